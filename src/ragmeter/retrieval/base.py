@@ -1,0 +1,67 @@
+"""The Retriever protocol: index texts once, then rank questions against them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Top-k results for a batch of questions.
+
+    ``ids[q, r]`` is the index (into the indexed texts) of the item at rank ``r``
+    for question ``q``; ``scores[q, r]`` its score. Rows are sorted by score,
+    highest first; ties keep index order (earlier text first). Rows shorter than
+    k (an index with fewer than k texts) are padded with id -1 and score -inf.
+    """
+
+    ids: np.ndarray  # (n_questions, k) int64
+    scores: np.ndarray  # (n_questions, k) float64
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """Anything that can index a list of texts and rank questions against them."""
+
+    name: str
+
+    def index(self, texts: Sequence[str]) -> None:
+        """Build the index over ``texts`` (replacing any earlier index)."""
+        ...
+
+    def rank(self, questions: Sequence[str], k: int) -> Ranking:
+        """Return the top ``k`` indexed texts for each question."""
+        ...
+
+
+def top_k(scores: np.ndarray, k: int) -> Ranking:
+    """Top ``k`` columns of a (questions x texts) score matrix, ties by index.
+
+    Stable: among equal scores the lower index ranks first, so the same inputs
+    always give the same ranking.
+    """
+    scores = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    n_q, n_items = scores.shape
+    kk = min(k, n_items)
+    if kk < n_items:
+        # Partition on a key that breaks ties by index, then sort the head.
+        part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]
+        # argpartition may cut inside a tie; include every item tied with the k-th.
+        kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)
+        ids = np.empty((n_q, kk), dtype=np.int64)
+        for q in range(n_q):
+            cand = np.flatnonzero(scores[q] >= kth[q])
+            order = np.lexsort((cand, -scores[q, cand]))[:kk]
+            ids[q] = cand[order]
+    else:
+        ids = np.argsort(-scores, axis=1, kind="stable")[:, :kk].astype(np.int64)
+    top = np.take_along_axis(scores, ids, axis=1)
+    if kk < k:
+        pad = k - kk
+        ids = np.hstack([ids, np.full((n_q, pad), -1, dtype=np.int64)])
+        top = np.hstack([top, np.full((n_q, pad), -np.inf)])
+    return Ranking(ids=ids, scores=top)
