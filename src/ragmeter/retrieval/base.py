@@ -65,3 +65,27 @@ def top_k(scores: np.ndarray, k: int) -> Ranking:
         ids = np.hstack([ids, np.full((n_q, pad), -1, dtype=np.int64)])
         top = np.hstack([top, np.full((n_q, pad), -np.inf)])
     return Ranking(ids=ids, scores=top)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One ranked result given as a span of a document (for retrievers that
+    return their own passages instead of ranking ragmeter's chunks)."""
+
+    doc_id: str
+    start: int
+    end: int
+    score: float
+    text: str | None = None
+
+
+@runtime_checkable
+class SpanRetriever(Protocol):
+    """A retriever that returns document spans itself (an external system, a
+    run file): ragmeter grades its spans directly and does no chunking."""
+
+    name: str
+
+    def search(self, questions: Sequence[tuple[str, str]], k: int) -> list[list[Hit]]:
+        """For each ``(question_id, question_text)``, the top ``k`` hits, best first."""
+        ...
