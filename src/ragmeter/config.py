@@ -1,0 +1,172 @@
+"""The run configuration: ``ragmeter.toml`` or flags, with sensible defaults.
+
+Example::
+
+    [corpus]
+    path = "posts"            # folder, .jsonl, BEIR folder or SQuAD .json
+    [testset]
+    path = "questions.jsonl"  # ragmeter JSONL, Chroma .csv or SQuAD .json
+    [search]
+    strategies = ["fixed", "sentence", "recursive", "parent-400"]
+    retrievers = ["bm25"]
+    ks = [1, 3, 5, 10]
+    [stats]
+    seed = 1
+    rounds = 10000
+    metric = "recall@5"
+    [[strategy]]              # a strategy of your own, usable by name above
+    name = "fixed-300"
+    kind = "fixed"
+    size = 300
+
+Relative paths are resolved against the config file's folder.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ragmeter.errors import InputError
+
+DEFAULT_STRATEGIES = ("whole", "fixed", "overlap", "sentence", "recursive", "parent-400",
+                      "parent-200")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything a search run needs; every field has a default but the paths."""
+
+    corpus: str = ""
+    corpus_format: str = "auto"
+    testset: str = ""
+    testset_format: str = "auto"
+    strategies: tuple[str, ...] = DEFAULT_STRATEGIES
+    custom_strategies: tuple[dict, ...] = ()
+    retrievers: tuple[str | dict, ...] = ("bm25",)
+    ks: tuple[int, ...] = (1, 3, 5, 10)
+    depth: int = 10
+    relevant_grade: int = 2
+    ideal: str = "returned"
+    seed: int = 1
+    rounds: int = 10_000
+    confidence: float = 0.95
+    metric: str = "recall@5"
+    output: str = "ragmeter-results"
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A TOML-ready nested dict of this config (the form it is saved in)."""
+        d = asdict(self)
+        return {
+            "corpus": {"path": d["corpus"], "format": d["corpus_format"]},
+            "testset": {"path": d["testset"], "format": d["testset_format"]},
+            "search": {
+                "strategies": list(d["strategies"]),
+                "retrievers": [r for r in d["retrievers"] if isinstance(r, str)],
+                "ks": list(d["ks"]),
+                "depth": d["depth"],
+                "relevant_grade": d["relevant_grade"],
+                "ideal": d["ideal"],
+            },
+            "strategy": [dict(s) for s in d["custom_strategies"]],
+            "retriever": [dict(r) for r in d["retrievers"] if isinstance(r, dict)],
+            "stats": {
+                "seed": d["seed"],
+                "rounds": d["rounds"],
+                "confidence": d["confidence"],
+                "metric": d["metric"],
+            },
+            "output": {"dir": d["output"]},
+            **d["extra"],
+        }
+
+    def with_overrides(self, **changes: Any) -> Config:
+        """A copy with the given fields replaced (``None`` values are ignored)."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def validate(self) -> Config:
+        if not self.ks or any(k < 1 for k in self.ks):
+            raise InputError(f"ks must be positive integers, got {list(self.ks)}")
+        if self.depth < max(self.ks):
+            object.__setattr__(self, "depth", max(self.ks))
+        if self.relevant_grade not in (1, 2):
+            raise InputError("relevant_grade must be 1 (part of the passage) or 2 (all of it)")
+        if self.ideal not in ("returned", "index"):
+            raise InputError("ideal must be 'returned' (as the seed) or 'index'")
+        if self.rounds < 100:
+            raise InputError("rounds must be at least 100 (10000 is the default)")
+        if not 0.5 < self.confidence < 1:
+            raise InputError("confidence must be between 0.5 and 1, e.g. 0.95")
+        if not self.strategies:
+            raise InputError("no strategies given")
+        return self
+
+
+_SECTIONS = {
+    ("corpus", "path"): "corpus",
+    ("corpus", "format"): "corpus_format",
+    ("testset", "path"): "testset",
+    ("testset", "format"): "testset_format",
+    ("search", "strategies"): "strategies",
+    ("search", "retrievers"): "retrievers",
+    ("search", "ks"): "ks",
+    ("search", "depth"): "depth",
+    ("search", "relevant_grade"): "relevant_grade",
+    ("search", "ideal"): "ideal",
+    ("stats", "seed"): "seed",
+    ("stats", "rounds"): "rounds",
+    ("stats", "confidence"): "confidence",
+    ("stats", "metric"): "metric",
+    ("output", "dir"): "output",
+}
+
+
+def load_config(path: str | Path) -> Config:
+    """Read ``ragmeter.toml``; unknown keys are an error naming the key."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such config file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: invalid TOML ({exc})") from None
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    base = path.resolve().parent
+    custom = raw.pop("strategy", [])
+    named_retrievers = raw.pop("retriever", [])
+    for section, body in raw.items():
+        if not isinstance(body, dict):
+            raise InputError(f"{path}: top-level key {section!r} must be a [table]")
+        if section not in {s for s, _ in _SECTIONS}:
+            extra[section] = body  # sections for later stages (answers, questions...)
+            continue
+        for key, value in body.items():
+            name = _SECTIONS.get((section, key))
+            if name is None:
+                raise InputError(f"{path}: unknown key [{section}] {key}")
+            values[name] = tuple(value) if isinstance(value, list) else value
+    for name in ("corpus", "testset", "output"):
+        if name in values and values[name]:
+            values[name] = str((base / values[name]).resolve()) if name != "output" else str(
+                base / values[name]
+            )
+    retrievers = list(values.get("retrievers", ("bm25",)))
+    for r in named_retrievers:
+        if not isinstance(r, dict) or "name" not in r:
+            raise InputError(f"{path}: each [[retriever]] needs a name")
+        if r["name"] not in retrievers:
+            retrievers.append(r["name"])
+    # Named retrievers replace their bare names in the list.
+    by_name = {r["name"]: r for r in named_retrievers}
+    values["retrievers"] = tuple(by_name.get(r, r) if isinstance(r, str) else r
+                                 for r in retrievers)
+    for s in custom:
+        if not isinstance(s, dict) or "name" not in s:
+            raise InputError(f"{path}: each [[strategy]] needs a name")
+    values["custom_strategies"] = tuple(custom)
+    values["extra"] = extra
+    return Config(**values).validate()

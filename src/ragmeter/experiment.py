@@ -1,0 +1,283 @@
+"""A search run: corpus + test set + strategies x retrievers -> per-question scores.
+
+Every step is a plain function over plain data: load, chunk, index, rank, grade,
+score. :func:`run_search` ties them together and returns a :class:`SearchRun`
+that :mod:`ragmeter.results` saves and loads.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ragmeter import chunking, grading, metrics
+from ragmeter.chunking import Chunk, Chunking
+from ragmeter.config import Config
+from ragmeter.corpus import Document, load_corpus
+from ragmeter.errors import InputError
+from ragmeter.retrieval.base import Hit, Retriever, SpanRetriever
+from ragmeter.retrieval.registry import make_retriever
+from ragmeter.testset import Question, TestSet, load_testset
+
+Progress = Callable[[str, int, int], None]
+_WORD = re.compile(r"\S+")
+
+
+def count_words(text: str) -> int:
+    """Words are whitespace-separated tokens."""
+    return sum(1 for _ in _WORD.finditer(text))
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One ranked result of one question: a span of a document, graded."""
+
+    doc: str
+    start: int
+    end: int
+    score: float
+    grade: int
+    words: int
+
+
+@dataclass
+class SystemRun:
+    """One strategy x retriever: the ranked items and per-question scores."""
+
+    name: str
+    strategy: dict
+    retriever: dict
+    n_items: int
+    items: list[list[Item]]  # per question, best first, at most `depth`
+    scores: dict[str, np.ndarray]  # metric name -> per-question vector
+
+
+@dataclass
+class SearchRun:
+    """Everything a search produced, in memory."""
+
+    config: Config
+    documents: list[Document]
+    testset: TestSet
+    systems: list[SystemRun]
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def questions(self) -> list[Question]:
+        return self.testset.questions
+
+    @property
+    def metric_names(self) -> list[str]:
+        return list(self.systems[0].scores) if self.systems else []
+
+    def matrix(self, metric: str) -> np.ndarray:
+        """(systems x questions) scores for one metric."""
+        return np.vstack([s.scores[metric] for s in self.systems])
+
+
+def resolve_strategies(config: Config) -> list:
+    """Strategy objects for the names in the config (custom ones by their name)."""
+    custom = {s["name"]: s for s in config.custom_strategies}
+    names = list(config.strategies)
+    out = []
+    for name in names:
+        if name in custom:
+            spec = dict(custom[name])
+            spec.pop("name")
+            kind = spec.pop("kind", None)
+            if kind is None:
+                raise InputError(f"strategy {name!r}: give its kind, e.g. kind = \"fixed\"")
+            out.append(chunking.make_strategy(kind, name=name, **spec))
+        else:
+            out.append(chunking.make_strategy(name))
+    return out
+
+
+def _describe(obj) -> dict:
+    describe = getattr(obj, "describe", None)
+    return describe() if callable(describe) else {"name": getattr(obj, "name", str(obj))}
+
+
+def _timed(timings: dict[str, float], stage: str, t0: float) -> float:
+    now = time.perf_counter()
+    timings[stage] = timings.get(stage, 0.0) + now - t0
+    return now
+
+
+def rank_chunking(
+    retriever: Retriever, chunked: Chunking, questions: Sequence[Question], depth: int,
+    indexed: bool = False,
+) -> tuple[list[list[int]], list[list[float]]]:
+    """Rank ``chunked.items`` for every question: indices into items, best first.
+
+    For parent-child chunkings the retriever matches children and each parent
+    is returned once, at its best child's rank.
+    """
+    if not indexed:
+        retriever.index([c.text for c in chunked.chunks])
+    texts = [q.text for q in questions]
+    n = len(chunked.chunks)
+    if chunked.parents is None:
+        ranking = retriever.rank(texts, min(depth, n))
+        ids = [[int(i) for i in row if i >= 0] for row in ranking.ids]
+        scores = [[float(s) for s, i in zip(srow, irow, strict=True) if i >= 0]
+                  for srow, irow in zip(ranking.scores, ranking.ids, strict=True)]
+        return ids, scores
+    n_parents = len(chunked.parents)
+    want = min(depth, n_parents)
+    k = min(n, depth * 4)
+    while True:
+        ranking = retriever.rank(texts, k)
+        out_ids, out_scores, short = [], [], False
+        for irow, srow in zip(ranking.ids, ranking.scores, strict=True):
+            seen: dict[int, float] = {}
+            for i, s in zip(irow, srow, strict=True):
+                if i < 0:
+                    continue
+                p = chunked.chunks[int(i)].parent
+                if p not in seen:
+                    seen[p] = float(s)
+                    if len(seen) == want:
+                        break
+            short |= len(seen) < want
+            out_ids.append(list(seen))
+            out_scores.append(list(seen.values()))
+        if not short or k >= n:
+            return out_ids, out_scores
+        k = min(n, k * 4)
+
+
+def grade_items(
+    found: Sequence[tuple[str, int, int, float, str]], question: Question
+) -> list[Item]:
+    """Grade ranked spans ``(doc, start, end, score, text)`` against a question's key."""
+    spans = [(a.doc, a.start, a.end) for a in question.answers]
+    grades = grading.grade_ranking([(d, s, e) for d, s, e, _, _ in found], spans)
+    return [
+        Item(d, s, e, float(score), int(g), count_words(text))
+        for (d, s, e, score, text), g in zip(found, grades, strict=True)
+    ]
+
+
+def score_system(
+    items: Sequence[Sequence[Item]], questions: Sequence[Question], config: Config,
+    index_items: Sequence[Chunk] | None = None,
+) -> dict[str, np.ndarray]:
+    """Per-question metric vectors for one system's graded rankings."""
+    depth = config.depth
+    n = len(questions)
+    grades = np.zeros((n, depth), dtype=np.int64)
+    words = np.zeros((n, depth), dtype=np.int64)
+    coverage = np.zeros((n, len(config.ks)), dtype=np.float64)
+    for q, (row, question) in enumerate(zip(items, questions, strict=True)):
+        grades[q, : len(row)] = [it.grade for it in row]
+        words[q, : len(row)] = [it.words for it in row]
+        spans = [(a.doc, a.start, a.end) for a in question.answers]
+        coverage[q] = grading.coverage_curve(
+            [(it.doc, it.start, it.end) for it in row], spans, config.ks
+        )
+    ideal = None
+    if config.ideal == "index" and index_items is not None:
+        index = grading.SpanIndex([(c.doc_id, c.start, c.end) for c in index_items])
+        ideal = [index.nonzero_grades([(a.doc, a.start, a.end) for a in q.answers])
+                 for q in questions]
+    return metrics.score_questions(
+        grades, words, ks=config.ks, coverage=coverage, ideal=ideal,
+        relevant_grade=config.relevant_grade,
+    )
+
+
+def system_name(strategy: str, retriever: str, n_retrievers: int) -> str:
+    return strategy if n_retrievers == 1 else f"{strategy}/{retriever}"
+
+
+def run_search(
+    config: Config,
+    documents: Sequence[Document] | None = None,
+    testset: TestSet | None = None,
+    progress: Progress | None = None,
+) -> SearchRun:
+    """Run every strategy x retriever over the test set and score each question."""
+    config = config.validate()
+    timings: dict[str, float] = {}
+    t = time.perf_counter()
+    if documents is None:
+        if not config.corpus:
+            raise InputError("no corpus given; set [corpus] path or pass --corpus")
+        documents = load_corpus(config.corpus, config.corpus_format)
+    if testset is None:
+        if not config.testset:
+            raise InputError("no test set given; set [testset] path or pass --testset")
+        testset = load_testset(config.testset, documents, config.testset_format)
+    questions = testset.questions
+    t = _timed(timings, "load", t)
+    retrievers = [make_retriever(r) for r in config.retrievers]
+    strategies = resolve_strategies(config)
+    n_steps = len(strategies) * len(retrievers)
+    step = 0
+    systems: list[SystemRun] = []
+    docs_by_id = {d.id: d for d in documents}
+    span_retrievers = [r for r in retrievers if isinstance(r, SpanRetriever)]
+    chunk_retrievers = [r for r in retrievers if not isinstance(r, SpanRetriever)]
+    for strategy in strategies if chunk_retrievers else []:
+        chunked = chunking.chunk_corpus(documents, strategy)
+        t = _timed(timings, "chunk", t)
+        n_items = len(chunked.items)
+        if n_items < max(config.ks):
+            raise InputError(
+                f"strategy {strategy.name!r} makes {n_items} items but k={max(config.ks)} was "
+                f"asked; lower ks or drop the strategy"
+            )
+        for retriever in chunk_retrievers:
+            if progress:
+                progress(f"{strategy.name} · {retriever.name}", step, n_steps)
+            retriever.index([c.text for c in chunked.chunks])
+            t = _timed(timings, "index", t)
+            ids, scores = rank_chunking(retriever, chunked, questions, config.depth, indexed=True)
+            t = _timed(timings, "rank", t)
+            items = []
+            for q, question in enumerate(questions):
+                found = [
+                    (it.doc_id, it.start, it.end, s, it.text)
+                    for it, s in zip((chunked.items[i] for i in ids[q]), scores[q], strict=True)
+                ]
+                items.append(grade_items(found, question))
+            t = _timed(timings, "grade", t)
+            per_q = score_system(items, questions, config, chunked.items)
+            t = _timed(timings, "score", t)
+            systems.append(SystemRun(
+                name=system_name(strategy.name, retriever.name, len(retrievers)),
+                strategy=_describe(strategy), retriever=_describe(retriever),
+                n_items=n_items, items=items, scores=per_q,
+            ))
+            step += 1
+    for retriever in span_retrievers:
+        if progress:
+            progress(f"{retriever.name}", step, n_steps)
+        hits = retriever.search([(q.id, q.text) for q in questions], config.depth)
+        t = _timed(timings, "rank", t)
+        items = []
+        for question, row in zip(questions, hits, strict=True):
+            items.append(grade_items([_hit_tuple(h, docs_by_id) for h in row], question))
+        t = _timed(timings, "grade", t)
+        per_q = score_system(items, questions, config)
+        t = _timed(timings, "score", t)
+        systems.append(SystemRun(
+            name=retriever.name, strategy={"name": "external"}, retriever=_describe(retriever),
+            n_items=0, items=items, scores=per_q,
+        ))
+        step += 1
+    if progress:
+        progress("done", n_steps, n_steps)
+    return SearchRun(config, list(documents), testset, systems, timings)
+
+
+def _hit_tuple(hit: Hit, docs: dict[str, Document]) -> tuple[str, int, int, float, str]:
+    doc = docs.get(hit.doc_id)
+    if doc is None:
+        raise InputError(f"retrieved document {hit.doc_id!r} is not in the corpus")
+    return (hit.doc_id, hit.start, hit.end, hit.score, doc.text[hit.start : hit.end])
