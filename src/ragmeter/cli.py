@@ -133,8 +133,7 @@ def chunk(
 ) -> None:
     """Show what a strategy makes of a corpus: counts, sizes and a sample."""
     corpus = corpus or example_dir() / "posts"
-    docs = load_corpus(corpus) if corpus.is_dir() or corpus.suffix in (".jsonl", ".json") else \
-        [d for d in load_corpus(corpus.parent) if Path(corpus.parent, d.id) == corpus]
+    docs = load_corpus(corpus)
     if doc is not None:
         docs = [d for d in docs if d.id == doc]
         if not docs:

@@ -97,7 +97,7 @@ def _read_json(path: Path) -> dict:
 def load_corpus(path: str | Path, format: str = "auto") -> list[Document]:
     """Load documents from a folder, a JSONL / BEIR corpus file or a SQuAD JSON file.
 
-    ``format`` is one of ``auto``, ``folder``, ``jsonl``, ``beir``, ``squad``.
+    ``format`` is one of ``auto``, ``file`` (one text file), ``folder``, ``jsonl``, ``beir``, ``squad``.
     Raises :class:`InputError` for a missing path, an empty corpus or duplicate ids.
     """
     path = Path(path)
@@ -112,9 +112,11 @@ def load_corpus(path: str | Path, format: str = "auto") -> list[Document]:
             format = "jsonl"
         elif path.suffix == ".json":
             format = "squad"
+        elif path.suffix.lower() in TEXT_SUFFIXES:
+            format = "file"
         else:
             raise InputError(f"{path}: unknown corpus format; use a folder, .jsonl or SQuAD .json")
-    loaders = {"folder": load_folder, "jsonl": load_jsonl, "beir": load_jsonl, "squad": load_squad}
+    loaders = {"file": lambda p: [Document(p.name, read_text(p))], "folder": load_folder, "jsonl": load_jsonl, "beir": load_jsonl, "squad": load_squad}
     if format not in loaders:
         raise InputError(f"unknown corpus format {format!r}; choose one of {sorted(loaders)}")
     docs = loaders[format](path)

@@ -1,0 +1,109 @@
+"""Test sets: our JSONL (spans by offsets or by text), Chroma CSV, SQuAD."""
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragmeter.corpus import Document, load_corpus
+from ragmeter.errors import InputError
+from ragmeter.testset import load_testset, save_jsonl_testset
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+DOCS = [
+    Document("a.md", "Alpha beta gamma.\nThe answer is  forty\ntwo. Alpha again."),
+    Document("b.md", "Another doc with Alpha in it."),
+]
+
+
+def write(tmp_path, rows):
+    p = tmp_path / "q.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return p
+
+
+def test_span_by_text_exact_then_whitespace_insensitive(tmp_path):
+    p = write(tmp_path, [
+        {"id": "q1", "question": "?", "answers": [{"doc": "a.md", "text": "beta gamma"}]},
+        {"id": "q2", "question": "?", "answers": [{"text": "The answer is forty two."}]},
+    ])
+    ts = load_testset(p, DOCS)
+    q1, q2 = ts.questions
+    assert (q1.answers[0].start, q1.answers[0].end) == (6, 16)
+    span = q2.answers[0]
+    assert span.doc == "a.md"
+    assert DOCS[0].text[span.start : span.end] == "The answer is  forty\ntwo."
+    assert span.text == DOCS[0].text[span.start : span.end]
+
+
+def test_missing_and_ambiguous_spans_list_question_ids(tmp_path):
+    p = write(tmp_path, [
+        {"id": "q1", "question": "?", "answers": [{"text": "not there"}]},
+        {"id": "q2", "question": "?", "answers": [{"text": "Alpha"}]},
+        {"id": "q3", "question": "?", "answers": [{"doc": "a.md", "text": "Alpha"}]},
+        {"id": "q4", "question": "?", "answers": [{"doc": "zzz.md", "text": "Alpha"}]},
+    ])
+    with pytest.raises(InputError) as info:
+        load_testset(p, DOCS)
+    msg = str(info.value)
+    assert "\n" not in msg
+    assert "not found for q1" in msg
+    assert "more than once for q2, q3" in msg
+    assert "unknown document for q4 (zzz.md)" in msg
+
+
+def test_offsets_must_match_text(tmp_path):
+    p = write(tmp_path, [{"id": "q1", "question": "?",
+                          "answers": [{"doc": "a.md", "start": 0, "end": 5, "text": "Beta!"}]}])
+    with pytest.raises(InputError, match="offsets do not match the text for q1"):
+        load_testset(p, DOCS)
+
+
+def test_malformed_line_and_duplicate_id(tmp_path):
+    p = tmp_path / "q.jsonl"
+    p.write_text('{"id": "q1", "question": "?", "answers": [{"text": "beta"}]}\n{oops\n')
+    with pytest.raises(InputError, match=r"q\.jsonl:2: malformed JSON"):
+        load_testset(p, DOCS)
+    p.write_text('{"id": "q1", "question": "?", "answers": [{"text": "beta"}]}\n' * 2)
+    with pytest.raises(InputError, match=r"q\.jsonl:2: duplicate question id 'q1'"):
+        load_testset(p, DOCS)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=5,
+               max_size=200), st.data())
+def test_save_and_reload_keeps_offsets(tmp_path_factory, text, data):
+    start = data.draw(st.integers(0, len(text) - 1))
+    end = data.draw(st.integers(start + 1, len(text)))
+    doc = Document("d", text)
+    tmp = tmp_path_factory.mktemp("ts")
+    p = write(tmp, [{"id": "q", "question": "?",
+                     "answers": [{"doc": "d", "start": start, "end": end}]}])
+    ts = load_testset(p, [doc])
+    save_jsonl_testset(ts, tmp / "out.jsonl")
+    again = load_testset(tmp / "out.jsonl", [doc])
+    assert again.questions == ts.questions
+    a = again.questions[0].answers[0]
+    assert text[a.start : a.end] == a.text
+
+
+@pytest.mark.skipif(not (SHARED / "chroma").is_dir(), reason="../shared/data/chroma not present")
+def test_chroma_import_resolves_all_790_spans():
+    docs = load_corpus(SHARED / "chroma" / "corpora")
+    ts = load_testset(SHARED / "chroma" / "questions_df.csv", docs)
+    spans = [a for q in ts.questions for a in q.answers]
+    assert len(ts) == 472 and len(spans) == 790
+    by_id = {d.id: d.text for d in docs}
+    assert all(by_id[a.doc][a.start : a.end] == a.text for a in spans)
+    assert {len(q.answers) for q in ts.questions} == {1, 2, 3, 4, 5}
+
+
+@pytest.mark.skipif(not (SHARED / "squad-small").is_dir(), reason="../shared/data/squad-small absent")
+def test_squad_import_skips_unanswerable():
+    path = SHARED / "squad-small" / "small.json"
+    ts = load_testset(path, load_corpus(path))
+    assert len(ts) + ts.skipped == 626
+    assert ts.skipped == 333
