@@ -19,7 +19,7 @@ def _questions():
 
 
 def _doc_text(doc):
-    return (BLOG / doc).read_text(encoding="utf-8")
+    return (BLOG / "posts" / doc).read_text(encoding="utf-8")
 
 
 def _words(text):
@@ -71,7 +71,7 @@ def test_span_text_is_unique_in_its_document():
 
 def test_every_post_has_a_question():
     asked = {span["doc"] for q in _questions() for span in q["answers"]}
-    posts = {f"posts/{p.name}" for p in _posts()}
+    posts = {p.name for p in _posts()}
     assert asked <= posts
     assert posts - asked == set()
 

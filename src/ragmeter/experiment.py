@@ -152,14 +152,14 @@ def rank_chunking(
 
 
 def grade_items(
-    found: Sequence[tuple[str, int, int, float, str]], question: Question
+    found: Sequence[tuple[str, int, int, float, int]], question: Question
 ) -> list[Item]:
-    """Grade ranked spans ``(doc, start, end, score, text)`` against a question's key."""
+    """Grade ranked spans ``(doc, start, end, score, words)`` against a question's key."""
     spans = [(a.doc, a.start, a.end) for a in question.answers]
     grades = grading.grade_ranking([(d, s, e) for d, s, e, _, _ in found], spans)
     return [
-        Item(d, s, e, float(score), int(g), count_words(text))
-        for (d, s, e, score, text), g in zip(found, grades, strict=True)
+        Item(d, s, e, float(score), int(g), int(words))
+        for (d, s, e, score, words), g in zip(found, grades, strict=True)
     ]
 
 
@@ -227,6 +227,7 @@ def run_search(
         chunked = chunking.chunk_corpus(documents, strategy)
         t = _timed(timings, "chunk", t)
         n_items = len(chunked.items)
+        item_words = [count_words(c.text) for c in chunked.items]
         if n_items < max(config.ks):
             raise InputError(
                 f"strategy {strategy.name!r} makes {n_items} items but k={max(config.ks)} was "
@@ -242,8 +243,9 @@ def run_search(
             items = []
             for q, question in enumerate(questions):
                 found = [
-                    (it.doc_id, it.start, it.end, s, it.text)
-                    for it, s in zip((chunked.items[i] for i in ids[q]), scores[q], strict=True)
+                    (chunked.items[i].doc_id, chunked.items[i].start, chunked.items[i].end, s,
+                     item_words[i])
+                    for i, s in zip(ids[q], scores[q], strict=True)
                 ]
                 items.append(grade_items(found, question))
             t = _timed(timings, "grade", t)
@@ -276,8 +278,9 @@ def run_search(
     return SearchRun(config, list(documents), testset, systems, timings)
 
 
-def _hit_tuple(hit: Hit, docs: dict[str, Document]) -> tuple[str, int, int, float, str]:
+def _hit_tuple(hit: Hit, docs: dict[str, Document]) -> tuple[str, int, int, float, int]:
     doc = docs.get(hit.doc_id)
     if doc is None:
         raise InputError(f"retrieved document {hit.doc_id!r} is not in the corpus")
-    return (hit.doc_id, hit.start, hit.end, hit.score, doc.text[hit.start : hit.end])
+    return (hit.doc_id, hit.start, hit.end, hit.score,
+            count_words(doc.text[hit.start : hit.end]))
