@@ -1,0 +1,172 @@
+"""Time ragmeter's intervals against the plain reference loop and scipy.
+
+One run: 6 systems x 472 questions x 10,000 rounds, the interval of every system
+plus all 15 paired comparisons, once on 0/1 hit scores and once on graded scores.
+
+    python bench/bootstrap.py
+
+(a) is the reference TypeScript loop transcribed to plain Python; it is timed on
+500 rounds and scaled linearly to 10,000. (b) is scipy.stats.bootstrap
+(vectorized, percentile, paired via the per-question difference). ragmeter's
+time also includes a sign-flip p-value for every pair, which (a) and (b) do not
+compute.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import scipy.stats
+
+from ragmeter.stats import bootstrap, bootstrap_many, compare_all, paired
+
+SYSTEMS, QUESTIONS, ROUNDS = 6, 472, 10_000
+SLOW_ROUNDS = 500  # rounds for the plain Python loop, scaled up to ROUNDS
+REPEATS = 5
+NAMES = ["fixed", "sentence", "recursive", "overlap", "parent", "whole"]
+
+
+def make_scores(seed: int = 2024) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    rates = np.linspace(0.6, 0.85, SYSTEMS)[:, None]
+    hits = (rng.random((SYSTEMS, QUESTIONS)) < rates).astype(float)
+    # nDCG-like graded scores: 0 for a miss, else 1 / log2(rank + 1) for a rank in 1..10.
+    ranks = rng.integers(1, 11, size=(SYSTEMS, QUESTIONS))
+    graded = np.where(rng.random((SYSTEMS, QUESTIONS)) < rates, 1 / np.log2(ranks + 1), 0.0)
+    return {"0/1 hits": hits, "graded": graded}
+
+
+# -- (a) the reference loop, transcribed ------------------------------------------------
+
+
+def ts_rng(seed: int):
+    a = seed & 0xFFFFFFFF
+
+    def nxt() -> float:
+        nonlocal a
+        a = (a + 0x6D2B79F5) & 0xFFFFFFFF
+        t = a
+        t = ((t ^ (t >> 15)) * (t | 1)) & 0xFFFFFFFF
+        t ^= (t + (((t ^ (t >> 7)) * (t | 61)) & 0xFFFFFFFF)) & 0xFFFFFFFF
+        return (t ^ (t >> 14)) / 4294967296
+
+    return nxt
+
+
+def ts_bootstrap_interval(scores: list[float], rounds: int, seed: int = 1) -> tuple[float, float]:
+    nxt = ts_rng(seed)
+    n = len(scores)
+    means = []
+    for _ in range(rounds):
+        total = 0.0
+        for _ in range(n):
+            total += scores[math.floor(nxt() * n)]
+        means.append(total / n)
+    means.sort()
+    return means[math.floor(rounds * 0.025)], means[math.floor(rounds * 0.975)]
+
+
+def run_reference(matrix: np.ndarray, rounds: int) -> None:
+    rows = matrix.tolist()
+    for row in rows:
+        ts_bootstrap_interval(row, rounds)
+    for i in range(SYSTEMS):
+        for j in range(i + 1, SYSTEMS):
+            ts_bootstrap_interval([x - y for x, y in zip(rows[i], rows[j], strict=True)], rounds)
+
+
+# -- (b) scipy ---------------------------------------------------------------------------
+
+
+def run_scipy(matrix: np.ndarray) -> None:
+    rng = np.random.default_rng(0)
+
+    def one(x: np.ndarray) -> None:
+        scipy.stats.bootstrap(
+            (x,),
+            np.mean,
+            vectorized=True,
+            n_resamples=ROUNDS,
+            method="percentile",
+            rng=rng,
+        )
+
+    for row in matrix:
+        one(row)
+    for i in range(SYSTEMS):
+        for j in range(i + 1, SYSTEMS):
+            one(matrix[i] - matrix[j])
+
+
+# -- ragmeter ------------------------------------------------------------------------------
+
+
+def run_ragmeter(matrix: np.ndarray) -> None:
+    bootstrap_many(matrix, rounds=ROUNDS, seed=1)
+    compare_all(matrix, NAMES, rounds=ROUNDS, seed=1)
+
+
+def best_of(fn, repeats: int) -> float:
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    data = make_scores()
+    print(
+        f"{SYSTEMS} systems x {QUESTIONS} questions x {ROUNDS:,} rounds: "
+        f"{SYSTEMS} intervals + {SYSTEMS * (SYSTEMS - 1) // 2} paired comparisons\n"
+    )
+
+    # Same numbers as the reference loop (500 rounds, one system and one pair).
+    for label, matrix in data.items():
+        x, y = matrix[0].tolist(), matrix[1].tolist()
+        est = bootstrap(x, rounds=SLOW_ROUNDS, seed=1)
+        ref = ts_bootstrap_interval(x, SLOW_ROUNDS, 1)
+        assert (est.low, est.high) == ref, (label, est, ref)
+        diff = paired(x, y, rounds=SLOW_ROUNDS, seed=1).difference
+        ref_d = ts_bootstrap_interval([a - b for a, b in zip(x, y, strict=True)], SLOW_ROUNDS)
+        assert (diff.low, diff.high) == ref_d, (label, diff, ref_d)
+        print(
+            f"{label:>9}: ragmeter == reference loop at {SLOW_ROUNDS} rounds, bit for bit: "
+            f"system [{est.low!r}, {est.high!r}], pair [{diff.low!r}, {diff.high!r}]"
+        )
+    print()
+
+    rows = []
+    for label, matrix in data.items():
+        ours = best_of(lambda m=matrix: run_ragmeter(m), REPEATS)
+        sp = best_of(lambda m=matrix: run_scipy(m), 3)
+        start = time.perf_counter()
+        run_reference(matrix, SLOW_ROUNDS)
+        ref = (time.perf_counter() - start) * ROUNDS / SLOW_ROUNDS
+        rows.append((label, ours, ref, sp))
+
+    print(
+        "| scores   | ragmeter s | (a) plain loop s* | (b) scipy s | (a)/ragmeter | (b)/ragmeter |"
+    )
+    print(
+        "|----------|-----------:|------------------:|------------:|-------------:|-------------:|"
+    )
+    for label, ours, ref, sp in rows:
+        print(
+            f"| {label:<8} | {ours:10.3f} | {ref:17.1f} | {sp:11.3f} "
+            f"| {ref / ours:11.0f}x | {sp / ours:11.1f}x |"
+        )
+    print(
+        f"\n* (a) timed on {SLOW_ROUNDS} rounds and scaled linearly x{ROUNDS // SLOW_ROUNDS}. "
+        f"ragmeter: best of {REPEATS}; scipy: best of 3; ragmeter also computes 15 p-values."
+    )
+    for label, ours, ref, sp in rows:
+        ok = ref / ours >= 50 and sp > ours
+        print(f"{label}: target (>= 50x the loop, faster than scipy) {'met' if ok else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()
