@@ -32,8 +32,18 @@ def test_jsonl_and_beir(tmp_path):
 
 def test_squad_contexts_are_documents(tmp_path):
     p = tmp_path / "s.json"
-    p.write_text(json.dumps({"data": [{"title": "T", "paragraphs": [
-        {"context": "c0", "qas": []}, {"context": "c1", "qas": []}]}]}))
+    p.write_text(
+        json.dumps(
+            {
+                "data": [
+                    {
+                        "title": "T",
+                        "paragraphs": [{"context": "c0", "qas": []}, {"context": "c1", "qas": []}],
+                    }
+                ]
+            }
+        )
+    )
     assert [(d.id, d.text) for d in load_corpus(p)] == [("T/0", "c0"), ("T/1", "c1")]
 
 
@@ -43,7 +53,10 @@ def test_squad_contexts_are_documents(tmp_path):
         (b'{"id": "a", "text": "x"}\n{"id": "b", "text": \n', r"c\.jsonl:2: malformed JSON"),
         (b'{"id": "a"}\n', r"c\.jsonl:1: each line needs"),
         (b'{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n', "duplicate document id 'a'"),
-        (b'{"id": "a", "text": "ok"}\n{"id": "b", "text": "\xff"}\n', r"c\.jsonl:2: not valid UTF-8"),
+        (
+            b'{"id": "a", "text": "ok"}\n{"id": "b", "text": "\xff"}\n',
+            r"c\.jsonl:2: not valid UTF-8",
+        ),
         (b'{"id": "a", "text": "  "}\n', "the corpus is empty"),
     ],
 )

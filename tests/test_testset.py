@@ -26,10 +26,13 @@ def write(tmp_path, rows):
 
 
 def test_span_by_text_exact_then_whitespace_insensitive(tmp_path):
-    p = write(tmp_path, [
-        {"id": "q1", "question": "?", "answers": [{"doc": "a.md", "text": "beta gamma"}]},
-        {"id": "q2", "question": "?", "answers": [{"text": "The answer is forty two."}]},
-    ])
+    p = write(
+        tmp_path,
+        [
+            {"id": "q1", "question": "?", "answers": [{"doc": "a.md", "text": "beta gamma"}]},
+            {"id": "q2", "question": "?", "answers": [{"text": "The answer is forty two."}]},
+        ],
+    )
     ts = load_testset(p, DOCS)
     q1, q2 = ts.questions
     assert (q1.answers[0].start, q1.answers[0].end) == (6, 16)
@@ -40,12 +43,15 @@ def test_span_by_text_exact_then_whitespace_insensitive(tmp_path):
 
 
 def test_missing_and_ambiguous_spans_list_question_ids(tmp_path):
-    p = write(tmp_path, [
-        {"id": "q1", "question": "?", "answers": [{"text": "not there"}]},
-        {"id": "q2", "question": "?", "answers": [{"text": "Alpha"}]},
-        {"id": "q3", "question": "?", "answers": [{"doc": "a.md", "text": "Alpha"}]},
-        {"id": "q4", "question": "?", "answers": [{"doc": "zzz.md", "text": "Alpha"}]},
-    ])
+    p = write(
+        tmp_path,
+        [
+            {"id": "q1", "question": "?", "answers": [{"text": "not there"}]},
+            {"id": "q2", "question": "?", "answers": [{"text": "Alpha"}]},
+            {"id": "q3", "question": "?", "answers": [{"doc": "a.md", "text": "Alpha"}]},
+            {"id": "q4", "question": "?", "answers": [{"doc": "zzz.md", "text": "Alpha"}]},
+        ],
+    )
     with pytest.raises(InputError) as info:
         load_testset(p, DOCS)
     msg = str(info.value)
@@ -56,8 +62,16 @@ def test_missing_and_ambiguous_spans_list_question_ids(tmp_path):
 
 
 def test_offsets_must_match_text(tmp_path):
-    p = write(tmp_path, [{"id": "q1", "question": "?",
-                          "answers": [{"doc": "a.md", "start": 0, "end": 5, "text": "Beta!"}]}])
+    p = write(
+        tmp_path,
+        [
+            {
+                "id": "q1",
+                "question": "?",
+                "answers": [{"doc": "a.md", "start": 0, "end": 5, "text": "Beta!"}],
+            }
+        ],
+    )
     with pytest.raises(InputError, match="offsets do not match the text for q1"):
         load_testset(p, DOCS)
 
@@ -73,15 +87,20 @@ def test_malformed_line_and_duplicate_id(tmp_path):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=5,
-               max_size=200), st.data())
+@given(
+    st.text(
+        alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=5, max_size=200
+    ),
+    st.data(),
+)
 def test_save_and_reload_keeps_offsets(tmp_path_factory, text, data):
     start = data.draw(st.integers(0, len(text) - 1))
     end = data.draw(st.integers(start + 1, len(text)))
     doc = Document("d", text)
     tmp = tmp_path_factory.mktemp("ts")
-    p = write(tmp, [{"id": "q", "question": "?",
-                     "answers": [{"doc": "d", "start": start, "end": end}]}])
+    p = write(
+        tmp, [{"id": "q", "question": "?", "answers": [{"doc": "d", "start": start, "end": end}]}]
+    )
     ts = load_testset(p, [doc])
     save_jsonl_testset(ts, tmp / "out.jsonl")
     again = load_testset(tmp / "out.jsonl", [doc])
@@ -101,7 +120,9 @@ def test_chroma_import_resolves_all_790_spans():
     assert {len(q.answers) for q in ts.questions} == {1, 2, 3, 4, 5}
 
 
-@pytest.mark.skipif(not (SHARED / "squad-small").is_dir(), reason="../shared/data/squad-small absent")
+@pytest.mark.skipif(
+    not (SHARED / "squad-small").is_dir(), reason="../shared/data/squad-small absent"
+)
 def test_squad_import_skips_unanswerable():
     path = SHARED / "squad-small" / "small.json"
     ts = load_testset(path, load_corpus(path))

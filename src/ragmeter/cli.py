@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from ragmeter import chunking, stats
 from ragmeter.config import Config, load_config
@@ -24,9 +25,12 @@ from ragmeter.results import Results, save_results, summarize
 
 app = typer.Typer(
     help="Measure retrieval for language models, with 95% intervals on every number.",
-    no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
 )
-console = Console()
+# Piped output (logs, CI) gets a wide console so tables do not wrap.
+console = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
 
@@ -43,7 +47,7 @@ def handle_errors(fn):
         try:
             return fn(*args, **kwargs)
         except RagmeterError as exc:
-            err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            err.print(Text.assemble(("error: ", "bold red"), str(exc)), soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper
@@ -54,19 +58,29 @@ def _csv(value: str | None) -> tuple[str, ...] | None:
 
 
 def _progress() -> Progress:
-    return Progress(TextColumn("[bold]{task.description:<28}"), BarColumn(),
-                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                    console=err, transient=True)
+    return Progress(
+        TextColumn("[bold]{task.description:<28}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
 
 
 def _print_summary(summary: dict, ks: list[int], out: Path | None) -> None:
     console.print(terminal.hit_table(summary, ks))
     console.print(terminal.rank_table(summary))
     if summary["comparisons"]:
-        console.print(terminal.comparison_table(summary["comparisons"], summary["metric"],
-                                                summary["seed"], summary["rounds"]))
-    console.print(f"[dim]95% percentile bootstrap intervals, seed {summary['seed']}, "
-                  f"{summary['rounds']} rounds (mulberry32).[/]")
+        console.print(
+            terminal.comparison_table(
+                summary["comparisons"], summary["metric"], summary["seed"], summary["rounds"]
+            )
+        )
+    console.print(
+        f"[dim]95% percentile bootstrap intervals, seed {summary['seed']}, "
+        f"{summary['rounds']} rounds (mulberry32).[/]"
+    )
     if out is not None:
         console.print(f"Results: [bold]{out}[/]")
 
@@ -74,10 +88,16 @@ def _print_summary(summary: dict, ks: list[int], out: Path | None) -> None:
 @app.command()
 @handle_errors
 def search(
-    config: Annotated[Path | None, typer.Argument(help="ragmeter.toml (default: ./ragmeter.toml, "
-                                                     "else the shipped example)")] = None,
-    corpus: Annotated[str | None, typer.Option(help="Folder, .jsonl, BEIR folder or SQuAD .json")] = None,
-    testset: Annotated[str | None, typer.Option(help="Test set: .jsonl, Chroma .csv or SQuAD .json")] = None,
+    config: Annotated[
+        Path | None,
+        typer.Argument(help="ragmeter.toml (default: ./ragmeter.toml, else the shipped example)"),
+    ] = None,
+    corpus: Annotated[
+        str | None, typer.Option(help="Folder, .jsonl, BEIR folder or SQuAD .json")
+    ] = None,
+    testset: Annotated[
+        str | None, typer.Option(help="Test set: .jsonl, Chroma .csv or SQuAD .json")
+    ] = None,
     strategies: Annotated[str | None, typer.Option(help="Comma-separated strategy names")] = None,
     retrievers: Annotated[str | None, typer.Option(help="Comma-separated retriever kinds")] = None,
     ks: Annotated[str | None, typer.Option(help="Comma-separated k values, e.g. 1,3,5,10")] = None,
@@ -95,9 +115,15 @@ def search(
         cfg = cfg.with_overrides(corpus=str(ex / "posts"), testset=str(ex / "questions.jsonl"))
         err.print("[dim]No config or corpus given: running the shipped example.[/]")
     cfg = cfg.with_overrides(
-        corpus=corpus, testset=testset, strategies=_csv(strategies), retrievers=_csv(retrievers),
-        ks=tuple(int(k) for k in _csv(ks)) if ks else None, metric=metric, seed=seed,
-        rounds=rounds, output=str(out) if out else None,
+        corpus=corpus,
+        testset=testset,
+        strategies=_csv(strategies),
+        retrievers=_csv(retrievers),
+        ks=tuple(int(k) for k in _csv(ks)) if ks else None,
+        metric=metric,
+        seed=seed,
+        rounds=rounds,
+        output=str(out) if out else None,
     ).validate()
     with _progress() as bar:
         task = bar.add_task("search", total=1)
@@ -108,25 +134,35 @@ def search(
         run = run_search(cfg, progress=progress)
         bar.update(task, description="intervals")
         systems = [s.name for s in run.systems]
-        summary = summarize({m: run.matrix(m) for m in run.metric_names}, systems, cfg.metric,
-                            cfg.seed, cfg.rounds, cfg.confidence)
+        summary = summarize(
+            {m: run.matrix(m) for m in run.metric_names},
+            systems,
+            cfg.metric,
+            cfg.seed,
+            cfg.rounds,
+            cfg.confidence,
+        )
         path = save_results(run, cfg.output, summary)
-    console.print(f"[bold]{len(run.questions)}[/] questions, [bold]{len(run.documents)}[/] "
-                  f"documents, {len(systems)} systems")
+    console.print(
+        f"[bold]{len(run.questions)}[/] questions, [bold]{len(run.documents)}[/] "
+        f"documents, {len(systems)} systems"
+    )
     _print_summary(summary, list(cfg.ks), path)
 
 
 @app.command()
 @handle_errors
 def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("ragmeter-results")) -> None:
-    """Run the search on the shipped example (23 blog posts, reader-style questions)."""
+    """Run the search on the shipped example (25 blog posts, 135 reader-style questions)."""
     search(config=None, out=out)
 
 
 @app.command()
 @handle_errors
 def chunk(
-    corpus: Annotated[Path | None, typer.Argument(help="A file or folder (default: the example)")] = None,
+    corpus: Annotated[
+        Path | None, typer.Argument(help="A file or folder (default: the example)")
+    ] = None,
     strategy: Annotated[str, typer.Option("--strategy", "-s")] = "recursive",
     doc: Annotated[str | None, typer.Option(help="Show the chunks of this document id")] = None,
     show: Annotated[int, typer.Option(help="How many sample chunks to print")] = 3,
@@ -144,16 +180,24 @@ def chunk(
     table = Table(title=f"{strategy}: {len(docs)} documents", title_justify="left")
     for col in ("items", "min words", "median", "max words", "total words"):
         table.add_column(col, justify="right")
-    table.add_row(str(len(sizes)), str(min(sizes)), f"{statistics.median(sizes):.0f}",
-                  str(max(sizes)), str(sum(sizes)))
+    table.add_row(
+        str(len(sizes)),
+        str(min(sizes)),
+        f"{statistics.median(sizes):.0f}",
+        str(max(sizes)),
+        str(sum(sizes)),
+    )
     console.print(table)
     if chunked.parents is not None:
-        console.print(f"{len(chunked.chunks)} child chunks are matched; "
-                      f"{len(chunked.parents)} parent sections are returned.")
+        console.print(
+            f"{len(chunked.chunks)} child chunks are matched; "
+            f"{len(chunked.parents)} parent sections are returned."
+        )
     for c in chunked.items[:show]:
         console.rule(f"{c.doc_id} [{c.start}:{c.end}] {count_words(c.text)} words")
-        console.print(c.text if len(c.text) < 600 else c.text[:600] + " …", highlight=False,
-                      markup=False)
+        console.print(
+            c.text if len(c.text) < 600 else c.text[:600] + " …", highlight=False, markup=False
+        )
 
 
 @app.command()
@@ -199,19 +243,28 @@ def plan(
     need.add_column(f"for ± {half_width * 100:g} points", justify="right")
     for s in systems:
         scores = res.scores(s, metric)
-        console.print(terminal.size_table(
-            [r.to_dict() for r in stats.sample_size(scores, rounds=rounds, seed=seed)], metric, s))
+        console.print(
+            terminal.size_table(
+                [r.to_dict() for r in stats.sample_size(scores, rounds=rounds, seed=seed)],
+                metric,
+                s,
+            )
+        )
         need.add_row(s, str(stats.questions_for_half_width(scores, half_width)))
     console.print(need)
     if len(systems) > 1:
-        sep = Table(title=f"Questions needed to separate a {difference * 100:g}-point paired "
-                          f"difference (95%, power 0.8)", title_justify="left")
+        sep = Table(
+            title=f"Questions needed to separate a {difference * 100:g}-point paired "
+            f"difference (95%, power 0.8)",
+            title_justify="left",
+        )
         for col in ("A", "B", "questions"):
             sep.add_column(col)
         for i, sa in enumerate(systems):
-            for sb in systems[i + 1:]:
-                n = stats.questions_to_separate(res.scores(sa, metric), res.scores(sb, metric),
-                                                difference)
+            for sb in systems[i + 1 :]:
+                n = stats.questions_to_separate(
+                    res.scores(sa, metric), res.scores(sb, metric), difference
+                )
                 sep.add_row(sa, sb, str(n))
         console.print(sep)
 

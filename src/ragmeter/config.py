@@ -31,8 +31,15 @@ from typing import Any
 
 from ragmeter.errors import InputError
 
-DEFAULT_STRATEGIES = ("whole", "fixed", "overlap", "sentence", "recursive", "parent-400",
-                      "parent-200")
+DEFAULT_STRATEGIES = (
+    "whole",
+    "fixed",
+    "overlap",
+    "sentence",
+    "recursive",
+    "parent-400",
+    "parent-200",
+)
 
 
 @dataclass(frozen=True)
@@ -53,7 +60,7 @@ class Config:
     seed: int = 1
     rounds: int = 10_000
     confidence: float = 0.95
-    metric: str = "recall@5"
+    metric: str = ""  # default: recall@5, or recall at the largest k below 5
     output: str = "ragmeter-results"
     extra: dict = field(default_factory=dict)
 
@@ -102,6 +109,14 @@ class Config:
             raise InputError("confidence must be between 0.5 and 1, e.g. 0.95")
         if not self.strategies:
             raise InputError("no strategies given")
+        if not self.metric:
+            k = max([k for k in self.ks if k <= 5] or [min(self.ks)])
+            object.__setattr__(self, "metric", f"recall@{k}")
+        from ragmeter.metrics import Metric
+
+        metric = Metric.parse(self.metric)
+        if metric.k not in self.ks:
+            raise InputError(f"metric {self.metric!r} needs k={metric.k} in ks {list(self.ks)}")
         return self
 
 
@@ -151,8 +166,10 @@ def load_config(path: str | Path) -> Config:
             values[name] = tuple(value) if isinstance(value, list) else value
     for name in ("corpus", "testset", "output"):
         if name in values and values[name]:
-            values[name] = str((base / values[name]).resolve()) if name != "output" else str(
-                base / values[name]
+            values[name] = (
+                str((base / values[name]).resolve())
+                if name != "output"
+                else str(base / values[name])
             )
     retrievers = list(values.get("retrievers", ("bm25",)))
     for r in named_retrievers:
@@ -162,8 +179,7 @@ def load_config(path: str | Path) -> Config:
             retrievers.append(r["name"])
     # Named retrievers replace their bare names in the list.
     by_name = {r["name"]: r for r in named_retrievers}
-    values["retrievers"] = tuple(by_name.get(r, r) if isinstance(r, str) else r
-                                 for r in retrievers)
+    values["retrievers"] = tuple(by_name.get(r, r) if isinstance(r, str) else r for r in retrievers)
     for s in custom:
         if not isinstance(s, dict) or "name" not in s:
             raise InputError(f"{path}: each [[strategy]] needs a name")

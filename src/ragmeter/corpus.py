@@ -48,7 +48,9 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: malformed JSON ({exc.msg}); fix or remove the line") from None
+            raise InputError(
+                f"{path}:{number}: malformed JSON ({exc.msg}); fix or remove the line"
+            ) from None
         if not isinstance(obj, dict):
             raise InputError(f"{path}:{number}: expected a JSON object per line")
         yield number, obj
@@ -56,9 +58,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
 
 def load_folder(root: Path) -> list[Document]:
     """Every .md/.markdown/.txt file below ``root``; the id is the relative path."""
-    files = sorted(
-        p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
-    )
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES)
     return [Document(id=p.relative_to(root).as_posix(), text=read_text(p)) for p in files]
 
 
@@ -70,7 +70,9 @@ def load_jsonl(path: Path) -> list[Document]:
         doc_id = obj.get("id", obj.get("_id"))
         text = obj.get("text")
         if doc_id is None or not isinstance(text, str):
-            raise InputError(f'{path}:{number}: each line needs "id" (or "_id") and a "text" string')
+            raise InputError(
+                f'{path}:{number}: each line needs "id" (or "_id") and a "text" string'
+            )
         title = obj.get("title") or None
         docs.append(Document(id=str(doc_id), text=text, title=title))
     return docs
@@ -97,7 +99,8 @@ def _read_json(path: Path) -> dict:
 def load_corpus(path: str | Path, format: str = "auto") -> list[Document]:
     """Load documents from a folder, a JSONL / BEIR corpus file or a SQuAD JSON file.
 
-    ``format`` is one of ``auto``, ``file`` (one text file), ``folder``, ``jsonl``, ``beir``, ``squad``.
+    ``format`` is one of ``auto``, ``file`` (one text file), ``folder``, ``jsonl``,
+    ``beir``, ``squad``.
     Raises :class:`InputError` for a missing path, an empty corpus or duplicate ids.
     """
     path = Path(path)
@@ -116,7 +119,13 @@ def load_corpus(path: str | Path, format: str = "auto") -> list[Document]:
             format = "file"
         else:
             raise InputError(f"{path}: unknown corpus format; use a folder, .jsonl or SQuAD .json")
-    loaders = {"file": lambda p: [Document(p.name, read_text(p))], "folder": load_folder, "jsonl": load_jsonl, "beir": load_jsonl, "squad": load_squad}
+    loaders = {
+        "file": lambda p: [Document(p.name, read_text(p))],
+        "folder": load_folder,
+        "jsonl": load_jsonl,
+        "beir": load_jsonl,
+        "squad": load_squad,
+    }
     if format not in loaders:
         raise InputError(f"unknown corpus format {format!r}; choose one of {sorted(loaders)}")
     docs = loaders[format](path)

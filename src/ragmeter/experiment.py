@@ -90,8 +90,8 @@ def resolve_strategies(config: Config) -> list:
             spec.pop("name")
             kind = spec.pop("kind", None)
             if kind is None:
-                raise InputError(f"strategy {name!r}: give its kind, e.g. kind = \"fixed\"")
-            out.append(chunking.make_strategy(kind, name=name, **spec))
+                raise InputError(f'strategy {name!r}: give its kind, e.g. kind = "fixed"')
+            out.append(chunking.make_strategy(name, kind=kind, **spec))
         else:
             out.append(chunking.make_strategy(name))
     return out
@@ -109,7 +109,10 @@ def _timed(timings: dict[str, float], stage: str, t0: float) -> float:
 
 
 def rank_chunking(
-    retriever: Retriever, chunked: Chunking, questions: Sequence[Question], depth: int,
+    retriever: Retriever,
+    chunked: Chunking,
+    questions: Sequence[Question],
+    depth: int,
     indexed: bool = False,
 ) -> tuple[list[list[int]], list[list[float]]]:
     """Rank ``chunked.items`` for every question: indices into items, best first.
@@ -124,8 +127,10 @@ def rank_chunking(
     if chunked.parents is None:
         ranking = retriever.rank(texts, min(depth, n))
         ids = [[int(i) for i in row if i >= 0] for row in ranking.ids]
-        scores = [[float(s) for s, i in zip(srow, irow, strict=True) if i >= 0]
-                  for srow, irow in zip(ranking.scores, ranking.ids, strict=True)]
+        scores = [
+            [float(s) for s, i in zip(srow, irow, strict=True) if i >= 0]
+            for srow, irow in zip(ranking.scores, ranking.ids, strict=True)
+        ]
         return ids, scores
     n_parents = len(chunked.parents)
     want = min(depth, n_parents)
@@ -164,7 +169,9 @@ def grade_items(
 
 
 def score_system(
-    items: Sequence[Sequence[Item]], questions: Sequence[Question], config: Config,
+    items: Sequence[Sequence[Item]],
+    questions: Sequence[Question],
+    config: Config,
     index_items: Sequence[Chunk] | None = None,
 ) -> dict[str, np.ndarray]:
     """Per-question metric vectors for one system's graded rankings."""
@@ -183,10 +190,15 @@ def score_system(
     ideal = None
     if config.ideal == "index" and index_items is not None:
         index = grading.SpanIndex([(c.doc_id, c.start, c.end) for c in index_items])
-        ideal = [index.nonzero_grades([(a.doc, a.start, a.end) for a in q.answers])
-                 for q in questions]
+        ideal = [
+            index.nonzero_grades([(a.doc, a.start, a.end) for a in q.answers]) for q in questions
+        ]
     return metrics.score_questions(
-        grades, words, ks=config.ks, coverage=coverage, ideal=ideal,
+        grades,
+        words,
+        ks=config.ks,
+        coverage=coverage,
+        ideal=ideal,
         relevant_grade=config.relevant_grade,
     )
 
@@ -243,19 +255,29 @@ def run_search(
             items = []
             for q, question in enumerate(questions):
                 found = [
-                    (chunked.items[i].doc_id, chunked.items[i].start, chunked.items[i].end, s,
-                     item_words[i])
+                    (
+                        chunked.items[i].doc_id,
+                        chunked.items[i].start,
+                        chunked.items[i].end,
+                        s,
+                        item_words[i],
+                    )
                     for i, s in zip(ids[q], scores[q], strict=True)
                 ]
                 items.append(grade_items(found, question))
             t = _timed(timings, "grade", t)
             per_q = score_system(items, questions, config, chunked.items)
             t = _timed(timings, "score", t)
-            systems.append(SystemRun(
-                name=system_name(strategy.name, retriever.name, len(retrievers)),
-                strategy=_describe(strategy), retriever=_describe(retriever),
-                n_items=n_items, items=items, scores=per_q,
-            ))
+            systems.append(
+                SystemRun(
+                    name=system_name(strategy.name, retriever.name, len(retrievers)),
+                    strategy=_describe(strategy),
+                    retriever=_describe(retriever),
+                    n_items=n_items,
+                    items=items,
+                    scores=per_q,
+                )
+            )
             step += 1
     for retriever in span_retrievers:
         if progress:
@@ -268,10 +290,16 @@ def run_search(
         t = _timed(timings, "grade", t)
         per_q = score_system(items, questions, config)
         t = _timed(timings, "score", t)
-        systems.append(SystemRun(
-            name=retriever.name, strategy={"name": "external"}, retriever=_describe(retriever),
-            n_items=0, items=items, scores=per_q,
-        ))
+        systems.append(
+            SystemRun(
+                name=retriever.name,
+                strategy={"name": "external"},
+                retriever=_describe(retriever),
+                n_items=0,
+                items=items,
+                scores=per_q,
+            )
+        )
         step += 1
     if progress:
         progress("done", n_steps, n_steps)
@@ -282,5 +310,4 @@ def _hit_tuple(hit: Hit, docs: dict[str, Document]) -> tuple[str, int, int, floa
     doc = docs.get(hit.doc_id)
     if doc is None:
         raise InputError(f"retrieved document {hit.doc_id!r} is not in the corpus")
-    return (hit.doc_id, hit.start, hit.end, hit.score,
-            count_words(doc.text[hit.start : hit.end]))
+    return (hit.doc_id, hit.start, hit.end, hit.score, count_words(doc.text[hit.start : hit.end]))

@@ -49,24 +49,35 @@ def _versions() -> dict[str, str]:
 
 
 def summarize(
-    matrices: dict[str, np.ndarray], systems: list[str], metric: str, seed: int, rounds: int,
+    matrices: dict[str, np.ndarray],
+    systems: list[str],
+    metric: str,
+    seed: int,
+    rounds: int,
     confidence: float = 0.95,
 ) -> dict:
     """Intervals for every metric x system, paired comparisons and sample sizes on ``metric``."""
     estimates: dict[str, dict[str, dict]] = {s: {} for s in systems}
     for name, matrix in matrices.items():
         for system, est in zip(
-            systems, stats.bootstrap_many(matrix, rounds=rounds, seed=seed, confidence=confidence),
+            systems,
+            stats.bootstrap_many(matrix, rounds=rounds, seed=seed, confidence=confidence),
             strict=True,
         ):
             estimates[system][name] = est.to_dict()
     if metric not in matrices:
         raise InputError(f"metric {metric!r} was not computed; choose one of {sorted(matrices)}")
     main = matrices[metric]
-    comparisons = [
-        c.to_dict()
-        for c in stats.compare_all(main, systems, rounds=rounds, seed=seed, confidence=confidence)
-    ] if len(systems) > 1 else []
+    comparisons = (
+        [
+            c.to_dict()
+            for c in stats.compare_all(
+                main, systems, rounds=rounds, seed=seed, confidence=confidence
+            )
+        ]
+        if len(systems) > 1
+        else []
+    )
     sizes = {
         s: [r.to_dict() for r in stats.sample_size(row, rounds=rounds, seed=seed)]
         for s, row in zip(systems, main, strict=True)
@@ -89,8 +100,14 @@ def save_results(run: SearchRun, path: str | Path, summary: dict | None = None) 
     systems = [s.name for s in run.systems]
     metric_names = run.metric_names
     if summary is None:
-        summary = summarize({m: run.matrix(m) for m in metric_names}, systems, cfg.metric,
-                            cfg.seed, cfg.rounds, cfg.confidence)
+        summary = summarize(
+            {m: run.matrix(m) for m in metric_names},
+            systems,
+            cfg.metric,
+            cfg.seed,
+            cfg.rounds,
+            cfg.confidence,
+        )
     questions = run.questions
     used_docs = {a.doc for q in questions for a in q.answers}
     used_docs |= {it.doc for s in run.systems for row in s.items for it in row}
@@ -98,48 +115,96 @@ def save_results(run: SearchRun, path: str | Path, summary: dict | None = None) 
         (tmp / "config.toml").write_text(tomli_w.dumps(_toml_safe(cfg.to_dict())), "utf-8")
         meta = {
             "versions": _versions(),
-            "corpus": {"path": cfg.corpus, "documents": len(run.documents),
-                       "characters": sum(len(d.text) for d in run.documents)},
-            "testset": {"path": cfg.testset, "questions": len(questions),
-                        "skipped": run.testset.skipped},
-            "systems": [{"name": s.name, "strategy": s.strategy, "retriever": s.retriever,
-                         "items": s.n_items} for s in run.systems],
-            "ks": list(cfg.ks), "depth": cfg.depth, "relevant_grade": cfg.relevant_grade,
-            "ideal": cfg.ideal, "seed": cfg.seed, "rounds": cfg.rounds,
+            "corpus": {
+                "path": cfg.corpus,
+                "documents": len(run.documents),
+                "characters": sum(len(d.text) for d in run.documents),
+            },
+            "testset": {
+                "path": cfg.testset,
+                "questions": len(questions),
+                "skipped": run.testset.skipped,
+            },
+            "systems": [
+                {
+                    "name": s.name,
+                    "strategy": s.strategy,
+                    "retriever": s.retriever,
+                    "items": s.n_items,
+                }
+                for s in run.systems
+            ],
+            "ks": list(cfg.ks),
+            "depth": cfg.depth,
+            "relevant_grade": cfg.relevant_grade,
+            "ideal": cfg.ideal,
+            "seed": cfg.seed,
+            "rounds": cfg.rounds,
             "metrics": metric_names,
         }
         (tmp / "meta.json").write_text(dumps(meta), "utf-8")
         _write_lines(tmp / "questions.jsonl", (q.to_dict() for q in questions))
-        _write_lines(tmp / "documents.jsonl", (
-            {"id": d.id, "text": d.text, **({"title": d.title} if d.title else {})}
-            for d in run.documents if d.id in used_docs
-        ))
-        _write_lines(tmp / "runs.jsonl", (
-            {"system": s.name, "question": q.id,
-             "items": [{"doc": it.doc, "start": it.start, "end": it.end, "score": it.score,
-                        "grade": it.grade, "words": it.words} for it in row]}
-            for s in run.systems for q, row in zip(questions, s.items, strict=True)
-        ))
+        _write_lines(
+            tmp / "documents.jsonl",
+            (
+                {"id": d.id, "text": d.text, **({"title": d.title} if d.title else {})}
+                for d in run.documents
+                if d.id in used_docs
+            ),
+        )
+        _write_lines(
+            tmp / "runs.jsonl",
+            (
+                {
+                    "system": s.name,
+                    "question": q.id,
+                    "items": [
+                        {
+                            "doc": it.doc,
+                            "start": it.start,
+                            "end": it.end,
+                            "score": it.score,
+                            "grade": it.grade,
+                            "words": it.words,
+                        }
+                        for it in row
+                    ],
+                }
+                for s in run.systems
+                for q, row in zip(questions, s.items, strict=True)
+            ),
+        )
         values = {s.name: {m: s.scores[m].tolist() for m in metric_names} for s in run.systems}
-        (tmp / "scores.json").write_text(dumps({
-            "systems": systems, "questions": [q.id for q in questions],
-            "metrics": metric_names, "values": values,
-        }), "utf-8")
+        (tmp / "scores.json").write_text(
+            dumps(
+                {
+                    "systems": systems,
+                    "questions": [q.id for q in questions],
+                    "metrics": metric_names,
+                    "values": values,
+                }
+            ),
+            "utf-8",
+        )
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(["system", "question", *metric_names])
         for s in run.systems:
             for i, q in enumerate(questions):
-                writer.writerow([s.name, q.id, *(repr(float(s.scores[m][i]))
-                                                 for m in metric_names)])
+                writer.writerow(
+                    [s.name, q.id, *(repr(float(s.scores[m][i])) for m in metric_names)]
+                )
         (tmp / "scores.csv").write_text(buf.getvalue(), "utf-8")
         (tmp / "summary.json").write_text(dumps(summary), "utf-8")
     return path
 
 
 def _toml_safe(d: dict) -> dict:
-    return {k: _toml_safe(v) if isinstance(v, dict) else v for k, v in d.items()
-            if v is not None and v != [] and v != {}}
+    return {
+        k: _toml_safe(v) if isinstance(v, dict) else v
+        for k, v in d.items()
+        if v is not None and v != [] and v != {}
+    }
 
 
 def _write_lines(path: Path, rows) -> None:
@@ -180,8 +245,10 @@ class Results:
         try:
             return json.loads((self.path / name).read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise InputError(f"{self.path / name}: missing; the results directory is "
-                             f"incomplete, run `ragmeter search` again") from None
+            raise InputError(
+                f"{self.path / name}: missing; the results directory is "
+                f"incomplete, run `ragmeter search` again"
+            ) from None
         except json.JSONDecodeError as exc:
             raise InputError(f"{self.path / name}:{exc.lineno}: malformed JSON") from None
 
@@ -219,8 +286,10 @@ class Results:
         with (self.path / "questions.jsonl").open(encoding="utf-8") as fh:
             for line in fh:
                 obj = json.loads(line)
-                spans = tuple(AnswerSpan(a["doc"], a["start"], a["end"], a["text"])
-                              for a in obj.pop("answers"))
+                spans = tuple(
+                    AnswerSpan(a["doc"], a["start"], a["end"], a["text"])
+                    for a in obj.pop("answers")
+                )
                 out.append(Question(obj.pop("id"), obj.pop("question"), spans, obj))
         return out
 
@@ -242,8 +311,16 @@ class Results:
             for line in fh:
                 obj = json.loads(line)
                 out[obj["system"]][obj["question"]] = [
-                    RankedItem(r, it["doc"], it["start"], it["end"], it["score"], it["grade"],
-                               it["words"], docs[it["doc"]][it["start"] : it["end"]])
+                    RankedItem(
+                        r,
+                        it["doc"],
+                        it["start"],
+                        it["end"],
+                        it["score"],
+                        it["grade"],
+                        it["words"],
+                        docs[it["doc"]][it["start"] : it["end"]],
+                    )
                     for r, it in enumerate(obj["items"], start=1)
                 ]
         return out

@@ -134,7 +134,9 @@ class _Resolver:
             ("offsets do not match the text", self.mismatch, "fix start/end"),
         ):
             if ids:
-                shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+                shown = ", ".join(ids[:10]) + (
+                    f" and {len(ids) - 10} more" if len(ids) > 10 else ""
+                )
                 problems.append(f"{label} for {shown} ({hint})")
         if problems:
             raise InputError(f"{self.source}: " + "; ".join(problems))
@@ -189,12 +191,18 @@ def load_chroma_csv(path: Path, docs: Sequence[Document]) -> TestSet:
         try:
             refs = json.loads(row["references"])
         except json.JSONDecodeError:
-            raise InputError(f"{path}: row {row_number + 1}: references is not valid JSON") from None
+            raise InputError(
+                f"{path}: row {row_number + 1}: references is not valid JSON"
+            ) from None
         spans = [
             resolver.span(
                 qid,
-                {"doc": doc_id, "start": r["start_index"], "end": r["end_index"],
-                 "text": r["content"]},
+                {
+                    "doc": doc_id,
+                    "start": r["start_index"],
+                    "end": r["end_index"],
+                    "text": r["content"],
+                },
             )
             for r in refs
         ]
@@ -230,8 +238,9 @@ def load_squad_testset(path: Path, docs: Sequence[Document] | None = None) -> Te
                 if context[start:end] != a["text"]:
                     raise InputError(f"{path}: question {qa['id']}: answer_start does not match")
                 span = AnswerSpan(f"{title}/{i}", start, end, a["text"])
-                questions.append(Question(str(qa["id"]), qa["question"], (span,),
-                                          {"source": "squad"}))
+                questions.append(
+                    Question(str(qa["id"]), qa["question"], (span,), {"source": "squad"})
+                )
     if docs is not None:
         known = {d.id for d in docs}
         unknown = [q.id for q in questions if q.answers[0].doc not in known]
@@ -248,7 +257,9 @@ def load_testset(path: str | Path, docs: Sequence[Document], format: str = "auto
     if format == "auto":
         format = {".jsonl": "jsonl", ".csv": "chroma", ".json": "squad"}.get(path.suffix, "")
         if not format:
-            raise InputError(f"{path}: unknown test-set format; use .jsonl, Chroma .csv or SQuAD .json")
+            raise InputError(
+                f"{path}: unknown test-set format; use .jsonl, Chroma .csv or SQuAD .json"
+            )
     if format == "jsonl":
         ts = load_jsonl_testset(path, docs)
     elif format == "chroma":

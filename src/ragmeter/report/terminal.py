@@ -10,8 +10,10 @@ RANK_METRICS = ("mrr@10", "ndcg@10", "precision@5", "coverage@5")
 def fmt_estimate(est: dict, percent: bool = True, digits: int = 1) -> str:
     """``85.0 [77.5, 92.5]`` for shares; ``0.843 [0.79, 0.89]`` for the rest."""
     if percent:
-        return f"{est['mean'] * 100:.{digits}f} [{est['low'] * 100:.{digits}f}, " \
-               f"{est['high'] * 100:.{digits}f}]"
+        return (
+            f"{est['mean'] * 100:.{digits}f} [{est['low'] * 100:.{digits}f}, "
+            f"{est['high'] * 100:.{digits}f}]"
+        )
     return f"{est['mean']:.3f} [{est['low']:.3f}, {est['high']:.3f}]"
 
 
@@ -21,8 +23,9 @@ def _is_share(metric: str) -> bool:
 
 def hit_table(summary: dict, ks: list[int], title: str = "") -> Table:
     """Hit rate (recall@k) with its interval and the words sent, per k."""
-    table = Table(title=title or "Hit rate (recall@k, %) and words sent to the model",
-                  title_justify="left")
+    table = Table(
+        title=title or "Hit rate (recall@k, %) and words sent to the model", title_justify="left"
+    )
     table.add_column("system", style="bold")
     for k in ks:
         table.add_column(f"recall@{k}", justify="right")
@@ -54,8 +57,14 @@ def comparison_table(comparisons: list[dict], metric: str, seed: int, rounds: in
         title=f"Paired comparisons on {metric} (A - B, points; seed {seed}, {rounds} rounds)",
         title_justify="left",
     )
-    for col, just in (("A", "left"), ("B", "left"), ("A - B [95% CI]", "right"),
-                      ("win/tie/loss", "right"), ("p (Holm)", "right"), ("verdict", "left")):
+    for col, just in (
+        ("A", "left"),
+        ("B", "left"),
+        ("A - B [95% CI]", "right"),
+        ("win/tie/loss", "right"),
+        ("p (Holm)", "right"),
+        ("verdict", "left"),
+    ):
         table.add_column(col, justify=just)
     scale = 100 if _is_share(metric) else 1
     for c in comparisons:
@@ -63,9 +72,11 @@ def comparison_table(comparisons: list[dict], metric: str, seed: int, rounds: in
         style = "green" if "better" in c["verdict"] else "yellow"
         p = c.get("p_holm", c.get("p_value"))
         table.add_row(
-            c["a"], c["b"],
+            c["a"],
+            c["b"],
             f"{d['mean'] * scale:+.1f} [{d['low'] * scale:+.1f}, {d['high'] * scale:+.1f}]"
-            if scale == 100 else f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]",
+            if scale == 100
+            else f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]",
             f"{c['wins']}/{c['ties']}/{c['losses']}",
             "" if p is None else f"{p:.3g}",
             f"[{style}]{c['verdict']}[/{style}]",
@@ -81,7 +92,9 @@ def size_table(rows: list[dict], metric: str, system: str) -> Table:
     scale = 100 if _is_share(metric) else 1
     for r in rows:
         table.add_row(
-            str(r["n"]), f"{r['mean'] * scale:.1f}",
-            f"[{r['low'] * scale:.1f}, {r['high'] * scale:.1f}]", f"{r['half_width'] * scale:.1f}",
+            str(r["n"]),
+            f"{r['mean'] * scale:.1f}",
+            f"[{r['low'] * scale:.1f}, {r['high'] * scale:.1f}]",
+            f"{r['half_width'] * scale:.1f}",
         )
     return table

@@ -17,8 +17,9 @@ class BM25Retriever:
     index order, so rankings are reproducible.
     """
 
-    def __init__(self, name: str = "bm25", k1: float = 1.5, b: float = 0.75,
-                 stopwords: str | None = "en") -> None:
+    def __init__(
+        self, name: str = "bm25", k1: float = 1.5, b: float = 0.75, stopwords: str | None = "en"
+    ) -> None:
         self.name = name
         self.k1 = k1
         self.b = b
@@ -27,8 +28,14 @@ class BM25Retriever:
         self._n = 0
 
     def describe(self) -> dict:
-        return {"name": self.name, "kind": "bm25", "k1": self.k1, "b": self.b,
-                "stopwords": self.stopwords, "library": f"bm25s {bm25s.__version__}"}
+        return {
+            "name": self.name,
+            "kind": "bm25",
+            "k1": self.k1,
+            "b": self.b,
+            "stopwords": self.stopwords,
+            "library": f"bm25s {bm25s.__version__}",
+        }
 
     def index(self, texts: Sequence[str]) -> None:
         tokens = bm25s.tokenize(list(texts), stopwords=self.stopwords, show_progress=False)
@@ -40,8 +47,9 @@ class BM25Retriever:
     def rank(self, questions: Sequence[str], k: int) -> Ranking:
         if self._model is None:
             raise RuntimeError("index() must be called before rank()")
-        queries = bm25s.tokenize(list(questions), stopwords=self.stopwords,
-                                 return_ids=False, show_progress=False)
+        queries = bm25s.tokenize(
+            list(questions), stopwords=self.stopwords, return_ids=False, show_progress=False
+        )
         scores = np.empty((len(queries), self._n), dtype=np.float64)
         for i, q in enumerate(queries):
             scores[i] = self._model.get_scores(q) if q else 0.0

@@ -1,6 +1,6 @@
 """How often does a nominal 95% interval contain the true hit rate?
 
-    python bench/coverage.py
+    python bench/interval_coverage.py
 
 Per-question scores are simulated as Bernoulli(p) hits for n questions, for
 n in 20, 40, 80, 160, 320 and p in 0.5, 0.75, 0.85, 0.95.

@@ -1,0 +1,139 @@
+"""The command line: the search route, re-reading results, and one-line errors (exit 2)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from ragmeter.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def demo_results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo") / "results"
+    result = runner.invoke(
+        app,
+        ["search", "--strategies", "fixed,sentence,parent-400", "--rounds", "1000", "-o", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    return out, result
+
+
+def test_search_on_the_example_prints_intervals_and_words(demo_results):
+    out, result = demo_results
+    text = result.stdout
+    assert "135 questions, 25 documents, 3 systems" in text
+    assert "words@5" in text and "Paired comparisons on recall@5" in text
+    summary = json.loads((out / "summary.json").read_text())
+    est = summary["estimates"]["parent-400"]["recall@5"]
+    # The printed cell is the saved interval, to one decimal.
+    assert f"{est['mean'] * 100:.1f} [{est['low'] * 100:.1f}, {est['high'] * 100:.1f}]" in text
+    assert summary["rounds"] == 1000 and summary["seed"] == 1
+    assert len(summary["comparisons"]) == 3
+
+
+def test_compare_and_plan_reread_results(demo_results):
+    out, _ = demo_results
+    result = runner.invoke(
+        app, ["compare", str(out), "--a", "parent-400", "--b", "fixed", "--rounds", "1000"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "parent-400 better" in result.stdout
+    result = runner.invoke(app, ["plan", str(out), "--system", "fixed", "--rounds", "1000"])
+    assert result.exit_code == 0, result.output
+    assert "Sample size: fixed on recall@5" in result.stdout
+    for n in ("135", "270", "540", "1080"):
+        assert n in result.stdout
+
+
+def test_chunk_shows_sizes():
+    result = runner.invoke(app, ["chunk", "--strategy", "fixed", "--show", "1"])
+    assert result.exit_code == 0, result.output
+    assert "fixed: 25 documents" in result.stdout
+    assert "200" in result.stdout  # the largest fixed window has 200 words
+
+
+@pytest.mark.parametrize(
+    "files, args, message",
+    [
+        (
+            {"c.jsonl": '{"id": "a", "text": "x y z"}\n{"id": \n'},
+            ["--corpus", "c.jsonl"],
+            "c.jsonl:2: malformed JSON",
+        ),
+        (
+            {
+                "c.jsonl": '{"id": "a", "text": "alpha beta"}\n',
+                "q.jsonl": '{"id": "q9", "question": "?", "answers": [{"text": "gamma"}]}\n',
+            },
+            ["--corpus", "c.jsonl", "--testset", "q.jsonl"],
+            "answer text not found for q9",
+        ),
+        (
+            {
+                "c.jsonl": '{"id": "a", "text": "alpha beta"}\n',
+                "q.jsonl": '{"id": "q1", "question": "?", "answers": [{"text": "alpha"}]}\n',
+            },
+            ["--corpus", "c.jsonl", "--testset", "q.jsonl", "--strategies", "bogus"],
+            "unknown chunking strategy 'bogus'",
+        ),
+        (
+            {
+                "c.jsonl": '{"id": "a", "text": "alpha beta"}\n',
+                "q.jsonl": '{"id": "q1", "question": "?", "answers": [{"text": "alpha"}]}\n',
+            },
+            ["--corpus", "c.jsonl", "--testset", "q.jsonl", "--strategies", "whole"],
+            "makes 1 items but k=10",
+        ),
+        ({}, ["--corpus", "missing-folder"], "no such file or folder"),
+    ],
+)
+def test_bad_input_one_line_exit_2_nothing_written(tmp_path, monkeypatch, files, args, message):
+    monkeypatch.chdir(tmp_path)
+    for name, content in files.items():
+        (tmp_path / name).write_text(content, encoding="utf-8")
+    result = runner.invoke(app, ["search", *args, "-o", "out"])
+    assert result.exit_code == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0], result.stderr
+    assert not (tmp_path / "out").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(files)
+
+
+def test_console_script_entry_point(tmp_path):
+    # The installed command, as a user runs it: unknown metric is one line, exit 2.
+    result = subprocess.run(
+        [sys.executable, "-m", "ragmeter.cli", "compare", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2
+    assert "not a ragmeter results directory" in result.stderr
+
+
+def test_config_file(tmp_path, monkeypatch):
+    from ragmeter.cli import example_dir
+
+    ex = example_dir()
+    (tmp_path / "ragmeter.toml").write_text(
+        f'[corpus]\npath = "{(ex / "posts").as_posix()}"\n'
+        f'[testset]\npath = "{(ex / "questions.jsonl").as_posix()}"\n'
+        '[search]\nstrategies = ["fixed-120"]\nks = [1, 3]\n'
+        "[stats]\nrounds = 500\n"
+        '[output]\ndir = "res"\n'
+        '[[strategy]]\nname = "fixed-120"\nkind = "fixed"\nsize = 120\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["search"])
+    assert result.exit_code == 0, result.output
+    meta = json.loads((tmp_path / "res" / "meta.json").read_text())
+    assert meta["systems"][0]["strategy"]["size"] == 120
+    assert meta["ks"] == [1, 3]
+    (tmp_path / "ragmeter.toml").write_text("[search]\nbogus = 1\n", encoding="utf-8")
+    result = runner.invoke(app, ["search"])
+    assert result.exit_code == 2 and "unknown key [search] bogus" in result.stderr
