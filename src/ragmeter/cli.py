@@ -148,6 +148,37 @@ def search(
         f"documents, {len(systems)} systems"
     )
     _print_summary(summary, list(cfg.ks), path)
+    refresh_report(path)
+
+
+def refresh_report(results: Path) -> None:
+    """Rewrite the HTML report of a results directory, when the report extra is installed."""
+    from ragmeter.report.html import ReportDependencyError, write_report
+
+    try:
+        path = write_report(results)
+    except ReportDependencyError:
+        console.print("[dim]HTML report: pip install 'ragmeter[report]', then ragmeter report.[/]")
+        return
+    console.print(f"Report: [bold]{path}[/]")
+
+
+@app.command()
+@handle_errors
+def report(
+    results: Annotated[Path, typer.Argument(help="A results directory")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="HTML file to write")] = None,
+    open_: Annotated[bool, typer.Option("--open", help="Open it in the browser")] = False,
+) -> None:
+    """Write one self-contained HTML report (opens offline) of a results directory."""
+    from ragmeter.report.html import write_report
+
+    path = write_report(results, out)
+    console.print(f"Report: [bold]{path}[/]")
+    if open_:
+        import webbrowser
+
+        webbrowser.open(path.resolve().as_uri())
 
 
 @app.command()

@@ -1,0 +1,662 @@
+// ragmeter report: builds the page from the JSON block with textContent only.
+(function () {
+  "use strict";
+
+  const DATA = JSON.parse(document.getElementById("ragmeter-data").textContent);
+  const SYSTEMS = DATA.systems.map((s) => s.name);
+  const DOCS = DATA.docs;
+  const QUESTIONS = DATA.questions;
+  const OPT = DATA.optional || {};
+  const SVG_NS = "http://www.w3.org/2000/svg";
+
+  // ------------------------------------------------------------------ helpers
+
+  function el(tag, attrs) {
+    const node = document.createElement(tag);
+    setAttrs(node, attrs);
+    for (let i = 2; i < arguments.length; i++) append(node, arguments[i]);
+    return node;
+  }
+
+  function svg(tag, attrs) {
+    const node = document.createElementNS(SVG_NS, tag);
+    setAttrs(node, attrs);
+    for (let i = 2; i < arguments.length; i++) append(node, arguments[i]);
+    return node;
+  }
+
+  function setAttrs(node, attrs) {
+    if (!attrs) return;
+    for (const key of Object.keys(attrs)) {
+      const value = attrs[key];
+      if (value === null || value === undefined || value === false) continue;
+      if (key === "text") node.textContent = String(value);
+      else if (key === "class") node.setAttribute("class", value);
+      else if (key.slice(0, 2) === "on") node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value === true ? "" : String(value));
+    }
+  }
+
+  function append(node, kid) {
+    if (kid === null || kid === undefined || kid === false) return;
+    if (Array.isArray(kid)) { kid.forEach((k) => append(node, k)); return; }
+    node.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+  }
+
+  const family = (m) => m.split("@")[0];
+  const kOf = (m) => Number(m.split("@")[1]);
+  const isShare = (m) => ["recall", "precision", "coverage"].indexOf(family(m)) >= 0;
+  const pct = (x) => (x * 100).toFixed(1);
+  const int = (x) => Math.round(x).toLocaleString("en-US");
+
+  function fmtEst(e, metric) {
+    if (!e) return "–";
+    if (isShare(metric)) return pct(e.mean) + " [" + pct(e.low) + ", " + pct(e.high) + "]";
+    if (family(metric) === "words") return int(e.mean) + " [" + int(e.low) + ", " + int(e.high) + "]";
+    return e.mean.toFixed(3) + " [" + e.low.toFixed(3) + ", " + e.high.toFixed(3) + "]";
+  }
+
+  function fmtShare(e) {
+    if (!e) return "–";
+    return pct(e.mean) + "% [" + pct(e.low) + ", " + pct(e.high) + "]";
+  }
+
+  function fmtDiff(d, metric) {
+    const s = (x) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(isShare(metric) ? 1 : 3);
+    const scale = isShare(metric) ? 100 : 1;
+    return s(d.mean * scale) + " [" + s(d.low * scale) + ", " + s(d.high * scale) + "]";
+  }
+
+  function fmtP(p) {
+    if (p === null || p === undefined) return "";
+    return p < 0.001 ? p.toExponential(1) : p.toPrecision(2);
+  }
+
+  function table(target, head, rows) {
+    const t = typeof target === "string" ? document.getElementById(target) : target;
+    t.replaceChildren();
+    const thead = el("thead", null, el("tr", null, head.map((h) => {
+      const spec = typeof h === "string" ? { text: h } : h;
+      return el("th", { class: spec.num ? "num" : null, title: spec.title, text: spec.text });
+    })));
+    const tbody = el("tbody");
+    rows.forEach((row) => {
+      if (row && row.group) {
+        tbody.append(el("tr", { class: "group" }, el("td", { colspan: head.length, text: row.group })));
+        return;
+      }
+      tbody.append(el("tr", null, row.map((cell) => {
+        if (cell instanceof Node) return el("td", null, cell);
+        if (cell && typeof cell === "object") {
+          return el("td", { class: cell.cls, title: cell.title }, cell.node || cell.text);
+        }
+        return el("td", null, cell === null || cell === undefined ? "" : String(cell));
+      })));
+    });
+    t.append(thead, tbody);
+    return t;
+  }
+
+  function strategyText(s) {
+    const st = s.strategy || {};
+    const parts = [];
+    if (st.kind) parts.push(st.kind);
+    Object.keys(st).sort().forEach((k) => {
+      if (k !== "kind" && k !== "name") parts.push(k + " " + st[k]);
+    });
+    return parts.join(", ");
+  }
+
+  function retrieverText(s) {
+    const r = s.retriever || {};
+    return r.name || r.kind || "";
+  }
+
+  // ------------------------------------------------------------------ summary
+
+  function renderNav() {
+    const nav = document.getElementById("nav");
+    const links = [["summary", "Summary"], ["routes", "Routes"], ["measures", "Measures"],
+      ["comparisons", "Comparisons"], ["sample-size", "Sample size"]];
+    if (OPT.answers) links.push(["answers", "Answers"]);
+    if (OPT.audit) links.push(["audit", "Audit"]);
+    links.push(["questions", "Questions"]);
+    links.forEach((l) => nav.append(el("a", { href: "#" + l[0], text: l[1] })));
+  }
+
+  function renderSummary() {
+    const h = DATA.headline;
+    const m = DATA.metric;
+    const line = document.getElementById("headline");
+    if (h.best) {
+      const e = DATA.estimates[h.best][m];
+      append(line, ["Best on ", el("b", { text: m }), ": ", el("strong", { text: h.best }),
+        " at " + fmtEst(e, m) + " (95% interval). "]);
+      if (h.tied_with_best.length) {
+        append(line, "Not separated from it on these questions: ");
+        h.tied_with_best.forEach((s, i) => append(line, [i ? ", " : "", el("b", { text: s })]));
+        append(line, ". ");
+      } else if (SYSTEMS.length > 1) {
+        append(line, "Every other system is separated from it. ");
+      }
+      if (h.pairs) {
+        append(line, h.ties.length + " of " + h.pairs + " paired differences are ties " +
+          "(their interval crosses 0)" + (h.ties.length ? ": " : "."));
+        h.ties.forEach((t, i) => append(line, [i ? "; " : "", el("b", { text: t[0] }), " vs ",
+          el("b", { text: t[1] })]));
+        if (h.ties.length) append(line, ".");
+      }
+    } else {
+      line.textContent = "No estimates found for " + m + ".";
+    }
+    const c = DATA.config;
+    const st = DATA.stats;
+    const cfg = document.getElementById("summary-config");
+    const item = (k, v) => el("div", null, el("span", { text: k }), el("b", { text: v }));
+    append(cfg, [
+      item("questions", c.n_questions.toLocaleString("en-US")),
+      item("systems", String(SYSTEMS.length)),
+      item("corpus", (c.corpus.documents || "?") + " documents" +
+        (c.corpus.path ? " · " + c.corpus.path : "")),
+      item("test set", c.testset.path || "–"),
+      item("metric compared", m),
+      item("intervals", Math.round((st.confidence || 0.95) * 100) + "% bootstrap, " +
+        st.rounds + " rounds, seed " + st.seed + (st.rng ? " (" + st.rng + ")" : "")),
+      item("ranked depth", "top " + c.depth + ", relevant grade " + c.relevant_grade),
+    ]);
+    const k = DATA.main_k;
+    const head = ["system", "strategy", "retriever", { text: "items", num: true },
+      { text: m + " [95% CI]", num: true }, { text: "words@" + k, num: true }];
+    const rows = SYSTEMS.map((s, i) => {
+      const e = DATA.estimates[s];
+      return [
+        { text: s, cls: s === h.best ? "best" : null },
+        strategyText(DATA.systems[i]),
+        retrieverText(DATA.systems[i]),
+        { text: DATA.systems[i].items === null ? "" : int(DATA.systems[i].items), cls: "num" },
+        { text: fmtEst(e[m], m), cls: "num" + (s === h.best ? " best" : "") },
+        { text: e["words@" + k] ? int(e["words@" + k].mean) : "–", cls: "num" },
+      ];
+    });
+    table("summary-table", head, rows);
+  }
+
+  // ------------------------------------------------------------------ route diagram
+
+  function wrapWords(text, width) {
+    const words = String(text).split(/\s+/);
+    const lines = [];
+    let cur = "";
+    words.forEach((w) => {
+      if (cur && (cur + " " + w).length > width) { lines.push(cur); cur = w; }
+      else cur = cur ? cur + " " + w : w;
+    });
+    if (cur) lines.push(cur);
+    if (lines.length > 3) { lines.length = 3; lines[2] = lines[2].slice(0, width - 1) + "…"; }
+    return lines;
+  }
+
+  function renderRoute() {
+    const lanes = DATA.route.lanes;
+    const W = 158, H = 78, GX = 26, TITLE = 22, GY = 30, PAD = 12;
+    const cols = Math.max.apply(null, lanes.map((l) => l.start + l.steps.length));
+    const width = PAD * 2 + cols * W + (cols - 1) * GX;
+    const rowY = (r) => PAD + r * (H + TITLE + GY) + TITLE;
+    const colX = (c) => PAD + c * (W + GX);
+    const height = rowY(lanes.length - 1) + H + PAD;
+    const root = svg("svg", { viewBox: "0 0 " + width + " " + height, role: "img",
+      "aria-label": "Routes that were run" });
+    const defs = svg("defs");
+    ["on", "off"].forEach((kind) => {
+      defs.append(svg("marker", { id: "arrow-" + kind, viewBox: "0 0 10 10", refX: 9, refY: 5,
+        markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
+      svg("path", { d: "M0,0 L10,5 L0,10 z", fill: kind === "on" ? "#6b7a90" : "#c4c4c4" })));
+    });
+    root.append(defs);
+    lanes.forEach((lane, r) => {
+      const y = rowY(r);
+      root.append(svg("text", { x: colX(lane.start), y: y - 7, class: "lane", text: lane.title }));
+      lane.steps.forEach((step, i) => {
+        const x = colX(lane.start + i);
+        const off = !step.ran;
+        const g = svg("g", { class: "step" + (off ? " off" : "") });
+        g.append(svg("rect", { x: x, y: y, width: W, height: H, rx: 8, class: "box" + (off ? " off" : "") }));
+        g.append(svg("text", { x: x + 10, y: y + 19, class: "label" + (off ? " off-text" : ""),
+          text: step.label }));
+        wrapWords(step.detail, 24).forEach((line, j) => {
+          g.append(svg("text", { x: x + 10, y: y + 37 + j * 14, class: "detail" + (off ? " off-text" : ""),
+            text: line }));
+        });
+        g.append(svg("title", { text: step.label + ": " + step.detail + (off ? " (not run)" : "") }));
+        root.append(g);
+        if (i > 0) {
+          const prevOff = !lane.steps[i - 1].ran;
+          root.append(svg("path", { d: "M" + (x - GX + 1) + "," + (y + H / 2) + " H" + (x - 2),
+            class: "arrow" + (off || prevOff ? " off" : ""),
+            "marker-end": "url(#arrow-" + (off || prevOff ? "off" : "on") + ")" }));
+        }
+      });
+      if (lane.branch !== null && lane.branch !== undefined) {
+        const from = lanes[0];
+        const fx = colX(from.start + lane.branch) + W / 2;
+        const fy = rowY(0) + H;
+        const tx = colX(lane.start) - 2;
+        const ty = y + H / 2;
+        const off = !lane.steps[0].ran;
+        root.append(svg("path", { d: "M" + fx + "," + fy + " V" + ty + " H" + tx,
+          class: "arrow" + (off ? " off" : ""), "marker-end": "url(#arrow-" + (off ? "off" : "on") + ")" }));
+      }
+    });
+    document.getElementById("route-diagram").append(root);
+  }
+
+  // ------------------------------------------------------------------ measures
+
+  function renderMeasures() {
+    const ks = DATA.ks;
+    const head = ["system"];
+    ks.forEach((k) => {
+      head.push({ text: "recall@" + k + " (%)", num: true, title: "hit rate with its 95% interval" });
+      head.push({ text: "words@" + k, num: true, title: "mean words sent in the top " + k });
+    });
+    table("hit-table", head, SYSTEMS.map((s) => {
+      const e = DATA.estimates[s];
+      const row = [s];
+      ks.forEach((k) => {
+        row.push({ text: fmtEst(e["recall@" + k], "recall@" + k), cls: "num" });
+        row.push({ text: e["words@" + k] ? int(e["words@" + k].mean) : "–", cls: "num" });
+      });
+      return row;
+    }));
+
+    const rows = [];
+    DATA.families.forEach((fam) => {
+      rows.push({ group: DATA.family_titles[fam] || fam });
+      DATA.metrics.filter((m) => family(m) === fam).sort((a, b) => kOf(a) - kOf(b)).forEach((m) => {
+        const means = SYSTEMS.map((s) => (DATA.estimates[s][m] ? DATA.estimates[s][m].mean : -Infinity));
+        const best = fam === "words" || SYSTEMS.length < 2 ? null : Math.max.apply(null, means);
+        rows.push([m].concat(SYSTEMS.map((s, i) => ({
+          text: fmtEst(DATA.estimates[s][m], m),
+          cls: "num" + (best !== null && means[i] === best ? " best" : ""),
+        }))));
+      });
+    });
+    table("measures-table", ["measure"].concat(SYSTEMS.map((s) => ({ text: s, num: true }))), rows);
+  }
+
+  // ------------------------------------------------------------------ comparisons
+
+  function renderComparisons() {
+    const m = DATA.metric;
+    const comps = DATA.comparisons;
+    const lead = document.getElementById("compare-lead");
+    if (!comps.length) {
+      lead.textContent = "Only one system: nothing to compare.";
+      return;
+    }
+    const st = DATA.stats;
+    lead.textContent = "Every pair of systems on the same questions, on " + m + ". The paired " +
+      "bootstrap resamples questions and keeps each question's two outcomes together (" +
+      st.rounds + " rounds, seed " + st.seed + "). An interval that crosses 0 means these " +
+      "questions cannot tell the two apart. p is a sign-flip test, Holm-adjusted over all pairs.";
+    const unit = isShare(m) ? " (points)" : "";
+    table("compare-table", ["A", "B", { text: "A − B" + unit + " [95% CI]", num: true },
+      { text: "wins / ties / losses", num: true }, { text: "p (Holm)", num: true }, "verdict",
+      { text: "questions to separate", num: true,
+        title: "for a tie: questions a paired test would need to separate a gap this size (power 0.8)" }],
+    comps.map((c) => [
+      c.a, c.b,
+      { text: fmtDiff(c.difference, m), cls: "num" },
+      { text: c.wins + " / " + c.ties + " / " + c.losses, cls: "num" },
+      { text: fmtP(c.p_holm !== null && c.p_holm !== undefined ? c.p_holm : c.p_value), cls: "num" },
+      el("span", { class: "tag " + (c.separated ? "sep" : "tie"), text: c.verdict }),
+      { text: c.to_separate ? "≈ " + int(c.to_separate) : "", cls: "num" },
+    ]));
+  }
+
+  // ------------------------------------------------------------------ sample size
+
+  function renderSampleSize() {
+    const ss = DATA.sample_size;
+    const target = ss.target * 100;
+    const lead = document.getElementById("size-lead");
+    const best = DATA.headline.best;
+    const first = ss.systems.find((r) => r.system === best && r.half_width !== null) ||
+      ss.systems.find((r) => r.half_width !== null);
+    let text = "Resampling the questions up to larger sets shows the interval each size would give " +
+      "(solid). The half-width shrinks with 1/√n (dashed): halving it costs four times the " +
+      "questions. The questions needed for ± " + target + " points are n = ⌈(1.96·sd / h)²⌉ " +
+      "with sd the spread of the per-question scores.";
+    if (first) {
+      text += " On " + first.n + " questions, " + first.system + " carries ± " +
+        (first.half_width * 100).toFixed(1) + " points on " + ss.metric + "; ± " + target +
+        " points would take about " + int(first.needed || 0) + ".";
+    }
+    lead.textContent = text;
+    const sizes = [];
+    ss.systems.forEach((r) => r.rows.forEach((row) => { if (sizes.indexOf(row.n) < 0) sizes.push(row.n); }));
+    sizes.sort((a, b) => a - b);
+    const head = ["system", { text: "sd", num: true }]
+      .concat(sizes.map((n) => ({ text: "± at " + int(n), num: true })))
+      .concat([{ text: "questions for ± " + target + " points", num: true }]);
+    table("size-table", head, ss.systems.map((r) => {
+      const by = {};
+      r.rows.forEach((row) => { by[row.n] = row.half_width; });
+      return [r.system, { text: r.sd.toFixed(3), cls: "num" }]
+        .concat(sizes.map((n) => ({ text: by[n] === undefined ? "" : (by[n] * 100).toFixed(1), cls: "num" })))
+        .concat([{ text: r.needed ? int(r.needed) : "–", cls: "num best" }]);
+    }));
+  }
+
+  // ------------------------------------------------------------------ optional sections
+
+  function gradeSpan(g) {
+    return el("span", { class: "gr-" + g, text: g });
+  }
+
+  function renderAnswers() {
+    const a = OPT.answers;
+    if (!a) return;
+    const sec = document.getElementById("answers");
+    sec.hidden = false;
+    const body = document.getElementById("answers-body");
+    append(body, el("p", { class: "lead", text: "A reader model" + (a.reader ? " (" + a.reader + ")" : "") +
+      " answered each question from the top " + a.k + " results; " +
+      (a.primary ? "the judge " + a.primary + " graded each answer against the answer passage." :
+        "no judge grades were found.") }));
+    append(body, el("h3", { text: "Answer accuracy" }));
+    const acc = el("table", { class: "data", id: "answers-table" });
+    table(acc, ["system", { text: "correct (%) [95% CI]", num: true }, { text: "correct", num: true },
+      { text: "partial", num: true }, { text: "wrong", num: true }, { text: "unscored", num: true },
+      { text: DATA.metric + " (%)", num: true }],
+    a.accuracy.map((r) => [r.system, { text: fmtEst(r.correct, "recall@1"), cls: "num" },
+      { text: r.counts.correct, cls: "num" }, { text: r.counts.partial, cls: "num" },
+      { text: r.counts.wrong, cls: "num" }, { text: r.counts.unscored, cls: "num" },
+      { text: fmtEst(DATA.estimates[r.system][DATA.metric], DATA.metric), cls: "num" }]));
+    append(body, el("div", { class: "scroll" }, acc));
+
+    append(body, el("h3", { text: "Passage found × answer grade" }));
+    append(body, el("p", { class: "lead", text: "Rows: whether the answer passage was in the top " +
+      kOf(a.hit_metric) + " (" + a.hit_metric + "). A found passage does not guarantee a right " +
+      "answer, and a missed one does not rule it out: the bold cells are where the two " +
+      "scores drift apart." }));
+    const cross = el("table", { class: "data", id: "cross-table" });
+    const anyUnscored = a.cross.some((c) => c.table.found.unscored + c.table.missed.unscored > 0);
+    const labels = anyUnscored ? ["correct", "partial", "wrong", "unscored"] : ["correct", "partial", "wrong"];
+    const crossHead = ["system"];
+    ["found", "missed"].forEach((kind) => labels.forEach((g) => crossHead.push({
+      text: kind + " · " + g, num: true,
+      title: "passage " + kind + " in the top " + kOf(a.hit_metric) + ", answer " + g })));
+    table(cross, crossHead, a.cross.map((c) => [c.system].concat(
+      ["found", "missed"].reduce((cells, kind) => cells.concat(labels.map((g) => ({
+        text: c.table[kind][g], cls: "num" + ((kind === "found") !== (g === "correct") && g !== "unscored" ? " best" : ""),
+      }))), []))));
+    append(body, el("div", { class: "scroll" }, cross));
+
+    if (a.agreement.length || a.hand.length) {
+      append(body, el("h3", { text: "Judge agreement" }));
+      append(body, el("p", { class: "lead", text: "Agreement on correct-or-not over the answers both " +
+        "graded, with Cohen's kappa; the hand rows check each judge against hand grades " +
+        "(lenient: the judge passed an answer the hand grade did not)." }));
+      const ag = el("table", { class: "data", id: "agreement-table" });
+      const agRows = a.agreement.map((r) => [r.a, r.b, { text: r.n, cls: "num" },
+        { text: fmtShare(r.percent), cls: "num" }, { text: fmtEst(r.kappa, "kappa"), cls: "num" },
+        { text: r.more_correct === undefined ? "" : (r.more_correct >= 0 ? "+" : "") + r.more_correct, cls: "num" },
+        "", ""]);
+      a.hand.forEach((r) => agRows.push([r.a, "hand", { text: r.n, cls: "num" },
+        { text: fmtShare(r.percent), cls: "num" }, { text: fmtEst(r.kappa, "kappa"), cls: "num" },
+        { text: (r.more_correct >= 0 ? "+" : "") + r.more_correct, cls: "num" },
+        { text: r.lenient, cls: "num" }, { text: r.strict, cls: "num" }]));
+      table(ag, ["rater A", "rater B", { text: "answers", num: true }, { text: "agree [95% CI]", num: true },
+        { text: "kappa [95% CI]", num: true }, { text: "A − B correct", num: true },
+        { text: "lenient", num: true }, { text: "strict", num: true }], agRows);
+      append(body, el("div", { class: "scroll" }, ag));
+    }
+  }
+
+  function renderAudit() {
+    const a = OPT.audit;
+    if (!a) return;
+    document.getElementById("audit").hidden = false;
+    const body = document.getElementById("audit-body");
+    append(body, el("p", { class: "lead", text: a.flagged + " of " + a.questions + " questions are " +
+      "flagged (" + a.audited + " audited)" + (a.source ? "; questions from " + a.source : "") +
+      ". A broken question can hide inside a normal-looking average: compare the score on the " +
+      "clean questions with the score on all of them." }));
+    const counts = el("table", { class: "data", id: "audit-flags" });
+    table(counts, ["flag", { text: "questions", num: true }],
+      Object.keys(a.counts).map((f) => [f, { text: a.counts[f], cls: "num" }]));
+    append(body, el("div", { class: "scroll" }, counts));
+    const m = a.metric;
+    const bys = el("table", { class: "data", id: "audit-scores" });
+    table(bys, ["system", { text: m + " all", num: true }, { text: m + " clean only", num: true },
+      { text: m + " flagged only", num: true }],
+    a.by_system.map((r) => [r.system, { text: fmtEst(r.all, m), cls: "num" },
+      { text: fmtEst(r.clean, m), cls: "num" }, { text: fmtEst(r.flagged, m), cls: "num" }]));
+    append(body, el("div", { class: "scroll" }, bys));
+    append(body, el("p", { class: "muted", text: "Flagged questions are marked in the question list below; " +
+      "choose \u201cflagged by the audit\u201d to list only them." }));
+  }
+
+  // ------------------------------------------------------------------ drill-down
+
+  function highlighted(docIdx, start, end, answers) {
+    const text = DOCS[docIdx].text.slice(start, end);
+    const ranges = answers
+      .filter((a) => a[0] === docIdx)
+      .map((a) => [Math.max(start, a[1]) - start, Math.min(end, a[2]) - start])
+      .filter((r) => r[0] < r[1])
+      .sort((x, y) => x[0] - y[0]);
+    const merged = [];
+    ranges.forEach((r) => {
+      const last = merged[merged.length - 1];
+      if (last && r[0] <= last[1]) last[1] = Math.max(last[1], r[1]);
+      else merged.push([r[0], r[1]]);
+    });
+    const box = el("div", { class: "itemtext" });
+    let pos = 0;
+    merged.forEach((r) => {
+      if (r[0] > pos) box.append(document.createTextNode(text.slice(pos, r[0])));
+      box.append(el("mark", { text: text.slice(r[0], r[1]) }));
+      pos = r[1];
+    });
+    if (pos < text.length) box.append(document.createTextNode(text.slice(pos)));
+    return box;
+  }
+
+  const GRADE_TEXT = { 2: "2 · whole passage", 1: "1 · part", 0: "0" };
+
+  function questionBody(q) {
+    const body = el("div", { class: "qbody" });
+    body.append(el("h4", { text: q.answers.length > 1 ? "Answer passages" : "Answer passage" }));
+    q.answers.forEach((a) => {
+      body.append(el("div", { class: "passage" },
+        el("span", { class: "src", text: DOCS[a[0]].id + " · characters " + a[1] + "–" + a[2] }), a[3]));
+    });
+    if (q.audit) {
+      body.append(el("p", null, el("b", { text: "Audit: " }),
+        q.audit.flags.length ? q.audit.flags.join(", ") : "no flags",
+        q.audit.note ? " — " + q.audit.note : ""));
+    }
+    const grid = el("div", { class: "systems" });
+    SYSTEMS.forEach((s, i) => {
+      const box = el("div", { class: "system", "data-system": s });
+      box.append(el("h4", null, el("span", { text: s }),
+        el("span", { class: "chip " + (q.hit[i] ? "hit" : "miss"),
+          text: (q.hit[i] ? "found in top " : "missed in top ") + kOf(DATA.hit_metric) }),
+        DATA.metric !== DATA.hit_metric ? el("span", { class: "muted", text: DATA.metric + " = " + q.score[i] }) : null));
+      const ma = q.model_answers && q.model_answers[i];
+      if (ma) {
+        const grades = Object.keys(ma.grades).map((j) => [j + ": ", gradeSpan(ma.grades[j]), " "]);
+        box.append(el("div", { class: "answerbox" }, el("b", { text: "Answer: " }), ma.answer));
+        box.append(el("div", { class: "itemhead" }, grades, ma.hand ? ["hand: ", gradeSpan(ma.hand)] : null));
+      }
+      const list = el("ol", { class: "items" });
+      q.items[i].forEach((it, r) => {
+        list.append(el("li", { class: "item" },
+          el("div", { class: "itemhead" },
+            el("b", { text: "#" + (r + 1) }),
+            el("span", { class: "grade g" + it[3], text: "grade " + (GRADE_TEXT[it[3]] || it[3]) }),
+            el("span", { text: DOCS[it[0]].id }),
+            el("span", { text: it[4] + " words" }),
+            el("span", { text: "score " + it[5] })),
+          highlighted(it[0], it[1], it[2], q.answers)));
+      });
+      if (!q.items[i].length) list.append(el("li", { class: "muted", text: "no results" }));
+      box.append(list);
+      grid.append(box);
+    });
+    body.append(grid);
+    return body;
+  }
+
+  function scrollMarks(body) {
+    body.querySelectorAll(".itemtext").forEach((box) => {
+      const mark = box.querySelector("mark");
+      if (mark) box.scrollTop = Math.max(0, mark.offsetTop - box.offsetTop - 8);
+    });
+  }
+
+  const FILTERS = [
+    ["all", "all questions", () => true],
+    ["miss-any", "missed by at least one system", (q) => q.hit.some((h) => !h)],
+    ["miss-all", "missed by every system", (q) => q.hit.every((h) => !h)],
+    ["disagree", "systems disagree", (q) => q.hit.some((h) => h) && q.hit.some((h) => !h)],
+  ];
+  if (OPT.audit) FILTERS.push(["flagged", "flagged by the audit", (q) => q.audit && q.audit.flags.length > 0]);
+  if (OPT.answers) {
+    FILTERS.push(["found-wrong", "passage found, answer not correct", (q) =>
+      (q.model_answers || []).some((a, i) => a && q.hit[i] && a.grades[OPT.answers.primary] !== "correct")]);
+  }
+
+  const state = { query: "", filter: "all", page: 0, shown: [] };
+  const SEARCH = QUESTIONS.map((q) => (q.id + "\n" + q.text).toLowerCase());
+
+  function questionRow(idx) {
+    const q = QUESTIONS[idx];
+    const d = el("details", { class: "q", id: "question-" + idx, "data-qid": q.id });
+    const chips = el("span", { class: "chips" }, SYSTEMS.map((s, i) =>
+      el("span", { class: "chip " + (q.hit[i] ? "hit" : "miss"), title: s + ": " + DATA.hit_metric + " = " + q.hit[i], text: s })));
+    if (q.audit && q.audit.flags.length) chips.append(el("span", { class: "chip flag", text: q.audit.flags.join(", ") }));
+    d.append(el("summary", null, el("span", { class: "qid", text: q.id }),
+      el("span", { class: "qtext", text: q.text }), chips));
+    d.addEventListener("toggle", () => {
+      if (d.open && !d.dataset.built) {
+        const body = questionBody(q);
+        d.append(body);
+        d.dataset.built = "1";
+        scrollMarks(body);
+      }
+    });
+    return d;
+  }
+
+  function renderQuestions() {
+    const query = state.query.trim().toLowerCase();
+    const f = FILTERS.find((x) => x[0] === state.filter) || FILTERS[0];
+    const shown = [];
+    for (let i = 0; i < QUESTIONS.length; i++) {
+      if (query && SEARCH[i].indexOf(query) < 0) continue;
+      if (!f[2](QUESTIONS[i])) continue;
+      shown.push(i);
+    }
+    state.shown = shown;
+    const size = DATA.page_size;
+    const pages = Math.max(1, Math.ceil(shown.length / size));
+    state.page = Math.min(Math.max(0, state.page), pages - 1);
+    const list = document.getElementById("q-list");
+    list.replaceChildren();
+    shown.slice(state.page * size, (state.page + 1) * size).forEach((i) => list.append(questionRow(i)));
+    document.getElementById("q-count").textContent = shown.length + " of " + QUESTIONS.length + " questions";
+    document.getElementById("q-page").textContent = "page " + (state.page + 1) + " of " + pages;
+    document.getElementById("q-prev").disabled = state.page === 0;
+    document.getElementById("q-next").disabled = state.page >= pages - 1;
+    if (!shown.length) list.append(el("p", { class: "muted", text: "No question matches." }));
+  }
+
+  function setupQuestions() {
+    const select = document.getElementById("q-filter");
+    FILTERS.forEach((f) => select.append(el("option", { value: f[0], text: f[1] })));
+    const search = document.getElementById("q-search");
+    let timer = null;
+    search.addEventListener("input", () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => { state.query = search.value; state.page = 0; renderQuestions(); }, 120);
+    });
+    select.addEventListener("change", () => { state.filter = select.value; state.page = 0; renderQuestions(); });
+    document.getElementById("q-prev").addEventListener("click", () => { state.page--; renderQuestions(); });
+    document.getElementById("q-next").addEventListener("click", () => {
+      state.page++;
+      renderQuestions();
+      document.getElementById("questions").scrollIntoView();
+    });
+    renderQuestions();
+    openFromHash();
+    window.addEventListener("hashchange", openFromHash);
+  }
+
+  function openFromHash() {
+    const h = window.location.hash;
+    if (h.slice(0, 3) !== "#q/") return;
+    const id = decodeURIComponent(h.slice(3));
+    const idx = QUESTIONS.findIndex((q) => q.id === id);
+    if (idx < 0) return;
+    const search = document.getElementById("q-search");
+    search.value = id;
+    state.query = id;
+    state.filter = "all";
+    document.getElementById("q-filter").value = "all";
+    state.page = 0;
+    renderQuestions();
+    const d = document.getElementById("question-" + idx);
+    if (d) { d.open = true; d.scrollIntoView(); }
+  }
+
+  // ------------------------------------------------------------------ charts and footer
+
+  function renderCharts() {
+    const charts = DATA.charts || {};
+    const ids = Object.keys(charts);
+    ids.forEach((id) => { const host = document.getElementById(id); if (host) host.dataset.state = "pending"; });
+    document.querySelectorAll(".chart").forEach((host) => { if (!charts[host.id]) host.hidden = true; });
+    if (typeof window.vegaEmbed !== "function") {
+      ids.forEach((id) => { const h = document.getElementById(id); if (h) h.textContent = "Charts need the inlined Vega bundle, which is missing."; });
+      return;
+    }
+    const opts = { renderer: "svg", actions: { export: true, source: false, compiled: false, editor: false } };
+    const jobs = ids.map((id) => {
+      const host = document.getElementById(id);
+      if (!host) return Promise.resolve();
+      return window.vegaEmbed(host, charts[id], opts).then(() => {
+        host.dataset.state = "rendered";
+      }).catch((err) => {
+        host.dataset.state = "failed";
+        host.textContent = "This chart could not be drawn: " + (err && err.message ? err.message : err);
+        console.error("chart " + id + ": " + err);
+      });
+    });
+    Promise.all(jobs).then(() => {
+      document.documentElement.dataset.charts = "ready";
+      if (window.performance && performance.mark) performance.mark("ragmeter-charts-ready");
+    });
+  }
+
+  function renderFooter() {
+    const v = DATA.versions;
+    const parts = Object.keys(v).sort().map((k) => k + " " + v[k]);
+    document.getElementById("footer").textContent = "Made by ragmeter from the saved results; nothing " +
+      "was re-run. Versions: " + parts.join(", ") + ".";
+  }
+
+  renderNav();
+  renderSummary();
+  renderRoute();
+  renderMeasures();
+  renderComparisons();
+  renderSampleSize();
+  renderAnswers();
+  renderAudit();
+  setupQuestions();
+  renderFooter();
+  renderCharts();
+})();

@@ -1,0 +1,222 @@
+"""The HTML report in headless Chromium, offline: it draws, it drills down, it runs nothing.
+
+Needs Debian's ``chromium`` and ``chromium-driver`` and the ``selenium`` package;
+skipped with the reason when any is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("altair", reason="the HTML report needs the 'report' extra (altair)")
+pytest.importorskip("vl_convert", reason="the HTML report needs the 'report' extra (vl-convert)")
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from test_report_html import (  # noqa: E402
+    HOSTILE_IMG,
+    HOSTILE_SCRIPT,
+    build_hostile_results,
+)
+
+from ragmeter.cli import example_dir  # noqa: E402
+from ragmeter.config import Config  # noqa: E402
+from ragmeter.experiment import run_search  # noqa: E402
+from ragmeter.report.html import write_report  # noqa: E402
+from ragmeter.results import save_results  # noqa: E402
+
+CHROMIUM = os.environ.get("RAGMETER_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("RAGMETER_CHROMEDRIVER", "/usr/bin/chromedriver")
+
+pytestmark = pytest.mark.skipif(
+    not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
+    reason=f"needs {CHROMIUM} and {CHROMEDRIVER}: apt-get install -y chromium chromium-driver",
+)
+
+CHART_IDS = ("chart-forest", "chart-words", "chart-compare", "chart-size")
+
+
+def make_driver(profile: Path):
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-extensions",
+        "--window-size=1280,900",
+        # Any request that leaves the machine goes to a closed local port.
+        "--proxy-server=127.0.0.1:9",
+        "--proxy-bypass-list=<-loopback>",
+        f"--user-data-dir={profile}",
+    ):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(60)
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd(
+        "Network.emulateNetworkConditions",
+        {
+            "offline": True,
+            "latency": 0,
+            "downloadThroughput": -1,
+            "uploadThroughput": -1,
+        },
+    )
+    return driver
+
+
+@pytest.fixture
+def driver(tmp_path):
+    d = make_driver(tmp_path / "profile")
+    try:
+        yield d
+    finally:
+        d.quit()
+
+
+def open_report(driver, path: Path) -> float:
+    """Load the report from a file:// URL; wait for every chart; return seconds taken."""
+    start = time.perf_counter()
+    driver.get(path.resolve().as_uri())
+    WebDriverWait(driver, 60).until(
+        lambda d: d.execute_script("return document.documentElement.dataset.charts") == "ready"
+    )
+    return time.perf_counter() - start
+
+
+def severe(driver) -> list[dict]:
+    return [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+
+
+def open_question(driver, index: int):
+    summary = driver.find_element(By.CSS_SELECTOR, f"#question-{index} > summary")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", summary)
+    summary.click()
+    WebDriverWait(driver, 10).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, f"#question-{index} .qbody")
+    )
+    return driver.find_element(By.ID, f"question-{index}")
+
+
+@pytest.fixture(scope="module")
+def example_results(tmp_path_factory) -> Path:
+    ex = example_dir()
+    if not (ex / "questions.jsonl").is_file():
+        pytest.skip("the shipped example has no questions.jsonl")
+    cfg = Config(corpus=str(ex / "posts"), testset=str(ex / "questions.jsonl"), rounds=1000)
+    out = tmp_path_factory.mktemp("example") / "results"
+    return save_results(run_search(cfg), out)
+
+
+def test_example_report_renders_offline(example_results, driver, tmp_path):
+    report = write_report(example_results, tmp_path / "report.html")
+    n_systems = len(json.loads((example_results / "scores.json").read_text())["systems"])
+    seconds = open_report(driver, report)
+    assert seconds < 30
+
+    rows = driver.find_elements(By.CSS_SELECTOR, "#summary-table tbody tr")
+    assert len(rows) == n_systems
+    assert "Best on" in driver.find_element(By.ID, "headline").text
+    for cid in CHART_IDS:
+        host = driver.find_element(By.ID, cid)
+        assert host.get_attribute("data-state") == "rendered", cid
+        drawn = host.find_elements(By.CSS_SELECTOR, "svg.marks")
+        assert drawn, f"{cid}: no chart drawn"
+        size = drawn[0].size
+        assert size["width"] > 100 and size["height"] > 50, (cid, size)
+    route = driver.find_elements(By.CSS_SELECTOR, "#route-diagram svg g.step")
+    assert len(route) >= 10
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#measures-table tbody tr")) > 20
+
+    # Drill down into the first question: one block per system, each with its items.
+    listed = driver.find_elements(By.CSS_SELECTOR, "#q-list details.q")
+    assert 0 < len(listed) <= 50
+    question = open_question(driver, 0)
+    blocks = question.find_elements(By.CSS_SELECTOR, ".system")
+    assert len(blocks) == n_systems
+    for block in blocks:
+        items = block.find_elements(By.CSS_SELECTOR, "li.item")
+        assert 1 <= len(items) <= 5
+        assert items[0].find_element(By.CSS_SELECTOR, ".itemtext").text.strip()
+    assert question.find_elements(By.CSS_SELECTOR, ".passage")
+    assert question.find_elements(By.CSS_SELECTOR, "mark"), "answer passage not highlighted"
+
+    # Search narrows the list; paging moves on.
+    box = driver.find_element(By.ID, "q-search")
+    qid = question.get_attribute("data-qid")
+    box.send_keys(qid)
+    WebDriverWait(driver, 5).until(
+        lambda d: len(d.find_elements(By.CSS_SELECTOR, "#q-list details.q")) == 1
+    )
+    box.clear()
+    box.send_keys(" ")  # an input event with an empty query
+    WebDriverWait(driver, 5).until(
+        lambda d: len(d.find_elements(By.CSS_SELECTOR, "#q-list details.q")) == len(listed)
+    )
+
+    driver.execute_script("document.getElementById('questions').scrollIntoView()")
+    driver.set_window_size(1280, 1400)
+    open_question(driver, 1)
+    driver.execute_script("document.getElementById('question-1').scrollIntoView()")
+    shot = tmp_path / "report-drilldown.png"
+    assert driver.save_screenshot(str(shot))
+    driver.execute_script("window.scrollTo(0, 0)")
+    full = tmp_path / "report-top.png"
+    assert driver.save_screenshot(str(full))
+    assert shot.stat().st_size > 10_000
+    keep = os.environ.get("RAGMETER_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / shot.name)
+        shutil.copy(full, Path(keep) / full.name)
+
+    errors = severe(driver)
+    assert errors == [], errors
+
+
+def test_hostile_corpus_runs_nothing(driver, tmp_path):
+    results = build_hostile_results(tmp_path / "hostile")
+    report = write_report(results)
+    open_report(driver, report)
+    assert driver.execute_script("return typeof window.__pwned") == "undefined"
+    # Markup from the corpus and the questions is text, never elements.
+    assert driver.execute_script("return document.querySelectorAll('img').length") == 0
+    assert driver.execute_script("return document.scripts.length") == 3
+
+    qids = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#q-list details.q')).map(d => d.dataset.qid)"
+    )
+    index = qids.index("q-script")
+    question = open_question(driver, index)
+    text = question.text
+    assert HOSTILE_SCRIPT in text  # the question and its passage, shown as written
+    marks = [m.text for m in question.find_elements(By.CSS_SELECTOR, "mark")]
+    assert any(HOSTILE_SCRIPT in m for m in marks)
+
+    question = open_question(driver, qids.index("q-img"))
+    assert HOSTILE_IMG in question.text
+    emoji = open_question(driver, qids.index("q-emoji"))
+    passage = "Water boils at one hundred degrees Celsius under standard atmospheric pressure."
+    marks = [m.text for m in emoji.find_elements(By.CSS_SELECTOR, "mark")]
+    assert passage in marks, marks  # offsets survive the astral-plane emoji before it
+
+    time.sleep(0.3)
+    assert driver.execute_script("return typeof window.__pwned") == "undefined"
+    assert driver.execute_script("return document.querySelectorAll('img').length") == 0
+    errors = severe(driver)
+    assert errors == [], errors
