@@ -1,0 +1,119 @@
+"""A persistent reply cache: one SQLite file in WAL mode.
+
+The key is the SHA-256 of canonical JSON over everything that can change a
+reply: backend kind, model, messages, JSON schema, temperature, seed and
+max_tokens. The server URL is left out, so moving a server to another host or
+port keeps its cache. Each reply is committed on its own, so a run killed at
+any point loses at most the calls in flight and the file stays readable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ragmeter.llm.client import ChatReply, ChatRequest
+
+KEY_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS replies (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace: equal values, equal text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def request_key(backend_kind: str, model: str, request: ChatRequest) -> str:
+    """The cache key of ``request`` sent to ``model`` through ``backend_kind``."""
+    payload = {
+        "v": KEY_VERSION,
+        "backend": backend_kind,
+        "model": model,
+        **request.key_payload(),
+    }
+    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+
+
+class ReplyCache:
+    """Replies by request key, in the SQLite file at ``path``.
+
+    Safe to share between threads (one connection behind a lock; the calls it
+    stores take far longer than the writes) and between processes (WAL mode,
+    with a busy timeout). ``":memory:"`` keeps it in memory for one process.
+    """
+
+    def __init__(self, path: str | Path, timeout_s: float = 30.0) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(
+            self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False
+        )
+        self._conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+        self.journal_mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        # NORMAL is crash-safe in WAL mode: a killed process loses no committed reply
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn.execute(_SCHEMA)
+
+    def get(self, key: str) -> ChatReply | None:
+        """The stored reply for ``key`` (marked ``cached=True``), or ``None``."""
+        with self._lock:
+            row = self._conn.execute("SELECT value FROM replies WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            data = json.loads(row[0])
+            reply = ChatReply.from_dict(data)
+        except (ValueError, TypeError):
+            return None
+        return _with(reply, cached=True)
+
+    def put(self, key: str, reply: ChatReply) -> None:
+        """Store ``reply`` under ``key``, committed before this returns."""
+        value = canonical_json(_with(reply, cached=False).to_dict())
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO replies (key, value, created) VALUES (?, ?, ?)",
+                (key, value, time.time()),
+            )
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            row = self._conn.execute("SELECT 1 FROM replies WHERE key = ?", (key,)).fetchone()
+        return row is not None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
+
+    def keys(self) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self._conn.execute("SELECT key FROM replies ORDER BY created")]
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> ReplyCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _with(reply: ChatReply, **changes: Any) -> ChatReply:
+    return dataclasses.replace(reply, **changes)

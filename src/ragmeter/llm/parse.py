@@ -1,0 +1,329 @@
+"""Read a JSON object out of a model's reply and check it against a schema.
+
+Models without constrained decoding wrap JSON in code fences or prose, use
+Python literals or single quotes, leave trailing commas, or stop mid-object
+when they run out of tokens. :func:`extract_objects` repairs all of these;
+:func:`validate` checks the small JSON-Schema subset ragmeter uses (``type``,
+``properties``, ``required``, ``enum``, ``const``, ``items``,
+``additionalProperties: false``; other keywords are ignored).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+MAX_SCAN_CHARS = 100_000
+_LITERALS = {
+    "true": "true",
+    "True": "true",
+    "false": "false",
+    "False": "false",
+    "null": "null",
+    "None": "null",
+    "none": "null",
+}
+_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", "/": "/", "\\": "\\"}
+_CLOSERS = {"{": "}", "[": "]"}
+
+
+def parse_reply(text: str, schema: dict[str, Any] | None) -> tuple[dict | None, str | None]:
+    """The first JSON object in ``text`` that fits ``schema``, and an error.
+
+    Returns ``(obj, None)`` on success and ``(None, "unparseable: ...")`` when
+    no object could be read or none validates. Enum strings that differ only in
+    case or surrounding spaces are mapped to the schema's spelling.
+    """
+    first_errors: list[str] | None = None
+    found = False
+    for obj in extract_objects(text):
+        found = True
+        if schema is None:
+            return obj, None
+        obj = normalize(obj, schema)
+        errors = validate(obj, schema)
+        if not errors:
+            return obj, None
+        if first_errors is None:
+            first_errors = errors
+    if not found:
+        snippet = " ".join(text.split())[:80]
+        return None, f"unparseable: no JSON object in reply {snippet!r}"
+    return None, "unparseable: does not match the schema: " + "; ".join(first_errors or [])[:300]
+
+
+def extract_objects(text: str) -> Iterator[dict[str, Any]]:
+    """Every JSON object found in ``text``, in order, repairing where needed."""
+    text = text[:MAX_SCAN_CHARS]
+    stripped = text.strip()
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        pass
+    else:
+        if isinstance(value, dict):
+            yield value
+            return
+    i = text.find("{")
+    while i != -1:
+        repaired, end = repair(text, i)
+        try:
+            value = json.loads(repaired)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            yield value
+            i = text.find("{", end)
+        else:
+            i = text.find("{", i + 1)
+
+
+def repair(text: str, start: int = 0) -> tuple[str, int]:
+    """Rewrite the object or array opening at ``text[start]`` as strict JSON.
+
+    Returns the JSON text and the index just past the source span. Handles
+    single-quoted strings, unescaped inner quotes, Python ``True``/``False``/
+    ``None``, bare keys and words, trailing commas, and a reply cut off before
+    its end (the open string and brackets are closed, a dangling key dropped).
+    The result may still be invalid; the caller checks with ``json.loads``.
+    """
+    out: list[str] = []
+    stack: list[str] = []
+    # per open bracket: for objects, what comes next ("key", "colon", "value", "done"),
+    # and where the current key began in `out`
+    state: list[str] = []
+    key_start: list[int] = []
+
+    def saw_value() -> None:
+        if stack and stack[-1] == "{":
+            if state[-1] == "key":
+                state[-1], key_start[-1] = "colon", len(out)
+            elif state[-1] == "value":
+                state[-1] = "done"
+
+    i, n = start, len(text)
+    while i < n:
+        c = text[i]
+        if c in "{[":
+            saw_value()
+            stack.append(c)
+            state.append("key" if c == "{" else "")
+            key_start.append(len(out))
+            out.append(c)
+            i += 1
+        elif c in "}]":
+            if not stack:
+                break
+            _drop_trailing_comma(out)
+            out.append(_CLOSERS[stack.pop()])
+            state.pop()
+            key_start.pop()
+            i += 1
+            if not stack:
+                return "".join(out), i
+        elif c == ",":
+            _drop_trailing_comma(out)
+            out.append(",")
+            if stack and stack[-1] == "{":
+                state[-1] = "key"
+            i += 1
+        elif c == ":":
+            out.append(":")
+            if stack and stack[-1] == "{":
+                state[-1] = "value"
+            i += 1
+        elif c in "\"'":
+            value, i, closed = _read_string(text, i)
+            saw_value()
+            out.append(json.dumps(value, ensure_ascii=False))
+            if not closed:
+                break
+        elif c.isspace():
+            out.append(c)
+            i += 1
+        elif c.isalnum() or c in "-+._":
+            j = i
+            while j < n and (text[j].isalnum() or text[j] in "-+._"):
+                j += 1
+            word = text[i:j]
+            is_key = bool(stack) and stack[-1] == "{" and state[-1] == "key"
+            saw_value()
+            if is_key:
+                out.append(json.dumps(word))
+            elif word in _LITERALS:
+                out.append(_LITERALS[word])
+            elif _is_number(word):
+                out.append(word.lstrip("+"))
+            else:
+                # an unquoted value runs to the next delimiter: `reason: bare words}`
+                while j < n and text[j] not in ",}]\n":
+                    j += 1
+                out.append(json.dumps(text[i:j].rstrip()))
+            i = j
+        else:
+            # stray character (comment marker, ellipsis...): keep it, json.loads decides
+            out.append(c)
+            i += 1
+    # the source ended (or a string never closed) with brackets still open
+    if stack and stack[-1] == "{" and state[-1] in ("colon", "value"):
+        del out[key_start[-1] :]
+    _drop_trailing_comma(out)
+    while stack:
+        out.append(_CLOSERS[stack.pop()])
+    return "".join(out), i
+
+
+def _drop_trailing_comma(out: list[str]) -> None:
+    while out and out[-1].isspace():
+        out.pop()
+    while out and out[-1] == ",":
+        out.pop()
+        while out and out[-1].isspace():
+            out.pop()
+
+
+def _read_string(text: str, i: int) -> tuple[str, int, bool]:
+    """Read a quoted string at ``text[i]``; returns value, next index, closed.
+
+    A quote closes the string only when what follows it could follow a JSON
+    string (``, : } ]``, the end, or whitespace then one of those), so stray
+    inner quotes and apostrophes stay part of the text.
+    """
+    quote = text[i]
+    chars: list[str] = []
+    j, n = i + 1, len(text)
+    while j < n:
+        c = text[j]
+        if c == "\\" and j + 1 < n:
+            nxt = text[j + 1]
+            if nxt == "u" and j + 6 <= n:
+                try:
+                    chars.append(chr(int(text[j + 2 : j + 6], 16)))
+                    j += 6
+                    continue
+                except ValueError:
+                    pass
+            chars.append(_ESCAPES.get(nxt, nxt))
+            j += 2
+            continue
+        if c == quote and _closes(text, j + 1):
+            return "".join(chars), j + 1, True
+        chars.append(c)
+        j += 1
+    return "".join(chars), n, False
+
+
+def _closes(text: str, k: int) -> bool:
+    n = len(text)
+    while k < n and text[k] in " \t\r\n":
+        k += 1
+    return k >= n or text[k] in ",:}]"
+
+
+def _is_number(word: str) -> bool:
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return word.lower() not in {"nan", "inf", "-inf", "+inf", "infinity", "-infinity"}
+
+
+# --- schema subset --------------------------------------------------------------
+
+
+def validate(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
+    """Problems with ``value`` under ``schema`` (empty list: it validates)."""
+    errors: list[str] = []
+    if "const" in schema and value != schema["const"]:
+        errors.append(f"{path}: expected {schema['const']!r}, got {value!r}")
+    if "enum" in schema and not any(_same(value, e) for e in schema["enum"]):
+        errors.append(f"{path}: {value!r} is not one of {list(schema['enum'])!r}")
+    expected = schema.get("type")
+    if expected is not None:
+        types = [expected] if isinstance(expected, str) else list(expected)
+        if not any(_is_type(value, t) for t in types):
+            errors.append(f"{path}: expected {'/'.join(types)}, got {_type_name(value)}")
+            return errors
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        for key in schema.get("required") or []:
+            if key not in value:
+                errors.append(f"{path}: missing required key {key!r}")
+        for key, sub in props.items():
+            if key in value and isinstance(sub, dict):
+                errors.extend(validate(value[key], sub, f"{path}.{key}"))
+        if schema.get("additionalProperties") is False:
+            extra = sorted(set(value) - set(props))
+            if extra:
+                errors.append(f"{path}: unexpected keys {extra!r}")
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for k, item in enumerate(value):
+            errors.extend(validate(item, schema["items"], f"{path}[{k}]"))
+    return errors
+
+
+def normalize(value: Any, schema: dict[str, Any]) -> Any:
+    """``value`` with enum strings mapped to the schema's spelling.
+
+    ``" Correct "`` becomes ``"correct"`` when the enum holds ``"correct"`` and
+    no other member matches case-insensitively. Nothing else changes.
+    """
+    enum = schema.get("enum")
+    if isinstance(value, str) and enum and value not in enum:
+        folded = value.strip().casefold()
+        hits = [e for e in enum if isinstance(e, str) and e.casefold() == folded]
+        if len(hits) == 1:
+            return hits[0]
+        return value
+    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+        props = schema["properties"]
+        return {
+            k: normalize(v, props[k]) if isinstance(props.get(k), dict) else v
+            for k, v in value.items()
+        }
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [normalize(v, schema["items"]) for v in value]
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b or (_is_num(a) and _is_num(b) and a == b)
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _is_type(value: Any, name: str) -> bool:
+    if name == "object":
+        return isinstance(value, dict)
+    if name == "array":
+        return isinstance(value, list)
+    if name == "string":
+        return isinstance(value, str)
+    if name == "boolean":
+        return isinstance(value, bool)
+    if name == "null":
+        return value is None
+    if name == "number":
+        return _is_num(value)
+    if name == "integer":
+        return _is_num(value) and float(value).is_integer()
+    return True  # unknown type names are not checked
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
