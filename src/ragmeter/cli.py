@@ -21,7 +21,7 @@ from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError, RagmeterError
 from ragmeter.experiment import count_words, run_search
 from ragmeter.report import terminal
-from ragmeter.results import Results, save_results, summarize
+from ragmeter.results import Results, save_results, summarize_run
 
 app = typer.Typer(
     help="Measure retrieval for language models, with 95% intervals on every number.",
@@ -104,6 +104,7 @@ def search(
     metric: Annotated[str | None, typer.Option(help="Metric for paired comparisons")] = None,
     seed: Annotated[int | None, typer.Option(help="Bootstrap seed (default 1)")] = None,
     rounds: Annotated[int | None, typer.Option(help="Bootstrap rounds (default 10000)")] = None,
+    method: Annotated[str | None, typer.Option(help="percentile (default) or bca")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Results directory")] = None,
 ) -> None:
     """Score every chunking strategy x retriever on the test set."""
@@ -123,6 +124,7 @@ def search(
         metric=metric,
         seed=seed,
         rounds=rounds,
+        method=method,
         output=str(out) if out else None,
     ).validate()
     with _progress() as bar:
@@ -134,14 +136,7 @@ def search(
         run = run_search(cfg, progress=progress)
         bar.update(task, description="intervals")
         systems = [s.name for s in run.systems]
-        summary = summarize(
-            {m: run.matrix(m) for m in run.metric_names},
-            systems,
-            cfg.metric,
-            cfg.seed,
-            cfg.rounds,
-            cfg.confidence,
-        )
+        summary = summarize_run(run)
         path = save_results(run, cfg.output, summary)
     console.print(
         f"[bold]{len(run.questions)}[/] questions, [bold]{len(run.documents)}[/] "

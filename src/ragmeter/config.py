@@ -60,6 +60,7 @@ class Config:
     seed: int = 1
     rounds: int = 10_000
     confidence: float = 0.95
+    method: str = "percentile"  # or "bca"
     metric: str = ""  # default: recall@5, or recall at the largest k below 5
     output: str = "ragmeter-results"
     extra: dict = field(default_factory=dict)
@@ -84,6 +85,7 @@ class Config:
                 "seed": d["seed"],
                 "rounds": d["rounds"],
                 "confidence": d["confidence"],
+                "method": d["method"],
                 "metric": d["metric"],
             },
             "output": {"dir": d["output"]},
@@ -107,6 +109,8 @@ class Config:
             raise InputError("rounds must be at least 100 (10000 is the default)")
         if not 0.5 < self.confidence < 1:
             raise InputError("confidence must be between 0.5 and 1, e.g. 0.95")
+        if self.method not in ("percentile", "bca"):
+            raise InputError(f"method must be 'percentile' or 'bca', got {self.method!r}")
         if not self.strategies:
             raise InputError("no strategies given")
         if not self.metric:
@@ -134,6 +138,7 @@ _SECTIONS = {
     ("stats", "seed"): "seed",
     ("stats", "rounds"): "rounds",
     ("stats", "confidence"): "confidence",
+    ("stats", "method"): "method",
     ("stats", "metric"): "metric",
     ("output", "dir"): "output",
 }

@@ -55,13 +55,16 @@ def summarize(
     seed: int,
     rounds: int,
     confidence: float = 0.95,
+    method: str = "percentile",
 ) -> dict:
     """Intervals for every metric x system, paired comparisons and sample sizes on ``metric``."""
     estimates: dict[str, dict[str, dict]] = {s: {} for s in systems}
     for name, matrix in matrices.items():
         for system, est in zip(
             systems,
-            stats.bootstrap_many(matrix, rounds=rounds, seed=seed, confidence=confidence),
+            stats.bootstrap_many(
+                matrix, rounds=rounds, seed=seed, confidence=confidence, method=method
+            ),
             strict=True,
         ):
             estimates[system][name] = est.to_dict()
@@ -87,10 +90,25 @@ def summarize(
         "seed": seed,
         "rounds": rounds,
         "confidence": confidence,
+        "method": method,
         "estimates": estimates,
         "comparisons": comparisons,
         "sample_size": sizes,
     }
+
+
+def summarize_run(run: SearchRun) -> dict:
+    """:func:`summarize` with the run's own configuration (seed, rounds, method...)."""
+    cfg = run.config
+    return summarize(
+        {m: run.matrix(m) for m in run.metric_names},
+        [s.name for s in run.systems],
+        cfg.metric,
+        cfg.seed,
+        cfg.rounds,
+        cfg.confidence,
+        cfg.method,
+    )
 
 
 def save_results(run: SearchRun, path: str | Path, summary: dict | None = None) -> Path:
@@ -100,14 +118,7 @@ def save_results(run: SearchRun, path: str | Path, summary: dict | None = None) 
     systems = [s.name for s in run.systems]
     metric_names = run.metric_names
     if summary is None:
-        summary = summarize(
-            {m: run.matrix(m) for m in metric_names},
-            systems,
-            cfg.metric,
-            cfg.seed,
-            cfg.rounds,
-            cfg.confidence,
-        )
+        summary = summarize_run(run)
     questions = run.questions
     used_docs = {a.doc for q in questions for a in q.answers}
     used_docs |= {it.doc for s in run.systems for row in s.items for it in row}
