@@ -17,8 +17,58 @@ def _bm25(**params: Any):
     return BM25Retriever(**params)
 
 
+def _dense(**params: Any):
+    from ragmeter.retrieval.dense import DenseRetriever
+
+    return DenseRetriever(**params)
+
+
+def _remote_dense(scheme: str) -> Callable[..., Any]:
+    def factory(model: str | None = None, **params: Any):
+        from ragmeter.retrieval.dense import DenseRetriever
+
+        if not model:
+            raise InputError(f"retriever kind {scheme}-embed needs model= (the model name)")
+        if model.startswith(f"{scheme}:"):
+            model = model[len(scheme) + 1 :]
+        return DenseRetriever(model=f"{scheme}:{model}", **params)
+
+    return factory
+
+
+def _hybrid(**params: Any):
+    from ragmeter.retrieval.hybrid import HybridRetriever
+
+    return HybridRetriever(**params)
+
+
+def _run_file(**params: Any):
+    from ragmeter.retrieval.external import RunFileRetriever
+
+    return RunFileRetriever(**params)
+
+
+def _callable(**params: Any):
+    from ragmeter.retrieval.external import CallableRetriever
+
+    return CallableRetriever(**params)
+
+
+def _http(**params: Any):
+    from ragmeter.retrieval.external import HttpRetriever
+
+    return HttpRetriever(**params)
+
+
 KINDS: dict[str, Callable[..., Any]] = {
     "bm25": _bm25,
+    "dense": _dense,
+    "openai-embed": _remote_dense("openai"),
+    "ollama-embed": _remote_dense("ollama"),
+    "hybrid": _hybrid,
+    "run-file": _run_file,
+    "callable": _callable,
+    "http": _http,
 }
 
 

@@ -1,0 +1,222 @@
+"""TREC qrels and run files, to cross-check ragmeter with trec_eval, ranx or ir_measures.
+
+A qrels file has one judgement per line, ``qid 0 item_id grade``; a run file
+has one ranked item per line, ``qid Q0 item_id rank score tag``. Fields are
+separated by whitespace, so ids must not contain any.
+
+Tools that read run files order each question's items by score and break ties
+their own way (trec_eval: by item id, descending). When a ranking has tied
+scores, write it with ``scores="rank"`` so that every tool sees ragmeter's
+order exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragmeter.errors import InputError
+from ragmeter.retrieval.base import Ranking
+
+PathLike = str | os.PathLike[str]
+
+
+def _check_id(value: str, what: str) -> str:
+    value = str(value)
+    if not value or any(c.isspace() for c in value):
+        raise InputError(
+            f"{what} {value!r} cannot be written to a TREC file: "
+            "ids must be non-empty and contain no whitespace"
+        )
+    return value
+
+
+def _atomic_write(path: PathLike, lines: Iterator[str]) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+        for line in lines:
+            fh.write(line)
+    os.replace(tmp, path)
+
+
+def write_qrels(path: PathLike, qrels: Mapping[str, Mapping[str, int]]) -> None:
+    """Write ``{qid: {item_id: grade}}`` as a TREC qrels file."""
+
+    def lines() -> Iterator[str]:
+        for qid, judged in qrels.items():
+            q = _check_id(qid, "question id")
+            for item, grade in judged.items():
+                if isinstance(grade, bool) or int(grade) != grade:
+                    raise InputError(
+                        f"qrels grade for {qid}/{item} must be an integer, got {grade!r}"
+                    )
+                yield f"{q} 0 {_check_id(item, 'item id')} {int(grade)}\n"
+
+    _atomic_write(path, lines())
+
+
+def write_run(
+    path: PathLike,
+    run: Mapping[str, Sequence[tuple[str, float]]],
+    tag: str = "ragmeter",
+    scores: str = "given",
+) -> None:
+    """Write ``{qid: [(item_id, score), ...]}`` (best first) as a TREC run file.
+
+    Ranks are the 1-based list positions. ``scores="given"`` writes the scores
+    as they are; ``scores="rank"`` writes ``n - rank + 1`` instead, so tools
+    that sort by score reproduce the list order even where scores tie.
+    """
+    if scores not in ("given", "rank"):
+        raise InputError(f"scores must be 'given' or 'rank', not {scores!r}")
+    tag = _check_id(tag, "run tag")
+
+    def lines() -> Iterator[str]:
+        for qid, items in run.items():
+            q = _check_id(qid, "question id")
+            n = len(items)
+            seen: set[str] = set()
+            for rank, (item, score) in enumerate(items, start=1):
+                item = _check_id(item, "item id")
+                if item in seen:
+                    raise InputError(f"run for question {qid!r} lists {item!r} twice")
+                seen.add(item)
+                value = float(n - rank + 1) if scores == "rank" else float(score)
+                if not math.isfinite(value):
+                    raise InputError(f"run for question {qid!r}: score of {item!r} is {value}")
+                yield f"{q} Q0 {item} {rank} {value!r} {tag}\n"
+
+    _atomic_write(path, lines())
+
+
+@dataclass(frozen=True, slots=True)
+class RunLine:
+    """One parsed line of a run file."""
+
+    line: int
+    qid: str
+    item: str
+    rank: int
+    score: float
+    tag: str
+
+
+def iter_run(path: PathLike) -> Iterator[RunLine]:
+    """Parse a TREC run file line by line; errors name the file and line."""
+    path = Path(path)
+    try:
+        fh = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read run file {path}: {exc.strerror or exc}") from None
+    with fh:
+        for n, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            fields = raw.split()
+            where = f"{path}:{n}"
+            if len(fields) != 6:
+                raise InputError(
+                    f"{where}: expected 6 fields 'qid Q0 docid rank score tag', found {len(fields)}"
+                )
+            qid, _q0, item, rank_s, score_s, tag = fields
+            try:
+                rank = int(rank_s)
+            except ValueError:
+                raise InputError(f"{where}: rank {rank_s!r} is not an integer") from None
+            try:
+                score = float(score_s)
+            except ValueError:
+                raise InputError(f"{where}: score {score_s!r} is not a number") from None
+            if not math.isfinite(score):
+                raise InputError(f"{where}: score {score_s!r} is not a finite number")
+            yield RunLine(n, qid, item, rank, score, tag)
+
+
+def read_run_lines(path: PathLike) -> dict[str, list[RunLine]]:
+    """Parsed lines per question, ordered by score (highest first), then rank,
+    then file order. An item listed twice for one question is an error naming
+    both lines."""
+    grouped: dict[str, list[RunLine]] = {}
+    first: dict[tuple[str, str], int] = {}
+    for rl in iter_run(path):
+        key = (rl.qid, rl.item)
+        if key in first:
+            raise InputError(
+                f"{path}:{rl.line}: {rl.item!r} already listed for question "
+                f"{rl.qid!r} on line {first[key]}"
+            )
+        first[key] = rl.line
+        grouped.setdefault(rl.qid, []).append(rl)
+    return {
+        qid: sorted(rows, key=lambda r: (-r.score, r.rank, r.line)) for qid, rows in grouped.items()
+    }
+
+
+def read_run(path: PathLike) -> dict[str, list[tuple[str, float]]]:
+    """``{qid: [(item_id, score), ...]}`` ordered by score, highest first;
+    equal scores keep rank order (then file order)."""
+    return {qid: [(r.item, r.score) for r in rows] for qid, rows in read_run_lines(path).items()}
+
+
+def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
+    """``{qid: {item_id: grade}}`` from a TREC qrels file."""
+    path = Path(path)
+    out: dict[str, dict[str, int]] = {}
+    try:
+        fh = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read qrels file {path}: {exc.strerror or exc}") from None
+    with fh:
+        for n, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            fields = raw.split()
+            if len(fields) != 4:
+                raise InputError(
+                    f"{path}:{n}: expected 4 fields 'qid 0 docid grade', found {len(fields)}"
+                )
+            qid, _it, item, grade_s = fields
+            try:
+                grade = int(grade_s)
+            except ValueError:
+                raise InputError(f"{path}:{n}: grade {grade_s!r} is not an integer") from None
+            out.setdefault(qid, {})[item] = grade
+    return out
+
+
+def ranking_to_run(
+    ranking: Ranking,
+    question_ids: Sequence[str],
+    item_ids: Sequence[str],
+    dedupe: bool = True,
+) -> dict[str, list[tuple[str, float]]]:
+    """A run dict from a :class:`Ranking`.
+
+    ``item_ids[i]`` names indexed text ``i``: a chunk id, or the id of the
+    document holding the chunk to get a document-level run. With ``dedupe``
+    only the first (best) occurrence of each id is kept, so a chunk ranking
+    becomes a document ranking scored by each document's best chunk.
+    Padding (id -1) is dropped.
+    """
+    if len(question_ids) != ranking.ids.shape[0]:
+        raise ValueError(f"{len(question_ids)} question ids for {ranking.ids.shape[0]} rows")
+    run: dict[str, list[tuple[str, float]]] = {}
+    for q, qid in enumerate(question_ids):
+        seen: set[str] = set()
+        rows: list[tuple[str, float]] = []
+        for idx, score in zip(ranking.ids[q].tolist(), ranking.scores[q].tolist(), strict=True):
+            if idx < 0:
+                continue
+            item = item_ids[idx]
+            if dedupe:
+                if item in seen:
+                    continue
+                seen.add(item)
+            rows.append((item, float(score)))
+        run[str(qid)] = rows
+    return run
