@@ -182,8 +182,14 @@ def load_config(path: str | Path) -> Config:
             raise InputError(f"{path}: each [[retriever]] needs a name")
         if r["name"] not in retrievers:
             retrievers.append(r["name"])
-    # Named retrievers replace their bare names in the list.
-    by_name = {r["name"]: r for r in named_retrievers}
+    # Named retrievers replace their bare names in the list; their file paths are
+    # relative to the config file, and a hybrid's parts may name other retrievers.
+    by_name = {r["name"]: _resolve_retriever(r, base) for r in named_retrievers}
+    for r in by_name.values():
+        if isinstance(r.get("of"), list):
+            r["of"] = [
+                by_name.get(part, part) if isinstance(part, str) else part for part in r["of"]
+            ]
     values["retrievers"] = tuple(by_name.get(r, r) if isinstance(r, str) else r for r in retrievers)
     for s in custom:
         if not isinstance(s, dict) or "name" not in s:
@@ -191,3 +197,16 @@ def load_config(path: str | Path) -> Config:
     values["custom_strategies"] = tuple(custom)
     values["extra"] = extra
     return Config(**values).validate()
+
+
+_PATH_KEYS = ("path", "corpus")
+
+
+def _resolve_retriever(spec: dict, base: Path) -> dict:
+    """A copy of a ``[[retriever]]`` entry with its file paths made absolute."""
+    spec = dict(spec)
+    for key in _PATH_KEYS:
+        value = spec.get(key)
+        if isinstance(value, str) and value and not Path(value).is_absolute():
+            spec[key] = str((base / value).resolve())
+    return spec

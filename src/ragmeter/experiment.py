@@ -280,6 +280,9 @@ def run_search(
             )
             step += 1
     for retriever in span_retrievers:
+        set_documents = getattr(retriever, "set_documents", None)
+        if callable(set_documents):
+            set_documents(documents)
         if progress:
             progress(f"{retriever.name}", step, n_steps)
         hits = retriever.search([(q.id, q.text) for q in questions], config.depth)

@@ -1,0 +1,82 @@
+"""ragmeter.toml: paths, named strategies and retrievers, and an external run file end to end."""
+
+import pytest
+
+from ragmeter.config import load_config
+from ragmeter.errors import InputError
+from ragmeter.experiment import run_search
+
+
+def write_case(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "cats.md").write_text("Cats sleep for sixteen hours a day.", encoding="utf-8")
+    (docs / "dogs.md").write_text("Dogs have 300 million smell receptors.", encoding="utf-8")
+    (tmp_path / "q.jsonl").write_text(
+        '{"id": "q1", "question": "how long do cats sleep", '
+        '"answers": [{"doc": "cats.md", "text": "sixteen hours"}]}\n'
+        '{"id": "q2", "question": "how good is a dog nose", '
+        '"answers": [{"doc": "dogs.md", "text": "300 million"}]}\n',
+        encoding="utf-8",
+    )
+    # The user's own system ranked whole documents; q2 got it wrong.
+    (tmp_path / "mine.trec").write_text(
+        "q1 Q0 cats.md 1 9.0 mine\nq1 Q0 dogs.md 2 1.0 mine\n"
+        "q2 Q0 cats.md 1 5.0 mine\nq2 Q0 dogs.md 2 4.0 mine\n",
+        encoding="utf-8",
+    )
+
+
+def test_relative_paths_and_external_run_file(tmp_path, monkeypatch):
+    write_case(tmp_path)
+    (tmp_path / "ragmeter.toml").write_text(
+        '[corpus]\npath = "docs"\n[testset]\npath = "q.jsonl"\n'
+        '[search]\nstrategies = ["whole"]\nretrievers = ["bm25", "mine"]\nks = [1, 2]\n'
+        '[stats]\nrounds = 200\n'
+        '[[retriever]]\nname = "mine"\nkind = "run-file"\npath = "mine.trec"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path.parent)  # paths must not depend on the working directory
+    cfg = load_config(tmp_path / "ragmeter.toml")
+    assert cfg.corpus == str((tmp_path / "docs").resolve())
+    mine = next(r for r in cfg.retrievers if isinstance(r, dict))
+    assert mine["path"] == str((tmp_path / "mine.trec").resolve())
+    run = run_search(cfg)
+    by_name = {s.name: s for s in run.systems}
+    assert set(by_name) == {"whole/bm25", "mine"}
+    assert by_name["mine"].scores["recall@1"].tolist() == [1.0, 0.0]
+    assert by_name["mine"].scores["mrr@2"].tolist() == [1.0, 0.5]
+    # Whole-document items span the whole text of the document.
+    item = by_name["mine"].items[1][1]
+    assert (item.doc, item.start, item.end) == ("dogs.md", 0, 38)
+
+
+def test_hybrid_parts_may_name_other_retrievers(tmp_path):
+    write_case(tmp_path)
+    (tmp_path / "ragmeter.toml").write_text(
+        '[search]\nretrievers = ["hybrid"]\n'
+        '[[retriever]]\nname = "mine"\nkind = "run-file"\npath = "mine.trec"\n'
+        '[[retriever]]\nname = "hybrid"\nkind = "hybrid"\nof = ["bm25", "mine"]\nk = 60\n',
+        encoding="utf-8",
+    )
+    cfg = load_config(tmp_path / "ragmeter.toml")
+    hybrid = next(r for r in cfg.retrievers if isinstance(r, dict) and r["name"] == "hybrid")
+    assert hybrid["of"][0] == "bm25"
+    assert hybrid["of"][1]["kind"] == "run-file"
+    assert hybrid["of"][1]["path"] == str((tmp_path / "mine.trec").resolve())
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("[search]\nks = [0]\n", "ks must be positive"),
+        ('[stats]\nmetric = "ndcg@7"\n', "needs k=7"),
+        ('[stats]\nmethod = "normal"\n', "method must be"),
+        ("[search\n", "invalid TOML"),
+        ("[[retriever]]\nkind = \"bm25\"\n", "needs a name"),
+    ],
+)
+def test_bad_config_is_one_clear_error(tmp_path, body, message):
+    (tmp_path / "ragmeter.toml").write_text(body, encoding="utf-8")
+    with pytest.raises(InputError, match=message):
+        load_config(tmp_path / "ragmeter.toml")
