@@ -137,3 +137,34 @@ def test_config_file(tmp_path, monkeypatch):
     (tmp_path / "ragmeter.toml").write_text("[search]\nbogus = 1\n", encoding="utf-8")
     result = runner.invoke(app, ["search"])
     assert result.exit_code == 2 and "unknown key [search] bogus" in result.stderr
+
+
+def test_question_audit_lands_in_results_and_report(demo_results):
+    from ragmeter.cli import example_dir
+
+    out, _ = demo_results
+    ex = example_dir()
+    result = runner.invoke(
+        app,
+        [
+            "questions",
+            "audit",
+            str(ex / "questions.jsonl"),
+            "--corpus",
+            str(ex / "posts"),
+            "--results",
+            str(out),
+            "--rounds",
+            "500",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (out / "audit" / "flags.jsonl").open()]
+    assert len(rows) == 135 and {"id", "flags", "reasons"} <= set(rows[0])
+    from ragmeter.report.html import load_audit
+    from ragmeter.results import Results
+
+    audit = load_audit(Results(out))
+    assert audit["audited"] == 135
+    assert audit["flagged"] == sum(1 for r in rows if r["flags"])
+    assert "mean copy ratio" in result.stdout

@@ -573,7 +573,8 @@ def _hit_metric(results: Results) -> str:
 def load_audit(results: Results) -> dict[str, Any] | None:
     """Question audit flags: ``audit/flags.jsonl`` (and optional ``audit/meta.json``).
 
-    One line per audited question::
+    One line per audited question, as ``ragmeter questions audit --results`` writes it
+    (``{"id": ..., "flags": [...], "reasons": [{"reason": ...}], ...}``) or by hand::
 
         {"question": "q001", "flags": ["misstated"], "note": "says upper bound; passage: lower"}
 
@@ -589,13 +590,18 @@ def load_audit(results: Results) -> dict[str, Any] | None:
     known = set(qids)
     flags: dict[str, dict] = {}
     for lineno, row in enumerate(_read_jsonl(path), start=1):
-        q = row.get("question")
+        # Rows written by `ragmeter questions audit` name the question by "id" and
+        # give their reasons as a list; hand-made rows use "question" and "note".
+        q = row["id"] if "id" in row else row.get("question")
         if q not in known:
             raise InputError(f"{path}:{lineno}: question {q!r} is not in this results directory")
         raw = row.get("flags") or []
         if isinstance(raw, str):
             raw = [raw]
-        flags[q] = {"flags": [str(f) for f in raw], "note": str(row.get("note") or "")}
+        note = row.get("note") or "; ".join(
+            str(r.get("reason", "")) for r in row.get("reasons") or [] if isinstance(r, dict)
+        )
+        flags[q] = {"flags": [str(f) for f in raw], "note": str(note)}
     if not flags:
         return None
     counts: dict[str, int] = {}

@@ -1,0 +1,415 @@
+"""Model-written test questions: one question per passage, through any chat backend.
+
+Passages come from an existing test set's answer keys (:func:`passages_from_testset`)
+or are sampled from the corpus by a seeded rule (:func:`sample_passages`). Each
+passage becomes one :class:`~ragmeter.llm.ChatRequest` asking for a question the
+passage answers, with the structured-output schema ``{"question": string}``.
+Every call goes through :func:`ragmeter.llm.run_all` and its reply cache, so a
+second run costs no model calls and a killed run resumes where it stopped.
+
+A reply that cannot be read as a question (an error, a reply that does not fit
+the schema, one cut off at ``max_tokens``, an empty or word-less question) is
+never turned into a question:
+it is recorded in :attr:`Generation.skipped` with its reason and raw text.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragmeter.corpus import Document
+from ragmeter.errors import InputError
+from ragmeter.testset import AnswerSpan, Question, TestSet
+
+__all__ = [
+    "GENERATE_PROMPT",
+    "QUESTION_SCHEMA",
+    "Generation",
+    "Passage",
+    "Skipped",
+    "generate_command",
+    "generate_questions",
+    "generation_requests",
+    "model_label",
+    "parse_options",
+    "passages_from_testset",
+    "sample_passages",
+]
+
+QUESTION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"question": {"type": "string"}},
+    "required": ["question"],
+    "additionalProperties": False,
+}
+
+# The whole instruction sits in the user turn: some chat formats (llama-cpp-python's
+# "gemma") drop system messages.
+GENERATE_PROMPT = (
+    "Here is a passage from a document:\n\n{passage}\n\n"
+    "Write one question that a reader could ask and that this passage answers. "
+    'Reply only with a JSON object with one key, "question", whose value is your question.'
+)
+
+_HAS_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """Text to ask about: one or more exact spans of the corpus.
+
+    ``origin`` is the id of the question whose answer key this is, or ``None``
+    for a sampled passage; ``rule`` records how a sampled passage was chosen.
+    """
+
+    id: str
+    spans: tuple[AnswerSpan, ...]
+    origin: str | None = None
+    rule: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def text(self) -> str:
+        """The spans' text, one per line (what the model is shown)."""
+        return "\n".join(s.text for s in self.spans)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A passage that got no question, and why (``raw`` is the model's text)."""
+
+    passage: str
+    reason: str
+    raw: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"passage": self.passage, "reason": self.reason, "raw": self.raw}
+
+
+@dataclass(frozen=True)
+class Generation:
+    """What a generation run produced.
+
+    ``calls`` are requests sent to the model in this run (cache hits cost none);
+    ``cache_hits`` the replies read from the cache.
+    """
+
+    testset: TestSet
+    skipped: list[Skipped]
+    model: str
+    calls: int = 0
+    cache_hits: int = 0
+
+    def skip_reasons(self) -> dict[str, int]:
+        """How many passages were skipped for each kind of reason."""
+        counts: dict[str, int] = {}
+        for s in self.skipped:
+            kind = s.reason.split(":", 1)[0]
+            counts[kind] = counts.get(kind, 0) + 1
+        return counts
+
+
+def passages_from_testset(testset: TestSet | Sequence[Question]) -> list[Passage]:
+    """One passage per question: its whole answer key (all spans, in order)."""
+    questions = testset.questions if isinstance(testset, TestSet) else list(testset)
+    return [Passage(q.id, q.answers, origin=q.id) for q in questions]
+
+
+def sample_passages(
+    documents: Sequence[Document],
+    n: int,
+    seed: int = 0,
+    window: int = 2,
+    min_words: int = 12,
+) -> list[Passage]:
+    """``n`` passages sampled from the corpus by a seeded rule.
+
+    The rule, with ``rng = random.Random(seed)``: split every document into
+    sentences (syntok, as the ``sentence`` chunking does) and form every window of
+    ``window`` consecutive sentences that has at least ``min_words`` words and no
+    blank line inside; then repeat ``n`` times: pick a document uniformly among
+    those with a window left (``rng.choice`` over ids in sorted order) and one of
+    its remaining windows uniformly (``rng.randrange``), without replacement.
+    Each passage records the rule in ``rule``. Fewer than ``n`` windows is an error.
+    """
+    from ragmeter.chunking import sentence_spans
+
+    if n < 1:
+        raise InputError("give a positive number of passages to sample")
+    if window < 1:
+        raise InputError("the sentence window must be at least 1")
+    rng = random.Random(seed)
+    windows: dict[str, list[tuple[int, int]]] = {}
+    docs = {d.id: d for d in documents}
+    for doc_id in sorted(docs):
+        text = docs[doc_id].text
+        sents = sentence_spans(text)
+        found = []
+        for i in range(len(sents) - window + 1):
+            start, end = sents[i][0], sents[i + window - 1][1]
+            body = text[start:end]
+            if "\n\n" in body or len(body.split()) < min_words or body.lstrip().startswith("#"):
+                continue
+            found.append((start, end))
+        if found:
+            windows[doc_id] = found
+    total = sum(len(w) for w in windows.values())
+    if total < n:
+        raise InputError(
+            f"the corpus has {total} windows of {window} sentence(s) with {min_words}+ words; "
+            f"ask for at most {total} passages"
+        )
+    rule = {"rule": "sentence-window", "seed": seed, "window": window, "min_words": min_words}
+    out = []
+    for k in range(n):
+        doc_id = rng.choice(sorted(windows))
+        options = windows[doc_id]
+        start, end = options.pop(rng.randrange(len(options)))
+        if not options:
+            del windows[doc_id]
+        span = AnswerSpan(doc_id, start, end, docs[doc_id].text[start:end])
+        out.append(Passage(f"g{k + 1:03d}", (span,), None, rule))
+    return out
+
+
+def model_label(spec: str | Any) -> str:
+    """The ``model`` recorded on generated questions.
+
+    A spec string as given, except that ``gguf:PATH`` keeps only the file name
+    (a path is specific to one machine); a backend object gives ``kind:model``.
+    """
+    if not isinstance(spec, str):
+        return f"{spec.kind}:{spec.model}"
+    kind, _, rest = spec.partition(":")
+    if kind.strip().lower() == "gguf" and rest:
+        return f"gguf:{Path(rest.strip()).name}"
+    return spec
+
+
+def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
+    """Backend options from ``KEY=VALUE`` strings (values read as JSON when they parse).
+
+    ``["n_ctx=2048", "chat_format=gemma"]`` gives ``{"n_ctx": 2048, "chat_format": "gemma"}``.
+    """
+    out: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"model option {item!r}: write KEY=VALUE, e.g. n_ctx=2048")
+        try:
+            out[key.strip()] = json.loads(value)
+        except ValueError:
+            out[key.strip()] = value
+    return out
+
+
+def generation_requests(
+    passages: Sequence[Passage],
+    seed: int = 0,
+    max_tokens: int = 96,
+    temperature: float = 0.0,
+    prompt: str = GENERATE_PROMPT,
+) -> list:
+    """The chat request for each passage (``prompt`` has a ``{passage}`` slot)."""
+    from ragmeter.llm import ChatRequest
+
+    if "{passage}" not in prompt:
+        raise InputError("the generation prompt needs a {passage} placeholder")
+    return [
+        ChatRequest(
+            prompt=prompt.replace("{passage}", p.text),
+            json_schema=QUESTION_SCHEMA,
+            temperature=temperature,
+            seed=seed,
+            max_tokens=max_tokens,
+        )
+        for p in passages
+    ]
+
+
+def _question_text(reply, max_tokens: int | None) -> tuple[str | None, str | None]:
+    """The question in a reply, or ``(None, reason)``.
+
+    A reply cut off at ``max_tokens`` whose JSON never closed is skipped as
+    ``truncated`` even though the parser could repair it: the question in it is
+    unfinished.
+    """
+    if reply.error is not None:
+        return None, reply.error
+    if max_tokens is not None and reply.tokens_out >= max_tokens:
+        try:
+            json.loads(reply.text.strip())
+        except ValueError:
+            return None, f"truncated: the reply reached max_tokens ({max_tokens}) unfinished"
+    parsed = reply.parsed
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("question"), str):
+        return None, "unparseable: no question string in the reply"
+    text = " ".join(parsed["question"].split())
+    if not text:
+        return None, "empty: the question is blank"
+    if not _HAS_WORD.search(text):
+        return None, f"no words: {text[:40]!r} is not a question"
+    return text, None
+
+
+def generate_questions(
+    passages: Sequence[Passage],
+    backend_spec: str | Any,
+    cache_path: str | Path | None,
+    seed: int = 0,
+    *,
+    max_tokens: int = 96,
+    temperature: float = 0.0,
+    prompt: str = GENERATE_PROMPT,
+    id_style: str = "auto",
+    concurrency: int = 4,
+    timeout_s: float = 120.0,
+    backend_options: dict[str, Any] | None = None,
+    progress: Callable | None = None,
+    stats: Any | None = None,
+) -> Generation:
+    """One question per passage from the model ``backend_spec``.
+
+    ``backend_spec`` is a spec string (``gguf:PATH``, ``ollama:MODEL``,
+    ``openai:MODEL``; ``backend_options`` go to :func:`ragmeter.llm.make_backend`)
+    or a backend object. Replies are cached in ``cache_path`` (``None``: no
+    cache). ``seed`` is sent with every request and recorded on each question.
+
+    Ids: ``id_style="suffix"`` gives ``<original id>-gen`` (passages from a test
+    set), ``"number"`` gives ``g001, g002, ...`` in passage order; ``"auto"`` takes
+    the suffix form when every passage has an origin. Each question carries
+    ``source: "generated"``, ``model`` (see :func:`model_label`), ``seed`` and
+    ``passage_of`` (the original id) or ``passage_rule`` (the sampling rule).
+
+    ``progress(done, total, reply)`` is passed to the runner; raising from it
+    stops the run, and the replies already received stay cached. ``stats`` (a
+    :class:`ragmeter.llm.RunStats`) collects call counts across runs.
+    """
+    from ragmeter.llm import ReplyCache, RunStats, make_backend, run_all
+
+    if not passages:
+        raise InputError("no passages to ask about")
+    if id_style == "auto":
+        id_style = "suffix" if all(p.origin for p in passages) else "number"
+    if id_style not in ("suffix", "number"):
+        raise InputError(f"unknown id style {id_style!r}; use suffix or number")
+    owned = isinstance(backend_spec, str)
+    backend = make_backend(backend_spec, **(backend_options or {})) if owned else backend_spec
+    label = model_label(backend_spec)
+    requests = generation_requests(passages, seed, max_tokens, temperature, prompt)
+    run_stats = stats if stats is not None else RunStats()
+    before = (run_stats.calls, run_stats.cache_hits)
+    cache = ReplyCache(cache_path) if cache_path is not None else None
+    try:
+        replies = run_all(
+            backend,
+            requests,
+            cache,
+            concurrency=concurrency,
+            timeout_s=timeout_s,
+            progress=progress,
+            seed=seed,
+            stats=run_stats,
+        )
+    finally:
+        if cache is not None:
+            cache.close()
+        if owned:
+            backend.close()
+    questions: list[Question] = []
+    skipped: list[Skipped] = []
+    for k, (passage, reply) in enumerate(zip(passages, replies, strict=True)):
+        text, reason = _question_text(reply, max_tokens)
+        if text is None:
+            skipped.append(Skipped(passage.id, str(reason), reply.text))
+            continue
+        qid = f"{passage.origin}-gen" if id_style == "suffix" else f"g{k + 1:03d}"
+        meta: dict[str, Any] = {"source": "generated", "model": label, "seed": seed}
+        if passage.origin:
+            meta["passage_of"] = passage.origin
+        if passage.rule:
+            meta["passage_rule"] = passage.rule
+        questions.append(Question(qid, text, passage.spans, meta))
+    return Generation(
+        TestSet(questions, skipped=len(skipped), source=f"generated by {label}"),
+        skipped,
+        label,
+        calls=run_stats.calls - before[0],
+        cache_hits=run_stats.cache_hits - before[1],
+    )
+
+
+def generate_command(
+    corpus_path: str | Path,
+    out_path: str | Path,
+    model: str,
+    testset_path: str | Path | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    cache_path: str | Path | None = None,
+    limit: int | None = None,
+    window: int = 2,
+    backend_options: dict[str, Any] | None = None,
+    concurrency: int = 4,
+    max_tokens: int = 96,
+    progress: Callable | None = None,
+) -> Generation:
+    """``ragmeter questions generate``: passages -> questions -> a JSONL test set.
+
+    Passages are the answer keys of ``testset_path``, or ``sample`` windows drawn
+    from the corpus with ``seed``. ``limit`` keeps a seeded subset of that many
+    passages (``random.Random(seed).sample``, then in their original order).
+    Writes ``out_path`` (ragmeter JSONL, atomically) and, when some passages got
+    no question, ``<out stem>.skipped.jsonl`` with the reason and raw reply of each.
+    The cache defaults to ``<out stem>.llm-cache.sqlite`` next to ``out_path``.
+    """
+    from ragmeter.corpus import load_corpus
+    from ragmeter.io import atomic_write_text
+    from ragmeter.testset import load_testset, save_jsonl_testset
+
+    out_path = Path(out_path)
+    documents = load_corpus(corpus_path)
+    if (testset_path is None) == (sample is None):
+        raise InputError("give either a test set (its answer passages) or --sample N, not both")
+    if testset_path is not None:
+        passages = passages_from_testset(load_testset(testset_path, documents))
+    else:
+        passages = sample_passages(documents, int(sample or 0), seed=seed, window=window)
+    passages = subset(passages, limit, seed)
+    if cache_path is None:
+        cache_path = out_path.with_name(out_path.stem + ".llm-cache.sqlite")
+    result = generate_questions(
+        passages,
+        model,
+        cache_path,
+        seed,
+        backend_options=backend_options,
+        concurrency=concurrency,
+        max_tokens=max_tokens,
+        progress=progress,
+    )
+    save_jsonl_testset(result.testset, out_path)
+    skipped_path = out_path.with_name(out_path.stem + ".skipped.jsonl")
+    if result.skipped:
+        atomic_write_text(
+            skipped_path,
+            "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in result.skipped),
+        )
+    else:
+        skipped_path.unlink(missing_ok=True)
+    return result
+
+
+def subset(passages: Sequence[Passage], limit: int | None, seed: int) -> list[Passage]:
+    """A seeded subset of ``limit`` passages, kept in their original order."""
+    if limit is None or limit >= len(passages):
+        return list(passages)
+    if limit < 1:
+        raise InputError("the passage limit must be positive")
+    keep = set(random.Random(seed).sample(range(len(passages)), limit))
+    return [p for i, p in enumerate(passages) if i in keep]

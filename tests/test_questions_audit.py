@@ -1,0 +1,411 @@
+"""The question audit: hand-written cases for every rule, the copy ratio by hand,
+the model checks through a scripted backend, the files, and the shipped example."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from ragmeter.corpus import Document, load_corpus
+from ragmeter.llm import Completion
+from ragmeter.questions import (
+    audit_command,
+    audit_questions,
+    audit_table,
+    content_words,
+    context_reasons,
+    copy_ratio,
+    fold,
+    near_duplicates,
+    restatement,
+    summarize_audit,
+    swapped_words,
+    tokens,
+    write_audit,
+)
+from ragmeter.testset import AnswerSpan, Question, TestSet, load_testset
+
+EXAMPLE = Path(__file__).parents[1] / "src" / "ragmeter" / "examples" / "blog"
+
+ASTAR = (
+    "A* search expands nodes in order of f(n) = g(n) + h(n). An admissible heuristic never "
+    "overestimates the true cost to reach the goal, so it is a lower bound on that cost. With "
+    "an admissible heuristic, A* is guaranteed to find an optimal path."
+)
+CACHE = (
+    "In the trace, 61% of objects were requested exactly once. A cache cannot help with those "
+    "one-hit wonders, so the rest of the traffic decides the hit rate."
+)
+DIJKSTRA = (
+    "Dijkstra's algorithm with a binary heap runs in O((V + E) log V) time. With a Fibonacci "
+    "heap the bound improves to O(E + V log V)."
+)
+DOCS = [Document("astar.md", ASTAR), Document("cache.md", CACHE), Document("paths.md", DIJKSTRA)]
+
+
+def q(qid: str, text: str, doc: str) -> Question:
+    body = next(d.text for d in DOCS if d.id == doc)
+    return Question(qid, text, (AnswerSpan(doc, 0, len(body), body),))
+
+
+def flags_of(question: Question, *others: Question) -> dict[str, list[str]]:
+    [*_, result] = audit_questions([*others, question], DOCS)
+    out: dict[str, list[str]] = {}
+    for f in result.flags:
+        out.setdefault(f.kind, []).append(f.reason)
+    return out
+
+
+# --------------------------------------------------------------------------- words
+
+
+def test_tokens_and_plural_folding():
+    assert tokens("Bloom's false-positive rate: 0.8%!") == [
+        "bloom",
+        "s",
+        "false",
+        "positive",
+        "rate",
+        "0",
+        "8",
+    ]
+    pairs = [
+        ("filters", "filter"),
+        ("caches", "cache"),
+        ("hashes", "hash"),
+        ("keys", "key"),
+        ("boxes", "box"),
+        ("queries", "query"),
+        ("addresses", "address"),
+        ("trees", "tree"),
+    ]
+    for plural, single in pairs:
+        assert fold(plural) == fold(single), (plural, single)
+    assert fold("analysis") == "analysis" and fold("status") == "status"
+    assert fold("h1") == "h1" and fold("uses") == "use"
+
+
+def test_content_words_drop_stop_words_and_single_letters():
+    # what/is/the/of/this are stop words; "a" and "s" are single letters; "7" is kept;
+    # "probes" -> "probe" -> "prob" (plural, then final -e)
+    assert content_words("What is the cost of this A* search's 7 probes?") == [
+        "cost",
+        "search",
+        "7",
+        "prob",
+    ]
+
+
+def test_copy_ratio_by_hand():
+    # question content words: {share, object, request(ed), exactly, trace} = 5 (folded:
+    # "objects" -> "object"; "requested" is not folded); in CACHE: object, requested,
+    # exactly, trace -> 4 of 5 = 0.8
+    assert copy_ratio(
+        "What share of objects were requested exactly once in the trace?", CACHE
+    ) == pytest.approx(4 / 5)
+    # {fast, shortest, path, method, priority, queue, ordinary, two, child, heap} = 10;
+    # only "heap" is in DIJKSTRA -> 1/10
+    assert copy_ratio(
+        "How fast is the shortest-path method when its priority queue is an ordinary "
+        "two-child heap?",
+        DIJKSTRA,
+    ) == pytest.approx(1 / 10)
+    # repeats count once: {heap, heaps -> heap, fibonacci} = {heap, fibonacci}: 2 of 2
+    assert copy_ratio("Heap or heaps: which Fibonacci one?", DIJKSTRA) == 1.0
+    # {bound, true, cost} all in ASTAR; "is", "the", "a" are stop words -> 3/3
+    assert copy_ratio("Is the heuristic a bound on the true cost?", ASTAR) == 1.0
+    assert copy_ratio("What is it?", ASTAR) is None  # no content words at all
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def test_yes_no_restatement_of_a_passage_sentence_is_flagged():
+    question = q(
+        "q1",
+        "Does an admissible heuristic never overestimate the true cost to reach the goal?",
+        "astar.md",
+    )
+    share, sentence = restatement(question.text, ASTAR)
+    # {admissible, heuristic, never, overestimat(e), true, cost, reach, goal}: all 8 are in
+    # the second sentence
+    assert share == 1.0 and sentence.startswith("An admissible heuristic never")
+    found = flags_of(question)
+    assert "yes-no-restatement" in found and "copies" in found
+
+
+def test_yes_no_question_that_does_not_restate_is_not_flagged():
+    question = q(
+        "q2",
+        "Can a heuristic that sometimes guesses too high still guarantee the shortest route?",
+        "astar.md",
+    )
+    share, _ = restatement(question.text, ASTAR)
+    assert share < 0.7  # only "heuristic" of its 8 content words is in one sentence
+    assert flags_of(question) == {}
+
+
+def test_restatement_needs_an_auxiliary_opening_and_three_content_words():
+    assert restatement("What admissible heuristic never overestimates the cost?", ASTAR) is None
+    assert restatement("Is it admissible?", ASTAR) is None  # one content word
+
+
+def test_context_dependent_question_from_the_seed():
+    question = q("q3", "What is the time complexity of this algorithm?", "paths.md")
+    found = flags_of(question)
+    assert found.get("context-dependent") == [
+        "'this algorithm' names nothing earlier in the question"
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What does it store per item?",
+        "According to the passage, who described the structure first?",
+        "What did the author measure?",
+        "Which heuristic is mentioned?",
+        "What is shown in the table?",
+        "Why is this important?",
+        "How do these results compare with the baseline?",
+        "What is its false-positive rate?",
+        "As described above, what happens when the filter fills up?",
+        "What is the value of the diagonal step in the code below?",
+        "What is the converse of the statement",
+        "Given a weighted graph, what is the running time of this algorithm?",
+    ],
+)
+def test_context_rules_catch(text):
+    assert context_reasons(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # reader-style questions that carry their own context
+        "How fast is the shortest-path method when its priority queue is an ordinary "
+        "two-child heap?",
+        "Why is it dangerous to delete a key you are not sure was ever added?",
+        "What does it cost in bytes to show a chunk belongs to a hash tree?",
+        "How long did it take to invent the shortest-path method?",
+        "How does Emacs store the text of a buffer being edited?",
+        "If a Bloom filter gets full, what does this filter do?",
+        "How does a cuckoo filter delete items, and why is this useful?",
+        "What does a node do to its clock when a message arrives?",
+    ],
+)
+def test_context_rules_pass(text):
+    assert context_reasons(text) == [], text
+
+
+def test_swapped_words_from_the_seed():
+    # the seed's two misstatements: upper for lower, more than once for exactly once
+    assert swapped_words("Is an admissible heuristic an upper bound on the true cost?", ASTAR) == [
+        ("upper", "lower")
+    ]
+    assert swapped_words("What share of objects were requested more than once?", CACHE) == [
+        ("more than once", "exactly once")
+    ]
+    assert swapped_words("Is an admissible heuristic a lower bound on the true cost?", ASTAR) == []
+    question = q("q4", "Is an admissible heuristic an upper bound on the true cost?", "astar.md")
+    assert "swapped-word" in flags_of(question)
+
+
+def test_near_duplicate_pair_and_a_distinct_neighbour():
+    first = q("q5", "What share of objects were requested exactly once in the trace?", "cache.md")
+    again = q("q6", "In the trace, what share of objects were requested exactly once?", "cache.md")
+    other = q("q7", "What share of objects were requested more than once?", "cache.md")
+    dupes = near_duplicates([first, again, other])
+    # q6 has the same content words as q5 (Jaccard 1); q7 shares 3 of 5 (0.6 < 0.8)
+    assert dupes == {"q6": ("q5", 1.0)}
+    results = audit_questions([first, again, other], DOCS)
+    assert [f.labels for f in results][1] == ["copies", "near-duplicate of q5"]
+    assert not any(f.kind == "near-duplicate" for f in results[2].flags)
+
+
+def test_reader_style_paraphrase_is_clean():
+    question = q(
+        "q8",
+        "Which data-structure trick makes a shortest-path search cheaper on sparse graphs?",
+        "paths.md",
+    )
+    assert flags_of(question) == {}
+
+
+# --------------------------------------------------------------------------- model checks
+
+
+class ScriptedBackend:
+    """A chat backend that answers from a function of the prompt and counts calls."""
+
+    kind = "scripted"
+    model = "m"
+    base_url = None
+    max_concurrency = 1
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.prompts: list[str] = []
+
+    def complete(self, request, timeout_s):
+        prompt = request.messages[-1].content
+        self.prompts.append(prompt)
+        return Completion(self.answer(prompt))
+
+    def close(self):
+        pass
+
+
+def test_model_checks_flag_misstated_context_and_keep_unscored_raw_text(tmp_path):
+    questions = [
+        q("a", "Is an admissible heuristic an upper bound on the true cost?", "astar.md"),
+        q(
+            "b",
+            "How does a cleverer priority queue speed up the classic shortest-path method?",
+            "paths.md",
+        ),
+        q("c", "What share of one-hit objects does the cache see?", "cache.md"),
+    ]
+
+    def answer(prompt: str) -> str:
+        if "upper bound" in prompt:
+            return (
+                '{"verdict": "contradicts"}'
+                if "Passage:" in prompt
+                else '{"understandable": "yes"}'
+            )
+        if "one-hit" in prompt:
+            return "I am not sure." if "Passage:" in prompt else '{"understandable": "no"}'
+        return '{"verdict": "answers"}' if "Passage:" in prompt else '{"understandable": "yes"}'
+
+    backend = ScriptedBackend(answer)
+    results = audit_questions(questions, DOCS, llm=backend, cache_path=tmp_path / "c.sqlite")
+    by_id = {r.id: r for r in results}
+    assert "misstated" in by_id["a"].kinds and by_id["a"].checks["misstated"] == "contradicts"
+    assert by_id["b"].kinds == set() and by_id["b"].checks == {
+        "misstated": "answers",
+        "context": "yes",
+    }
+    unscored = [f for f in by_id["c"].flags if f.kind == "unscored"]
+    assert len(unscored) == 1 and "I am not sure." in unscored[0].reason
+    assert any(f.kind == "context-dependent" and f.source == "llm" for f in by_id["c"].flags)
+    assert len(backend.prompts) == 6
+    # a second audit is answered from the cache
+    again = ScriptedBackend(answer)
+    audit_questions(questions, DOCS, llm=again, cache_path=tmp_path / "c.sqlite")
+    assert again.prompts == []  # even the unreadable reply is the model's, so it is cached
+    summary = summarize_audit(results)
+    assert summary.counts["unscored"] == 1 and summary.flagged == 2
+
+
+# --------------------------------------------------------------------------- output
+
+
+def test_files_hold_each_question_next_to_its_passage(tmp_path):
+    questions = [
+        q("q1", "What is the time complexity of this algorithm?", "paths.md"),
+        q("q2", "Which data structure speeds up the classic shortest-path method?", "paths.md"),
+    ]
+    results = audit_questions(questions, DOCS)
+    summary = summarize_audit(results, rounds=1000)
+    paths = write_audit(results, summary, tmp_path, "audit")
+    assert [p.name for p in paths] == ["audit.jsonl", "audit.csv", "audit-summary.json"]
+    rows = [json.loads(line) for line in paths[0].read_text().splitlines()]
+    # {time, complexity, algorithm}: time and algorithm are in the passage, 2/3 >= 0.6
+    assert rows[0]["flags"] == ["copies", "context-dependent"]
+    assert rows[0]["passage"] == DIJKSTRA and rows[0]["copy_ratio"] == pytest.approx(2 / 3, 1e-3)
+    assert rows[0]["reasons"][1]["reason"].startswith("'this algorithm'")
+    assert rows[1]["flags"] == []
+    with paths[1].open(newline="") as fh:
+        table = list(csv.DictReader(fh))
+    assert table[0]["question"] == questions[0].text and table[0]["passage"] == DIJKSTRA
+    assert "context-dependent: 'this algorithm'" in table[0]["reasons"]
+    saved = json.loads(paths[2].read_text())
+    assert saved["counts"]["context-dependent"] == 1 and saved["copy_ratio"]["rounds"] == 1000
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp files left
+    console = Console(width=160, record=True)
+    console.print(audit_table(results, summary))
+    text = console.export_text()
+    assert "1 of 2 questions flagged" in text and "this algorithm" in text
+
+
+# --------------------------------------------------------------------------- the example
+
+
+def _example_audit(name: str):
+    docs = load_corpus(EXAMPLE / "posts")
+    testset = load_testset(EXAMPLE / name, docs)
+    results = audit_questions(testset, docs)
+    return testset, results, summarize_audit(results, rounds=2000)
+
+
+def test_reader_questions_copy_less_than_the_generated_ones():
+    reader_set, reader, reader_summary = _example_audit("questions.jsonl")
+    generated_set, generated, generated_summary = _example_audit("generated.jsonl")
+    r, g = reader_summary.copy_ratio, generated_summary.copy_ratio
+    print(f"\ncopy ratio: reader {r.format()} (n={r.n}), generated {g.format()} (n={g.n})")
+    assert len(reader_set) == 135 and len(generated_set) >= 40
+    assert r.mean < g.mean
+    assert all(q.meta.get("source") == "generated" for q in generated_set.questions)
+    # each generated question keeps its passage's answer span
+    spans = {q.id: q.answers for q in reader_set.questions}
+    assert all(q.answers == spans[q.meta["passage_of"]] for q in generated_set.questions)
+    # the reader set is nearly clean; the generated one is not
+    assert reader_summary.flagged <= 5 < generated_summary.flagged
+
+
+def test_audit_command_writes_next_to_the_test_set(tmp_path):
+    src = (EXAMPLE / "questions.jsonl").read_text(encoding="utf-8").splitlines()[:20]
+    (tmp_path / "q.jsonl").write_text("\n".join(src) + "\n", encoding="utf-8")
+    flagged, summary, paths = audit_command(tmp_path / "q.jsonl", EXAMPLE / "posts", rounds=500)
+    assert len(flagged) == 20 and summary.n == 20
+    assert all(p.parent == tmp_path and p.is_file() for p in paths)
+
+
+def test_empty_test_set_is_fine():
+    assert audit_questions(TestSet([]), DOCS) == []
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+def test_compare_pairs_by_passage_and_drops_flagged():
+    from ragmeter.config import Config
+    from ragmeter.questions import compare_table, compare_testsets, pair_by_answer
+
+    docs = load_corpus(EXAMPLE / "posts")
+    reader = load_testset(EXAMPLE / "questions.jsonl", docs)
+    # a "generated" set for 30 passages, in reverse order: the passage itself as the
+    # question for the first 20 (search finds those), and a vague question for the rest
+    chosen = reader.questions[:30][::-1]
+    generated = TestSet(
+        [
+            Question(
+                f"{q.id}-gen",
+                q.answers[0].text if k >= 10 else "What is the main idea here?",
+                q.answers,
+                {"source": "generated"},
+            )
+            for k, q in enumerate(chosen)
+        ]
+    )
+    assert len(pair_by_answer(reader.questions, generated.questions)) == 30
+    cfg = Config(strategies=("recursive", "sentence"), ks=(1, 5), rounds=1000)
+    vague = [q.id for q in generated.questions[:10]]
+    result = compare_testsets(cfg, reader, generated, docs, drop=vague)
+    assert (result.pairs, result.unpaired_a, result.unpaired_b) == (30, 105, 0)
+    assert [s.system for s in result.systems] == ["recursive", "sentence"]
+    for s in result.systems:
+        assert s.a.n == s.b.n == 30 and s.b_clean.n == 20
+        # A - B is the mean of the paired differences
+        assert s.diff.difference.mean == pytest.approx(s.a.mean - s.b.mean)
+        assert s.b_clean.mean >= s.b.mean  # the dropped vague questions scored 0
+    console = Console(width=200, record=True)
+    console.print(compare_table(result))
+    assert "10 flagged generated questions dropped" in console.export_text()
+    same = compare_testsets(cfg, reader, reader, docs)
+    assert all(s.diff.difference.mean == 0 and s.b_clean is None for s in same.systems)
