@@ -226,11 +226,22 @@ def chunk(
         )
 
 
+def _run_settings(
+    res: Results, metric: str | None, seed: int | None, rounds: int | None
+) -> tuple[str, int, int]:
+    """Metric, seed and rounds: as given, else as the saved run used them."""
+    return (
+        metric or res.summary.get("metric", "recall@5"),
+        seed if seed is not None else res.meta.get("seed", 1),
+        rounds or res.meta.get("rounds", 10_000),
+    )
+
+
 @app.command()
 @handle_errors
 def compare(
     results: Annotated[Path, typer.Argument(help="A results directory")],
-    metric: Annotated[str, typer.Option()] = "recall@5",
+    metric: Annotated[str | None, typer.Option(help="Default: the run's metric")] = None,
     a: Annotated[str | None, typer.Option("--a", help="First system (default: all pairs)")] = None,
     b: Annotated[str | None, typer.Option("--b", help="Second system")] = None,
     seed: Annotated[int | None, typer.Option()] = None,
@@ -238,8 +249,7 @@ def compare(
 ) -> None:
     """Paired comparisons from a saved results directory (no search is re-run)."""
     res = Results(results)
-    seed = seed if seed is not None else res.meta.get("seed", 1)
-    rounds = rounds or res.meta.get("rounds", 10_000)
+    metric, seed, rounds = _run_settings(res, metric, seed, rounds)
     if (a is None) != (b is None):
         raise InputError("give both --a and --b, or neither to compare all pairs")
     systems = [a, b] if a else res.systems
@@ -252,7 +262,7 @@ def compare(
 @handle_errors
 def plan(
     results: Annotated[Path, typer.Argument(help="A results directory")],
-    metric: Annotated[str, typer.Option()] = "recall@5",
+    metric: Annotated[str | None, typer.Option(help="Default: the run's metric")] = None,
     half_width: Annotated[float, typer.Option(help="Target ± half-width, e.g. 0.04")] = 0.04,
     difference: Annotated[float, typer.Option(help="Paired difference to separate")] = 0.05,
     system: Annotated[str | None, typer.Option(help="One system (default: all)")] = None,
@@ -261,8 +271,7 @@ def plan(
 ) -> None:
     """How many questions would settle it: intervals at n, 2n, 4n, 8n and targets."""
     res = Results(results)
-    seed = seed if seed is not None else res.meta.get("seed", 1)
-    rounds = rounds or res.meta.get("rounds", 10_000)
+    metric, seed, rounds = _run_settings(res, metric, seed, rounds)
     systems = [system] if system else res.systems
     need = Table(title=f"Questions needed on {metric}", title_justify="left")
     need.add_column("system")
