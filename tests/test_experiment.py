@@ -122,3 +122,20 @@ def test_failed_save_leaves_no_directory(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         save_results(run, tmp_path / "out")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_rerun_keeps_answers_and_refuses_to_drop_them(tmp_path):
+    docs, ts = small_case()
+    cfg = Config(strategies=("whole",), ks=(1,), rounds=200)
+    out = tmp_path / "r"
+    save_results(run_search(cfg, docs, ts), out)
+    (out / "answers").mkdir()
+    (out / "answers" / "hand.jsonl").write_text('{"grade": "c"}\n')
+    # Same systems and questions: the hand grades survive the rerun.
+    save_results(run_search(cfg, docs, ts), out)
+    assert (out / "answers" / "hand.jsonl").read_text() == '{"grade": "c"}\n'
+    # Other systems: refusing beats silently losing hand grades.
+    other = Config(strategies=("whole", "fixed"), ks=(1,), rounds=200)
+    with pytest.raises(InputError, match="holds answers from a run with other systems"):
+        save_results(run_search(other, docs, ts), out)
+    assert (out / "answers" / "hand.jsonl").exists()

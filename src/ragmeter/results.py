@@ -22,6 +22,7 @@ import csv
 import io
 import json
 import platform
+import shutil
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -122,7 +123,10 @@ def save_results(run: SearchRun, path: str | Path, summary: dict | None = None) 
     questions = run.questions
     used_docs = {a.doc for q in questions for a in q.answers}
     used_docs |= {it.doc for s in run.systems for row in s.items for it in row}
+    carried = _later_stages(path, systems, [q.id for q in questions])
     with atomic_directory(path) as tmp:
+        for name in carried:
+            shutil.copytree(path / name, tmp / name)
         (tmp / "config.toml").write_text(tomli_w.dumps(_toml_safe(cfg.to_dict())), "utf-8")
         meta = {
             "versions": _versions(),
@@ -208,6 +212,32 @@ def save_results(run: SearchRun, path: str | Path, summary: dict | None = None) 
         (tmp / "scores.csv").write_text(buf.getvalue(), "utf-8")
         (tmp / "summary.json").write_text(dumps(summary), "utf-8")
     return path
+
+
+LATER_STAGES = ("answers", "audit")
+
+
+def _later_stages(path: Path, systems: list[str], question_ids: list[str]) -> list[str]:
+    """Folders of later stages (answers, hand grades, audit) to keep when a search is rerun.
+
+    They are kept when the rerun scores the same systems on the same questions (the
+    answer cache then re-answers only what changed); otherwise writing over them would
+    lose work such as hand grades, so that is an error.
+    """
+    present = [name for name in LATER_STAGES if (path / name).is_dir()]
+    if not present:
+        return []
+    try:
+        old = json.loads((path / "scores.json").read_text(encoding="utf-8"))
+        same = old["systems"] == systems and old["questions"] == question_ids
+    except (OSError, ValueError, KeyError):
+        same = False
+    if not same:
+        raise InputError(
+            f"{path} holds {' and '.join(present)} from a run with other systems or questions; "
+            f"write to another --out, or move {path} away first"
+        )
+    return present
 
 
 def _toml_safe(d: dict) -> dict:

@@ -1,0 +1,413 @@
+"""What the grades say: accuracy with intervals, search hit x answer grade, judge checks.
+
+The pure functions (:func:`accuracy`, :func:`cross_table`, :func:`compare_judges`,
+:func:`check_against_hand`) work on plain grade mappings; :func:`answer_report`,
+:func:`judge_pairs` and :func:`hand_checks` read them from a results directory.
+Intervals use the seed and rounds of the results' own summary unless given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragmeter import stats
+from ragmeter.answers.prompts import GRADES
+from ragmeter.answers.store import UNSCORED, AnswerSet, load_answer_set
+from ragmeter.errors import InputError
+from ragmeter.results import Results
+
+__all__ = [
+    "AnswerReport",
+    "CrossTable",
+    "HandCheck",
+    "JudgePair",
+    "SystemAnswers",
+    "accuracy",
+    "answer_report",
+    "check_against_hand",
+    "compare_judges",
+    "cross_table",
+    "hand_checks",
+    "judge_pairs",
+    "search_hits",
+]
+
+COLUMNS = (*GRADES, UNSCORED)
+BINARY = ("correct", "not correct")
+
+
+def _binary(label: str) -> str:
+    return "correct" if label == "correct" else "not correct"
+
+
+def _key_str(key: Hashable) -> str:
+    if isinstance(key, tuple):
+        return "/".join(str(p) for p in key)
+    return str(key)
+
+
+# --- accuracy --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """Share correct, and share correct or partial, over the scored answers only.
+
+    ``unscored`` answers are counted but kept out of both means; never wrong.
+    """
+
+    correct: stats.Estimate | None
+    correct_or_partial: stats.Estimate | None
+    counts: dict[str, int]
+    scored: int
+    unscored: int
+
+
+def accuracy(grades: Iterable[str], rounds: int = 10_000, seed: int = 1) -> Accuracy:
+    """Bootstrap intervals of the share correct and correct-or-partial.
+
+    ``grades`` are correct / partial / wrong / unscored; unscored ones are left
+    out of the means and counted in ``unscored``.
+    """
+    labels = list(grades)
+    bad = sorted({g for g in labels if g not in COLUMNS})
+    if bad:
+        raise InputError(f"unknown grades {bad}; use one of {', '.join(COLUMNS)}")
+    counts = {c: labels.count(c) for c in COLUMNS}
+    scored = [g for g in labels if g != UNSCORED]
+    if not scored:
+        return Accuracy(None, None, counts, 0, counts[UNSCORED])
+    correct = np.array([g == "correct" for g in scored], dtype=np.float64)
+    either = np.array([g in ("correct", "partial") for g in scored], dtype=np.float64)
+    return Accuracy(
+        stats.bootstrap(correct, rounds=rounds, seed=seed),
+        stats.bootstrap(either, rounds=rounds, seed=seed),
+        counts,
+        len(scored),
+        counts[UNSCORED],
+    )
+
+
+# --- search hit x answer grade -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CrossTable:
+    """Search hit (the whole passage in the top k) x answer grade, with question ids.
+
+    ``cells["found"]["wrong"]`` lists the questions whose passage was in the top
+    k but whose answer was graded wrong; ``cells["missed"]["correct"]`` those
+    answered correctly without the whole passage.
+    """
+
+    cells: dict[str, dict[str, list[str]]]
+
+    def count(self, row: str, column: str) -> int:
+        return len(self.cells[row][column])
+
+    @property
+    def found_not_correct(self) -> list[str]:
+        """Passage in the top k, answer partial or wrong."""
+        return self.cells["found"]["partial"] + self.cells["found"]["wrong"]
+
+    @property
+    def correct_without_passage(self) -> list[str]:
+        """Answer correct although no top-k item held the whole passage."""
+        return list(self.cells["missed"]["correct"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cells": self.cells}
+
+
+def cross_table(hits: Mapping[str, bool], grades: Mapping[str, str]) -> CrossTable:
+    """Cross every graded question's hit (True: found) with its grade."""
+    cells: dict[str, dict[str, list[str]]] = {
+        row: {c: [] for c in COLUMNS} for row in ("found", "missed")
+    }
+    for qid, grade in grades.items():
+        if qid not in hits:
+            raise InputError(f"question {qid!r} has a grade but no search result")
+        if grade not in COLUMNS:
+            raise InputError(f"question {qid!r}: unknown grade {grade!r}")
+        cells["found" if hits[qid] else "missed"][grade].append(qid)
+    return CrossTable(cells)
+
+
+def search_hits(results: Results, system: str, k: int) -> dict[str, bool]:
+    """Per question: did an item with grade 2 (the whole passage) make the top ``k``?"""
+    return {
+        q: any(item.grade >= 2 for item in items[:k]) for q, items in results.runs[system].items()
+    }
+
+
+# --- the report -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SystemAnswers:
+    """One system's answers as graded by one judge, beside its search hit rate.
+
+    ``hit`` is the share of the same questions whose whole passage was in the
+    top k (recall@k); ``n`` counts answers, ``ungraded`` those the judge has not
+    graded yet (left out of everything else).
+    """
+
+    system: str
+    judge: str
+    n: int
+    accuracy: Accuracy
+    hit: stats.Estimate | None
+    cross: CrossTable
+    ungraded: int = 0
+    unscored_ids: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class AnswerReport:
+    """Answer accuracy per system (see :func:`answer_report`)."""
+
+    reader: str | None
+    judge: str | None
+    judges: list[str]
+    k: int
+    seed: int
+    rounds: int
+    systems: list[SystemAnswers]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _interval_settings(res: Results, seed: int | None, rounds: int | None) -> tuple[int, int]:
+    s = seed if seed is not None else int(res.summary.get("seed", 1))
+    r = rounds if rounds is not None else int(res.summary.get("rounds", 10_000))
+    return s, r
+
+
+def _load(results: Results | str | Path | AnswerSet) -> AnswerSet:
+    return results if isinstance(results, AnswerSet) else load_answer_set(results)
+
+
+def answer_report(
+    results: Results | str | Path | AnswerSet,
+    judge: str | None = None,
+    systems: Sequence[str] | None = None,
+    seed: int | None = None,
+    rounds: int | None = None,
+) -> AnswerReport:
+    """Accuracy per system by ``judge`` (default: the first in ``meta.json``).
+
+    Each system gets the share correct and the share correct-or-partial with
+    bootstrap intervals (scored answers only), counts of each grade, the search
+    hit rate over the same questions, and the hit x grade table with question ids.
+    """
+    aset = _load(results)
+    res = aset.results
+    seed, rounds = _interval_settings(res, seed, rounds)
+    judge = judge if judge is not None else (aset.judges[0] if aset.judges else None)
+    if judge is not None and aset.judges and judge not in aset.judges:
+        raise InputError(f"no grades by judge {judge!r}; graded by {', '.join(aset.judges)}")
+    rows = []
+    for system in systems or res.systems:
+        keys = aset.ordered_keys([system])
+        if not keys:
+            continue
+        graded = aset.labels(judge, keys) if judge is not None else {}
+        by_q = {q: g for (_, q), g in graded.items()}
+        hits_all = search_hits(res, system, aset.k)
+        hits = np.array([hits_all[q] for _, q in keys], dtype=np.float64)
+        rows.append(
+            SystemAnswers(
+                system=system,
+                judge=judge or "",
+                n=len(keys),
+                accuracy=accuracy(by_q.values(), rounds=rounds, seed=seed),
+                hit=stats.bootstrap(hits, rounds=rounds, seed=seed),
+                cross=cross_table(hits_all, by_q),
+                ungraded=len(keys) - len(graded),
+                unscored_ids=[q for q, g in by_q.items() if g == UNSCORED],
+            )
+        )
+    return AnswerReport(aset.reader, judge, list(aset.judges), aset.k, seed, rounds, rows)
+
+
+# --- judge against judge ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    key: str
+    a: str
+    b: str
+
+
+@dataclass(frozen=True)
+class JudgePair:
+    """How two raters compare on the items both scored.
+
+    ``binary`` is agreement on correct-or-not, ``three`` on correct / partial /
+    wrong (percent and Cohen's kappa with intervals, confusion matrix).
+    ``lenient`` names the rater that marked more answers correct (``None`` on a
+    tie) and ``margin`` by how many; ``a_only`` / ``b_only`` list the items only
+    one of them marked correct, ``differ`` every item graded differently.
+    """
+
+    a: str
+    b: str
+    n: int
+    binary: stats.Agreement | None
+    three: stats.Agreement | None
+    correct_a: int
+    correct_b: int
+    a_only: list[str]
+    b_only: list[str]
+    differ: list[Disagreement]
+    unscored_a: int = 0
+    unscored_b: int = 0
+
+    @property
+    def lenient(self) -> str | None:
+        if self.correct_a == self.correct_b:
+            return None
+        return self.a if self.correct_a > self.correct_b else self.b
+
+    @property
+    def margin(self) -> int:
+        return abs(self.correct_a - self.correct_b)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["lenient"], out["margin"] = self.lenient, self.margin
+        return out
+
+
+def compare_judges(
+    a: Mapping[Hashable, str],
+    b: Mapping[Hashable, str],
+    name_a: str = "a",
+    name_b: str = "b",
+    rounds: int = 10_000,
+    seed: int = 1,
+) -> JudgePair:
+    """Compare two raters' grades over the keys both scored (unscored left out)."""
+    both = [k for k in a if k in b and a[k] != UNSCORED and b[k] != UNSCORED]
+    la = [a[k] for k in both]
+    lb = [b[k] for k in both]
+    binary = three = None
+    if both:
+        binary = stats.agreement(
+            [_binary(x) for x in la],
+            [_binary(y) for y in lb],
+            classes=BINARY,
+            rounds=rounds,
+            seed=seed,
+        )
+        three = stats.agreement(la, lb, classes=GRADES, rounds=rounds, seed=seed)
+    return JudgePair(
+        a=name_a,
+        b=name_b,
+        n=len(both),
+        binary=binary,
+        three=three,
+        correct_a=la.count("correct"),
+        correct_b=lb.count("correct"),
+        a_only=[_key_str(k) for k in both if a[k] == "correct" and b[k] != "correct"],
+        b_only=[_key_str(k) for k in both if b[k] == "correct" and a[k] != "correct"],
+        differ=[Disagreement(_key_str(k), a[k], b[k]) for k in both if a[k] != b[k]],
+        unscored_a=sum(1 for k in a if a[k] == UNSCORED),
+        unscored_b=sum(1 for k in b if b[k] == UNSCORED),
+    )
+
+
+def judge_pairs(
+    results: Results | str | Path | AnswerSet,
+    seed: int | None = None,
+    rounds: int | None = None,
+) -> list[JudgePair]:
+    """Every pair of judges in ``meta.json`` order, over all answers both scored."""
+    aset = _load(results)
+    seed, rounds = _interval_settings(aset.results, seed, rounds)
+    keys = aset.ordered_keys()
+    labels = {j: aset.labels(j, keys) for j in aset.judges}
+    return [
+        compare_judges(labels[ja], labels[jb], ja, jb, rounds=rounds, seed=seed)
+        for i, ja in enumerate(aset.judges)
+        for jb in aset.judges[i + 1 :]
+    ]
+
+
+# --- judge against hand ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HandCheck:
+    """A judge against the hand grades, over the answers both graded.
+
+    ``matched`` counts agreement on correct-or-not, ``exact`` on all three
+    grades. A miss is ``lenient`` (the judge said correct, the hand did not) or
+    ``strict`` (the hand said correct, the judge did not); ``partial_wrong``
+    lists the remaining three-class differences (partial against wrong).
+    """
+
+    judge: str
+    n: int
+    matched: int
+    exact: int
+    binary: stats.Agreement | None
+    three: stats.Agreement | None
+    lenient: list[str]
+    strict: list[str]
+    partial_wrong: list[str]
+    unscored: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_against_hand(
+    judge: Mapping[Hashable, str],
+    hand: Mapping[Hashable, str],
+    name: str = "judge",
+    rounds: int = 10_000,
+    seed: int = 1,
+) -> HandCheck:
+    """Agreement of one judge with the hand grades, and its misses by direction."""
+    pair = compare_judges(judge, hand, name, "hand", rounds=rounds, seed=seed)
+    both = [k for k in judge if k in hand and judge[k] != UNSCORED and hand[k] != UNSCORED]
+    return HandCheck(
+        judge=name,
+        n=pair.n,
+        matched=sum(1 for k in both if _binary(judge[k]) == _binary(hand[k])),
+        exact=sum(1 for k in both if judge[k] == hand[k]),
+        binary=pair.binary,
+        three=pair.three,
+        lenient=pair.a_only,
+        strict=pair.b_only,
+        partial_wrong=[
+            _key_str(k)
+            for k in both
+            if judge[k] != hand[k] and "correct" not in (judge[k], hand[k])
+        ],
+        unscored=sum(1 for k in hand if k in judge and judge[k] == UNSCORED),
+    )
+
+
+def hand_checks(
+    results: Results | str | Path | AnswerSet,
+    seed: int | None = None,
+    rounds: int | None = None,
+) -> list[HandCheck]:
+    """Each judge against the hand grades of the current answers."""
+    aset = _load(results)
+    seed, rounds = _interval_settings(aset.results, seed, rounds)
+    hand = {k: h.hand for k, h in aset.hand.items()}
+    keys = [k for k in aset.ordered_keys() if k in hand]
+    return [
+        check_against_hand(aset.labels(j, keys), hand, j, rounds=rounds, seed=seed)
+        for j in aset.judges
+    ]

@@ -1,0 +1,400 @@
+"""The bodies of ``ragmeter answer``, ``grade``, ``judges`` and ``handgrade``.
+
+Each takes plain arguments and a :class:`rich.console.Console` to print on, calls
+the library and returns what it computed, so the command-line layer only
+parses options.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from ragmeter.answers.analysis import (
+    COLUMNS,
+    AnswerReport,
+    HandCheck,
+    JudgePair,
+    answer_report,
+    hand_checks,
+    judge_pairs,
+)
+from ragmeter.answers.hand import HandRun, hand_grade
+from ragmeter.answers.run import (
+    DEFAULT_K,
+    DEFAULT_TIMEOUT_S,
+    GradeRun,
+    ReaderRun,
+    answer_questions,
+    grade_answers,
+)
+from ragmeter.answers.store import load_answer_set
+from ragmeter.results import Results
+
+__all__ = [
+    "answer_command",
+    "grade_command",
+    "handgrade_command",
+    "judges_command",
+    "print_answer_report",
+    "print_hand_checks",
+    "print_judge_pairs",
+]
+
+
+@contextlib.contextmanager
+def _bar(console: Console) -> Iterator[Any]:
+    progress = Progress(
+        TextColumn("{task.description:<28}", style="bold", markup=False),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    tasks: dict[str, Any] = {}
+
+    def update(label: str, done: int, total: int) -> None:
+        if label not in tasks:
+            tasks[label] = progress.add_task(label[-28:], total=total)
+        progress.update(tasks[label], completed=done, total=total)
+
+    with progress:
+        yield update
+
+
+def _est(est: Any) -> str:
+    return est.format() if est is not None else "-"
+
+
+def _calls(stats: Any, seconds: float) -> str:
+    return (
+        f"{stats.calls} calls, {stats.cache_hits} from the cache, "
+        f"{stats.tokens_in:,} tokens in / {stats.tokens_out:,} out, {seconds:.1f} s"
+    )
+
+
+# --- answer -------------------------------------------------------------------------------
+
+
+def answer_command(
+    results: str | Path,
+    reader: str,
+    *,
+    k: int = DEFAULT_K,
+    systems: str | Sequence[str] | None = None,
+    limit: int | None = None,
+    concurrency: int = 4,
+    cache: str | Path | None = None,
+    max_tokens: int = 256,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    options: Sequence[str] | None = None,
+    console: Console | None = None,
+    progress_console: Console | None = None,
+) -> ReaderRun:
+    """``ragmeter answer RESULTS --reader SPEC``: answer each question from its top k items.
+
+    Prints on ``console``; the progress bar goes to ``progress_console`` (default:
+    ``console``).
+    """
+    console = console or Console()
+    with _bar(progress_console or console) as progress:
+        run = answer_questions(
+            results,
+            reader,
+            k=k,
+            systems=systems,
+            limit=limit,
+            concurrency=concurrency,
+            cache=cache,
+            max_tokens=max_tokens,
+            timeout_s=timeout_s,
+            options=options,
+            progress=progress,
+        )
+    n = len(run.answers)
+    latencies = [a.latency_s for a in run.answers if a.ok]
+    mean_latency = sum(latencies) / len(latencies) if latencies else 0.0
+    console.print(
+        Text.assemble(
+            ("Answered ", ""),
+            (str(n), "bold"),
+            (f" questions x systems with {run.reader} from the top {run.k} items: ", ""),
+            _calls(run.stats, run.seconds),
+            (f"; {mean_latency:.2f} s per answer when it was made.", ""),
+        )
+    )
+    if run.errors:
+        console.print(f"[yellow]{run.errors} without an answer (no reply); rerun to retry them.[/]")
+    if run.declined:
+        console.print(f"{run.declined} answers said the answer is not in the context.")
+    if run.replaced:
+        console.print(f"[dim]{run.replaced} answers of an earlier reader or k were replaced.[/]")
+    console.print(Text.assemble("Answers: ", (str(run.folder / "reader.jsonl"), "bold")))
+    return run
+
+
+# --- grade --------------------------------------------------------------------------------
+
+
+def grade_command(
+    results: str | Path,
+    judges: Sequence[str],
+    *,
+    systems: str | Sequence[str] | None = None,
+    limit: int | None = None,
+    concurrency: int = 4,
+    cache: str | Path | None = None,
+    max_tokens: int = 256,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    options: Sequence[str] | None = None,
+    console: Console | None = None,
+    progress_console: Console | None = None,
+) -> AnswerReport:
+    """``ragmeter grade RESULTS --judge SPEC [--judge SPEC ...]``: grade, then report."""
+    console = console or Console()
+    with _bar(progress_console or console) as progress:
+        run: GradeRun = grade_answers(
+            results,
+            list(judges),
+            systems=systems,
+            limit=limit,
+            concurrency=concurrency,
+            cache=cache,
+            max_tokens=max_tokens,
+            timeout_s=timeout_s,
+            options=options,
+            progress=progress,
+        )
+    for jr in run.judges:
+        c = jr.counts
+        console.print(
+            Text.assemble(
+                (jr.judge, "bold"),
+                f": {c['correct']} correct, {c['partial']} partial, {c['wrong']} wrong, ",
+                (f"{c['unscored']} unscored", "yellow" if c["unscored"] else ""),
+                f" ({_calls(jr.stats, jr.seconds)})",
+            )
+        )
+        for g in jr.unscored[:5]:
+            console.print(
+                Text(f"  unscored {g.system}/{g.question}: {g.error}; raw: {g.raw[:120]!r}"),
+                style="dim",
+            )
+    report = answer_report(results, systems=_system_list(results, systems))
+    print_answer_report(report, console)
+    return report
+
+
+def _system_list(results: str | Path, systems: str | Sequence[str] | None) -> list[str] | None:
+    if systems is None:
+        return None
+    if isinstance(systems, str):
+        return [s.strip() for s in systems.split(",") if s.strip()] or None
+    return list(systems) or None
+
+
+def print_answer_report(report: AnswerReport, console: Console) -> None:
+    """Accuracy per system beside the hit rate, then each system's hit x grade table."""
+    table = Table(
+        title=Text(
+            f"Answer accuracy (%), judged by {report.judge}, reader {report.reader}, top {report.k}"
+        ),
+        title_justify="left",
+    )
+    table.add_column("system", style="bold")
+    table.add_column(f"hit@{report.k}", justify="right")
+    table.add_column("correct", justify="right")
+    table.add_column("correct or partial", justify="right")
+    table.add_column("scored", justify="right")
+    table.add_column("unscored", justify="right")
+    for row in report.systems:
+        acc = row.accuracy
+        unscored = str(acc.unscored) + (f" (+{row.ungraded} ungraded)" if row.ungraded else "")
+        table.add_row(
+            Text(row.system),
+            _est(row.hit),
+            _est(acc.correct),
+            _est(acc.correct_or_partial),
+            str(acc.scored),
+            unscored,
+        )
+    console.print(table)
+    for row in report.systems:
+        cross = Table(
+            title=Text(f"{row.system}: whole passage in the top {report.k} x answer grade"),
+            title_justify="left",
+            show_lines=True,
+        )
+        cross.add_column("search")
+        for col in COLUMNS:
+            cross.add_column(col)
+        for name, label in (("found", "passage found"), ("missed", "passage missed")):
+            cells = []
+            for col in COLUMNS:
+                ids = row.cross.cells[name][col]
+                disagree = (name == "found" and col in ("partial", "wrong")) or (
+                    name == "missed" and col == "correct"
+                )
+                cell = Text(str(len(ids)), style="bold" if disagree and ids else "")
+                if ids:
+                    cell.append(": " + " ".join(ids), style="dim")
+                cells.append(cell)
+            cross.add_row(label, *cells)
+        console.print(cross)
+    console.print(
+        f"[dim]Shares over scored answers only (unscored kept out of the mean); 95% "
+        f"percentile bootstrap intervals, seed {report.seed}, {report.rounds} rounds.[/]"
+    )
+
+
+# --- judges -------------------------------------------------------------------------------
+
+
+def judges_command(results: str | Path, *, console: Console | None = None) -> list[JudgePair]:
+    """``ragmeter judges RESULTS``: agreement and leniency of every pair of judges."""
+    console = console or Console()
+    aset = load_answer_set(results)
+    if len(aset.judges) < 2:
+        console.print(
+            f"Only {len(aset.judges)} judge graded these answers; grade with a second "
+            "(`ragmeter grade RESULTS --judge SPEC`) to compare judges."
+        )
+    pairs = judge_pairs(aset)
+    print_judge_pairs(pairs, console, seed_rounds=_seed_rounds(aset.results))
+    checks = hand_checks(aset)
+    if any(c.n for c in checks):
+        print_hand_checks(checks, console)
+    return pairs
+
+
+def _seed_rounds(results: Results) -> tuple[int, int]:
+    return int(results.summary.get("seed", 1)), int(results.summary.get("rounds", 10_000))
+
+
+def _agree(ag: Any) -> tuple[str, str]:
+    if ag is None:
+        return "-", "-"
+    return ag.percent.format(), ag.kappa.format(scale=1, digits=2)
+
+
+def print_judge_pairs(
+    pairs: Sequence[JudgePair], console: Console, seed_rounds: tuple[int, int] | None = None
+) -> None:
+    for p in pairs:
+        table = Table(
+            title=Text(f"{p.a} vs {p.b}: {p.n} answers both scored"), title_justify="left"
+        )
+        table.add_column("agreement on")
+        table.add_column("percent [95% CI]", justify="right")
+        table.add_column("Cohen's kappa [95% CI]", justify="right")
+        table.add_row("correct or not", *_agree(p.binary))
+        table.add_row("correct / partial / wrong", *_agree(p.three))
+        console.print(table)
+        if p.three is not None:
+            conf = Table(title=Text(f"rows: {p.a}; columns: {p.b}"), title_justify="left")
+            conf.add_column("")
+            for c in p.three.classes:
+                conf.add_column(str(c), justify="right")
+            for c, counts in zip(p.three.classes, p.three.confusion, strict=True):
+                conf.add_row(str(c), *(str(v) for v in counts))
+            console.print(conf)
+        if p.lenient is None:
+            console.print(f"Both marked {p.correct_a} answers correct.")
+        else:
+            console.print(
+                Text.assemble(
+                    (p.lenient, "bold"),
+                    f" is more lenient: it marked {p.margin} more answers correct "
+                    f"({p.correct_a} by {p.a}, {p.correct_b} by {p.b}).",
+                )
+            )
+        if p.unscored_a or p.unscored_b:
+            console.print(
+                Text(
+                    f"Left out as unscored: {p.unscored_a} by {p.a}, {p.unscored_b} by {p.b}.",
+                    style="dim",
+                )
+            )
+        if p.differ:
+            console.print(Text(f"Graded differently ({len(p.differ)}):"))
+            for d in p.differ:
+                console.print(Text(f"  {d.key}: {p.a} {d.a}, {p.b} {d.b}"))
+    if pairs and seed_rounds:
+        console.print(
+            f"[dim]95% percentile bootstrap intervals, seed {seed_rounds[0]}, "
+            f"{seed_rounds[1]} rounds.[/]"
+        )
+
+
+def print_hand_checks(checks: Sequence[HandCheck], console: Console) -> None:
+    table = Table(
+        title="Judges against the hand grades",
+        title_justify="left",
+        caption=(
+            "matched: same correct-or-not; exact: same of the 3 grades; lenient: judge "
+            "correct, hand not; strict: hand correct, judge not"
+        ),
+        caption_justify="left",
+    )
+    table.add_column("judge", style="bold")
+    table.add_column("matched", justify="right")
+    table.add_column("kappa [95% CI]", justify="right")
+    table.add_column("exact", justify="right")
+    table.add_column("lenient", justify="right")
+    table.add_column("strict", justify="right")
+    for c in checks:
+        table.add_row(
+            Text(c.judge),
+            f"{c.matched}/{c.n}",
+            _agree(c.binary)[1],
+            f"{c.exact}/{c.n}",
+            str(len(c.lenient)),
+            str(len(c.strict)),
+        )
+    console.print(table)
+    for c in checks:
+        for name, keys in (
+            ("lenient (judge correct, hand not)", c.lenient),
+            ("strict (hand correct, judge not)", c.strict),
+        ):
+            if keys:
+                console.print(Text(f"  {c.judge} {name}: {' '.join(keys)}"))
+
+
+# --- handgrade ----------------------------------------------------------------------------
+
+
+def handgrade_command(
+    results: str | Path,
+    *,
+    n: int = 20,
+    seed: int = 1,
+    input: TextIO | None = None,
+    console: Console | None = None,
+) -> HandRun:
+    """``ragmeter handgrade RESULTS [--n 20] [--seed 1]``: grade a sample by hand."""
+    console = console or Console()
+    run = hand_grade(results, n=n, seed=seed, input=input, console=console)
+    console.print(
+        f"Hand-graded {run.graded} answers this time ({run.skipped} skipped); "
+        f"{run.total} of {min(run.target, run.available)} in all (seed {seed})."
+    )
+    if run.remaining:
+        console.print(
+            Text(
+                f"{run.remaining} to go: run `ragmeter handgrade {results} "
+                f"--n {n} --seed {seed}` to resume."
+            )
+        )
+    checks = hand_checks(results)
+    if any(c.n for c in checks):
+        print_hand_checks(checks, console)
+    return run

@@ -1,0 +1,97 @@
+"""The reader and judge prompts, and the requests built from them.
+
+Both prompts put every instruction in the user turn: some chat formats
+(llama-cpp-python's ``gemma``) drop system messages, and one prompt for every
+backend keeps the cache key independent of where the model runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ragmeter.llm import ChatRequest
+
+__all__ = [
+    "GRADES",
+    "GRADE_SCHEMA",
+    "JUDGE_PROMPT",
+    "NOT_IN_CONTEXT",
+    "READER_PROMPT",
+    "judge_request",
+    "numbered_passages",
+    "reader_request",
+]
+
+GRADES: tuple[str, str, str] = ("correct", "partial", "wrong")
+"""The three grades a judge gives; ``unscored`` marks a reply that could not be read."""
+
+NOT_IN_CONTEXT = "not in the context"
+
+READER_PROMPT = """\
+Answer the question using only the numbered passages below. Answer briefly, in one or \
+two sentences. If the passages do not contain the answer, reply exactly: not in the context
+
+Passages:
+{passages}
+
+Question: {question}
+Answer:"""
+
+JUDGE_PROMPT = """\
+You grade an answer to a question against the reference passage that answers it.
+
+Question: {question}
+
+Reference passage:
+{reference}
+
+Answer to grade:
+{answer}
+
+Grades:
+- correct: the answer gives what the reference passage says in answer to the question; \
+numbers, names and dates match, and it adds no false claim.
+- partial: right as far as it goes, but it leaves out part of the answer or is vague.
+- wrong: it contradicts the reference, gets a number, name or date wrong, adds a false \
+claim, or says the answer is not in the context.
+
+Reply with only a JSON object {{"grade": ..., "reason": ...}}: grade is one of correct, \
+partial or wrong, and reason says why in one line."""
+
+GRADE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "grade": {"type": "string", "enum": list(GRADES)},
+        "reason": {"type": "string"},
+    },
+    "required": ["grade", "reason"],
+    "additionalProperties": False,
+}
+
+
+def numbered_passages(texts: Sequence[str]) -> str:
+    """``[1] first passage`` ... one per paragraph, whitespace runs kept as in the text."""
+    return "\n\n".join(f"[{i}] {t.strip()}" for i, t in enumerate(texts, start=1))
+
+
+def reader_request(question: str, passages: Sequence[str], max_tokens: int = 256) -> ChatRequest:
+    """The reader's request: the question and its top passages, numbered."""
+    prompt = READER_PROMPT.format(passages=numbered_passages(passages), question=question.strip())
+    return ChatRequest(prompt=prompt, temperature=0.0, seed=0, max_tokens=max_tokens)
+
+
+def judge_request(question: str, reference: str, answer: str, max_tokens: int = 256) -> ChatRequest:
+    """The judge's request, asking for ``{"grade", "reason"}`` as structured output."""
+    prompt = JUDGE_PROMPT.format(
+        question=question.strip(),
+        reference=reference.strip(),
+        answer=answer.strip() or "(no answer)",
+    )
+    return ChatRequest(
+        prompt=prompt,
+        temperature=0.0,
+        seed=0,
+        max_tokens=max_tokens,
+        json_schema=GRADE_SCHEMA,
+    )

@@ -1,0 +1,385 @@
+"""Where answers and grades live: ``<results>/answers/``.
+
+::
+
+    answers/
+      cache.sqlite    every reader and judge reply (ragmeter.llm.ReplyCache)
+      reader.jsonl    one answer per system and question, with tokens and latency
+      grades.jsonl    one grade per judge, system and question, with the judge's
+                      reason and raw reply (unscored replies keep their text)
+      hand.jsonl      hand grades, appended and synced one at a time as typed
+      meta.json       reader, judges (the first gives the accuracy), k, run stats
+      answers.jsonl   the merged view the HTML report reads, rewritten after
+                      every change: {"system", "question", "answer",
+                      "grades": {judge: grade}, "hand"?}
+
+A grade or hand grade records the SHA-256 of the answer it graded; when the
+reader is run again and an answer changes, its old grades no longer apply and
+are left out of the merged view (they stay in the files).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragmeter.answers.prompts import GRADES
+from ragmeter.errors import InputError
+from ragmeter.io import atomic_write_text, dumps
+from ragmeter.results import Results
+
+__all__ = [
+    "Answer",
+    "AnswerSet",
+    "Grade",
+    "HandGrade",
+    "HAND_LABELS",
+    "answer_sha",
+    "answers_dir",
+    "append_hand",
+    "load_answer_set",
+    "read_answers",
+    "read_grades",
+    "read_hand",
+    "read_meta",
+    "update_meta",
+    "write_answers",
+    "write_grades",
+    "write_merged",
+]
+
+UNSCORED = "unscored"
+HAND_LABELS = (*GRADES, "skip")
+Key = tuple[str, str]  # (system, question)
+
+
+def answers_dir(results: Results | str | Path) -> Path:
+    """``<results>/answers``."""
+    base = results.path if isinstance(results, Results) else Path(results)
+    return base / "answers"
+
+
+def answer_sha(text: str) -> str:
+    """Short SHA-256 of an answer: ties a grade to the exact text it graded."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The reader's answer for one system and question.
+
+    ``error`` is set (and ``answer`` empty) when no answer could be had
+    (timeout, server error); such an answer is not sent to the judges.
+    ``latency_s`` is the time of the call that produced it, also when it now
+    comes from the cache (``cached``).
+    """
+
+    system: str
+    question: str
+    answer: str
+    reader: str
+    k: int
+    error: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def sha(self) -> str:
+        return answer_sha(self.answer)
+
+    @property
+    def key(self) -> Key:
+        return (self.system, self.question)
+
+
+@dataclass(frozen=True)
+class Grade:
+    """One judge's grade of one answer.
+
+    ``grade`` is correct, partial, wrong or ``unscored`` (the reply could not
+    be read against the schema, or no reply came); ``raw`` keeps the judge's
+    text and ``error`` says why it is unscored.
+    """
+
+    judge: str
+    system: str
+    question: str
+    grade: str
+    reason: str = ""
+    raw: str = ""
+    error: str | None = None
+    answer_sha: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    cached: bool = False
+
+    @property
+    def key(self) -> Key:
+        return (self.system, self.question)
+
+
+@dataclass(frozen=True)
+class HandGrade:
+    """A grade typed by a person: correct, partial, wrong, or ``skip``."""
+
+    system: str
+    question: str
+    hand: str
+    answer_sha: str
+    seed: int | None = None
+    at: str = ""
+
+    @property
+    def key(self) -> Key:
+        return (self.system, self.question)
+
+
+# --- reading and writing -----------------------------------------------------------------
+
+
+def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    if not path.is_file():
+        return []
+    raw = path.read_text(encoding="utf-8")
+    lines = raw.split("\n")
+    out = []
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            if lineno == len(lines):  # a last line cut off by a crash mid-write
+                continue
+            raise InputError(f"{path}:{lineno}: malformed JSON; fix or delete the line") from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{path}:{lineno}: expected a JSON object")
+        out.append((lineno, obj))
+    return out
+
+
+def _build(cls: type, path: Path, lineno: int, obj: dict[str, Any]):
+    names = {f.name for f in dataclasses.fields(cls)}
+    try:
+        return cls(**{k: v for k, v in obj.items() if k in names})
+    except TypeError as exc:
+        raise InputError(f"{path}:{lineno}: {exc}") from None
+
+
+def _jsonl(rows: Iterable[Any]) -> str:
+    return "".join(
+        json.dumps(
+            dataclasses.asdict(r) if dataclasses.is_dataclass(r) else r,
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        + "\n"
+        for r in rows
+    )
+
+
+def read_answers(folder: Path) -> dict[Key, Answer]:
+    path = folder / "reader.jsonl"
+    out: dict[Key, Answer] = {}
+    for lineno, obj in _read_jsonl(path):
+        a = _build(Answer, path, lineno, obj)
+        out[a.key] = a
+    return out
+
+
+def write_answers(folder: Path, answers: Iterable[Answer]) -> None:
+    atomic_write_text(folder / "reader.jsonl", _jsonl(answers))
+
+
+def read_grades(folder: Path) -> dict[tuple[str, str, str], Grade]:
+    """Grades by ``(judge, system, question)``; a later line wins."""
+    path = folder / "grades.jsonl"
+    out: dict[tuple[str, str, str], Grade] = {}
+    for lineno, obj in _read_jsonl(path):
+        g = _build(Grade, path, lineno, obj)
+        if g.grade not in (*GRADES, UNSCORED):
+            raise InputError(f"{path}:{lineno}: unknown grade {g.grade!r}")
+        out[(g.judge, g.system, g.question)] = g
+    return out
+
+
+def write_grades(folder: Path, grades: Iterable[Grade]) -> None:
+    atomic_write_text(folder / "grades.jsonl", _jsonl(grades))
+
+
+def read_hand(folder: Path) -> list[HandGrade]:
+    """Every hand-grade line, in the order typed."""
+    path = folder / "hand.jsonl"
+    out = []
+    for lineno, obj in _read_jsonl(path):
+        h = _build(HandGrade, path, lineno, obj)
+        if h.hand not in HAND_LABELS:
+            raise InputError(f"{path}:{lineno}: unknown hand grade {h.hand!r}")
+        out.append(h)
+    return out
+
+
+def append_hand(folder: Path, grade: HandGrade) -> None:
+    """Append one hand grade and sync it to disk before returning."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "hand.jsonl"
+    line = json.dumps(dataclasses.asdict(grade), sort_keys=True, ensure_ascii=False) + "\n"
+    with open(path, "a+b") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size:
+            fh.seek(0)
+            data = fh.read()
+            if not data.endswith(b"\n"):
+                # a line cut off by a crash was never a saved grade: drop it
+                fh.truncate(data.rfind(b"\n") + 1)
+        fh.seek(0, os.SEEK_END)
+        fh.write(line.encode("utf-8"))
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def read_meta(folder: Path) -> dict[str, Any]:
+    path = folder / "meta.json"
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: malformed JSON") from None
+    return data if isinstance(data, dict) else {}
+
+
+def update_meta(folder: Path, **changes: Any) -> dict[str, Any]:
+    """Merge ``changes`` into ``meta.json`` (``None`` values remove a key)."""
+    meta = read_meta(folder)
+    for key, value in changes.items():
+        if value is None:
+            meta.pop(key, None)
+        else:
+            meta[key] = value
+    atomic_write_text(folder / "meta.json", dumps(meta))
+    return meta
+
+
+# --- the merged view ---------------------------------------------------------------------
+
+
+@dataclass
+class AnswerSet:
+    """Everything graded so far, with stale grades (of a changed answer) left out.
+
+    ``grades[judge][(system, question)]`` and ``hand[(system, question)]``
+    hold grades of the current answers only; ``hand`` keeps the latest
+    correct/partial/wrong typed for each answer (skips are in ``hand_seen``).
+    """
+
+    results: Results
+    answers: dict[Key, Answer]
+    judges: list[str]
+    grades: dict[str, dict[Key, Grade]]
+    hand: dict[Key, HandGrade]
+    hand_seen: set[Key]
+    reader: str | None
+    k: int
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def folder(self) -> Path:
+        return answers_dir(self.results)
+
+    def ordered_keys(self, systems: Iterable[str] | None = None) -> list[Key]:
+        """Answer keys in results order: systems, then questions."""
+        wanted = list(systems) if systems is not None else self.results.systems
+        return [(s, q) for s in wanted for q in self.results.question_ids if (s, q) in self.answers]
+
+    def labels(self, judge: str, keys: Iterable[Key]) -> dict[Key, str]:
+        """The judge's grade of each key it graded (``unscored`` included)."""
+        have = self.grades.get(judge, {})
+        return {k: have[k].grade for k in keys if k in have}
+
+
+def load_answer_set(results: Results | str | Path) -> AnswerSet:
+    """Read ``reader.jsonl``, ``grades.jsonl``, ``hand.jsonl`` and ``meta.json``."""
+    res = results if isinstance(results, Results) else Results(results)
+    folder = answers_dir(res)
+    meta = read_meta(folder)
+    answers = read_answers(folder)
+    known_s, known_q = set(res.systems), set(res.question_ids)
+    for s, q in answers:
+        if s not in known_s or q not in known_q:
+            raise InputError(
+                f"{folder / 'reader.jsonl'}: system {s!r} / question {q!r} is not in "
+                f"{res.path}; the answers belong to another results directory"
+            )
+    judges: list[str] = list(meta.get("judges") or [])
+    grades: dict[str, dict[Key, Grade]] = {}
+    for (judge, s, q), g in read_grades(folder).items():
+        a = answers.get((s, q))
+        if a is None or g.answer_sha != a.sha:
+            continue
+        grades.setdefault(judge, {})[(s, q)] = g
+        if judge not in judges:
+            judges.append(judge)
+    hand: dict[Key, HandGrade] = {}
+    seen: set[Key] = set()
+    for h in read_hand(folder):
+        a = answers.get(h.key)
+        if a is None or h.answer_sha != a.sha:
+            continue
+        seen.add(h.key)
+        if h.hand != "skip":
+            hand[h.key] = h
+    return AnswerSet(
+        results=res,
+        answers=answers,
+        judges=judges,
+        grades=grades,
+        hand=hand,
+        hand_seen=seen,
+        reader=meta.get("reader"),
+        k=int(meta.get("k") or 5),
+        meta=meta,
+    )
+
+
+def merged_rows(aset: AnswerSet) -> list[dict[str, Any]]:
+    """One row per answer in the format the HTML report reads."""
+    rows = []
+    for key in aset.ordered_keys():
+        a = aset.answers[key]
+        grades = {}
+        for judge in aset.judges:
+            g = aset.grades.get(judge, {}).get(key)
+            if g is not None:
+                grades[judge] = g.grade
+        row: dict[str, Any] = {
+            "system": a.system,
+            "question": a.question,
+            "answer": a.answer,
+            "grades": grades,
+        }
+        if key in aset.hand:
+            row["hand"] = aset.hand[key].hand
+        rows.append(row)
+    return rows
+
+
+def write_merged(results: Results | str | Path) -> Path:
+    """Rewrite ``answers/answers.jsonl`` (atomically) from the files beside it."""
+    aset = load_answer_set(results)
+    path = aset.folder / "answers.jsonl"
+    atomic_write_text(path, _jsonl(merged_rows(aset)))
+    return path

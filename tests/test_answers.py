@@ -1,0 +1,583 @@
+"""Answer grading without a model: statistics on hand-made grades, the files, the loops.
+
+A scripted backend stands in for the reader and the judges, so every path that
+does not depend on what a real model says is checked here; the real model runs
+in ``test_answers_integration.py``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from ragmeter import stats
+from ragmeter.answers import (
+    GRADE_SCHEMA,
+    answer_command,
+    answer_questions,
+    answer_report,
+    answers_dir,
+    check_against_hand,
+    compare_judges,
+    cross_table,
+    grade_answers,
+    grade_command,
+    hand_checks,
+    hand_grade,
+    handgrade_command,
+    judge_pairs,
+    judges_command,
+    load_answer_set,
+    parse_options,
+    sample_order,
+    search_hits,
+)
+from ragmeter.answers.analysis import accuracy
+from ragmeter.answers.prompts import JUDGE_PROMPT, READER_PROMPT, numbered_passages
+from ragmeter.answers.run import backend_label
+from ragmeter.answers.store import read_grades, read_hand
+from ragmeter.config import Config
+from ragmeter.corpus import load_corpus
+from ragmeter.errors import InputError
+from ragmeter.experiment import run_search
+from ragmeter.llm import Completion, ReplyCache
+from ragmeter.results import Results, save_results
+from ragmeter.testset import TestSet, load_testset
+
+EXAMPLE = "src/ragmeter/examples/blog"
+
+
+# --- a scripted backend ---------------------------------------------------------------------
+
+
+class Scripted:
+    """A backend whose reply is ``respond(prompt)``; counts its calls."""
+
+    base_url = None
+    max_concurrency = None
+
+    def __init__(self, model: str, respond, kind: str = "test") -> None:
+        self.kind = kind
+        self.model = model
+        self.respond = respond
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def complete(self, request, timeout_s):
+        with self._lock:
+            self.calls += 1
+        prompt = request.messages[-1].content
+        return Completion(self.respond(prompt), tokens_in=len(prompt.split()), tokens_out=3)
+
+    def close(self) -> None:
+        pass
+
+
+def question_of(prompt: str) -> str:
+    return prompt.rsplit("Question: ", 1)[1].split("\n", 1)[0]
+
+
+def reader(prompt: str) -> str:
+    """Answers with the first passage's first words, or declines when asked about Raft."""
+    if "Raft" in question_of(prompt):
+        return "not in the context"
+    return " ".join(prompt.split("[1] ", 1)[1].split()[:6])
+
+
+def judge_by_question(table: dict[str, str]):
+    """A judge that grades by the question text's first word present in ``table``."""
+
+    def respond(prompt: str) -> str:
+        q = prompt.split("Question: ", 1)[1].split("\n", 1)[0]
+        for word, grade in table.items():
+            if word in q:
+                if grade == "garbage":
+                    return "I think it is mostly fine"
+                return json.dumps({"grade": grade, "reason": f"because {word}"})
+        return '{"grade": "correct", "reason": "fits"}'
+
+    return respond
+
+
+@pytest.fixture(scope="module")
+def results_dir(tmp_path_factory):
+    """A results directory: 8 blog questions, two chunking strategies, BM25."""
+    docs = load_corpus(f"{EXAMPLE}/posts")
+    ts = load_testset(f"{EXAMPLE}/questions.jsonl", docs)
+    cfg = Config(
+        strategies=("sentence", "fixed-40"),
+        custom_strategies=({"name": "fixed-40", "kind": "fixed", "size": 40},),
+        ks=(1, 5),
+        rounds=200,
+    )
+    path = tmp_path_factory.mktemp("res") / "results"
+    save_results(run_search(cfg, docs, TestSet(ts.questions[:8])), path)
+    return path
+
+
+@pytest.fixture
+def results(results_dir, tmp_path):
+    """A fresh copy per test, so answers of one test never leak into another."""
+    import shutil
+
+    dest = tmp_path / "results"
+    shutil.copytree(results_dir, dest)
+    return dest
+
+
+def quiet() -> Console:
+    return Console(file=io.StringIO(), width=200, force_terminal=False)
+
+
+def text_of(console: Console) -> str:
+    return console.file.getvalue()
+
+
+# --- statistics on hand-made grades ----------------------------------------------------------
+
+
+def test_accuracy_keeps_unscored_out_of_the_mean_and_counts_it():
+    acc = accuracy(["correct", "correct", "partial", "wrong", "unscored"], rounds=500, seed=3)
+    assert (acc.scored, acc.unscored) == (4, 1)
+    assert acc.counts == {"correct": 2, "partial": 1, "wrong": 1, "unscored": 1}
+    assert acc.correct.mean == 0.5  # 2 of the 4 scored; 2/5 if unscored counted as wrong
+    assert acc.correct_or_partial.mean == 0.75
+    assert acc.correct.n == 4
+    # the interval is the bootstrap of the 0/1 scores of the scored answers only
+    assert acc.correct == stats.bootstrap([1.0, 1.0, 0.0, 0.0], rounds=500, seed=3)
+
+
+def test_accuracy_all_unscored_has_no_estimate():
+    acc = accuracy(["unscored"] * 3)
+    assert acc.correct is None and acc.correct_or_partial is None
+    assert (acc.scored, acc.unscored) == (0, 3)
+    with pytest.raises(InputError, match="unknown grades"):
+        accuracy(["right"])
+
+
+A = "C C C C C P W W W C".split()
+B = "C C C P W P W W C C".split()
+NAMES = {"C": "correct", "P": "partial", "W": "wrong"}
+
+
+def labelled(codes: list[str]) -> dict[str, str]:
+    return {f"q{i + 1}": NAMES[c] for i, c in enumerate(codes)}
+
+
+def test_two_judges_agreement_kappa_and_leniency_by_hand():
+    a, b = labelled(A), labelled(B)
+    a["q11"], b["q11"] = "unscored", "correct"  # left out of the comparison
+    pair = compare_judges(a, b, "judge-a", "judge-b", rounds=300)
+    assert pair.n == 10 and pair.unscored_a == 1 and pair.unscored_b == 0
+    # correct-or-not: 4 both correct, 3 both not, a-only 2, b-only 1 -> p_o 0.7;
+    # p_e = 0.6*0.5 + 0.4*0.5 = 0.5 -> kappa 0.4
+    assert pair.binary.percent.mean == pytest.approx(0.7)
+    assert pair.binary.kappa.mean == pytest.approx(0.4)
+    assert pair.binary.confusion == [[4, 2], [1, 3]]
+    # three classes: 7 agree; p_e = (6*5 + 1*2 + 3*3) / 100 = 0.41 -> kappa 0.29 / 0.59
+    assert pair.three.percent.mean == pytest.approx(0.7)
+    assert pair.three.kappa.mean == pytest.approx(0.29 / 0.59)
+    assert pair.three.classes == ["correct", "partial", "wrong"]
+    assert pair.three.confusion == [[4, 1, 1], [0, 1, 0], [1, 0, 2]]
+    assert pair.three.kappa.low <= pair.three.kappa.mean <= pair.three.kappa.high
+    assert (pair.correct_a, pair.correct_b) == (6, 5)
+    assert pair.lenient == "judge-a" and pair.margin == 1
+    assert pair.a_only == ["q4", "q5"] and pair.b_only == ["q9"]
+    assert [(d.key, d.a, d.b) for d in pair.differ] == [
+        ("q4", "correct", "partial"),
+        ("q5", "correct", "wrong"),
+        ("q9", "wrong", "correct"),
+    ]
+
+
+def test_equally_lenient_judges_have_no_lenient_one():
+    a = labelled("C P W".split())
+    pair = compare_judges(a, dict(a), rounds=100)
+    assert pair.lenient is None and pair.margin == 0 and pair.differ == []
+    assert pair.binary.percent.mean == 1.0 and pair.three.kappa.mean == 1.0
+
+
+def test_hand_check_counts_lenient_and_strict_misses_like_the_seed():
+    # 20 hand grades: 14 correct, 4 partial, 2 wrong; one judge matches all,
+    # the other passes 2 partial and 1 wrong answer (three lenient misses)
+    hand = labelled(list("C" * 14 + "P" * 4 + "W" * 2))
+    exact = dict(hand)
+    lenient = dict(hand, q15="correct", q16="correct", q19="correct")
+    good = check_against_hand(exact, hand, "gpt-oss:20b", rounds=300)
+    loose = check_against_hand(lenient, hand, "llama3.2", rounds=300)
+    assert (good.matched, good.n, good.lenient, good.strict) == (20, 20, [], [])
+    assert (loose.matched, loose.n, loose.exact) == (17, 20, 17)
+    assert loose.lenient == ["q15", "q16", "q19"] and loose.strict == []
+    # correct-or-not: p_o = 0.85; p_e = 0.85*0.7 + 0.15*0.3 = 0.64 -> kappa 0.21 / 0.36
+    assert loose.binary.percent.mean == pytest.approx(0.85)
+    assert loose.binary.kappa.mean == pytest.approx(0.21 / 0.36)
+    strict = check_against_hand(dict(hand, q1="partial", q17="wrong"), hand, rounds=100)
+    assert strict.strict == ["q1"] and strict.lenient == [] and strict.partial_wrong == ["q17"]
+    assert (strict.matched, strict.exact) == (19, 18)
+
+
+def test_cross_table_puts_question_ids_in_each_cell():
+    hits = {"q1": True, "q2": True, "q3": False, "q4": False, "q5": True, "q6": False}
+    grades = {
+        "q1": "correct",
+        "q2": "wrong",
+        "q3": "correct",
+        "q4": "wrong",
+        "q5": "unscored",
+        "q6": "partial",
+    }
+    table = cross_table(hits, grades)
+    assert table.cells["found"] == {
+        "correct": ["q1"],
+        "partial": [],
+        "wrong": ["q2"],
+        "unscored": ["q5"],
+    }
+    assert table.cells["missed"] == {
+        "correct": ["q3"],
+        "partial": ["q6"],
+        "wrong": ["q4"],
+        "unscored": [],
+    }
+    assert table.found_not_correct == ["q2"]
+    assert table.correct_without_passage == ["q3"]
+    assert table.count("missed", "wrong") == 1
+    with pytest.raises(InputError, match="no search result"):
+        cross_table({}, {"q9": "correct"})
+
+
+# --- prompts and parsing -----------------------------------------------------------------
+
+
+def test_prompts_hold_the_question_passages_and_reference():
+    text = READER_PROMPT.format(passages=numbered_passages(["one", " two "]), question="Why?")
+    assert "[1] one\n\n[2] two" in text and "Question: Why?" in text
+    assert "not in the context" in text
+    text = JUDGE_PROMPT.format(question="Q?", reference="REF", answer="ANS")
+    assert "Q?" in text and "REF" in text and "ANS" in text and '"grade"' in text
+    assert GRADE_SCHEMA["properties"]["grade"]["enum"] == ["correct", "partial", "wrong"]
+
+
+def test_docs_quote_the_prompts_verbatim():
+    from pathlib import Path
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "answers.md").read_text("utf-8")
+    assert READER_PROMPT in docs
+    assert (
+        JUDGE_PROMPT.format(question="{question}", reference="{reference}", answer="{answer}")
+        in docs
+    )
+
+
+def test_backend_labels():
+    assert backend_label("ollama:gpt-oss:20b") == "ollama:gpt-oss:20b"
+    assert backend_label(" openai:gpt-4o-mini ") == "openai:gpt-4o-mini"
+    assert backend_label("gguf:/models/x/gemma.gguf") == "gguf:gemma.gguf"
+    assert backend_label(Scripted("m", reader)) == "test:m"
+
+
+def test_parse_options_reads_json_values():
+    assert parse_options(["n_ctx=2048", "chat_format=gemma", "verbose=false"]) == {
+        "n_ctx": 2048,
+        "chat_format": "gemma",
+        "verbose": False,
+    }
+    assert parse_options(None) == {}
+    with pytest.raises(InputError, match="KEY=VALUE"):
+        parse_options(["n_ctx"])
+
+
+# --- the reader and judges on a results directory ------------------------------------------------
+
+
+def test_answers_grades_and_merged_file(results):
+    rd = Scripted("reader", reader)
+    res = Results(results)
+    run = answer_questions(results, rd, k=5, concurrency=2)
+    assert len(run.answers) == 16 and rd.calls == run.stats.calls == 16
+    assert all(a.ok and a.tokens_in > 0 and a.tokens_out == 3 for a in run.answers)
+    # the reader saw exactly the top 5 items of each system
+    first = run.answers[0]
+    assert first.answer.split()[:3] == res.runs[first.system][first.question][0].text.split()[:3]
+
+    judge_a = Scripted("a", judge_by_question({"Bloom filter": "partial", "seven": "garbage"}))
+    judge_b = Scripted("b", judge_by_question({"Bloom filter": "wrong"}))
+    graded = grade_answers(results, [judge_a, judge_b])
+    counts_a = graded.judges[0].counts
+    assert counts_a["unscored"] == 2  # q002 ("ten bits ... seven hashes"), both systems
+    unscored = graded.judges[0].unscored[0]
+    assert unscored.raw == "I think it is mostly fine" and unscored.error.startswith("unparseable")
+
+    folder = answers_dir(results)
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["reader"] == "test:reader" and meta["k"] == 5
+    assert meta["judges"] == ["test:a", "test:b"]
+    rows = [json.loads(line) for line in (folder / "answers.jsonl").read_text().splitlines()]
+    assert len(rows) == 16
+    assert set(rows[0]) == {"system", "question", "answer", "grades"}
+    assert [(r["system"], r["question"]) for r in rows[:2]] == [
+        ("sentence", "q001"),
+        ("sentence", "q002"),
+    ]
+    by = {(r["system"], r["question"]): r for r in rows}
+    assert by[("sentence", "q002")]["grades"] == {"test:a": "unscored", "test:b": "correct"}
+    assert by[("fixed-40", "q001")]["grades"] == {"test:a": "partial", "test:b": "wrong"}
+
+    # the report: unscored kept out of the mean and counted
+    report = answer_report(results)
+    assert report.judge == "test:a" and report.k == 5
+    sent = next(s for s in report.systems if s.system == "sentence")
+    assert (sent.n, sent.accuracy.scored, sent.accuracy.unscored) == (8, 7, 1)
+    assert sent.unscored_ids == ["q002"]
+    grades_a = {
+        q: g.grade
+        for (s, q), g in load_answer_set(results).grades["test:a"].items()
+        if s == "sentence"
+    }
+    assert sent.accuracy.correct.mean == pytest.approx(
+        sum(g == "correct" for g in grades_a.values()) / 7
+    )
+    # hit = whole passage in the top 5, the same as the results' recall@5
+    hits = search_hits(res, "sentence", 5)
+    np.testing.assert_array_equal(
+        res.scores("sentence", "recall@5"), [float(hits[q]) for q in res.question_ids]
+    )
+    assert sent.hit.mean == pytest.approx(res.scores("sentence", "recall@5").mean())
+    for row, cells in sent.cross.cells.items():
+        for grade, ids in cells.items():
+            for q in ids:
+                assert hits[q] == (row == "found") and grades_a[q] == grade
+
+    # the HTML report reads the merged file
+    from ragmeter.report.html import load_answers
+
+    loaded = load_answers(res)
+    assert loaded["judges"] == ["test:a", "test:b"] and loaded["reader"] == "test:reader"
+
+    # judge against judge from the files
+    [pair] = judge_pairs(results)
+    assert (pair.a, pair.b) == ("test:a", "test:b")
+    assert pair.n == 14 and pair.unscored_a == 2
+    # they differ only on partial against wrong: neither marks more answers correct
+    assert pair.lenient is None and pair.binary.percent.mean == 1.0
+    assert [(d.key, d.a, d.b) for d in pair.differ] == [
+        ("sentence/q001", "partial", "wrong"),
+        ("fixed-40/q001", "partial", "wrong"),
+    ]
+
+
+def slow_reader(prompt: str) -> str:
+    time.sleep(0.02)  # slower than the main thread's bookkeeping, like a real model
+    return reader(prompt)
+
+
+def test_second_run_costs_no_calls_and_a_stopped_run_resumes(results):
+    rd = Scripted("reader", slow_reader)
+
+    def stop_after_5(label, done, total):
+        if done == 5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        answer_questions(results, rd, concurrency=1, progress=stop_after_5)
+    cache_path = answers_dir(results) / "cache.sqlite"
+    with ReplyCache(cache_path) as cache:
+        saved = len(cache)  # the 5 delivered, plus any call in flight when it stopped
+    assert 5 <= saved < 16 and rd.calls == saved
+    assert not (answers_dir(results) / "reader.jsonl").exists()  # nothing half-written
+    resumed = answer_questions(results, rd, concurrency=1)
+    assert resumed.stats.calls == 16 - saved and resumed.stats.cache_hits == saved
+    assert rd.calls == 16  # each question x system answered exactly once
+    again = answer_questions(results, rd)
+    assert again.stats.calls == 0 and again.stats.cache_hits == 16 and rd.calls == 16
+    assert all(a.cached for a in again.answers)
+
+    judge = Scripted("j", judge_by_question({}))
+    grade_answers(results, [judge])
+    grade_answers(results, [judge])
+    assert judge.calls == 16
+
+
+def test_limit_systems_and_merging_runs(results):
+    rd = Scripted("reader", reader)
+    run = answer_questions(results, rd, systems="fixed-40", limit=3)
+    assert [(a.system, a.question) for a in run.answers] == [
+        ("fixed-40", "q001"),
+        ("fixed-40", "q002"),
+        ("fixed-40", "q003"),
+    ]
+    answer_questions(results, rd, systems=["sentence"], limit=2)
+    aset = load_answer_set(results)
+    assert len(aset.answers) == 5  # merged with the first run
+    assert aset.ordered_keys()[0] == ("sentence", "q001")  # results order
+    with pytest.raises(InputError, match="unknown system 'nope'"):
+        answer_questions(results, rd, systems="nope")
+
+
+def test_grading_before_answering_is_a_clear_error(results):
+    with pytest.raises(InputError, match="ragmeter answer"):
+        grade_answers(results, [Scripted("j", judge_by_question({}))])
+
+
+def test_a_new_reader_replaces_answers_and_their_grades_drop_out(results):
+    answer_questions(results, Scripted("r1", reader), limit=2)
+    grade_answers(results, [Scripted("j", judge_by_question({}))])
+    assert len(load_answer_set(results).grades["test:j"]) == 4
+    run = answer_questions(results, Scripted("r2", lambda p: "something else"), limit=1)
+    assert run.replaced == 4
+    aset = load_answer_set(results)
+    assert {a.reader for a in aset.answers.values()} == {"test:r2"}
+    assert aset.grades.get("test:j", {}) == {}  # the old grades were of other answers
+    assert len(read_grades(answers_dir(results))) == 4  # but stay in the file
+    rows = (answers_dir(results) / "answers.jsonl").read_text().splitlines()
+    assert all(json.loads(r)["grades"] == {} for r in rows)
+
+
+def test_reader_errors_are_unscored_without_asking_the_judge(results):
+    def flaky(prompt):
+        raise RuntimeError("boom")  # pragma: no cover - replaced below
+
+    from ragmeter.llm.client import RequestRejected
+
+    class Refusing(Scripted):
+        def complete(self, request, timeout_s):
+            if "Bloom" in request.messages[-1].content.split("Question: ")[-1]:
+                raise RequestRejected("rejected: http 400: prompt too long", status=400)
+            return super().complete(request, timeout_s)
+
+    run = answer_questions(results, Refusing("r", reader), limit=2, systems="sentence")
+    assert run.errors == 1
+    judge = Scripted("j", judge_by_question({}))
+    graded = grade_answers(results, [judge])
+    assert judge.calls == 1
+    [g] = graded.judges[0].unscored
+    assert g.question == "q001" and g.error.startswith("no answer: rejected")
+
+
+# --- the commands print ----------------------------------------------------------------------
+
+
+def test_commands_print_accuracy_cross_table_and_judge_checks(results):
+    out = quiet()
+    answer_command(results, Scripted("reader", reader), console=out)
+    assert "Answered 16" in text_of(out)
+    out = quiet()
+    report = grade_command(
+        results,
+        [
+            Scripted("a", judge_by_question({"Bloom": "wrong"})),
+            Scripted("b", judge_by_question({})),
+        ],
+        console=out,
+    )
+    printed = text_of(out)
+    assert "Answer accuracy" in printed and "hit@5" in printed
+    assert "passage found" in printed and "passage missed" in printed
+    assert report.systems[0].accuracy.correct is not None
+    out = quiet()
+    [pair] = judges_command(results, console=out)
+    printed = text_of(out)
+    assert "correct or not" in printed and "Cohen's kappa" in printed
+    assert "test:b is more lenient" in printed
+    assert pair.lenient == "test:b"
+    for d in pair.differ:
+        assert d.key in printed
+
+
+# --- hand grades -----------------------------------------------------------------------------
+
+
+def test_hand_grade_loop_saves_each_key_and_resumes(results):
+    answer_questions(results, Scripted("reader", reader))
+    grade_answers(results, [Scripted("j", judge_by_question({"Bloom": "wrong"}))])
+    aset = load_answer_set(results)
+    order = sample_order(aset.ordered_keys(), seed=7)
+    out = quiet()
+    run = hand_grade(results, n=4, seed=7, input=io.StringIO("c\nx\n\nP\ns\nq\nw\n"), console=out)
+    assert (run.graded, run.skipped, run.total, run.stopped) == (2, 1, 2, True)
+    printed = text_of(out)
+    assert printed.count("is not a grade") == 2  # 'x' and the empty line are asked again
+    assert order[0][1] in printed
+    hand = read_hand(answers_dir(results))
+    assert [(h.key, h.hand, h.seed) for h in hand] == [
+        (order[0], "correct", 7),
+        (order[1], "partial", 7),
+        (order[2], "skip", 7),
+    ]
+    merged = {
+        (r["system"], r["question"]): r
+        for r in map(json.loads, (answers_dir(results) / "answers.jsonl").read_text().splitlines())
+    }
+    assert merged[order[0]]["hand"] == "correct" and merged[order[1]]["hand"] == "partial"
+    assert "hand" not in merged[order[2]]
+
+    # resume: graded and skipped answers are not shown again; stops at n = 4
+    out = quiet()
+    run = handgrade_command(results, n=4, seed=7, input=io.StringIO("w\nc\nc\n"), console=out)
+    assert (run.graded, run.total, run.stopped, run.remaining) == (2, 4, False, 0)
+    hand = read_hand(answers_dir(results))
+    assert [(h.key, h.hand) for h in hand[3:]] == [(order[3], "wrong"), (order[4], "correct")]
+    assert "Judges against the hand grades" in text_of(out)
+
+    # the judge against these hand grades
+    [check] = hand_checks(results)
+    judge = load_answer_set(results).grades["test:j"]
+    expected = {
+        k: h
+        for k, h in zip(order[:5], ["correct", "partial", None, "wrong", "correct"], strict=True)
+        if h
+    }
+    lenient = sorted(
+        f"{s}/{q}"
+        for (s, q), h in expected.items()
+        if judge[(s, q)].grade == "correct" and h != "correct"
+    )
+    assert check.n == 4 and sorted(check.lenient) == lenient
+
+
+def test_hand_grade_end_of_input_stops_and_needs_answers(results):
+    with pytest.raises(InputError, match="ragmeter answer"):
+        hand_grade(results, input=io.StringIO(""), console=quiet())
+    answer_questions(results, Scripted("reader", reader), limit=1)
+    run = hand_grade(results, n=5, seed=1, input=io.StringIO(""), console=quiet())
+    assert run.stopped and run.total == 0 and run.available == 2
+    assert read_hand(answers_dir(results)) == []
+
+
+def test_hand_file_cut_off_mid_line_is_repaired_on_append(results):
+    answer_questions(results, Scripted("reader", reader), limit=2)
+    folder = answers_dir(results)
+    (folder / "hand.jsonl").write_text('{"system": "sentence", "quest')  # a crash mid-write
+    run = hand_grade(results, n=1, seed=1, input=io.StringIO("c\n"), console=quiet())
+    assert run.total == 1
+    [h] = read_hand(folder)
+    assert h.hand == "correct"
+    assert len((folder / "hand.jsonl").read_text().splitlines()) == 1
+
+
+def test_judge_order_and_a_judge_whose_server_is_gone(results):
+    from ragmeter.llm import BackendUnavailable
+    from ragmeter.llm.client import TransientError
+
+    class Gone(Scripted):
+        def complete(self, request, timeout_s):
+            raise TransientError("connect", "cannot reach http://127.0.0.1:9: refused")
+
+    answer_questions(results, Scripted("reader", reader), limit=2)
+    a, b = Scripted("a", judge_by_question({})), Scripted("b", judge_by_question({}))
+    grade_answers(results, [a, b])
+    grade_answers(results, [b])
+    meta = json.loads((answers_dir(results) / "meta.json").read_text())
+    assert meta["judges"] == ["test:b", "test:a"]  # the latest run's judges first
+    with pytest.raises(BackendUnavailable, match="rerun to resume"):
+        grade_answers(results, [Gone("gone", reader)], retries=0)
+    meta = json.loads((answers_dir(results) / "meta.json").read_text())
+    assert meta["judges"] == ["test:b", "test:a"]  # a judge with no grades never leads
+    rows = (answers_dir(results) / "answers.jsonl").read_text().splitlines()
+    assert all(set(json.loads(r)["grades"]) == {"test:a", "test:b"} for r in rows)
