@@ -84,7 +84,7 @@ def compare_rank(docs, testset) -> None:
     print(
         f"rank (recursive, {len(texts)} chunks): ragmeter stable top-10 {ours_s:.3f} s, "
         f"bm25s.retrieve {theirs_s:.3f} s, ratio {ours_s / theirs_s:.2f}x "
-        f"(same top-1 for {same:.1%} of questions; the rest are score ties)"
+        f"(same top-1 for {same:.1%} of questions)"
     )
 
 
