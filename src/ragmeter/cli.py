@@ -153,7 +153,7 @@ def refresh_report(results: Path) -> None:
     try:
         path = write_report(results)
     except ReportDependencyError:
-        console.print("[dim]HTML report: pip install 'ragmeter[report]', then ragmeter report.[/]")
+        console.print("[dim]HTML report: pip install 'ragmeter\\[report]'; then ragmeter report[/]")
         return
     console.print(f"Report: [bold]{path}[/]")
 
