@@ -33,7 +33,15 @@ from ragmeter.answers.store import (
     write_merged,
 )
 from ragmeter.errors import InputError
-from ragmeter.llm import Backend, ChatReply, ReplyCache, Runner, RunStats, make_backend
+from ragmeter.llm import (
+    Backend,
+    ChatReply,
+    ReplyCache,
+    Runner,
+    RunStats,
+    make_backend,
+    parse_options,
+)
 from ragmeter.results import Results
 
 __all__ = [
@@ -68,30 +76,6 @@ def backend_label(model: str | Backend) -> str:
             return f"gguf:{Path(rest.strip()).name}"
         return model.strip()
     return f"{model.kind}:{model.model}"
-
-
-def parse_options(items: Sequence[str] | dict[str, Any] | None) -> dict[str, Any]:
-    """``["n_ctx=4096", "chat_format=gemma"]`` -> ``{"n_ctx": 4096, "chat_format": "gemma"}``.
-
-    Values are read as JSON where they parse (numbers, true/false, objects),
-    else kept as text.
-    """
-    import json
-
-    if items is None:
-        return {}
-    if isinstance(items, dict):
-        return dict(items)
-    out: dict[str, Any] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise InputError(f"model option {item!r}: write KEY=VALUE, e.g. n_ctx=4096")
-        try:
-            out[name.strip()] = json.loads(value)
-        except ValueError:
-            out[name.strip()] = value
-    return out
 
 
 @contextlib.contextmanager

@@ -9,7 +9,13 @@
         replies = run_all(backend, [ChatRequest(prompt="...", json_schema=SCHEMA)], cache)
 """
 
-from ragmeter.llm.backends import GGUFBackend, OllamaBackend, OpenAIBackend, make_backend
+from ragmeter.llm.backends import (
+    GGUFBackend,
+    OllamaBackend,
+    OpenAIBackend,
+    make_backend,
+    parse_options,
+)
 from ragmeter.llm.cache import ReplyCache, request_key
 from ragmeter.llm.client import (
     Backend,
@@ -40,6 +46,7 @@ __all__ = [
     "chat",
     "extract_objects",
     "make_backend",
+    "parse_options",
     "parse_reply",
     "request_key",
     "run_all",

@@ -14,10 +14,11 @@ and steps down, once and for good, when the server refuses that form.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -568,6 +569,29 @@ class GGUFBackend:
 # --- spec strings ---------------------------------------------------------------------
 
 KINDS = {"ollama": OllamaBackend, "openai": OpenAIBackend, "gguf": GGUFBackend}
+
+
+def parse_options(items: Sequence[str] | dict[str, Any] | None) -> dict[str, Any]:
+    """Backend options for :func:`make_backend` from ``KEY=VALUE`` strings.
+
+    ``["n_ctx=4096", "chat_format=gemma"]`` -> ``{"n_ctx": 4096, "chat_format": "gemma"}``;
+    values are read as JSON where they parse (numbers, true/false, objects), else kept
+    as text. A dict is returned as a copy.
+    """
+    if items is None:
+        return {}
+    if isinstance(items, dict):
+        return dict(items)
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise InputError(f"model option {item!r}: write KEY=VALUE, e.g. n_ctx=4096")
+        try:
+            out[name.strip()] = json.loads(value)
+        except ValueError:
+            out[name.strip()] = value
+    return out
 
 
 def make_backend(spec: str, **options: Any):

@@ -25,6 +25,7 @@ from typing import Any
 
 from ragmeter.corpus import Document
 from ragmeter.errors import InputError
+from ragmeter.llm.backends import parse_options
 from ragmeter.testset import AnswerSpan, Question, TestSet
 
 __all__ = [
@@ -189,23 +190,6 @@ def model_label(spec: str | Any) -> str:
     if kind.strip().lower() == "gguf" and rest:
         return f"gguf:{Path(rest.strip()).name}"
     return spec
-
-
-def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
-    """Backend options from ``KEY=VALUE`` strings (values read as JSON when they parse).
-
-    ``["n_ctx=2048", "chat_format=gemma"]`` gives ``{"n_ctx": 2048, "chat_format": "gemma"}``.
-    """
-    out: dict[str, Any] = {}
-    for item in items or ():
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InputError(f"model option {item!r}: write KEY=VALUE, e.g. n_ctx=2048")
-        try:
-            out[key.strip()] = json.loads(value)
-        except ValueError:
-            out[key.strip()] = value
-    return out
 
 
 def generation_requests(
