@@ -309,6 +309,10 @@ ModelOptions = Annotated[
 ]
 Systems = Annotated[str | None, typer.Option(help="Comma-separated systems (default: all)")]
 Limit = Annotated[int | None, typer.Option(help="Only the first N questions")]
+Concurrency = Annotated[int, typer.Option(help="Model calls at once")]
+MaxTokens = Annotated[int, typer.Option(help="Longest reply, in tokens")]
+Timeout = Annotated[float, typer.Option(help="Seconds per call")]
+ReplyCachePath = Annotated[Path | None, typer.Option(help="Reply cache (default in answers/)")]
 
 
 @app.command()
@@ -319,11 +323,11 @@ def answer(
     k: Annotated[int, typer.Option(help="Items given to the reader")] = 5,
     systems: Systems = None,
     limit: Limit = None,
-    concurrency: Annotated[int, typer.Option()] = 4,
+    concurrency: Concurrency = 4,
     option: ModelOptions = None,
-    max_tokens: Annotated[int, typer.Option()] = 256,
-    timeout: Annotated[float, typer.Option(help="Seconds per call")] = 120.0,
-    cache: Annotated[Path | None, typer.Option(help="Reply cache (default in answers/)")] = None,
+    max_tokens: MaxTokens = 256,
+    timeout: Timeout = 120.0,
+    cache: ReplyCachePath = None,
 ) -> None:
     """A reader model answers each question from its top k items (cached, resumable)."""
     from ragmeter.answers import answer_command
@@ -353,11 +357,11 @@ def grade(
     ],
     systems: Systems = None,
     limit: Limit = None,
-    concurrency: Annotated[int, typer.Option()] = 4,
+    concurrency: Concurrency = 4,
     option: ModelOptions = None,
-    max_tokens: Annotated[int, typer.Option()] = 256,
-    timeout: Annotated[float, typer.Option(help="Seconds per call")] = 120.0,
-    cache: Annotated[Path | None, typer.Option(help="Reply cache (default in answers/)")] = None,
+    max_tokens: MaxTokens = 256,
+    timeout: Timeout = 120.0,
+    cache: ReplyCachePath = None,
 ) -> None:
     """Judge models grade each answer correct / partial / wrong against the answer key."""
     from ragmeter.answers import grade_command
