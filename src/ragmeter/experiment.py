@@ -191,7 +191,7 @@ def score_system(
     if config.ideal == "index" and index_items is not None:
         index = grading.SpanIndex([(c.doc_id, c.start, c.end) for c in index_items])
         ideal = [
-            index.nonzero_grades([(a.doc, a.start, a.end) for a in q.answers]) for q in questions
+            index.ideal_grades([(a.doc, a.start, a.end) for a in q.answers]) for q in questions
         ]
     return metrics.score_questions(
         grades,

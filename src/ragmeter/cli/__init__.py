@@ -1,0 +1,22 @@
+"""The ``ragmeter`` command: a thin layer that parses arguments, calls the library, prints.
+
+Each route's commands live in their own module and register on the one typer app.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ragmeter.cli import answers, questions, search  # noqa: F401  (register commands)
+from ragmeter.cli.app import app, console, err, example_dir
+
+__all__ = ["app", "console", "err", "example_dir", "main"]
+
+
+def main() -> None:
+    """Console entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)

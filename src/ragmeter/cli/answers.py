@@ -1,0 +1,112 @@
+"""Answer-route commands: answer, grade, judges, handgrade."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ragmeter.cli.app import app, console, err, handle_errors, refresh_report
+
+ModelOptions = Annotated[
+    list[str] | None, typer.Option("--option", help="Backend option KEY=VALUE (repeatable)")
+]
+Systems = Annotated[str | None, typer.Option(help="Comma-separated systems (default: all)")]
+Limit = Annotated[int | None, typer.Option(help="Only the first N questions")]
+Concurrency = Annotated[int, typer.Option(help="Model calls at once")]
+MaxTokens = Annotated[int, typer.Option(help="Longest reply, in tokens")]
+Timeout = Annotated[float, typer.Option(help="Seconds per call")]
+ReplyCachePath = Annotated[Path | None, typer.Option(help="Reply cache (default in answers/)")]
+
+
+@app.command()
+@handle_errors
+def answer(
+    results: Annotated[Path, typer.Argument(help="A results directory")],
+    reader: Annotated[str, typer.Option(help="ollama:NAME, openai:NAME or gguf:PATH")],
+    k: Annotated[int, typer.Option(help="Items given to the reader")] = 5,
+    systems: Systems = None,
+    limit: Limit = None,
+    concurrency: Concurrency = 4,
+    option: ModelOptions = None,
+    max_tokens: MaxTokens = 256,
+    timeout: Timeout = 120.0,
+    cache: ReplyCachePath = None,
+) -> None:
+    """A reader model answers each question from its top k items (cached, resumable)."""
+    from ragmeter.answers import answer_command
+
+    answer_command(
+        results,
+        reader,
+        k=k,
+        systems=systems,
+        limit=limit,
+        concurrency=concurrency,
+        options=option,
+        max_tokens=max_tokens,
+        timeout_s=timeout,
+        cache=cache,
+        console=console,
+        progress_console=err,
+    )
+
+
+@app.command()
+@handle_errors
+def grade(
+    results: Annotated[Path, typer.Argument(help="A results directory with answers")],
+    judge: Annotated[
+        list[str], typer.Option(help="Judge spec (repeatable; the first gives accuracy)")
+    ],
+    systems: Systems = None,
+    limit: Limit = None,
+    concurrency: Concurrency = 4,
+    option: ModelOptions = None,
+    max_tokens: MaxTokens = 256,
+    timeout: Timeout = 120.0,
+    cache: ReplyCachePath = None,
+) -> None:
+    """Judge models grade each answer correct / partial / wrong against the answer key."""
+    from ragmeter.answers import grade_command
+
+    grade_command(
+        results,
+        judge,
+        systems=systems,
+        limit=limit,
+        concurrency=concurrency,
+        options=option,
+        max_tokens=max_tokens,
+        timeout_s=timeout,
+        cache=cache,
+        console=console,
+        progress_console=err,
+    )
+    refresh_report(results)
+
+
+@app.command()
+@handle_errors
+def judges(
+    results: Annotated[Path, typer.Argument(help="A results directory with grades")],
+) -> None:
+    """Agreement (percent, kappa) and leniency of every pair of judges, and of the hand grades."""
+    from ragmeter.answers import judges_command
+
+    judges_command(results, console=console)
+
+
+@app.command()
+@handle_errors
+def handgrade(
+    results: Annotated[Path, typer.Argument(help="A results directory with answers")],
+    n: Annotated[int, typer.Option(help="How many answers to grade")] = 20,
+    seed: Annotated[int, typer.Option(help="Seed of the random sample")] = 1,
+) -> None:
+    """Grade a seeded random sample of answers by hand: c / p / w, s to skip, q to stop."""
+    from ragmeter.answers import handgrade_command
+
+    handgrade_command(results, n=n, seed=seed, console=console)
+    refresh_report(results)

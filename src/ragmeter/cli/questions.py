@@ -1,0 +1,140 @@
+"""Question-route commands: questions generate, audit, compare."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ragmeter.cli.app import _csv, _progress, app, console, handle_errors, refresh_report
+from ragmeter.results import Results
+
+questions_app = typer.Typer(
+    help="Generate, audit and compare test questions.", no_args_is_help=True
+)
+app.add_typer(questions_app, name="questions")
+
+
+@questions_app.command("generate")
+@handle_errors
+def questions_generate(
+    corpus: Annotated[Path, typer.Argument(help="Corpus: folder, .jsonl, BEIR or SQuAD")],
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="gguf:PATH, ollama:NAME or openai:NAME")
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o")] = Path("generated.jsonl"),
+    testset: Annotated[
+        Path | None, typer.Option(help="Ask about this test set's answer passages")
+    ] = None,
+    sample: Annotated[int | None, typer.Option(help="Or sample N passages from the corpus")] = None,
+    limit: Annotated[int | None, typer.Option(help="Seeded subset of N passages")] = None,
+    seed: int = 0,
+    cache: Annotated[
+        Path | None, typer.Option(help="Reply cache (default <out>.llm-cache.sqlite)")
+    ] = None,
+    model_option: Annotated[
+        list[str] | None,
+        typer.Option("--model-option", help="KEY=VALUE, e.g. chat_format=gemma"),
+    ] = None,
+) -> None:
+    """Write one question per passage with a chat model (cached, resumable)."""
+    from ragmeter.questions import generate_command, parse_options
+
+    with _progress() as bar:
+        task = bar.add_task("questions", total=None)
+        result = generate_command(
+            corpus,
+            out,
+            model,
+            testset_path=testset,
+            sample=sample,
+            limit=limit,
+            seed=seed,
+            cache_path=cache,
+            backend_options=parse_options(model_option),
+            progress=lambda done, total, reply: bar.update(task, completed=done, total=total),
+        )
+    console.print(
+        f"{len(result.testset)} questions -> {out}; {result.testset.skipped} skipped "
+        f"{result.skip_reasons() or ''}; {result.calls} model calls, {result.cache_hits} cached"
+    )
+
+
+@questions_app.command("audit")
+@handle_errors
+def questions_audit(
+    testset: Annotated[Path, typer.Argument(help="The test set to audit")],
+    corpus: Annotated[Path, typer.Option(help="The corpus the answer spans point into")],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Folder (default: the test set's)")
+    ] = None,
+    results: Annotated[
+        Path | None,
+        typer.Option(
+            help="A results directory scored on this test set: write the flags "
+            "into it (audit/flags.jsonl) and refresh its report"
+        ),
+    ] = None,
+    name: str = "audit",
+    llm: Annotated[str | None, typer.Option(help="Model for misstatement/context checks")] = None,
+    checks: str = "misstated,context",
+    model_option: Annotated[list[str] | None, typer.Option("--model-option")] = None,
+    seed: int = 1,
+    rounds: int = 10_000,
+) -> None:
+    """Flag copied, restated, context-dependent, misstated and duplicate questions."""
+    from ragmeter.questions import audit_command, audit_table, parse_options
+
+    if results is not None:
+        Results(results)  # fail early if it is not a results directory
+        out, name = results / "audit", "flags"
+    flagged, summary, paths = audit_command(
+        testset,
+        corpus,
+        out,
+        llm,
+        name=name,
+        llm_checks=_csv(checks) or (),
+        backend_options=parse_options(model_option),
+        seed=seed,
+        rounds=rounds,
+    )
+    console.print(audit_table(flagged, summary))
+    console.print("Written: " + ", ".join(str(p) for p in paths))
+    if results is not None:
+        refresh_report(results)
+
+
+@questions_app.command("compare")
+@handle_errors
+def questions_compare(
+    a: Annotated[Path, typer.Argument(help="Reader-written test set")],
+    b: Annotated[Path, typer.Argument(help="Generated test set (same passages)")],
+    corpus: Annotated[str | None, typer.Option()] = None,
+    config: Annotated[Path | None, typer.Option()] = None,
+    audit: Annotated[
+        Path | None, typer.Option(help="Audit .jsonl of B (default: a rule audit now)")
+    ] = None,
+    metric: str | None = None,
+    strategies: str | None = None,
+    retrievers: str | None = None,
+    seed: int | None = None,
+    rounds: int | None = None,
+) -> None:
+    """Score both sets on the same passages: paired intervals, and B without unfit questions."""
+    from ragmeter.questions import compare_command, compare_table
+
+    result = compare_command(
+        a,
+        b,
+        corpus,
+        config,
+        audit,
+        metric=metric,
+        strategies=_csv(strategies),
+        retrievers=_csv(retrievers),
+        seed=seed,
+        rounds=rounds,
+    )
+    console.print(compare_table(result))
