@@ -44,6 +44,16 @@ def handle_errors(fn):
     return wrapper
 
 
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 system``, ``2 systems``."""
+    return f"{n} {word if n == 1 else words or word + 's'}"
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr (the message is printed as plain text, never as markup)."""
+    err.print(Text.assemble(("warning: ", "bold yellow"), message), soft_wrap=True)
+
+
 def _csv(value: str | None) -> tuple[str, ...] | None:
     return tuple(v.strip() for v in value.split(",") if v.strip()) if value else None
 

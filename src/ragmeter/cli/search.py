@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ragmeter import chunking, stats
+from ragmeter import checks, chunking, stats
 from ragmeter.cli.app import (
     _csv,
     _progress,
@@ -18,7 +18,9 @@ from ragmeter.cli.app import (
     err,
     example_dir,
     handle_errors,
+    plural,
     refresh_report,
+    warn,
 )
 from ragmeter.config import Config, load_config
 from ragmeter.corpus import load_corpus
@@ -98,9 +100,11 @@ def search(
         systems = [s.name for s in run.systems]
         summary = summarize_run(run)
         path = save_results(run, cfg.output, summary)
+    for line in checks.run_warnings(run):
+        warn(line)
     console.print(
-        f"[bold]{len(run.questions)}[/] questions, [bold]{len(run.documents)}[/] "
-        f"documents, {len(systems)} systems"
+        f"[bold]{plural(len(run.questions), 'question')}[/], "
+        f"[bold]{plural(len(run.documents), 'document')}[/], {plural(len(systems), 'system')}"
     )
     _print_summary(summary, list(cfg.ks), path)
     refresh_report(path)
