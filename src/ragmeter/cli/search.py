@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ragmeter import checks, chunking, stats
@@ -25,7 +26,7 @@ from ragmeter.cli.app import (
 from ragmeter.config import Config, load_config
 from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
-from ragmeter.experiment import count_words, run_search
+from ragmeter.experiment import count_words, resolve_strategies, run_search
 from ragmeter.report import terminal
 from ragmeter.results import Results, save_results, summarize_run
 
@@ -135,27 +136,89 @@ def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("ragmeter-resu
     search(config=None, out=out)
 
 
+def _strategy_sizes(describe: dict) -> str:
+    """``size 200 words``, ``parents 400 / children 100 words``, ``whole documents``."""
+    params = {k: v for k, v in describe.items() if k not in ("name", "kind")}
+    if describe.get("kind") == "whole":
+        return "whole documents"
+    if "parent_size" in params:
+        return f"parents {params['parent_size']} / children {params['child_size']} words"
+    if "size" in params and "overlap" in params:
+        return f"{params['size']} words, {params['overlap']} shared"
+    if "size" in params and describe.get("kind") in chunking.KINDS:
+        return f"{params['size']} words"
+    return ", ".join(f"{k}={v}" for k, v in params.items())
+
+
+def strategy_table(cfg: Config) -> Table:
+    """Every built-in strategy and every one the config defines, with its size in words."""
+    table = Table(title="Chunking strategies (sizes in words)", title_justify="left")
+    for col in ("name", "kind", "size", "from"):
+        table.add_column(col)
+    for name, strat in chunking.STRATEGIES.items():
+        d = strat.describe()
+        table.add_row(name, d["kind"], _strategy_sizes(d), "built in")
+    for spec in cfg.custom_strategies:
+        d = {k: v for k, v in spec.items()}
+        table.add_row(
+            escape(str(d.get("name"))),
+            escape(str(d.get("kind", "?"))),
+            escape(_strategy_sizes(d)),
+            "ragmeter.toml",
+        )
+    return table
+
+
 @app.command()
 @handle_errors
 def chunk(
     corpus: Annotated[
-        Path | None, typer.Argument(help="A file or folder (default: the example)")
+        Path | None,
+        typer.Argument(
+            help="A file or folder (default: the config's corpus, else the example)",
+            metavar="[PATH]",
+            show_default=False,
+        ),
     ] = None,
-    strategy: Annotated[str, typer.Option("--strategy", "-s")] = "recursive",
-    doc: Annotated[str | None, typer.Option(help="Show the chunks of this document id")] = None,
-    show: Annotated[int, typer.Option(help="How many sample chunks to print")] = 3,
+    strategy: Annotated[
+        str, typer.Option("--strategy", "-s", help="A built-in or a [[strategy]] of the config")
+    ] = "recursive",
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config", "-c", help="ragmeter.toml (default: ./ragmeter.toml)", metavar="PATH"
+        ),
+    ] = None,
+    doc: Annotated[
+        str | None, typer.Option(help="Show the chunks of this document id", metavar="ID")
+    ] = None,
+    show: Annotated[int, typer.Option(help="How many sample chunks to print", metavar="N")] = 3,
+    list_: Annotated[
+        bool, typer.Option("--list", help="List the strategies and their sizes in words")
+    ] = False,
 ) -> None:
     """Show what a strategy makes of a corpus: counts, sizes and a sample."""
-    corpus = corpus or example_dir() / "posts"
-    docs = load_corpus(corpus)
+    if config is None and Path("ragmeter.toml").is_file():
+        config = Path("ragmeter.toml")
+    cfg = load_config(config) if config is not None else Config()
+    if list_:
+        console.print(strategy_table(cfg))
+        return
+    if corpus is None:
+        corpus = Path(cfg.corpus) if cfg.corpus else example_dir() / "posts"
+    docs = load_corpus(corpus, cfg.corpus_format if cfg.corpus else "auto")
     if doc is not None:
         docs = [d for d in docs if d.id == doc]
         if not docs:
             raise InputError(f"{corpus}: no document with id {doc!r}")
-    strat = chunking.make_strategy(strategy)
+    (strat,) = resolve_strategies(cfg.with_overrides(strategies=(strategy,)))
     chunked = chunking.chunk_corpus(docs, strat)
     sizes = [count_words(c.text) for c in chunked.items]
-    table = Table(title=f"{strategy}: {len(docs)} documents", title_justify="left")
+    if not sizes:
+        raise InputError(f"{corpus}: strategy {strategy!r} makes no chunks (empty documents?)")
+    table = Table(
+        title=f"{escape(strategy)}: {plural(len(docs), 'document')}", title_justify="left"
+    )
     for col in ("items", "min words", "median", "max words", "total words"):
         table.add_column(col, justify="right")
     table.add_row(
@@ -172,7 +235,9 @@ def chunk(
             f"{len(chunked.parents)} parent sections are returned."
         )
     for c in chunked.items[:show]:
-        console.rule(f"{c.doc_id} [{c.start}:{c.end}] {count_words(c.text)} words")
+        console.rule(
+            f"{escape(c.doc_id)} [{c.start}:{c.end}] {plural(count_words(c.text), 'word')}"
+        )
         console.print(
             c.text if len(c.text) < 600 else c.text[:600] + " …", highlight=False, markup=False
         )
