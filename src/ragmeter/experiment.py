@@ -269,6 +269,7 @@ def run_search(
         for retriever in chunk_retrievers:
             if progress:
                 progress(f"{strategy.name} · {retriever.name}", step, n_steps)
+                _embedding_progress(retriever, progress, f"{strategy.name} · embedding")
             retriever.index([c.text for c in chunked.chunks])
             t = _timed(timings, "index", t)
             ids, scores = rank_chunking(retriever, chunked, questions, config.depth, indexed=True)
@@ -329,6 +330,14 @@ def run_search(
     if progress:
         progress("done", n_steps, n_steps)
     return SearchRun(config, list(documents), testset, systems, timings, chunk_keys)
+
+
+def _embedding_progress(retriever: Retriever, progress: Progress, label: str) -> None:
+    """Point the ``progress`` hook of a retriever that embeds (and of a hybrid's parts)
+    at ``progress(label, done, total)``, called after each batch of chunk texts."""
+    for r in (retriever, *getattr(retriever, "retrievers", ())):
+        if hasattr(r, "progress"):
+            r.progress = lambda done, total: progress(label, done, total)
 
 
 def _hit_tuple(hit: Hit, docs: dict[str, Document]) -> tuple[str, int, int, float, int]:

@@ -8,7 +8,7 @@ parses options.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -98,14 +98,17 @@ def answer_command(
     options: Sequence[str] | None = None,
     console: Console | None = None,
     progress_console: Console | None = None,
+    progress_bar: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
 ) -> ReaderRun:
     """``ragmeter answer RESULTS --reader SPEC``: answer each question from its top k items.
 
     Prints on ``console``; the progress bar goes to ``progress_console`` (default:
-    ``console``).
+    ``console``), or is ``progress_bar()``: a context manager yielding
+    ``progress(label, done, total)``.
     """
     console = console or Console()
-    with _bar(progress_console or console) as progress:
+    bar = progress_bar() if progress_bar is not None else _bar(progress_console or console)
+    with bar as progress:
         run = answer_questions(
             results,
             reader,
@@ -126,7 +129,11 @@ def answer_command(
         Text.assemble(
             ("Answered ", ""),
             (str(n), "bold"),
-            (f" questions x systems with {run.reader} from the top {run.k} items: ", ""),
+            (
+                f" {'answer' if n == 1 else 'answers'} (questions x systems) with {run.reader} "
+                f"from the top {run.k} items: ",
+                "",
+            ),
             _calls(run.stats, run.seconds),
             (f"; {mean_latency:.2f} s per answer when it was made.", ""),
         )
@@ -157,10 +164,12 @@ def grade_command(
     options: Sequence[str] | None = None,
     console: Console | None = None,
     progress_console: Console | None = None,
+    progress_bar: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
 ) -> AnswerReport:
     """``ragmeter grade RESULTS --judge SPEC [--judge SPEC ...]``: grade, then report."""
     console = console or Console()
-    with _bar(progress_console or console) as progress:
+    bar = progress_bar() if progress_bar is not None else _bar(progress_console or console)
+    with bar as progress:
         run: GradeRun = grade_answers(
             results,
             list(judges),

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import functools
+import shlex
 import sys
 from importlib.resources import files
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
+from rich.progress import Progress
 from rich.text import Text
 
+from ragmeter.cli import progress
 from ragmeter.errors import RagmeterError
 
 app = typer.Typer(
@@ -59,14 +63,44 @@ def _csv(value: str | None) -> tuple[str, ...] | None:
 
 
 def _progress() -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description:<28}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    )
+    return progress.new_bar()
+
+
+def hint(message: str) -> None:
+    """A dim hint on stderr, left out under ``--quiet`` (``message`` is rich markup)."""
+    if not progress.settings.quiet:
+        err.print(f"[dim]{message}[/]", soft_wrap=True)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from ragmeter import __version__
+
+        console.print(f"ragmeter {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit"
+        ),
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bars and no hints (for scripts)")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show backend logs (llama.cpp)")
+    ] = False,
+) -> None:
+    """Measure retrieval for language models, with 95% intervals on every number."""
+    progress.set_quiet(quiet)
+    progress.settings.verbose = verbose
+    from ragmeter.llm import backends
+
+    backends.LLAMA_VERBOSE = verbose
 
 
 def refresh_report(results: Path) -> None:
@@ -74,8 +108,10 @@ def refresh_report(results: Path) -> None:
     from ragmeter.report.html import ReportDependencyError, write_report
 
     try:
-        path = write_report(results)
+        with progress.status("Building the HTML report"):
+            path = write_report(results)
     except ReportDependencyError:
-        console.print("[dim]HTML report: pip install 'ragmeter\\[report]'; then ragmeter report[/]")
+        where = escape(shlex.quote(str(results)))
+        hint(f"HTML report: pip install 'ragmeter\\[report]', then: ragmeter report {where}")
         return
     console.print(f"Report: [bold]{path}[/]")

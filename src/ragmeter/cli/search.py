@@ -13,16 +13,16 @@ from rich.table import Table
 from ragmeter import checks, chunking, stats
 from ragmeter.cli.app import (
     _csv,
-    _progress,
     app,
     console,
-    err,
     example_dir,
     handle_errors,
+    hint,
     plural,
     refresh_report,
     warn,
 )
+from ragmeter.cli.progress import status, step_bar
 from ragmeter.config import Config, load_config
 from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
@@ -77,7 +77,7 @@ def search(
     if not cfg.corpus and corpus is None:
         ex = example_dir()
         cfg = cfg.with_overrides(corpus=str(ex / "posts"), testset=str(ex / "questions.jsonl"))
-        err.print("[dim]No config or corpus given: running the shipped example.[/]")
+        hint("No config or corpus given: running the shipped example.")
     cfg = cfg.with_overrides(
         corpus=corpus,
         testset=testset,
@@ -90,14 +90,9 @@ def search(
         method=method,
         output=str(out) if out else None,
     ).validate()
-    with _progress() as bar:
-        task = bar.add_task("search", total=1)
-
-        def progress(label: str, done: int, total: int) -> None:
-            bar.update(task, description=label, completed=done, total=total)
-
+    with step_bar("search") as progress:
         run = run_search(cfg, progress=progress)
-        bar.update(task, description="intervals")
+        progress("intervals", 0, 1)
         systems = [s.name for s in run.systems]
         summary = summarize_run(run)
         path = save_results(run, cfg.output, summary)
@@ -121,7 +116,8 @@ def report(
     """Write one self-contained HTML report (opens offline) of a results directory."""
     from ragmeter.report.html import write_report
 
-    path = write_report(results, out)
+    with status("Building the HTML report"):
+        path = write_report(results, out)
     console.print(f"Report: [bold]{path}[/]")
     if open_:
         import webbrowser
