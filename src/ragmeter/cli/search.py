@@ -6,6 +6,7 @@ import statistics
 from pathlib import Path
 from typing import Annotated
 
+import numpy as np
 import typer
 from rich.markup import escape
 from rich.table import Table
@@ -286,9 +287,13 @@ def plan(
     res = Results(results)
     metric, seed, rounds = _run_settings(res, metric, seed, rounds)
     systems = [system] if system else res.systems
+    share = terminal._is_share(metric)
+    unit = "points" if share else ""
+    scale = 100 if share else 1
     need = Table(title=f"Questions needed on {metric}", title_justify="left")
     need.add_column("system")
-    need.add_column(f"for ± {half_width * 100:g} points", justify="right")
+    need.add_column(f"for ± {half_width * scale:g} {unit}".rstrip(), justify="right")
+    flat: dict[str, list[str]] = {}
     for s in systems:
         scores = res.scores(s, metric)
         console.print(
@@ -298,20 +303,43 @@ def plan(
                 s,
             )
         )
-        need.add_row(s, str(stats.questions_for_half_width(scores, half_width)))
+        if np.ptp(scores) == 0:
+            flat.setdefault(f"{scores[0] * scale:g}{'%' if share else ''}", []).append(s)
+            need.add_row(escape(s), "no spread")
+        else:
+            need.add_row(escape(s), str(stats.questions_for_half_width(scores, half_width)))
     console.print(need)
+    for shown, names in flat.items():
+        warn(
+            f"{', '.join(names)} {'scores' if len(names) == 1 else 'score'} {shown} on every "
+            f"question: {metric} has no spread, so no number of questions narrows it "
+            f"(more varied questions would)"
+        )
     if len(systems) > 1:
         sep = Table(
-            title=f"Questions needed to separate a {difference * 100:g}-point paired "
-            f"difference (95%, power 0.8)",
+            title=f"Questions needed to separate a paired difference of "
+            f"{difference * scale:g}{' points' if share else ''} (95%, power 0.8)",
             title_justify="left",
         )
         for col in ("A", "B", "questions"):
             sep.add_column(col)
+        same: list[tuple[str, str]] = []
         for i, sa in enumerate(systems):
             for sb in systems[i + 1 :]:
-                n = stats.questions_to_separate(
-                    res.scores(sa, metric), res.scores(sb, metric), difference
-                )
-                sep.add_row(sa, sb, str(n))
+                a_scores, b_scores = res.scores(sa, metric), res.scores(sb, metric)
+                diff = a_scores - b_scores
+                if np.ptp(diff) == 0:
+                    cell = "identical" if diff[0] == 0 else "constant difference"
+                    if diff[0] == 0:
+                        same.append((sa, sb))
+                else:
+                    cell = str(stats.questions_to_separate(a_scores, b_scores, difference))
+                sep.add_row(escape(sa), escape(sb), cell)
         console.print(sep)
+        if same:
+            pairs = ", ".join(f"{a} = {b}" for a, b in same[:6])
+            more = f" and {plural(len(same) - 6, 'more pair')}" if len(same) > 6 else ""
+            warn(
+                f"{plural(len(same), 'pair')} of systems score the same on every question "
+                f"({pairs}{more}): no number of questions separates them"
+            )
