@@ -104,3 +104,65 @@ def test_plan_speaks_in_points_only_for_shares(tmp_path, monkeypatch):
     mrr = runner.invoke(app, ["plan", str(out), "--metric", "mrr@10", "--rounds", "200"])
     assert mrr.exit_code == 0, mrr.output
     assert "points" not in mrr.stdout and "for ± 0.04" in mrr.stdout
+
+
+def test_export_writes_trec_files_that_trec_eval_scores_as_ragmeter_does(tmp_path, monkeypatch):
+    pytrec_eval = __import__("pytest").importorskip("pytrec_eval")
+    import json
+
+    from ragmeter.retrieval.trec import read_qrels, read_run
+
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "res"
+    result = runner.invoke(
+        app, ["search", "--strategies", "overlap,parent-400", "--rounds", "200", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["export", str(out), "--run", "run.txt", "--qrels", "qrels.txt"])
+    assert result.exit_code == 0, result.output
+    assert "Wrote 3 files" in result.stdout
+    scores = json.loads((out / "scores.json").read_text())
+    qrels = read_qrels("qrels.txt")
+    for system in ("overlap", "parent-400"):
+        run = {q: dict(items) for q, items in read_run(f"run.{system}.txt").items()}
+        evaluator = pytrec_eval.RelevanceEvaluator(
+            qrels, {"success_1", "success_5", "recip_rank"}, relevance_level=2
+        )
+        measured = evaluator.evaluate(run)
+        values = scores["values"][system]
+        for i, qid in enumerate(scores["questions"]):
+            m = measured.get(qid, {"success_1": 0.0, "success_5": 0.0, "recip_rank": 0.0})
+            assert m["success_1"] == values["recall@1"][i]
+            assert m["success_5"] == values["recall@5"][i]
+            assert abs(m["recip_rank"] - values["mrr@10"][i]) < 1e-9
+
+
+def test_export_needs_something_to_write(tmp_path):
+    result = runner.invoke(app, ["export", str(tmp_path)])
+    assert result.exit_code == 2 and "give --run PATH, --qrels PATH or both" in result.stderr
+
+
+def test_help_shows_values_not_types():
+    result = runner.invoke(app, ["report", "--help"], env={"COLUMNS": "100"})
+    text = result.stdout
+    assert "report [OPTIONS] RESULTS" in text and "{results}" not in text
+    assert "<bool>" not in text and "<path>" not in text
+    open_row = next(line for line in text.splitlines() if "--open" in line)
+    assert open_row.split("--open")[1].split()[0] == "Open"  # a flag: no value shown
+    out_row = next(line for line in text.splitlines() if "--out" in line)
+    assert "PATH" in out_row
+    text = runner.invoke(app, ["plan", "--help"], env={"COLUMNS": "100"}).stdout
+    assert "--seed" in text and "INT" in text and "<int>" not in text
+
+
+def test_the_missing_report_extra_hint_is_a_command_that_works(tmp_path, monkeypatch):
+    from ragmeter.report import html
+
+    def missing(*a, **k):
+        raise html.ReportDependencyError("no altair")
+
+    monkeypatch.setattr(html, "write_report", missing)
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["search", "--strategies", "whole", "--rounds", "200", "-o", "r"])
+    assert result.exit_code == 0, result.output
+    assert "then: ragmeter report r" in " ".join(result.stderr.split())

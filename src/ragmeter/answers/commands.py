@@ -76,7 +76,8 @@ def _est(est: Any) -> str:
 
 def _calls(stats: Any, seconds: float) -> str:
     return (
-        f"{stats.calls} calls, {stats.cache_hits} from the cache, "
+        f"{stats.calls} {'call' if stats.calls == 1 else 'calls'}, "
+        f"{stats.cache_hits} from the cache, "
         f"{stats.tokens_in:,} tokens in / {stats.tokens_out:,} out, {seconds:.1f} s"
     )
 
@@ -141,7 +142,10 @@ def answer_command(
     if run.errors:
         console.print(f"[yellow]{run.errors} without an answer (no reply); rerun to retry them.[/]")
     if run.declined:
-        console.print(f"{run.declined} answers said the answer is not in the context.")
+        console.print(
+            f"{run.declined} {'answer' if run.declined == 1 else 'answers'} said the answer "
+            f"is not in the context."
+        )
     if run.replaced:
         console.print(f"[dim]{run.replaced} answers of an earlier reader or k were replaced.[/]")
     console.print(Text.assemble("Answers: ", (str(run.folder / "reader.jsonl"), "bold")))
@@ -393,7 +397,8 @@ def handgrade_command(
     console = console or Console()
     run = hand_grade(results, n=n, seed=seed, input=input, console=console)
     console.print(
-        f"Hand-graded {run.graded} answers this time ({run.skipped} skipped); "
+        f"Hand-graded {run.graded} {'answer' if run.graded == 1 else 'answers'} this time "
+        f"({run.skipped} skipped); "
         f"{run.total} of {min(run.target, run.available)} in all (seed {seed})."
     )
     if run.remaining:

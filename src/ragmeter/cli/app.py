@@ -29,6 +29,47 @@ console = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
 
+def _plain_metavars() -> None:
+    """Help that reads as values: ``--out PATH``, ``--seed INT``, flags with no value shown
+    (typer's own rich help prints ``<path>``, ``<int>`` and ``--open <bool>``)."""
+    try:
+        from typer.core import TyperArgument, TyperOption, _TyperParameter
+    except ImportError:  # pragma: no cover (another typer)
+        return
+    names = {"int": "INT", "float": "NUMBER", "str": "TEXT", "bool": "BOOL"}
+
+    def display_type(self, ctx):
+        desc = self.type_descriptor
+        if desc.is_choice and desc.choices is not None:
+            return "|".join(str(getattr(c, "value", c)) for c in desc.choices)
+        if desc.is_path:
+            return "PATH"
+        label = self.bare_type()
+        label = label.removeprefix("list[").removesuffix("]")
+        return names.get(label, label.upper())
+
+    def option_type(self, ctx):
+        if self.is_flag and not self.count:
+            return None
+        if self.metavar is not None:
+            return self.metavar
+        return self.display_type(ctx)
+
+    def usage_name(self):  # RESULTS and [CONFIG] on the usage line, not {results}
+        name = (self.metavar or self.name or "").upper()
+        name = name if self.required else f"[{name}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    if hasattr(_TyperParameter, "display_type") and hasattr(TyperOption, "display_type_rich"):
+        _TyperParameter.display_type = display_type
+        TyperOption.display_type_rich = option_type
+    if hasattr(TyperArgument, "_usage_display_name"):
+        TyperArgument._usage_display_name = usage_name
+
+
+_plain_metavars()
+
+
 def example_dir() -> Path:
     """The shipped example: a blog corpus and reader-style questions."""
     return Path(str(files("ragmeter") / "examples" / "blog"))

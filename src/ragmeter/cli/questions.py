@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ragmeter.cli.app import _csv, app, console, handle_errors, refresh_report
+from ragmeter.cli.app import _csv, app, console, handle_errors, plural, refresh_report
 from ragmeter.cli.progress import calls_bar
 from ragmeter.results import Results
 
@@ -56,7 +56,7 @@ def questions_generate(
             progress=lambda done, total, reply: progress("questions", done, total, reply),
         )
     console.print(
-        f"{len(result.testset)} questions -> {out}; {result.testset.skipped} skipped "
+        f"{plural(len(result.testset), 'question')} -> {out}; {result.testset.skipped} skipped "
         f"{result.skip_reasons() or ''}; {result.calls} model calls, {result.cache_hits} cached"
     )
 

@@ -173,12 +173,11 @@ def chunk(
         Path | None,
         typer.Argument(
             help="A file or folder (default: the config's corpus, else the example)",
-            metavar="[PATH]",
             show_default=False,
         ),
     ] = None,
     strategy: Annotated[
-        str, typer.Option("--strategy", "-s", help="A built-in or a [[strategy]] of the config")
+        str, typer.Option("--strategy", "-s", help="A built-in or a \\[\\[strategy]] of the config")
     ] = "recursive",
     config: Annotated[
         Path | None,

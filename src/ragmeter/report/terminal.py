@@ -101,7 +101,8 @@ def rank_table(summary: dict, metrics: tuple[str, ...] | None = None) -> Table:
 def comparison_table(comparisons: list[dict], metric: str, seed: int, rounds: int) -> Table:
     """Paired differences A - B with interval, p-values and the verdict."""
     table = Table(
-        title=f"Paired comparisons on {metric} (A - B, points; seed {seed}, {rounds} rounds)",
+        title=f"Paired comparisons on {metric} (A - B{', points' if _is_share(metric) else ''}; "
+        f"seed {seed}, {rounds} rounds)",
         title_justify="left",
     )
     for col, just in (
