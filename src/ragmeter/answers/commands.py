@@ -128,10 +128,9 @@ def answer_command(
     mean_latency = sum(latencies) / len(latencies) if latencies else 0.0
     console.print(
         Text.assemble(
-            ("Answered ", ""),
             (str(n), "bold"),
             (
-                f" {'answer' if n == 1 else 'answers'} (questions x systems) with {run.reader} "
+                f" {'answer' if n == 1 else 'answers'} (questions x systems) by {run.reader} "
                 f"from the top {run.k} items: ",
                 "",
             ),
