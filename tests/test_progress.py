@@ -128,3 +128,12 @@ def test_llama_cpp_log_is_hidden_unless_verbose():
     assert quiet.stderr == ""
     loud = subprocess.run([sys.executable, "-c", code, "v"], capture_output=True, text=True)
     assert loud.returncode == 0 and "llama" in loud.stderr
+
+
+def test_verbose_flag_reaches_the_gguf_backend_default():
+    from ragmeter.llm import backends
+
+    assert runner.invoke(app, ["--verbose", "chunk", "--list"]).exit_code == 0
+    assert backends.LLAMA_VERBOSE is True
+    assert runner.invoke(app, ["chunk", "--list"]).exit_code == 0
+    assert backends.LLAMA_VERBOSE is False

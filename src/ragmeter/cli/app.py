@@ -139,9 +139,13 @@ def _main(
     """Measure retrieval for language models, with 95% intervals on every number."""
     progress.set_quiet(quiet)
     progress.settings.verbose = verbose
-    from ragmeter.llm import backends
+    if verbose or "ragmeter.llm.backends" in sys.modules:  # no import just to say "quiet"
+        from ragmeter.llm import backends
 
-    backends.LLAMA_VERBOSE = verbose
+        backends.LLAMA_VERBOSE = verbose
+
+
+REPORT_STATUS = "Building the HTML report (the first one also builds the chart bundle: ~10 s)"
 
 
 def refresh_report(results: Path) -> None:
@@ -149,7 +153,7 @@ def refresh_report(results: Path) -> None:
     from ragmeter.report.html import ReportDependencyError, write_report
 
     try:
-        with progress.status("Building the HTML report"):
+        with progress.status(REPORT_STATUS):
             path = write_report(results)
     except ReportDependencyError:
         where = escape(shlex.quote(str(results)))

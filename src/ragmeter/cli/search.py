@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ragmeter import checks, chunking, stats
 from ragmeter.cli.app import (
+    REPORT_STATUS,
     _csv,
     app,
     console,
@@ -117,7 +118,7 @@ def report(
     """Write one self-contained HTML report (opens offline) of a results directory."""
     from ragmeter.report.html import write_report
 
-    with status("Building the HTML report"):
+    with status(REPORT_STATUS):
         path = write_report(results, out)
     console.print(f"Report: [bold]{path}[/]")
     if open_:

@@ -356,12 +356,14 @@
         const means = SYSTEMS.map((s) => (DATA.estimates[s][m] ? DATA.estimates[s][m].mean : -Infinity));
         const best = fam === "words" || SYSTEMS.length < 2 ? null : Math.max.apply(null, means);
         rows.push([m].concat(SYSTEMS.map((s, i) => ({
-          text: fmtEst(DATA.estimates[s][m], m),
+          text: fmtEst(DATA.estimates[s][m], m) + capMark(s, m),
           cls: "num" + (best !== null && means[i] === best ? " best" : ""),
         }))));
       });
     });
     table("measures-table", ["measure"].concat(SYSTEMS.map((s) => ({ text: s, num: true }))), rows);
+    const note = capNote();
+    if (note) document.getElementById("measures-table").parentNode.after(note);
   }
 
   // ------------------------------------------------------------------ comparisons
