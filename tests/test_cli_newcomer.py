@@ -166,3 +166,29 @@ def test_the_missing_report_extra_hint_is_a_command_that_works(tmp_path, monkeyp
     result = runner.invoke(app, ["search", "--strategies", "whole", "--rounds", "200", "-o", "r"])
     assert result.exit_code == 0, result.output
     assert "then: ragmeter report r" in " ".join(result.stderr.split())
+
+
+def test_rank_table_uses_the_largest_k_when_ks_lack_10():
+    from rich.console import Console
+
+    from ragmeter.report import terminal
+
+    est = {"mean": 0.5, "low": 0.4, "high": 0.6}
+    names = [f"{m}@{k}" for m in ("recall", "precision", "mrr", "ndcg", "coverage") for k in (1, 3)]
+    summary = {"estimates": {"a": dict.fromkeys(names, est)}}
+    console = Console(width=200, record=True)
+    console.print(terminal.rank_table(summary))
+    text = console.export_text()
+    assert "mrr@3" in text and "ndcg@3" in text and "precision@3" in text
+
+
+def test_comparison_titles_say_points_only_for_shares():
+    from rich.console import Console
+
+    from ragmeter.report import terminal
+
+    console = Console(width=200, record=True)
+    console.print(terminal.comparison_table([], "mrr@10", 1, 1000))
+    console.print(terminal.comparison_table([], "recall@5", 1, 1000))
+    text = console.export_text()
+    assert "on mrr@10 (A - B; seed 1" in text and "on recall@5 (A - B, points; seed 1" in text
