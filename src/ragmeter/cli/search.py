@@ -201,9 +201,12 @@ def chunk(
     if list_:
         console.print(strategy_table(cfg))
         return
-    if corpus is None:
-        corpus = Path(cfg.corpus) if cfg.corpus else example_dir() / "posts"
-    docs = load_corpus(corpus, cfg.corpus_format if cfg.corpus else "auto")
+    corpus_format = "auto"
+    if corpus is None and cfg.corpus:
+        corpus, corpus_format = Path(cfg.corpus), cfg.corpus_format
+    elif corpus is None:
+        corpus = example_dir() / "posts"
+    docs = load_corpus(corpus, corpus_format)
     if doc is not None:
         docs = [d for d in docs if d.id == doc]
         if not docs:
