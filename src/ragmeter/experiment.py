@@ -254,6 +254,8 @@ def run_search(
     span_retrievers = [r for r in retrievers if isinstance(r, SpanRetriever)]
     chunk_retrievers = [r for r in retrievers if not isinstance(r, SpanRetriever)]
     for strategy in strategies if chunk_retrievers else []:
+        if progress:
+            progress(f"{strategy.name} · chunking", step, n_steps)
         chunked = chunking.chunk_corpus(documents, strategy)
         t = _timed(timings, "chunk", t)
         n_items = len(chunked.items)

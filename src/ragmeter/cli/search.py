@@ -92,7 +92,7 @@ def search(
         method=method,
         output=str(out) if out else None,
     ).validate()
-    with step_bar("search") as progress:
+    with step_bar("loading corpus and questions") as progress:
         run = run_search(cfg, progress=progress)
         progress("intervals", 0, 1)
         systems = [s.name for s in run.systems]
