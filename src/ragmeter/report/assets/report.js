@@ -164,7 +164,7 @@
       const bw = words(h.best);
       append(line, el("span", { class: "hl" }, ["Best on ", el("b", { text: m }), ": ",
         el("strong", { text: h.best }), " at " + fmtEst(e, m) + capMark(h.best, m),
-        bw === null ? "" : ", sending " + int(bw) + " words in its top " + kOf(wk), ". "]));
+        bw === null ? "" : ", sending " + int(bw) + " words in its top " + kOf(wk), "."]));
       if (h.next) {
         const nw = words(h.next);
         const cost = [" Next best: ", el("b", { text: h.next }), " at " +
