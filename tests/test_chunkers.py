@@ -307,3 +307,10 @@ def test_objects_use_their_offsets_only_when_they_hold_their_text():
     wrong = types.SimpleNamespace(text="Epsilon zeta eta.", start_index=0, end_index=17)
     chunks = locate_chunks("d", TEXT, [piece, wrong], "x")
     assert [(c.start, c.text) for c in chunks] == [(12, "Gamma delta."), (38, "Epsilon zeta eta.")]
+
+
+def test_a_callable_from_python_is_recorded_by_name():
+    strategy = make_strategy("mine", kind="python", function=by_offsets)
+    assert strategy.describe()["function"] == f"{__name__}:by_offsets"
+    chunked = chunk_corpus([Document("d.md", TEXT)], strategy)
+    assert [c.text for c in chunked.chunks] == ["Alpha beta.", "Gamma delta."]

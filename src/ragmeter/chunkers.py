@@ -7,6 +7,7 @@ A ``[[strategy]]`` entry picks one by ``kind``; every other key is passed throug
     kind = "python"
     function = "my_chunker:split"      # module:function, or path/to/file.py:function
                                        # text -> list of strings, or of (start, end) offsets
+                                       # (from Python, function may be the callable itself)
 
     [[strategy]]
     name = "lc-1000"
@@ -172,7 +173,11 @@ def make_strategy(name: str, kind: str, **params: Any) -> ExternalStrategy:
     """An :class:`ExternalStrategy` of one of :data:`KINDS`; bad parameters, a missing
     package or an unknown splitter are an :class:`InputError` naming the strategy."""
     if kind == "python":
-        return ExternalStrategy(name, kind, dict(params), _python_splitter(name, dict(params)))
+        shown = dict(params)
+        fn = shown.get("function")
+        if callable(fn):  # from Python: record where it lives, so the run can be saved
+            shown["function"] = f"{fn.__module__}:{getattr(fn, '__qualname__', repr(fn))}"
+        return ExternalStrategy(name, kind, shown, _python_splitter(name, dict(params)))
     if kind not in _FRAMEWORKS:
         raise InputError(f"strategy {name!r}: unknown kind {kind!r}; valid: {', '.join(KINDS)}")
     module_name, package, key, default = _FRAMEWORKS[kind]
@@ -240,6 +245,8 @@ def _framework_splitter(kind: str, obj: Any, name: str) -> Splitter:
 
 def _python_splitter(name: str, params: dict[str, Any]) -> Splitter:
     target = params.pop("function", None)
+    if callable(target):
+        return (lambda text: target(text, **params)) if params else target
     if not isinstance(target, str) or ":" not in target:
         raise InputError(
             f'strategy {name!r} (kind "python"): give function = "module:function" '
