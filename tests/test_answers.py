@@ -466,7 +466,7 @@ def test_reader_errors_are_unscored_without_asking_the_judge(results):
 def test_commands_print_accuracy_cross_table_and_judge_checks(results):
     out = quiet()
     answer_command(results, Scripted("reader", reader), console=out)
-    assert "Answered 16" in text_of(out)
+    assert "16 answers (questions x systems) by" in text_of(out)
     out = quiet()
     report = grade_command(
         results,

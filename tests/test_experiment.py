@@ -98,10 +98,14 @@ def test_results_round_trip(tmp_path):
     assert meta["seed"] == 7 and meta["versions"]["bm25s"]
 
 
-def test_k_larger_than_the_index_is_bad_input():
+def test_k_larger_than_the_index_is_capped_at_the_item_count():
     docs, ts = small_case()
-    with pytest.raises(InputError, match="strategy 'whole' makes 3 items but k=5"):
-        run_search(Config(strategies=("whole",), ks=(1, 5)), docs, ts)
+    run = run_search(Config(strategies=("whole",), ks=(1, 3, 5), rounds=200), docs, ts)
+    assert run.systems[0].k_cap == 3
+    for name in ("recall", "precision", "mrr", "ndcg", "coverage", "words"):
+        assert run.systems[0].scores[f"{name}@5"].tolist() == (
+            run.systems[0].scores[f"{name}@3"].tolist()
+        )
 
 
 def test_unknown_strategy_is_bad_input():

@@ -537,6 +537,10 @@ def make_strategy(name: str, **params: Any) -> Strategy:
     elif kind is None:
         kind = name
     if kind not in KINDS:
+        from ragmeter import chunkers  # your own function, other frameworks' splitters
+
+        if kind in chunkers.KINDS:
+            return chunkers.make_strategy(name, kind, **params)  # type: ignore[return-value]
         raise InputError(
             f"unknown chunking strategy {name!r}"
             + (f" (kind {kind!r})" if kind != name else "")

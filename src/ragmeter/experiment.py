@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -54,6 +54,7 @@ class SystemRun:
     n_items: int
     items: list[list[Item]]  # per question, best first, at most `depth`
     scores: dict[str, np.ndarray]  # metric name -> per-question vector
+    k_cap: int | None = None  # set when a k was larger than n_items: scored at n_items
 
 
 @dataclass
@@ -65,6 +66,7 @@ class SearchRun:
     testset: TestSet
     systems: list[SystemRun]
     timings: dict[str, float] = field(default_factory=dict)
+    chunk_keys: dict[str, int] = field(default_factory=dict)  # strategy -> hash of its chunks
 
     @property
     def questions(self) -> list[Question]:
@@ -173,8 +175,23 @@ def score_system(
     questions: Sequence[Question],
     config: Config,
     index_items: Sequence[Chunk] | None = None,
+    k_cap: int | None = None,
 ) -> dict[str, np.ndarray]:
-    """Per-question metric vectors for one system's graded rankings."""
+    """Per-question metric vectors for one system's graded rankings.
+
+    With ``k_cap``, every k above it is scored at ``k_cap`` (a system with fewer items
+    than k): the names stay those of ``config.ks``.
+    """
+    if k_cap is not None and k_cap < max(config.ks):
+        ks = sorted({min(k, k_cap) for k in config.ks})
+        capped = score_system(items, questions, replace(config, ks=tuple(ks)), index_items)
+        out: dict[str, np.ndarray] = {}
+        for name in metrics.metric_names(config.ks):
+            m = metrics.Metric.parse(name)
+            key = str(metrics.Metric(m.name, min(m.k, k_cap)))
+            if key in capped:
+                out[name] = capped[key]
+        return out
     depth = config.depth
     n = len(questions)
     grades = np.zeros((n, depth), dtype=np.int64)
@@ -232,22 +249,29 @@ def run_search(
     n_steps = len(strategies) * len(retrievers)
     step = 0
     systems: list[SystemRun] = []
+    chunk_keys: dict[str, int] = {}
     docs_by_id = {d.id: d for d in documents}
     span_retrievers = [r for r in retrievers if isinstance(r, SpanRetriever)]
     chunk_retrievers = [r for r in retrievers if not isinstance(r, SpanRetriever)]
     for strategy in strategies if chunk_retrievers else []:
+        if progress:
+            progress(f"{strategy.name} · chunking", step, n_steps)
         chunked = chunking.chunk_corpus(documents, strategy)
         t = _timed(timings, "chunk", t)
         n_items = len(chunked.items)
+        chunk_keys[strategy.name] = hash(
+            tuple((c.doc_id, c.start, c.end, c.parent) for c in chunked.chunks)
+        ) ^ hash(tuple((c.doc_id, c.start, c.end) for c in chunked.parents or ()))
         item_words = [count_words(c.text) for c in chunked.items]
-        if n_items < max(config.ks):
+        if n_items == 0:
             raise InputError(
-                f"strategy {strategy.name!r} makes {n_items} items but k={max(config.ks)} was "
-                f"asked; lower ks or drop the strategy"
+                f"strategy {strategy.name!r} makes no items from the corpus (is it empty?)"
             )
+        k_cap = n_items if n_items < max(config.ks) else None
         for retriever in chunk_retrievers:
             if progress:
                 progress(f"{strategy.name} · {retriever.name}", step, n_steps)
+                _embedding_progress(retriever, progress, f"{strategy.name} · embedding")
             retriever.index([c.text for c in chunked.chunks])
             t = _timed(timings, "index", t)
             ids, scores = rank_chunking(retriever, chunked, questions, config.depth, indexed=True)
@@ -266,7 +290,7 @@ def run_search(
                 ]
                 items.append(grade_items(found, question))
             t = _timed(timings, "grade", t)
-            per_q = score_system(items, questions, config, chunked.items)
+            per_q = score_system(items, questions, config, chunked.items, k_cap)
             t = _timed(timings, "score", t)
             systems.append(
                 SystemRun(
@@ -276,6 +300,7 @@ def run_search(
                     n_items=n_items,
                     items=items,
                     scores=per_q,
+                    k_cap=k_cap,
                 )
             )
             step += 1
@@ -306,7 +331,15 @@ def run_search(
         step += 1
     if progress:
         progress("done", n_steps, n_steps)
-    return SearchRun(config, list(documents), testset, systems, timings)
+    return SearchRun(config, list(documents), testset, systems, timings, chunk_keys)
+
+
+def _embedding_progress(retriever: Retriever, progress: Progress, label: str) -> None:
+    """Point the ``progress`` hook of a retriever that embeds (and of a hybrid's parts)
+    at ``progress(label, done, total)``, called after each batch of chunk texts."""
+    for r in (retriever, *getattr(retriever, "retrievers", ())):
+        if hasattr(r, "progress"):
+            r.progress = lambda done, total: progress(label, done, total)
 
 
 def _hit_tuple(hit: Hit, docs: dict[str, Document]) -> tuple[str, int, int, float, int]:

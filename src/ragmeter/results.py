@@ -101,7 +101,7 @@ def summarize(
 def summarize_run(run: SearchRun) -> dict:
     """:func:`summarize` with the run's own configuration (seed, rounds, method...)."""
     cfg = run.config
-    return summarize(
+    out = summarize(
         {m: run.matrix(m) for m in run.metric_names},
         [s.name for s in run.systems],
         cfg.metric,
@@ -110,6 +110,10 @@ def summarize_run(run: SearchRun) -> dict:
         cfg.confidence,
         cfg.method,
     )
+    capped = {s.name: s.k_cap for s in run.systems if s.k_cap is not None}
+    if capped:  # systems with fewer items than a k: scored at their item count
+        out["k_capped"] = capped
+    return out
 
 
 def save_results(run: SearchRun, path: str | Path, summary: dict | None = None) -> Path:
@@ -146,6 +150,7 @@ def save_results(run: SearchRun, path: str | Path, summary: dict | None = None) 
                     "strategy": s.strategy,
                     "retriever": s.retriever,
                     "items": s.n_items,
+                    **({"k_cap": s.k_cap} if s.k_cap is not None else {}),
                 }
                 for s in run.systems
             ],

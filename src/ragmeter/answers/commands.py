@@ -8,7 +8,7 @@ parses options.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -76,7 +76,8 @@ def _est(est: Any) -> str:
 
 def _calls(stats: Any, seconds: float) -> str:
     return (
-        f"{stats.calls} calls, {stats.cache_hits} from the cache, "
+        f"{stats.calls} {'call' if stats.calls == 1 else 'calls'}, "
+        f"{stats.cache_hits} from the cache, "
         f"{stats.tokens_in:,} tokens in / {stats.tokens_out:,} out, {seconds:.1f} s"
     )
 
@@ -98,14 +99,17 @@ def answer_command(
     options: Sequence[str] | None = None,
     console: Console | None = None,
     progress_console: Console | None = None,
+    progress_bar: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
 ) -> ReaderRun:
     """``ragmeter answer RESULTS --reader SPEC``: answer each question from its top k items.
 
     Prints on ``console``; the progress bar goes to ``progress_console`` (default:
-    ``console``).
+    ``console``), or is ``progress_bar()``: a context manager yielding
+    ``progress(label, done, total)``.
     """
     console = console or Console()
-    with _bar(progress_console or console) as progress:
+    bar = progress_bar() if progress_bar is not None else _bar(progress_console or console)
+    with bar as progress:
         run = answer_questions(
             results,
             reader,
@@ -124,9 +128,12 @@ def answer_command(
     mean_latency = sum(latencies) / len(latencies) if latencies else 0.0
     console.print(
         Text.assemble(
-            ("Answered ", ""),
             (str(n), "bold"),
-            (f" questions x systems with {run.reader} from the top {run.k} items: ", ""),
+            (
+                f" {'answer' if n == 1 else 'answers'} (questions x systems) by {run.reader} "
+                f"from the top {run.k} items: ",
+                "",
+            ),
             _calls(run.stats, run.seconds),
             (f"; {mean_latency:.2f} s per answer when it was made.", ""),
         )
@@ -134,7 +141,10 @@ def answer_command(
     if run.errors:
         console.print(f"[yellow]{run.errors} without an answer (no reply); rerun to retry them.[/]")
     if run.declined:
-        console.print(f"{run.declined} answers said the answer is not in the context.")
+        console.print(
+            f"{run.declined} {'answer' if run.declined == 1 else 'answers'} said the answer "
+            f"is not in the context."
+        )
     if run.replaced:
         console.print(f"[dim]{run.replaced} answers of an earlier reader or k were replaced.[/]")
     console.print(Text.assemble("Answers: ", (str(run.folder / "reader.jsonl"), "bold")))
@@ -157,10 +167,12 @@ def grade_command(
     options: Sequence[str] | None = None,
     console: Console | None = None,
     progress_console: Console | None = None,
+    progress_bar: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
 ) -> AnswerReport:
     """``ragmeter grade RESULTS --judge SPEC [--judge SPEC ...]``: grade, then report."""
     console = console or Console()
-    with _bar(progress_console or console) as progress:
+    bar = progress_bar() if progress_bar is not None else _bar(progress_console or console)
+    with bar as progress:
         run: GradeRun = grade_answers(
             results,
             list(judges),
@@ -384,7 +396,8 @@ def handgrade_command(
     console = console or Console()
     run = hand_grade(results, n=n, seed=seed, input=input, console=console)
     console.print(
-        f"Hand-graded {run.graded} answers this time ({run.skipped} skipped); "
+        f"Hand-graded {run.graded} {'answer' if run.graded == 1 else 'answers'} this time "
+        f"({run.skipped} skipped); "
         f"{run.total} of {min(run.target, run.available)} in all (seed {seed})."
     )
     if run.remaining:

@@ -160,6 +160,8 @@ def _runner_progress(
 ) -> Callable[[int, int, ChatReply], None] | None:
     if progress is None:
         return None
+    if getattr(progress, "wants_reply", False):  # e.g. a bar that counts cached replies
+        return lambda done, total, reply: progress(label, done, total, reply)  # type: ignore[call-arg]
     return lambda done, total, reply: progress(label, done, total)
 
 

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ragmeter.cli.app import app, console, err, handle_errors, refresh_report
+from ragmeter.cli.progress import calls_bar
 
 ModelOptions = Annotated[
     list[str] | None, typer.Option("--option", help="Backend option KEY=VALUE (repeatable)")
@@ -50,6 +51,7 @@ def answer(
         cache=cache,
         console=console,
         progress_console=err,
+        progress_bar=calls_bar,
     )
 
 
@@ -83,6 +85,7 @@ def grade(
         cache=cache,
         console=console,
         progress_console=err,
+        progress_bar=calls_bar,
     )
     refresh_report(results)
 

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ragmeter.cli.app import _csv, _progress, app, console, handle_errors, refresh_report
+from ragmeter.cli.app import _csv, app, console, handle_errors, plural, refresh_report
+from ragmeter.cli.progress import calls_bar
 from ragmeter.results import Results
 
 questions_app = typer.Typer(
@@ -41,8 +42,7 @@ def questions_generate(
     """Write one question per passage with a chat model (cached, resumable)."""
     from ragmeter.questions import generate_command, parse_options
 
-    with _progress() as bar:
-        task = bar.add_task("questions", total=None)
+    with calls_bar() as progress:
         result = generate_command(
             corpus,
             out,
@@ -53,10 +53,10 @@ def questions_generate(
             seed=seed,
             cache_path=cache,
             backend_options=parse_options(model_option),
-            progress=lambda done, total, reply: bar.update(task, completed=done, total=total),
+            progress=lambda done, total, reply: progress("questions", done, total, reply),
         )
     console.print(
-        f"{len(result.testset)} questions -> {out}; {result.testset.skipped} skipped "
+        f"{plural(len(result.testset), 'question')} -> {out}; {result.testset.skipped} skipped "
         f"{result.skip_reasons() or ''}; {result.calls} model calls, {result.cache_hits} cached"
     )
 
@@ -89,17 +89,19 @@ def questions_audit(
     if results is not None:
         Results(results)  # fail early if it is not a results directory
         out, name = results / "audit", "flags"
-    flagged, summary, paths = audit_command(
-        testset,
-        corpus,
-        out,
-        llm,
-        name=name,
-        llm_checks=_csv(checks) or (),
-        backend_options=parse_options(model_option),
-        seed=seed,
-        rounds=rounds,
-    )
+    with calls_bar() as progress:
+        flagged, summary, paths = audit_command(
+            testset,
+            corpus,
+            out,
+            llm,
+            name=name,
+            llm_checks=_csv(checks) or (),
+            backend_options=parse_options(model_option),
+            seed=seed,
+            rounds=rounds,
+            progress=lambda done, total, reply: progress("model checks", done, total, reply),
+        )
     console.print(audit_table(flagged, summary))
     console.print("Written: " + ", ".join(str(p) for p in paths))
     if results is not None:

@@ -6,24 +6,29 @@ import statistics
 from pathlib import Path
 from typing import Annotated
 
+import numpy as np
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from ragmeter import chunking, stats
+from ragmeter import checks, chunking, stats
 from ragmeter.cli.app import (
+    REPORT_STATUS,
     _csv,
-    _progress,
     app,
     console,
-    err,
     example_dir,
     handle_errors,
+    hint,
+    plural,
     refresh_report,
+    warn,
 )
+from ragmeter.cli.progress import status, step_bar
 from ragmeter.config import Config, load_config
 from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
-from ragmeter.experiment import count_words, run_search
+from ragmeter.experiment import count_words, resolve_strategies, run_search
 from ragmeter.report import terminal
 from ragmeter.results import Results, save_results, summarize_run
 
@@ -74,7 +79,7 @@ def search(
     if not cfg.corpus and corpus is None:
         ex = example_dir()
         cfg = cfg.with_overrides(corpus=str(ex / "posts"), testset=str(ex / "questions.jsonl"))
-        err.print("[dim]No config or corpus given: running the shipped example.[/]")
+        hint("No config or corpus given: running the shipped example.")
     cfg = cfg.with_overrides(
         corpus=corpus,
         testset=testset,
@@ -87,20 +92,17 @@ def search(
         method=method,
         output=str(out) if out else None,
     ).validate()
-    with _progress() as bar:
-        task = bar.add_task("search", total=1)
-
-        def progress(label: str, done: int, total: int) -> None:
-            bar.update(task, description=label, completed=done, total=total)
-
+    with step_bar("loading corpus and questions") as progress:
         run = run_search(cfg, progress=progress)
-        bar.update(task, description="intervals")
+        progress("intervals", 0, 1)
         systems = [s.name for s in run.systems]
         summary = summarize_run(run)
         path = save_results(run, cfg.output, summary)
+    for line in checks.run_warnings(run):
+        warn(line)
     console.print(
-        f"[bold]{len(run.questions)}[/] questions, [bold]{len(run.documents)}[/] "
-        f"documents, {len(systems)} systems"
+        f"[bold]{plural(len(run.questions), 'question')}[/], "
+        f"[bold]{plural(len(run.documents), 'document')}[/], {plural(len(systems), 'system')}"
     )
     _print_summary(summary, list(cfg.ks), path)
     refresh_report(path)
@@ -116,7 +118,8 @@ def report(
     """Write one self-contained HTML report (opens offline) of a results directory."""
     from ragmeter.report.html import write_report
 
-    path = write_report(results, out)
+    with status(REPORT_STATUS):
+        path = write_report(results, out)
     console.print(f"Report: [bold]{path}[/]")
     if open_:
         import webbrowser
@@ -131,27 +134,91 @@ def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("ragmeter-resu
     search(config=None, out=out)
 
 
+def _strategy_sizes(describe: dict) -> str:
+    """``size 200 words``, ``parents 400 / children 100 words``, ``whole documents``."""
+    params = {k: v for k, v in describe.items() if k not in ("name", "kind")}
+    if describe.get("kind") == "whole":
+        return "whole documents"
+    if "parent_size" in params:
+        return f"parents {params['parent_size']} / children {params['child_size']} words"
+    if "size" in params and "overlap" in params:
+        return f"{params['size']} words, {params['overlap']} shared"
+    if "size" in params and describe.get("kind") in chunking.KINDS:
+        return f"{params['size']} words"
+    return ", ".join(f"{k}={v}" for k, v in params.items())
+
+
+def strategy_table(cfg: Config) -> Table:
+    """Every built-in strategy and every one the config defines, with its size in words."""
+    table = Table(title="Chunking strategies (sizes in words)", title_justify="left")
+    for col in ("name", "kind", "size", "from"):
+        table.add_column(col)
+    for name, strat in chunking.STRATEGIES.items():
+        d = strat.describe()
+        table.add_row(name, d["kind"], _strategy_sizes(d), "built in")
+    for spec in cfg.custom_strategies:
+        d = {k: v for k, v in spec.items()}
+        table.add_row(
+            escape(str(d.get("name"))),
+            escape(str(d.get("kind", "?"))),
+            escape(_strategy_sizes(d)),
+            "ragmeter.toml",
+        )
+    return table
+
+
 @app.command()
 @handle_errors
 def chunk(
     corpus: Annotated[
-        Path | None, typer.Argument(help="A file or folder (default: the example)")
+        Path | None,
+        typer.Argument(
+            help="A file or folder (default: the config's corpus, else the example)",
+            show_default=False,
+        ),
     ] = None,
-    strategy: Annotated[str, typer.Option("--strategy", "-s")] = "recursive",
-    doc: Annotated[str | None, typer.Option(help="Show the chunks of this document id")] = None,
-    show: Annotated[int, typer.Option(help="How many sample chunks to print")] = 3,
+    strategy: Annotated[
+        str, typer.Option("--strategy", "-s", help="A built-in or a \\[\\[strategy]] of the config")
+    ] = "recursive",
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config", "-c", help="ragmeter.toml (default: ./ragmeter.toml)", metavar="PATH"
+        ),
+    ] = None,
+    doc: Annotated[
+        str | None, typer.Option(help="Show the chunks of this document id", metavar="ID")
+    ] = None,
+    show: Annotated[int, typer.Option(help="How many sample chunks to print", metavar="N")] = 3,
+    list_: Annotated[
+        bool, typer.Option("--list", help="List the strategies and their sizes in words")
+    ] = False,
 ) -> None:
     """Show what a strategy makes of a corpus: counts, sizes and a sample."""
-    corpus = corpus or example_dir() / "posts"
-    docs = load_corpus(corpus)
+    if config is None and Path("ragmeter.toml").is_file():
+        config = Path("ragmeter.toml")
+    cfg = load_config(config) if config is not None else Config()
+    if list_:
+        console.print(strategy_table(cfg))
+        return
+    corpus_format = "auto"
+    if corpus is None and cfg.corpus:
+        corpus, corpus_format = Path(cfg.corpus), cfg.corpus_format
+    elif corpus is None:
+        corpus = example_dir() / "posts"
+    docs = load_corpus(corpus, corpus_format)
     if doc is not None:
         docs = [d for d in docs if d.id == doc]
         if not docs:
             raise InputError(f"{corpus}: no document with id {doc!r}")
-    strat = chunking.make_strategy(strategy)
+    (strat,) = resolve_strategies(cfg.with_overrides(strategies=(strategy,)))
     chunked = chunking.chunk_corpus(docs, strat)
     sizes = [count_words(c.text) for c in chunked.items]
-    table = Table(title=f"{strategy}: {len(docs)} documents", title_justify="left")
+    if not sizes:
+        raise InputError(f"{corpus}: strategy {strategy!r} makes no chunks (empty documents?)")
+    table = Table(
+        title=f"{escape(strategy)}: {plural(len(docs), 'document')}", title_justify="left"
+    )
     for col in ("items", "min words", "median", "max words", "total words"):
         table.add_column(col, justify="right")
     table.add_row(
@@ -168,7 +235,9 @@ def chunk(
             f"{len(chunked.parents)} parent sections are returned."
         )
     for c in chunked.items[:show]:
-        console.rule(f"{c.doc_id} [{c.start}:{c.end}] {count_words(c.text)} words")
+        console.rule(
+            f"{escape(c.doc_id)} [{c.start}:{c.end}] {plural(count_words(c.text), 'word')}"
+        )
         console.print(
             c.text if len(c.text) < 600 else c.text[:600] + " …", highlight=False, markup=False
         )
@@ -221,9 +290,13 @@ def plan(
     res = Results(results)
     metric, seed, rounds = _run_settings(res, metric, seed, rounds)
     systems = [system] if system else res.systems
+    share = terminal._is_share(metric)
+    unit = "points" if share else ""
+    scale = 100 if share else 1
     need = Table(title=f"Questions needed on {metric}", title_justify="left")
     need.add_column("system")
-    need.add_column(f"for ± {half_width * 100:g} points", justify="right")
+    need.add_column(f"for ± {half_width * scale:g} {unit}".rstrip(), justify="right")
+    flat: dict[str, list[str]] = {}
     for s in systems:
         scores = res.scores(s, metric)
         console.print(
@@ -233,20 +306,43 @@ def plan(
                 s,
             )
         )
-        need.add_row(s, str(stats.questions_for_half_width(scores, half_width)))
+        if np.ptp(scores) == 0:
+            flat.setdefault(f"{scores[0] * scale:g}{'%' if share else ''}", []).append(s)
+            need.add_row(escape(s), "no spread")
+        else:
+            need.add_row(escape(s), str(stats.questions_for_half_width(scores, half_width)))
     console.print(need)
+    for shown, names in flat.items():
+        warn(
+            f"{', '.join(names)} {'scores' if len(names) == 1 else 'score'} {shown} on every "
+            f"question: {metric} has no spread, so no number of questions narrows it "
+            f"(more varied questions would)"
+        )
     if len(systems) > 1:
         sep = Table(
-            title=f"Questions needed to separate a {difference * 100:g}-point paired "
-            f"difference (95%, power 0.8)",
+            title=f"Questions needed to separate a paired difference of "
+            f"{difference * scale:g}{' points' if share else ''} (95%, power 0.8)",
             title_justify="left",
         )
         for col in ("A", "B", "questions"):
             sep.add_column(col)
+        same: list[tuple[str, str]] = []
         for i, sa in enumerate(systems):
             for sb in systems[i + 1 :]:
-                n = stats.questions_to_separate(
-                    res.scores(sa, metric), res.scores(sb, metric), difference
-                )
-                sep.add_row(sa, sb, str(n))
+                a_scores, b_scores = res.scores(sa, metric), res.scores(sb, metric)
+                diff = a_scores - b_scores
+                if np.ptp(diff) == 0:
+                    cell = "identical" if diff[0] == 0 else "constant difference"
+                    if diff[0] == 0:
+                        same.append((sa, sb))
+                else:
+                    cell = str(stats.questions_to_separate(a_scores, b_scores, difference))
+                sep.add_row(escape(sa), escape(sb), cell)
         console.print(sep)
+        if same:
+            pairs = ", ".join(f"{a} = {b}" for a, b in same[:6])
+            more = f" and {plural(len(same) - 6, 'more pair')}" if len(same) > 6 else ""
+            warn(
+                f"{plural(len(same), 'pair')} of systems score the same on every question "
+                f"({pairs}{more}): no number of questions separates them"
+            )

@@ -454,6 +454,23 @@ def llama_extra_buffers(enabled: bool) -> Iterator[None]:
 _PARAMS_LOCK = threading.Lock()
 
 
+LLAMA_VERBOSE = False
+"""Default for the gguf backend's ``verbose``: llama.cpp's own log on stderr (``--verbose``)."""
+
+
+def _quiet_llama(verbose: bool) -> Any:
+    """Silence what llama.cpp writes to stderr while a model loads, unless ``verbose``.
+
+    ``Llama(verbose=False)`` still lets a few lines of the C library through."""
+    if verbose:
+        return contextlib.nullcontext()
+    try:
+        from llama_cpp._utils import suppress_stdout_stderr
+    except ImportError:  # pragma: no cover (a llama-cpp-python without it)
+        return contextlib.nullcontext()
+    return suppress_stdout_stderr(disable=False)
+
+
 class GGUFBackend:
     """A GGUF model run in this process by llama-cpp-python.
 
@@ -481,7 +498,7 @@ class GGUFBackend:
         n_threads: int | None = None,
         n_gpu_layers: int = 0,
         chat_format: str | None = None,
-        verbose: bool = False,
+        verbose: bool | None = None,
         extra_buffers: bool | None = None,
         **llama_kwargs: Any,
     ) -> None:
@@ -504,7 +521,7 @@ class GGUFBackend:
             n_threads=n_threads,
             n_gpu_layers=n_gpu_layers,
             chat_format=chat_format,
-            verbose=verbose,
+            verbose=LLAMA_VERBOSE if verbose is None else bool(verbose),
             **llama_kwargs,
         )
         if extra_buffers is None:
@@ -520,7 +537,7 @@ class GGUFBackend:
             from llama_cpp import Llama
 
             try:
-                with llama_extra_buffers(self.extra_buffers):
+                with llama_extra_buffers(self.extra_buffers), _quiet_llama(self._params["verbose"]):
                     self._llama = Llama(**self._params)
             except (ValueError, RuntimeError) as exc:
                 raise InputError(f"cannot load GGUF model {self.path}: {exc}") from None

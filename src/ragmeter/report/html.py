@@ -174,6 +174,9 @@ def report_data(
     }
     data["comparisons"] = _comparisons(results, summary, metric)
     data["headline"] = _headline(systems, estimates, data["comparisons"], metric)
+    data["headline"].update(headline_extras(systems, estimates, summary, metric, main_k))
+    data["grid"] = strategy_grid(data["systems"])
+    data["k_capped"] = summary.get("k_capped", {})
     data["sample_size"] = _sample_size(results, summary, metric, target_half_width)
     docs, questions = _drilldown(results, metric, hit_metric, top)
     data["docs"] = docs
@@ -271,6 +274,111 @@ def _headline(
         "tied_with_best": [s for s in ranked if s in tied],
         "ties": ties,
         "pairs": len(comparisons),
+    }
+
+
+def _verdict_winner(c: dict) -> str | None:
+    """The system a comparison's verdict names as better (``"X better"``), else ``None``.
+
+    Verdicts are read as the comparison states them, never re-derived here."""
+    verdict = str(c.get("verdict", ""))
+    if verdict.endswith(" better"):
+        name = verdict[: -len(" better")]
+        if name in (c.get("a"), c.get("b")):
+            return name
+    return None
+
+
+def headline_extras(
+    systems: list[str], estimates: dict, summary: dict, metric: str, main_k: int
+) -> dict[str, Any]:
+    """What the best system costs, and the ties summed up, for a headline that scales.
+
+    * ``words_key``: the words measure beside ``metric`` (``words@k`` at the metric's k);
+    * ``next``: the runner-up by mean;
+    * ``cheapest_tied``: of the systems no verdict puts below the best, the one that sends
+      the fewest words, when it sends fewer than the best;
+    * ``tie_count`` / ``pair_count``, ``named_ties`` (a few, those with the best first) and
+      ``not_below_best`` (systems no verdict puts below the best).
+    """
+    k = _k(metric) or main_k
+    words_key = f"words@{k}"
+    ranked = sorted(
+        (s for s in systems if metric in estimates[s]),
+        key=lambda s: -estimates[s][metric]["mean"],
+    )
+    out: dict[str, Any] = {
+        "words_key": words_key,
+        "next": None,
+        "cheapest_tied": None,
+        "tie_count": 0,
+        "pair_count": 0,
+        "named_ties": [],
+        "not_below_best": [],
+    }
+    if not ranked:
+        return out
+    best = ranked[0]
+    comparisons = summary.get("comparisons", [])
+    below_best: set[str] = set()
+    ties: list[list[str]] = []
+    for c in comparisons:
+        winner = _verdict_winner(c)
+        if winner is None:
+            ties.append([c["a"], c["b"]])
+        elif winner == best:
+            below_best.add(c["b"] if c["a"] == best else c["a"])
+    ties.sort(key=lambda t: best not in t)  # those with the best first (stable otherwise)
+    out["tie_count"] = len(ties)
+    out["pair_count"] = len(comparisons)
+    out["named_ties"] = ties[:3]
+    out["not_below_best"] = [
+        s for s in ranked[1:] if s not in below_best and any(best in t and s in t for t in ties)
+    ]
+    if len(ranked) > 1:
+        # The runner-up with another strategy when there is one: the same strategy under
+        # another retriever sends the same words, which says nothing about cost.
+        strategy = _strategy_of(best)
+        others = [s for s in ranked[1:] if _strategy_of(s) != strategy]
+        out["next"] = others[0] if others else ranked[1]
+
+    def words(s: str) -> float | None:
+        e = estimates[s].get(words_key)
+        return None if e is None else e["mean"]
+
+    best_words = words(best)
+    candidates = [s for s in out["not_below_best"] if words(s) is not None]
+    if best_words is not None and candidates:
+        cheapest = min(candidates, key=lambda s: (words(s), ranked.index(s)))
+        if words(cheapest) < best_words:
+            out["cheapest_tied"] = cheapest
+    return out
+
+
+def _strategy_of(system: str) -> str:
+    """The strategy part of a system name (``sentence/bm25`` -> ``sentence``)."""
+    return system.split("/", 1)[0]
+
+
+def strategy_grid(systems: list[dict]) -> dict[str, Any] | None:
+    """A strategy x retriever grid of system names, when there are several retrievers."""
+    retrievers: list[str] = []
+    strategies: list[str] = []
+    cells: dict[tuple[str, str], str] = {}
+    for s in systems:
+        strategy = str((s.get("strategy") or {}).get("name") or s["name"])
+        retriever = str((s.get("retriever") or {}).get("name") or "")
+        if strategy not in strategies:
+            strategies.append(strategy)
+        if retriever not in retrievers:
+            retrievers.append(retriever)
+        cells[(strategy, retriever)] = s["name"]
+    if len(retrievers) < 2:
+        return None
+    return {
+        "strategies": strategies,
+        "retrievers": retrievers,
+        "cells": [[cells.get((st, r)) for r in retrievers] for st in strategies],
     }
 
 
@@ -480,11 +588,16 @@ def load_answers(results: Results) -> dict[str, Any] | None:
     rounds = results.summary.get("rounds", 10_000)
     confidence = results.summary.get("confidence", 0.95)
     primary = judges[0] if judges else None
-    hit_metric = _hit_metric(results)
+    reader_k = int(meta.get("k", TOP_ITEMS))
+    hit_metric = f"recall@{reader_k}"
+    relevant = int(results.meta.get("relevant_grade", 2))
     accuracy, cross = [], []
     for s in systems:
         qs = [q for q in results.question_ids if (s, q) in records]
         labels = [records[(s, q)]["grades"].get(primary, "unscored") for q in qs]
+        # Was the passage in what the reader was given (its top k), on the answered ones?
+        ranked = results.runs[s]
+        hits = {q: any(it.grade >= relevant for it in ranked.get(q, [])[:reader_k]) for q in qs}
         counts = {g: labels.count(g) for g in GRADE_LABELS}
         scored = [lab for lab in labels if lab != "unscored"]
         correct = None
@@ -497,13 +610,29 @@ def load_answers(results: Results) -> dict[str, Any] | None:
                     confidence=confidence,
                 ).to_dict()
             )
+        found_rate = None
+        if qs:
+            found_rate = _est(
+                stats.bootstrap(
+                    np.array([hits[q] for q in qs], dtype=np.float64),
+                    rounds=rounds,
+                    seed=seed,
+                    confidence=confidence,
+                ).to_dict()
+            )
         accuracy.append(
-            {"system": s, "judge": primary, "n": len(qs), "correct": correct, "counts": counts}
+            {
+                "system": s,
+                "judge": primary,
+                "n": len(qs),
+                "correct": correct,
+                "counts": counts,
+                "found": found_rate,
+            }
         )
-        hits = dict(zip(results.question_ids, results.scores(s, hit_metric), strict=True))
         table = {"found": dict.fromkeys(GRADE_LABELS, 0), "missed": dict.fromkeys(GRADE_LABELS, 0)}
         for q, lab in zip(qs, labels, strict=True):
-            table["found" if hits[q] > 0 else "missed"][lab] += 1
+            table["found" if hits[q] else "missed"][lab] += 1
         cross.append({"system": s, "table": table})
     agreement = []
     for i, ja in enumerate(judges):
@@ -536,7 +665,7 @@ def load_answers(results: Results) -> dict[str, Any] | None:
         "reader": meta.get("reader"),
         "judges": judges,
         "primary": primary,
-        "k": meta.get("k", TOP_ITEMS),
+        "k": reader_k,
         "hit_metric": hit_metric,
         "accuracy": accuracy,
         "cross": cross,

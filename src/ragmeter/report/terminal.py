@@ -21,10 +21,32 @@ def _is_share(metric: str) -> bool:
     return metric.split("@")[0] in ("recall", "precision", "coverage")
 
 
+def _cap_mark(summary: dict, system: str, metric: str) -> str:
+    """``*`` when ``metric``'s k was capped for ``system`` (fewer items than k)."""
+    cap = summary.get("k_capped", {}).get(system)
+    return "*" if cap is not None and "@" in metric and int(metric.split("@")[1]) > cap else ""
+
+
+def cap_note(summary: dict) -> str | None:
+    """The footnote for capped cells: ``* k capped at the item count: whole 2, ...``."""
+    capped = summary.get("k_capped") or {}
+    if not capped:
+        return None
+    by_cap: dict[int, list[str]] = {}
+    for system, n in capped.items():
+        by_cap.setdefault(n, []).append(system)
+    return "* k capped at the system's item count: " + "; ".join(
+        f"{n} {'item' if n == 1 else 'items'} for {', '.join(names)}" for n, names in by_cap.items()
+    )
+
+
 def hit_table(summary: dict, ks: list[int], title: str = "") -> Table:
     """Hit rate (recall@k) with its interval and the words sent, per k."""
     table = Table(
-        title=title or "Hit rate (recall@k, %) and words sent to the model", title_justify="left"
+        title=title or "Hit rate (recall@k, %) and words sent to the model",
+        title_justify="left",
+        caption=cap_note(summary),
+        caption_justify="left",
     )
     table.add_column("system", style="bold")
     for k in ks:
@@ -33,28 +55,54 @@ def hit_table(summary: dict, ks: list[int], title: str = "") -> Table:
     for system, est in summary["estimates"].items():
         row = [system]
         for k in ks:
-            row.append(fmt_estimate(est[f"recall@{k}"]))
-            row.append(f"{est[f'words@{k}']['mean']:.0f}")
+            mark = _cap_mark(summary, system, f"recall@{k}")
+            row.append(fmt_estimate(est[f"recall@{k}"]) + mark)
+            row.append(f"{est[f'words@{k}']['mean']:.0f}{mark}")
         table.add_row(*row)
     return table
 
 
-def rank_table(summary: dict, metrics: tuple[str, ...] = RANK_METRICS) -> Table:
+def _rank_metrics(available: dict) -> list[str]:
+    """MRR and nDCG at 10, else at the largest k there is; precision and coverage at 5,
+    else at the largest k below 5 (or the smallest k)."""
+    ks = sorted({int(m.split("@")[1]) for m in available if "@" in m})
+    if not ks:
+        return []
+    top = 10 if 10 in ks else ks[-1]
+    mid = 5 if 5 in ks else max([k for k in ks if k < 5] or [ks[0]])
+    wanted = (f"mrr@{top}", f"ndcg@{top}", f"precision@{mid}", f"coverage@{mid}")
+    return [m for m in wanted if m in available]
+
+
+def rank_table(summary: dict, metrics: tuple[str, ...] | None = None) -> Table:
     """MRR, nDCG, precision and coverage with intervals."""
-    present = [m for m in metrics if m in next(iter(summary["estimates"].values()))]
-    table = Table(title="Rank-aware scores", title_justify="left")
+    first = next(iter(summary["estimates"].values()))
+    present = [m for m in metrics if m in first] if metrics else _rank_metrics(first)
+    table = Table(
+        title="Rank-aware scores",
+        title_justify="left",
+        caption=cap_note(summary),
+        caption_justify="left",
+    )
     table.add_column("system", style="bold")
     for m in present:
         table.add_column(m + (" (%)" if _is_share(m) else ""), justify="right")
     for system, est in summary["estimates"].items():
-        table.add_row(system, *(fmt_estimate(est[m], percent=_is_share(m)) for m in present))
+        table.add_row(
+            system,
+            *(
+                fmt_estimate(est[m], percent=_is_share(m)) + _cap_mark(summary, system, m)
+                for m in present
+            ),
+        )
     return table
 
 
 def comparison_table(comparisons: list[dict], metric: str, seed: int, rounds: int) -> Table:
     """Paired differences A - B with interval, p-values and the verdict."""
     table = Table(
-        title=f"Paired comparisons on {metric} (A - B, points; seed {seed}, {rounds} rounds)",
+        title=f"Paired comparisons on {metric} (A - B{', points' if _is_share(metric) else ''}; "
+        f"seed {seed}, {rounds} rounds)",
         title_justify="left",
     )
     for col, just in (

@@ -124,31 +124,87 @@
     links.forEach((l) => nav.append(el("a", { href: "#" + l[0], text: l[1] })));
   }
 
+  // "*" when a system had fewer items than k: that k was scored at its item count.
+  function capMark(system, metric) {
+    const cap = (DATA.k_capped || {})[system];
+    return cap !== undefined && kOf(metric) > cap ? "*" : "";
+  }
+
+  function capNote() {
+    const capped = DATA.k_capped || {};
+    const byCap = {};
+    Object.keys(capped).forEach((s) => { (byCap[capped[s]] = byCap[capped[s]] || []).push(s); });
+    const caps = Object.keys(byCap);
+    if (!caps.length) return null;
+    return el("p", { class: "muted note", text: "* k capped at the system's item count: " +
+      caps.map((n) => n + (Number(n) === 1 ? " item" : " items") + " for " + byCap[n].join(", ")).join("; ") + "." });
+  }
+
+  function names(list, max) {
+    const shown = list.slice(0, max);
+    const out = [];
+    shown.forEach((s, i) => out.push(i ? (i === shown.length - 1 && list.length <= max ? " and " : ", ") : "",
+      el("b", { text: s })));
+    if (list.length > max) out.push(" and " + (list.length - max) + " more");
+    return out;
+  }
+
   function renderSummary() {
     const h = DATA.headline;
     const m = DATA.metric;
     const line = document.getElementById("headline");
+    const wk = h.words_key;
+    const words = (s) => (DATA.estimates[s][wk] ? DATA.estimates[s][wk].mean : null);
+    const gap = (a, b) => {
+      const d = DATA.estimates[a][m].mean - DATA.estimates[b][m].mean;
+      return isShare(m) ? (d * 100).toFixed(1) + " points" : d.toFixed(3);
+    };
     if (h.best) {
       const e = DATA.estimates[h.best][m];
-      append(line, ["Best on ", el("b", { text: m }), ": ", el("strong", { text: h.best }),
-        " at " + fmtEst(e, m) + " (95% interval). "]);
-      if (h.tied_with_best.length) {
-        append(line, "Not separated from it on these questions: ");
-        h.tied_with_best.forEach((s, i) => append(line, [i ? ", " : "", el("b", { text: s })]));
-        append(line, ". ");
-      } else if (SYSTEMS.length > 1) {
-        append(line, "Every other system is separated from it. ");
+      const bw = words(h.best);
+      append(line, el("span", { class: "hl" }, ["Best on ", el("b", { text: m }), ": ",
+        el("strong", { text: h.best }), " at " + fmtEst(e, m) + capMark(h.best, m),
+        bw === null ? "" : ", sending " + int(bw) + " words in its top " + kOf(wk), "."]));
+      if (h.next) {
+        const nw = words(h.next);
+        const cost = [" Next best: ", el("b", { text: h.next }), " at " +
+          fmtEst(DATA.estimates[h.next][m], m) + capMark(h.next, m)];
+        if (bw !== null && nw !== null) {
+          cost.push(" with " + int(nw) + " words; the best gains " + gap(h.best, h.next) +
+            (bw > nw ? " for " + int(bw - nw) + " more words" +
+              (nw > 0 ? " (" + (bw / nw).toFixed(1) + "× the words)" : "") :
+              " and sends " + int(nw - bw) + " fewer words") + ".");
+        } else {
+          cost.push(".");
+        }
+        append(line, el("span", { class: "hl" }, cost));
       }
-      if (h.pairs) {
-        append(line, h.ties.length + " of " + h.pairs + " paired differences are ties " +
-          "(their interval crosses 0)" + (h.ties.length ? ": " : "."));
-        h.ties.forEach((t, i) => append(line, [i ? "; " : "", el("b", { text: t[0] }), " vs ",
-          el("b", { text: t[1] })]));
-        if (h.ties.length) append(line, ".");
+      if (h.cheapest_tied) {
+        append(line, el("span", { class: "hl" }, [" ", el("b", { text: h.cheapest_tied }),
+          " is not separated from the best and sends " + int(words(h.cheapest_tied)) + " words."]));
+      }
+      if (h.pair_count) {
+        const ties = [" " + h.tie_count + " of " + h.pair_count + " paired comparisons are ties"];
+        if (h.not_below_best.length) {
+          ties.push("; not separated from the best: ");
+          ties.push(names(h.not_below_best, 3));
+        } else if (h.named_ties.length) {
+          ties.push(", among them ");
+          h.named_ties.forEach((t, i) => ties.push(i ? (i === h.named_ties.length - 1 ? " and " : ", ") : "",
+            el("b", { text: t[0] }), " vs ", el("b", { text: t[1] })));
+        }
+        if (h.tie_count) {
+          ties.push(" (all pairs under ");
+          ties.push(el("a", { href: "#comparisons", text: "Paired comparisons" }));
+          ties.push(")");
+        }
+        ties.push(".");
+        append(line, el("span", { class: "hl" }, ties));
       }
     } else {
       line.textContent = "No estimates found for " + m + ".";
     }
+    renderGrid();
     const c = DATA.config;
     const st = DATA.stats;
     const cfg = document.getElementById("summary-config");
@@ -174,11 +230,35 @@
         strategyText(DATA.systems[i]),
         retrieverText(DATA.systems[i]),
         { text: DATA.systems[i].items === null ? "" : int(DATA.systems[i].items), cls: "num" },
-        { text: fmtEst(e[m], m), cls: "num" + (s === h.best ? " best" : "") },
-        { text: e["words@" + k] ? int(e["words@" + k].mean) : "–", cls: "num" },
+        { text: fmtEst(e[m], m) + capMark(s, m), cls: "num" + (s === h.best ? " best" : "") },
+        { text: e["words@" + k] ? int(e["words@" + k].mean) + capMark(s, "words@" + k) : "–", cls: "num" },
       ];
     });
     table("summary-table", head, rows);
+    const note = capNote();
+    if (note) document.getElementById("summary-table").parentNode.after(note);
+  }
+
+  // A strategy x retriever grid of the compared metric, when there are several retrievers.
+  function renderGrid() {
+    const g = DATA.grid;
+    const box = document.getElementById("summary-grid");
+    if (!g || !box) return;
+    const m = DATA.metric;
+    const wk = DATA.headline.words_key;
+    const t = el("table", { class: "data", id: "grid-table" });
+    table(t, [{ text: "strategy \\ retriever", title: m + " [95% CI] · " + wk }].concat(
+      g.retrievers.map((r) => ({ text: r + ": " + m + " · " + wk, num: true }))),
+    g.strategies.map((st, i) => [st].concat(g.cells[i].map((s) => (s ? {
+      text: fmtEst(DATA.estimates[s][m], m) + capMark(s, m) +
+        (DATA.estimates[s][wk] ? " · " + int(DATA.estimates[s][wk].mean) : ""),
+      cls: "num" + (s === DATA.headline.best ? " best" : ""), title: s,
+    } : { text: "–", cls: "num" })))));
+    box.append(el("div", { class: "scroll" }, t));
+    box.hidden = false;
+    // The grid is the first screen's summary; the per-system table follows the settings.
+    const summaryTable = document.getElementById("summary-table").parentNode;
+    document.getElementById("summary-config").after(summaryTable);
   }
 
   // ------------------------------------------------------------------ route diagram
@@ -263,8 +343,8 @@
       const e = DATA.estimates[s];
       const row = [s];
       ks.forEach((k) => {
-        row.push({ text: fmtEst(e["recall@" + k], "recall@" + k), cls: "num" });
-        row.push({ text: e["words@" + k] ? int(e["words@" + k].mean) : "–", cls: "num" });
+        row.push({ text: fmtEst(e["recall@" + k], "recall@" + k) + capMark(s, "recall@" + k), cls: "num" });
+        row.push({ text: e["words@" + k] ? int(e["words@" + k].mean) + capMark(s, "words@" + k) : "–", cls: "num" });
       });
       return row;
     }));
@@ -276,12 +356,14 @@
         const means = SYSTEMS.map((s) => (DATA.estimates[s][m] ? DATA.estimates[s][m].mean : -Infinity));
         const best = fam === "words" || SYSTEMS.length < 2 ? null : Math.max.apply(null, means);
         rows.push([m].concat(SYSTEMS.map((s, i) => ({
-          text: fmtEst(DATA.estimates[s][m], m),
+          text: fmtEst(DATA.estimates[s][m], m) + capMark(s, m),
           cls: "num" + (best !== null && means[i] === best ? " best" : ""),
         }))));
       });
     });
     table("measures-table", ["measure"].concat(SYSTEMS.map((s) => ({ text: s, num: true }))), rows);
+    const note = capNote();
+    if (note) document.getElementById("measures-table").parentNode.after(note);
   }
 
   // ------------------------------------------------------------------ comparisons
@@ -368,16 +450,17 @@
     const acc = el("table", { class: "data", id: "answers-table" });
     table(acc, ["system", { text: "correct (%) [95% CI]", num: true }, { text: "correct", num: true },
       { text: "partial", num: true }, { text: "wrong", num: true }, { text: "unscored", num: true },
-      { text: DATA.metric + " (%)", num: true }],
+      { text: "passage in top " + a.k + " (%)", num: true,
+        title: "hit rate at the reader's k, over the answered questions only" }],
     a.accuracy.map((r) => [r.system, { text: fmtEst(r.correct, "recall@1"), cls: "num" },
       { text: r.counts.correct, cls: "num" }, { text: r.counts.partial, cls: "num" },
       { text: r.counts.wrong, cls: "num" }, { text: r.counts.unscored, cls: "num" },
-      { text: fmtEst(DATA.estimates[r.system][DATA.metric], DATA.metric), cls: "num" }]));
+      { text: fmtEst(r.found, "recall@1"), cls: "num" }]));
     append(body, el("div", { class: "scroll" }, acc));
 
     append(body, el("h3", { text: "Passage found × answer grade" }));
-    append(body, el("p", { class: "lead", text: "Rows: whether the answer passage was in the top " +
-      kOf(a.hit_metric) + " (" + a.hit_metric + "). A found passage does not guarantee a right " +
+    append(body, el("p", { class: "lead", text: "Columns: whether the answer passage was in the top " +
+      a.k + " results the reader was given, over the answered questions. A found passage does not guarantee a right " +
       "answer, and a missed one does not rule it out: the bold cells are where the two " +
       "scores drift apart." }));
     const cross = el("table", { class: "data", id: "cross-table" });
@@ -386,7 +469,7 @@
     const crossHead = ["system"];
     ["found", "missed"].forEach((kind) => labels.forEach((g) => crossHead.push({
       text: kind + " · " + g, num: true,
-      title: "passage " + kind + " in the top " + kOf(a.hit_metric) + ", answer " + g })));
+      title: "passage " + kind + " in the top " + a.k + ", answer " + g })));
     table(cross, crossHead, a.cross.map((c) => [c.system].concat(
       ["found", "missed"].reduce((cells, kind) => cells.concat(labels.map((g) => ({
         text: c.table[kind][g], cls: "num" + ((kind === "found") !== (g === "correct") && g !== "unscored" ? " best" : ""),
