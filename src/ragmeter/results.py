@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import tomli_w
 
-from ragmeter import __version__, stats
+from ragmeter import __version__, stats, verdicts
 from ragmeter.errors import InputError
 from ragmeter.experiment import SearchRun
 from ragmeter.io import atomic_directory, dumps
@@ -57,8 +57,19 @@ def summarize(
     rounds: int,
     confidence: float = 0.95,
     method: str = "percentile",
+    *,
+    adjust: str = "holm",
+    baseline: str | None = None,
+    pairs: list[tuple[str, str]] | None = None,
 ) -> dict:
-    """Intervals for every metric x system, paired comparisons and sample sizes on ``metric``."""
+    """Intervals for every metric x system, paired comparisons and sample sizes on ``metric``.
+
+    The comparisons form one family (every pair, every system against ``baseline``,
+    or the planned ``pairs``) under one rule (``adjust``; see
+    :func:`ragmeter.verdicts.compare_family`); ``comparison_rule`` records the rule,
+    the family, seed and rounds. Systems with identical scores on every question and
+    metric are compared once and reported as identical.
+    """
     estimates: dict[str, dict[str, dict]] = {s: {} for s in systems}
     for name, matrix in matrices.items():
         for system, est in zip(
@@ -72,16 +83,22 @@ def summarize(
     if metric not in matrices:
         raise InputError(f"metric {metric!r} was not computed; choose one of {sorted(matrices)}")
     main = matrices[metric]
-    comparisons = (
-        [
-            c.to_dict()
-            for c in stats.compare_all(
-                main, systems, rounds=rounds, seed=seed, confidence=confidence
-            )
-        ]
-        if len(systems) > 1
-        else []
-    )
+    comparisons: list[dict] = []
+    rule = None
+    if len(systems) > 1:
+        table = verdicts.compare_family(
+            main,
+            systems,
+            adjust=adjust,  # type: ignore[arg-type]
+            baseline=baseline or None,
+            pairs=pairs or None,
+            identical=verdicts.identical_groups(list(matrices.values()), systems),
+            alpha=round(1.0 - confidence, 12),
+            rounds=rounds,
+            seed=seed,
+        )
+        comparisons = [r.to_dict() for r in table.rows]
+        rule = table.rule.to_dict()
     sizes = {
         s: [r.to_dict() for r in stats.sample_size(row, rounds=rounds, seed=seed)]
         for s, row in zip(systems, main, strict=True)
@@ -94,6 +111,7 @@ def summarize(
         "method": method,
         "estimates": estimates,
         "comparisons": comparisons,
+        "comparison_rule": rule,
         "sample_size": sizes,
     }
 
@@ -109,6 +127,9 @@ def summarize_run(run: SearchRun) -> dict:
         cfg.rounds,
         cfg.confidence,
         cfg.method,
+        adjust=cfg.adjust,
+        baseline=cfg.baseline or None,
+        pairs=verdicts.parse_pairs(cfg.pairs) if cfg.pairs else None,
     )
 
 
