@@ -281,3 +281,25 @@ def test_interval_side_is_fixed_by_the_decision():
     assert 0 < low[0] <= 0.5 and high[0] == 1.0
     assert high[1] < 0 and low[1] == -1.0
     assert low[2] == -1.0 and high[2] == 1.0
+
+
+def test_signflip_interval_ends_are_where_the_test_turns():
+    # The exact ends (h-th smallest root) equal what a search over shifts finds: the
+    # test of a shift just inside an end accepts, just outside it rejects.
+    rng = np.random.default_rng(12)
+    for trial in range(25):
+        n = int(rng.integers(5, 60))
+        a = rng.random(n).round(2)
+        b = np.where(rng.random(n) < 0.5, a, rng.random(n).round(2)) + 0.1 * rng.normal()
+        p, low, high = verdicts.signflip_interval(a, b, level=0.05, rounds=999, seed=trial)
+        flips = verdicts._Flips((a - b)[:, None], 999, trial)
+
+        def pv(x, flips=flips):
+            return flips.p_values(np.array([x]), np.array([0]))[0]
+
+        assert p == pv(0.0) and low <= (a - b).mean() <= high
+        eps = 1e-9
+        assert pv(low + eps) >= 0.05 and pv(high - eps) >= 0.05
+        assert low == 0.0 or low <= -1.0 or pv(low - eps) < 0.05
+        assert high == 0.0 or high >= 1.0 or pv(high + eps) < 0.05
+        assert (p < 0.05) == (low > 0 or high < 0)

@@ -58,7 +58,7 @@ __all__ = [
 
 Adjust = Literal["holm", "none"]
 ADJUSTMENTS = ("holm", "none")
-_ITER = 60  # bisection steps: brackets of width <= 4 end up below 1e-17
+_ITER = 40  # bisection steps: brackets of width <= 4 end up below 4e-12
 
 
 # --------------------------------------------------------------------------- exact tests
@@ -220,15 +220,15 @@ class _Flips:
 
     def p_values(self, delta: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """p-value of ``H0: mean = delta[i]`` for pair ``idx[i]``."""
-        d = self.diffs[:, idx]
+        d, a = self.diffs[:, idx], self.a[:, idx]
         if np.all(delta == 0):
             observed = np.abs(self.total[idx])
             spread = np.sum(np.abs(d), axis=0)
-            flipped = np.abs(self.a[:, idx])
+            flipped = np.abs(a)
         else:
             observed = np.abs(self.total[idx] - self.n * delta)
             spread = np.sum(np.abs(d - delta), axis=0)
-            flipped = np.abs(self.a[:, idx] - self.b[:, None] * delta)
+            flipped = np.abs(a - self.b[:, None] * delta)
         threshold = observed - stats._TIE * spread
         hits = np.count_nonzero(flipped >= threshold, axis=0)
         return (hits + 1) / (self.rounds + 1)
@@ -256,13 +256,55 @@ def signflip_interval(
 def _flip_ends(
     flips: _Flips, reject: np.ndarray, level: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    est = flips.total / flips.n
+    """The inverted sign-flip interval, exactly, on the side of 0 that ``reject`` fixes.
 
-    def accepts(delta: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        return flips.p_values(delta, idx) >= level[idx]
-
+    Round ``b`` counts against ``H0: mean = delta`` when ``|a_b - delta*b_b| >=
+    |D - n*delta|`` (``D`` the observed sum). Since ``|b_b| <= n`` this holds on one
+    interval ``[L_b, U_b]`` around the estimate, whose ends are the roots
+    ``(D - a_b) / (n - b_b)`` and ``(D + a_b) / (n + b_b)`` (every delta when all
+    signs agree). So the p-value rises up to the estimate and falls after it, the
+    accepted shifts form an interval, and its lower end is the h-th smallest ``L_b``
+    (upper: the h-th largest ``U_b``), h being the fewest counting rounds that give
+    p >= level.
+    """
+    n, rounds = flips.n, flips.rounds
+    total = flips.total
+    est = total / n
+    a = flips.a
+    b = flips.b[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r1 = (total - a) / (n - b)
+        r2 = (total + a) / (n + b)
+    every = np.abs(b) >= n
+    low_b = np.where(every, -np.inf, np.minimum(r1, r2))
+    high_b = np.where(every, np.inf, np.maximum(r1, r2))
     span = np.maximum(1.0, 2.0 * np.max(np.abs(flips.diffs), axis=0))
-    return _ends(est, reject, accepts, -span, span)
+    lows = np.empty(est.size)
+    highs = np.empty(est.size)
+    for c in range(est.size):
+        h = _hits_needed(float(level[c]), rounds)
+        if h <= 0:
+            lows[c], highs[c] = -span[c], span[c]
+            continue
+        lows[c] = max(-span[c], np.partition(low_b[:, c], h - 1)[h - 1])
+        highs[c] = min(span[c], -np.partition(-high_b[:, c], h - 1)[h - 1])
+    # The decision at 0 (with the tie tolerance of the p-value) fixes each end's side.
+    pos, neg = est > 0, est < 0
+    lows = np.where(reject & pos, np.maximum(lows, np.nextafter(0.0, 1.0)), lows)
+    highs = np.where(reject & neg, np.minimum(highs, -np.nextafter(0.0, 1.0)), highs)
+    lows = np.where(~(reject & pos), np.minimum(lows, 0.0), lows)
+    highs = np.where(~(reject & neg), np.maximum(highs, 0.0), highs)
+    return lows + 0.0, highs + 0.0
+
+
+def _hits_needed(level: float, rounds: int) -> int:
+    """Fewest counting rounds h with (h + 1) / (rounds + 1) >= level."""
+    h = max(0, math.ceil(level * (rounds + 1)) - 1)
+    while (h + 1) / (rounds + 1) < level:
+        h += 1
+    while h > 0 and h / (rounds + 1) >= level:
+        h -= 1
+    return h
 
 
 # --------------------------------------------------------------------------- families
@@ -677,7 +719,8 @@ def fmt_end(x: float, scale: float = 100.0, digits: int = 1) -> str:
     d = digits
     while float(f"{v:.{d}f}") == 0.0 and d < 12:
         d += 1
-    return f"{v:+.{d}f}"
+    text = f"{v:+.{d}f}"
+    return text if float(text) != 0.0 else f"{v:+.1e}"
 
 
 def fmt_p(p: float | None, alpha: float = 0.05) -> str:
