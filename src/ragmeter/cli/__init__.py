@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 
+import ragmeter.cli.check  # noqa: F401  (the CI gate)
 from ragmeter.cli import answers, questions, search  # noqa: F401  (register commands)
 from ragmeter.cli.app import app, console, err, example_dir
 
