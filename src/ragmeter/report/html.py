@@ -521,8 +521,29 @@ def load_answers(results: Results) -> dict[str, Any] | None:
                     confidence=confidence,
                 ).to_dict()
             )
+        corrected = None
+        if primary is not None:
+            from ragmeter.answers.analysis import corrected_accuracy
+
+            fixed = corrected_accuracy(
+                {q: records[(s, q)]["grades"].get(primary, "unscored") for q in qs},
+                {q: records[(s, q)]["hand"] for q in qs if "hand" in records[(s, q)]},
+                primary,
+                s,
+                rounds=rounds,
+                seed=seed,
+            )
+            if fixed is not None:
+                corrected = {**_est(fixed.corrected.to_dict()), "n_hand": fixed.n_hand}
         accuracy.append(
-            {"system": s, "judge": primary, "n": len(qs), "correct": correct, "counts": counts}
+            {
+                "system": s,
+                "judge": primary,
+                "n": len(qs),
+                "correct": correct,
+                "corrected": corrected,
+                "counts": counts,
+            }
         )
         hits = dict(zip(results.question_ids, results.scores(s, hit_metric), strict=True))
         table = {"found": dict.fromkeys(GRADE_LABELS, 0), "missed": dict.fromkeys(GRADE_LABELS, 0)}

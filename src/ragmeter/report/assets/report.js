@@ -373,13 +373,21 @@
         "no judge grades were found.") }));
     append(body, el("h3", { text: "Answer accuracy" }));
     const acc = el("table", { class: "data", id: "answers-table" });
-    table(acc, ["system", { text: "correct (%) [95% CI]", num: true }, { text: "correct", num: true },
+    const anyFixed = a.accuracy.some((r) => r.corrected);
+    const accHead = ["system", { text: "correct (%) [95% CI]", num: true }];
+    if (anyFixed) accHead.push({ text: "judge-corrected (%) [95% CI]", num: true,
+      title: "judge's accuracy on all answers + mean(hand − judge) on the hand-graded ones" });
+    table(acc, accHead.concat([{ text: "correct", num: true },
       { text: "partial", num: true }, { text: "wrong", num: true }, { text: "unscored", num: true },
-      { text: DATA.metric + " (%)", num: true }],
-    a.accuracy.map((r) => [r.system, { text: fmtEst(r.correct, "recall@1"), cls: "num" },
-      { text: r.counts.correct, cls: "num" }, { text: r.counts.partial, cls: "num" },
-      { text: r.counts.wrong, cls: "num" }, { text: r.counts.unscored, cls: "num" },
-      { text: fmtEst(DATA.estimates[r.system][DATA.metric], DATA.metric), cls: "num" }]));
+      { text: DATA.metric + " (%)", num: true }]),
+    a.accuracy.map((r) => {
+      const cells = [r.system, { text: fmtEst(r.correct, "recall@1"), cls: "num" }];
+      if (anyFixed) cells.push({ text: r.corrected ? fmtEst(r.corrected, "recall@1") + " (" +
+        r.corrected.n_hand + " by hand)" : "–", cls: "num" });
+      return cells.concat([{ text: r.counts.correct, cls: "num" }, { text: r.counts.partial, cls: "num" },
+        { text: r.counts.wrong, cls: "num" }, { text: r.counts.unscored, cls: "num" },
+        { text: fmtEst(DATA.estimates[r.system][DATA.metric], DATA.metric), cls: "num" }]);
+    }));
     append(body, el("div", { class: "scroll" }, acc));
 
     append(body, el("h3", { text: "Passage found × answer grade" }));
