@@ -278,7 +278,7 @@ def _flip_ends(
     every = np.abs(b) >= n
     low_b = np.where(every, -np.inf, np.minimum(r1, r2))
     high_b = np.where(every, np.inf, np.maximum(r1, r2))
-    span = np.maximum(1.0, 2.0 * np.max(np.abs(flips.diffs), axis=0))
+    span = np.maximum(1.0, np.max(np.abs(flips.diffs), axis=0))  # [0, 1] scores: |mean| <= 1
     lows = np.empty(est.size)
     highs = np.empty(est.size)
     for c in range(est.size):
@@ -379,7 +379,8 @@ class Rule:
         if self.adjust == "none":
             return (
                 f"Rule: per pair, the seed's rule: 'better' when the 95% paired percentile "
-                f"interval excludes 0; no adjustment for the {self.pairs} pairs of {self.family}"
+                f"interval excludes 0; no adjustment for the {self.pairs} "
+                f"pair{'' if self.pairs == 1 else 's'} of {self.family}"
             )
         if self.pairs == 1:
             return (
