@@ -144,7 +144,7 @@ def test_adjust_none_is_the_seeds_percentile_rule_bit_for_bit():
     m = (rng.random((4, 40)) < 0.6).astype(float)
     names = ["w", "x", "y", "z"]
     table = compare_family(m, names, adjust="none", rounds=1000, seed=3)
-    assert "seed's rule" in table.rule.header and table.rule.p_label is None
+    assert "the seed's per-pair rule" in table.rule.header and table.rule.p_label is None
     for r in table.rows:
         single = stats.paired(m[names.index(r.a)], m[names.index(r.b)], rounds=1000, seed=3)
         assert r.difference == single.difference  # the reference pairedDifference, bit for bit
@@ -239,14 +239,14 @@ def test_summary_and_terminal_name_the_rule(tmp_path):
     console = Console(width=200, record=True)
     console.print(comparison_table(summary["comparisons"], "recall@5", 2, 500, rule))
     text = console.export_text()
-    assert "Holm over the 3 pairs of all pairs" in text and "p (Holm)" in text
+    assert "Holm over 3 pairs (all pairs)" in text and "p (Holm)" in text
     none = summarize({"recall@5": m}, ["a", "b", "c"], "recall@5", 2, 500, adjust="none")
     console = Console(width=200, record=True)
     console.print(
         comparison_table(none["comparisons"], "recall@5", 2, 500, none["comparison_rule"])
     )
     text = console.export_text()
-    assert "seed's rule" in text and "p (Holm)" not in text
+    assert "the seed's per-pair rule" in text and "p (Holm)" not in text
 
 
 def test_cli_compare_one_pair_is_a_family_of_one(tmp_path):
@@ -259,14 +259,15 @@ def test_cli_compare_one_pair_is_a_family_of_one(tmp_path):
     assert result.exit_code == 0, result.output
     one = runner.invoke(app, ["compare", str(out), "--a", "parent-400", "--b", "fixed"])
     assert one.exit_code == 0, one.output
-    assert "family of one" in one.stdout and "p (Holm)" not in one.stdout
+    assert "a family of one pair (a single chosen pair)" in one.stdout
+    assert "p (Holm)" not in one.stdout
     base = runner.invoke(app, ["compare", str(out), "--baseline", "fixed"])
     assert base.exit_code == 0, base.output
-    assert "Holm over the 2 pairs of every system against fixed" in base.stdout
+    assert "Holm over 2 pairs (every system against fixed)" in base.stdout
     bad = runner.invoke(app, ["compare", str(out), "--baseline", "nope"])
     assert bad.exit_code == 2 and "unknown system 'nope'" in bad.output
     none = runner.invoke(app, ["compare", str(out), "--adjust", "none"])
-    assert none.exit_code == 0 and "seed's rule" in none.stdout
+    assert none.exit_code == 0 and "the seed's per-pair rule" in none.stdout
 
 
 def test_interval_side_is_fixed_by_the_decision():

@@ -87,7 +87,7 @@ def test_no_row_contradicts_itself(case):
     rule = saved["comparison_rule"]
     alpha = rule["alpha"]
     assert rule["seed"] == seed and rule["rounds"] == ROUNDS and rule["adjust"] == adjust
-    assert rule["family"] in ("all pairs", "planned pairs", "one planned pair") or rule[
+    assert rule["family"] in ("all pairs", "planned pairs", "a single chosen pair") or rule[
         "family"
     ].startswith("every system against ")
     # summary.json

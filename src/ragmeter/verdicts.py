@@ -376,21 +376,22 @@ class Rule:
     @property
     def header(self) -> str:
         """One line naming the rule and the family, for the top of a table."""
+        plural = "" if self.pairs == 1 else "s"
         if self.adjust == "none":
             return (
-                f"Rule: per pair, the seed's rule: 'better' when the 95% paired percentile "
-                f"interval excludes 0; no adjustment for the {self.pairs} "
-                f"pair{'' if self.pairs == 1 else 's'} of {self.family}"
+                f"Rule: the seed's per-pair rule: 'better' when the pair's 95% paired percentile "
+                f"interval excludes 0; no adjustment for the {self.pairs} pair{plural} "
+                f"({self.family})"
             )
         if self.pairs == 1:
             return (
-                f"Rule: {self.family}, a family of one (no adjustment needed): 'better' when "
+                f"Rule: a family of one pair ({self.family}), so no adjustment: 'better' when "
                 f"p < {self.alpha:g}; {self.test}; interval: {self.interval}"
             )
         return (
-            f"Rule: Holm over the {self.pairs} pairs of {self.family}: 'better' when the "
-            f"adjusted p < {self.alpha:g}; {self.test}; interval: {self.interval} at the "
-            f"level Holm used for the pair"
+            f"Rule: Holm over {self.pairs} pairs ({self.family}): 'better' when the adjusted "
+            f"p < {self.alpha:g}; {self.test}; interval: {self.interval} at the level Holm "
+            f"used for the pair"
         )
 
     @property
@@ -474,7 +475,7 @@ def _family(
                 raise InputError(f"planned pair {a}:{b} is given twice")
             seen.add(frozenset((i, j)))
             (same if rep.get(a, a) == rep.get(b, b) else compared).append((i, j))
-        label = "planned pairs" if len(pairs) > 1 else "one planned pair"
+        label = "planned pairs" if len(pairs) > 1 else "a single chosen pair"
         return label, compared, same
     if baseline is not None:
         base = known(baseline)
