@@ -304,3 +304,37 @@ def test_signflip_interval_ends_are_where_the_test_turns():
         assert low == 0.0 or low <= -1.0 or pv(low - eps) < 0.05
         assert high == 0.0 or high >= 1.0 or pv(high + eps) < 0.05
         assert (p < 0.05) == (low > 0 or high < 0)
+
+
+def test_stats_config_keys_choose_rule_and_family(tmp_path):
+    from ragmeter.config import load_config
+
+    toml = tmp_path / "ragmeter.toml"
+    toml.write_text('[stats]\nadjust = "none"\npairs = ["fixed:sentence", "a:b"]\n')
+    cfg = load_config(toml)
+    assert cfg.adjust == "none" and cfg.pairs == ("fixed:sentence", "a:b")
+    assert parse_pairs(cfg.pairs) == [("fixed", "sentence"), ("a", "b")]
+    toml.write_text('[stats]\nbaseline = "fixed"\n')
+    assert load_config(toml).baseline == "fixed"
+    for bad in ('adjust = "bonferroni"', 'baseline = "a"\npairs = ["a:b"]'):
+        toml.write_text(f"[stats]\n{bad}\n")
+        with pytest.raises(InputError):
+            load_config(toml)
+
+
+def test_search_with_a_baseline_saves_the_family(tmp_path):
+    out = tmp_path / "res"
+    result = CliRunner().invoke(
+        app,
+        ["search", "--strategies", "fixed,sentence,recursive", "--baseline", "fixed"]
+        + ["--rounds", "300", "-o", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    rule = summary["comparison_rule"]
+    assert rule["family"] == "every system against fixed" and rule["pairs"] == 2
+    assert {(c["a"], c["b"]) for c in summary["comparisons"]} == {
+        ("sentence", "fixed"),
+        ("recursive", "fixed"),
+    }
+    assert "Holm over 2 pairs (every system against fixed)" in " ".join(result.stdout.split())
