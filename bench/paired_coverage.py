@@ -75,14 +75,16 @@ def binom_tail(k: int, n: int, p: float) -> float:
     return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1))
 
 
-def run_cell(kind, n, share, m, sims, rounds, seed):
+def run_cell(kind, n, share, m, sims, rounds, seed, null_sims=None, seed_rule_sims=60):
     rng = np.random.default_rng([seed, n, int(share * 1000), m, kind == "binary"])
     names = [f"s{i}" for i in range(m)]
     out = {}
+    null_sims = null_sims or sims
     for delta in (0.0, 0.05, 0.10):
         covered = total = false_tables = none_false = 0
         power = []
-        for s in range(sims):
+        count = null_sims if delta == 0 else sims
+        for s in range(count):
             x = simulate(rng, kind, n, share, m, delta)
             table = compare_family(x, names, rounds=rounds, seed=s + 1)
             any_false = False
@@ -97,13 +99,15 @@ def run_cell(kind, n, share, m, sims, rounds, seed):
                 if delta and "s0" in (r.a, r.b):
                     power.append(r.verdict == "s0 better")
             false_tables += any_false
-            if delta == 0:
+            if delta == 0 and s < seed_rule_sims:
                 seed_rule = compare_family(x, names, adjust="none", rounds=rounds, seed=s + 1)
                 none_false += any("better" in r.verdict for r in seed_rule.rows)
         out[delta] = {
             "coverage": covered / total if total else 1.0,
-            "fwer": false_tables / sims,
-            "fwer_none": none_false / sims if delta == 0 else None,
+            "fwer": false_tables / count,
+            "false": false_tables,
+            "tables": count,
+            "fwer_none": none_false / min(count, seed_rule_sims) if delta == 0 else None,
             "power": float(np.mean(power)) if power else None,
         }
     return out
@@ -112,12 +116,19 @@ def run_cell(kind, n, share, m, sims, rounds, seed):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a smaller grid and fewer tables")
-    ap.add_argument("--sims", type=int, default=None, help="tables per cell")
+    ap.add_argument("--sims", type=int, default=None, help="tables per cell and true difference")
+    ap.add_argument(
+        "--null-sims", type=int, default=None, help="tables per cell with no true difference"
+    )
+    ap.add_argument(
+        "--seed-rule-sims", type=int, default=60, help="null tables also run under the seed's rule"
+    )
     ap.add_argument("--rounds", type=int, default=1000, help="sign-flip rounds per table")
     ap.add_argument("--seed", type=int, default=20240601)
     args = ap.parse_args()
     if args.quick:
         ns, shares, ms, sims = (25, 135), (0.05, 0.20), (3, 8), args.sims or 60
+        null_sims = args.null_sims or 120
     else:
         ns, shares, ms, sims = (
             (25, 80, 135, 472),
@@ -125,8 +136,13 @@ def main() -> None:
             (3, 5, 8),
             args.sims or 120,
         )
+        null_sims = args.null_sims or 600
     start = time.perf_counter()
-    print(f"{sims} tables per cell and scenario; sign-flip rounds {args.rounds}; seed {args.seed}")
+    print(
+        f"{null_sims} tables per cell with no true difference ({args.seed_rule_sims} of them also "
+        f"under the seed's rule), {sims} per cell at 5 and 10 points; sign-flip rounds "
+        f"{args.rounds}; seed {args.seed}"
+    )
     print(
         "| scores | n | share differing | per-pair coverage (min) | family-wise false "
         '"better", Holm (max) | same, seed\'s per-pair rule (max) | power at 5 points '
@@ -141,7 +157,20 @@ def main() -> None:
     for kind in ("binary", "graded"):
         for n in ns:
             for share in shares:
-                cells = {m: run_cell(kind, n, share, m, sims, args.rounds, args.seed) for m in ms}
+                cells = {
+                    m: run_cell(
+                        kind,
+                        n,
+                        share,
+                        m,
+                        sims,
+                        args.rounds,
+                        args.seed,
+                        null_sims,
+                        args.seed_rule_sims,
+                    )
+                    for m in ms
+                }
                 cov = min(c[d]["coverage"] for c in cells.values() for d in c)
                 fwer = max(c[0.0]["fwer"] for c in cells.values())
                 fwer_none = max(c[0.0]["fwer_none"] for c in cells.values())
@@ -155,15 +184,15 @@ def main() -> None:
                 )
                 worst_fwer = max(worst_fwer, fwer)
                 for c in cells.values():
-                    false = round(c[0.0]["fwer"] * sims)
+                    false, tables = c[0.0]["false"], c[0.0]["tables"]
                     pooled[kind][0] += false
-                    pooled[kind][1] += sims
-                    above += binom_tail(false, sims, 0.05) < 0.01
+                    pooled[kind][1] += tables
+                    above += binom_tail(false, tables, 0.05) < 0.01
                 if n >= 80:
                     worst_cov = min(worst_cov, cov)
                 if fwer_none > 0:
                     ratios.append(fwer / fwer_none)
-    se = math.sqrt(0.05 * 0.95 / sims) * 100
+    se = math.sqrt(0.05 * 0.95 / null_sims) * 100
     print()
     print(
         f"largest family-wise false-'better' rate, Holm: {worst_fwer * 100:.1f}% "
