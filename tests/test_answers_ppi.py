@@ -101,3 +101,43 @@ def test_print_corrected_shows_raw_hand_and_corrected_side_by_side():
     assert "judge-corrected" in text and "hand grades alone" in text
     assert c.corrected.format() in text and c.raw.format() in text and "40 / 10" in text
     assert "seed 1, 200 rounds" in text
+
+
+def test_report_answer_table_carries_the_corrected_accuracy(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+    from ragmeter.report.html import report_data
+    from ragmeter.results import Results
+
+    results = tmp_path / "res"
+    done = CliRunner().invoke(
+        app, ["search", "--strategies", "fixed,sentence", "--rounds", "200", "-o", str(results)]
+    )
+    assert done.exit_code == 0, done.output
+    res = Results(results)
+    (results / "answers").mkdir()
+    (results / "answers" / "meta.json").write_text(
+        json.dumps({"reader": "r", "judges": ["judge-a"], "k": 5})
+    )
+    grades = ["correct", "partial", "wrong", "correct", "correct"]
+    judge, hand = {}, {}
+    with (results / "answers" / "answers.jsonl").open("w", encoding="utf-8") as fh:
+        for i, s in enumerate(res.systems):
+            for j, q in enumerate(res.question_ids):
+                g = grades[(i + j) % 5]
+                row = {"system": s, "question": q, "answer": "a", "grades": {"judge-a": g}}
+                judge.setdefault(s, {})[q] = g
+                if j < 12:  # a lenient judge: the hand fails every third answer it passed
+                    row["hand"] = "wrong" if g != "correct" or j % 3 == 0 else "correct"
+                    hand.setdefault(s, {})[q] = row["hand"]
+                fh.write(json.dumps(row) + "\n")
+    data = report_data(res)
+    for row in data["optional"]["answers"]["accuracy"]:
+        s = row["system"]
+        expect = corrected_accuracy(judge[s], hand[s], "judge-a", s, rounds=200, seed=1)
+        assert row["corrected"]["n_hand"] == 12
+        assert row["corrected"]["mean"] == pytest.approx(expect.corrected.mean, abs=1e-6)
+        assert row["corrected"]["mean"] < row["correct"]["mean"]  # the judge was lenient
