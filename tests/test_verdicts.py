@@ -338,3 +338,16 @@ def test_search_with_a_baseline_saves_the_family(tmp_path):
         ("recursive", "fixed"),
     }
     assert "Holm over 2 pairs (every system against fixed)" in " ".join(result.stdout.split())
+
+
+def test_mcnemar_large_counts_and_other_confidence():
+    n, k = 2100, 1000
+    exact = 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    assert mcnemar_exact(n - k, k) == pytest.approx(exact, rel=1e-9)
+    rng = np.random.default_rng(1)
+    m = (rng.random((3, 50)) < 0.5).astype(float)
+    none = compare_family(m, list("abc"), adjust="none", alpha=0.1, rounds=500)
+    assert "90% paired percentile" in none.rule.header
+    for r in none.rows:
+        single = stats.paired(m[ord(r.a) - 97], m[ord(r.b) - 97], 500, confidence=0.9)
+        assert r.difference == single.difference and r.level == 0.1

@@ -69,7 +69,8 @@ def mcnemar_exact(wins: int, losses: int) -> float:
     """Two-sided exact McNemar p-value: the binomial test of ``wins`` among the differing.
 
     ``p = min(1, 2 * P(X <= min(wins, losses)))`` for ``X ~ Binomial(wins + losses, 1/2)``;
-    1 when no question differs. Computed with exact integers.
+    1 when no question differs. Exact integers up to 2,000 differing questions, then
+    the same sum in log space (relative error about 1e-12).
     """
     if wins < 0 or losses < 0:
         raise InputError("wins and losses must not be negative")
@@ -77,8 +78,18 @@ def mcnemar_exact(wins: int, losses: int) -> float:
     if n == 0:
         return 1.0
     k = min(wins, losses)
-    tail = sum(math.comb(n, i) for i in range(k + 1))
-    return min(1.0, 2 * tail / 2**n)
+    if n <= 2000:
+        tail = sum(math.comb(n, i) for i in range(k + 1))
+        return min(1.0, 2 * tail / 2**n)
+    # Large counts: the same sum in log space (relative error about 1e-12).
+    i = np.arange(k + 1, dtype=np.float64)
+    logs = (
+        math.lgamma(n + 1)
+        - np.array([math.lgamma(v + 1) + math.lgamma(n - v + 1) for v in i])
+        - n * math.log(2.0)
+    )
+    top = float(np.max(logs))
+    return min(1.0, 2.0 * math.exp(top) * float(np.sum(np.exp(logs - top))))
 
 
 def min_differing(level: float) -> int:
@@ -379,7 +390,8 @@ class Rule:
         plural = "" if self.pairs == 1 else "s"
         if self.adjust == "none":
             return (
-                f"Rule: the seed's per-pair rule: 'better' when the pair's 95% paired percentile "
+                f"Rule: the seed's per-pair rule: 'better' when the pair's "
+                f"{(1 - self.alpha) * 100:g}% paired percentile "
                 f"interval excludes 0; no adjustment for the {self.pairs} pair{plural} "
                 f"({self.family})"
             )
@@ -554,7 +566,7 @@ def compare_family(
     n = m.shape[1]
     if adjust == "none":
         test = "no test (the interval decides)"
-        interval = "95% paired percentile bootstrap"
+        interval = f"{(1 - alpha) * 100:g}% paired percentile bootstrap"
     elif binary:
         test = "McNemar's exact test (0/1 scores)"
         interval = "Tango's score interval"
@@ -623,7 +635,7 @@ def _rows(
     counts = [_counts(m[i], m[j]) for i, j in compared]
     if adjust == "none":
         # The seed's rule: the percentile paired interval (pairedDifference) decides.
-        comps = stats._compare(m, names, compared, rounds, seed, "percentile", 0.95)
+        comps = stats._compare(m, names, compared, rounds, seed, "percentile", 1.0 - alpha)
         out = []
         for c, (w, t, lo) in zip(comps, counts, strict=True):
             sep = c.difference.low > 0 or c.difference.high < 0
@@ -634,12 +646,12 @@ def _rows(
                     c.difference,
                     c.p_value,
                     None,
-                    0.05,
+                    alpha,
                     w,
                     t,
                     lo,
                     w + lo,
-                    min_differing(0.05),
+                    min_differing(alpha),
                     sep,
                     False,
                     c.verdict,
