@@ -9,7 +9,8 @@ Layout (every file is deterministic: same inputs and seed, same bytes)::
     runs.jsonl        per system and question: the ranked items with grades
     scores.json       per-question scores: {systems, questions, metrics, values}
     scores.csv        the same, one row per system and question
-    summary.json      intervals for every system x metric, paired comparisons,
+    summary.json      intervals for every system x metric, paired comparisons and
+                      the rule that decided them (comparison_rule),
                       sample-size rows (each with its seed and rounds)
 
 Nothing downstream (comparisons, the report, answer grading) re-runs retrieval:
