@@ -62,6 +62,9 @@ class Config:
     confidence: float = 0.95
     method: str = "percentile"  # or "bca"
     metric: str = ""  # default: recall@5, or recall at the largest k below 5
+    adjust: str = "holm"  # or "none": the seed's per-pair rule
+    baseline: str = ""  # compare every system with this one
+    pairs: tuple[str, ...] = ()  # planned comparisons, "A:B"
     output: str = "ragmeter-results"
     extra: dict = field(default_factory=dict)
 
@@ -87,6 +90,9 @@ class Config:
                 "confidence": d["confidence"],
                 "method": d["method"],
                 "metric": d["metric"],
+                "adjust": d["adjust"],
+                "baseline": d["baseline"],
+                "pairs": list(d["pairs"]),
             },
             "output": {"dir": d["output"]},
             **d["extra"],
@@ -111,6 +117,10 @@ class Config:
             raise InputError("confidence must be between 0.5 and 1, e.g. 0.95")
         if self.method not in ("percentile", "bca"):
             raise InputError(f"method must be 'percentile' or 'bca', got {self.method!r}")
+        if self.adjust not in ("holm", "none"):
+            raise InputError(f"adjust must be 'holm' or 'none', got {self.adjust!r}")
+        if self.baseline and self.pairs:
+            raise InputError("give a baseline or planned pairs, not both")
         if not self.strategies:
             raise InputError("no strategies given")
         if not self.metric:
@@ -140,6 +150,9 @@ _SECTIONS = {
     ("stats", "confidence"): "confidence",
     ("stats", "method"): "method",
     ("stats", "metric"): "metric",
+    ("stats", "adjust"): "adjust",
+    ("stats", "baseline"): "baseline",
+    ("stats", "pairs"): "pairs",
     ("output", "dir"): "output",
 }
 

@@ -9,7 +9,8 @@ Layout (every file is deterministic: same inputs and seed, same bytes)::
     runs.jsonl        per system and question: the ranked items with grades
     scores.json       per-question scores: {systems, questions, metrics, values}
     scores.csv        the same, one row per system and question
-    summary.json      intervals for every system x metric, paired comparisons,
+    summary.json      intervals for every system x metric, paired comparisons and
+                      the rule that decided them (comparison_rule),
                       sample-size rows (each with its seed and rounds)
 
 Nothing downstream (comparisons, the report, answer grading) re-runs retrieval:
@@ -30,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import tomli_w
 
-from ragmeter import __version__, stats
+from ragmeter import __version__, stats, verdicts
 from ragmeter.errors import InputError
 from ragmeter.experiment import SearchRun
 from ragmeter.io import atomic_directory, dumps
@@ -57,8 +58,19 @@ def summarize(
     rounds: int,
     confidence: float = 0.95,
     method: str = "percentile",
+    *,
+    adjust: str = "holm",
+    baseline: str | None = None,
+    pairs: list[tuple[str, str]] | None = None,
 ) -> dict:
-    """Intervals for every metric x system, paired comparisons and sample sizes on ``metric``."""
+    """Intervals for every metric x system, paired comparisons and sample sizes on ``metric``.
+
+    The comparisons form one family (every pair, every system against ``baseline``,
+    or the planned ``pairs``) under one rule (``adjust``; see
+    :func:`ragmeter.verdicts.compare_family`); ``comparison_rule`` records the rule,
+    the family, seed and rounds. Systems with identical scores on every question and
+    metric are compared once and reported as identical.
+    """
     estimates: dict[str, dict[str, dict]] = {s: {} for s in systems}
     for name, matrix in matrices.items():
         for system, est in zip(
@@ -72,16 +84,22 @@ def summarize(
     if metric not in matrices:
         raise InputError(f"metric {metric!r} was not computed; choose one of {sorted(matrices)}")
     main = matrices[metric]
-    comparisons = (
-        [
-            c.to_dict()
-            for c in stats.compare_all(
-                main, systems, rounds=rounds, seed=seed, confidence=confidence
-            )
-        ]
-        if len(systems) > 1
-        else []
-    )
+    comparisons: list[dict] = []
+    rule = None
+    if len(systems) > 1:
+        table = verdicts.compare_family(
+            main,
+            systems,
+            adjust=adjust,  # type: ignore[arg-type]
+            baseline=baseline or None,
+            pairs=pairs or None,
+            identical=verdicts.identical_groups(list(matrices.values()), systems),
+            alpha=round(1.0 - confidence, 12),
+            rounds=rounds,
+            seed=seed,
+        )
+        comparisons = [r.to_dict() for r in table.rows]
+        rule = table.rule.to_dict()
     sizes = {
         s: [r.to_dict() for r in stats.sample_size(row, rounds=rounds, seed=seed)]
         for s, row in zip(systems, main, strict=True)
@@ -94,6 +112,7 @@ def summarize(
         "method": method,
         "estimates": estimates,
         "comparisons": comparisons,
+        "comparison_rule": rule,
         "sample_size": sizes,
     }
 
@@ -109,6 +128,9 @@ def summarize_run(run: SearchRun) -> dict:
         cfg.rounds,
         cfg.confidence,
         cfg.method,
+        adjust=cfg.adjust,
+        baseline=cfg.baseline or None,
+        pairs=verdicts.parse_pairs(cfg.pairs) if cfg.pairs else None,
     )
     capped = {s.name: s.k_cap for s in run.systems if s.k_cap is not None}
     if capped:  # systems with fewer items than a k: scored at their item count

@@ -23,6 +23,7 @@ from ragmeter.results import Results
 
 __all__ = [
     "AnswerReport",
+    "Corrected",
     "CrossTable",
     "HandCheck",
     "JudgePair",
@@ -31,9 +32,12 @@ __all__ = [
     "answer_report",
     "check_against_hand",
     "compare_judges",
+    "corrected_accuracy",
+    "corrected_by_judge",
     "cross_table",
     "hand_checks",
     "judge_pairs",
+    "ppi_accuracy",
     "search_hits",
 ]
 
@@ -91,6 +95,135 @@ def accuracy(grades: Iterable[str], rounds: int = 10_000, seed: int = 1) -> Accu
         len(scored),
         counts[UNSCORED],
     )
+
+
+# --- judge-corrected accuracy (prediction-powered inference) ----------------------------
+
+MIN_HAND = 5  # hand grades needed before a corrected accuracy is shown
+
+
+def ppi_accuracy(
+    judge_all: Sequence[float],
+    judge_hand: Sequence[float],
+    hand: Sequence[float],
+    rounds: int = 10_000,
+    seed: int = 1,
+    confidence: float = 0.95,
+) -> stats.Estimate:
+    """Accuracy corrected for the judge's errors: prediction-powered inference.
+
+    ``judge_all`` is the judge's 0/1 "correct" over all N scored answers; ``judge_hand``
+    and ``hand`` the judge's and the hand grade over the n hand-graded ones (a random
+    sample of the same answers). The estimate is the judge's accuracy on all answers
+    plus the rectifier, the mean of ``hand - judge`` on the hand-graded ones:
+    ``mean(judge_all) + mean(hand - judge_hand)``.
+
+    Its percentile interval resamples the two parts independently with the seeded
+    mulberry32 generator: the N answers with draws ``0 .. rounds*N - 1`` (the same
+    draws as :func:`ragmeter.stats.bootstrap` of ``judge_all``), the n hand-graded
+    ones with the draws that follow. The estimate records ``n = N``, seed and rounds.
+    """
+    j_all = np.asarray(judge_all, dtype=np.float64)
+    j_hand = np.asarray(judge_hand, dtype=np.float64)
+    h = np.asarray(hand, dtype=np.float64)
+    if j_all.ndim != 1 or j_all.size == 0:
+        raise InputError("judge_all must be a non-empty list of 0/1 grades")
+    if j_hand.shape != h.shape or j_hand.ndim != 1 or h.size == 0:
+        raise InputError("judge_hand and hand must be paired, non-empty lists of 0/1 grades")
+    stats._check_common(rounds, seed, "percentile", confidence)
+    big, small = j_all.size, h.size
+    rect = h - j_hand
+    observed = stats._seq_mean(j_all) + stats._seq_mean(rect)
+    judge_means = stats._resampled_means(j_all[:, None], big, rounds, seed)[:, 0]
+    idx = stats._mulberry32_indices(seed, rounds * small, rounds * big, small)
+    rect_means = np.take(rect, idx.reshape(rounds, small)).sum(axis=1) / small  # exact sums
+    low, high = stats._interval(judge_means + rect_means, observed, rect, "percentile", confidence)
+    return stats.Estimate(
+        mean=observed,
+        low=low,
+        high=high,
+        n=big,
+        rounds=rounds,
+        seed=stats._seed_record(seed),
+        method="ppi-percentile",
+        rng=stats.rng_name(seed),
+        confidence=confidence,
+    )
+
+
+@dataclass(frozen=True)
+class Corrected:
+    """A judge's accuracy beside the same accuracy corrected by the hand grades.
+
+    ``raw`` is the share the judge marked correct over its ``n`` scored answers;
+    ``hand_only`` the share correct by hand over the ``n_hand`` hand-graded ones
+    (answers both graded); ``corrected`` the prediction-powered estimate from both
+    (see :func:`ppi_accuracy`); ``rectifier`` the mean of hand - judge on the sample.
+    ``system`` is None for all systems together.
+    """
+
+    judge: str
+    system: str | None
+    n: int
+    n_hand: int
+    raw: stats.Estimate
+    hand_only: stats.Estimate
+    corrected: stats.Estimate
+    rectifier: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def corrected_accuracy(
+    judge: Mapping[Hashable, str],
+    hand: Mapping[Hashable, str],
+    name: str = "judge",
+    system: str | None = None,
+    rounds: int = 10_000,
+    seed: int = 1,
+) -> Corrected | None:
+    """Judge-corrected accuracy over the judge's scored answers; None with too few hand grades.
+
+    ``judge`` maps every answer key to the judge's grade; ``hand`` the hand-graded keys
+    to the hand grade. Unscored answers (by either) are left out; at least
+    ``MIN_HAND`` answers graded both ways are needed.
+    """
+    keys = [k for k in judge if judge[k] != UNSCORED]
+    both = [k for k in keys if k in hand and hand[k] != UNSCORED]
+    if not keys or len(both) < MIN_HAND:
+        return None
+    j_all = np.array([judge[k] == "correct" for k in keys], dtype=np.float64)
+    j_hand = np.array([judge[k] == "correct" for k in both], dtype=np.float64)
+    h = np.array([hand[k] == "correct" for k in both], dtype=np.float64)
+    return Corrected(
+        judge=name,
+        system=system,
+        n=len(keys),
+        n_hand=len(both),
+        raw=stats.bootstrap(j_all, rounds=rounds, seed=seed),
+        hand_only=stats.bootstrap(h, rounds=rounds, seed=seed),
+        corrected=ppi_accuracy(j_all, j_hand, h, rounds=rounds, seed=seed),
+        rectifier=stats._seq_mean(h - j_hand),
+    )
+
+
+def corrected_by_judge(
+    results: Results | str | Path | AnswerSet,
+    seed: int | None = None,
+    rounds: int | None = None,
+) -> list[Corrected]:
+    """Each judge's corrected accuracy over all systems' answers (where hand grades allow)."""
+    aset = _load(results)
+    seed, rounds = _interval_settings(aset.results, seed, rounds)
+    hand = {k: h.hand for k, h in aset.hand.items()}
+    keys = aset.ordered_keys()
+    out = []
+    for j in aset.judges:
+        c = corrected_accuracy(aset.labels(j, keys), hand, j, rounds=rounds, seed=seed)
+        if c is not None:
+            out.append(c)
+    return out
 
 
 # --- search hit x answer grade -------------------------------------------------------------
@@ -165,6 +298,7 @@ class SystemAnswers:
     cross: CrossTable
     ungraded: int = 0
     unscored_ids: list[str] = field(default_factory=list)
+    corrected: Corrected | None = None
 
 
 @dataclass(frozen=True)
@@ -178,6 +312,7 @@ class AnswerReport:
     seed: int
     rounds: int
     systems: list[SystemAnswers]
+    corrected: Corrected | None = None  # all systems together
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -213,6 +348,7 @@ def answer_report(
     if judge is not None and aset.judges and judge not in aset.judges:
         raise InputError(f"no grades by judge {judge!r}; graded by {', '.join(aset.judges)}")
     rows = []
+    hand = {k: h.hand for k, h in aset.hand.items()}
     for system in systems or res.systems:
         keys = aset.ordered_keys([system])
         if not keys:
@@ -231,9 +367,16 @@ def answer_report(
                 cross=cross_table(hits_all, by_q),
                 ungraded=len(keys) - len(graded),
                 unscored_ids=[q for q, g in by_q.items() if g == UNSCORED],
+                corrected=corrected_accuracy(graded, hand, judge or "", system, rounds, seed)
+                if judge is not None
+                else None,
             )
         )
-    return AnswerReport(aset.reader, judge, list(aset.judges), aset.k, seed, rounds, rows)
+    overall = None
+    if judge is not None:
+        every = aset.ordered_keys(systems or res.systems)
+        overall = corrected_accuracy(aset.labels(judge, every), hand, judge, None, rounds, seed)
+    return AnswerReport(aset.reader, judge, list(aset.judges), aset.k, seed, rounds, rows, overall)
 
 
 # --- judge against judge ---------------------------------------------------------------------

@@ -20,9 +20,11 @@ from rich.text import Text
 from ragmeter.answers.analysis import (
     COLUMNS,
     AnswerReport,
+    Corrected,
     HandCheck,
     JudgePair,
     answer_report,
+    corrected_by_judge,
     hand_checks,
     judge_pairs,
 )
@@ -225,20 +227,22 @@ def print_answer_report(report: AnswerReport, console: Console) -> None:
     table.add_column(f"hit@{report.k}", justify="right")
     table.add_column("correct", justify="right")
     table.add_column("correct or partial", justify="right")
+    corrected = any(r.corrected is not None for r in report.systems)
+    if corrected:
+        table.add_column("correct, judge-corrected", justify="right")
     table.add_column("scored", justify="right")
     table.add_column("unscored", justify="right")
     for row in report.systems:
         acc = row.accuracy
         unscored = str(acc.unscored) + (f" (+{row.ungraded} ungraded)" if row.ungraded else "")
-        table.add_row(
-            Text(row.system),
-            _est(row.hit),
-            _est(acc.correct),
-            _est(acc.correct_or_partial),
-            str(acc.scored),
-            unscored,
-        )
+        cells = [Text(row.system), _est(row.hit), _est(acc.correct), _est(acc.correct_or_partial)]
+        if corrected:
+            c = row.corrected
+            cells.append(f"{_est(c.corrected)} ({c.n_hand} by hand)" if c else "-")
+        table.add_row(*cells, str(acc.scored), unscored)
     console.print(table)
+    if report.corrected is not None:
+        print_corrected([report.corrected], console, "All systems together")
     for row in report.systems:
         cross = Table(
             title=Text(f"{row.system}: whole passage in the top {report.k} x answer grade"),
@@ -284,7 +288,45 @@ def judges_command(results: str | Path, *, console: Console | None = None) -> li
     checks = hand_checks(aset)
     if any(c.n for c in checks):
         print_hand_checks(checks, console)
+    corrected = corrected_by_judge(aset)
+    if corrected:
+        print_corrected(corrected, console, "Each judge, all systems together")
     return pairs
+
+
+def print_corrected(rows: Sequence[Corrected], console: Console, scope: str) -> None:
+    """Judge accuracy, hand-only accuracy and the judge-corrected accuracy, side by side."""
+    table = Table(
+        title=Text(f"Answer accuracy corrected for the judge's errors (%): {scope}"),
+        title_justify="left",
+        caption=(
+            "judge-corrected = the judge's accuracy on all answers + mean(hand - judge) on "
+            "the hand-graded ones (prediction-powered inference)"
+        ),
+        caption_justify="left",
+    )
+    for col, just in (
+        ("judge", "left"),
+        ("judge's accuracy", "right"),
+        ("hand grades alone", "right"),
+        ("judge-corrected", "right"),
+        ("answers / by hand", "right"),
+    ):
+        table.add_column(col, justify=just)
+    for c in rows:
+        table.add_row(
+            Text(c.judge),
+            _est(c.raw),
+            _est(c.hand_only),
+            _est(c.corrected),
+            f"{c.n} / {c.n_hand}",
+        )
+    console.print(table)
+    first = rows[0].corrected
+    console.print(
+        f"[dim]95% percentile bootstrap intervals, seed {first.seed}, {first.rounds} rounds "
+        f"(mulberry32).[/]"
+    )
 
 
 def _seed_rounds(results: Results) -> tuple[int, int]:

@@ -9,7 +9,8 @@ import sys
 
 from ragmeter.cli import (  # noqa: F401  (register commands)
     answers,
-    export,  # noqa: F401  (registers `ragmeter export`)
+    check,
+    export,
     questions,
     search,
 )

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ragmeter import checks, chunking, stats
+from ragmeter import checks, chunking, stats, verdicts
 from ragmeter.cli.app import (
     REPORT_STATUS,
     _csv,
@@ -32,6 +32,12 @@ from ragmeter.experiment import count_words, resolve_strategies, run_search
 from ragmeter.report import terminal
 from ragmeter.results import Results, save_results, summarize_run
 
+_ADJUST = typer.Option(
+    help="holm (default): Holm over the table's pairs; none: the seed's per-pair rule"
+)
+_BASELINE = typer.Option(help="Compare every system with this one (m - 1 pairs)")
+_PAIRS = typer.Option(help="Only these planned comparisons, e.g. A:B,C:D")
+
 
 def _print_summary(summary: dict, ks: list[int], out: Path | None) -> None:
     console.print(terminal.hit_table(summary, ks))
@@ -39,7 +45,11 @@ def _print_summary(summary: dict, ks: list[int], out: Path | None) -> None:
     if summary["comparisons"]:
         console.print(
             terminal.comparison_table(
-                summary["comparisons"], summary["metric"], summary["seed"], summary["rounds"]
+                summary["comparisons"],
+                summary["metric"],
+                summary["seed"],
+                summary["rounds"],
+                summary.get("comparison_rule"),
             )
         )
     console.print(
@@ -71,6 +81,9 @@ def search(
     rounds: Annotated[int | None, typer.Option(help="Bootstrap rounds (default 10000)")] = None,
     method: Annotated[str | None, typer.Option(help="percentile (default) or bca")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Results directory")] = None,
+    adjust: Annotated[str | None, _ADJUST] = None,
+    baseline: Annotated[str | None, _BASELINE] = None,
+    pairs: Annotated[str | None, _PAIRS] = None,
 ) -> None:
     """Score every chunking strategy x retriever on the test set."""
     if config is None and Path("ragmeter.toml").is_file():
@@ -91,7 +104,15 @@ def search(
         rounds=rounds,
         method=method,
         output=str(out) if out else None,
-    ).validate()
+        adjust=adjust,
+        baseline=baseline,
+        pairs=_csv(pairs),
+    )
+    if baseline:
+        cfg = cfg.with_overrides(pairs=())
+    elif pairs:
+        cfg = cfg.with_overrides(baseline="")
+    cfg = cfg.validate()
     with step_bar("loading corpus and questions") as progress:
         run = run_search(cfg, progress=progress)
         progress("intervals", 0, 1)
@@ -263,16 +284,41 @@ def compare(
     b: Annotated[str | None, typer.Option("--b", help="Second system")] = None,
     seed: Annotated[int | None, typer.Option()] = None,
     rounds: Annotated[int | None, typer.Option()] = None,
+    adjust: Annotated[str, _ADJUST] = "holm",
+    baseline: Annotated[str | None, _BASELINE] = None,
+    pairs: Annotated[str | None, _PAIRS] = None,
 ) -> None:
-    """Paired comparisons from a saved results directory (no search is re-run)."""
+    """Paired comparisons from a saved results directory (no search is re-run).
+
+    One pair (--a, --b) is a family of one: its p-value is not adjusted.
+    """
     res = Results(results)
     metric, seed, rounds = _run_settings(res, metric, seed, rounds)
     if (a is None) != (b is None):
         raise InputError("give both --a and --b, or neither to compare all pairs")
-    systems = [a, b] if a else res.systems
+    chosen = verdicts.parse_pairs(pairs) if pairs else None
+    if a is not None:
+        if baseline or chosen:
+            raise InputError("--a/--b is one pair; do not combine it with --baseline or --pairs")
+        chosen = [(a, b)]
+    if baseline and chosen:
+        raise InputError("give --baseline or --pairs, not both")
+    systems = res.systems
     matrix = res.matrix(metric, systems)
-    comps = [c.to_dict() for c in stats.compare_all(matrix, systems, rounds=rounds, seed=seed)]
-    console.print(terminal.comparison_table(comps, metric, seed, rounds))
+    confidence = float(res.summary.get("confidence", 0.95))
+    table = verdicts.compare_family(
+        matrix,
+        systems,
+        adjust=adjust,  # type: ignore[arg-type]
+        baseline=baseline,
+        pairs=chosen,
+        identical=verdicts.identical_groups([res.matrix(m) for m in res.metrics], systems),
+        alpha=round(1.0 - confidence, 12),
+        rounds=rounds,
+        seed=seed,
+    )
+    comps = [r.to_dict() for r in table.rows]
+    console.print(terminal.comparison_table(comps, metric, seed, rounds, table.rule.to_dict()))
 
 
 @app.command()

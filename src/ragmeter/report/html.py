@@ -173,6 +173,7 @@ def report_data(
         "top": top,
     }
     data["comparisons"] = _comparisons(results, summary, metric)
+    data["comparison_rule"] = summary.get("comparison_rule")
     data["headline"] = _headline(systems, estimates, data["comparisons"], metric)
     data["headline"].update(headline_extras(systems, estimates, summary, metric, main_k))
     data["grid"] = strategy_grid(data["systems"])
@@ -221,23 +222,46 @@ def _first_rng(summary: dict) -> str | None:
 
 
 def _comparisons(results: Results, summary: dict, metric: str) -> list[dict]:
+    from ragmeter.verdicts import fmt_end, fmt_p
+
+    rule = summary.get("comparison_rule")
+    alpha = rule["alpha"] if rule else 0.05
+    share = _is_share(metric)
     out = []
     for c in summary.get("comparisons", []):
         d = c["difference"]
-        separated = d["low"] > 0 or d["high"] < 0
+        separated = c.get("separated", d["low"] > 0 or d["high"] < 0)
+        p = c.get("p", c.get("p_holm")) if rule else c.get("p_holm", c.get("p_value"))
+        scale, digits = (100, 1) if share else (1, 3)
         row = {
             "a": c["a"],
             "b": c["b"],
             "difference": _est(d),
             "p_value": c.get("p_value"),
             "p_holm": c.get("p_holm"),
+            "p": p,
             "wins": c.get("wins"),
             "ties": c.get("ties"),
             "losses": c.get("losses"),
             "verdict": c.get("verdict", ""),
             "separated": separated,
+            "identical": bool(c.get("identical")),
+            # Printed in Python, with the digits that keep each end on its side of 0
+            # and p on its side of alpha, so the page shows what the terminal shows.
+            "shown": {
+                "difference": "identical"
+                if c.get("identical")
+                else f"{d['mean'] * scale:+.{digits}f} [{fmt_end(d['low'], scale, digits)}, "
+                f"{fmt_end(d['high'], scale, digits)}]",
+                "p": "" if p is None or c.get("identical") else fmt_p(p, alpha),
+            },
             "to_separate": None,
         }
+        for end in ("low", "high"):  # rounding must not move an end onto 0
+            if (d[end] > 0) != (row["difference"][end] > 0) or (d[end] < 0) != (
+                row["difference"][end] < 0
+            ):
+                row["difference"][end] = float(d[end])
         gap = abs(float(d["mean"]))
         if not separated and gap > 0 and results.question_ids:
             try:
@@ -620,6 +644,20 @@ def load_answers(results: Results) -> dict[str, Any] | None:
                     confidence=confidence,
                 ).to_dict()
             )
+        corrected = None
+        if primary is not None:
+            from ragmeter.answers.analysis import corrected_accuracy
+
+            fixed = corrected_accuracy(
+                {q: records[(s, q)]["grades"].get(primary, "unscored") for q in qs},
+                {q: records[(s, q)]["hand"] for q in qs if "hand" in records[(s, q)]},
+                primary,
+                s,
+                rounds=rounds,
+                seed=seed,
+            )
+            if fixed is not None:
+                corrected = {**_est(fixed.corrected.to_dict()), "n_hand": fixed.n_hand}
         accuracy.append(
             {
                 "system": s,
@@ -628,6 +666,7 @@ def load_answers(results: Results) -> dict[str, Any] | None:
                 "correct": correct,
                 "counts": counts,
                 "found": found_rate,
+                "corrected": corrected,
             }
         )
         table = {"found": dict.fromkeys(GRADE_LABELS, 0), "missed": dict.fromkeys(GRADE_LABELS, 0)}
@@ -1134,7 +1173,7 @@ def _compare_chart(alt, data: dict) -> dict:
         alt.Tooltip("high:Q", format="+.2f"),
         alt.Tooltip("verdict:N"),
     ]
-    x = alt.X("low:Q", title=f"A − B on {metric} ({unit}, 95% paired interval)")
+    x = alt.X("low:Q", title=f"A − B on {metric} ({unit}, paired interval of the table's rule)")
     rule = base.mark_rule(strokeWidth=2.5).encode(
         x=x, x2="high:Q", y=y, color=color, tooltip=tooltip
     )

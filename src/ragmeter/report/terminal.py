@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.table import Table
 
 RANK_METRICS = ("mrr@10", "ndcg@10", "precision@5", "coverage@5")
@@ -98,37 +99,57 @@ def rank_table(summary: dict, metrics: tuple[str, ...] | None = None) -> Table:
     return table
 
 
-def comparison_table(comparisons: list[dict], metric: str, seed: int, rounds: int) -> Table:
-    """Paired differences A - B with interval, p-values and the verdict."""
-    table = Table(
-        title=f"Paired comparisons on {metric} (A - B{', points' if _is_share(metric) else ''}; "
-        f"seed {seed}, {rounds} rounds)",
-        title_justify="left",
+def comparison_table(
+    comparisons: list[dict], metric: str, seed: int, rounds: int, rule: dict | None = None
+) -> Table:
+    """Paired differences A - B with interval, p-value and verdict, under one named rule.
+
+    ``rule`` is the ``comparison_rule`` of a summary (see ``ragmeter.verdicts``); its
+    header line names the rule and the family. Numbers are printed so that none rounds
+    across the decision (an end of +0.03 is not shown as +0.0, nor a p of 0.04996 as 0.05).
+    """
+    from ragmeter.verdicts import fmt_end, fmt_p
+
+    title = (
+        f"Paired comparisons on {metric} (A - B{', points' if _is_share(metric) else ''}; "
+        f"seed {seed}, {rounds} rounds)"
     )
-    for col, just in (
-        ("A", "left"),
-        ("B", "left"),
-        ("A - B [95% CI]", "right"),
-        ("win/tie/loss", "right"),
-        ("p (Holm)", "right"),
-        ("verdict", "left"),
-    ):
+    if rule is not None:
+        title += "\n" + escape(rule["header"])
+    table = Table(title=title, title_justify="left")
+    adjust = rule["adjust"] if rule else "legacy"
+    alpha = rule["alpha"] if rule else 0.05
+    if adjust == "none" or adjust == "legacy":
+        ci = "A - B [95% CI]"
+    elif rule["pairs"] == 1:
+        ci = f"A - B [{(1 - alpha) * 100:g}% CI]"
+    else:
+        ci = "A - B [Holm-level CI]"
+    p_label = {"legacy": "p (Holm)", "none": None}.get(
+        adjust, "p" if rule and rule["pairs"] == 1 else "p (Holm)"
+    )
+    cols = [("A", "left"), ("B", "left"), (ci, "right"), ("win/tie/loss", "right")]
+    if p_label:
+        cols.append((p_label, "right"))
+    cols.append(("verdict", "left"))
+    for col, just in cols:
         table.add_column(col, justify=just)
     scale = 100 if _is_share(metric) else 1
     for c in comparisons:
         d = c["difference"]
         style = "green" if "better" in c["verdict"] else "yellow"
-        p = c.get("p_holm", c.get("p_value"))
-        table.add_row(
-            c["a"],
-            c["b"],
-            f"{d['mean'] * scale:+.1f} [{d['low'] * scale:+.1f}, {d['high'] * scale:+.1f}]"
-            if scale == 100
-            else f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]",
-            f"{c['wins']}/{c['ties']}/{c['losses']}",
-            "" if p is None else f"{p:.3g}",
-            f"[{style}]{c['verdict']}[/{style}]",
-        )
+        if c.get("identical"):
+            diff = "identical"
+        elif scale == 100:
+            diff = f"{d['mean'] * scale:+.1f} [{fmt_end(d['low'])}, {fmt_end(d['high'])}]"
+        else:
+            diff = f"{d['mean']:+.3f} [{fmt_end(d['low'], 1, 3)}, {fmt_end(d['high'], 1, 3)}]"
+        row = [escape(c["a"]), escape(c["b"]), diff, f"{c['wins']}/{c['ties']}/{c['losses']}"]
+        if p_label:
+            p = c.get("p", c.get("p_holm", c.get("p_value"))) if rule else c.get("p_holm")
+            row.append("" if p is None or c.get("identical") else fmt_p(p, alpha))
+        row.append(f"[{style}]{escape(c['verdict'])}[/{style}]")
+        table.add_row(*row)
     return table
 
 

@@ -377,23 +377,30 @@
       return;
     }
     const st = DATA.stats;
-    lead.textContent = "Every pair of systems on the same questions, on " + m + ". The paired " +
-      "bootstrap resamples questions and keeps each question's two outcomes together (" +
-      st.rounds + " rounds, seed " + st.seed + "). An interval that crosses 0 means these " +
-      "questions cannot tell the two apart. p is a sign-flip test, Holm-adjusted over all pairs.";
+    const rule = DATA.comparison_rule;
+    lead.textContent = "Systems compared on the same questions, on " + m + " (seed " + st.seed +
+      ", " + st.rounds + " rounds). " + (rule ? rule.header + "." :
+      "The verdict reads the 95% paired percentile interval; p is Holm-adjusted over all pairs.");
     const unit = isShare(m) ? " (points)" : "";
-    table("compare-table", ["A", "B", { text: "A − B" + unit + " [95% CI]", num: true },
-      { text: "wins / ties / losses", num: true }, { text: "p (Holm)", num: true }, "verdict",
-      { text: "questions to separate", num: true,
-        title: "for a tie: questions a paired test would need to separate a gap this size (power 0.8)" }],
-    comps.map((c) => [
-      c.a, c.b,
-      { text: fmtDiff(c.difference, m), cls: "num" },
-      { text: c.wins + " / " + c.ties + " / " + c.losses, cls: "num" },
-      { text: fmtP(c.p_holm !== null && c.p_holm !== undefined ? c.p_holm : c.p_value), cls: "num" },
-      el("span", { class: "tag " + (c.separated ? "sep" : "tie"), text: c.verdict }),
-      { text: c.to_separate ? "≈ " + int(c.to_separate) : "", cls: "num" },
-    ]));
+    const adjust = rule ? rule.adjust : "legacy";
+    const ci = adjust === "holm" ? (rule.pairs === 1 ? "[" + Math.round((1 - rule.alpha) * 100) +
+      "% CI]" : "[Holm-level CI]") : "[95% CI]";
+    const pLabel = adjust === "none" ? null : (rule && rule.pairs === 1 ? "p" : "p (Holm)");
+    const head = ["A", "B", { text: "A − B" + unit + " " + ci, num: true },
+      { text: "wins / ties / losses", num: true }];
+    if (pLabel) head.push({ text: pLabel, num: true });
+    head.push("verdict", { text: "questions to separate", num: true,
+      title: "for a tie: questions a paired test would need to separate a gap this size (power 0.8)" });
+    table("compare-table", head, comps.map((c) => {
+      const shown = c.shown || {};
+      const cells = [c.a, c.b,
+        { text: shown.difference || fmtDiff(c.difference, m), cls: "num" },
+        { text: c.wins + " / " + c.ties + " / " + c.losses, cls: "num" }];
+      if (pLabel) cells.push({ text: shown.p !== undefined ? shown.p : fmtP(c.p), cls: "num" });
+      cells.push(el("span", { class: "tag " + (c.separated ? "sep" : "tie"), text: c.verdict }),
+        { text: c.to_separate ? "≈ " + int(c.to_separate) : "", cls: "num" });
+      return cells;
+    }));
   }
 
   // ------------------------------------------------------------------ sample size
@@ -448,14 +455,22 @@
         "no judge grades were found.") }));
     append(body, el("h3", { text: "Answer accuracy" }));
     const acc = el("table", { class: "data", id: "answers-table" });
-    table(acc, ["system", { text: "correct (%) [95% CI]", num: true }, { text: "correct", num: true },
+    const anyFixed = a.accuracy.some((r) => r.corrected);
+    const accHead = ["system", { text: "correct (%) [95% CI]", num: true }];
+    if (anyFixed) accHead.push({ text: "judge-corrected (%) [95% CI]", num: true,
+      title: "judge's accuracy on all answers + mean(hand − judge) on the hand-graded ones" });
+    table(acc, accHead.concat([{ text: "correct", num: true },
       { text: "partial", num: true }, { text: "wrong", num: true }, { text: "unscored", num: true },
       { text: "passage in top " + a.k + " (%)", num: true,
-        title: "hit rate at the reader's k, over the answered questions only" }],
-    a.accuracy.map((r) => [r.system, { text: fmtEst(r.correct, "recall@1"), cls: "num" },
-      { text: r.counts.correct, cls: "num" }, { text: r.counts.partial, cls: "num" },
-      { text: r.counts.wrong, cls: "num" }, { text: r.counts.unscored, cls: "num" },
-      { text: fmtEst(r.found, "recall@1"), cls: "num" }]));
+        title: "hit rate at the reader's k, over the answered questions only" }]),
+    a.accuracy.map((r) => {
+      const cells = [r.system, { text: fmtEst(r.correct, "recall@1"), cls: "num" }];
+      if (anyFixed) cells.push({ text: r.corrected ? fmtEst(r.corrected, "recall@1") + " (" +
+        r.corrected.n_hand + " by hand)" : "–", cls: "num" });
+      return cells.concat([{ text: r.counts.correct, cls: "num" }, { text: r.counts.partial, cls: "num" },
+        { text: r.counts.wrong, cls: "num" }, { text: r.counts.unscored, cls: "num" },
+        { text: fmtEst(r.found, "recall@1"), cls: "num" }]);
+    }));
     append(body, el("div", { class: "scroll" }, acc));
 
     append(body, el("h3", { text: "Passage found × answer grade" }));

@@ -1,0 +1,143 @@
+"""Judge-corrected answer accuracy (prediction-powered inference)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from ragmeter import stats
+from ragmeter.answers.analysis import MIN_HAND, corrected_accuracy, ppi_accuracy
+from ragmeter.answers.commands import print_corrected
+from ragmeter.errors import InputError
+
+
+def _by_hand(j_all, j_hand, hand, rounds, seed, confidence=0.95):
+    """The documented algorithm, one draw at a time."""
+    big, small = len(j_all), len(hand)
+    u = stats.mulberry32(seed, rounds * (big + small))
+    means = []
+    for r in range(rounds):
+        s1 = 0.0
+        for i in range(big):
+            s1 += j_all[math.floor(u[r * big + i] * big)]
+        s2 = 0.0
+        for i in range(small):
+            k = math.floor(u[rounds * big + r * small + i] * small)
+            s2 += hand[k] - j_hand[k]
+        means.append(s1 / big + s2 / small)
+    means.sort()
+    return means[math.floor(rounds * 0.025)], means[math.floor(rounds * 0.975)]
+
+
+def test_ppi_matches_a_hand_computation():
+    j_all = [1.0] * 7 + [0.0] * 3
+    j_hand = [1.0, 1.0, 1.0, 0.0, 0.0]
+    hand = [1.0, 0.0, 1.0, 0.0, 1.0]
+    est = ppi_accuracy(j_all, j_hand, hand, rounds=400, seed=3)
+    assert est.mean == pytest.approx(0.7 + (0 - 1 + 0 + 0 + 1) / 5)
+    assert (est.low, est.high) == pytest.approx(_by_hand(j_all, j_hand, hand, 400, 3), abs=1e-12)
+    assert (est.n, est.seed, est.rounds, est.method) == (10, 3, 400, "ppi-percentile")
+    # A lenient judge: it passed two answers the hand grade failed; the correction removes them.
+    lenient = ppi_accuracy(j_all, [1.0] * 5, [1.0, 0.0, 1.0, 0.0, 1.0], rounds=200)
+    assert lenient.mean == pytest.approx(0.7 - 2 / 5)
+
+
+def test_ppi_covers_the_truth_where_the_raw_judge_does_not():
+    # True accuracy 0.6; the judge passes 30% of wrong answers and fails 10% of right ones,
+    # so its raw accuracy is about 0.66. 400 answers, 60 graded by hand.
+    rng = np.random.default_rng(0)
+    truth, big, small, sims = 0.6, 400, 60, 150
+    ppi_hits = raw_hits = hand_hits = 0
+    ppi_width = hand_width = 0.0
+    means = []
+    for s in range(sims):
+        right = rng.random(big) < truth
+        judge = np.where(right, rng.random(big) > 0.1, rng.random(big) < 0.3).astype(float)
+        sample = rng.choice(big, size=small, replace=False)
+        est = ppi_accuracy(judge, judge[sample], right[sample].astype(float), 500, s + 1)
+        raw = stats.bootstrap(judge, rounds=500, seed=s + 1)
+        alone = stats.bootstrap(right[sample].astype(float), rounds=500, seed=s + 1)
+        ppi_hits += est.low <= truth <= est.high
+        raw_hits += raw.low <= truth <= raw.high
+        hand_hits += alone.low <= truth <= alone.high
+        ppi_width += est.high - est.low
+        hand_width += alone.high - alone.low
+        means.append(est.mean)
+    assert abs(np.mean(means) - truth) < 0.01  # unbiased (raw is 0.06 too high)
+    assert ppi_hits / sims >= 0.9
+    assert raw_hits / sims < 0.5
+    assert hand_hits / sims >= 0.88
+    # This judge agrees with the hand grade on about 82% of answers: that is enough
+    # for the corrected interval to be narrower than hand grades alone.
+    assert ppi_width < hand_width
+
+
+def test_corrected_accuracy_needs_hand_grades_and_skips_unscored():
+    judge = {f"q{i}": "correct" if i % 3 else "wrong" for i in range(30)}
+    judge["q1"] = "unscored"
+    hand = {f"q{i}": "correct" for i in range(MIN_HAND - 1)}
+    assert corrected_accuracy(judge, hand, rounds=100) is None  # q1 is unscored: 3 usable
+    hand.update({"q10": "partial", "q11": "correct", "q12": "wrong"})
+    c = corrected_accuracy(judge, hand, "j", rounds=100)
+    assert c.n == 29 and c.n_hand == 6  # q0 q2 q3 q10 q11 q12
+    # hand - judge on q0 q2 q3 q10 q11 q12: judge wrong/correct/wrong/correct/correct/wrong,
+    # hand correct/correct/correct/partial/correct/wrong
+    assert c.rectifier == pytest.approx((1 + 0 + 1 - 1 + 0 + 0) / 6)
+    assert c.corrected.mean == pytest.approx(c.raw.mean + c.rectifier)
+    with pytest.raises(InputError):
+        ppi_accuracy([], [1.0], [1.0])
+
+
+def test_print_corrected_shows_raw_hand_and_corrected_side_by_side():
+    judge = {f"q{i}": "correct" if i % 4 else "wrong" for i in range(40)}
+    hand = {f"q{i}": "correct" if i % 5 else "wrong" for i in range(10)}
+    c = corrected_accuracy(judge, hand, "gpt-oss:20b", rounds=200)
+    console = Console(width=200, record=True)
+    print_corrected([c], console, "All systems together")
+    text = console.export_text()
+    assert "judge-corrected" in text and "hand grades alone" in text
+    assert c.corrected.format() in text and c.raw.format() in text and "40 / 10" in text
+    assert "seed 1, 200 rounds" in text
+
+
+def test_report_answer_table_carries_the_corrected_accuracy(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+    from ragmeter.report.html import report_data
+    from ragmeter.results import Results
+
+    results = tmp_path / "res"
+    done = CliRunner().invoke(
+        app, ["search", "--strategies", "fixed,sentence", "--rounds", "200", "-o", str(results)]
+    )
+    assert done.exit_code == 0, done.output
+    res = Results(results)
+    (results / "answers").mkdir()
+    (results / "answers" / "meta.json").write_text(
+        json.dumps({"reader": "r", "judges": ["judge-a"], "k": 5})
+    )
+    grades = ["correct", "partial", "wrong", "correct", "correct"]
+    judge, hand = {}, {}
+    with (results / "answers" / "answers.jsonl").open("w", encoding="utf-8") as fh:
+        for i, s in enumerate(res.systems):
+            for j, q in enumerate(res.question_ids):
+                g = grades[(i + j) % 5]
+                row = {"system": s, "question": q, "answer": "a", "grades": {"judge-a": g}}
+                judge.setdefault(s, {})[q] = g
+                if j < 12:  # a lenient judge: the hand fails every third answer it passed
+                    row["hand"] = "wrong" if g != "correct" or j % 3 == 0 else "correct"
+                    hand.setdefault(s, {})[q] = row["hand"]
+                fh.write(json.dumps(row) + "\n")
+    data = report_data(res)
+    for row in data["optional"]["answers"]["accuracy"]:
+        s = row["system"]
+        expect = corrected_accuracy(judge[s], hand[s], "judge-a", s, rounds=200, seed=1)
+        assert row["corrected"]["n_hand"] == 12
+        assert row["corrected"]["mean"] == pytest.approx(expect.corrected.mean, abs=1e-6)
+        assert row["corrected"]["mean"] < row["correct"]["mean"]  # the judge was lenient

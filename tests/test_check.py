@@ -1,0 +1,123 @@
+"""``ragmeter check``: the non-inferiority gate, driven from a shell script as CI would."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragmeter.errors import InputError
+from ragmeter.results import Results
+from ragmeter.verdicts import check_noninferior, tango_interval
+
+
+def _results(path: Path, scores: dict[str, list[float]], ids: list[str], texts=None) -> Path:
+    """A minimal results directory: per-question recall@5 scores of some systems."""
+    path.mkdir(parents=True)
+    systems = list(scores)
+    (path / "scores.json").write_text(
+        json.dumps(
+            {
+                "systems": systems,
+                "questions": ids,
+                "metrics": ["recall@5"],
+                "values": {s: {"recall@5": scores[s]} for s in systems},
+            }
+        )
+    )
+    (path / "meta.json").write_text(json.dumps({"seed": 1, "rounds": 1000}))
+    (path / "summary.json").write_text(
+        json.dumps({"metric": "recall@5", "seed": 1, "rounds": 1000, "confidence": 0.95})
+    )
+    texts = texts or {q: f"question {q}?" for q in ids}
+    with (path / "questions.jsonl").open("w") as fh:
+        for q in ids:
+            fh.write(json.dumps({"id": q, "question": texts[q], "answers": []}) + "\n")
+    return path
+
+
+N = 200
+IDS = [f"q{i}" for i in range(N)]
+RNG = np.random.default_rng(1)
+BASE = (RNG.random(N) < 0.7).astype(float)
+
+
+@pytest.fixture()
+def runs(tmp_path):
+    better = BASE.copy()
+    better[np.flatnonzero(BASE == 0)[:6]] = 1.0  # 6 wins, no losses
+    worse = BASE.copy()
+    worse[np.flatnonzero(BASE == 1)[:20]] = 0.0  # 20 losses: -10 points
+    order = RNG.permutation(N)  # the candidate lists its questions in another order
+    return {
+        "base": _results(tmp_path / "base", {"sentence": BASE.tolist()}, IDS),
+        "better": _results(
+            tmp_path / "better",
+            {"sentence": better[order].tolist()},
+            [IDS[i] for i in order],
+        ),
+        "worse": _results(tmp_path / "worse", {"sentence": worse.tolist()}, IDS),
+        "other": _results(tmp_path / "other", {"sentence": BASE[:-1].tolist()}, IDS[:-1]),
+        "reworded": _results(
+            tmp_path / "reworded",
+            {"sentence": BASE.tolist()},
+            IDS,
+            {**{q: f"question {q}?" for q in IDS}, "q3": "something else?"},
+        ),
+        "dir": tmp_path,
+    }
+
+
+def test_gate_exit_codes_from_a_shell_script(runs):
+    py = shlex.quote(sys.executable)
+    d = runs["dir"]
+    script = d / "gate.sh"
+    script.write_text(
+        f"""
+set -u
+check() {{ {py} -m ragmeter.cli check "$@" >>"{d}/out.txt" 2>>"{d}/err.txt"; echo $?; }}
+check {d}/base {d}/better --system sentence --metric recall@5 --margin 2 --markdown {d}/pr.md
+check {d}/base {d}/worse --system sentence --metric recall@5 --margin 2
+check {d}/base {d}/other --system sentence --metric recall@5 --margin 2
+check {d}/base {d}/better --system nope --metric recall@5 --margin 2
+check {d}/base {d}/better --system sentence --metric mrr@10 --margin 2
+check {d}/base {d}/reworded --system sentence --margin 2
+"""
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env)
+    assert done.stdout.split() == ["0", "1", "2", "2", "2", "2"], done.stderr
+    out = (d / "out.txt").read_text().splitlines()
+    assert len(out) == 2  # one line per check on stdout, nothing for bad input
+    assert out[0].startswith("PASS recall@5 sentence: candidate - baseline = +3.0 [")
+    assert out[1].startswith("FAIL recall@5 sentence: candidate - baseline = -10.0 [")
+    err = (d / "err.txt").read_text()
+    assert "different test sets" in err and "'q199' is only in the baseline" in err
+    assert "no system 'nope'" in err and "no metric 'mrr@10'" in err
+    assert "question 'q3' reads differently" in err
+    md = (d / "pr.md").read_text()
+    assert "ragmeter check passed" in md and "| margin | -2 |" in md
+
+
+def test_gate_pairs_by_id_and_uses_the_exact_interval(runs):
+    res = check_noninferior(runs["base"], runs["better"], "sentence", "recall@5", 2)
+    assert (res.wins, res.ties, res.losses) == (6, N - 6, 0)
+    low, high = tango_interval(6, 0, N, 0.05, reject_zero=True)
+    assert res.difference.low == pytest.approx(low) and res.difference.high == pytest.approx(high)
+    assert res.passed
+    # The margin is what decides: the same runs fail a margin below the lower end.
+    strict = check_noninferior(runs["base"], runs["worse"], "sentence", "recall@5", 0)
+    assert not strict.passed and strict.difference.high < 0
+    lenient = check_noninferior(runs["base"], runs["worse"], "sentence", "recall@5", 20)
+    assert lenient.passed and lenient.difference.low > -0.2
+
+
+def test_gate_rejects_a_negative_margin(runs):
+    with pytest.raises(InputError, match="margin"):
+        check_noninferior(Results(runs["base"]), runs["base"], "sentence", "recall@5", -1)
