@@ -66,6 +66,9 @@ def search(
     rounds: Annotated[int | None, typer.Option(help="Bootstrap rounds (default 10000)")] = None,
     method: Annotated[str | None, typer.Option(help="percentile (default) or bca")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Results directory")] = None,
+    engine: Annotated[
+        str | None, typer.Option(help="local (default) or ray: where chunking and encoding run")
+    ] = None,
 ) -> None:
     """Score every chunking strategy x retriever on the test set."""
     if config is None and Path("ragmeter.toml").is_file():
@@ -86,6 +89,7 @@ def search(
         rounds=rounds,
         method=method,
         output=str(out) if out else None,
+        engine=engine,
     ).validate()
     with _progress() as bar:
         task = bar.add_task("search", total=1)
