@@ -193,6 +193,30 @@ class RayEngine:
             for ref in ready:
                 yield position[ref], ray.get(ref)
 
+    def encode_batches(self, encoder: Any, batches: Sequence[Sequence[str]]):
+        """Yield ``(batch index, vectors)`` as an actor pool encodes ``batches``.
+
+        Each actor loads the model once (on a GPU when the cluster has them) and encodes
+        batch after batch. Batches come back in the order they finish: the caller stores
+        each one at once (the embedding cache commits it), so a lost worker costs only the
+        batches it held, which Ray retries on a restarted actor.
+        """
+        from ray.util import ActorPool
+
+        ray = self._ray
+        per_actor = {"num_gpus": 1} if self.gpus else {"num_cpus": 1}
+        actor_cls = ray.remote(max_restarts=2, max_task_retries=2, **per_actor)(_EncoderActor)
+        n_actors = max(1, min(len(batches), self.gpus or self.workers))
+        device = "cuda" if self.gpus else None
+        actors = [actor_cls.remote(encoder, device) for _ in range(n_actors)]
+        pool = ActorPool(actors)
+        tasks = list(enumerate(batches))
+        try:
+            yield from pool.map_unordered(lambda a, task: a.encode.remote(*task), tasks)
+        finally:
+            for actor in actors:
+                ray.kill(actor)
+
     def describe(self) -> dict[str, Any]:
         return {
             "kind": "ray",
@@ -201,6 +225,20 @@ class RayEngine:
             "gpus": self.gpus,
             "library": f"ray {self._ray.__version__}",
         }
+
+
+class _EncoderActor:
+    """Holds one encoder (its model loaded once) on a Ray worker."""
+
+    def __init__(self, encoder: Any, device: str | None = None) -> None:
+        if device is not None and hasattr(encoder, "device"):
+            encoder.device = device
+        self.encoder = encoder
+
+    def encode(self, index: int, texts: Sequence[str]):
+        import numpy as np
+
+        return index, np.asarray(self.encoder.encode(list(texts)), dtype=np.float32)
 
 
 def make_engine(kind: str = "local", address: str = "auto", workers: int | None = None) -> Engine:

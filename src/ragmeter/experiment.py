@@ -248,12 +248,19 @@ def run_search(
     doc_texts = {d.id: d.text for d in documents}
     span_retrievers = [r for r in retrievers if isinstance(r, SpanRetriever)]
     chunk_retrievers = [r for r in retrievers if not isinstance(r, SpanRetriever)]
-    if chunk_retrievers and any(_needs_sentences(s) for s in strategies):
-        # One sentence segmentation per document, shared by every strategy, spread over the
-        # engine's workers; the strategies below then find it in chunking's run cache.
+    engine = None
+    if chunk_retrievers and (
+        config.engine != "local" or any(_needs_sentences(s) for s in strategies)
+    ):
         from ragmeter.engine import make_engine
 
         engine = make_engine(config.engine, config.engine_address, config.engine_workers or None)
+        for r in chunk_retrievers:  # dense retrievers encode on the engine's workers
+            if hasattr(r, "engine") and hasattr(engine, "encode_batches"):
+                r.engine = engine
+    if engine is not None and any(_needs_sentences(s) for s in strategies):
+        # One sentence segmentation per document, shared by every strategy, spread over the
+        # engine's workers; the strategies below then find it in chunking's run cache.
 
         def sentences_progress(done: int, total: int) -> None:
             if progress:
