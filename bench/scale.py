@@ -122,6 +122,7 @@ def _write(path: Path, text: str) -> int:
 
 def old_tree(rev: str, into: Path) -> Path | None:
     """The ``src`` folder of revision ``rev`` (git archive), or None without git."""
+    into.mkdir(parents=True, exist_ok=True)
     try:
         archive = subprocess.run(
             ["git", "-C", str(ROOT), "archive", rev, "src"], capture_output=True, check=True
@@ -150,8 +151,10 @@ def run_cli(src: Path, corpus: Path, out: Path, engine: str) -> float:
     cmd = [sys.executable, "-m", "ragmeter.cli", "search", "--corpus", str(corpus),
            "--testset", str(CHROMA / "questions_df.csv"), "--strategies", "sentence,fixed",
            "--ks", "1,3,5", "--out", str(out)]  # fmt: skip
-    if engine != "old":
-        cmd += ["--engine", engine]
+    if engine == "ray":  # a Ray started on this machine for the run: [engine] address = ""
+        toml = out.parent / f"{out.name}.toml"
+        toml.write_text('[engine]\nkind = "ray"\naddress = ""\n', encoding="utf-8")
+        cmd.insert(4, str(toml))
     t = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t
@@ -274,6 +277,15 @@ def _report(variant: str, rows: list[dict]) -> None:
                 ys = [r["stages"].get(stage, 0) for _, r in pts]
                 parts.append(f"{stage} {slope(xs, ys):.2f}")
             print(f"growth exponent ({eng}, x{xs[0]}..x{xs[-1]}): " + ", ".join(parts))
+            (n0, r0), (n1, r1) = pts[0], pts[-1]
+            extra_mb = (r1["peak_mb"] - r1["base_mb"]) - (r0["peak_mb"] - r0["base_mb"])
+            ratio = (r1["peak_mb"] - r1["base_mb"]) * 2**20 / r1["bytes"]
+            print(
+                f"memory per added corpus byte ({eng}, x{n0}..x{n1}): "
+                f"{extra_mb * 2**20 / (r1['bytes'] - r0['bytes']):.2f} bytes "
+                f"(peak over baseline at x{n1}: {ratio:.2f}x the corpus, of which a fixed "
+                f"part is the bootstrap's and the libraries')"
+            )
     print()
 
 

@@ -130,8 +130,9 @@ class _TokenTable:
                         ids[w] = len(tokens)
                         tokens.append(w)
                         is_stop.append(w in stop)
-                gids = np.fromiter(map(ids.__getitem__, toks), dtype=np.int64, count=len(toks))
-                found = (starts, gids)
+                gids = np.fromiter(map(ids.__getitem__, toks), dtype=np.int32, count=len(toks))
+                # int32 (a document below 2**31 characters): 8 bytes a token for the run
+                found = (starts.astype(np.int32), gids) if len(text) < 2**31 else (starts, gids)
         self._docs[text] = found
         return found
 
@@ -189,7 +190,7 @@ def _chunk_tokens(
     total = int(counts.sum())
     # positions lo[c] .. hi[c]-1 of every chunk c, one after the other
     offsets = np.repeat(lo - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
-    gids = all_gids[np.arange(total, dtype=np.int64) + offsets]
+    gids = all_gids[np.arange(total, dtype=np.int64) + offsets].astype(np.int64)
     owner = np.repeat(np.arange(n, dtype=np.int64), counts)
     keep = ~np.asarray(table.is_stop, dtype=bool)[gids] if len(gids) else np.zeros(0, bool)
     gids, owner = gids[keep], owner[keep]
