@@ -18,6 +18,9 @@ from bm25s.tokenization import _infer_stopwords
 
 from ragmeter.retrieval.base import Ranking, top_k
 
+# Questions ranked per block (bounds the score matrix held at once).
+QUESTION_BLOCK = 64
+
 # bm25s.tokenize lower-cases, then finds r"(?u)\b\w\w+\b" (scikit-learn's pattern): the maximal
 # runs of two or more word characters, which is what this faster equivalent finds (tested).
 _TOKEN = re.compile(r"\w{2,}")
@@ -73,9 +76,12 @@ def build_scores(
             "indptr": np.zeros(n_vocab + 1, np.int64),
             "num_docs": n_docs,
         }
-    doc = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-    pairs, tf = np.unique(doc * n_vocab + ids, return_counts=True)  # by (doc, token)
+    key = np.repeat(np.arange(n_docs, dtype=np.int64) * n_vocab, lengths)
+    key += ids
+    pairs, tf = np.unique(key, return_counts=True)  # by (doc, token)
+    del key
     d, v = np.divmod(pairs, n_vocab)
+    del pairs
     df = np.bincount(v, minlength=n_vocab)
     idf = np.zeros(n_vocab, dtype=np.float32)
     for token, count in enumerate(df.tolist()):  # math.log, as bm25s computes it
@@ -188,26 +194,32 @@ def _chunk_tokens(
     all_gids = np.concatenate(parts) if parts else np.zeros(0, np.int64)
     counts = hi - lo
     total = int(counts.sum())
-    # positions lo[c] .. hi[c]-1 of every chunk c, one after the other
-    offsets = np.repeat(lo - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
-    gids = all_gids[np.arange(total, dtype=np.int64) + offsets].astype(np.int64)
-    owner = np.repeat(np.arange(n, dtype=np.int64), counts)
+    # positions lo[c] .. hi[c]-1 of every chunk c, one after the other (few temporaries:
+    # at a million chunks these arrays are the run's largest)
+    pos = np.repeat(lo - (np.cumsum(counts) - counts), counts)
+    pos += np.arange(total, dtype=np.int64)
+    gids = all_gids[pos]
+    del pos, all_gids
+    owner = np.repeat(np.arange(n, dtype=np.int32), counts)
     keep = ~np.asarray(table.is_stop, dtype=bool)[gids] if len(gids) else np.zeros(0, bool)
     gids, owner = gids[keep], owner[keep]
+    del keep
     lengths = np.bincount(owner, minlength=n).astype(np.int64)
+    del owner
     # bm25s numbers the vocabulary in order of first appearance. Global ids were given in
     # order of first appearance in the documents, which is usually that order already:
     # check it in one pass (each new id is one more than every earlier one), else sort.
     present = np.zeros(len(table.tokens), dtype=bool)
     present[gids] = True
     ordered = np.flatnonzero(present)
-    local = np.empty(len(table.tokens), dtype=np.int64)
-    local[ordered] = np.arange(len(ordered), dtype=np.int64)
+    local = np.empty(len(table.tokens), dtype=np.int32)
+    local[ordered] = np.arange(len(ordered), dtype=np.int32)
     ranks = local[gids]
     if len(ranks) and (ranks[0] != 0 or np.any(ranks[1:] > np.maximum.accumulate(ranks)[:-1] + 1)):
         uniq, first = np.unique(gids, return_index=True)
         ordered = uniq[np.argsort(first, kind="stable")]
-        local[ordered] = np.arange(len(ordered), dtype=np.int64)
+        local[ordered] = np.arange(len(ordered), dtype=np.int32)
+    del ranks
     vocab = {table.tokens[g]: i for i, g in enumerate(ordered.tolist())}
     return local[gids], lengths, vocab
 
@@ -281,7 +293,17 @@ class BM25Retriever:
         queries = bm25s.tokenize(
             list(questions), stopwords=self.stopwords, return_ids=False, show_progress=False
         )
-        scores = np.empty((len(queries), self._n), dtype=np.float64)
-        for i, q in enumerate(queries):
-            scores[i] = self._model.get_scores(q) if q else 0.0
-        return top_k(scores, k)
+        # Questions in blocks: the score matrix (and top_k's copies of it) stays at
+        # QUESTION_BLOCK x chunks however many questions there are. Rows are independent.
+        parts = []
+        for start in range(0, max(len(queries), 1), QUESTION_BLOCK):
+            block = queries[start : start + QUESTION_BLOCK]
+            scores = np.empty((len(block), self._n), dtype=np.float64)
+            for i, q in enumerate(block):
+                scores[i] = self._model.get_scores(q) if q else 0.0
+            parts.append(top_k(scores, k))
+        if len(parts) == 1:
+            return parts[0]
+        return Ranking(
+            ids=np.vstack([p.ids for p in parts]), scores=np.vstack([p.scores for p in parts])
+        )
