@@ -400,6 +400,8 @@ def test_index_chunks_uses_shared_tokens_for_whole_word_chunks():
     assert bm25_mod._chunk_tokens(table, chunks, docs) is not None
     inside = [Chunk("d", 1, 5, text[1:5])]  # cuts "Alpha" in the middle
     assert bm25_mod._chunk_tokens(table, inside, docs) is None
+    retitled = [Chunk("d", 0, 5, "Title: Alpha")]  # text that is not the span
+    assert bm25_mod._chunk_tokens(table, retitled, docs) is None
     assert bm25_mod._TokenTable("en").doc("İstanbul") is None  # lower() changes its length
 
 

@@ -183,9 +183,12 @@ def _chunk_tokens(
         cs = [c.start for c in chunks[i:j]]
         ce = [c.end for c in chunks[i:j]]
         size = len(text)
-        for a, b in zip(cs, ce, strict=True):
+        for c in chunks[i:j]:
+            a, b = c.start, c.end
             if (a > 0 and not text[a - 1].isspace()) or (b < size and not text[b].isspace()):
                 return None
+            if len(c.text) != b - a or not text.startswith(c.text, a):
+                return None  # a chunk whose text is not its span of the document
         lo[i:j] = np.searchsorted(starts, cs, side="left") + base
         hi[i:j] = np.searchsorted(starts, ce, side="left") + base
         parts.append(gids)
