@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+import sys
 from pathlib import Path
 
 import bm25s
@@ -461,3 +462,27 @@ def test_engine_settings_are_checked(monkeypatch, tmp_path):
     )
     assert loaded.to_dict()["engine"] == {"kind": "ray", "address": "ray://head:10001"}
     assert "engine" not in Config().to_dict()  # the default leaves saved configs as they were
+
+
+def test_ray_engine_without_ray_is_a_one_line_input_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    with pytest.raises(InputError, match=r"pip install 'ragmeter\[ray\]'"):
+        engine.make_engine("ray")
+
+
+def test_cli_engine_option_is_checked_and_local_runs(tmp_path):
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    runner = CliRunner()
+    bad = runner.invoke(app, ["search", "--engine", "spark", "-o", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and "[engine] kind" in bad.output
+    assert not (tmp_path / "bad").exists()
+    ok = runner.invoke(
+        app,
+        ["search", "--engine", "local", "--strategies", "sentence", "--rounds", "100",
+         "-o", str(tmp_path / "ok")],
+    )  # fmt: skip
+    assert ok.exit_code == 0, ok.output
+    assert (tmp_path / "ok" / "summary.json").is_file()
