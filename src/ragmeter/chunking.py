@@ -18,14 +18,13 @@ Strategies (``STRATEGIES`` holds the named defaults, ``make_strategy`` builds ot
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
-from syntok import segmenter
-from syntok.tokenizer import Tokenizer
 
+from ragmeter import _segment
 from ragmeter.errors import InputError
 
 
@@ -100,9 +99,6 @@ def word_spans(text: str) -> tuple[np.ndarray, np.ndarray]:
     return np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
 
 
-_TOKENIZER = Tokenizer(replace_not_contraction=False)
-
-
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Sentences found by syntok, as ``(start, end)`` offsets into ``text``.
 
@@ -112,34 +108,47 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     ``str`` directly, so its offsets are code-point indices into ``text``.
     """
     spans: list[tuple[int, int]] = []
-    for offset, paragraph in segmenter.preprocess_with_offsets(text):
-        for sentence in segmenter.segment(_TOKENIZER.tokenize(paragraph)):
-            toks = [t for t in sentence if t.value]
-            if toks:
-                last = toks[-1]
-                spans.append((offset + toks[0].offset, offset + last.offset + len(last.value)))
+    for offset, paragraph in _segment.paragraphs(text):
+        flat = _segment.paragraph_sentences(paragraph)
+        spans.extend((offset + flat[i], offset + flat[i + 1]) for i in range(0, len(flat), 2))
     return spans
+
+
+def _sentence_word_breaks(starts: np.ndarray, ends: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Word indices (never 0) at which the sentences starting at offsets ``first`` begin.
+
+    A sentence start that falls inside a word (syntok splits at a few characters that are
+    not whitespace, such as the zero-width space) is dropped, so sentences are always whole
+    words and together cover every word.
+    """
+    n = len(starts)
+    if n < 2 or len(first) == 0:
+        return _NO_INTS
+    k = np.searchsorted(starts, first, side="left")
+    inside = (k > 0) & (first < ends[np.maximum(k - 1, 0)])
+    k = k[~inside & (k > 0) & (k < n)]
+    return np.unique(k)
 
 
 class _DocIndex:
     """Words of one text and, computed on first use, its line, paragraph and sentence breaks.
 
-    A *break* is the index of a word that begins a new unit (never 0).
+    A *break* is the index of a word that begins a new unit (never 0). Only the sentence
+    breaks are costly (syntok runs in pure Python); :class:`_IndexCache` keeps those for
+    the run, everything else is recomputed in one vectorised pass when needed.
     """
 
-    __slots__ = ("text", "starts", "ends", "start_list", "end_list", "_lines", "_sentences")
+    __slots__ = ("text", "starts", "ends", "_lines", "_sentences")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, sentences: np.ndarray | None = None) -> None:
         self.text = text
         self.starts, self.ends = word_spans(text)
-        self.start_list: list[int] = self.starts.tolist()
-        self.end_list: list[int] = self.ends.tolist()
         self._lines: tuple[np.ndarray, np.ndarray] | None = None
-        self._sentences: np.ndarray | None = None
+        self._sentences = sentences
 
     @property
     def n(self) -> int:
-        return len(self.start_list)
+        return len(self.starts)
 
     def _line_and_paragraph_breaks(self) -> tuple[np.ndarray, np.ndarray]:
         if self._lines is None:
@@ -169,46 +178,60 @@ class _DocIndex:
 
     @property
     def sentence_breaks(self) -> np.ndarray:
-        """Words that begin a syntok sentence.
-
-        A sentence start that falls inside a word (syntok splits at a few characters that are
-        not whitespace, such as the zero-width space) is dropped, so sentences are always
-        whole words and together cover every word.
-        """
+        """Words that begin a syntok sentence (see :func:`_sentence_word_breaks`)."""
         if self._sentences is None:
-            if self.n < 2:
-                self._sentences = _NO_INTS
-            else:
-                first = np.array([s for s, _ in sentence_spans(self.text)], dtype=np.int64)
-                k = np.searchsorted(self.starts, first, side="left")
-                inside = (k > 0) & (first < self.ends[np.maximum(k - 1, 0)])
-                k = k[~inside & (k > 0) & (k < self.n)]
-                self._sentences = np.unique(k)
+            self._sentences = _CACHE.sentence_breaks(self.text, self)
         return self._sentences
 
 
 class _IndexCache:
-    """The word indexes of recently chunked texts, so that several strategies share one pass
-    (and one sentence segmentation) per document. Bounded by total characters held."""
+    """The sentence breaks of recently chunked texts, so that every strategy of a run shares
+    one sentence segmentation per document.
 
-    def __init__(self, max_chars: int = 64_000_000) -> None:
+    Only the breaks are kept (a few bytes per sentence), not the word offsets, which are
+    recomputed in one vectorised pass per strategy: holding them for a whole corpus would
+    cost several times the corpus. Entries are keyed by the text itself and bounded by the
+    total characters of the texts they refer to (the texts belong to the caller's documents,
+    so a key costs no extra memory while those live).
+    """
+
+    def __init__(self, max_chars: int = 256_000_000) -> None:
         self.max_chars = max_chars
-        self._items: OrderedDict[str, _DocIndex] = OrderedDict()
+        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
         self._chars = 0
 
     def get(self, text: str) -> _DocIndex:
-        idx = self._items.get(text)
-        if idx is not None:
+        """The word index of ``text``, with its sentence breaks when they are known."""
+        breaks = self._items.get(text)
+        if breaks is not None:
             self._items.move_to_end(text)
-            return idx
-        idx = _DocIndex(text)
-        if len(text) <= self.max_chars:
-            self._items[text] = idx
+        return _DocIndex(text, breaks)
+
+    def has(self, text: str) -> bool:
+        return text in self._items
+
+    def put(self, text: str, breaks: np.ndarray) -> None:
+        if len(text) > self.max_chars:
+            return
+        if text not in self._items:
             self._chars += len(text)
-            while self._chars > self.max_chars:
-                old, _ = self._items.popitem(last=False)
-                self._chars -= len(old)
-        return idx
+        self._items[text] = breaks
+        self._items.move_to_end(text)
+        while self._chars > self.max_chars:
+            old, _ = self._items.popitem(last=False)
+            self._chars -= len(old)
+
+    def sentence_breaks(self, text: str, idx: _DocIndex | None = None) -> np.ndarray:
+        breaks = self._items.get(text)
+        if breaks is None:
+            idx = idx if idx is not None else _DocIndex(text)
+            if idx.n < 2:
+                breaks = _NO_INTS
+            else:
+                first = np.fromiter((s for s, _ in sentence_spans(text)), dtype=np.int64)
+                breaks = _sentence_word_breaks(idx.starts, idx.ends, first)
+            self.put(text, breaks)
+        return breaks
 
     def clear(self) -> None:
         self._items.clear()
@@ -217,18 +240,89 @@ class _IndexCache:
 
 _CACHE = _IndexCache()
 
+# Below this many characters of paragraphs still to segment, worker processes cost more than
+# they save (each one starts a Python interpreter and imports syntok).
+PARALLEL_MIN_CHARS = 1_000_000
+# Characters of paragraphs per worker task: small enough to balance two to a few dozen workers,
+# large enough that sending the task costs nothing next to segmenting it.
+BATCH_CHARS = 200_000
+
+
+def _batches(paragraphs: Sequence[str], batch_chars: int) -> list[list[str]]:
+    out: list[list[str]] = []
+    cur: list[str] = []
+    size = 0
+    for p in paragraphs:
+        cur.append(p)
+        size += len(p)
+        if size >= batch_chars:
+            out.append(cur)
+            cur, size = [], 0
+    if cur:
+        out.append(cur)
+    return out
+
+
+def prepare_sentences(
+    texts: Iterable[str],
+    engine: Any = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Segment the sentences of every text not yet in the run cache, all in one pass.
+
+    Each distinct paragraph is segmented once (syntok segments paragraphs independently, so
+    this is exact), and when there are at least :data:`PARALLEL_MIN_CHARS` characters to
+    segment the paragraphs are spread over worker processes (``engine``: a
+    :mod:`ragmeter.engine` engine, the local one by default) in a fixed order, so the result
+    never depends on the number of workers. Returns the number of characters segmented.
+    """
+    from ragmeter import engine as engines
+
+    todo: dict[str, list[tuple[int, str]]] = {}
+    for text in texts:
+        if text not in todo and not _CACHE.has(text):
+            todo[text] = _segment.paragraphs(text)
+    if not todo:
+        return 0
+    unique: dict[str, int] = {}
+    for paras in todo.values():
+        for _, p in paras:
+            if p not in unique:
+                unique[p] = len(unique)
+    order = list(unique)
+    chars = sum(map(len, order))
+    eng = engine if engine is not None else engines.default_engine()
+    batches = _batches(order, BATCH_CHARS)
+    if chars >= PARALLEL_MIN_CHARS and len(batches) > 1 and eng.workers > 1:
+        results = eng.map(_segment.segment_batch, batches, progress=progress)
+    else:
+        results = []
+        for i, batch in enumerate(batches):
+            results.append(_segment.segment_batch(batch))
+            if progress is not None:
+                progress(i + 1, len(batches))
+    found = [flat for part in results for flat in part]
+    for text, paras in todo.items():
+        firsts = [offset + a for offset, p in paras for a in found[unique[p]][0::2]]
+        idx = _DocIndex(text)
+        _CACHE.put(text, _sentence_word_breaks(idx.starts, idx.ends, np.asarray(firsts, np.int64)))
+    return chars
+
+
 Span = tuple[int, int]  # a half-open range of word indices
 
 
 def _make_chunks(
     doc_id: str, idx: _DocIndex, spans: Iterable[Span], parent: int | None = None
 ) -> list[Chunk]:
-    starts, ends, text = idx.start_list, idx.end_list, idx.text
-    out = []
-    for a, b in spans:
-        s, e = starts[a], ends[b - 1]
-        out.append(Chunk(doc_id, s, e, text[s:e], parent))
-    return out
+    spans = list(spans)
+    if not spans:
+        return []
+    bounds = np.asarray(spans, dtype=np.int64)
+    s_list = idx.starts[bounds[:, 0]].tolist()
+    e_list = idx.ends[bounds[:, 1] - 1].tolist()
+    text = idx.text
+    return [Chunk(doc_id, s, e, text[s:e], parent) for s, e in zip(s_list, e_list, strict=True)]
 
 
 def _windows(lo: int, hi: int, size: int) -> list[Span]:
@@ -564,6 +658,9 @@ def chunk_corpus(docs: Iterable[HasText], strategy: Strategy | str) -> Chunking:
     """
     if isinstance(strategy, str):
         strategy = make_strategy(strategy)
+    docs = list(docs)
+    if isinstance(strategy, SentenceStrategy | ParentChildStrategy):
+        prepare_sentences(doc.text for doc in docs)
     chunks: list[Chunk] = []
     if isinstance(strategy, ParentChildStrategy):
         parents: list[Chunk] = []

@@ -66,6 +66,9 @@ class Config:
     baseline: str = ""  # compare every system with this one
     pairs: tuple[str, ...] = ()  # planned comparisons, "A:B"
     output: str = "ragmeter-results"
+    engine: str = "local"  # or "ray" (see ragmeter.engine)
+    engine_address: str = "auto"  # ray: "auto", a cluster address, or "" for a local Ray
+    engine_workers: int = 0  # local: worker processes (0: one per available CPU)
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -95,6 +98,11 @@ class Config:
                 "pairs": list(d["pairs"]),
             },
             "output": {"dir": d["output"]},
+            **(
+                {"engine": {"kind": d["engine"], "address": d["engine_address"]}}
+                if d["engine"] != "local"
+                else {}
+            ),
             **d["extra"],
         }
 
@@ -123,6 +131,16 @@ class Config:
             raise InputError("give a baseline or planned pairs, not both")
         if not self.strategies:
             raise InputError("no strategies given")
+        if self.engine not in ("local", "ray"):
+            raise InputError(f"[engine] kind must be 'local' or 'ray', got {self.engine!r}")
+        if isinstance(self.engine_workers, bool) or not isinstance(self.engine_workers, int):
+            raise InputError(
+                f"[engine] workers must be a whole number, got {self.engine_workers!r}"
+            )
+        if self.engine_workers < 0:
+            raise InputError(
+                f"[engine] workers must be 0 (auto) or more, got {self.engine_workers}"
+            )
         if not self.metric:
             k = max([k for k in self.ks if k <= 5] or [min(self.ks)])
             object.__setattr__(self, "metric", f"recall@{k}")
@@ -154,6 +172,9 @@ _SECTIONS = {
     ("stats", "baseline"): "baseline",
     ("stats", "pairs"): "pairs",
     ("output", "dir"): "output",
+    ("engine", "kind"): "engine",
+    ("engine", "address"): "engine_address",
+    ("engine", "workers"): "engine_workers",
 }
 
 

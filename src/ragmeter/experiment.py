@@ -7,7 +7,6 @@ that :mod:`ragmeter.results` saves and loads.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,12 +23,25 @@ from ragmeter.retrieval.registry import make_retriever
 from ragmeter.testset import Question, TestSet, load_testset
 
 Progress = Callable[[str, int, int], None]
-_WORD = re.compile(r"\S+")
 
 
 def count_words(text: str) -> int:
-    """Words are whitespace-separated tokens."""
-    return sum(1 for _ in _WORD.finditer(text))
+    """Words are whitespace-separated tokens (the matches of ``\\S+``).
+
+    ``str.split()`` splits at exactly the characters ``\\s`` matches (``str.isspace``), in C.
+    """
+    return len(text.split())
+
+
+def _needs_sentences(strategy) -> bool:
+    return isinstance(strategy, chunking.SentenceStrategy | chunking.ParentChildStrategy)
+
+
+def _release(retriever) -> None:
+    """Let a retriever drop its index once its system is ranked (bounds a run's memory)."""
+    release = getattr(retriever, "release", None)
+    if callable(release):
+        release()
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,8 +263,29 @@ def run_search(
     systems: list[SystemRun] = []
     chunk_keys: dict[str, int] = {}
     docs_by_id = {d.id: d for d in documents}
+    doc_texts = {d.id: d.text for d in documents}
     span_retrievers = [r for r in retrievers if isinstance(r, SpanRetriever)]
     chunk_retrievers = [r for r in retrievers if not isinstance(r, SpanRetriever)]
+    engine = None
+    if chunk_retrievers and (
+        config.engine != "local" or any(_needs_sentences(s) for s in strategies)
+    ):
+        from ragmeter.engine import make_engine
+
+        engine = make_engine(config.engine, config.engine_address, config.engine_workers or None)
+        for r in chunk_retrievers:  # dense retrievers encode on the engine's workers
+            if hasattr(r, "engine") and hasattr(engine, "encode_batches"):
+                r.engine = engine
+    if engine is not None and any(_needs_sentences(s) for s in strategies):
+        # One sentence segmentation per document, shared by every strategy, spread over the
+        # engine's workers; the strategies below then find it in chunking's run cache.
+
+        def sentences_progress(done: int, total: int) -> None:
+            if progress:
+                progress(f"sentences ({engine.name})", done, total)
+
+        chunking.prepare_sentences((d.text for d in documents), engine, sentences_progress)
+        t = _timed(timings, "chunk", t)
     for strategy in strategies if chunk_retrievers else []:
         if progress:
             progress(f"{strategy.name} · chunking", step, n_steps)
@@ -272,7 +305,11 @@ def run_search(
             if progress:
                 progress(f"{strategy.name} · {retriever.name}", step, n_steps)
                 _embedding_progress(retriever, progress, f"{strategy.name} · embedding")
-            retriever.index([c.text for c in chunked.chunks])
+            index_chunks = getattr(retriever, "index_chunks", None)
+            if callable(index_chunks):
+                index_chunks(chunked.chunks, doc_texts)
+            else:
+                retriever.index([c.text for c in chunked.chunks])
             t = _timed(timings, "index", t)
             ids, scores = rank_chunking(retriever, chunked, questions, config.depth, indexed=True)
             t = _timed(timings, "rank", t)
@@ -304,6 +341,8 @@ def run_search(
                 )
             )
             step += 1
+            _release(retriever)
+        del chunked, item_words
     for retriever in span_retrievers:
         set_documents = getattr(retriever, "set_documents", None)
         if callable(set_documents):

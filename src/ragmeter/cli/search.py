@@ -84,6 +84,9 @@ def search(
     adjust: Annotated[str | None, _ADJUST] = None,
     baseline: Annotated[str | None, _BASELINE] = None,
     pairs: Annotated[str | None, _PAIRS] = None,
+    engine: Annotated[
+        str | None, typer.Option(help="local (default) or ray: where chunking and encoding run")
+    ] = None,
 ) -> None:
     """Score every chunking strategy x retriever on the test set."""
     if config is None and Path("ragmeter.toml").is_file():
@@ -104,6 +107,7 @@ def search(
         rounds=rounds,
         method=method,
         output=str(out) if out else None,
+        engine=engine,
         adjust=adjust,
         baseline=baseline,
         pairs=_csv(pairs),

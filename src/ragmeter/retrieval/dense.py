@@ -26,6 +26,18 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2", "default"}
 # Questions scored per matrix product: bounds memory at block x n_chunks floats.
 QUESTION_BLOCK = 512
+# index = "auto": FAISS's exact flat index from this many chunks on (when faiss is
+# installed); below it numpy's matrix product, whose scores earlier results were made with.
+FAISS_MIN_CHUNKS = 100_000
+INDEXES = ("auto", "numpy", "flat", "hnsw")
+
+
+def _faiss():
+    try:
+        import faiss
+    except ImportError:
+        return None
+    return faiss
 
 
 @runtime_checkable
@@ -222,10 +234,28 @@ class DenseRetriever:
         progress: Callable[[int, int], None] | None = None,
         query_prefix: str = "",
         doc_prefix: str = "",
+        index: str = "auto",
+        hnsw_m: int = 32,
+        ef_search: int = 128,
         **encoder_options: Any,
     ) -> None:
         if batch_size < 1:
             raise InputError(f"retriever {name!r}: batch_size must be at least 1")
+        if index not in INDEXES:
+            raise InputError(
+                f"retriever {name!r}: index must be one of {', '.join(INDEXES)}, got {index!r}"
+            )
+        if index in ("flat", "hnsw") and _faiss() is None:
+            raise InputError(
+                f"retriever {name!r}: index = {index!r} needs FAISS: pip install 'ragmeter[faiss]'"
+            )
+        self.index_kind = index
+        self.hnsw_m = int(hnsw_m)
+        self.ef_search = int(ef_search)
+        self.engine = None  # set by the run: encode chunk batches on the engine's workers
+        self._faiss_index = None
+        self._search = "numpy"
+        self.hnsw_recall: dict[str, float] | None = None
         self.name = name
         self.batch_size = int(batch_size)
         self.device = device
@@ -267,6 +297,12 @@ class DenseRetriever:
         }
         if self._doc_vecs is not None:
             info["dim"] = int(self._doc_vecs.shape[1])
+        if self.index_kind != "auto" or self._search != "numpy":
+            info["index"] = self._search if self._doc_vecs is not None else self.index_kind
+        if self.index_kind == "hnsw":
+            info["hnsw"] = {"M": self.hnsw_m, "ef_search": self.ef_search}
+            if self.hnsw_recall is not None:
+                info["hnsw"]["recall_vs_exact"] = self.hnsw_recall
         if self.query_prefix or self.doc_prefix:
             info["query_prefix"] = self.query_prefix
             info["doc_prefix"] = self.doc_prefix
@@ -281,13 +317,67 @@ class DenseRetriever:
     ) -> np.ndarray:
         """Normalised float32 vectors for ``texts`` (through the cache)."""
         vecs = embed_texts(
-            self.encoder, texts, batch_size=self.batch_size, cache=self.cache, progress=progress
+            self.encoder,
+            texts,
+            batch_size=self.batch_size,
+            cache=self.cache,
+            progress=progress,
+            engine=self.engine if hasattr(self.engine, "encode_batches") else None,
         )
         return l2_normalize(vecs)
 
     def index(self, texts: Sequence[str]) -> None:
         docs = [self.doc_prefix + t for t in texts] if self.doc_prefix else list(texts)
         self._doc_vecs = self.embed(docs, progress=self.progress)
+        self._faiss_index = None
+        self._search = "numpy"
+        self.hnsw_recall = None
+        n, faiss = len(self._doc_vecs), _faiss()
+        use_faiss = self.index_kind in ("flat", "hnsw") or (
+            self.index_kind == "auto" and faiss is not None and n >= FAISS_MIN_CHUNKS
+        )
+        if use_faiss and n:
+            dim = int(self._doc_vecs.shape[1])
+            if self.index_kind == "hnsw":
+                index = faiss.IndexHNSWFlat(dim, self.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+                index.hnsw.efSearch = self.ef_search
+            else:
+                index = faiss.IndexFlatIP(dim)
+            index.add(np.ascontiguousarray(self._doc_vecs, dtype=np.float32))
+            self._faiss_index = index
+            self._search = "faiss-hnsw" if self.index_kind == "hnsw" else "faiss-flat"
+
+    def release(self) -> None:
+        """Drop the vectors and the index (a run calls this once the system is ranked)."""
+        self._doc_vecs = None
+        self._faiss_index = None
+
+    def _faiss_rank(self, q_vecs: np.ndarray, k: int) -> Ranking:
+        n = self._doc_vecs.shape[0]
+        kk = min(k, n)
+        scores, ids = self._faiss_index.search(np.ascontiguousarray(q_vecs, np.float32), kk)
+        scores = scores.astype(np.float64)
+        ids = ids.astype(np.int64)
+        # ties by index, as everywhere else (FAISS's order among equal scores is its own)
+        order = np.lexsort((ids, -scores), axis=1)
+        ids = np.take_along_axis(ids, order, axis=1)
+        scores = np.take_along_axis(scores, order, axis=1)
+        if kk < k:
+            pad = k - kk
+            ids = np.hstack([ids, np.full((len(ids), pad), -1, dtype=np.int64)])
+            scores = np.hstack([scores, np.full((len(ids), pad), -np.inf)])
+        return Ranking(ids=ids, scores=scores)
+
+    def _exact_rank(self, q_vecs: np.ndarray, k: int) -> Ranking:
+        parts = []
+        for start in range(0, len(q_vecs), QUESTION_BLOCK):
+            block = q_vecs[start : start + QUESTION_BLOCK]
+            parts.append(top_k(block @ self._doc_vecs.T, k))
+        if len(parts) == 1:
+            return parts[0]
+        return Ranking(
+            ids=np.vstack([p.ids for p in parts]), scores=np.vstack([p.scores for p in parts])
+        )
 
     def rank(self, questions: Sequence[str], k: int) -> Ranking:
         if self._doc_vecs is None:
@@ -303,12 +393,15 @@ class DenseRetriever:
             )
         if not qs:
             return Ranking(ids=np.zeros((0, k), np.int64), scores=np.zeros((0, k)))
-        parts = []
-        for start in range(0, len(qs), QUESTION_BLOCK):
-            block = q_vecs[start : start + QUESTION_BLOCK]
-            parts.append(top_k(block @ self._doc_vecs.T, k))
-        if len(parts) == 1:
-            return parts[0]
-        return Ranking(
-            ids=np.vstack([p.ids for p in parts]), scores=np.vstack([p.scores for p in parts])
-        )
+        if self._faiss_index is None:
+            return self._exact_rank(q_vecs, k)
+        ranking = self._faiss_rank(q_vecs, k)
+        if self._search == "faiss-hnsw":
+            # what the approximate index costs: its top k against the exact top k
+            exact = self._exact_rank(q_vecs, k)
+            hits = [
+                len(set(a[a >= 0].tolist()) & set(b[b >= 0].tolist())) / max(1, int((b >= 0).sum()))
+                for a, b in zip(ranking.ids, exact.ids, strict=True)
+            ]
+            self.hnsw_recall = {f"recall@{k}": round(float(np.mean(hits)), 4)}
+        return ranking

@@ -190,12 +190,16 @@ def embed_texts(
     batch_size: int = 32,
     cache: EmbeddingCache | None = None,
     progress: Progress | None = None,
+    engine=None,
 ) -> np.ndarray:
     """Encode ``texts`` in batches with ``encoder``, through ``cache`` when given.
 
     Returns a float32 array of shape ``(len(texts), dim)`` in input order.
     ``progress(done, total)`` is called after the cache lookup and after each
-    encoded batch, counting texts (cached ones count as done).
+    encoded batch, counting texts (cached ones count as done). Each distinct text is
+    encoded once; texts are batched by length. With an ``engine`` that has
+    ``encode_batches`` (the Ray engine), the batches are encoded on its workers and each
+    is committed to the cache as it comes back.
     """
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
@@ -214,17 +218,24 @@ def embed_texts(
     if progress is not None:
         progress(done, total)
 
-    miss_keys = list(missing)
+    # Batches of similar length: a model pads each batch to its longest text, so sorting by
+    # length (stable) wastes no work on padding. Vectors go back by key, in input order.
+    miss_keys = sorted(missing, key=lambda k: len(missing[k]))
     remaining = {k: 0 for k in miss_keys}
     for k in keys:
         if k in remaining:
             remaining[k] += 1
-    for batch_keys in _batches(miss_keys, batch_size):
-        batch_texts = [missing[k] for k in batch_keys]
-        vecs = np.asarray(encoder.encode(batch_texts), dtype=np.float32)
-        if vecs.ndim != 2 or vecs.shape[0] != len(batch_texts):
+    batches = [list(b) for b in _batches(miss_keys, batch_size)]
+    if engine is not None and len(batches) > 1:
+        results = engine.encode_batches(encoder, [[missing[k] for k in b] for b in batches])
+    else:
+        results = ((i, encoder.encode([missing[k] for k in b])) for i, b in enumerate(batches))
+    for i, vecs in results:  # each batch is stored as soon as it arrives
+        batch_keys = batches[i]
+        vecs = np.asarray(vecs, dtype=np.float32)
+        if vecs.ndim != 2 or vecs.shape[0] != len(batch_keys):
             raise RagmeterError(
-                f"encoder {model_id!r} returned {vecs.shape} for {len(batch_texts)} texts"
+                f"encoder {model_id!r} returned {vecs.shape} for {len(batch_keys)} texts"
             )
         if cache is not None:
             cache.put(model_id, batch_keys, vecs)

@@ -1,0 +1,43 @@
+"""Sentence segmentation of single paragraphs with syntok, light enough for worker processes.
+
+syntok segments each paragraph on its own (``segmenter.analyze`` splits the text at blank
+lines first, then tokenizes and segments every paragraph separately), so a paragraph's
+sentences do not depend on the text around it. That makes two exact speed-ups possible: a
+paragraph that occurs twice is segmented once, and paragraphs can be segmented in any process
+in any order. This module imports only syntok so that a worker process starts quickly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from syntok import segmenter
+from syntok.tokenizer import Tokenizer
+
+_TOKENIZER = Tokenizer(replace_not_contraction=False)
+
+
+def paragraphs(text: str) -> list[tuple[int, str]]:
+    """``(offset, paragraph)`` pairs exactly as syntok splits ``text``."""
+    return segmenter.preprocess_with_offsets(text)
+
+
+def paragraph_sentences(paragraph: str) -> tuple[int, ...]:
+    """Sentences of one paragraph as a flat ``(start0, end0, start1, end1, ...)`` tuple.
+
+    A sentence runs from its first token's offset to its last token's end (offsets into
+    ``paragraph``); sentences without a non-empty token are left out.
+    """
+    out: list[int] = []
+    for sentence in segmenter.segment(_TOKENIZER.tokenize(paragraph)):
+        toks = [t for t in sentence if t.value]
+        if toks:
+            last = toks[-1]
+            out.append(toks[0].offset)
+            out.append(last.offset + len(last.value))
+    return tuple(out)
+
+
+def segment_batch(batch: Sequence[str]) -> list[tuple[int, ...]]:
+    """:func:`paragraph_sentences` of every paragraph of ``batch``, in order (a worker task)."""
+    return [paragraph_sentences(p) for p in batch]

@@ -1,0 +1,261 @@
+"""Where the heavy, independent work of a run is done: this machine or a Ray cluster.
+
+An engine runs one function over a list of independent tasks and returns the results in
+task order, so what a run computes never depends on the engine or on the number of
+workers. Two engines exist:
+
+* ``local`` (the default): worker processes on this machine (``ProcessPoolExecutor``);
+  ``workers`` defaults to the CPUs this process may use, or ``$RAGMETER_WORKERS``.
+* ``ray``: Ray tasks on a cluster (``address = "auto"`` for the cluster this machine
+  belongs to, ``ray://host:10001`` for a remote one, ``""`` to start Ray on this machine).
+  Ray is imported only when this engine is asked for (``pip install 'ragmeter[ray]'``).
+
+What goes through the engine: sentence segmentation of the corpus (the costly part of
+chunking) and the encoding of chunk texts for dense retrieval. Results come back batch by
+batch; the caller stores each batch (the embedding cache commits it) as it arrives, so a
+lost worker costs only its own batch, which Ray retries.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Protocol, TypeVar
+
+from ragmeter.errors import InputError
+
+T = TypeVar("T")
+R = TypeVar("R")
+Progress = Callable[[int, int], None]
+
+KINDS = ("local", "ray")
+
+
+class Engine(Protocol):
+    """Runs independent tasks and returns their results in task order."""
+
+    name: str
+    workers: int
+
+    def map(
+        self, fn: Callable[[T], R], tasks: Sequence[T], progress: Progress | None = None
+    ) -> list[R]: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return os.cpu_count() or 1
+
+
+def _workers_from_env() -> int | None:
+    value = os.environ.get("RAGMETER_WORKERS", "").strip()
+    if not value:
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        raise InputError(f"RAGMETER_WORKERS must be a whole number, got {value!r}") from None
+    if n < 1:
+        raise InputError(f"RAGMETER_WORKERS must be at least 1, got {n}")
+    return n
+
+
+def _start_method() -> str:
+    """``fork`` on Linux: a worker starts in milliseconds, and unlike ``spawn`` it never
+    re-imports the caller's main script (which would run an unguarded script again). The
+    tasks sent to workers are pure functions that touch no lock of the parent. Elsewhere
+    ``spawn``, the platform default."""
+    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
+        return "fork"
+    return "spawn"
+
+
+class LocalEngine:
+    """Worker processes on this machine; one worker means everything runs in this process."""
+
+    name = "local"
+
+    def __init__(self, workers: int | None = None) -> None:
+        if workers is not None and (isinstance(workers, bool) or int(workers) < 1):
+            raise InputError(f"engine workers must be at least 1, got {workers!r}")
+        self.workers = int(workers or _workers_from_env() or available_cpus())
+
+    def map(
+        self, fn: Callable[[T], R], tasks: Sequence[T], progress: Progress | None = None
+    ) -> list[R]:
+        tasks = list(tasks)
+        results: list[R] = []
+        if self.workers <= 1 or len(tasks) <= 1:
+            for task in tasks:
+                results.append(fn(task))
+                if progress is not None:
+                    progress(len(results), len(tasks))
+            return results
+        ctx = multiprocessing.get_context(_start_method())
+        with ProcessPoolExecutor(min(self.workers, len(tasks)), mp_context=ctx) as pool:
+            for result in pool.map(fn, tasks):
+                results.append(result)
+                if progress is not None:
+                    progress(len(results), len(tasks))
+        return results
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "local", "workers": self.workers}
+
+
+class RayEngine:
+    """Ray tasks on a cluster; results are gathered in task order.
+
+    ``address``: ``"auto"`` (the running cluster this machine belongs to), a cluster address
+    (``"ray://head:10001"``, ``"head:6379"``), or ``""`` to start Ray on this machine (or join
+    ``$RAY_ADDRESS``). ``init`` options go to ``ray.init``. A Ray that is already initialised
+    in this process is used as it is.
+    """
+
+    name = "ray"
+
+    def __init__(self, address: str = "auto", **init: Any) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise InputError(
+                "the ray engine needs Ray: pip install 'ragmeter[ray]' (or set "
+                '[engine] kind = "local")'
+            ) from None
+        self._ray = ray
+        self.address = address
+        if not ray.is_initialized():
+            options = {"include_dashboard": False, "log_to_driver": False, **init}
+            try:
+                ray.init(address=address or None, **options)
+            except ConnectionError as exc:
+                raise InputError(
+                    f"cannot reach a Ray cluster at address {address!r} ({exc}); start one "
+                    'with `ray start --head`, give its address, or use address = "" to run '
+                    "Ray on this machine"
+                ) from None
+        self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self.gpus = int(ray.cluster_resources().get("GPU", 0))
+        self._remote: dict[Any, Any] = {}
+
+    def _as_remote(self, fn: Callable, **options: Any):
+        key = (fn, tuple(sorted(options.items())))
+        if key not in self._remote:
+            # Lost workers are retried: a task is a pure function of its input.
+            self._remote[key] = self._ray.remote(max_retries=3, **options)(fn)
+        return self._remote[key]
+
+    def map(
+        self,
+        fn: Callable[[T], R],
+        tasks: Sequence[T],
+        progress: Progress | None = None,
+        num_gpus: float = 0,
+    ) -> list[R]:
+        ray = self._ray
+        remote = self._as_remote(fn, num_gpus=num_gpus) if num_gpus else self._as_remote(fn)
+        refs = [remote.remote(task) for task in tasks]
+        position = {ref: i for i, ref in enumerate(refs)}
+        results: list[Any] = [None] * len(refs)
+        pending = list(refs)
+        done = 0
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            for ref in ready:
+                results[position[ref]] = ray.get(ref)
+                done += 1
+            if progress is not None:
+                progress(done, len(refs))
+        return results
+
+    def map_unordered(
+        self,
+        fn: Callable[[T], R],
+        tasks: Sequence[T],
+        num_gpus: float = 0,
+    ):
+        """Yield ``(task index, result)`` as tasks finish (for callers that store each one)."""
+        ray = self._ray
+        remote = self._as_remote(fn, num_gpus=num_gpus) if num_gpus else self._as_remote(fn)
+        refs = [remote.remote(task) for task in tasks]
+        position = {ref: i for i, ref in enumerate(refs)}
+        pending = list(refs)
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            for ref in ready:
+                yield position[ref], ray.get(ref)
+
+    def encode_batches(self, encoder: Any, batches: Sequence[Sequence[str]]):
+        """Yield ``(batch index, vectors)`` as an actor pool encodes ``batches``.
+
+        Each actor loads the model once (on a GPU when the cluster has them) and encodes
+        batch after batch. Batches come back in the order they finish: the caller stores
+        each one at once (the embedding cache commits it), so a lost worker costs only the
+        batches it held, which Ray retries on a restarted actor.
+        """
+        from ray.util import ActorPool
+
+        ray = self._ray
+        per_actor = {"num_gpus": 1} if self.gpus else {"num_cpus": 1}
+        actor_cls = ray.remote(max_restarts=2, max_task_retries=2, **per_actor)(_EncoderActor)
+        n_actors = max(1, min(len(batches), self.gpus or self.workers))
+        device = "cuda" if self.gpus else None
+        actors = [actor_cls.remote(encoder, device) for _ in range(n_actors)]
+        pool = ActorPool(actors)
+        tasks = list(enumerate(batches))
+        try:
+            yield from pool.map_unordered(lambda a, task: a.encode.remote(*task), tasks)
+        finally:
+            for actor in actors:
+                ray.kill(actor)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": "ray",
+            "address": self.address,
+            "cpus": self.workers,
+            "gpus": self.gpus,
+            "library": f"ray {self._ray.__version__}",
+        }
+
+
+class _EncoderActor:
+    """Holds one encoder (its model loaded once) on a Ray worker."""
+
+    def __init__(self, encoder: Any, device: str | None = None) -> None:
+        if device is not None and hasattr(encoder, "device"):
+            encoder.device = device
+        self.encoder = encoder
+
+    def encode(self, index: int, texts: Sequence[str]):
+        import numpy as np
+
+        return index, np.asarray(self.encoder.encode(list(texts)), dtype=np.float32)
+
+
+def make_engine(kind: str = "local", address: str = "auto", workers: int | None = None) -> Engine:
+    """An engine by kind: ``local`` or ``ray`` (Ray is imported only for ``ray``)."""
+    if kind == "local":
+        return LocalEngine(workers)
+    if kind == "ray":
+        return RayEngine(address)
+    raise InputError(f"unknown engine kind {kind!r}; valid kinds: {', '.join(KINDS)}")
+
+
+_DEFAULT: LocalEngine | None = None
+
+
+def default_engine() -> Engine:
+    """The local engine with the default number of workers."""
+    global _DEFAULT
+    if _DEFAULT is None or _DEFAULT.workers != LocalEngine().workers:
+        _DEFAULT = LocalEngine()
+    return _DEFAULT

@@ -1,0 +1,488 @@
+"""Large-corpus paths give exactly what the plain paths give.
+
+* Fingerprints of every built-in strategy's chunks and of whole BM25 runs (items, scores as
+  float hex, grades, words and every metric vector), recorded before the chunking and
+  indexing were made faster, on the shipped example and on Chroma's corpora (and two
+  paragraph-shuffled copies of them, large enough for the worker processes to start).
+* Property tests against reference implementations kept here: syntok run on the whole text,
+  ``bm25s.tokenize`` + ``BM25.index``, the regex word count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import sys
+from pathlib import Path
+
+import bm25s
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from syntok import segmenter
+
+from ragmeter import chunking, engine
+from ragmeter.chunking import Chunk, chunk_corpus, prepare_sentences
+from ragmeter.config import DEFAULT_STRATEGIES, Config, load_config
+from ragmeter.corpus import Document, load_corpus
+from ragmeter.errors import InputError
+from ragmeter.experiment import count_words, run_search
+from ragmeter.retrieval import bm25 as bm25_mod
+from ragmeter.retrieval.bm25 import BM25Retriever
+from ragmeter.testset import load_testset
+
+CHROMA = Path(__file__).resolve().parents[2] / "shared" / "data" / "chroma"
+EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
+needs_chroma = pytest.mark.skipif(not CHROMA.is_dir(), reason="../shared/data/chroma is absent")
+
+# Recorded with the implementation before this file existed (chunk count, sha256 prefix).
+# fmt: off
+FINGERPRINTS = {
+     "chunks/chroma": {
+         "fixed": [
+             1151,
+             "6c75917ff0ae6cb09db8330c"
+         ],
+         "overlap": [
+             2293,
+             "5b8e063765880062e2224361"
+         ],
+         "parent-200": [
+             5958,
+             "9eb12e48888abd37b0728a4d"
+         ],
+         "parent-400": [
+             2993,
+             "72b07136a6483aeec050fdd5"
+         ],
+         "recursive": [
+             1662,
+             "83f93f9fbc901df2541dfced"
+         ],
+         "sentence": [
+             1452,
+             "b108bb7d584ec31fde614a56"
+         ],
+         "whole": [
+             5,
+             "0eef7125f9c7981adf501860"
+         ]
+     },
+     "chunks/chroma-x2": {
+         "fixed": [
+             2302,
+             "f853568d6afbccb7b941f3f3"
+         ],
+         "overlap": [
+             4586,
+             "8a10efdfe7684de6e0cf2eea"
+         ],
+         "parent-200": [
+             11967,
+             "2a377361877e41dae395b6eb"
+         ],
+         "parent-400": [
+             5977,
+             "754e541f65ea77154c8d37dc"
+         ],
+         "recursive": [
+             3319,
+             "92952ae48435ad64f4b59ad4"
+         ],
+         "sentence": [
+             2889,
+             "1ceda63413966f1de0eb0ecc"
+         ],
+         "whole": [
+             10,
+             "434907f84bcd1e1dcd1378b8"
+         ]
+     },
+     "chunks/example": {
+         "fixed": [
+             99,
+             "842b8d43db458c33292ad729"
+         ],
+         "overlap": [
+             154,
+             "ec4547d672fe1a7052720a41"
+         ],
+         "parent-200": [
+             455,
+             "a09ab5beba20006ea4bef59e"
+         ],
+         "parent-400": [
+             205,
+             "a676538fecc290d49f77287e"
+         ],
+         "recursive": [
+             106,
+             "20863df9558e06f579414aa8"
+         ],
+         "sentence": [
+             100,
+             "b971f1e6a57b4500db2425fa"
+         ],
+         "whole": [
+             25,
+             "2b355071dbe9f737fe1a3c91"
+         ]
+     },
+     "run/chroma": {
+         "fixed": "d3ffe9f6d386a0a33ec8d023",
+         "overlap": "89c5045ce335db823a3f386b",
+         "parent-200": "9ba5c12f7d8377471d92f5c7",
+         "parent-400": "2d5a494d1258b551bc29904a",
+         "recursive": "3afaaed1bf164c61b512f33f",
+         "sentence": "ace3b3de63ac0974dbc66e99",
+         "whole": "257cb4ec0ea1da3df12f3db2"
+     },
+     "run/chroma-x2": {
+         "fixed": "7fb45e132b7bbb2f857d9fd9",
+         "sentence": "757c9719e8f7167967c6513f"
+     },
+     "run/example": {
+         "fixed": "5172a283a4a01617212cf9a4",
+         "overlap": "cece3011ab6afcac5d0b8f1c",
+         "parent-200": "8969063fddafe9e7050e39bb",
+         "parent-400": "90208e961032d2edd64dc981",
+         "recursive": "0e42414a54eb36ef70ed9b73",
+         "sentence": "22866b307c238c5433d7747a",
+         "whole": "32f1d565772e12252ba1179b"
+     }
+}
+# fmt: on
+
+
+def shuffled_copies(docs: list[Document], copies: int, seed: int = 0) -> list[Document]:
+    """The documents, then ``copies - 1`` copies of each with its paragraphs shuffled."""
+    out = list(docs)
+    for c in range(1, copies):
+        rng = random.Random(seed * 1000 + c)
+        for d in docs:
+            paras = re.split(r"(?:\n[ \t]*){2,}", d.text)
+            rng.shuffle(paras)
+            out.append(Document(f"copy{c}/{d.id}", "\n\n".join(paras)))
+    return out
+
+
+def chunk_fingerprints(docs) -> dict:
+    res = {}
+    for name in chunking.STRATEGIES:
+        ch = chunk_corpus(docs, name)
+        h = hashlib.sha256()
+        for c in ch.chunks:
+            h.update(f"{c.doc_id}\t{c.start}\t{c.end}\t{c.parent}\n".encode())
+        if ch.parents is not None:
+            h.update(b"parents\n")
+            for c in ch.parents:
+                h.update(f"{c.doc_id}\t{c.start}\t{c.end}\n".encode())
+        res[name] = [len(ch.chunks), h.hexdigest()[:24]]
+    return res
+
+
+def run_fingerprints(docs, testset, strategies, ks=(1, 3, 5, 10)) -> dict:
+    run = run_search(Config(strategies=tuple(strategies), ks=ks), docs, testset)
+    res = {}
+    for s in run.systems:
+        h = hashlib.sha256()
+        for row in s.items:
+            for it in row:
+                h.update(
+                    f"{it.doc}\t{it.start}\t{it.end}\t{it.score.hex()}\t{it.grade}\t{it.words}\n".encode()
+                )
+            h.update(b"|\n")
+        for m in sorted(s.scores):
+            h.update(m.encode())
+            h.update(np.ascontiguousarray(s.scores[m]).tobytes())
+        res[s.name] = h.hexdigest()[:24]
+    return res
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    chunking._CACHE.clear()
+    yield
+    chunking._CACHE.clear()
+
+
+# --------------------------------------------------------------------------- fingerprints
+
+
+def test_example_chunks_and_runs_unchanged():
+    docs = load_corpus(EXAMPLE / "posts")
+    testset = load_testset(EXAMPLE / "questions.jsonl", docs)
+    assert chunk_fingerprints(docs) == FINGERPRINTS["chunks/example"]
+    assert run_fingerprints(docs, testset, DEFAULT_STRATEGIES) == FINGERPRINTS["run/example"]
+
+
+@needs_chroma
+def test_chroma_chunks_and_runs_unchanged():
+    docs = load_corpus(CHROMA / "corpora")
+    testset = load_testset(CHROMA / "questions_df.csv", docs)
+    assert chunk_fingerprints(docs) == FINGERPRINTS["chunks/chroma"]
+    got = run_fingerprints(docs, testset, DEFAULT_STRATEGIES, ks=(1, 3, 5))
+    assert got == FINGERPRINTS["run/chroma"]
+
+
+@needs_chroma
+@pytest.mark.parametrize("workers", [1, 2])
+def test_chroma_copies_unchanged_with_any_number_of_workers(monkeypatch, workers):
+    monkeypatch.setenv("RAGMETER_WORKERS", str(workers))
+    docs = shuffled_copies(load_corpus(CHROMA / "corpora"), 2)
+    assert sum(len(d.text) for d in docs) > chunking.PARALLEL_MIN_CHARS  # workers do start
+    assert chunk_fingerprints(docs) == FINGERPRINTS["chunks/chroma-x2"]
+    if workers == 2:
+        testset = load_testset(CHROMA / "questions_df.csv", docs)
+        got = run_fingerprints(docs, testset, ["fixed", "sentence"], ks=(1, 3, 5, 10))
+        assert got == FINGERPRINTS["run/chroma-x2"]
+
+
+# --------------------------------------------------------------------------- sentences
+
+_PIECES = [
+    " ", "\n", "\n\n", "\n \n", "\r\n\r\n", "\t", ". ", "! ", "? ", "...", "(", ")", "“", "”",
+    "Mr.", "e.g.", "U.S.", "3.14", "don't", "\u200b", "\u00a0", "é", "İ", "ΣΑΣ", "日本語",
+    "Hello", "world", "The", "cat", "sat", "A.", "_x_", "ab-cd", "x1", "\u2028",
+]  # fmt: skip
+docs_text = st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=5)), max_size=60).map(
+    "".join
+)
+
+
+def reference_sentence_starts(text: str) -> list[int]:
+    """Sentence starts as syntok's own ``analyze`` gives them on the whole text."""
+    starts = []
+    for paragraph in segmenter.analyze(text):
+        for sentence in paragraph:
+            toks = [t for t in sentence if t.value]
+            if toks:
+                starts.append(toks[0].offset)
+    return starts
+
+
+@settings(max_examples=120, deadline=None)
+@given(docs_text)
+def test_sentence_spans_match_syntok_analyze(text):
+    assert [s for s, _ in chunking.sentence_spans(text)] == reference_sentence_starts(text)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(docs_text, min_size=1, max_size=6), st.integers(1, 3))
+def test_prepare_sentences_is_exact_with_shared_paragraphs_and_workers(texts, copies):
+    # duplicated paragraphs (segmented once) and tiny thresholds (worker processes start)
+    texts = texts + ["\n\n".join(reversed(t.split("\n\n"))) for t in texts] * copies
+    expected = {}
+    for t in texts:
+        chunking._CACHE.clear()
+        expected[t] = chunking._CACHE.sentence_breaks(t).tolist()
+    chunking._CACHE.clear()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(chunking, "PARALLEL_MIN_CHARS", 0)
+        mp.setattr(chunking, "BATCH_CHARS", 20)
+        prepare_sentences(texts, engine.LocalEngine(workers=2))
+    for t in texts:
+        assert chunking._CACHE.has(t)
+        assert chunking._CACHE.get(t).sentence_breaks.tolist() == expected[t]
+
+
+def test_prepare_sentences_reports_progress_and_skips_cached_texts():
+    seen = []
+    texts = ["One. Two.\n\nThree.", "Four! Five?"]
+    assert prepare_sentences(texts, progress=lambda d, t: seen.append((d, t))) > 0
+    assert seen and seen[-1][0] == seen[-1][1]
+    assert prepare_sentences(texts) == 0  # all cached: nothing segmented again
+
+
+# --------------------------------------------------------------------------- BM25
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40))
+def test_token_pattern_equals_bm25s_pattern(text):
+    low = text.lower()
+    assert bm25_mod._TOKEN.findall(low) == re.findall(r"(?u)\b\w\w+\b", low)
+
+
+def _bm25s_reference(texts, stopwords="en", k1=1.5, b=0.75):
+    tok = bm25s.tokenize(list(texts), stopwords=stopwords, show_progress=False)
+    model = bm25s.BM25(k1=k1, b=b)
+    model.index(tok, show_progress=False)
+    return tok, model
+
+
+chunk_texts = st.lists(docs_text, min_size=1, max_size=12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(chunk_texts)
+def test_tokenize_and_scores_equal_bm25s(texts):
+    ids, lengths, vocab = bm25_mod.tokenize(texts, "en")
+    if not vocab:  # bm25s cannot index texts without a token; neither path is used then
+        assert not bm25s.tokenize(texts, stopwords="en", show_progress=False).vocab
+        return
+    tok, model = _bm25s_reference(texts)
+    assert [
+        ids[a:b].tolist()
+        for a, b in zip(np.r_[0, np.cumsum(lengths)[:-1]], np.cumsum(lengths), strict=True)
+    ] == tok.ids
+    assert list(vocab) == [w for w in tok.vocab if w != ""]
+    ours = bm25_mod.build_scores(ids, lengths, len(vocab), 1.5, 0.75)
+    for key in ("data", "indices", "indptr"):
+        assert ours[key].dtype == model.scores[key].dtype
+        assert np.array_equal(ours[key], model.scores[key]), key
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    chunk_texts,
+    st.lists(
+        st.sampled_from(["cat sat", "hello world", "the", "ΣΑΣ x1", "e.g. don't", "zzz"]),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_bm25_rankings_bit_identical_to_bm25s(texts, questions):
+    if not bm25_mod.tokenize(texts, "en")[2]:
+        return
+    r = BM25Retriever()
+    r.index(texts)
+    ranking = r.rank(questions, 5)
+    tok, model = _bm25s_reference(texts)
+    queries = bm25s.tokenize(questions, stopwords="en", return_ids=False, show_progress=False)
+    for q, row_ids, row_scores in zip(queries, ranking.ids, ranking.scores, strict=True):
+        ref = model.get_scores(q) if q else np.zeros(len(texts))
+        ref = np.asarray(ref, dtype=np.float64)
+        for i, s in zip(row_ids, row_scores, strict=True):
+            if i >= 0:
+                assert s.hex() == float(ref[i]).hex()
+
+
+def _chunks_of(doc_id: str, text: str, cuts: list[int]) -> list[Chunk]:
+    bounds = sorted({0, len(text), *[c % (len(text) + 1) for c in cuts]})
+    return [Chunk(doc_id, a, b, text[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(docs_text, min_size=1, max_size=4),
+    st.lists(st.integers(0, 400), max_size=6),
+    st.booleans(),
+)
+def test_index_chunks_equals_index_of_texts(texts, cuts, whole_words):
+    docs = {f"d{i}": t for i, t in enumerate(texts)}
+    chunks: list[Chunk] = []
+    for doc_id, text in docs.items():
+        if whole_words:  # the shape built-in strategies make: whole words, any grouping
+            chunks += chunking.FixedStrategy(size=1 + len(cuts)).split(doc_id, text)
+        else:  # any cut at all, inside words too: the shared path must step aside
+            chunks += [c for c in _chunks_of(doc_id, text, cuts) if c.text]
+    if not chunks:
+        return
+    if not bm25_mod.tokenize([c.text for c in chunks], "en")[2]:
+        return
+    a, b = BM25Retriever(), BM25Retriever()
+    a.index([c.text for c in chunks])
+    b.index_chunks(chunks, docs)
+    b.index_chunks(chunks, docs)  # the per-run token table, used a second time
+    assert a._model.vocab_dict == b._model.vocab_dict
+    assert list(a._model.vocab_dict) == list(b._model.vocab_dict)
+    for key in ("data", "indices", "indptr"):
+        assert np.array_equal(a._model.scores[key], b._model.scores[key])
+
+
+def test_index_chunks_uses_shared_tokens_for_whole_word_chunks():
+    text = "Alpha beta gamma. Delta the epsilon!\n\nZeta eta theta."
+    docs = {"d": text}
+    chunks = chunking.FixedStrategy(size=2).split("d", text)
+    table = bm25_mod._TokenTable("en")
+    assert bm25_mod._chunk_tokens(table, chunks, docs) is not None
+    inside = [Chunk("d", 1, 5, text[1:5])]  # cuts "Alpha" in the middle
+    assert bm25_mod._chunk_tokens(table, inside, docs) is None
+    retitled = [Chunk("d", 0, 5, "Title: Alpha")]  # text that is not the span
+    assert bm25_mod._chunk_tokens(table, retitled, docs) is None
+    assert bm25_mod._TokenTable("en").doc("İstanbul") is None  # lower() changes its length
+
+
+def test_release_drops_the_index():
+    r = BM25Retriever()
+    r.index(["a cat", "a dog"])
+    r.release()
+    with pytest.raises(RuntimeError):
+        r.rank(["cat"], 1)
+
+
+# --------------------------------------------------------------------------- words, engine
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=60))
+def test_count_words_matches_regex(text):
+    assert count_words(text) == len(re.findall(r"\S+", text))
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_local_engine_keeps_task_order(workers):
+    eng = engine.LocalEngine(workers=workers)
+    seen = []
+    assert eng.map(_square, range(7), progress=lambda d, t: seen.append((d, t))) == [
+        x * x for x in range(7)
+    ]
+    assert seen[-1] == (7, 7)
+    assert eng.describe() == {"kind": "local", "workers": workers}
+
+
+def test_engine_settings_are_checked(monkeypatch, tmp_path):
+    with pytest.raises(InputError, match="unknown engine kind"):
+        engine.make_engine("spark")
+    with pytest.raises(InputError, match="at least 1"):
+        engine.LocalEngine(workers=0)
+    monkeypatch.setenv("RAGMETER_WORKERS", "three")
+    with pytest.raises(InputError, match="RAGMETER_WORKERS"):
+        engine.LocalEngine()
+    monkeypatch.setenv("RAGMETER_WORKERS", "3")
+    assert engine.LocalEngine().workers == 3
+    with pytest.raises(InputError, match=r"\[engine\] kind"):
+        Config(engine="spark").validate()
+    with pytest.raises(InputError, match=r"\[engine\] workers"):
+        Config(engine_workers=-1).validate()
+    cfg = tmp_path / "ragmeter.toml"
+    cfg.write_text('[engine]\nkind = "ray"\naddress = "ray://head:10001"\nworkers = 4\n')
+    loaded = load_config(cfg)
+    assert (loaded.engine, loaded.engine_address, loaded.engine_workers) == (
+        "ray",
+        "ray://head:10001",
+        4,
+    )
+    assert loaded.to_dict()["engine"] == {"kind": "ray", "address": "ray://head:10001"}
+    assert "engine" not in Config().to_dict()  # the default leaves saved configs as they were
+
+
+def test_ray_engine_without_ray_is_a_one_line_input_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    with pytest.raises(InputError, match=r"pip install 'ragmeter\[ray\]'"):
+        engine.make_engine("ray")
+
+
+def test_cli_engine_option_is_checked_and_local_runs(tmp_path):
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    runner = CliRunner()
+    bad = runner.invoke(app, ["search", "--engine", "spark", "-o", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and "[engine] kind" in bad.output
+    assert not (tmp_path / "bad").exists()
+    ok = runner.invoke(
+        app,
+        ["search", "--engine", "local", "--strategies", "sentence", "--rounds", "100",
+         "-o", str(tmp_path / "ok")],
+    )  # fmt: skip
+    assert ok.exit_code == 0, ok.output
+    assert (tmp_path / "ok" / "summary.json").is_file()
