@@ -39,11 +39,16 @@ def atomic_directory(path: Path) -> Iterator[Path]:
     """Build a directory under a temporary name; rename it into place on success.
 
     An existing directory at ``path`` is replaced only once the new one is
-    complete; on any error the temporary directory is removed.
+    complete; on any error the temporary directory is removed. Temporaries are
+    named ``.ragmeter-tmp-<name>.<pid>.…`` so that the next writer recognises
+    (and removes) those of a process that was killed.
     """
+    from ragmeter.outputs import clean_stale_temporaries, temp_name
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+    clean_stale_temporaries(path)
+    tmp = Path(tempfile.mkdtemp(prefix=temp_name(path, "new-"), dir=path.parent))
     umask = os.umask(0)
     os.umask(umask)
     tmp.chmod(0o777 & ~umask)  # mkdtemp makes it private; results are ordinary files
@@ -54,7 +59,7 @@ def atomic_directory(path: Path) -> Iterator[Path]:
         raise
     old = None
     if path.exists():
-        old = path.with_name(f".{path.name}.old-{os.getpid()}")
+        old = path.with_name(temp_name(path, "old"))
         os.replace(path, old)
     os.replace(tmp, path)
     if old is not None:

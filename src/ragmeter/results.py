@@ -34,6 +34,7 @@ from ragmeter import __version__, stats
 from ragmeter.errors import InputError
 from ragmeter.experiment import SearchRun
 from ragmeter.io import atomic_directory, dumps
+from ragmeter.outputs import check_results_target, results_lock, results_marker
 from ragmeter.testset import AnswerSpan, Question
 
 
@@ -112,9 +113,26 @@ def summarize_run(run: SearchRun) -> dict:
     )
 
 
-def save_results(run: SearchRun, path: str | Path, summary: dict | None = None) -> Path:
-    """Write a complete results directory atomically (temporary name, then rename)."""
+def save_results(
+    run: SearchRun, path: str | Path, summary: dict | None = None, *, overwrite: bool = False
+) -> Path:
+    """Write a complete results directory atomically (temporary name, then rename).
+
+    ``path`` must not exist yet, or be an empty folder, or (with ``overwrite``)
+    hold earlier ragmeter results; it may not be, hold or lie inside the
+    corpus or test set. Anything else is an :class:`InputError`. The directory
+    is written under its lock (:func:`ragmeter.outputs.results_lock`).
+    """
     path = Path(path)
+    cfg = run.config
+    inputs = (("corpus", cfg.corpus), ("test set", cfg.testset))
+    check_results_target(path, inputs, overwrite=overwrite)
+    with results_lock(path):
+        check_results_target(path, inputs, overwrite=overwrite)  # as it is now, under the lock
+        return _save_results(run, path, summary)
+
+
+def _save_results(run: SearchRun, path: Path, summary: dict | None) -> Path:
     cfg = run.config
     systems = [s.name for s in run.systems]
     metric_names = run.metric_names
@@ -129,6 +147,7 @@ def save_results(run: SearchRun, path: str | Path, summary: dict | None = None) 
             shutil.copytree(path / name, tmp / name)
         (tmp / "config.toml").write_text(tomli_w.dumps(_toml_safe(cfg.to_dict())), "utf-8")
         meta = {
+            **results_marker(),
             "versions": _versions(),
             "corpus": {
                 "path": cfg.corpus,

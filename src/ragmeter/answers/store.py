@@ -32,6 +32,7 @@ from typing import Any
 from ragmeter.answers.prompts import GRADES
 from ragmeter.errors import InputError
 from ragmeter.io import atomic_write_text, dumps
+from ragmeter.outputs import results_lock
 from ragmeter.results import Results
 
 __all__ = [
@@ -233,7 +234,12 @@ def read_hand(folder: Path) -> list[HandGrade]:
 
 
 def append_hand(folder: Path, grade: HandGrade) -> None:
-    """Append one hand grade and sync it to disk before returning."""
+    """Append one hand grade and sync it to disk before returning (under the results lock)."""
+    with results_lock(folder.parent):
+        _append_hand(folder, grade)
+
+
+def _append_hand(folder: Path, grade: HandGrade) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "hand.jsonl"
     line = json.dumps(dataclasses.asdict(grade), sort_keys=True, ensure_ascii=False) + "\n"
@@ -263,14 +269,15 @@ def read_meta(folder: Path) -> dict[str, Any]:
 
 
 def update_meta(folder: Path, **changes: Any) -> dict[str, Any]:
-    """Merge ``changes`` into ``meta.json`` (``None`` values remove a key)."""
-    meta = read_meta(folder)
-    for key, value in changes.items():
-        if value is None:
-            meta.pop(key, None)
-        else:
-            meta[key] = value
-    atomic_write_text(folder / "meta.json", dumps(meta))
+    """Merge ``changes`` into ``meta.json`` (``None`` values remove a key), under the lock."""
+    with results_lock(folder.parent):
+        meta = read_meta(folder)
+        for key, value in changes.items():
+            if value is None:
+                meta.pop(key, None)
+            else:
+                meta[key] = value
+        atomic_write_text(folder / "meta.json", dumps(meta))
     return meta
 
 
@@ -378,8 +385,10 @@ def merged_rows(aset: AnswerSet) -> list[dict[str, Any]]:
 
 
 def write_merged(results: Results | str | Path) -> Path:
-    """Rewrite ``answers/answers.jsonl`` (atomically) from the files beside it."""
-    aset = load_answer_set(results)
-    path = aset.folder / "answers.jsonl"
-    atomic_write_text(path, _jsonl(merged_rows(aset)))
+    """Rewrite ``answers/answers.jsonl`` (atomically, under the lock) from the files beside it."""
+    base = results.path if isinstance(results, Results) else Path(results)
+    with results_lock(base):
+        aset = load_answer_set(results)
+        path = aset.folder / "answers.jsonl"
+        atomic_write_text(path, _jsonl(merged_rows(aset)))
     return path

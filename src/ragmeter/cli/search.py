@@ -24,6 +24,7 @@ from ragmeter.config import Config, load_config
 from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
 from ragmeter.experiment import count_words, run_search
+from ragmeter.outputs import check_results_target, is_results_dir
 from ragmeter.report import terminal
 from ragmeter.results import Results, save_results, summarize_run
 
@@ -87,6 +88,8 @@ def search(
         method=method,
         output=str(out) if out else None,
     ).validate()
+    # before the (slow) search: refuse an --out that is not ours, or that holds the inputs
+    check_results_target(cfg.output, (("corpus", cfg.corpus), ("test set", cfg.testset)))
     with _progress() as bar:
         task = bar.add_task("search", total=1)
 
@@ -97,7 +100,7 @@ def search(
         bar.update(task, description="intervals")
         systems = [s.name for s in run.systems]
         summary = summarize_run(run)
-        path = save_results(run, cfg.output, summary)
+        path = save_results(run, cfg.output, summary, overwrite=is_results_dir(cfg.output))
     console.print(
         f"[bold]{len(run.questions)}[/] questions, [bold]{len(run.documents)}[/] "
         f"documents, {len(systems)} systems"

@@ -823,6 +823,7 @@ def audit_command(
     documents = load_corpus(corpus_path)
     testset = load_testset(testset_path, documents)
     out_dir = Path(out_dir) if out_dir is not None else Path(testset_path).parent
+    check_audit_targets(out_dir, name, corpus_path, testset_path)
     if llm is not None and cache_path is None:
         cache_path = out_dir / f"{name}.llm-cache.sqlite"
     flagged = audit_questions(
@@ -850,5 +851,43 @@ def audit_command(
         },
         llm=model_label(llm) if llm is not None else None,
     )
-    paths = write_audit(flagged, summary, out_dir, name)
+    from ragmeter.outputs import is_results_dir, results_lock
+
+    if is_results_dir(out_dir.parent):  # <results>/audit: written under the results lock
+        with results_lock(out_dir.parent):
+            paths = write_audit(flagged, summary, out_dir, name)
+    else:
+        paths = write_audit(flagged, summary, out_dir, name)
     return flagged, summary, paths
+
+
+def check_audit_targets(
+    out_dir: Path, name: str, corpus_path: str | Path, testset_path: str | Path
+) -> None:
+    """Refuse audit files that would land on the inputs or on files that are not audits."""
+    from ragmeter.outputs import check_output_file, first_json_line, is_empty_file
+
+    if not name or Path(name).name != name or name in (".", ".."):
+        raise InputError(f"audit name {name!r}: give a plain file name such as 'audit'")
+
+    def jsonl(p: Path) -> bool:
+        row = first_json_line(p)
+        return is_empty_file(p) or (isinstance(row, dict) and "flags" in row and "id" in row)
+
+    def csv_file(p: Path) -> bool:
+        try:
+            with p.open(encoding="utf-8") as fh:
+                return fh.readline().startswith(",".join(CSV_COLUMNS[:3]))
+        except (OSError, UnicodeDecodeError):
+            return False
+
+    def summary(p: Path) -> bool:
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return isinstance(data, dict) and "counts" in data
+
+    inputs = (("corpus", corpus_path), ("test set", testset_path))
+    for suffix, recognise in ((".jsonl", jsonl), (".csv", csv_file), ("-summary.json", summary)):
+        check_output_file(out_dir / f"{name}{suffix}", recognise, "question audit", inputs)

@@ -357,6 +357,7 @@ def generate_command(
     from ragmeter.testset import load_testset, save_jsonl_testset
 
     out_path = Path(out_path)
+    check_generate_targets(out_path, corpus_path, testset_path)
     documents = load_corpus(corpus_path)
     if (testset_path is None) == (sample is None):
         raise InputError("give either a test set (its answer passages) or --sample N, not both")
@@ -387,6 +388,29 @@ def generate_command(
     else:
         skipped_path.unlink(missing_ok=True)
     return result
+
+
+def check_generate_targets(
+    out_path: Path, corpus_path: str | Path, testset_path: str | Path | None
+) -> None:
+    """Refuse an output that would land on the inputs or on a file that is not ours."""
+    from ragmeter.outputs import check_output_file, first_json_line, is_empty_file
+
+    if out_path.suffix != ".jsonl":
+        raise InputError(f"{out_path}: the generated test set is JSONL; end --out with .jsonl")
+
+    def generated(p: Path) -> bool:
+        row = first_json_line(p)
+        return is_empty_file(p) or (isinstance(row, dict) and row.get("source") == "generated")
+
+    def skipped(p: Path) -> bool:
+        row = first_json_line(p)
+        return is_empty_file(p) or (isinstance(row, dict) and {"passage", "reason"} <= set(row))
+
+    inputs = (("corpus", corpus_path), ("test set", testset_path))
+    check_output_file(out_path, generated, "generated test set", inputs)
+    skipped_path = out_path.with_name(out_path.stem + ".skipped.jsonl")
+    check_output_file(skipped_path, skipped, "list of skipped passages", inputs)
 
 
 def subset(passages: Sequence[Passage], limit: int | None, seed: int) -> list[Passage]:
