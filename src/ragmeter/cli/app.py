@@ -38,14 +38,45 @@ def handle_errors(fn):
         try:
             return fn(*args, **kwargs)
         except RagmeterError as exc:
-            err.print(Text.assemble(("error: ", "bold red"), str(exc)), soft_wrap=True)
+            _one_line(str(exc))
+            raise typer.Exit(2) from None
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as exc:
+            # a path the user gave that cannot be read or written
+            where = f"{exc.filename}: " if exc.filename else ""
+            _one_line(f"{where}{exc.strerror or exc}; check the path and its permissions")
             raise typer.Exit(2) from None
 
     return wrapper
 
 
+def _one_line(message: str) -> None:
+    """``error: message`` on stderr, as one line whatever the message holds (no markup)."""
+    flat = " ".join(message.splitlines()) or "bad input"
+    err.print(Text.assemble(("error: ", "bold red"), flat), soft_wrap=True, markup=False)
+
+
 def _csv(value: str | None) -> tuple[str, ...] | None:
     return tuple(v.strip() for v in value.split(",") if v.strip()) if value else None
+
+
+def _ints(value: str | None, flag: str) -> tuple[int, ...] | None:
+    """Comma-separated whole numbers (``--ks 1,3,5``), or an InputError naming the flag."""
+    from ragmeter.errors import InputError
+
+    items = _csv(value)
+    if value is not None and not items:
+        raise InputError(f"{flag} {value!r}: give comma-separated whole numbers, e.g. 1,3,5,10")
+    if items is None:
+        return None
+    out = []
+    for item in items:
+        try:
+            out.append(int(item))
+        except ValueError:
+            raise InputError(
+                f"{flag} {value!r}: {item!r} is not a whole number; write e.g. 1,3,5,10"
+            ) from None
+    return tuple(out)
 
 
 def _progress() -> Progress:

@@ -12,6 +12,7 @@ from rich.table import Table
 from ragmeter import chunking, stats
 from ragmeter.cli.app import (
     _csv,
+    _ints,
     _progress,
     app,
     console,
@@ -20,7 +21,7 @@ from ragmeter.cli.app import (
     handle_errors,
     refresh_report,
 )
-from ragmeter.config import Config, load_config
+from ragmeter.config import Config, check_seed, load_config
 from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
 from ragmeter.experiment import count_words, run_search
@@ -81,7 +82,7 @@ def search(
         testset=testset,
         strategies=_csv(strategies),
         retrievers=_csv(retrievers),
-        ks=tuple(int(k) for k in _csv(ks)) if ks else None,
+        ks=_ints(ks, "--ks"),
         metric=metric,
         seed=seed,
         rounds=rounds,
@@ -181,6 +182,10 @@ def _run_settings(
     res: Results, metric: str | None, seed: int | None, rounds: int | None
 ) -> tuple[str, int, int]:
     """Metric, seed and rounds: as given, else as the saved run used them."""
+    if seed is not None:
+        check_seed(seed, "--seed")
+    if rounds is not None and rounds < 100:
+        raise InputError(f"--rounds must be at least 100 (10000 is the default), got {rounds}")
     return (
         metric or res.summary.get("metric", "recall@5"),
         seed if seed is not None else res.meta.get("seed", 1),
