@@ -215,6 +215,7 @@ class OllamaBackend(_HTTPBackend):
         url = base_url or os.environ.get("OLLAMA_HOST") or OLLAMA_DEFAULT_URL
         super().__init__(model, _normalize_url(url), max_concurrency=max_concurrency)
         self.options = dict(options or {})
+        self.cache_options = {"options": self.options} if self.options else {}
         self.keep_alive = keep_alive
         self._ladder = _Ladder(["schema", "json", "plain"])
 
@@ -322,6 +323,7 @@ class OpenAIBackend(_HTTPBackend):
         super().__init__(model, url, headers=headers, max_concurrency=max_concurrency)
         self.api_key_env = api_key_env
         self.extra_body = dict(extra_body or {})
+        self.cache_options = {"extra_body": self.extra_body} if self.extra_body else {}
         self._ladder = _Ladder(["json_schema", "json_object_schema", "json_object", "plain"])
         self._token_param = "max_tokens"
 
@@ -454,6 +456,9 @@ def llama_extra_buffers(enabled: bool) -> Iterator[None]:
 _PARAMS_LOCK = threading.Lock()
 
 
+_NOT_IN_KEY = frozenset({"n_threads", "n_threads_batch", "n_gpu_layers", "verbose", "use_mmap"})
+
+
 class GGUFBackend:
     """A GGUF model run in this process by llama-cpp-python.
 
@@ -507,6 +512,12 @@ class GGUFBackend:
             verbose=verbose,
             **llama_kwargs,
         )
+        # what changes a reply goes into the cache key; threads, GPU layers and logging do not
+        self.cache_options = {
+            "n_ctx": n_ctx,
+            "chat_format": chat_format,
+            **{k: v for k, v in llama_kwargs.items() if k not in _NOT_IN_KEY},
+        }
         if extra_buffers is None:
             extra_buffers = not cpu_has_amx()
         self.extra_buffers = extra_buffers
