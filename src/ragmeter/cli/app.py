@@ -81,7 +81,7 @@ def _ints(value: str | None, flag: str) -> tuple[int, ...] | None:
 
 def _progress() -> Progress:
     return Progress(
-        TextColumn("[bold]{task.description:<28}"),
+        TextColumn("{task.description:<28}", style="bold", markup=False),
         BarColumn(),
         TextColumn("{task.completed}/{task.total}"),
         TimeElapsedColumn(),
@@ -99,4 +99,4 @@ def refresh_report(results: Path) -> None:
     except ReportDependencyError:
         console.print("[dim]HTML report: pip install 'ragmeter\\[report]'; then ragmeter report[/]")
         return
-    console.print(f"Report: [bold]{path}[/]")
+    console.print(Text.assemble("Report: ", (str(path), "bold")))

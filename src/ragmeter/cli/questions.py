@@ -57,7 +57,8 @@ def questions_generate(
         )
     console.print(
         f"{len(result.testset)} questions -> {out}; {result.testset.skipped} skipped "
-        f"{result.skip_reasons() or ''}; {result.calls} model calls, {result.cache_hits} cached"
+        f"{result.skip_reasons() or ''}; {result.calls} model calls, {result.cache_hits} cached",
+        markup=False,
     )
 
 
@@ -101,7 +102,7 @@ def questions_audit(
         rounds=rounds,
     )
     console.print(audit_table(flagged, summary))
-    console.print("Written: " + ", ".join(str(p) for p in paths))
+    console.print("Written: " + ", ".join(str(p) for p in paths), markup=False)
     if results is not None:
         refresh_report(results)
 

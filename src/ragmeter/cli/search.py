@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from ragmeter import chunking, stats
 from ragmeter.cli.app import (
@@ -44,7 +45,7 @@ def _print_summary(summary: dict, ks: list[int], out: Path | None) -> None:
         f"{summary['rounds']} rounds (mulberry32).[/]"
     )
     if out is not None:
-        console.print(f"Results: [bold]{out}[/]")
+        console.print(Text.assemble("Results: ", (str(out), "bold")))
 
 
 @app.command()
@@ -121,7 +122,7 @@ def report(
     from ragmeter.report.html import write_report
 
     path = write_report(results, out)
-    console.print(f"Report: [bold]{path}[/]")
+    console.print(Text.assemble("Report: ", (str(path), "bold")))
     if open_:
         import webbrowser
 
@@ -155,7 +156,7 @@ def chunk(
     strat = chunking.make_strategy(strategy)
     chunked = chunking.chunk_corpus(docs, strat)
     sizes = [count_words(c.text) for c in chunked.items]
-    table = Table(title=f"{strategy}: {len(docs)} documents", title_justify="left")
+    table = Table(title=Text(f"{strategy}: {len(docs)} documents"), title_justify="left")
     for col in ("items", "min words", "median", "max words", "total words"):
         table.add_column(col, justify="right")
     table.add_row(
@@ -172,7 +173,7 @@ def chunk(
             f"{len(chunked.parents)} parent sections are returned."
         )
     for c in chunked.items[:show]:
-        console.rule(f"{c.doc_id} [{c.start}:{c.end}] {count_words(c.text)} words")
+        console.rule(Text(f"{c.doc_id} [{c.start}:{c.end}] {count_words(c.text)} words"))
         console.print(
             c.text if len(c.text) < 600 else c.text[:600] + " …", highlight=False, markup=False
         )
@@ -229,7 +230,7 @@ def plan(
     res = Results(results)
     metric, seed, rounds = _run_settings(res, metric, seed, rounds)
     systems = [system] if system else res.systems
-    need = Table(title=f"Questions needed on {metric}", title_justify="left")
+    need = Table(title=Text(f"Questions needed on {metric}"), title_justify="left")
     need.add_column("system")
     need.add_column(f"for ± {half_width * 100:g} points", justify="right")
     for s in systems:
@@ -241,7 +242,7 @@ def plan(
                 s,
             )
         )
-        need.add_row(s, str(stats.questions_for_half_width(scores, half_width)))
+        need.add_row(Text(s), str(stats.questions_for_half_width(scores, half_width)))
     console.print(need)
     if len(systems) > 1:
         sep = Table(
@@ -256,5 +257,5 @@ def plan(
                 n = stats.questions_to_separate(
                     res.scores(sa, metric), res.scores(sb, metric), difference
                 )
-                sep.add_row(sa, sb, str(n))
+                sep.add_row(Text(sa), Text(sb), str(n))
         console.print(sep)

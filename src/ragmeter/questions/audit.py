@@ -717,6 +717,7 @@ def audit_table(
     ratio with its interval and the count per flag.
     """
     from rich.table import Table
+    from rich.text import Text
 
     summary = summary or summarize_audit(flagged)
     rows = [f for f in flagged if f.flagged]
@@ -730,11 +731,11 @@ def audit_table(
     shown = rows if limit is None else rows[:limit]
     for f in shown:
         table.add_row(
-            f.id,
+            Text(f.id),
             "\n".join(f.labels),
             "" if f.copy_ratio is None else f"{f.copy_ratio:.0%}",
-            f.question,
-            _short(f.passage, width * 2),
+            Text(f.question),
+            Text(_short(f.passage, width * 2)),
         )
     counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items() if v)
     ratio = summary.copy_ratio

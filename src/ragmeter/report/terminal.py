@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.table import Table
+from rich.text import Text
 
 RANK_METRICS = ("mrr@10", "ndcg@10", "precision@5", "coverage@5")
 
@@ -31,7 +32,7 @@ def hit_table(summary: dict, ks: list[int], title: str = "") -> Table:
         table.add_column(f"recall@{k}", justify="right")
         table.add_column(f"words@{k}", justify="right", style="dim")
     for system, est in summary["estimates"].items():
-        row = [system]
+        row: list = [Text(system)]
         for k in ks:
             row.append(fmt_estimate(est[f"recall@{k}"]))
             row.append(f"{est[f'words@{k}']['mean']:.0f}")
@@ -47,14 +48,14 @@ def rank_table(summary: dict, metrics: tuple[str, ...] = RANK_METRICS) -> Table:
     for m in present:
         table.add_column(m + (" (%)" if _is_share(m) else ""), justify="right")
     for system, est in summary["estimates"].items():
-        table.add_row(system, *(fmt_estimate(est[m], percent=_is_share(m)) for m in present))
+        table.add_row(Text(system), *(fmt_estimate(est[m], percent=_is_share(m)) for m in present))
     return table
 
 
 def comparison_table(comparisons: list[dict], metric: str, seed: int, rounds: int) -> Table:
     """Paired differences A - B with interval, p-values and the verdict."""
     table = Table(
-        title=f"Paired comparisons on {metric} (A - B, points; seed {seed}, {rounds} rounds)",
+        title=Text(f"Paired comparisons on {metric} (A - B, points; seed {seed}, {rounds} rounds)"),
         title_justify="left",
     )
     for col, just in (
@@ -72,21 +73,21 @@ def comparison_table(comparisons: list[dict], metric: str, seed: int, rounds: in
         style = "green" if "better" in c["verdict"] else "yellow"
         p = c.get("p_holm", c.get("p_value"))
         table.add_row(
-            c["a"],
-            c["b"],
+            Text(c["a"]),
+            Text(c["b"]),
             f"{d['mean'] * scale:+.1f} [{d['low'] * scale:+.1f}, {d['high'] * scale:+.1f}]"
             if scale == 100
             else f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]",
             f"{c['wins']}/{c['ties']}/{c['losses']}",
             "" if p is None else f"{p:.3g}",
-            f"[{style}]{c['verdict']}[/{style}]",
+            Text(c["verdict"], style=style),
         )
     return table
 
 
 def size_table(rows: list[dict], metric: str, system: str) -> Table:
     """The interval each number of questions would give (resampled up from n)."""
-    table = Table(title=f"Sample size: {system} on {metric}", title_justify="left")
+    table = Table(title=Text(f"Sample size: {system} on {metric}"), title_justify="left")
     for col in ("questions", "mean", "95% interval", "± half-width"):
         table.add_column(col, justify="right")
     scale = 100 if _is_share(metric) else 1
