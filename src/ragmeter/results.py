@@ -430,6 +430,9 @@ _AGAIN = "the results directory is damaged: run `ragmeter search` again"
 
 def _check_scores(scores: ScoresFile, path: Path) -> None:
     """Every system has every metric, with one value per question."""
+    for name in ("systems", "questions", "metrics"):
+        if not getattr(scores, name):
+            raise InputError(f"{path}: {name} is empty; {_AGAIN}")
     n = len(scores.questions)
     for system in scores.systems:
         row = scores.values.get(system)

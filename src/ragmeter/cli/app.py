@@ -11,14 +11,52 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
+from typer.core import TyperGroup
 
 from ragmeter.errors import RagmeterError
+
+# click's exception base, whether typer uses click or its own copy of it
+_ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+class OneLineErrors(TyperGroup):
+    """Flag values the command line cannot parse (``--seed x``) are one line and exit 2,
+    like every other bad input, instead of a usage box."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            rv = super().main(
+                args=args,
+                prog_name=prog_name,
+                complete_var=complete_var,
+                standalone_mode=False,
+                **extra,
+            )
+        except _ClickException as exc:
+            if not standalone_mode:
+                raise
+            if type(exc).__name__ == "NoArgsIsHelpError":  # no arguments: show the help
+                exc.show()
+                sys.exit(exc.exit_code)
+            where = f" (see `{exc.ctx.command_path} --help`)" if getattr(exc, "ctx", None) else ""
+            _one_line(exc.format_message() + where)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            if not standalone_mode:
+                raise
+            err.print("aborted")
+            sys.exit(1)
+        if not standalone_mode:
+            return rv
+        sys.exit(rv if isinstance(rv, int) else 0)
+
 
 app = typer.Typer(
     help="Measure retrieval for language models, with 95% intervals on every number.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    cls=OneLineErrors,
 )
 # Piped output (logs, CI) gets a wide console so tables do not wrap.
 console = Console(width=None if sys.stdout.isatty() else 160)
