@@ -309,3 +309,41 @@ def test_error_line_is_one_line_without_markup(tmp_path):
     result = runner.invoke(app, ["search", str(p), "--corpus", str(tmp_path)])
     assert result.exit_code == 2
     assert re.fullmatch(r"error: .+", result.stderr.strip())
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["n_ctx=abc"], "option n_ctx='abc' has the wrong type"),
+        (["n_ctx=0"], "option n_ctx must be at least 1"),
+        (["chat_format=3"], "option chat_format=3 has the wrong type"),
+        (["n_ctx"], "write KEY=VALUE"),
+    ],
+)
+def test_bad_backend_options(saved, tmp_path, options, message):
+    copy = tmp_path / "r"
+    shutil.copytree(saved, copy)
+    args = ["answer", str(copy), "--reader", "gguf:/no/such/model.gguf"]
+    for option in options:
+        args += ["--option", option]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+    assert not (copy / "answers").exists()
+
+
+def test_audit_seed_out_of_range(tmp_path):
+    result = runner.invoke(
+        app,
+        [
+            "questions",
+            "audit",
+            str(tmp_path / "q.jsonl"),
+            "--corpus",
+            str(tmp_path),
+            "--seed",
+            str(2**40),
+        ],
+    )
+    assert result.exit_code == 2 and "--seed must be a whole number" in result.stderr

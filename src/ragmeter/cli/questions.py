@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ragmeter.cli.app import _csv, _progress, app, console, handle_errors, refresh_report
+from ragmeter.config import check_seed
 from ragmeter.results import Results
 
 questions_app = typer.Typer(
@@ -87,6 +88,7 @@ def questions_audit(
     """Flag copied, restated, context-dependent, misstated and duplicate questions."""
     from ragmeter.questions import audit_command, audit_table, parse_options
 
+    check_seed(seed, "--seed")
     if results is not None:
         Results(results)  # fail early if it is not a results directory
         out, name = results / "audit", "flags"
@@ -126,6 +128,8 @@ def questions_compare(
     """Score both sets on the same passages: paired intervals, and B without unfit questions."""
     from ragmeter.questions import compare_command, compare_table
 
+    if seed is not None:
+        check_seed(seed, "--seed")
     result = compare_command(
         a,
         b,

@@ -621,7 +621,30 @@ def make_backend(spec: str, **options: Any):
         )
     if not rest.strip():
         raise InputError(f"model spec {spec!r} names no model; write {kind}:NAME")
+    _check_options(KINDS[kind], spec, options)
     try:
         return KINDS[kind](rest.strip(), **options)
     except TypeError as exc:
         raise InputError(f"model spec {spec!r}: {exc}") from None
+
+
+def _check_options(cls: type, spec: str, options: dict[str, Any]) -> None:
+    """Type-check the options a backend declares (``n_ctx=abc`` is one line, not a crash)."""
+    import typing
+
+    from pydantic import TypeAdapter, ValidationError
+
+    hints = typing.get_type_hints(cls.__init__)
+    for name, value in options.items():
+        hint = hints.get(name)
+        if hint is None:
+            continue  # passed through (e.g. to llama_cpp.Llama), checked there
+        try:
+            TypeAdapter(hint).validate_python(value, strict=True)
+        except ValidationError:
+            raise InputError(
+                f"model spec {spec!r}: option {name}={value!r} has the wrong type "
+                f"(expected {getattr(hint, '__name__', hint)}); e.g. --option n_ctx=4096"
+            ) from None
+        if name in ("n_ctx", "max_concurrency") and isinstance(value, int) and value < 1:
+            raise InputError(f"model spec {spec!r}: option {name} must be at least 1, got {value}")
