@@ -326,6 +326,11 @@ def results_lock(
         yield lock
         return
     lock.parent.mkdir(parents=True, exist_ok=True)
+    if not os.access(lock.parent, os.W_OK):
+        # nobody can write beside it (read-only results read for a report elsewhere):
+        # there is nothing to guard, and a lock file cannot be made
+        yield lock
+        return
     wait = LOCK_WAIT_S if wait_s is None else wait_s
     deadline = time.monotonic() + wait
     while True:

@@ -431,28 +431,17 @@ class OptionalSection:
 
 
 def _read_jsonl(path: Path) -> list[dict]:
-    rows = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError:
-                raise InputError(f"{path}:{lineno}: malformed JSON") from None
-            if not isinstance(obj, dict):
-                raise InputError(f"{path}:{lineno}: expected a JSON object per line")
-            rows.append(obj)
-    return rows
+    from ragmeter.io import read_jsonl
+
+    return [obj for _, obj in read_jsonl(path, nan_ok=True)]
 
 
 def _read_json(path: Path) -> dict:
     if not path.is_file():
         return {}
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: malformed JSON") from None
+    from ragmeter.io import read_json
+
+    obj = read_json(path, nan_ok=True)
     return obj if isinstance(obj, dict) else {}
 
 
