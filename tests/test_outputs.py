@@ -274,3 +274,15 @@ def test_lock_names_its_holder_and_a_dead_holder_is_taken_over(tmp_path):
         assert f"in use by pid {os.getpid()}" in other.stdout, other.stdout + other.stderr
         assert "ragmeter test" in other.stdout
     assert not lock.exists()
+
+
+def test_a_file_write_cleans_what_a_killed_write_left(tmp_path):
+    from ragmeter.io import atomic_write_text
+
+    leftover = tmp_path / f"{TMP_PREFIX}reader.jsonl.{_dead_pid()}.new-x1"
+    leftover.write_text("{half")
+    mine = tmp_path / f"{TMP_PREFIX}reader.jsonl.{os.getpid()}.new-x2"
+    mine.write_text("in flight")
+    atomic_write_text(tmp_path / "reader.jsonl", "{}\n")
+    assert not leftover.exists() and mine.exists()
+    assert (tmp_path / "reader.jsonl").read_text() == "{}\n"

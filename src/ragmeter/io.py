@@ -12,9 +12,17 @@ from pathlib import Path
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and a rename."""
+    """Write ``text`` to ``path`` via a temporary file and a rename.
+
+    The temporary is named ``.ragmeter-tmp-<name>.<pid>.new-…``; those left by a
+    killed process are removed by the next write of the same file.
+    """
+    from ragmeter.outputs import clean_stale_temporaries, temp_name
+
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    clean_stale_temporaries(path)
+    fd, tmp = tempfile.mkstemp(prefix=temp_name(path, "new-"), dir=path.parent)
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; this is an ordinary file
