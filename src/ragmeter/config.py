@@ -191,7 +191,7 @@ def load_config(path: str | Path) -> Config:
         if section not in sections and section not in EXTRA_SECTIONS:
             raise InputError(
                 f"{path}: unknown section [{section}]{_did_you_mean(section, known)}; "
-                f"sections are {', '.join(f'[{k}]' for k in known)}"
+                f"sections are {', '.join(_header(k) for k in known)}"
             )
         if not isinstance(body, dict):
             raise InputError(f"{path}: {section} must be a [{section}] table, got {body!r}")
@@ -342,6 +342,10 @@ def _named_entries(path: Path, entries: Any, kind: str) -> list[dict]:
         if not entry["name"].strip():
             raise InputError(f"{path}: [[{kind}]] number {i} has an empty name")
     return entries
+
+
+def _header(name: str) -> str:
+    return f"[[{name}]]" if name in NAMED_ENTRIES else f"[{name}]"
 
 
 def _did_you_mean(word: str, choices: Any) -> str:
