@@ -160,8 +160,21 @@ def jsonl_files(draw, rows):
     return data
 
 
+_made: list[Path] = []
+
+
 def workdir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="ragmeter-fuzz-"))
+    path = Path(tempfile.mkdtemp(prefix="ragmeter-fuzz-"))
+    _made.append(path)
+    return path
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _remove_workdirs():
+    """Every case's folder goes, also those of a case that failed."""
+    yield
+    for path in _made:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def listing(root: Path) -> list[str]:
