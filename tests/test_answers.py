@@ -39,7 +39,12 @@ from ragmeter.answers import (
     search_hits,
 )
 from ragmeter.answers.analysis import accuracy
-from ragmeter.answers.prompts import JUDGE_PROMPT, READER_PROMPT, numbered_passages
+from ragmeter.answers.prompts import (
+    JUDGE_PROMPT,
+    READER_PROMPT,
+    judge_request,
+    reader_request,
+)
 from ragmeter.answers.run import backend_label
 from ragmeter.answers.store import read_grades, read_hand
 from ragmeter.config import Config
@@ -47,6 +52,7 @@ from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
 from ragmeter.experiment import run_search
 from ragmeter.llm import Completion, ReplyCache
+from ragmeter.llm.fence import fenced
 from ragmeter.results import Results, save_results
 from ragmeter.testset import TestSet, load_testset
 
@@ -80,21 +86,21 @@ class Scripted:
 
 
 def question_of(prompt: str) -> str:
-    return prompt.rsplit("Question: ", 1)[1].split("\n", 1)[0]
+    return fenced(prompt, "question")
 
 
 def reader(prompt: str) -> str:
     """Answers with the first passage's first words, or declines when asked about Raft."""
     if "Raft" in question_of(prompt):
         return "not in the context"
-    return " ".join(prompt.split("[1] ", 1)[1].split()[:6])
+    return " ".join(fenced(prompt, "passages").split("[1] ", 1)[1].split()[:6])
 
 
 def judge_by_question(table: dict[str, str]):
     """A judge that grades by the question text's first word present in ``table``."""
 
     def respond(prompt: str) -> str:
-        q = prompt.split("Question: ", 1)[1].split("\n", 1)[0]
+        q = fenced(prompt, "question")
         for word, grade in table.items():
             if word in q:
                 if grade == "garbage":
@@ -256,11 +262,13 @@ def test_cross_table_puts_question_ids_in_each_cell():
 
 
 def test_prompts_hold_the_question_passages_and_reference():
-    text = READER_PROMPT.format(passages=numbered_passages(["one", " two "]), question="Why?")
-    assert "[1] one\n\n[2] two" in text and "Question: Why?" in text
+    text = reader_request("Why?", ["one", " two "]).messages[-1].content
+    assert fenced(text, "passages") == "[1] one\n\n[2] two"
+    assert fenced(text, "question") == "Why?"
     assert "not in the context" in text
-    text = JUDGE_PROMPT.format(question="Q?", reference="REF", answer="ANS")
-    assert "Q?" in text and "REF" in text and "ANS" in text and '"grade"' in text
+    text = judge_request("Q?", "REF", "ANS").messages[-1].content
+    assert fenced(text, "question") == "Q?" and fenced(text, "reference") == "REF"
+    assert fenced(text, "answer") == "ANS" and '"grade"' in text
     assert GRADE_SCHEMA["properties"]["grade"]["enum"] == ["correct", "partial", "wrong"]
 
 
@@ -270,7 +278,9 @@ def test_docs_quote_the_prompts_verbatim():
     docs = (Path(__file__).resolve().parents[1] / "docs" / "answers.md").read_text("utf-8")
     assert READER_PROMPT in docs
     assert (
-        JUDGE_PROMPT.format(question="{question}", reference="{reference}", answer="{answer}")
+        JUDGE_PROMPT.format(
+            question="{question}", reference="{reference}", answer="{answer}", tag="{tag}"
+        )
         in docs
     )
 
@@ -447,7 +457,7 @@ def test_reader_errors_are_unscored_without_asking_the_judge(results):
 
     class Refusing(Scripted):
         def complete(self, request, timeout_s):
-            if "Bloom" in request.messages[-1].content.split("Question: ")[-1]:
+            if "Bloom" in fenced(request.messages[-1].content, "question"):
                 raise RequestRejected("rejected: http 400: prompt too long", status=400)
             return super().complete(request, timeout_s)
 

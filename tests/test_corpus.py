@@ -51,7 +51,7 @@ def test_squad_contexts_are_documents(tmp_path):
     "content, message",
     [
         (b'{"id": "a", "text": "x"}\n{"id": "b", "text": \n', r"c\.jsonl:2: malformed JSON"),
-        (b'{"id": "a"}\n', r"c\.jsonl:1: each line needs"),
+        (b'{"id": "a"}\n', r"c\.jsonl:1: text is missing; each line needs"),
         (b'{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n', "duplicate document id 'a'"),
         (
             b'{"id": "a", "text": "ok"}\n{"id": "b", "text": "\xff"}\n',

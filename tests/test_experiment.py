@@ -136,10 +136,10 @@ def test_rerun_keeps_answers_and_refuses_to_drop_them(tmp_path):
     (out / "answers").mkdir()
     (out / "answers" / "hand.jsonl").write_text('{"grade": "c"}\n')
     # Same systems and questions: the hand grades survive the rerun.
-    save_results(run_search(cfg, docs, ts), out)
+    save_results(run_search(cfg, docs, ts), out, overwrite=True)
     assert (out / "answers" / "hand.jsonl").read_text() == '{"grade": "c"}\n'
     # Other systems: refusing beats silently losing hand grades.
     other = Config(strategies=("whole", "fixed"), ks=(1,), rounds=200)
     with pytest.raises(InputError, match="holds answers from a run with other systems"):
-        save_results(run_search(other, docs, ts), out)
+        save_results(run_search(other, docs, ts), out, overwrite=True)
     assert (out / "answers" / "hand.jsonl").exists()

@@ -25,6 +25,8 @@ runner = CliRunner()
 class BatchedRetriever(BM25Retriever):
     """BM25 that reports progress per batch of 2 texts, as the dense retriever does."""
 
+    index_chunks = None  # index through ``index(texts)``, as a retriever that embeds does
+
     def __init__(self, name="batched", **kw):
         super().__init__(name=name, **kw)
         self.progress = None

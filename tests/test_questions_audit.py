@@ -275,12 +275,12 @@ def test_model_checks_flag_misstated_context_and_keep_unscored_raw_text(tmp_path
         if "upper bound" in prompt:
             return (
                 '{"verdict": "contradicts"}'
-                if "Passage:" in prompt
+                if "<<<passage " in prompt
                 else '{"understandable": "yes"}'
             )
         if "one-hit" in prompt:
-            return "I am not sure." if "Passage:" in prompt else '{"understandable": "no"}'
-        return '{"verdict": "answers"}' if "Passage:" in prompt else '{"understandable": "yes"}'
+            return "I am not sure." if "<<<passage " in prompt else '{"understandable": "no"}'
+        return '{"verdict": "answers"}' if "<<<passage " in prompt else '{"understandable": "yes"}'
 
     backend = ScriptedBackend(answer)
     results = audit_questions(questions, DOCS, llm=backend, cache_path=tmp_path / "c.sqlite")

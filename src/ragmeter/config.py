@@ -111,6 +111,7 @@ class Config:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
     def validate(self) -> Config:
+        _check_field_types(self)
         if not self.ks or any(k < 1 for k in self.ks):
             raise InputError(f"ks must be positive integers, got {list(self.ks)}")
         if self.depth < max(self.ks):
@@ -119,6 +120,9 @@ class Config:
             raise InputError("relevant_grade must be 1 (part of the passage) or 2 (all of it)")
         if self.ideal not in ("returned", "index"):
             raise InputError("ideal must be 'returned' (as the seed) or 'index'")
+        if self.depth < 1:
+            raise InputError(f"depth must be at least 1, got {self.depth}")
+        check_seed(self.seed)
         if self.rounds < 100:
             raise InputError("rounds must be at least 100 (10000 is the default)")
         if not 0.5 < self.confidence < 1:
@@ -178,31 +182,66 @@ _SECTIONS = {
 }
 
 
+EXTRA_SECTIONS: dict[str, dict[str, Any]] = {}
+"""Sections read by later stages: ``{section: {key: type}}``, declared with
+:func:`declare_section`. A section or key declared nowhere is an error."""
+
+NAMED_ENTRIES = ("strategy", "retriever")
+"""Arrays of tables (``[[strategy]]``, ``[[retriever]]``): each entry needs a ``name``;
+their other keys are checked by the strategy and retriever that read them."""
+
+
+def declare_section(name: str, keys: dict[str, Any]) -> None:
+    """Declare a ``[name]`` section for a later stage: its keys and their types.
+
+    Its values end up in ``Config.extra[name]``, type-checked like every other key.
+    """
+    EXTRA_SECTIONS[name] = dict(keys)
+
+
+def check_seed(seed: object, what: str = "seed") -> int:
+    """A bootstrap seed must be a whole number in 0..2**32-1 (mulberry32 has 32 bits)."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**32 - 1:
+        raise InputError(
+            f"{what} must be a whole number from 0 to {2**32 - 1} (mulberry32 takes 32 bits), "
+            f"got {seed!r}"
+        )
+    return seed
+
+
 def load_config(path: str | Path) -> Config:
-    """Read ``ragmeter.toml``; unknown keys are an error naming the key."""
+    """Read ``ragmeter.toml``: unknown sections and keys are errors (with a did-you-mean),
+    and every value is type-checked; each error is one line naming the file and key."""
     path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such config file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: invalid TOML ({exc})") from None
+    raw = _read_toml(path)
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     base = path.resolve().parent
-    custom = raw.pop("strategy", [])
-    named_retrievers = raw.pop("retriever", [])
+    sections = _section_keys()
+    known = sorted({*sections, *EXTRA_SECTIONS, *NAMED_ENTRIES})
+    custom = _named_entries(path, raw.pop("strategy", []), "strategy")
+    named_retrievers = _named_entries(path, raw.pop("retriever", []), "retriever")
     for section, body in raw.items():
+        if section not in sections and section not in EXTRA_SECTIONS:
+            raise InputError(
+                f"{path}: unknown section [{section}]{_did_you_mean(section, known)}; "
+                f"sections are {', '.join(_header(k) for k in known)}"
+            )
         if not isinstance(body, dict):
-            raise InputError(f"{path}: top-level key {section!r} must be a [table]")
-        if section not in {s for s, _ in _SECTIONS}:
-            extra[section] = body  # sections for later stages (answers, questions...)
+            raise InputError(f"{path}: {section} must be a [{section}] table, got {body!r}")
+        keys = sections.get(section) or EXTRA_SECTIONS[section]
+        for key, value in body.items():
+            if key not in keys:
+                raise InputError(
+                    f"{path}: unknown key [{section}] {key}{_did_you_mean(key, keys)}; "
+                    f"[{section}] takes {', '.join(sorted(keys))}"
+                )
+            _check_value(path, section, key, value, keys[key])
+        if section in EXTRA_SECTIONS:
+            extra[section] = body
             continue
         for key, value in body.items():
-            name = _SECTIONS.get((section, key))
-            if name is None:
-                raise InputError(f"{path}: unknown key [{section}] {key}")
-            values[name] = tuple(value) if isinstance(value, list) else value
+            values[_SECTIONS[(section, key)]] = tuple(value) if isinstance(value, list) else value
     for name in ("corpus", "testset", "output"):
         if name in values and values[name]:
             values[name] = (
@@ -212,8 +251,6 @@ def load_config(path: str | Path) -> Config:
             )
     retrievers = list(values.get("retrievers", ("bm25",)))
     for r in named_retrievers:
-        if not isinstance(r, dict) or "name" not in r:
-            raise InputError(f"{path}: each [[retriever]] needs a name")
         if r["name"] not in retrievers:
             retrievers.append(r["name"])
     # Named retrievers replace their bare names in the list; their file paths are
@@ -225,12 +262,131 @@ def load_config(path: str | Path) -> Config:
                 by_name.get(part, part) if isinstance(part, str) else part for part in r["of"]
             ]
     values["retrievers"] = tuple(by_name.get(r, r) if isinstance(r, str) else r for r in retrievers)
-    for s in custom:
-        if not isinstance(s, dict) or "name" not in s:
-            raise InputError(f"{path}: each [[strategy]] needs a name")
     values["custom_strategies"] = tuple(custom)
     values["extra"] = extra
-    return Config(**values).validate()
+    try:
+        return Config(**values).validate()
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such config file; give the path of ragmeter.toml") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder; give the path of a ragmeter.toml file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the config ({exc.strerror or exc})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(
+            f"{path}:{line}: not valid UTF-8 (byte {exc.start}); save the config as UTF-8"
+        ) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: invalid TOML ({exc})") from None
+
+
+def _section_keys() -> dict[str, dict[str, Any]]:
+    """``{section: {key: type}}`` from ``_SECTIONS`` and the types of Config's fields."""
+    hints = _field_hints()
+    out: dict[str, dict[str, Any]] = {}
+    for (section, key), name in _SECTIONS.items():
+        out.setdefault(section, {})[key] = _toml_type(hints[name])
+    return out
+
+
+def _field_hints() -> dict[str, Any]:
+    import typing
+
+    return typing.get_type_hints(Config)
+
+
+def _toml_type(hint: Any) -> Any:
+    """The type a TOML value must have for a field typed ``hint`` (tuples are arrays)."""
+    import typing
+
+    if typing.get_origin(hint) is tuple:
+        return list[_toml_type(typing.get_args(hint)[0])]
+    return hint
+
+
+_ADAPTERS: dict[Any, Any] = {}
+
+
+def _adapter(hint: Any) -> Any:
+    from pydantic import ConfigDict, TypeAdapter
+
+    if hint not in _ADAPTERS:
+        _ADAPTERS[hint] = TypeAdapter(hint, config=ConfigDict(strict=True))
+    return _ADAPTERS[hint]
+
+
+def _describe(hint: Any) -> str:
+    import typing
+
+    if typing.get_origin(hint) in (list, tuple):
+        return "a list of " + _describe(typing.get_args(hint)[0]).removeprefix("a ") + "s"
+    names = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
+    if hint in names:
+        return names[hint]
+    if typing.get_origin(hint) in (typing.Union, __import__("types").UnionType):
+        return " or ".join(_describe(a) for a in typing.get_args(hint))
+    return f"a {getattr(hint, '__name__', hint)}"
+
+
+def _type_error(hint: Any, value: Any) -> str | None:
+    from pydantic import ValidationError
+
+    try:
+        _adapter(hint).validate_python(value)
+    except ValidationError:
+        return f"must be {_describe(hint)}, got {value!r}"
+    return None
+
+
+def _check_value(path: Path, section: str, key: str, value: Any, hint: Any) -> None:
+    problem = _type_error(hint, value)
+    if problem:
+        raise InputError(f"{path}: [{section}] {key} {problem}; fix the value")
+
+
+def _check_field_types(cfg: Config) -> None:
+    """Config built in Python gets the same type checks as a config file."""
+    hints = _field_hints()
+    for name in _SECTIONS.values():
+        problem = _type_error(hints[name], getattr(cfg, name))
+        if problem:
+            raise InputError(f"{name} {problem}")
+
+
+def _named_entries(path: Path, entries: Any, kind: str) -> list[dict]:
+    if isinstance(entries, dict):
+        raise InputError(f"{path}: write [[{kind}]] (an array of tables), not [{kind}]")
+    if not isinstance(entries, list):
+        raise InputError(f"{path}: {kind} must be [[{kind}]] tables, got {entries!r}")
+    for i, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise InputError(f"{path}: [[{kind}]] number {i} needs a name (a string)")
+        if not entry["name"].strip():
+            raise InputError(f"{path}: [[{kind}]] number {i} has an empty name")
+    return entries
+
+
+def _header(name: str) -> str:
+    return f"[[{name}]]" if name in NAMED_ENTRIES else f"[{name}]"
+
+
+def _did_you_mean(word: str, choices: Any) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.5)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 _PATH_KEYS = ("path", "corpus")

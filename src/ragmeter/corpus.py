@@ -6,12 +6,13 @@ offsets into it are stable across runs and tools.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ragmeter.errors import InputError
+from ragmeter.io import read_json, read_jsonl, read_text
+from ragmeter.schemas import CorpusLine, SquadCorpus, check
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
 
@@ -25,35 +26,8 @@ class Document:
     title: str | None = None
 
 
-def read_text(path: Path) -> str:
-    """Read a file as UTF-8 exactly (no newline translation), with one-line errors."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc}); check the path") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(
-            f"{path}:{line}: not valid UTF-8 (byte {exc.start}); re-save the file as UTF-8"
-        ) from None
-
-
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file."""
-    for number, line in enumerate(read_text(path).split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{path}:{number}: malformed JSON ({exc.msg}); fix or remove the line"
-            ) from None
-        if not isinstance(obj, dict):
-            raise InputError(f"{path}:{number}: expected a JSON object per line")
-        yield number, obj
+iter_jsonl = read_jsonl
+"""``(line_number, object)`` per non-blank JSONL line (:func:`ragmeter.io.read_jsonl`)."""
 
 
 def load_folder(root: Path) -> list[Document]:
@@ -66,34 +40,26 @@ def load_jsonl(path: Path) -> list[Document]:
     """JSONL with ``{"id", "text"[, "title"]}`` per line (BEIR's ``corpus.jsonl``
     uses ``_id`` instead of ``id`` and is accepted too)."""
     docs = []
-    for number, obj in iter_jsonl(path):
-        doc_id = obj.get("id", obj.get("_id"))
-        text = obj.get("text")
-        if doc_id is None or not isinstance(text, str):
-            raise InputError(
-                f'{path}:{number}: each line needs "id" (or "_id") and a "text" string'
-            )
-        title = obj.get("title") or None
-        docs.append(Document(id=str(doc_id), text=text, title=title))
+    for number, obj in read_jsonl(path):
+        hint = 'each line needs "id" (or "_id") and a "text" string'
+        line = check(CorpusLine, obj, f"{path}:{number}", hint)
+        doc_id = line.id if line.id is not None else line.beir_id
+        if doc_id is None:
+            raise InputError(f"{path}:{number}: id is missing; {hint}")
+        docs.append(Document(id=str(doc_id), text=line.text, title=line.title or None))
     return docs
 
 
 def load_squad(path: Path) -> list[Document]:
     """SQuAD-format JSON: each paragraph's context is a document, id ``title/index``."""
-    data = _read_json(path)
-    docs = []
-    for article in data.get("data", []):
-        title = article.get("title", "")
-        for i, para in enumerate(article.get("paragraphs", [])):
-            docs.append(Document(id=f"{title}/{i}", text=para["context"], title=title))
-    return docs
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
+    squad = check(
+        SquadCorpus, read_json(path), str(path), 'SQuAD JSON is {"data": [{"title", "paragraphs"}]}'
+    )
+    return [
+        Document(id=f"{article.title}/{i}", text=para.context, title=article.title)
+        for article in squad.data
+        for i, para in enumerate(article.paragraphs)
+    ]
 
 
 def load_corpus(path: str | Path, format: str = "auto") -> list[Document]:

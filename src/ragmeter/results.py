@@ -24,6 +24,7 @@ import io
 import json
 import platform
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -34,7 +35,17 @@ import tomli_w
 from ragmeter import __version__, stats, verdicts
 from ragmeter.errors import InputError
 from ragmeter.experiment import SearchRun
-from ragmeter.io import atomic_directory, dumps
+from ragmeter.io import atomic_directory, dumps, read_json, read_jsonl
+from ragmeter.outputs import check_results_target, results_lock, results_marker
+from ragmeter.schemas import (
+    ResultsDocument,
+    ResultsMeta,
+    ResultsQuestion,
+    ResultsSummary,
+    RunLine,
+    ScoresFile,
+    check,
+)
 from ragmeter.testset import AnswerSpan, Question
 
 
@@ -138,9 +149,26 @@ def summarize_run(run: SearchRun) -> dict:
     return out
 
 
-def save_results(run: SearchRun, path: str | Path, summary: dict | None = None) -> Path:
-    """Write a complete results directory atomically (temporary name, then rename)."""
+def save_results(
+    run: SearchRun, path: str | Path, summary: dict | None = None, *, overwrite: bool = False
+) -> Path:
+    """Write a complete results directory atomically (temporary name, then rename).
+
+    ``path`` must not exist yet, or be an empty folder, or (with ``overwrite``)
+    hold earlier ragmeter results; it may not be, hold or lie inside the
+    corpus or test set. Anything else is an :class:`InputError`. The directory
+    is written under its lock (:func:`ragmeter.outputs.results_lock`).
+    """
     path = Path(path)
+    cfg = run.config
+    inputs = (("corpus", cfg.corpus), ("test set", cfg.testset))
+    check_results_target(path, inputs, overwrite=overwrite)
+    with results_lock(path):
+        check_results_target(path, inputs, overwrite=overwrite)  # as it is now, under the lock
+        return _save_results(run, path, summary)
+
+
+def _save_results(run: SearchRun, path: Path, summary: dict | None) -> Path:
     cfg = run.config
     systems = [s.name for s in run.systems]
     metric_names = run.metric_names
@@ -155,6 +183,7 @@ def save_results(run: SearchRun, path: str | Path, summary: dict | None = None) 
             shutil.copytree(path / name, tmp / name)
         (tmp / "config.toml").write_text(tomli_w.dumps(_toml_safe(cfg.to_dict())), "utf-8")
         meta = {
+            **results_marker(),
             "versions": _versions(),
             "corpus": {
                 "path": cfg.corpus,
@@ -257,7 +286,7 @@ def _later_stages(path: Path, systems: list[str], question_ids: list[str]) -> li
     try:
         old = json.loads((path / "scores.json").read_text(encoding="utf-8"))
         same = old["systems"] == systems and old["questions"] == question_ids
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, TypeError):
         same = False
     if not same:
         raise InputError(
@@ -306,19 +335,33 @@ class Results:
                 f"run `ragmeter search` first"
             )
         self.meta = self._json("meta.json")
-        self._scores = self._json("scores.json")
+        check(ResultsMeta, self.meta, str(self.path / "meta.json"), _AGAIN)
+        scores = check(
+            ScoresFile, self._json("scores.json"), str(self.path / "scores.json"), _AGAIN
+        )
+        _check_scores(scores, self.path / "scores.json")
+        self._scores = scores.model_dump()
         self.summary = self._json("summary.json")
+        check(ResultsSummary, self.summary, str(self.path / "summary.json"), _AGAIN)
 
     def _json(self, name: str) -> dict:
-        try:
-            return json.loads((self.path / name).read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        path = self.path / name
+        if not path.is_file():
             raise InputError(
-                f"{self.path / name}: missing; the results directory is "
-                f"incomplete, run `ragmeter search` again"
-            ) from None
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{self.path / name}:{exc.lineno}: malformed JSON") from None
+                f"{path}: missing; the results directory is incomplete, run `ragmeter search` again"
+            )
+        data = read_json(path, nan_ok=True)
+        if not isinstance(data, dict):
+            raise InputError(f"{path}: expected a JSON object, got {type(data).__name__}; {_AGAIN}")
+        return data
+
+    def _lines(self, name: str) -> Iterator[tuple[int, dict]]:
+        path = self.path / name
+        if not path.is_file():
+            raise InputError(
+                f"{path}: missing; the results directory is incomplete, run `ragmeter search` again"
+            )
+        return read_jsonl(path, nan_ok=True)
 
     @property
     def systems(self) -> list[str]:
@@ -351,23 +394,21 @@ class Results:
     @cached_property
     def questions(self) -> list[Question]:
         out = []
-        with (self.path / "questions.jsonl").open(encoding="utf-8") as fh:
-            for line in fh:
-                obj = json.loads(line)
-                spans = tuple(
-                    AnswerSpan(a["doc"], a["start"], a["end"], a["text"])
-                    for a in obj.pop("answers")
-                )
-                out.append(Question(obj.pop("id"), obj.pop("question"), spans, obj))
+        path = self.path / "questions.jsonl"
+        for number, obj in self._lines("questions.jsonl"):
+            q = check(ResultsQuestion, obj, f"{path}:{number}", _AGAIN)
+            spans = tuple(AnswerSpan(a.doc, a.start, a.end, a.text) for a in q.answers)
+            meta = {k: v for k, v in obj.items() if k not in ("id", "question", "answers")}
+            out.append(Question(q.id, q.question, spans, meta))
         return out
 
     @cached_property
     def documents(self) -> dict[str, str]:
         out = {}
-        with (self.path / "documents.jsonl").open(encoding="utf-8") as fh:
-            for line in fh:
-                obj = json.loads(line)
-                out[obj["id"]] = obj["text"]
+        path = self.path / "documents.jsonl"
+        for number, obj in self._lines("documents.jsonl"):
+            d = check(ResultsDocument, obj, f"{path}:{number}", _AGAIN)
+            out[d.id] = d.text
         return out
 
     @cached_property
@@ -375,20 +416,59 @@ class Results:
         """``runs[system][question_id]``: the ranked items, best first, with text."""
         docs = self.documents
         out: dict[str, dict[str, list[RankedItem]]] = {s: {} for s in self.systems}
-        with (self.path / "runs.jsonl").open(encoding="utf-8") as fh:
-            for line in fh:
-                obj = json.loads(line)
-                out[obj["system"]][obj["question"]] = [
+        path = self.path / "runs.jsonl"
+        for number, obj in self._lines("runs.jsonl"):
+            where = f"{path}:{number}"
+            line = check(RunLine, obj, where, _AGAIN)
+            if line.system not in out:
+                raise InputError(f"{where}: system {line.system!r} is not in scores.json; {_AGAIN}")
+            items = []
+            for r, it in enumerate(line.items, start=1):
+                text = docs.get(it.doc)
+                if text is None or not it.start <= it.end <= len(text):
+                    raise InputError(
+                        f"{where}: item {r} points outside document {it.doc!r}; {_AGAIN}"
+                    )
+                items.append(
                     RankedItem(
                         r,
-                        it["doc"],
-                        it["start"],
-                        it["end"],
-                        it["score"],
-                        it["grade"],
-                        it["words"],
-                        docs[it["doc"]][it["start"] : it["end"]],
+                        it.doc,
+                        it.start,
+                        it.end,
+                        it.score,
+                        it.grade,
+                        it.words,
+                        text[it.start : it.end],
                     )
-                    for r, it in enumerate(obj["items"], start=1)
-                ]
+                )
+            out[line.system][line.question] = items
+        missing = [(s, q) for s in self.systems for q in self.question_ids if q not in out[s]]
+        if missing:
+            s, q = missing[0]
+            raise InputError(
+                f"{path}: no ranking for system {s!r} and question {q!r} "
+                f"({len(missing)} missing; the file is cut short?); {_AGAIN}"
+            )
         return out
+
+
+_AGAIN = "the results directory is damaged: run `ragmeter search` again"
+
+
+def _check_scores(scores: ScoresFile, path: Path) -> None:
+    """Every system has every metric, with one value per question."""
+    for name in ("systems", "questions", "metrics"):
+        if not getattr(scores, name):
+            raise InputError(f"{path}: {name} is empty; {_AGAIN}")
+    n = len(scores.questions)
+    for system in scores.systems:
+        row = scores.values.get(system)
+        if row is None:
+            raise InputError(f"{path}: no values for system {system!r}; {_AGAIN}")
+        for metric in scores.metrics:
+            values = row.get(metric)
+            if values is None or len(values) != n:
+                raise InputError(
+                    f"{path}: system {system!r}, metric {metric!r}: expected {n} values "
+                    f"(one per question), got {0 if values is None else len(values)}; {_AGAIN}"
+                )

@@ -21,8 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragmeter.corpus import Document, iter_jsonl, read_text
+from ragmeter.corpus import Document
 from ragmeter.errors import InputError
+from ragmeter.io import read_json, read_jsonl, read_text
+from ragmeter.schemas import ChromaReference, QuestionLine, SquadTestSet, check, describe_error
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,23 +149,26 @@ def load_jsonl_testset(path: Path, docs: Sequence[Document]) -> TestSet:
     resolver = _Resolver(docs, str(path))
     questions: list[Question] = []
     seen: set[str] = set()
-    for number, obj in iter_jsonl(path):
-        qid = obj.get("id")
-        text = obj.get("question")
-        answers = obj.get("answers")
-        if qid is None or not isinstance(text, str) or not isinstance(answers, list) or not answers:
-            raise InputError(
-                f'{path}:{number}: each line needs "id", "question" and a non-empty "answers" list'
-            )
-        qid = str(qid)
+    for number, obj in read_jsonl(path):
+        raw_id = obj.get("id")
+        where = f"{path}:{number}" + (
+            f": question {raw_id}" if isinstance(raw_id, str | int) and raw_id is not True else ""
+        )
+        line = check(
+            QuestionLine,
+            obj,
+            where,
+            'each line needs "id", a non-empty "question" and a non-empty "answers" list',
+        )
+        qid = str(line.id)
         if qid in seen:
             raise InputError(f"{path}:{number}: duplicate question id {qid!r}")
         seen.add(qid)
         spans = []
-        for raw in answers:
-            if not isinstance(raw, dict):
-                raise InputError(f"{path}:{number}: question {qid}: each answer must be an object")
+        for answer in line.answers:
+            raw = answer.model_dump(exclude_none=True)
             spans.append(resolver.span(qid, raw))
+        text = line.question
         meta = {k: v for k, v in obj.items() if k not in ("id", "question", "answers")}
         if all(s is not None for s in spans):
             questions.append(Question(qid, text, tuple(spans), meta))
@@ -185,27 +190,40 @@ def load_chroma_csv(path: Path, docs: Sequence[Document]) -> TestSet:
     if missing_cols:
         raise InputError(f"{path}: missing column(s) {sorted(missing_cols)}; is this Chroma's CSV?")
     for row_number, row in enumerate(reader, start=1):
-        corpus_id = row["corpus_id"]
+        line = reader.line_num
+        corpus_id = row["corpus_id"] or ""
         doc_id = corpus_id if corpus_id in by_id else f"{corpus_id}.md"
         qid = f"{corpus_id}-{row_number:03d}"
+        where = f"{path}:{line}: question {qid}"
+        if None in row.values() or None in row:
+            raise InputError(f"{where}: the row has a different number of columns than the header")
+        if not row["question"].strip():
+            raise InputError(f"{where}: the question is empty; fill it in or remove the row")
         try:
-            refs = json.loads(row["references"])
-        except json.JSONDecodeError:
-            raise InputError(
-                f"{path}: row {row_number + 1}: references is not valid JSON"
-            ) from None
-        spans = [
-            resolver.span(
-                qid,
-                {
-                    "doc": doc_id,
-                    "start": r["start_index"],
-                    "end": r["end_index"],
-                    "text": r["content"],
-                },
+            refs = json.loads(row["references"], parse_constant=_no_constant)
+        except ValueError:
+            raise InputError(f"{where}: references is not valid JSON") from None
+        if not isinstance(refs, list) or not refs:
+            raise InputError(f"{where}: references must be a non-empty JSON list")
+        spans = []
+        for i, raw in enumerate(refs):
+            ref = check(
+                ChromaReference,
+                raw,
+                f"{where}: references[{i}]",
+                "each reference needs content, start_index and end_index",
             )
-            for r in refs
-        ]
+            spans.append(
+                resolver.span(
+                    qid,
+                    {
+                        "doc": doc_id,
+                        "start": ref.start_index,
+                        "end": ref.end_index,
+                        "text": ref.content,
+                    },
+                )
+            )
         if all(s is not None for s in spans):
             questions.append(Question(qid, row["question"], tuple(spans), {"source": "chroma"}))
     resolver.raise_problems()
@@ -218,35 +236,66 @@ def load_squad_testset(path: Path, docs: Sequence[Document] | None = None) -> Te
     Documents are the paragraphs (ids ``title/index``, as :func:`corpus.load_squad`).
     Unanswerable questions are counted in ``skipped``.
     """
-    try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
+    data = read_json(path)
+    squad = _check_squad(path, data)
     questions, skipped = [], 0
-    for article in data.get("data", []):
-        title = article.get("title", "")
-        for i, para in enumerate(article.get("paragraphs", [])):
-            context = para["context"]
-            for qa in para.get("qas", []):
-                answers = qa.get("answers") or []
-                if qa.get("is_impossible") or not answers:
+    seen: set[str] = set()
+    for article in squad.data:
+        for i, para in enumerate(article.paragraphs):
+            context = para.context
+            for qa in para.qas:
+                qid = str(qa.id)
+                if qid in seen:
+                    raise InputError(f"{path}: question {qid}: duplicate question id")
+                seen.add(qid)
+                if qa.is_impossible or not qa.answers:
                     skipped += 1
                     continue
-                a = answers[0]
-                start = int(a["answer_start"])
-                end = start + len(a["text"])
-                if context[start:end] != a["text"]:
-                    raise InputError(f"{path}: question {qa['id']}: answer_start does not match")
-                span = AnswerSpan(f"{title}/{i}", start, end, a["text"])
-                questions.append(
-                    Question(str(qa["id"]), qa["question"], (span,), {"source": "squad"})
-                )
+                a = qa.answers[0]
+                start = a.answer_start
+                end = start + len(a.text)
+                if not a.text or context[start:end] != a.text:
+                    raise InputError(
+                        f"{path}: question {qid}: answer_start does not match the answer text; "
+                        f"fix answer_start"
+                    )
+                span = AnswerSpan(f"{article.title}/{i}", start, end, a.text)
+                questions.append(Question(qid, qa.question, (span,), {"source": "squad"}))
     if docs is not None:
         known = {d.id for d in docs}
         unknown = [q.id for q in questions if q.answers[0].doc not in known]
         if unknown:
             raise InputError(f"{path}: documents not in the corpus for {', '.join(unknown[:10])}")
     return TestSet(questions, skipped=skipped, source=str(path))
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _check_squad(path: Path, data: object) -> SquadTestSet:
+    """The SQuAD file validated, with errors naming the question id where there is one."""
+    from pydantic import ValidationError
+
+    try:
+        return SquadTestSet.model_validate(data)
+    except ValidationError as exc:
+        loc = exc.errors(include_url=False)[0]["loc"]
+        where = str(path)
+        node: object = data
+        for part in loc:  # find the innermost question the problem lies in
+            try:
+                node = node[part]  # type: ignore[index]
+            except (KeyError, IndexError, TypeError):
+                break
+            if isinstance(node, dict) and "question" in node and "id" in node:
+                if isinstance(node["id"], str | int) and not isinstance(node["id"], bool):
+                    where = f"{path}: question {node['id']}"
+        raise InputError(
+            f"{where}: {describe_error(exc)}; SQuAD JSON is "
+            '{"data": [{"title", "paragraphs": [{"context", "qas": [{"id", "question", '
+            '"answers": [{"text", "answer_start"}]}]}]}]}'
+        ) from None
 
 
 def load_testset(path: str | Path, docs: Sequence[Document], format: str = "auto") -> TestSet:

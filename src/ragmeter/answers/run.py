@@ -10,6 +10,8 @@ stopped run leaves its replies in the cache and the files as they were.
 from __future__ import annotations
 
 import contextlib
+import math
+import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +44,7 @@ from ragmeter.llm import (
     make_backend,
     parse_options,
 )
+from ragmeter.outputs import results_lock
 from ragmeter.results import Results
 
 __all__ = [
@@ -165,6 +168,44 @@ def _runner_progress(
     return lambda done, total, reply: progress(label, done, total)
 
 
+def check_call_settings(*, concurrency: int, max_tokens: int, timeout_s: float) -> None:
+    """One-line errors for model-call settings that cannot work."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise InputError(f"--concurrency must be a whole number of at least 1, got {concurrency}")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise InputError(f"--max-tokens must be a whole number of at least 1, got {max_tokens}")
+    if not (isinstance(timeout_s, int | float) and math.isfinite(timeout_s) and timeout_s > 0):
+        raise InputError(f"--timeout must be a positive number of seconds, got {timeout_s}")
+
+
+@contextlib.contextmanager
+def _no_empty_folder(folder: Path) -> Iterator[None]:
+    """On failure, remove ``folder`` if this run made it and nothing was saved in it."""
+    existed = folder.exists()
+    try:
+        yield
+    except BaseException:
+        if not existed and folder.is_dir() and not _has_replies(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def _has_replies(folder: Path) -> bool:
+    """Whether the folder holds anything worth keeping (a file other than an empty cache)."""
+    for entry in folder.iterdir():
+        if entry.name.startswith("cache.sqlite"):
+            if entry.name == "cache.sqlite":
+                try:
+                    with ReplyCache(entry) as cache:
+                        if len(cache):
+                            return True
+                except Exception:  # noqa: BLE001 - unreadable: keep it, let a person decide
+                    return True
+            continue
+        return True
+    return False
+
+
 # --- the reader ---------------------------------------------------------------------------
 
 
@@ -226,6 +267,13 @@ def answer_questions(
     res = _results(results)
     if k < 1:
         raise InputError("--k must be at least 1")
+    depth = res.meta.get("depth")
+    if isinstance(depth, int) and not isinstance(depth, bool) and k > depth:
+        raise InputError(
+            f"--k {k}: {res.path} was ranked to depth {depth}, so the reader can get at most "
+            f"{depth} items; give --k {depth} or less, or search again with a larger depth"
+        )
+    check_call_settings(concurrency=concurrency, max_tokens=max_tokens, timeout_s=timeout_s)
     label = backend_label(reader)
     wanted = _systems(res, systems)
     qids = _questions(res, limit)
@@ -235,18 +283,18 @@ def answer_questions(
         reader_request(questions[q].text, top_passages(res, s, q, k), max_tokens) for s, q in keys
     ]
     folder = answers_dir(res)
-    folder.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    with _backend(reader, parse_options(options)) as backend, _cache(res, cache) as store:
-        runner = Runner(
-            backend,
-            store,
-            concurrency=concurrency,
-            timeout_s=timeout_s,
-            retries=retries,
-            progress=_runner_progress(progress, "answer"),
-        )
-        replies = runner.run(requests)
+    with _no_empty_folder(folder), _backend(reader, parse_options(options)) as backend:
+        with _cache(res, cache) as store:
+            runner = Runner(
+                backend,
+                store,
+                concurrency=concurrency,
+                timeout_s=timeout_s,
+                retries=retries,
+                progress=_runner_progress(progress, "answer"),
+            )
+            replies = runner.run(requests)
     seconds = time.perf_counter() - started
     new = [
         Answer(
@@ -263,26 +311,29 @@ def answer_questions(
         )
         for (s, q), r in zip(keys, replies, strict=True)
     ]
-    old = read_answers(folder)
-    kept = {key: a for key, a in old.items() if a.reader == label and a.k == k}
-    replaced = len(old) - len(kept)
-    kept.update({a.key: a for a in new})
-    order = {s: i for i, s in enumerate(res.systems)}
-    qorder = {q: i for i, q in enumerate(res.question_ids)}
-    write_answers(
-        folder,
-        sorted(kept.values(), key=lambda a: (order.get(a.system, 0), qorder.get(a.question, 0))),
-    )
-    meta = read_meta(folder)
-    update_meta(
-        folder,
-        reader=label,
-        k=k,
-        judges=meta.get("judges") or [],
-        reader_max_tokens=max_tokens,
-        reader_run=_stats_dict(runner.stats, seconds),
-    )
-    write_merged(res)
+    with results_lock(res.path):  # read, merge and rewrite as one step: no answer is lost
+        old = read_answers(folder)
+        kept = {key: a for key, a in old.items() if a.reader == label and a.k == k}
+        replaced = len(old) - len(kept)
+        kept.update({a.key: a for a in new})
+        order = {s: i for i, s in enumerate(res.systems)}
+        qorder = {q: i for i, q in enumerate(res.question_ids)}
+        write_answers(
+            folder,
+            sorted(
+                kept.values(), key=lambda a: (order.get(a.system, 0), qorder.get(a.question, 0))
+            ),
+        )
+        meta = read_meta(folder)
+        update_meta(
+            folder,
+            reader=label,
+            k=k,
+            judges=meta.get("judges") or [],
+            reader_max_tokens=max_tokens,
+            reader_run=_stats_dict(runner.stats, seconds),
+        )
+        write_merged(res)
     return ReaderRun(label, k, new, runner.stats, seconds, folder, replaced)
 
 
@@ -380,6 +431,7 @@ def grade_answers(
     the one accuracy uses.
     """
     res = _results(results)
+    check_call_settings(concurrency=concurrency, max_tokens=max_tokens, timeout_s=timeout_s)
     judge_list = (
         [judges]
         if isinstance(judges, str | bytes) or not isinstance(judges, Sequence)
@@ -437,14 +489,17 @@ def grade_answers(
                 )
                 for a in todo
             ]
-            saved = read_grades(folder)
-            saved.update({(g.judge, g.system, g.question): g for g in grades})
-            write_grades(folder, saved.values())
-            runs = dict(read_meta(folder).get("judge_runs") or {})
-            runs[label] = _stats_dict(runner.stats, seconds)
-            done.append(label)
-            earlier = [j for j in read_meta(folder).get("judges") or [] if j not in done]
-            update_meta(folder, judges=done + earlier, judge_runs=runs, judge_max_tokens=max_tokens)
-            write_merged(res)
+            with results_lock(res.path):  # merge with what other runs saved meanwhile
+                saved = read_grades(folder)
+                saved.update({(g.judge, g.system, g.question): g for g in grades})
+                write_grades(folder, saved.values())
+                runs = dict(read_meta(folder).get("judge_runs") or {})
+                runs[label] = _stats_dict(runner.stats, seconds)
+                done.append(label)
+                earlier = [j for j in read_meta(folder).get("judges") or [] if j not in done]
+                update_meta(
+                    folder, judges=done + earlier, judge_runs=runs, judge_max_tokens=max_tokens
+                )
+                write_merged(res)
             out.judges.append(JudgeRun(label, grades, runner.stats, seconds))
     return out

@@ -31,7 +31,8 @@ from typing import Any
 
 from ragmeter.answers.prompts import GRADES
 from ragmeter.errors import InputError
-from ragmeter.io import atomic_write_text, dumps
+from ragmeter.io import atomic_write_text, dumps, read_json, read_jsonl
+from ragmeter.outputs import results_lock
 from ragmeter.results import Results
 
 __all__ = [
@@ -153,30 +154,39 @@ class HandGrade:
 def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         return []
-    raw = path.read_text(encoding="utf-8")
-    lines = raw.split("\n")
-    out = []
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            if lineno == len(lines):  # a last line cut off by a crash mid-write
-                continue
-            raise InputError(f"{path}:{lineno}: malformed JSON; fix or delete the line") from None
-        if not isinstance(obj, dict):
-            raise InputError(f"{path}:{lineno}: expected a JSON object")
-        out.append((lineno, obj))
-    return out
+    # a last line cut off by a crash mid-write was never saved: skip it
+    return list(read_jsonl(path, torn_tail_ok=True, nan_ok=True))
+
+
+_ADAPTERS: dict[type, Any] = {}
 
 
 def _build(cls: type, path: Path, lineno: int, obj: dict[str, Any]):
+    """``cls`` from one line's fields, each type-checked (a wrong type names the line)."""
+    import typing
+
+    from pydantic import ConfigDict, ValidationError, create_model
+
+    from ragmeter.schemas import describe_error
+
+    if cls not in _ADAPTERS:
+        hints = typing.get_type_hints(cls)
+        _ADAPTERS[cls] = create_model(
+            cls.__name__,
+            __config__=ConfigDict(strict=True),
+            **{
+                f.name: (hints[f.name], ... if f.default is dataclasses.MISSING else f.default)
+                for f in dataclasses.fields(cls)
+            },
+        )
     names = {f.name for f in dataclasses.fields(cls)}
     try:
-        return cls(**{k: v for k, v in obj.items() if k in names})
-    except TypeError as exc:
-        raise InputError(f"{path}:{lineno}: {exc}") from None
+        checked = _ADAPTERS[cls].model_validate({k: v for k, v in obj.items() if k in names})
+    except ValidationError as exc:
+        raise InputError(
+            f"{path}:{lineno}: {describe_error(exc)}; fix or delete the line"
+        ) from None
+    return cls(**{name: getattr(checked, name) for name in names})
 
 
 def _jsonl(rows: Iterable[Any]) -> str:
@@ -233,7 +243,12 @@ def read_hand(folder: Path) -> list[HandGrade]:
 
 
 def append_hand(folder: Path, grade: HandGrade) -> None:
-    """Append one hand grade and sync it to disk before returning."""
+    """Append one hand grade and sync it to disk before returning (under the results lock)."""
+    with results_lock(folder.parent):
+        _append_hand(folder, grade)
+
+
+def _append_hand(folder: Path, grade: HandGrade) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "hand.jsonl"
     line = json.dumps(dataclasses.asdict(grade), sort_keys=True, ensure_ascii=False) + "\n"
@@ -255,22 +270,22 @@ def read_meta(folder: Path) -> dict[str, Any]:
     path = folder / "meta.json"
     if not path.is_file():
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: malformed JSON") from None
-    return data if isinstance(data, dict) else {}
+    data = read_json(path, nan_ok=True)
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a JSON object; fix or delete the file")
+    return data
 
 
 def update_meta(folder: Path, **changes: Any) -> dict[str, Any]:
-    """Merge ``changes`` into ``meta.json`` (``None`` values remove a key)."""
-    meta = read_meta(folder)
-    for key, value in changes.items():
-        if value is None:
-            meta.pop(key, None)
-        else:
-            meta[key] = value
-    atomic_write_text(folder / "meta.json", dumps(meta))
+    """Merge ``changes`` into ``meta.json`` (``None`` values remove a key), under the lock."""
+    with results_lock(folder.parent):
+        meta = read_meta(folder)
+        for key, value in changes.items():
+            if value is None:
+                meta.pop(key, None)
+            else:
+                meta[key] = value
+        atomic_write_text(folder / "meta.json", dumps(meta))
     return meta
 
 
@@ -378,8 +393,10 @@ def merged_rows(aset: AnswerSet) -> list[dict[str, Any]]:
 
 
 def write_merged(results: Results | str | Path) -> Path:
-    """Rewrite ``answers/answers.jsonl`` (atomically) from the files beside it."""
-    aset = load_answer_set(results)
-    path = aset.folder / "answers.jsonl"
-    atomic_write_text(path, _jsonl(merged_rows(aset)))
+    """Rewrite ``answers/answers.jsonl`` (atomically, under the lock) from the files beside it."""
+    base = results.path if isinstance(results, Results) else Path(results)
+    with results_lock(base):
+        aset = load_answer_set(results)
+        path = aset.folder / "answers.jsonl"
+        atomic_write_text(path, _jsonl(merged_rows(aset)))
     return path

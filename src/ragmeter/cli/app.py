@@ -14,15 +14,53 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress
 from rich.text import Text
+from typer.core import TyperGroup
 
 from ragmeter.cli import progress
 from ragmeter.errors import RagmeterError
+
+# click's exception base, whether typer uses click or its own copy of it
+_ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+class OneLineErrors(TyperGroup):
+    """Flag values the command line cannot parse (``--seed x``) are one line and exit 2,
+    like every other bad input, instead of a usage box."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            rv = super().main(
+                args=args,
+                prog_name=prog_name,
+                complete_var=complete_var,
+                standalone_mode=False,
+                **extra,
+            )
+        except _ClickException as exc:
+            if not standalone_mode:
+                raise
+            if type(exc).__name__ == "NoArgsIsHelpError":  # no arguments: show the help
+                exc.show()
+                sys.exit(exc.exit_code)
+            where = f" (see `{exc.ctx.command_path} --help`)" if getattr(exc, "ctx", None) else ""
+            _one_line(exc.format_message() + where)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            if not standalone_mode:
+                raise
+            err.print("aborted")
+            sys.exit(1)
+        if not standalone_mode:
+            return rv
+        sys.exit(rv if isinstance(rv, int) else 0)
+
 
 app = typer.Typer(
     help="Measure retrieval for language models, with 95% intervals on every number.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    cls=OneLineErrors,
 )
 # Piped output (logs, CI) gets a wide console so tables do not wrap.
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -83,7 +121,12 @@ def handle_errors(fn):
         try:
             return fn(*args, **kwargs)
         except RagmeterError as exc:
-            err.print(Text.assemble(("error: ", "bold red"), str(exc)), soft_wrap=True)
+            _one_line(str(exc))
+            raise typer.Exit(2) from None
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as exc:
+            # a path the user gave that cannot be read or written
+            where = f"{exc.filename}: " if exc.filename else ""
+            _one_line(f"{where}{exc.strerror or exc}; check the path and its permissions")
             raise typer.Exit(2) from None
 
     return wrapper
@@ -99,8 +142,34 @@ def warn(message: str) -> None:
     err.print(Text.assemble(("warning: ", "bold yellow"), message), soft_wrap=True)
 
 
+def _one_line(message: str) -> None:
+    """``error: message`` on stderr, as one line whatever the message holds (no markup)."""
+    flat = " ".join(message.splitlines()) or "bad input"
+    err.print(Text.assemble(("error: ", "bold red"), flat), soft_wrap=True, markup=False)
+
+
 def _csv(value: str | None) -> tuple[str, ...] | None:
     return tuple(v.strip() for v in value.split(",") if v.strip()) if value else None
+
+
+def _ints(value: str | None, flag: str) -> tuple[int, ...] | None:
+    """Comma-separated whole numbers (``--ks 1,3,5``), or an InputError naming the flag."""
+    from ragmeter.errors import InputError
+
+    items = _csv(value)
+    if value is not None and not items:
+        raise InputError(f"{flag} {value!r}: give comma-separated whole numbers, e.g. 1,3,5,10")
+    if items is None:
+        return None
+    out = []
+    for item in items:
+        try:
+            out.append(int(item))
+        except ValueError:
+            raise InputError(
+                f"{flag} {value!r}: {item!r} is not a whole number; write e.g. 1,3,5,10"
+            ) from None
+    return tuple(out)
 
 
 def _progress() -> Progress:
@@ -159,4 +228,4 @@ def refresh_report(results: Path) -> None:
         where = escape(shlex.quote(str(results)))
         hint(f"HTML report: pip install 'ragmeter\\[report]', then: ragmeter report {where}")
         return
-    console.print(f"Report: [bold]{path}[/]")
+    console.print(Text.assemble("Report: ", (str(path), "bold")))

@@ -9,6 +9,7 @@ import typer
 
 from ragmeter.cli.app import _csv, app, console, handle_errors, plural, refresh_report
 from ragmeter.cli.progress import calls_bar
+from ragmeter.config import check_seed
 from ragmeter.results import Results
 
 questions_app = typer.Typer(
@@ -57,7 +58,8 @@ def questions_generate(
         )
     console.print(
         f"{plural(len(result.testset), 'question')} -> {out}; {result.testset.skipped} skipped "
-        f"{result.skip_reasons() or ''}; {result.calls} model calls, {result.cache_hits} cached"
+        f"{result.skip_reasons() or ''}; {result.calls} model calls, {result.cache_hits} cached",
+        markup=False,
     )
 
 
@@ -86,6 +88,7 @@ def questions_audit(
     """Flag copied, restated, context-dependent, misstated and duplicate questions."""
     from ragmeter.questions import audit_command, audit_table, parse_options
 
+    check_seed(seed, "--seed")
     if results is not None:
         Results(results)  # fail early if it is not a results directory
         out, name = results / "audit", "flags"
@@ -103,7 +106,7 @@ def questions_audit(
             progress=lambda done, total, reply: progress("model checks", done, total, reply),
         )
     console.print(audit_table(flagged, summary))
-    console.print("Written: " + ", ".join(str(p) for p in paths))
+    console.print("Written: " + ", ".join(str(p) for p in paths), markup=False)
     if results is not None:
         refresh_report(results)
 
@@ -127,6 +130,8 @@ def questions_compare(
     """Score both sets on the same passages: paired intervals, and B without unfit questions."""
     from ragmeter.questions import compare_command, compare_table
 
+    if seed is not None:
+        check_seed(seed, "--seed")
     result = compare_command(
         a,
         b,

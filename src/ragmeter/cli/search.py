@@ -10,11 +10,13 @@ import numpy as np
 import typer
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ragmeter import checks, chunking, stats, verdicts
 from ragmeter.cli.app import (
     REPORT_STATUS,
     _csv,
+    _ints,
     app,
     console,
     example_dir,
@@ -25,10 +27,11 @@ from ragmeter.cli.app import (
     warn,
 )
 from ragmeter.cli.progress import status, step_bar
-from ragmeter.config import Config, load_config
+from ragmeter.config import Config, check_seed, load_config
 from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
 from ragmeter.experiment import count_words, resolve_strategies, run_search
+from ragmeter.outputs import check_results_target, is_results_dir
 from ragmeter.report import terminal
 from ragmeter.results import Results, save_results, summarize_run
 
@@ -57,7 +60,7 @@ def _print_summary(summary: dict, ks: list[int], out: Path | None) -> None:
         f"{summary['rounds']} rounds (mulberry32).[/]"
     )
     if out is not None:
-        console.print(f"Results: [bold]{out}[/]")
+        console.print(Text.assemble("Results: ", (str(out), "bold")))
 
 
 @app.command()
@@ -101,7 +104,7 @@ def search(
         testset=testset,
         strategies=_csv(strategies),
         retrievers=_csv(retrievers),
-        ks=tuple(int(k) for k in _csv(ks)) if ks else None,
+        ks=_ints(ks, "--ks"),
         metric=metric,
         seed=seed,
         rounds=rounds,
@@ -117,12 +120,14 @@ def search(
     elif pairs:
         cfg = cfg.with_overrides(baseline="")
     cfg = cfg.validate()
+    # before the (slow) search: refuse an --out that is not ours, or that holds the inputs
+    check_results_target(cfg.output, (("corpus", cfg.corpus), ("test set", cfg.testset)))
     with step_bar("loading corpus and questions") as progress:
         run = run_search(cfg, progress=progress)
         progress("intervals", 0, 1)
         systems = [s.name for s in run.systems]
         summary = summarize_run(run)
-        path = save_results(run, cfg.output, summary)
+        path = save_results(run, cfg.output, summary, overwrite=is_results_dir(cfg.output))
     for line in checks.run_warnings(run):
         warn(line)
     console.print(
@@ -145,7 +150,7 @@ def report(
 
     with status(REPORT_STATUS):
         path = write_report(results, out)
-    console.print(f"Report: [bold]{path}[/]")
+    console.print(Text.assemble("Report: ", (str(path), "bold")))
     if open_:
         import webbrowser
 
@@ -272,6 +277,10 @@ def _run_settings(
     res: Results, metric: str | None, seed: int | None, rounds: int | None
 ) -> tuple[str, int, int]:
     """Metric, seed and rounds: as given, else as the saved run used them."""
+    if seed is not None:
+        check_seed(seed, "--seed")
+    if rounds is not None and rounds < 100:
+        raise InputError(f"--rounds must be at least 100 (10000 is the default), got {rounds}")
     return (
         metric or res.summary.get("metric", "recall@5"),
         seed if seed is not None else res.meta.get("seed", 1),

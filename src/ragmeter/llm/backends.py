@@ -215,6 +215,7 @@ class OllamaBackend(_HTTPBackend):
         url = base_url or os.environ.get("OLLAMA_HOST") or OLLAMA_DEFAULT_URL
         super().__init__(model, _normalize_url(url), max_concurrency=max_concurrency)
         self.options = dict(options or {})
+        self.cache_options = {"options": self.options} if self.options else {}
         self.keep_alive = keep_alive
         self._ladder = _Ladder(["schema", "json", "plain"])
 
@@ -322,6 +323,7 @@ class OpenAIBackend(_HTTPBackend):
         super().__init__(model, url, headers=headers, max_concurrency=max_concurrency)
         self.api_key_env = api_key_env
         self.extra_body = dict(extra_body or {})
+        self.cache_options = {"extra_body": self.extra_body} if self.extra_body else {}
         self._ladder = _Ladder(["json_schema", "json_object_schema", "json_object", "plain"])
         self._token_param = "max_tokens"
 
@@ -471,6 +473,9 @@ def _quiet_llama(verbose: bool) -> Any:
     return suppress_stdout_stderr(disable=False)
 
 
+_NOT_IN_KEY = frozenset({"n_threads", "n_threads_batch", "n_gpu_layers", "verbose", "use_mmap"})
+
+
 class GGUFBackend:
     """A GGUF model run in this process by llama-cpp-python.
 
@@ -524,6 +529,12 @@ class GGUFBackend:
             verbose=LLAMA_VERBOSE if verbose is None else bool(verbose),
             **llama_kwargs,
         )
+        # what changes a reply goes into the cache key; threads, GPU layers and logging do not
+        self.cache_options = {
+            "n_ctx": n_ctx,
+            "chat_format": chat_format,
+            **{k: v for k, v in llama_kwargs.items() if k not in _NOT_IN_KEY},
+        }
         if extra_buffers is None:
             extra_buffers = not cpu_has_amx()
         self.extra_buffers = extra_buffers
@@ -627,7 +638,30 @@ def make_backend(spec: str, **options: Any):
         )
     if not rest.strip():
         raise InputError(f"model spec {spec!r} names no model; write {kind}:NAME")
+    _check_options(KINDS[kind], spec, options)
     try:
         return KINDS[kind](rest.strip(), **options)
     except TypeError as exc:
         raise InputError(f"model spec {spec!r}: {exc}") from None
+
+
+def _check_options(cls: type, spec: str, options: dict[str, Any]) -> None:
+    """Type-check the options a backend declares (``n_ctx=abc`` is one line, not a crash)."""
+    import typing
+
+    from pydantic import TypeAdapter, ValidationError
+
+    hints = typing.get_type_hints(cls.__init__)
+    for name, value in options.items():
+        hint = hints.get(name)
+        if hint is None:
+            continue  # passed through (e.g. to llama_cpp.Llama), checked there
+        try:
+            TypeAdapter(hint).validate_python(value, strict=True)
+        except ValidationError:
+            raise InputError(
+                f"model spec {spec!r}: option {name}={value!r} has the wrong type "
+                f"(expected {getattr(hint, '__name__', hint)}); e.g. --option n_ctx=4096"
+            ) from None
+        if name in ("n_ctx", "max_concurrency") and isinstance(value, int) and value < 1:
+            raise InputError(f"model spec {spec!r}: option {name} must be at least 1, got {value}")

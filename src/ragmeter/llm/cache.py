@@ -1,9 +1,10 @@
 """A persistent reply cache: one SQLite file in WAL mode.
 
 The key is the SHA-256 of canonical JSON over everything that can change a
-reply: backend kind, model, messages, JSON schema, temperature, seed and
-max_tokens. The server URL is left out, so moving a server to another host or
-port keeps its cache. Each reply is committed on its own, so a run killed at
+reply: backend kind, model, messages, JSON schema, temperature, seed,
+max_tokens and the backend options that change replies (``cache_options``).
+The server URL is left out, so moving a server to another host or port keeps
+its cache. Each reply is committed on its own, so a run killed at
 any point loses at most the calls in flight and the file stays readable.
 """
 
@@ -36,15 +37,39 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def request_key(backend_kind: str, model: str, request: ChatRequest) -> str:
-    """The cache key of ``request`` sent to ``model`` through ``backend_kind``."""
+def request_key(
+    backend_kind: str,
+    model: str,
+    request: ChatRequest,
+    options: dict[str, Any] | None = None,
+) -> str:
+    """The cache key of ``request`` sent to ``model`` through ``backend_kind``.
+
+    ``options`` are the backend's settings that change a reply (a GGUF model's
+    ``chat_format`` and ``n_ctx``, Ollama's model options, an OpenAI server's
+    extra request fields): fixing one of them must not return the old replies.
+    A backend lists them as ``cache_options``.
+    """
     payload = {
         "v": KEY_VERSION,
         "backend": backend_kind,
         "model": model,
         **request.key_payload(),
     }
+    if options:
+        payload["options"] = _jsonable(options)
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` with anything JSON cannot hold written as its repr (stable across runs)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return repr(value)
 
 
 class ReplyCache:

@@ -3,6 +3,7 @@
 Models without constrained decoding wrap JSON in code fences or prose, use
 Python literals or single quotes, leave trailing commas, or stop mid-object
 when they run out of tokens. :func:`extract_objects` repairs all of these;
+:func:`parse_reply` takes the whole reply as the object, else the last one;
 :func:`validate` checks the small JSON-Schema subset ragmeter uses (``type``,
 ``properties``, ``required``, ``enum``, ``const``, ``items``,
 ``additionalProperties: false``; other keywords are ignored).
@@ -29,28 +30,29 @@ _CLOSERS = {"{": "}", "[": "]"}
 
 
 def parse_reply(text: str, schema: dict[str, Any] | None) -> tuple[dict | None, str | None]:
-    """The first JSON object in ``text`` that fits ``schema``, and an error.
+    """The reply read as one JSON object: the whole reply, else its last object.
 
     Returns ``(obj, None)`` on success and ``(None, "unparseable: ...")`` when
-    no object could be read or none validates. Enum strings that differ only in
-    case or surrounding spaces are mapped to the schema's spelling.
+    no object could be read or the one read does not fit ``schema``. Only the
+    last object counts: a reply that quotes an object (an answer's
+    ``{"grade": "correct"}``) before giving its own verdict is read by its
+    verdict, and never by the quote when the verdict is malformed. Enum strings
+    that differ only in case or surrounding spaces are mapped to the schema's
+    spelling.
     """
-    first_errors: list[str] | None = None
-    found = False
-    for obj in extract_objects(text):
-        found = True
-        if schema is None:
-            return obj, None
-        obj = normalize(obj, schema)
-        errors = validate(obj, schema)
-        if not errors:
-            return obj, None
-        if first_errors is None:
-            first_errors = errors
-    if not found:
+    objects = list(extract_objects(text))
+    if not objects:
         snippet = " ".join(text.split())[:80]
         return None, f"unparseable: no JSON object in reply {snippet!r}"
-    return None, "unparseable: does not match the schema: " + "; ".join(first_errors or [])[:300]
+    obj = objects[-1]
+    if schema is None:
+        return obj, None
+    obj = normalize(obj, schema)
+    errors = validate(obj, schema)
+    if not errors:
+        return obj, None
+    which = "the reply" if len(objects) == 1 else "the last object of the reply"
+    return None, f"unparseable: {which} does not match the schema: " + "; ".join(errors)[:300]
 
 
 def extract_objects(text: str) -> Iterator[dict[str, Any]]:

@@ -104,9 +104,11 @@ class Runner:
         total = len(requests)
         replies: list[ChatReply | None] = [None] * total
         model_id = getattr(self.backend, "cache_model", self.backend.model)
+        options = getattr(self.backend, "cache_options", None)
         groups: dict[str, list[int]] = {}
         for index, request in enumerate(requests):
-            groups.setdefault(request_key(self.backend.kind, model_id, request), []).append(index)
+            key = request_key(self.backend.kind, model_id, request, options)
+            groups.setdefault(key, []).append(index)
 
         done = 0
 

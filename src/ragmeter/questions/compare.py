@@ -206,29 +206,32 @@ def unfit_ids(flagged: Sequence[Any], kinds: Collection[str] = UNFIT_FLAGS) -> l
 def compare_table(result: SetComparison):
     """A :class:`rich.table.Table`: per system, A, B, A - B with its paired interval, B cleaned."""
     from rich.table import Table
+    from rich.text import Text
 
     a_name, b_name = result.names
     table = Table(
-        title=f"{result.metric}: {a_name} vs {b_name} questions, {result.pairs} paired by passage",
+        title=Text(
+            f"{result.metric}: {a_name} vs {b_name} questions, {result.pairs} paired by passage"
+        ),
         title_justify="left",
     )
     table.add_column("system", no_wrap=True)
-    table.add_column(a_name, justify="right")
-    table.add_column(b_name, justify="right")
-    table.add_column(f"{a_name} - {b_name}", justify="right")
+    table.add_column(Text(a_name), justify="right")
+    table.add_column(Text(b_name), justify="right")
+    table.add_column(Text(f"{a_name} - {b_name}"), justify="right")
     table.add_column("verdict")
-    table.add_column(f"{b_name}, unflagged", justify="right")
+    table.add_column(Text(f"{b_name}, unflagged"), justify="right")
     for s in result.systems:
         d = s.diff.difference
         table.add_row(
-            s.system,
+            Text(s.system),
             s.a.format(),
             s.b.format(),
             f"{d.mean * 100:+.1f} [{d.low * 100:+.1f}, {d.high * 100:+.1f}]",
-            s.diff.verdict,
+            Text(s.diff.verdict),
             f"{s.b_clean.format()} (n={s.b_clean.n})" if s.b_clean is not None else "-",
         )
-    table.caption = (
+    table.caption = Text(
         f"Percent; 95% bootstrap intervals, paired on the same passages; seed {result.seed}, "
         f"{result.rounds} rounds. {len(result.dropped)} flagged {b_name} questions dropped "
         f"from the last column."

@@ -82,13 +82,41 @@ def write_report(
     The default path is ``<results_dir>/report.html``. The file is written to a
     temporary name and renamed into place, so a reader never sees half a page.
     """
-    results = Results(results_dir)
-    text = render_report(results, target_half_width=target_half_width, page_size=page_size)
-    out = Path(out_path) if out_path is not None else results.path / "report.html"
-    if out.is_dir():
-        raise InputError(f"{out}: is a directory; give a file name such as {out / 'report.html'}")
-    atomic_write_text(out, text)
+    from ragmeter.outputs import check_output_file, results_lock
+
+    Results(results_dir)  # a results directory, or a one-line error before any lock
+    with results_lock(results_dir):  # no search may replace the directory while it is read
+        results = Results(results_dir)
+        out = Path(out_path) if out_path is not None else results.path / "report.html"
+        if out.is_dir():
+            raise InputError(
+                f"{out}: is a directory; give a file name such as {out / 'report.html'}"
+            )
+        if out_path is not None:
+            inputs = [(label, _meta_path(results.meta, key)) for label, key in _INPUTS]
+            check_output_file(out, is_report_file, "ragmeter report", inputs)
+        text = render_report(results, target_half_width=target_half_width, page_size=page_size)
+        atomic_write_text(out, text)
     return out
+
+
+_INPUTS = (("corpus", "corpus"), ("test set", "testset"))
+
+
+def _meta_path(meta: dict, key: str) -> str | None:
+    entry = meta.get(key)
+    path = entry.get("path") if isinstance(entry, dict) else None
+    return path if isinstance(path, str) else None
+
+
+def is_report_file(path: Path) -> bool:
+    """Whether ``path`` is an HTML report ragmeter wrote (its generator tag)."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return '<meta name="generator" content="ragmeter">' in head
 
 
 def render_report(
@@ -535,28 +563,17 @@ class OptionalSection:
 
 
 def _read_jsonl(path: Path) -> list[dict]:
-    rows = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError:
-                raise InputError(f"{path}:{lineno}: malformed JSON") from None
-            if not isinstance(obj, dict):
-                raise InputError(f"{path}:{lineno}: expected a JSON object per line")
-            rows.append(obj)
-    return rows
+    from ragmeter.io import read_jsonl
+
+    return [obj for _, obj in read_jsonl(path, nan_ok=True)]
 
 
 def _read_json(path: Path) -> dict:
     if not path.is_file():
         return {}
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: malformed JSON") from None
+    from ragmeter.io import read_json
+
+    obj = read_json(path, nan_ok=True)
     return obj if isinstance(obj, dict) else {}
 
 

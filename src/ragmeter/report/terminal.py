@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 RANK_METRICS = ("mrr@10", "ndcg@10", "precision@5", "coverage@5")
 
@@ -54,7 +55,7 @@ def hit_table(summary: dict, ks: list[int], title: str = "") -> Table:
         table.add_column(f"recall@{k}", justify="right")
         table.add_column(f"words@{k}", justify="right", style="dim")
     for system, est in summary["estimates"].items():
-        row = [system]
+        row: list = [Text(system)]
         for k in ks:
             mark = _cap_mark(summary, system, f"recall@{k}")
             row.append(fmt_estimate(est[f"recall@{k}"]) + mark)
@@ -90,7 +91,7 @@ def rank_table(summary: dict, metrics: tuple[str, ...] | None = None) -> Table:
         table.add_column(m + (" (%)" if _is_share(m) else ""), justify="right")
     for system, est in summary["estimates"].items():
         table.add_row(
-            system,
+            escape(system),
             *(
                 fmt_estimate(est[m], percent=_is_share(m)) + _cap_mark(summary, system, m)
                 for m in present
@@ -155,7 +156,7 @@ def comparison_table(
 
 def size_table(rows: list[dict], metric: str, system: str) -> Table:
     """The interval each number of questions would give (resampled up from n)."""
-    table = Table(title=f"Sample size: {system} on {metric}", title_justify="left")
+    table = Table(title=Text(f"Sample size: {system} on {metric}"), title_justify="left")
     for col in ("questions", "mean", "95% interval", "± half-width"):
         table.add_column(col, justify="right")
     scale = 100 if _is_share(metric) else 1

@@ -25,12 +25,21 @@
     return node;
   }
 
+  // Text from the user's files (ids, systems, questions, passages) may hold right-to-left
+  // letters or bidi controls (U+202E...): every element given text gets dir="auto", which
+  // isolates it (unicode-bidi: isolate), and loose strings that hold such characters are
+  // wrapped in <bdi>, so they cannot reorder the text around them.
+  const BIDI = /[\u0590-\u08FF\u200E\u200F\u202A-\u202E\u2066-\u2069\uFB1D-\uFDFF\uFE70-\uFEFF]/;
+
   function setAttrs(node, attrs) {
     if (!attrs) return;
     for (const key of Object.keys(attrs)) {
       const value = attrs[key];
       if (value === null || value === undefined || value === false) continue;
-      if (key === "text") node.textContent = String(value);
+      if (key === "text") {
+        node.textContent = String(value);
+        if (node.namespaceURI !== SVG_NS && !attrs.dir) node.setAttribute("dir", "auto");
+      }
       else if (key === "class") node.setAttribute("class", value);
       else if (key.slice(0, 2) === "on") node.addEventListener(key.slice(2), value);
       else node.setAttribute(key, value === true ? "" : String(value));
@@ -40,7 +49,15 @@
   function append(node, kid) {
     if (kid === null || kid === undefined || kid === false) return;
     if (Array.isArray(kid)) { kid.forEach((k) => append(node, k)); return; }
-    node.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+    if (kid instanceof Node) { node.append(kid); return; }
+    const text = String(kid);
+    if (BIDI.test(text) && node.namespaceURI !== SVG_NS) {
+      const iso = document.createElement("bdi");
+      iso.textContent = text;
+      node.append(iso);
+    } else {
+      node.append(document.createTextNode(text));
+    }
   }
 
   const family = (m) => m.split("@")[0];
@@ -416,12 +433,12 @@
       "(solid). The half-width shrinks with 1/√n (dashed): halving it costs four times the " +
       "questions. The questions needed for ± " + target + " points are n = ⌈(1.96·sd / h)²⌉ " +
       "with sd the spread of the per-question scores.";
-    if (first) {
-      text += " On " + first.n + " questions, " + first.system + " carries ± " +
-        (first.half_width * 100).toFixed(1) + " points on " + ss.metric + "; ± " + target +
-        " points would take about " + int(first.needed || 0) + ".";
-    }
     lead.textContent = text;
+    if (first) {
+      append(lead, [" On " + first.n + " questions, ", el("span", { text: first.system }),
+        " carries ± " + (first.half_width * 100).toFixed(1) + " points on " + ss.metric + "; ± " +
+        target + " points would take about " + int(first.needed || 0) + "."]);
+    }
     const sizes = [];
     ss.systems.forEach((r) => r.rows.forEach((row) => { if (sizes.indexOf(row.n) < 0) sizes.push(row.n); }));
     sizes.sort((a, b) => a - b);

@@ -1,0 +1,374 @@
+"""Where ragmeter may write, and one writer at a time per results directory.
+
+The output rule: a command writes a results directory only at a path that
+does not exist yet, or that already holds ragmeter results (its ``meta.json``
+carries ``"format": "ragmeter-results"``); an existing empty folder is
+accepted too. It never writes into, over or around its own inputs (the corpus
+and the test set). Files it writes alone (a report, a generated test set, an
+audit) go only where no file is, or over a file of the same kind that ragmeter
+wrote. Anything else is an :class:`InputError` saying what to do.
+
+A results directory is built under a temporary name next to it
+(``.ragmeter-tmp-<name>.<pid>.…``) and renamed into place; temporaries left by
+a process that no longer runs are removed (or, for a replaced directory whose
+replacement never arrived, put back) by the next writer.
+
+:func:`results_lock` serialises writers of one results directory with a lock
+file beside it (``.<name>.ragmeter-lock``) that names its holder; a second
+writer waits :data:`LOCK_WAIT_S` seconds, then stops with the holder's name.
+The lock is an ``flock``, so a holder that died has released it and the next
+writer takes it over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from ragmeter.errors import InputError
+
+try:  # POSIX; elsewhere the lock is advisory only through the holder file
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = [
+    "LOCK_WAIT_S",
+    "RESULTS_FORMAT",
+    "RESULTS_FORMAT_VERSION",
+    "TMP_PREFIX",
+    "check_output_file",
+    "check_results_target",
+    "clean_stale_temporaries",
+    "is_results_dir",
+    "lock_path",
+    "results_lock",
+    "results_marker",
+]
+
+RESULTS_FORMAT = "ragmeter-results"
+RESULTS_FORMAT_VERSION = 1
+TMP_PREFIX = ".ragmeter-tmp-"
+LOCK_SUFFIX = ".ragmeter-lock"
+LOCK_WAIT_S = 10.0
+"""How long a second writer waits for a results directory before giving up."""
+
+STALE_AGE_S = 24 * 3600.0
+"""Temporaries older than this are removed even when their pid is alive (pid reuse)."""
+
+
+def results_marker() -> dict[str, object]:
+    """The keys that mark a ``meta.json`` as ragmeter's."""
+    return {"format": RESULTS_FORMAT, "format_version": RESULTS_FORMAT_VERSION}
+
+
+def is_results_dir(path: str | Path) -> bool:
+    """Whether ``path`` is a results directory ragmeter wrote.
+
+    Recognised by the marker in ``meta.json``; directories written before the
+    marker existed are recognised by ``meta.json``'s ragmeter version next to a
+    ``scores.json``.
+    """
+    path = Path(path)
+    meta = path / "meta.json"
+    if not path.is_dir() or not meta.is_file():
+        return False
+    try:
+        data = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(data, dict):
+        return False
+    if data.get("format") == RESULTS_FORMAT:
+        return True
+    versions = data.get("versions")
+    return (
+        isinstance(versions, dict) and "ragmeter" in versions and (path / "scores.json").is_file()
+    )
+
+
+def _resolve(path: str | Path) -> Path:
+    return Path(os.path.abspath(Path(path).expanduser())).resolve()
+
+
+Inputs = Iterable[tuple[str, str | Path | None]]
+
+
+def check_not_inputs(out: str | Path, inputs: Inputs, *, folder: bool, flag: str = "--out") -> None:
+    """Refuse an output that is one of ``inputs`` (``(label, path)`` pairs) or lies inside one.
+
+    ``folder``: the output is a whole folder that gets replaced, so it must not
+    contain an input either.
+    """
+    target = _resolve(out)
+    for label, raw in inputs:
+        if not raw:
+            continue
+        source = _resolve(raw)
+        if target == source:
+            problem = f"is the {label}"
+        elif source in target.parents:
+            problem = f"is inside the {label} {raw}"
+        elif folder and target in source.parents:
+            problem = f"contains the {label} {raw}"
+        else:
+            continue
+        raise InputError(
+            f"{out}: {problem}; ragmeter never writes into its inputs, give another {flag}"
+        )
+
+
+def check_results_target(
+    path: str | Path,
+    inputs: Inputs = (),
+    *,
+    overwrite: bool = True,
+    flag: str = "--out",
+) -> None:
+    """Raise :class:`InputError` unless a results directory may be written at ``path``.
+
+    Allowed: a path that does not exist, an empty folder, or (with
+    ``overwrite``) an earlier results directory.
+    """
+    path = Path(path)
+    check_not_inputs(path, inputs, folder=True, flag=flag)
+    if not path.exists() and not path.is_symlink():
+        return
+    if not path.is_dir():
+        raise InputError(
+            f"{path}: is a file; {flag} takes a folder that does not exist yet "
+            f"(or an earlier results directory), e.g. ragmeter-results"
+        )
+    if is_results_dir(path):
+        if overwrite:
+            return
+        raise InputError(
+            f"{path}: already holds ragmeter results; pass overwrite=True to replace them, "
+            f"or choose another path"
+        )
+    with contextlib.suppress(OSError):
+        if not any(path.iterdir()):
+            return
+    raise InputError(
+        f"{path}: is a folder that does not hold ragmeter results, and ragmeter would "
+        f"replace it; give a new folder name as {flag}, or move {path} away"
+    )
+
+
+def check_output_file(
+    path: str | Path,
+    recognise: Callable[[Path], bool],
+    kind: str,
+    inputs: Inputs = (),
+    flag: str = "--out",
+) -> None:
+    """Raise unless ``path`` is a free file name, or a file ``recognise`` says is a ``kind``."""
+    path = Path(path)
+    check_not_inputs(path, inputs, folder=False, flag=flag)
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; {flag} takes a file name for the {kind}")
+    if path.exists() and not recognise(path):
+        raise InputError(
+            f"{path}: exists and is not a {kind} written by ragmeter; give another {flag}, "
+            f"or move the file away"
+        )
+
+
+def first_json_line(path: Path) -> object:
+    """The first non-blank line of a file as JSON, or ``None`` (unreadable or not JSON)."""
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    return json.loads(line)
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def is_empty_file(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False
+
+
+# --- temporaries -----------------------------------------------------------------------------
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def temp_name(path: Path, role: str) -> str:
+    """``.ragmeter-tmp-<name>.<pid>.<role>``: recognisable, and tied to this process."""
+    return f"{TMP_PREFIX}{path.name}.{os.getpid()}.{role}"
+
+
+def clean_stale_temporaries(path: str | Path) -> list[Path]:
+    """Remove temporaries of ``path`` left by processes that no longer run.
+
+    A replaced directory whose replacement never arrived (the process died
+    between the two renames) is put back first. Returns what was removed.
+    """
+    path = Path(path)
+    parent = path.parent
+    if not parent.is_dir():
+        return []
+    prefix = f"{TMP_PREFIX}{path.name}."
+    legacy = (f".{path.name}.tmp-", f".{path.name}.old-")
+    removed: list[Path] = []
+    now = time.time()
+    stale_old: list[Path] = []
+    stale_other: list[Path] = []
+    for entry in parent.iterdir():
+        name = entry.name
+        if name.startswith(prefix):
+            pid_text = name[len(prefix) :].split(".", 1)[0]
+            role = name[len(prefix) :].split(".", 1)[-1]
+        elif name.startswith(legacy[1]):
+            pid_text, role = name[len(legacy[1]) :], "old"
+        elif name.startswith(legacy[0]):
+            pid_text, role = "", "new"
+        else:
+            continue
+        try:
+            age = now - entry.lstat().st_mtime
+        except OSError:
+            continue
+        alive = pid_text.isdigit() and _pid_alive(int(pid_text))
+        if alive and age < STALE_AGE_S:
+            continue
+        if not pid_text.isdigit() and age < STALE_AGE_S:
+            continue
+        (stale_old if role == "old" else stale_other).append(entry)
+    if stale_old and not path.exists():
+        newest = max(stale_old, key=lambda p: p.lstat().st_mtime)
+        os.replace(newest, path)
+        stale_old.remove(newest)
+    for entry in stale_old + stale_other:
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed.append(entry)
+    return removed
+
+
+# --- the lock --------------------------------------------------------------------------------
+
+
+def lock_path(results: str | Path) -> Path:
+    """``<parent>/.<name>.ragmeter-lock``: beside the directory, so it outlives a replacement."""
+    path = _resolve(results)
+    return path.parent / f".{path.name}{LOCK_SUFFIX}"
+
+
+_held: dict[tuple[str, int], int] = {}
+_held_guard = threading.Lock()
+
+
+def _holder_text(lock: Path) -> str:
+    try:
+        info = json.loads(lock.read_text(encoding="utf-8"))
+        return f"pid {info['pid']} on {info['host']} ({info['command']}, since {info['since']})"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another ragmeter process"
+
+
+def _command() -> str:
+    argv = [Path(sys.argv[0]).name if sys.argv else "python", *sys.argv[1:]]
+    text = " ".join(argv)
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+@contextlib.contextmanager
+def results_lock(
+    results: str | Path, command: str | None = None, wait_s: float | None = None
+) -> Iterator[Path]:
+    """Hold the lock of the results directory ``results`` (re-entrant within a thread).
+
+    Waits up to ``wait_s`` (default :data:`LOCK_WAIT_S`) for another holder,
+    then raises :class:`InputError` naming it.
+    """
+    lock = lock_path(results)
+    key = (str(lock), threading.get_ident())
+    with _held_guard:
+        if key in _held:
+            _held[key] += 1
+            reentered = True
+        else:
+            reentered = False
+    if reentered:
+        try:
+            yield lock
+        finally:
+            with _held_guard:
+                _held[key] -= 1
+        return
+    if fcntl is None:  # pragma: no cover
+        yield lock
+        return
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    if not os.access(lock.parent, os.W_OK):
+        # nobody can write beside it (read-only results read for a report elsewhere):
+        # there is nothing to guard, and a lock file cannot be made
+        yield lock
+        return
+    wait = LOCK_WAIT_S if wait_s is None else wait_s
+    deadline = time.monotonic() + wait
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            if time.monotonic() >= deadline:
+                raise InputError(
+                    f"{results}: in use by {_holder_text(lock)}; wait until it finishes "
+                    f"(or stop it), then run again"
+                ) from None
+            time.sleep(0.05)
+            continue
+        try:
+            same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if not same:  # the holder before us removed the file: lock the new one
+            os.close(fd)
+            continue
+        break
+    info = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "command": command or _command(),
+        "since": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+    os.ftruncate(fd, 0)
+    os.write(fd, (json.dumps(info) + "\n").encode("utf-8"))
+    with _held_guard:
+        _held[key] = 1
+    try:
+        yield lock
+    finally:
+        with _held_guard:
+            del _held[key]
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        os.close(fd)

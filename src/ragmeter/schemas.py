@@ -1,0 +1,260 @@
+"""Typed schemas of every file ragmeter reads, one place per file kind.
+
+Each model is strict: a number given as text (``"ten"``), a float or boolean
+where a whole number belongs (``10.5``, ``NaN``, ``Infinity``, ``true``), a
+missing field or an empty question are errors, never truncated or coerced.
+:func:`check` turns the first problem into an :class:`InputError` that names
+the file, the line (or question id) and the field, and says what to do.
+Unknown extra fields are kept (a test-set line may carry its own metadata).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ragmeter.errors import InputError
+
+__all__ = [
+    "ChromaReference",
+    "CorpusLine",
+    "QuestionLine",
+    "ResultsDocument",
+    "ResultsMeta",
+    "ResultsQuestion",
+    "RunLine",
+    "ScoresFile",
+    "SquadCorpus",
+    "SquadTestSet",
+    "check",
+    "describe_error",
+]
+
+M = TypeVar("M", bound=BaseModel)
+
+Id = str | int
+"""An id may be written as a string or a whole number (it is kept as text)."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+
+def _non_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+# --- test sets ------------------------------------------------------------------------------
+
+
+class SpanLine(_Model):
+    """An answer span of a JSONL test set: offsets, text, or both."""
+
+    doc: Id | None = None
+    start: Annotated[int, Field(ge=0)] | None = None
+    end: Annotated[int, Field(ge=0)] | None = None
+    text: str | None = None
+
+
+class QuestionLine(_Model):
+    """One line of ragmeter's JSONL test set."""
+
+    id: Id
+    question: str
+    answers: Annotated[list[SpanLine], Field(min_length=1)]
+
+    _blank = field_validator("question")(_non_blank)
+
+
+class ChromaReference(_Closed):
+    """One entry of the ``references`` JSON in Chroma's ``questions_df.csv``."""
+
+    content: str
+    start_index: Annotated[int, Field(ge=0)]
+    end_index: Annotated[int, Field(ge=0)]
+
+
+class SquadAnswer(_Closed):
+    text: str
+    answer_start: Annotated[int, Field(ge=0)]
+
+
+class SquadQA(_Closed):
+    id: Id
+    question: str
+    answers: list[SquadAnswer] = []
+    is_impossible: bool = False
+
+    _blank = field_validator("question")(_non_blank)
+
+
+class SquadParagraph(_Closed):
+    context: str
+    qas: list[SquadQA] = []
+
+
+class SquadArticle(_Closed):
+    title: str = ""
+    paragraphs: list[SquadParagraph] = []
+
+
+class SquadTestSet(_Closed):
+    """A SQuAD JSON file read as a test set."""
+
+    data: list[SquadArticle]
+
+
+# --- corpora --------------------------------------------------------------------------------
+
+
+class CorpusLine(_Model):
+    """A JSONL corpus line; BEIR's ``corpus.jsonl`` names the id ``_id``."""
+
+    id: Id | None = None
+    beir_id: Id | None = Field(default=None, alias="_id")
+    text: str
+    title: str | None = None
+
+
+class SquadCorpusParagraph(_Closed):
+    context: str
+
+
+class SquadCorpusArticle(_Closed):
+    title: str = ""
+    paragraphs: list[SquadCorpusParagraph] = []
+
+
+class SquadCorpus(_Closed):
+    """A SQuAD JSON file read as a corpus (the paragraphs' contexts)."""
+
+    data: list[SquadCorpusArticle]
+
+
+# --- results files read back ----------------------------------------------------------------
+
+
+class ScoresFile(_Closed):
+    systems: list[str]
+    questions: list[str]
+    metrics: list[str]
+    values: dict[str, dict[str, list[float]]]
+
+
+class ResultsMeta(_Model):
+    """``meta.json``: only what is read back is checked."""
+
+    depth: Annotated[int, Field(ge=1)] | None = None
+    seed: Annotated[int, Field(ge=0, le=2**32 - 1)] | None = None
+    rounds: Annotated[int, Field(ge=1)] | None = None
+    ks: list[int] | None = None
+
+
+class ResultsSummary(_Model):
+    metric: str | None = None
+    seed: Annotated[int, Field(ge=0, le=2**32 - 1)] | None = None
+    rounds: Annotated[int, Field(ge=1)] | None = None
+
+
+class ResultsSpan(_Closed):
+    doc: str
+    start: Annotated[int, Field(ge=0)]
+    end: Annotated[int, Field(ge=0)]
+    text: str
+
+
+class ResultsQuestion(_Model):
+    id: str
+    question: str
+    answers: list[ResultsSpan]
+
+
+class ResultsDocument(_Model):
+    id: str
+    text: str
+
+
+class RunItem(_Closed):
+    doc: str
+    start: Annotated[int, Field(ge=0)]
+    end: Annotated[int, Field(ge=0)]
+    score: float
+    grade: int
+    words: int
+
+
+class RunLine(_Closed):
+    system: str
+    question: str
+    items: list[RunItem]
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+_PHRASES = {
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "float_type": "must be a number",
+    "string_type": "must be a string",
+    "bool_type": "must be true or false",
+    "list_type": "must be a list",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "missing": "is missing",
+    "too_short": "must not be empty",
+    "greater_than_equal": "must not be negative",
+    "less_than_equal": "is too large",
+}
+
+
+def _loc(loc: Sequence[str | int]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("int", "str", "function-after[_non_blank(), str]"):
+            continue  # union branches and validators name no field
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "the value"
+
+
+def describe_error(exc: ValidationError) -> str:
+    """The first problem of ``exc`` in words.
+
+    E.g. ``answers[0].start must be a whole number, got 'ten'``.
+    """
+    errors = exc.errors(include_url=False)
+    # a union reports one error per branch: keep the first, and the field it names
+    first = errors[0]
+    where = _loc(first["loc"])
+    if first["loc"] and first["loc"][-1] in ("str", "int"):  # the Id union: both failed
+        phrase = "must be a string or a whole number"
+    elif first["type"] == "value_error":
+        phrase = str(first.get("ctx", {}).get("error", first["msg"]))
+    else:
+        phrase = _PHRASES.get(first["type"], first["msg"].lower())
+    if first["type"] == "missing":
+        return f"{where} {phrase}"
+    value = first.get("input")
+    shown = repr(value)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return f"{where} {phrase}, got {shown}"
+
+
+def check(model: type[M], data: Any, where: str, hint: str = "fix it") -> M:
+    """``model`` validated from ``data``, or an :class:`InputError`: ``where: problem; hint``."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(f"{where}: {describe_error(exc)}; {hint}") from None

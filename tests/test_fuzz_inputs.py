@@ -1,0 +1,572 @@
+"""Fuzzing every reader of user files: malformed input is one line of InputError, never more.
+
+Each loader gets 200 generated cases (derandomized, so the suite is the same on
+every run): a loader either reads the file or raises :class:`InputError` with a
+one-line message naming the file; nothing else escapes, and nothing is written.
+Commands get malformed flag values through typer's runner: exit code 2, one
+``error:`` line, no traceback, no output folder.
+"""
+
+import csv
+import io
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+import tomli_w
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from ragmeter.answers.store import load_answer_set
+from ragmeter.cli import app
+from ragmeter.config import Config, load_config
+from ragmeter.corpus import Document, load_corpus
+from ragmeter.errors import InputError
+from ragmeter.experiment import run_search
+from ragmeter.results import Results, save_results
+from ragmeter.testset import AnswerSpan, Question, TestSet, load_testset
+
+FUZZ = settings(
+    max_examples=200,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+runner = CliRunner()
+
+DOCS = [
+    Document("cats.md", "Cats sleep for sixteen hours a day. Cats purr when content."),
+    Document("dogs.md", "Dogs bark at strangers. A dog's nose has 300 million receptors."),
+]
+
+# --- generators -----------------------------------------------------------------------------
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12)
+    | st.sampled_from(["ten", "", " ", "cats.md", "0", "5", "Cats sleep"])
+)
+json_values = st.recursive(
+    scalars,
+    lambda kids: (
+        st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids, max_size=3)
+    ),
+    max_leaves=6,
+)
+offsets = st.one_of(
+    st.sampled_from(["ten", "3", "", 4.7, 0.0, True, False, -1, 10**20, None, [1], {"a": 1}]),
+    st.integers(min_value=-5, max_value=200),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+ids = st.one_of(
+    st.text(max_size=6), st.integers(), st.floats(allow_nan=False), st.booleans(), st.none()
+)
+
+
+def maybe(strategy):
+    """A field that is sometimes present with a good-looking value, sometimes anything."""
+    return st.one_of(strategy, json_values)
+
+
+@st.composite
+def mutated(draw, base, replacements):
+    """A copy of the well-formed ``base`` with one to three fields replaced or removed.
+
+    ``replacements`` maps a dotted path (``answers.0.start``) to a strategy of values;
+    a value of ``DROP`` removes the field. Most of each case stays valid, so the
+    loader gets past the easy checks to the one that is broken.
+    """
+    doc = json.loads(json.dumps(base))
+    paths = draw(st.lists(st.sampled_from(sorted(replacements)), min_size=1, max_size=3))
+    for path in paths:
+        *parents, last = path.split(".")
+        node = doc
+        for part in parents:
+            node = _step(node, part)
+        value = draw(replacements[path])
+        if isinstance(node, dict):
+            if value is DROP:
+                node.pop(last, None)
+            else:
+                node[last] = value
+        elif isinstance(node, list) and last.isdigit() and int(last) < len(node):
+            if value is DROP:
+                del node[int(last)]
+            else:
+                node[int(last)] = value
+    return doc
+
+
+def _step(node, part):
+    if isinstance(node, dict):
+        return node.get(part)
+    if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+        return node[int(part)]
+    return None
+
+
+DROP = object()
+drop = st.just(DROP)
+good_question = {
+    "id": "q1",
+    "question": "how long do cats sleep",
+    "answers": [{"doc": "cats.md", "start": 0, "end": 34, "text": DOCS[0].text[:34]}],
+}
+mutated_questions = mutated(
+    good_question,
+    {
+        "id": ids | drop,
+        "question": json_values | drop | st.sampled_from(["", "  ", "\u202e"]),
+        "answers": json_values | drop | st.just([]),
+        "answers.0": json_values | drop,
+        "answers.0.doc": json_values | drop | st.sampled_from(["dogs.md", "nope.md"]),
+        "answers.0.start": offsets | drop,
+        "answers.0.end": offsets | drop,
+        "answers.0.text": json_values | drop | st.sampled_from(["Cats", "Cats sleep", ""]),
+    },
+)
+# mostly one broken field of a good line, sometimes any JSON at all
+question_rows = st.one_of(mutated_questions, mutated_questions, mutated_questions, json_values)
+# JSON text with the special tokens Python's writer would emit, and lines cut short
+nasty_tokens = st.sampled_from(["NaN", "Infinity", "-Infinity", "1e999", "{", "[", '"', "\ufeff"])
+
+
+@st.composite
+def jsonl_files(draw, rows):
+    lines = []
+    for _ in range(draw(st.integers(min_value=0, max_value=4))):
+        kind = draw(st.integers(min_value=0, max_value=9))
+        if kind <= 5:
+            lines.append(json.dumps(draw(rows)))
+        elif kind == 6:
+            lines.append(json.dumps(draw(json_values)))
+        elif kind == 7:
+            text = json.dumps(draw(rows))
+            lines.append(text[: draw(st.integers(min_value=0, max_value=len(text)))])
+        elif kind == 8:
+            text = json.dumps(draw(rows))
+            lines.append(text.replace("0", draw(nasty_tokens), 1))
+        else:
+            lines.append(draw(st.text(max_size=20)))
+    data = "\n".join(lines).encode("utf-8", "surrogatepass")
+    if draw(st.booleans()):
+        data += draw(st.binary(max_size=6))
+    return data
+
+
+_made: list[Path] = []
+
+
+def workdir() -> Path:
+    path = Path(tempfile.mkdtemp(prefix="ragmeter-fuzz-"))
+    _made.append(path)
+    return path
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _remove_workdirs():
+    """Every case's folder goes, also those of a case that failed."""
+    yield
+    for path in _made:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def listing(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+
+
+def only_input_errors(path: Path, call):
+    """Run ``call``; it may succeed or raise a one-line InputError naming ``path``."""
+    root = path.parent
+    before = listing(root)
+    try:
+        call()
+    except InputError as exc:
+        message = str(exc)
+        assert message.strip() and "\n" not in message, message
+        assert path.name in message or str(path) in message, message
+    finally:
+        assert listing(root) == before  # a loader writes nothing
+        shutil.rmtree(root, ignore_errors=True)
+
+
+# --- loaders --------------------------------------------------------------------------------
+
+
+@FUZZ
+@given(data=jsonl_files(question_rows))
+def test_fuzz_jsonl_testset(data):
+    path = workdir() / "q.jsonl"
+    path.write_bytes(data)
+    only_input_errors(path, lambda: load_testset(path, DOCS))
+
+
+chroma_refs = st.one_of(
+    json_values,
+    mutated(
+        [{"content": DOCS[0].text[:10], "start_index": 0, "end_index": 10}],
+        {
+            "0": json_values,
+            "0.content": json_values | drop,
+            "0.start_index": offsets | drop,
+            "0.end_index": offsets | drop,
+        },
+    ),
+)
+
+
+@FUZZ
+@given(
+    header=st.sampled_from(
+        [["question", "references", "corpus_id"], ["question", "references"], ["q", "r", "c"]]
+    ),
+    rows=st.lists(
+        st.tuples(
+            st.text(max_size=10),
+            st.one_of(
+                chroma_refs.map(json.dumps), st.text(max_size=10), json_values.map(json.dumps)
+            ),
+            st.sampled_from(["cats", "dogs", "x", ""]),
+            st.booleans(),
+        ),
+        max_size=4,
+    ),
+)
+def test_fuzz_chroma_csv(header, rows):
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(header)
+    for question, refs, corpus_id, short in rows:
+        writer.writerow([question, refs] if short else [question, refs, corpus_id])
+    path = workdir() / "questions_df.csv"
+    path.write_text(buf.getvalue(), encoding="utf-8")
+    only_input_errors(path, lambda: load_testset(path, DOCS))
+
+
+good_squad = {
+    "data": [
+        {
+            "title": "t",
+            "paragraphs": [
+                {
+                    "context": "Cats sleep all day.",
+                    "qas": [
+                        {
+                            "id": "s1",
+                            "question": "what do cats do",
+                            "answers": [{"text": "sleep", "answer_start": 5}],
+                        }
+                    ],
+                }
+            ],
+        }
+    ]
+}
+squad_files = st.one_of(
+    json_values,
+    mutated(
+        good_squad,
+        {
+            "data": json_values | drop,
+            "data.0": json_values,
+            "data.0.title": json_values | drop,
+            "data.0.paragraphs": json_values | drop,
+            "data.0.paragraphs.0.context": json_values | drop,
+            "data.0.paragraphs.0.qas": json_values | drop,
+            "data.0.paragraphs.0.qas.0.id": ids | drop,
+            "data.0.paragraphs.0.qas.0.question": json_values | drop,
+            "data.0.paragraphs.0.qas.0.is_impossible": json_values | drop,
+            "data.0.paragraphs.0.qas.0.answers": json_values | drop,
+            "data.0.paragraphs.0.qas.0.answers.0.text": json_values | drop,
+            "data.0.paragraphs.0.qas.0.answers.0.answer_start": offsets | drop,
+        },
+    ),
+)
+
+
+@FUZZ
+@given(doc=squad_files, cut=st.booleans())
+def test_fuzz_squad_testset_and_corpus(doc, cut):
+    text = json.dumps(doc)
+    if cut:
+        text = text[: len(text) // 2]
+    path = workdir() / "squad.json"
+    path.write_text(text, encoding="utf-8")
+    only_input_errors(path, lambda: load_testset(path, DOCS))
+    path = workdir() / "squad.json"
+    path.write_text(text, encoding="utf-8")
+    only_input_errors(path, lambda: load_corpus(path))
+
+
+corpus_rows = st.one_of(
+    json_values,
+    mutated(
+        {"id": "d1", "text": "Cats sleep.", "title": "Cats"},
+        {"id": ids | drop, "_id": ids, "text": json_values | drop, "title": json_values | drop},
+    ),
+)
+
+
+@FUZZ
+@given(data=jsonl_files(corpus_rows))
+def test_fuzz_jsonl_corpus(data):
+    path = workdir() / "corpus.jsonl"
+    path.write_bytes(data)
+    only_input_errors(path, lambda: load_corpus(path))
+
+
+@FUZZ
+@given(
+    files=st.lists(
+        st.tuples(st.sampled_from(["a.md", "b.txt", "c.md"]), st.binary(max_size=20)), max_size=3
+    )
+)
+def test_fuzz_folder_corpus(files):
+    root = workdir() / "docs"
+    root.mkdir()
+    for name, data in files:
+        (root / name).write_bytes(data)
+    before = listing(root.parent)
+    try:
+        load_corpus(root)
+    except InputError as exc:
+        assert "\n" not in str(exc) and "docs" in str(exc), str(exc)
+    assert listing(root.parent) == before
+    shutil.rmtree(root.parent, ignore_errors=True)
+
+
+# --- configs --------------------------------------------------------------------------------
+
+known = {
+    "corpus": ["path", "format"],
+    "testset": ["path", "format"],
+    "search": ["strategies", "retrievers", "ks", "depth", "relevant_grade", "ideal"],
+    "stats": ["seed", "rounds", "confidence", "method", "metric"],
+    "output": ["dir"],
+    "serach": ["ks"],
+    "stat": ["seed"],
+}
+toml_scalars = (
+    st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=8)
+    | st.sampled_from(["sentence", "bm25", "recall@5", "5", "x"])
+)
+toml_values = toml_scalars | st.lists(toml_scalars, max_size=3)
+
+
+@st.composite
+def configs(draw):
+    doc = {}
+    for section in draw(st.lists(st.sampled_from(sorted(known)), max_size=3, unique=True)):
+        keys = known[section] + ["bogus", "kz"]
+        doc[section] = {
+            key: draw(toml_values)
+            for key in draw(st.lists(st.sampled_from(keys), max_size=3, unique=True))
+        }
+    if draw(st.booleans()):
+        entry = draw(st.sampled_from(["strategy", "retriever"]))
+        doc[entry] = draw(
+            st.one_of(
+                st.lists(
+                    st.dictionaries(st.sampled_from(["name", "kind", "size"]), toml_scalars),
+                    max_size=2,
+                ),
+                st.dictionaries(st.sampled_from(["name", "kind"]), toml_scalars),
+                toml_scalars,
+            )
+        )
+    text = tomli_w.dumps(doc)
+    mode = draw(st.integers(min_value=0, max_value=5))
+    if mode == 0:
+        return text.encode() + b"\n# \xff\xfe"
+    if mode == 1:
+        return text[: draw(st.integers(min_value=0, max_value=len(text)))].encode()
+    if mode == 2:
+        return draw(st.binary(max_size=30))
+    return text.encode()
+
+
+@FUZZ
+@given(data=configs())
+def test_fuzz_config(data):
+    path = workdir() / "ragmeter.toml"
+    path.write_bytes(data)
+    only_input_errors(path, lambda: load_config(path))
+
+
+# --- results read back ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    questions = [
+        Question("q1", "cats sleep", (AnswerSpan("cats.md", 0, 10, DOCS[0].text[:10]),)),
+        Question("q2", "dogs bark", (AnswerSpan("dogs.md", 0, 9, "Dogs bark"),)),
+    ]
+    cfg = Config(strategies=("whole", "sentence"), ks=(1,), rounds=200)
+    out = tmp_path_factory.mktemp("saved") / "r"
+    return save_results(run_search(cfg, DOCS, TestSet(questions)), out)
+
+
+RESULT_FILES = (
+    "meta.json",
+    "scores.json",
+    "summary.json",
+    "questions.jsonl",
+    "documents.jsonl",
+    "runs.jsonl",
+)
+
+
+@FUZZ
+@given(
+    name=st.sampled_from(RESULT_FILES),
+    how=st.integers(min_value=0, max_value=3),
+    value=json_values,
+    cut=st.floats(min_value=0, max_value=1),
+)
+def test_fuzz_results_files(saved, name, how, value, cut):
+    root = workdir()
+    copy = root / "r"
+    shutil.copytree(saved, copy)
+    path = copy / name
+    original = path.read_text(encoding="utf-8")
+    if how == 0:
+        path.write_text(original[: int(len(original) * cut)], encoding="utf-8")
+    elif how == 1:
+        path.write_text(json.dumps(value) + "\n", encoding="utf-8")
+    elif how == 2 and name.endswith(".jsonl"):
+        lines = original.splitlines()
+        lines[int(cut * (len(lines) - 1))] = json.dumps(value)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    elif how == 2:
+        data = json.loads(original)
+        if isinstance(data, dict) and data:
+            key = sorted(data)[int(cut * (len(data) - 1))]
+            data[key] = value
+        path.write_text(json.dumps(data), encoding="utf-8")
+    else:
+        path.unlink()
+
+    def read_all():
+        res = Results(copy)
+        res.questions, res.documents, res.runs  # noqa: B018 - reading is the test
+        res.matrix(res.metrics[0])
+
+    before = listing(root)
+    try:
+        read_all()
+    except InputError as exc:
+        message = str(exc)
+        assert "\n" not in message and str(copy) in message, message
+    result = runner.invoke(app, ["compare", str(copy), "--rounds", "100"])
+    assert result.exit_code in (0, 2), result.output
+    assert "Traceback" not in result.output
+    if result.exit_code == 2:
+        assert [x for x in result.stderr.splitlines() if x.strip()][0].startswith("error: ")
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert listing(root) == before
+    shutil.rmtree(root, ignore_errors=True)
+
+
+answer_rows = st.one_of(
+    json_values,
+    mutated(
+        {
+            "system": "whole",
+            "question": "q1",
+            "answer": "Cats sleep",
+            "reader": "test:m",
+            "k": 1,
+            "judge": "test:j",
+            "grade": "correct",
+            "hand": "correct",
+            "answer_sha": "abc",
+            "latency_s": 0.5,
+        },
+        {
+            "system": json_values | drop | st.just("other"),
+            "question": json_values | drop | st.just("q9"),
+            "answer": json_values | drop,
+            "k": json_values | drop,
+            "grade": json_values | drop | st.sampled_from(["meh", "unscored"]),
+            "hand": json_values | drop | st.just("x"),
+            "latency_s": json_values | drop,
+            "judge": json_values | drop,
+        },
+    ),
+)
+
+
+@FUZZ
+@given(
+    name=st.sampled_from(["reader.jsonl", "grades.jsonl", "hand.jsonl", "meta.json"]),
+    data=jsonl_files(answer_rows),
+)
+def test_fuzz_answer_files(saved, name, data):
+    root = workdir()
+    copy = root / "r"
+    shutil.copytree(saved, copy)
+    (copy / "answers").mkdir()
+    (copy / "answers" / name).write_bytes(data)
+    before = listing(root)
+    try:
+        load_answer_set(copy)
+    except InputError as exc:
+        assert "\n" not in str(exc) and str(copy) in str(exc), str(exc)
+    assert listing(root) == before
+    shutil.rmtree(root, ignore_errors=True)
+
+
+# --- command-line values --------------------------------------------------------------------
+
+flag_text = st.one_of(
+    st.text(
+        alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=8
+    ),
+    st.integers(min_value=-(2**70), max_value=2**70).map(str),
+    st.sampled_from(["a,b", ",", "1,,3", "0", "-1", "1e3", "nan", "inf", "4294967296", "[/x]"]),
+)
+
+
+@FUZZ
+@given(
+    flag=st.sampled_from(["--ks", "--seed", "--rounds", "--method", "--metric", "--strategies"]),
+    value=flag_text,
+)
+def test_fuzz_search_flags(flag, value):
+    root = workdir()
+    out = root / "out"
+    # the corpus does not exist: a value that passes its check stops there, before any search
+    args = ["search", "--corpus", str(root / "missing"), "--testset", str(root / "q.jsonl")]
+    result = runner.invoke(app, [*args, flag, value, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    errors = [x for x in result.stderr.splitlines() if x.strip()]
+    assert len(errors) == 1, result.stderr
+    assert not out.exists()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@FUZZ
+@given(
+    flag=st.sampled_from(["--concurrency", "--max-tokens", "--timeout", "--k", "--limit"]),
+    value=flag_text,
+)
+def test_fuzz_answer_flags(saved, flag, value):
+    root = workdir()
+    copy = root / "r"
+    shutil.copytree(saved, copy)
+    result = runner.invoke(app, ["answer", str(copy), "--reader", "nope:model", flag, value])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert not (copy / "answers").exists()
+    shutil.rmtree(root, ignore_errors=True)

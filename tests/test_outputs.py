@@ -1,0 +1,288 @@
+"""The output rule: ragmeter writes only where nothing of the user's can be lost."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from ragmeter.cli import app
+from ragmeter.config import Config
+from ragmeter.errors import InputError
+from ragmeter.experiment import run_search
+from ragmeter.outputs import (
+    TMP_PREFIX,
+    check_results_target,
+    clean_stale_temporaries,
+    is_results_dir,
+    lock_path,
+    results_lock,
+)
+from ragmeter.results import Results, save_results
+
+runner = CliRunner()
+
+CATS = "Cats sleep for sixteen hours a day. Cats purr when content."
+DOGS = "Dogs bark at strangers. A dog's nose has 300 million receptors."
+FISH = "Fish breathe through gills. Goldfish remember for months."
+
+
+def project(root):
+    """A tiny corpus and test set on disk: root/docs/*.md and root/q.jsonl."""
+    docs = root / "docs"
+    docs.mkdir(parents=True)
+    (docs / "cats.md").write_text(CATS)
+    (docs / "dogs.md").write_text(DOGS)
+    (docs / "fish.md").write_text(FISH)
+    rows = [
+        {"id": "q1", "question": "how long do cats sleep", "answers": [{"text": CATS[:35]}]},
+        {"id": "q2", "question": "dog nose receptors", "answers": [{"text": DOGS[24:]}]},
+        {"id": "q3", "question": "goldfish memory", "answers": [{"text": FISH[28:]}]},
+    ]
+    (root / "q.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return docs, root / "q.jsonl"
+
+
+def search(root, out, *extra):
+    docs, q = root / "docs", root / "q.jsonl"
+    args = ["search", "--corpus", str(docs), "--testset", str(q), "--strategies", "whole"]
+    return runner.invoke(app, [*args, "--ks", "1", "--rounds", "200", "--out", str(out), *extra])
+
+
+def one_line_error(result, *needles):
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.output
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+def snapshot(root):
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes() if p.is_file() else None
+        for p in sorted(root.rglob("*"))
+    }
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    project(tmp_path)
+    return tmp_path
+
+
+def test_search_into_a_folder_of_the_users_refuses_and_keeps_the_file(tiny):
+    d = tiny / "d"
+    d.mkdir()
+    (d / "thesis.tex").write_text("keep")
+    line = one_line_error(search(tiny, d), "not hold ragmeter results", "--out")
+    assert "move" in line
+    assert (d / "thesis.tex").read_text() == "keep"
+    assert sorted(p.name for p in d.iterdir()) == ["thesis.tex"]
+
+
+def test_search_over_the_corpus_is_refused(tiny):
+    before = snapshot(tiny)
+    one_line_error(search(tiny, tiny / "docs"), "is the corpus")
+    one_line_error(search(tiny, tiny / "docs" / "cats.md"), "inside the corpus")
+    one_line_error(search(tiny, tiny / "docs" / "new"), "inside the corpus")
+    one_line_error(search(tiny, tiny), "contains the corpus")
+    one_line_error(search(tiny, tiny / "q.jsonl"), "is the test set")
+    assert snapshot(tiny) == before  # nothing renamed, nothing left behind
+
+
+def test_search_to_a_file_is_refused(tiny):
+    (tiny / "notes.md").write_text("mine")
+    one_line_error(search(tiny, tiny / "notes.md"), "is a file")
+    assert (tiny / "notes.md").read_text() == "mine"
+
+
+def test_search_reruns_into_its_own_results(tiny):
+    out = tiny / "results"
+    assert search(tiny, out).exit_code == 0
+    assert is_results_dir(out)
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["format"] == "ragmeter-results" and meta["format_version"] == 1
+    result = search(tiny, out)
+    assert result.exit_code == 0, result.output
+    assert Results(out).systems == ["whole"]
+    # no lock file or temporary is left beside it
+    assert sorted(p.name for p in tiny.iterdir()) == ["docs", "q.jsonl", "results"]
+
+
+def test_an_empty_folder_is_accepted(tiny):
+    (tiny / "empty").mkdir()
+    assert search(tiny, tiny / "empty").exit_code == 0
+    assert is_results_dir(tiny / "empty")
+
+
+def small_run(root):
+    docs, q = project(root)
+    cfg = Config(corpus=str(docs), testset=str(q), strategies=("whole",), ks=(1,), rounds=200)
+    return run_search(cfg)
+
+
+def test_save_results_refuses_to_replace_results_unless_told(tmp_path):
+    run = small_run(tmp_path)
+    out = tmp_path / "ragmeter-results"
+    save_results(run, out)
+    stamp = (out / "meta.json").read_bytes()
+    with pytest.raises(InputError, match="already holds ragmeter results; pass overwrite=True"):
+        save_results(run, out)
+    assert (out / "meta.json").read_bytes() == stamp
+    save_results(run, out, overwrite=True)
+    assert is_results_dir(out)
+
+
+def test_save_results_refuses_the_inputs_and_foreign_folders(tmp_path):
+    run = small_run(tmp_path)
+    for bad, message in (
+        (tmp_path / "docs", "is the corpus"),
+        (tmp_path / "docs" / "cats.md", "inside the corpus"),
+        (tmp_path, "contains the corpus"),
+    ):
+        with pytest.raises(InputError, match=message):
+            save_results(run, bad, overwrite=True)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "thesis.tex").write_text("keep")
+    with pytest.raises(InputError, match="does not hold ragmeter results"):
+        save_results(run, tmp_path / "mine", overwrite=True)
+    assert (tmp_path / "mine" / "thesis.tex").read_text() == "keep"
+
+
+def test_stale_temporaries_are_removed_and_a_lost_directory_put_back(tmp_path):
+    dead = _dead_pid()
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "meta.json").write_text(json.dumps({"format": "ragmeter-results"}))
+    # a run killed between its two renames: the old directory is only in the temporary
+    os.replace(out, tmp_path / f"{TMP_PREFIX}r.{dead}.old")
+    (tmp_path / f"{TMP_PREFIX}r.{dead}.new-abc").mkdir()
+    live = tmp_path / f"{TMP_PREFIX}r.{os.getpid()}.new-xyz"
+    live.mkdir()  # this process's own: not stale
+    other = tmp_path / f"{TMP_PREFIX}other.{dead}.new-1"
+    other.mkdir()  # another target's: not ours to touch here
+    removed = clean_stale_temporaries(out)
+    assert [p.name for p in removed] == [f"{TMP_PREFIX}r.{dead}.new-abc"]
+    assert is_results_dir(out)
+    assert live.exists() and other.exists()
+
+
+def test_a_save_cleans_what_a_killed_save_left(tmp_path):
+    run = small_run(tmp_path)
+    out = tmp_path / "r"
+    save_results(run, out)
+    leftover = tmp_path / f"{TMP_PREFIX}r.{_dead_pid()}.new-q1w2"
+    leftover.mkdir()
+    (leftover / "runs.jsonl").write_text("{")
+    save_results(run, out, overwrite=True)
+    assert not leftover.exists()
+
+
+def _dead_pid():
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_failed_answer_leaves_no_answers_folder(tiny):
+    out = tiny / "results"
+    assert search(tiny, out).exit_code == 0
+    for bad in (
+        ["--reader", "nope:model"],
+        ["--reader", "ollama:x", "--concurrency", "0"],
+        ["--reader", "ollama:x", "--max-tokens", "0"],
+        ["--reader", "ollama:x", "--timeout", "-1"],
+        ["--reader", "ollama:x", "--k", "11"],  # ranked to depth 10 only
+    ):
+        one_line_error(runner.invoke(app, ["answer", str(out), *bad]))
+        assert not (out / "answers").exists(), bad
+    line = one_line_error(
+        runner.invoke(app, ["answer", str(out), "--reader", "ollama:x", "--k", "11"])
+    )
+    assert "ranked to depth 10" in line
+    # and a later search into the same directory still works
+    assert search(tiny, out).exit_code == 0
+
+
+def test_report_out_is_checked(tiny):
+    out = tiny / "results"
+    assert search(tiny, out).exit_code == 0
+    (tiny / "page.html").write_text("<html>mine</html>")
+    for target, needle in (
+        (tiny / "page.html", "not a ragmeter report"),
+        (tiny / "docs" / "report.html", "inside the corpus"),
+        (tiny / "docs", "is a directory"),
+    ):
+        result = runner.invoke(app, ["report", str(out), "--out", str(target)])
+        one_line_error(result, needle)
+    assert (tiny / "page.html").read_text() == "<html>mine</html>"
+    assert not (tiny / "docs" / "report.html").exists()
+
+
+def test_generate_and_audit_refuse_the_inputs(tiny):
+    from ragmeter.questions.audit import check_audit_targets
+    from ragmeter.questions.generate import check_generate_targets
+
+    docs, q = tiny / "docs", tiny / "q.jsonl"
+    with pytest.raises(InputError, match="is the test set"):
+        check_generate_targets(q, docs, q)
+    with pytest.raises(InputError, match="inside the corpus"):
+        check_generate_targets(docs / "gen.jsonl", docs, None)
+    (tiny / "notes.jsonl").write_text('{"mine": 1}\n')
+    with pytest.raises(InputError, match="not a generated test set written by ragmeter"):
+        check_generate_targets(tiny / "notes.jsonl", docs, None)
+    (tiny / "gen.jsonl").write_text('{"source": "generated", "id": "q"}\n')
+    check_generate_targets(tiny / "gen.jsonl", docs, None)  # our own: may be rewritten
+    with pytest.raises(InputError, match="inside the corpus"):
+        check_audit_targets(docs, "audit", docs, q)
+    with pytest.raises(InputError, match="plain file name"):
+        check_audit_targets(tiny, "../x", docs, q)
+    (tiny / "audit.csv").write_text("my,own,table\n")
+    with pytest.raises(InputError, match="audit.csv: exists and is not a question audit"):
+        check_audit_targets(tiny, "audit", docs, q)
+
+
+def test_check_results_target_accepts_a_new_path(tmp_path):
+    check_results_target(tmp_path / "new" / "deeper")
+    assert not (tmp_path / "new").exists()
+
+
+def test_lock_names_its_holder_and_a_dead_holder_is_taken_over(tmp_path):
+    out = tmp_path / "r"
+    lock = lock_path(out)
+    # a lock file left by a process that died: nobody holds the flock, so it is taken over
+    lock.write_text(json.dumps({"pid": _dead_pid(), "host": "h", "command": "c", "since": "s"}))
+    with results_lock(out, command="ragmeter test"):
+        info = json.loads(lock.read_text())
+        assert info["pid"] == os.getpid() and info["command"] == "ragmeter test"
+        with results_lock(out):  # re-entrant in one thread
+            pass
+        code = (
+            "import sys; from ragmeter.outputs import results_lock\n"
+            "from ragmeter.errors import InputError\n"
+            "try:\n"
+            f"    with results_lock({str(out)!r}, wait_s=0.3): print('got it')\n"
+            "except InputError as exc: print(exc)\n"
+        )
+        other = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=os.environ
+        )
+        assert f"in use by pid {os.getpid()}" in other.stdout, other.stdout + other.stderr
+        assert "ragmeter test" in other.stdout
+    assert not lock.exists()
+
+
+def test_a_file_write_cleans_what_a_killed_write_left(tmp_path):
+    from ragmeter.io import atomic_write_text
+
+    leftover = tmp_path / f"{TMP_PREFIX}reader.jsonl.{_dead_pid()}.new-x1"
+    leftover.write_text("{half")
+    mine = tmp_path / f"{TMP_PREFIX}reader.jsonl.{os.getpid()}.new-x2"
+    mine.write_text("in flight")
+    atomic_write_text(tmp_path / "reader.jsonl", "{}\n")
+    assert not leftover.exists() and mine.exists()
+    assert (tmp_path / "reader.jsonl").read_text() == "{}\n"
