@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragmeter.errors import RagmeterError
+from ragmeter.errors import CacheError, RagmeterError
 
 DB_NAME = "embeddings.sqlite3"
 _SCHEMA_VERSION = 1
@@ -35,10 +35,6 @@ _SCHEMA_VERSION = 1
 _LOOKUP_CHUNK = 500
 
 Progress = Callable[[int, int], None]
-
-
-class CacheError(RagmeterError):
-    """The embedding cache cannot be opened or written."""
 
 
 def default_cache_dir() -> Path:
