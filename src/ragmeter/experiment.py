@@ -272,7 +272,7 @@ def run_search(
                 SystemRun(
                     name=system_name(strategy.name, retriever.name, len(retrievers)),
                     strategy=_describe(strategy),
-                    retriever=_describe(retriever),
+                    retriever=retriever.describe(),
                     n_items=n_items,
                     items=items,
                     scores=per_q,
@@ -280,9 +280,7 @@ def run_search(
             )
             step += 1
     for retriever in span_retrievers:
-        set_documents = getattr(retriever, "set_documents", None)
-        if callable(set_documents):
-            set_documents(documents)
+        retriever.set_documents(documents)
         if progress:
             progress(f"{retriever.name}", step, n_steps)
         hits = retriever.search([(q.id, q.text) for q in questions], config.depth)
@@ -297,7 +295,7 @@ def run_search(
             SystemRun(
                 name=retriever.name,
                 strategy={"name": "external"},
-                retriever=_describe(retriever),
+                retriever=retriever.describe(),
                 n_items=0,
                 items=items,
                 scores=per_q,

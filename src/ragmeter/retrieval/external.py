@@ -38,7 +38,7 @@ import httpx
 
 from ragmeter.errors import BadServerReply, InputError
 from ragmeter.http import post_json
-from ragmeter.retrieval.base import Hit
+from ragmeter.retrieval.base import Hit, SpanRetriever
 from ragmeter.retrieval.trec import read_run_lines
 
 _SPAN = re.compile(r"^(?P<doc>.+):(?P<start>\d+)-(?P<end>\d+)$")
@@ -63,7 +63,7 @@ def _number(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-class _SpanSource:
+class _SpanSource(SpanRetriever):
     """Shared: document texts and turning items into :class:`Hit` objects."""
 
     name: str
