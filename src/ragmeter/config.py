@@ -97,8 +97,9 @@ class Config:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
     def validate(self) -> Config:
-        if not self.ks or any(k < 1 for k in self.ks):
-            raise InputError(f"ks must be positive integers, got {list(self.ks)}")
+        from ragmeter.metrics import check_ks
+
+        object.__setattr__(self, "ks", tuple(check_ks(self.ks, what="ks")))
         if self.depth < max(self.ks):
             object.__setattr__(self, "depth", max(self.ks))
         if self.relevant_grade not in (1, 2):

@@ -44,6 +44,7 @@ from ragmeter.llm import (
     open_backend,
     parse_options,
 )
+from ragmeter.metrics import check_k
 from ragmeter.results import Results
 
 __all__ = [
@@ -203,8 +204,7 @@ def answer_questions(
     replies had by then are in the cache, so a rerun resumes.
     """
     res = _results(results)
-    if k < 1:
-        raise InputError("--k must be at least 1")
+    k = check_k(k, depth=res.meta.get("depth"), what="--k")
     settings = _with_cache(_settings(reader, call), res)
     max_tokens = settings.tokens(DEFAULT_MAX_TOKENS)
     label = settings.label
