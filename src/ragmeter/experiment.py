@@ -11,6 +11,8 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 
@@ -21,6 +23,7 @@ from ragmeter.corpus import Document, load_corpus
 from ragmeter.errors import InputError
 from ragmeter.retrieval.base import Hit, Retriever, SpanRetriever
 from ragmeter.retrieval.registry import make_retriever
+from ragmeter.tables import ShowsItself
 from ragmeter.testset import Question, TestSet, load_testset
 
 Progress = Callable[[str, int, int], None]
@@ -55,10 +58,22 @@ class SystemRun:
     items: list[list[Item]]  # per question, best first, at most `depth`
     scores: dict[str, np.ndarray]  # metric name -> per-question vector
 
+    def __str__(self) -> str:
+        return self.name
+
 
 @dataclass
-class SearchRun:
-    """Everything a search produced, in memory."""
+class SearchRun(ShowsItself):
+    """Everything a search produced, in memory.
+
+    It reads like :class:`ragmeter.results.Results`, so a notebook needs no
+    disk: ``scores(system, metric)``, ``matrix(metric, systems)``, ``metrics``,
+    ``question_ids`` and ``summary`` (intervals, comparisons and sample sizes,
+    computed once on first use); :meth:`save` writes the results directory.
+    ``systems`` holds :class:`SystemRun` objects whose ``str`` is the system's
+    name; every reading method takes a name or one of them. It shows itself as
+    a table (``_repr_html_``, ``to_markdown()``, ``to_pandas()``).
+    """
 
     config: Config
     documents: list[Document]
@@ -71,12 +86,52 @@ class SearchRun:
         return self.testset.questions
 
     @property
+    def question_ids(self) -> list[str]:
+        return [q.id for q in self.testset.questions]
+
+    @property
     def metric_names(self) -> list[str]:
         return list(self.systems[0].scores) if self.systems else []
 
-    def matrix(self, metric: str) -> np.ndarray:
-        """(systems x questions) scores for one metric."""
-        return np.vstack([s.scores[metric] for s in self.systems])
+    @property
+    def metrics(self) -> list[str]:
+        """The metric names, as :attr:`ragmeter.results.Results.metrics`."""
+        return self.metric_names
+
+    def system(self, name: str | SystemRun) -> SystemRun:
+        """The :class:`SystemRun` of ``name``."""
+        for s in self.systems:
+            if s is name or s.name == str(name):
+                return s
+        raise InputError(
+            f"unknown system {str(name)!r}; choose one of {[s.name for s in self.systems]}"
+        )
+
+    def scores(self, system: str | SystemRun, metric: str) -> np.ndarray:
+        """Per-question scores of one system on one metric."""
+        found = self.system(system)
+        if metric not in found.scores:
+            raise InputError(f"unknown metric {metric!r}; choose one of {self.metric_names}")
+        return np.asarray(found.scores[metric], dtype=np.float64)
+
+    def matrix(self, metric: str, systems: Sequence[str | SystemRun] | None = None) -> np.ndarray:
+        """(systems x questions) scores for one metric (all systems by default)."""
+        chosen = self.systems if systems is None else systems
+        return np.vstack([self.scores(s, metric) for s in chosen])
+
+    @cached_property
+    def summary(self) -> dict:
+        """Intervals, paired comparisons and sample sizes, as ``summary.json`` holds them
+        (:func:`ragmeter.results.summarize_run`; computed on first use)."""
+        from ragmeter.results import summarize_run
+
+        return summarize_run(self)
+
+    def save(self, path: str | Path) -> Path:
+        """Write this run as a results directory (:func:`ragmeter.results.save_results`)."""
+        from ragmeter.results import save_results
+
+        return save_results(self, path)
 
 
 def resolve_strategies(config: Config) -> list:
