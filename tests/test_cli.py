@@ -87,7 +87,7 @@ def test_chunk_shows_sizes():
                 "q.jsonl": '{"id": "q1", "question": "?", "answers": [{"text": "alpha"}]}\n',
             },
             ["--corpus", "c.jsonl", "--testset", "q.jsonl", "--ks", "0,5"],
-            "ks must be positive integers",
+            "ks must be positive whole numbers",
         ),
         ({}, ["--corpus", "missing-folder"], "no such file or folder"),
     ],

@@ -32,7 +32,7 @@ def test_relative_paths_and_external_run_file(tmp_path, monkeypatch):
     (tmp_path / "ragmeter.toml").write_text(
         '[corpus]\npath = "docs"\n[testset]\npath = "q.jsonl"\n'
         '[search]\nstrategies = ["whole"]\nretrievers = ["bm25", "mine"]\nks = [1, 2]\n'
-        '[stats]\nrounds = 200\n'
+        "[stats]\nrounds = 200\n"
         '[[retriever]]\nname = "mine"\nkind = "run-file"\npath = "mine.trec"\n',
         encoding="utf-8",
     )
@@ -73,7 +73,7 @@ def test_hybrid_parts_may_name_other_retrievers(tmp_path):
         ('[stats]\nmetric = "ndcg@7"\n', "needs k=7"),
         ('[stats]\nmethod = "normal"\n', "method must be"),
         ("[search\n", "invalid TOML"),
-        ("[[retriever]]\nkind = \"bm25\"\n", "needs a name"),
+        ('[[retriever]]\nkind = "bm25"\n', "needs a name"),
     ],
 )
 def test_bad_config_is_one_clear_error(tmp_path, body, message):

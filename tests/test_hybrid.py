@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ragmeter.errors import InputError
-from ragmeter.retrieval.base import Ranking
+from ragmeter.retrieval.base import Ranking, Retriever
 from ragmeter.retrieval.hybrid import (
     HybridRetriever,
     drop_unmatched,
@@ -24,7 +24,7 @@ def ranking(ids, scores=None) -> Ranking:
     return Ranking(ids=ids, scores=np.atleast_2d(np.asarray(scores, dtype=np.float64)))
 
 
-class Static:
+class Static(Retriever):
     """A retriever whose ranking is fixed; records the k it was asked for."""
 
     def __init__(self, name, ids, scores=None):

@@ -32,7 +32,7 @@ from llm_fixtures import (
     start_llama_server,
 )
 
-from ragmeter.errors import InputError, RagmeterError
+from ragmeter.errors import InputError, MissingExtra, RagmeterError
 from ragmeter.llm import (
     BackendRejected,
     BackendUnavailable,
@@ -123,7 +123,7 @@ def test_gguf_without_llama_cpp_names_the_extra(monkeypatch, tmp_path):
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import fails
-    with pytest.raises(BackendUnavailable, match=r"pip install 'ragmeter\[llm\]'"):
+    with pytest.raises(MissingExtra, match=r"pip install 'ragmeter\[llm\]'"):
         make_backend(f"gguf:{model}")
 
 

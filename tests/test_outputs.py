@@ -203,7 +203,7 @@ def test_failed_answer_leaves_no_answers_folder(tiny):
     line = one_line_error(
         runner.invoke(app, ["answer", str(out), "--reader", "ollama:x", "--k", "11"])
     )
-    assert "ranked to depth 10" in line
+    assert "past the depth 10" in line
     # and a later search into the same directory still works
     assert search(tiny, out).exit_code == 0
 

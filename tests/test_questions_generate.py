@@ -176,9 +176,9 @@ def test_rerun_costs_no_calls_and_interrupted_run_resumes(example, tmp_path):
 def test_generate_command_writes_the_test_set_and_the_skipped(tmp_path, monkeypatch):
     answers = iter(['{"question": "How big is it?"}', "no json here"] * 3)
     backend = ScriptedBackend(lambda p: next(answers))
-    import ragmeter.llm
+    import ragmeter.llm.settings
 
-    monkeypatch.setattr(ragmeter.llm, "make_backend", lambda spec, **kw: backend)
+    monkeypatch.setattr(ragmeter.llm.settings, "make_backend", lambda spec, **kw: backend)
     out = tmp_path / "gen.jsonl"
     result = generate_command(EXAMPLE / "posts", out, "ollama:fake", sample=4, seed=1)
     docs = load_corpus(EXAMPLE / "posts")

@@ -1,3 +1,71 @@
-"""ragmeter: measure retrieval for language models, with honest intervals."""
+"""ragmeter: measure retrieval for language models, with honest intervals.
+
+The notebook API, one screen::
+
+    import ragmeter
+
+    run = ragmeter.search(corpus="docs", testset="questions.jsonl",
+                          strategies=["sentence", "recursive"])   # -> SearchRun
+    run                                         # systems x metrics with 95% intervals
+    run.scores("sentence", "recall@5")          # per-question scores
+    ragmeter.compare(run, "sentence", "recursive")              # paired interval, verdict
+    ragmeter.bootstrap(run.scores("sentence", "recall@5"))      # Estimate(mean, low, high...)
+    run.to_pandas(), run.to_markdown()
+    ragmeter.Results("ragmeter-results")        # a saved run reads the same way
+
+Also here: :class:`Config`, :func:`load_corpus`, :func:`load_testset`. Names
+are imported on first use, so ``import ragmeter`` stays cheap (no numpy, no
+rich, no torch).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "Config": "ragmeter.config",
+    "Results": "ragmeter.results",
+    "SearchRun": "ragmeter.experiment",
+    "bootstrap": "ragmeter.stats",
+    "compare": "ragmeter.api",
+    "load_corpus": "ragmeter.corpus",
+    "load_testset": "ragmeter.testset",
+    "search": "ragmeter.api",
+}
+
+__all__ = [
+    "Config",
+    "Results",
+    "SearchRun",
+    "__version__",
+    "bootstrap",
+    "compare",
+    "load_corpus",
+    "load_testset",
+    "search",
+]
+
+if TYPE_CHECKING:  # for type checkers and editors; at run time see __getattr__
+    from ragmeter.api import compare, search
+    from ragmeter.config import Config
+    from ragmeter.corpus import load_corpus
+    from ragmeter.experiment import SearchRun
+    from ragmeter.results import Results
+    from ragmeter.stats import bootstrap
+    from ragmeter.testset import load_testset
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ragmeter' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # the next access is a plain lookup
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -112,8 +112,9 @@ class Config:
 
     def validate(self) -> Config:
         _check_field_types(self)
-        if not self.ks or any(k < 1 for k in self.ks):
-            raise InputError(f"ks must be positive integers, got {list(self.ks)}")
+        from ragmeter.metrics import check_ks
+
+        object.__setattr__(self, "ks", tuple(check_ks(self.ks, what="ks")))
         if self.depth < max(self.ks):
             object.__setattr__(self, "depth", max(self.ks))
         if self.relevant_grade not in (1, 2):

@@ -1,10 +1,45 @@
 """Errors that carry a one-line, user-facing message.
 
-Anything raised as :class:`InputError` is bad input: the CLI prints its message
-on one line and exits with status 2.
+Every error ragmeter raises on purpose is a :class:`RagmeterError`; the CLI
+prints its message on one line and exits with status 2. One class per event a
+caller can act on::
+
+    RagmeterError
+    ├── InputError (ValueError)   bad input: fix the file, line, question id or setting named
+    ├── MissingExtra              an optional extra is not installed: run the pip command named
+    ├── CacheError                a cache file cannot be opened or written: check the path
+    └── ServerError               a model or embedding server failed
+        ├── ServerUnavailable     it cannot be reached, or keeps failing after every retry:
+        │                         start it (or point ragmeter at it) and rerun to resume
+        ├── ServerRejected        it refuses the requests (key, model name, endpoint): fix
+        │                         the setting named
+        └── BadServerReply        it answered, but not with something usable
+
+Older names stay importable where they were defined: ``BackendUnavailable``
+(:class:`ServerUnavailable`) and ``BackendRejected`` (:class:`ServerRejected`)
+from :mod:`ragmeter.llm`, ``RemoteError`` (:class:`ServerError`) from
+:mod:`ragmeter.retrieval.remote`, ``CacheError`` from
+:mod:`ragmeter.retrieval.embedcache` and ``ReportDependencyError``
+(:class:`MissingExtra`) from :mod:`ragmeter.report.html`.
+
+A chat backend signals a single failed call to the runner with the exceptions
+in :mod:`ragmeter.llm.client` (``TransientError``, ``RequestRejected``,
+``BadResponse``); those never reach the caller: the runner retries, records the
+reply as unscored, or raises one of the errors above.
 """
 
 from __future__ import annotations
+
+__all__ = [
+    "BadServerReply",
+    "CacheError",
+    "InputError",
+    "MissingExtra",
+    "RagmeterError",
+    "ServerError",
+    "ServerRejected",
+    "ServerUnavailable",
+]
 
 
 class RagmeterError(Exception):
@@ -17,3 +52,58 @@ class InputError(RagmeterError, ValueError):
     The message names where the problem is (file and line, or question id)
     and what to do about it.
     """
+
+
+class MissingExtra(RagmeterError):
+    """An optional dependency is not installed; the message names the ``pip install``."""
+
+
+class CacheError(RagmeterError):
+    """A cache file (embeddings, model replies) cannot be opened or written."""
+
+
+class ServerError(RagmeterError):
+    """A model or embedding server failed; the message names its URL.
+
+    What is known about the failure rides along: ``url``; ``cause``
+    (``"timeout"``, ``"connect"`` or ``"http"``, when no usable answer came);
+    ``status`` (the HTTP status, if one came); ``retry_after`` (the server's
+    hint, in seconds); ``detail`` (the server's own message); ``body`` (the
+    start of an unreadable body).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        url: str | None = None,
+        cause: str | None = None,
+        status: int | None = None,
+        retry_after: float | None = None,
+        detail: str = "",
+        body: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.url = url
+        self.cause = cause
+        self.status = status
+        self.retry_after = retry_after
+        self.detail = detail
+        self.body = body
+
+
+class ServerUnavailable(ServerError):
+    """The server cannot be reached, or kept failing (timeouts, HTTP 429/5xx) after
+    every retry.
+
+    Work finished before it was raised is cached, so a rerun resumes.
+    """
+
+
+class ServerRejected(ServerError):
+    """The server refuses the requests: a wrong key, an unknown model or endpoint."""
+
+
+class BadServerReply(ServerError):
+    """The server answered, but not with something usable (not JSON, wrong shape,
+    missing or invalid vectors)."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 
@@ -20,6 +22,7 @@ from ragmeter.corpus import Document, load_corpus
 from ragmeter.errors import InputError
 from ragmeter.retrieval.base import Hit, Retriever, SpanRetriever
 from ragmeter.retrieval.registry import make_retriever
+from ragmeter.tables import ShowsItself
 from ragmeter.testset import Question, TestSet, load_testset
 
 Progress = Callable[[str, int, int], None]
@@ -68,10 +71,22 @@ class SystemRun:
     scores: dict[str, np.ndarray]  # metric name -> per-question vector
     k_cap: int | None = None  # set when a k was larger than n_items: scored at n_items
 
+    def __str__(self) -> str:
+        return self.name
+
 
 @dataclass
-class SearchRun:
-    """Everything a search produced, in memory."""
+class SearchRun(ShowsItself):
+    """Everything a search produced, in memory.
+
+    It reads like :class:`ragmeter.results.Results`, so a notebook needs no
+    disk: ``scores(system, metric)``, ``matrix(metric, systems)``, ``metrics``,
+    ``question_ids`` and ``summary`` (intervals, comparisons and sample sizes,
+    computed once on first use); :meth:`save` writes the results directory.
+    ``systems`` holds :class:`SystemRun` objects whose ``str`` is the system's
+    name; every reading method takes a name or one of them. It shows itself as
+    a table (``_repr_html_``, ``to_markdown()``, ``to_pandas()``).
+    """
 
     config: Config
     documents: list[Document]
@@ -85,12 +100,52 @@ class SearchRun:
         return self.testset.questions
 
     @property
+    def question_ids(self) -> list[str]:
+        return [q.id for q in self.testset.questions]
+
+    @property
     def metric_names(self) -> list[str]:
         return list(self.systems[0].scores) if self.systems else []
 
-    def matrix(self, metric: str) -> np.ndarray:
-        """(systems x questions) scores for one metric."""
-        return np.vstack([s.scores[metric] for s in self.systems])
+    @property
+    def metrics(self) -> list[str]:
+        """The metric names, as :attr:`ragmeter.results.Results.metrics`."""
+        return self.metric_names
+
+    def system(self, name: str | SystemRun) -> SystemRun:
+        """The :class:`SystemRun` of ``name``."""
+        for s in self.systems:
+            if s is name or s.name == str(name):
+                return s
+        raise InputError(
+            f"unknown system {str(name)!r}; choose one of {[s.name for s in self.systems]}"
+        )
+
+    def scores(self, system: str | SystemRun, metric: str) -> np.ndarray:
+        """Per-question scores of one system on one metric."""
+        found = self.system(system)
+        if metric not in found.scores:
+            raise InputError(f"unknown metric {metric!r}; choose one of {self.metric_names}")
+        return np.asarray(found.scores[metric], dtype=np.float64)
+
+    def matrix(self, metric: str, systems: Sequence[str | SystemRun] | None = None) -> np.ndarray:
+        """(systems x questions) scores for one metric (all systems by default)."""
+        chosen = self.systems if systems is None else systems
+        return np.vstack([self.scores(s, metric) for s in chosen])
+
+    @cached_property
+    def summary(self) -> dict:
+        """Intervals, paired comparisons and sample sizes, as ``summary.json`` holds them
+        (:func:`ragmeter.results.summarize_run`; computed on first use)."""
+        from ragmeter.results import summarize_run
+
+        return summarize_run(self)
+
+    def save(self, path: str | Path) -> Path:
+        """Write this run as a results directory (:func:`ragmeter.results.save_results`)."""
+        from ragmeter.results import save_results
+
+        return save_results(self, path)
 
 
 def resolve_strategies(config: Config) -> list:
@@ -333,7 +388,7 @@ def run_search(
                 SystemRun(
                     name=system_name(strategy.name, retriever.name, len(retrievers)),
                     strategy=_describe(strategy),
-                    retriever=_describe(retriever),
+                    retriever=retriever.describe(),
                     n_items=n_items,
                     items=items,
                     scores=per_q,
@@ -344,9 +399,7 @@ def run_search(
             _release(retriever)
         del chunked, item_words
     for retriever in span_retrievers:
-        set_documents = getattr(retriever, "set_documents", None)
-        if callable(set_documents):
-            set_documents(documents)
+        retriever.set_documents(documents)
         if progress:
             progress(f"{retriever.name}", step, n_steps)
         hits = retriever.search([(q.id, q.text) for q in questions], config.depth)
@@ -361,7 +414,7 @@ def run_search(
             SystemRun(
                 name=retriever.name,
                 strategy={"name": "external"},
-                retriever=_describe(retriever),
+                retriever=retriever.describe(),
                 n_items=0,
                 items=items,
                 scores=per_q,

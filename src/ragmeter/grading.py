@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.errors import InputError
+from ragmeter.metrics import check_ks
 
 __all__ = [
     "Span",
@@ -115,16 +116,6 @@ def _spans(spans: Iterable[Any]) -> list[Span]:
     return out
 
 
-def _ks(ks: Iterable[int]) -> list[int]:
-    try:
-        out = [operator.index(k) for k in ks]
-    except TypeError:
-        raise InputError(f"cutoffs {ks!r} must be whole numbers of at least 1") from None
-    if not out or any(k < 1 for k in out):
-        raise InputError(f"cutoffs {list(ks)!r} must be a non-empty list of whole numbers >= 1")
-    return out
-
-
 # ---------------------------------------------------------------------------
 # grades
 
@@ -182,7 +173,7 @@ def coverage_curve(items: Sequence[Any], spans: Iterable[Any], ks: Iterable[int]
     item adds, so the curve never decreases with ``k`` (for increasing ``ks``).
     """
     sp = _spans(spans)
-    cutoffs = _ks(ks)
+    cutoffs = check_ks(ks)
     merged = _merge(sp)
     # Lay the answer characters out side by side in one mask; remember where
     # each merged interval begins in it.

@@ -122,14 +122,26 @@ def metric_names(
 # scalar reference versions (one question; transcriptions of the TypeScript)
 
 
-def _check_k(k: int) -> int:
+def check_k(k: int, *, depth: int | None = None, what: str = "cutoff k") -> int:
+    """``k`` as an int, checked: a whole number >= 1, and at most ``depth`` when given.
+
+    The one validator of a single cutoff (see :func:`check_ks` for a list).
+    """
     try:
         k = operator.index(k)
     except TypeError:
-        raise InputError(f"cutoff k={k!r} must be a whole number >= 1") from None
+        raise InputError(f"{what}={k!r} must be a whole number >= 1") from None
     if k < 1:
-        raise InputError(f"cutoff k={k!r} must be a whole number >= 1")
+        raise InputError(f"{what}={k!r} must be a whole number >= 1")
+    if depth is not None and k > depth:
+        raise InputError(
+            f"{what}={k} is past the depth {depth} (items kept per question); "
+            f"use a k of at most {depth}, or search again with a larger depth"
+        )
     return k
+
+
+_check_k = check_k
 
 
 def recall_at_k(relevance: Sequence[float], k: int) -> float:
@@ -173,16 +185,30 @@ def ndcg_at_k(relevance: Sequence[float], k: int, ideal: Sequence[float] | None 
 # vectorised
 
 
-def _ks(ks: Iterable[int]) -> list[int]:
+def check_ks(ks: Iterable[int], *, depth: int | None = None, what: str = "cutoffs") -> list[int]:
+    """``ks`` as a list of ints, checked: non-empty, whole numbers >= 1, each once,
+    and at most ``depth`` when given.
+
+    The one validator of a list of cutoffs: the config's ``ks``, the metrics'
+    and the coverage curve's all go through it.
+    """
     try:
         out = [operator.index(k) for k in ks]
     except TypeError:
-        raise InputError(f"cutoffs {ks!r} must be whole numbers >= 1") from None
+        raise InputError(f"{what} {ks!r} must be whole numbers >= 1") from None
     if not out or any(k < 1 for k in out):
-        raise InputError(f"cutoffs {out!r} must be a non-empty list of whole numbers >= 1")
+        raise InputError(f"{what} must be positive whole numbers (>= 1), got {out!r}")
     if len(set(out)) != len(out):
-        raise InputError(f"cutoffs {out!r} repeat a value: list each cutoff once")
+        raise InputError(f"{what} {out!r} repeat a value: list each cutoff once")
+    if depth is not None and max(out) > depth:
+        raise InputError(
+            f"{what} {out!r} go past the depth {depth} (items kept per question); "
+            f"use cutoffs of at most {depth}, or a larger depth"
+        )
     return out
+
+
+_ks = check_ks
 
 
 def _int_matrix(x: object, what: str) -> np.ndarray:

@@ -46,6 +46,7 @@ from ragmeter.schemas import (
     ScoresFile,
     check,
 )
+from ragmeter.tables import ShowsItself
 from ragmeter.testset import AnswerSpan, Question
 
 
@@ -173,7 +174,7 @@ def _save_results(run: SearchRun, path: Path, summary: dict | None) -> Path:
     systems = [s.name for s in run.systems]
     metric_names = run.metric_names
     if summary is None:
-        summary = summarize_run(run)
+        summary = run.summary  # computed once per run
     questions = run.questions
     used_docs = {a.doc for q in questions for a in q.answers}
     used_docs |= {it.doc for s in run.systems for row in s.items for it in row}
@@ -324,8 +325,12 @@ class RankedItem:
     text: str
 
 
-class Results:
-    """A results directory, read back for comparisons, reports and answer grading."""
+class Results(ShowsItself):
+    """A results directory, read back for comparisons, reports and answer grading.
+
+    Shows itself as a table of intervals (``_repr_html_``, ``to_markdown()``,
+    ``to_pandas()``), as an in-memory :class:`~ragmeter.experiment.SearchRun` does.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -377,6 +382,7 @@ class Results:
 
     def scores(self, system: str, metric: str) -> np.ndarray:
         """Per-question scores of one system on one metric."""
+        system = str(system)
         self._check(system, metric)
         return np.asarray(self._scores["values"][system][metric], dtype=np.float64)
 

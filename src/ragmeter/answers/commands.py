@@ -31,7 +31,6 @@ from ragmeter.answers.analysis import (
 from ragmeter.answers.hand import HandRun, hand_grade
 from ragmeter.answers.run import (
     DEFAULT_K,
-    DEFAULT_TIMEOUT_S,
     GradeRun,
     ReaderRun,
     answer_questions,
@@ -89,22 +88,19 @@ def _calls(stats: Any, seconds: float) -> str:
 
 def answer_command(
     results: str | Path,
-    reader: str,
+    reader: str | Any,
     *,
     k: int = DEFAULT_K,
     systems: str | Sequence[str] | None = None,
     limit: int | None = None,
-    concurrency: int = 4,
-    cache: str | Path | None = None,
-    max_tokens: int = 256,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    options: Sequence[str] | None = None,
     console: Console | None = None,
     progress_console: Console | None = None,
     progress_bar: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
+    **call: Any,
 ) -> ReaderRun:
     """``ragmeter answer RESULTS --reader SPEC``: answer each question from its top k items.
 
+    ``reader`` and ``call`` are as for :func:`ragmeter.answers.answer_questions`.
     Prints on ``console``; the progress bar goes to ``progress_console`` (default:
     ``console``), or is ``progress_bar()``: a context manager yielding
     ``progress(label, done, total)``.
@@ -113,17 +109,7 @@ def answer_command(
     bar = progress_bar() if progress_bar is not None else _bar(progress_console or console)
     with bar as progress:
         run = answer_questions(
-            results,
-            reader,
-            k=k,
-            systems=systems,
-            limit=limit,
-            concurrency=concurrency,
-            cache=cache,
-            max_tokens=max_tokens,
-            timeout_s=timeout_s,
-            options=options,
-            progress=progress,
+            results, reader, k=k, systems=systems, limit=limit, progress=progress, **call
         )
     n = len(run.answers)
     latencies = [a.latency_s for a in run.answers if a.ok]
@@ -158,34 +144,24 @@ def answer_command(
 
 def grade_command(
     results: str | Path,
-    judges: Sequence[str],
+    judges: Sequence[Any],
     *,
     systems: str | Sequence[str] | None = None,
     limit: int | None = None,
-    concurrency: int = 4,
-    cache: str | Path | None = None,
-    max_tokens: int = 256,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    options: Sequence[str] | None = None,
     console: Console | None = None,
     progress_console: Console | None = None,
     progress_bar: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
+    **call: Any,
 ) -> AnswerReport:
-    """``ragmeter grade RESULTS --judge SPEC [--judge SPEC ...]``: grade, then report."""
+    """``ragmeter grade RESULTS --judge SPEC [--judge SPEC ...]``: grade, then report.
+
+    ``judges`` and ``call`` are as for :func:`ragmeter.answers.grade_answers`.
+    """
     console = console or Console()
     bar = progress_bar() if progress_bar is not None else _bar(progress_console or console)
     with bar as progress:
         run: GradeRun = grade_answers(
-            results,
-            list(judges),
-            systems=systems,
-            limit=limit,
-            concurrency=concurrency,
-            cache=cache,
-            max_tokens=max_tokens,
-            timeout_s=timeout_s,
-            options=options,
-            progress=progress,
+            results, list(judges), systems=systems, limit=limit, progress=progress, **call
         )
     for jr in run.judges:
         c = jr.counts

@@ -10,7 +10,6 @@ stopped run leaves its replies in the cache and the files as they were.
 from __future__ import annotations
 
 import contextlib
-import math
 import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -37,13 +36,16 @@ from ragmeter.answers.store import (
 from ragmeter.errors import InputError
 from ragmeter.llm import (
     Backend,
+    CallSettings,
     ChatReply,
     ReplyCache,
-    Runner,
     RunStats,
-    make_backend,
+    call_settings,
+    model_label,
+    open_backend,
     parse_options,
 )
+from ragmeter.metrics import check_k
 from ragmeter.outputs import results_lock
 from ragmeter.results import Results
 
@@ -65,42 +67,23 @@ Progress = Callable[[str, int, int], None]
 
 DEFAULT_K = 5
 DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_MAX_TOKENS = 256
 
 
-def backend_label(model: str | Backend) -> str:
-    """The name answers and grades are saved under: the spec, or ``kind:model``.
-
-    A ``gguf:PATH`` spec is named by the file alone (``gguf:model.gguf``), as the
-    reply cache does: the same file in another folder is the same model.
-    """
-    if isinstance(model, str):
-        kind, sep, rest = model.strip().partition(":")
-        if sep and kind.strip().lower() == "gguf" and rest.strip():
-            return f"gguf:{Path(rest.strip()).name}"
-        return model.strip()
-    return f"{model.kind}:{model.model}"
+backend_label = model_label  # the name this module has always used
 
 
-@contextlib.contextmanager
-def _backend(model: str | Backend, options: dict[str, Any]) -> Iterator[Backend]:
-    if not isinstance(model, str):
-        yield model  # the caller's backend: the caller closes it
-        return
-    backend = make_backend(model, **options)
-    try:
-        yield backend
-    finally:
-        backend.close()
+def _settings(model: str | Backend | CallSettings, call: dict[str, Any]) -> CallSettings:
+    settings = call_settings(model, **call)
+    if settings.max_tokens is None:
+        settings = settings.replace(max_tokens=DEFAULT_MAX_TOKENS)
+    return settings
 
 
-@contextlib.contextmanager
-def _cache(results: Results, cache: ReplyCache | str | Path | None) -> Iterator[ReplyCache]:
-    if isinstance(cache, ReplyCache):
-        yield cache
-        return
-    path = Path(cache) if cache is not None else answers_dir(results) / "cache.sqlite"
-    with ReplyCache(path) as opened:
-        yield opened
+def _with_cache(settings: CallSettings, results: Results) -> CallSettings:
+    if settings.cache is not None:
+        return settings
+    return settings.replace(cache=answers_dir(results) / "cache.sqlite")
 
 
 def _results(results: Results | str | Path) -> Results:
@@ -168,16 +151,6 @@ def _runner_progress(
     return lambda done, total, reply: progress(label, done, total)
 
 
-def check_call_settings(*, concurrency: int, max_tokens: int, timeout_s: float) -> None:
-    """One-line errors for model-call settings that cannot work."""
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise InputError(f"--concurrency must be a whole number of at least 1, got {concurrency}")
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise InputError(f"--max-tokens must be a whole number of at least 1, got {max_tokens}")
-    if not (isinstance(timeout_s, int | float) and math.isfinite(timeout_s) and timeout_s > 0):
-        raise InputError(f"--timeout must be a positive number of seconds, got {timeout_s}")
-
-
 @contextlib.contextmanager
 def _no_empty_folder(folder: Path) -> Iterator[None]:
     """On failure, remove ``folder`` if this run made it and nothing was saved in it."""
@@ -240,41 +213,33 @@ class ReaderRun:
 
 def answer_questions(
     results: Results | str | Path,
-    reader: str | Backend,
+    reader: str | Backend | CallSettings,
     *,
     k: int = DEFAULT_K,
     systems: str | Sequence[str] | None = None,
     limit: int | None = None,
-    concurrency: int = 4,
-    cache: ReplyCache | str | Path | None = None,
-    max_tokens: int = 256,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    retries: int = 3,
-    options: Sequence[str] | dict[str, Any] | None = None,
     progress: Progress | None = None,
+    **call: Any,
 ) -> ReaderRun:
     """Answer every question of every system from its top ``k`` items.
 
     ``reader`` is a model spec (``ollama:llama3.2``, ``openai:NAME``,
-    ``gguf:PATH``; ``options`` go to :func:`ragmeter.llm.make_backend`) or a
-    backend. ``systems`` and ``limit`` (the first N questions) narrow the run.
+    ``gguf:PATH``), a backend, or :class:`ragmeter.llm.CallSettings`; ``call``
+    sets or overrides its fields (``options``, ``cache``, ``concurrency``,
+    ``timeout_s``, ``max_tokens`` (default 256), ``retries``). The reply cache
+    defaults to ``answers/cache.sqlite``. ``systems`` and ``limit`` (the first
+    N questions) narrow the run.
     Answers are saved to ``answers/reader.jsonl``, merged with earlier answers
     of the same reader and k (answers of another reader or k are replaced), and
     ``answers/answers.jsonl`` is rewritten. Raises
-    :class:`ragmeter.llm.BackendUnavailable` when the server goes away; the
+    :class:`ragmeter.errors.ServerUnavailable` when the server goes away; the
     replies had by then are in the cache, so a rerun resumes.
     """
     res = _results(results)
-    if k < 1:
-        raise InputError("--k must be at least 1")
-    depth = res.meta.get("depth")
-    if isinstance(depth, int) and not isinstance(depth, bool) and k > depth:
-        raise InputError(
-            f"--k {k}: {res.path} was ranked to depth {depth}, so the reader can get at most "
-            f"{depth} items; give --k {depth} or less, or search again with a larger depth"
-        )
-    check_call_settings(concurrency=concurrency, max_tokens=max_tokens, timeout_s=timeout_s)
-    label = backend_label(reader)
+    k = check_k(k, depth=res.meta.get("depth"), what="--k")
+    settings = _with_cache(_settings(reader, call), res)
+    max_tokens = settings.tokens(DEFAULT_MAX_TOKENS)
+    label = settings.label
     wanted = _systems(res, systems)
     qids = _questions(res, limit)
     questions = _question_map(res)
@@ -284,17 +249,9 @@ def answer_questions(
     ]
     folder = answers_dir(res)
     started = time.perf_counter()
-    with _no_empty_folder(folder), _backend(reader, parse_options(options)) as backend:
-        with _cache(res, cache) as store:
-            runner = Runner(
-                backend,
-                store,
-                concurrency=concurrency,
-                timeout_s=timeout_s,
-                retries=retries,
-                progress=_runner_progress(progress, "answer"),
-            )
-            replies = runner.run(requests)
+    with _no_empty_folder(folder), open_backend(settings) as calls:
+        runner = calls.runner(_runner_progress(progress, "answer"))
+        replies = runner.run(requests)
     seconds = time.perf_counter() - started
     new = [
         Answer(
@@ -407,20 +364,17 @@ def _grade_from_reply(judge: str, answer: Answer, reply: ChatReply) -> Grade:
 
 def grade_answers(
     results: Results | str | Path,
-    judges: str | Backend | Sequence[str | Backend],
+    judges: str | Backend | CallSettings | Sequence[str | Backend | CallSettings],
     *,
     systems: str | Sequence[str] | None = None,
     limit: int | None = None,
-    concurrency: int = 4,
-    cache: ReplyCache | str | Path | None = None,
-    max_tokens: int = 256,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    retries: int = 3,
-    options: Sequence[str] | dict[str, Any] | None = None,
     progress: Progress | None = None,
+    **call: Any,
 ) -> GradeRun:
     """Have each judge grade every saved answer against its answer key.
 
+    Each judge is a model spec, a backend or :class:`ragmeter.llm.CallSettings`;
+    ``call`` sets or overrides the fields of each (as for :func:`answer_questions`).
     The judge sees the question, the answer and the reference passage, and
     replies ``{"grade": "correct"|"partial"|"wrong", "reason": "..."}`` as
     structured output. A reply that cannot be read is saved as ``unscored``
@@ -431,7 +385,6 @@ def grade_answers(
     the one accuracy uses.
     """
     res = _results(results)
-    check_call_settings(concurrency=concurrency, max_tokens=max_tokens, timeout_s=timeout_s)
     judge_list = (
         [judges]
         if isinstance(judges, str | bytes) or not isinstance(judges, Sequence)
@@ -439,7 +392,8 @@ def grade_answers(
     )
     if not judge_list:
         raise InputError("give at least one judge, e.g. --judge ollama:gpt-oss:20b")
-    labels = [backend_label(j) for j in judge_list]
+    settings = [_with_cache(_settings(j, call), res) for j in judge_list]
+    labels = [s.label for s in settings]
     if len(set(labels)) != len(labels):
         raise InputError(f"a judge is given twice: {labels}")
     folder = answers_dir(res)
@@ -458,25 +412,25 @@ def grade_answers(
     questions = _question_map(res)
     refs = {q: reference_text(res, q) for q in {a.question for a in todo}}
     ask = [a for a in todo if a.ok]
-    requests = [
-        judge_request(questions[a.question].text, refs[a.question], a.answer, max_tokens)
-        for a in ask
-    ]
     done: list[str] = []  # this run's judges that finished, in the order given
     out = GradeRun(folder=folder)
-    opts = parse_options(options)
-    with _cache(res, cache) as store:
-        for judge, label in zip(judge_list, labels, strict=True):
+    with contextlib.ExitStack() as stack:
+        opened: dict[Any, ReplyCache] = {}  # one connection per cache file for all judges
+        for judge, label in zip(settings, labels, strict=True):
+            cache = judge.cache
+            if not isinstance(cache, ReplyCache):
+                key = str(Path(cache))  # type: ignore[arg-type]
+                if key not in opened:
+                    opened[key] = stack.enter_context(ReplyCache(key))
+                judge = judge.replace(cache=opened[key])
+            max_tokens = judge.tokens(DEFAULT_MAX_TOKENS)
+            requests = [
+                judge_request(questions[a.question].text, refs[a.question], a.answer, max_tokens)
+                for a in ask
+            ]
             started = time.perf_counter()
-            with _backend(judge, opts) as backend:
-                runner = Runner(
-                    backend,
-                    store,
-                    concurrency=concurrency,
-                    timeout_s=timeout_s,
-                    retries=retries,
-                    progress=_runner_progress(progress, label),
-                )
+            with open_backend(judge) as calls:
+                runner = calls.runner(_runner_progress(progress, label))
                 replies = runner.run(requests) if requests else []
             seconds = time.perf_counter() - started
             by_key = {

@@ -7,12 +7,17 @@ from typing import Annotated
 
 import typer
 
-from ragmeter.cli.app import app, console, err, handle_errors, refresh_report
+from ragmeter.cli.app import (
+    ModelOptions,
+    app,
+    console,
+    err,
+    handle_errors,
+    model_options,
+    refresh_report,
+)
 from ragmeter.cli.progress import calls_bar
 
-ModelOptions = Annotated[
-    list[str] | None, typer.Option("--option", help="Backend option KEY=VALUE (repeatable)")
-]
 Systems = Annotated[str | None, typer.Option(help="Comma-separated systems (default: all)")]
 Limit = Annotated[int | None, typer.Option(help="Only the first N questions")]
 Concurrency = Annotated[int, typer.Option(help="Model calls at once")]
@@ -37,18 +42,22 @@ def answer(
 ) -> None:
     """A reader model answers each question from its top k items (cached, resumable)."""
     from ragmeter.answers import answer_command
+    from ragmeter.llm import CallSettings
 
+    settings = CallSettings(
+        reader,
+        options=model_options(option),
+        cache=cache,
+        concurrency=concurrency,
+        timeout_s=timeout,
+        max_tokens=max_tokens,
+    )
     answer_command(
         results,
-        reader,
+        settings,
         k=k,
         systems=systems,
         limit=limit,
-        concurrency=concurrency,
-        options=option,
-        max_tokens=max_tokens,
-        timeout_s=timeout,
-        cache=cache,
         console=console,
         progress_console=err,
         progress_bar=calls_bar,
@@ -72,17 +81,24 @@ def grade(
 ) -> None:
     """Judge models grade each answer correct / partial / wrong against the answer key."""
     from ragmeter.answers import grade_command
+    from ragmeter.llm import CallSettings
 
+    settings = [
+        CallSettings(
+            spec,
+            options=model_options(option),
+            cache=cache,
+            concurrency=concurrency,
+            timeout_s=timeout,
+            max_tokens=max_tokens,
+        )
+        for spec in judge
+    ]
     grade_command(
         results,
-        judge,
+        settings,
         systems=systems,
         limit=limit,
-        concurrency=concurrency,
-        options=option,
-        max_tokens=max_tokens,
-        timeout_s=timeout,
-        cache=cache,
         console=console,
         progress_console=err,
         progress_bar=calls_bar,

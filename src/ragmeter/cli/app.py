@@ -229,3 +229,21 @@ def refresh_report(results: Path) -> None:
         hint(f"HTML report: pip install 'ragmeter\\[report]', then: ragmeter report {where}")
         return
     console.print(Text.assemble("Report: ", (str(path), "bold")))
+
+
+# Backend options: ``--option KEY=VALUE`` on every command that calls a model.
+# ``--model-option`` is the old name of two commands, kept hidden.
+ModelOptions = Annotated[
+    list[str] | None, typer.Option("--option", help="Backend option KEY=VALUE (repeatable)")
+]
+OldModelOptions = Annotated[
+    list[str] | None,
+    typer.Option("--model-option", hidden=True, help="Deprecated: use --option"),
+]
+
+
+def model_options(option: list[str] | None, old: list[str] | None = None) -> list[str]:
+    """``--option`` values, then any given under the deprecated ``--model-option``."""
+    if old:
+        err.print("[yellow]--model-option is deprecated; use --option[/]")
+    return [*(option or []), *(old or [])]

@@ -7,7 +7,17 @@ from typing import Annotated
 
 import typer
 
-from ragmeter.cli.app import _csv, app, console, handle_errors, plural, refresh_report
+from ragmeter.cli.app import (
+    ModelOptions,
+    OldModelOptions,
+    _csv,
+    app,
+    console,
+    handle_errors,
+    model_options,
+    plural,
+    refresh_report,
+)
 from ragmeter.cli.progress import calls_bar
 from ragmeter.config import check_seed
 from ragmeter.results import Results
@@ -31,29 +41,27 @@ def questions_generate(
     ] = None,
     sample: Annotated[int | None, typer.Option(help="Or sample N passages from the corpus")] = None,
     limit: Annotated[int | None, typer.Option(help="Seeded subset of N passages")] = None,
-    seed: int = 0,
+    seed: int = 1,
     cache: Annotated[
         Path | None, typer.Option(help="Reply cache (default <out>.llm-cache.sqlite)")
     ] = None,
-    model_option: Annotated[
-        list[str] | None,
-        typer.Option("--model-option", help="KEY=VALUE, e.g. chat_format=gemma"),
-    ] = None,
+    option: ModelOptions = None,
+    model_option: OldModelOptions = None,
 ) -> None:
     """Write one question per passage with a chat model (cached, resumable)."""
-    from ragmeter.questions import generate_command, parse_options
+    from ragmeter.llm import CallSettings
+    from ragmeter.questions import generate_command
 
+    settings = CallSettings(model, options=model_options(option, model_option), cache=cache)
     with calls_bar() as progress:
         result = generate_command(
             corpus,
             out,
-            model,
+            settings,
             testset_path=testset,
             sample=sample,
             limit=limit,
             seed=seed,
-            cache_path=cache,
-            backend_options=parse_options(model_option),
             progress=lambda done, total, reply: progress("questions", done, total, reply),
         )
     console.print(
@@ -81,26 +89,30 @@ def questions_audit(
     name: str = "audit",
     llm: Annotated[str | None, typer.Option(help="Model for misstatement/context checks")] = None,
     checks: str = "misstated,context",
-    model_option: Annotated[list[str] | None, typer.Option("--model-option")] = None,
+    option: ModelOptions = None,
+    model_option: OldModelOptions = None,
     seed: int = 1,
     rounds: int = 10_000,
 ) -> None:
     """Flag copied, restated, context-dependent, misstated and duplicate questions."""
-    from ragmeter.questions import audit_command, audit_table, parse_options
+    from ragmeter.llm import CallSettings
+    from ragmeter.questions import audit_command, audit_table
 
     check_seed(seed, "--seed")
     if results is not None:
         Results(results)  # fail early if it is not a results directory
         out, name = results / "audit", "flags"
+    settings = None
+    if llm is not None:
+        settings = CallSettings(llm, options=model_options(option, model_option))
     with calls_bar() as progress:
         flagged, summary, paths = audit_command(
             testset,
             corpus,
             out,
-            llm,
+            settings,
             name=name,
             llm_checks=_csv(checks) or (),
-            backend_options=parse_options(model_option),
             seed=seed,
             rounds=rounds,
             progress=lambda done, total, reply: progress("model checks", done, total, reply),

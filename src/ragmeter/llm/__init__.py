@@ -2,11 +2,11 @@
 
 ::
 
-    from ragmeter.llm import ChatRequest, ReplyCache, make_backend, run_all
+    from ragmeter.llm import CallSettings, ChatRequest, open_backend
 
-    backend = make_backend("ollama:llama3.2")
-    with ReplyCache("ragmeter-results/llm-cache.sqlite") as cache:
-        replies = run_all(backend, [ChatRequest(prompt="...", json_schema=SCHEMA)], cache)
+    settings = CallSettings("ollama:llama3.2", cache="ragmeter-results/llm-cache.sqlite")
+    with open_backend(settings) as calls:
+        replies = calls.run([ChatRequest(prompt="...", json_schema=SCHEMA)])
 """
 
 from ragmeter.llm.backends import (
@@ -28,9 +28,17 @@ from ragmeter.llm.client import (
 )
 from ragmeter.llm.parse import extract_objects, parse_reply, validate
 from ragmeter.llm.runner import Runner, RunStats, chat, run_all
+from ragmeter.llm.settings import (
+    CallSettings,
+    ModelCalls,
+    call_settings,
+    model_label,
+    open_backend,
+)
 
 __all__ = [
     "Backend",
+    "CallSettings",
     "BackendRejected",
     "BackendUnavailable",
     "ChatReply",
@@ -38,14 +46,18 @@ __all__ = [
     "Completion",
     "GGUFBackend",
     "Message",
+    "ModelCalls",
     "OllamaBackend",
     "OpenAIBackend",
     "ReplyCache",
     "RunStats",
     "Runner",
+    "call_settings",
     "chat",
     "extract_objects",
     "make_backend",
+    "model_label",
+    "open_backend",
     "parse_options",
     "parse_reply",
     "request_key",

@@ -21,14 +21,19 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
-from ragmeter.errors import InputError
+from ragmeter.errors import (
+    BadServerReply,
+    InputError,
+    MissingExtra,
+    ServerRejected,
+    ServerUnavailable,
+)
+from ragmeter.http import ollama_base_url, openai_base_url, post_json
 from ragmeter.llm.client import (
     BackendRejected,
-    BackendUnavailable,
     BadResponse,
     ChatRequest,
     Completion,
@@ -36,36 +41,10 @@ from ragmeter.llm.client import (
     TransientError,
 )
 
-OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434"
-OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 LLM_EXTRA_HINT = "pip install 'ragmeter[llm]'"
 
 
 # --- shared HTTP plumbing ---------------------------------------------------------------
-
-
-def _error_text(response: httpx.Response) -> str:
-    """The server's own error message, on one line."""
-    try:
-        data = response.json()
-    except ValueError:
-        data = None
-    message: Any = None
-    if isinstance(data, dict):
-        message = data.get("error") or data.get("detail") or data.get("message")
-        if isinstance(message, dict):
-            message = message.get("message") or message
-    if message is None:
-        message = response.text
-    return " ".join(str(message).split())[:300] or response.reason_phrase
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
 
 
 class _HTTPBackend:
@@ -96,35 +75,36 @@ class _HTTPBackend:
         self._client = httpx.Client(headers=headers or {}, follow_redirects=True)
 
     def _post(self, path: str, body: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        """One call (the runner retries): failures become the runner's signals."""
         url = self.base_url + path
         try:
-            response = self._client.post(url, json=body, timeout=timeout_s)
-        except httpx.TimeoutException:
-            raise TransientError("timeout", f"no reply from {url} within {timeout_s:g}s") from None
-        except httpx.TransportError as exc:
-            reason = str(exc) or type(exc).__name__
-            raise TransientError("connect", f"cannot reach {url}: {reason}") from None
-        status = response.status_code
-        if status == 429 or status >= 500:
+            data = post_json(
+                self._client, url, body, retries=0, timeout=timeout_s, what=f"{self.kind} server"
+            )
+        except ServerUnavailable as exc:
+            if exc.cause == "timeout":
+                message = f"no reply from {url} within {timeout_s:g}s"
+                raise TransientError("timeout", message) from None
+            if exc.cause == "connect":
+                raise TransientError("connect", f"cannot reach {url}: {exc.detail}") from None
             raise TransientError(
                 "http",
-                f"http {status} from {url}: {_error_text(response)}",
-                status=status,
-                retry_after=_retry_after(response),
-            )
-        if status >= 400 or status < 200:
-            self._reject(status, url, _error_text(response))
-        try:
-            data = response.json()
-        except ValueError:
+                f"http {exc.status} from {url}: {exc.detail}",
+                status=exc.status,
+                retry_after=exc.retry_after,
+            ) from None
+        except ServerRejected as exc:
+            self._reject(int(exc.status or 0), url, exc.detail)
+            raise
+        except BadServerReply as exc:
             raise BadResponse(
-                f"unparseable: {url} answered HTTP {status} with a non-JSON body",
-                body=response.text[:2000],
+                f"unparseable: {url} answered HTTP {exc.status} with a non-JSON body",
+                body=exc.body,
             ) from None
         if not isinstance(data, dict):
             raise BadResponse(
                 f"unparseable: {url} answered with JSON that is not an object",
-                body=response.text[:2000],
+                body=str(data)[:2000],
             )
         return data
 
@@ -176,19 +156,6 @@ class _Ladder:
         raise RequestRejected("rejected: no structured-output form accepted")
 
 
-def _normalize_url(url: str) -> str:
-    url = url.strip()
-    if "://" not in url:
-        url = "http://" + url
-    try:
-        host = urlsplit(url).hostname or "127.0.0.1"
-    except ValueError as exc:
-        raise InputError(f"bad server URL {url!r}: {exc}") from None
-    if host in ("0.0.0.0", "::"):
-        url = url.replace(host, "127.0.0.1", 1)
-    return url.rstrip("/")
-
-
 # --- Ollama ------------------------------------------------------------------------------
 
 
@@ -212,8 +179,7 @@ class OllamaBackend(_HTTPBackend):
         keep_alive: str | int | None = None,
         max_concurrency: int | None = None,
     ) -> None:
-        url = base_url or os.environ.get("OLLAMA_HOST") or OLLAMA_DEFAULT_URL
-        super().__init__(model, _normalize_url(url), max_concurrency=max_concurrency)
+        super().__init__(model, ollama_base_url(base_url), max_concurrency=max_concurrency)
         self.options = dict(options or {})
         self.cache_options = {"options": self.options} if self.options else {}
         self.keep_alive = keep_alive
@@ -309,15 +275,7 @@ class OpenAIBackend(_HTTPBackend):
         extra_body: dict[str, Any] | None = None,
         max_concurrency: int | None = None,
     ) -> None:
-        url = (
-            base_url
-            or os.environ.get("RAGMETER_OPENAI_BASE_URL")
-            or os.environ.get("OPENAI_BASE_URL")
-            or OPENAI_DEFAULT_URL
-        )
-        url = _normalize_url(url)
-        if urlsplit(url).path in ("", "/"):
-            url += "/v1"
+        url = openai_base_url(base_url)
         key = api_key if api_key is not None else os.environ.get(api_key_env)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         super().__init__(model, url, headers=headers, max_concurrency=max_concurrency)
@@ -513,9 +471,8 @@ class GGUFBackend:
         try:
             import llama_cpp  # noqa: F401
         except ImportError:
-            raise BackendUnavailable(
-                f"the gguf backend needs llama-cpp-python: {LLM_EXTRA_HINT}"
-            ) from None
+            message = f"the gguf backend needs llama-cpp-python: {LLM_EXTRA_HINT}"
+            raise MissingExtra(message) from None
         self.path = file
         self.model = file.name
         # the file name alone could collide ("model.gguf"); its size tells builds apart

@@ -1,4 +1,4 @@
-"""A persistent reply cache: one SQLite file in WAL mode.
+"""A persistent reply cache: one SQLite file in WAL mode (:class:`ragmeter.store.SQLiteStore`).
 
 The key is the SHA-256 of canonical JSON over everything that can change a
 reply: backend kind, model, messages, JSON schema, temperature, seed,
@@ -13,13 +13,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import sqlite3
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from ragmeter.llm.client import ChatReply, ChatRequest
+from ragmeter.store import SQLiteStore
 
 KEY_VERSION = 1
 
@@ -81,18 +80,11 @@ class ReplyCache:
     """
 
     def __init__(self, path: str | Path, timeout_s: float = 30.0) -> None:
-        self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._conn = sqlite3.connect(
-            self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False
-        )
-        self._conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
-        self.journal_mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        # NORMAL is crash-safe in WAL mode: a killed process loses no committed reply
-        self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._conn.execute(_SCHEMA)
+        self._store = SQLiteStore(path, [_SCHEMA], timeout_s=timeout_s, what="reply cache")
+        self.path = self._store.path
+        self.journal_mode = self._store.journal_mode
+        self._lock = self._store.lock
+        self._conn = self._store.conn
 
     def get(self, key: str) -> ChatReply | None:
         """The stored reply for ``key`` (marked ``cached=True``), or ``None``."""
@@ -130,8 +122,7 @@ class ReplyCache:
             return [r[0] for r in self._conn.execute("SELECT key FROM replies ORDER BY created")]
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._store.close()
 
     def __enter__(self) -> ReplyCache:
         return self

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
-from ragmeter.errors import RagmeterError
+from ragmeter.errors import ServerRejected, ServerUnavailable
 from ragmeter.llm.parse import parse_reply
 
 ROLES = ("system", "user", "assistant")
@@ -189,16 +189,10 @@ def build_reply(
 # --- errors -----------------------------------------------------------------
 
 
-class BackendUnavailable(RagmeterError):
-    """The model server cannot be reached, or the backend cannot run here.
-
-    The message is one line naming the server (or missing package) and what
-    to do about it. Replies finished before it was raised are in the cache.
-    """
-
-
-class BackendRejected(RagmeterError):
-    """The server refuses every request: wrong key, unknown model or endpoint."""
+# ``BackendUnavailable`` and ``BackendRejected`` are the names the chat layer has
+# always used for these two errors (see :mod:`ragmeter.errors`).
+BackendUnavailable = ServerUnavailable
+BackendRejected = ServerRejected
 
 
 class TransientError(Exception):

@@ -508,24 +508,22 @@ CONTEXT_PROMPT = (
 )
 
 
+DEFAULT_CHECK_TOKENS = 24
+
+
 def _llm_checks(
     items: Sequence[tuple[Question, str]],
-    llm: Any,
-    cache_path: str | Path | None,
+    settings: Any,
     checks: Sequence[str],
-    backend_options: dict[str, Any] | None,
     progress: Callable | None,
-    max_tokens: int,
 ) -> tuple[list[list[Flag]], list[dict[str, str]], str]:
-    from ragmeter.llm import ChatRequest, ReplyCache, make_backend, run_all
+    from ragmeter.llm import ChatRequest, open_backend
     from ragmeter.llm.fence import fence_tag
-    from ragmeter.questions.generate import model_label
 
     unknown = set(checks) - {"misstated", "context"}
     if unknown:
         raise InputError(f"unknown model check(s) {sorted(unknown)}; use misstated, context")
-    owned = isinstance(llm, str)
-    backend = make_backend(llm, **(backend_options or {})) if owned else llm
+    max_tokens = settings.tokens(DEFAULT_CHECK_TOKENS)
     requests: list = []
     where: list[tuple[int, str]] = []
     for k, (q, passage) in enumerate(items):
@@ -545,14 +543,8 @@ def _llm_checks(
                 ChatRequest(prompt=prompt, json_schema=CONTEXT_SCHEMA, max_tokens=max_tokens)
             )
             where.append((k, "context"))
-    cache = ReplyCache(cache_path) if cache_path is not None else None
-    try:
-        replies = run_all(backend, requests, cache, progress=progress)
-    finally:
-        if cache is not None:
-            cache.close()
-        if owned:
-            backend.close()
+    with open_backend(settings) as calls:
+        replies = calls.run(requests, progress)
     flags: list[list[Flag]] = [[] for _ in items]
     verdicts: list[dict[str, str]] = [{} for _ in items]
     for (k, check), reply in zip(where, replies, strict=True):
@@ -576,7 +568,7 @@ def _llm_checks(
                         "context-dependent", "model: not understandable without the passage", "llm"
                     )
                 )
-    return flags, verdicts, model_label(llm)
+    return flags, verdicts, settings.label
 
 
 # --------------------------------------------------------------------------- audit
@@ -600,16 +592,18 @@ def audit_questions(
     duplicate_threshold: float = 0.8,
     llm_checks: Sequence[str] = ("misstated", "context"),
     cache_path: str | Path | None = None,
-    backend_options: dict[str, Any] | None = None,
     progress: Callable | None = None,
-    max_tokens: int = 24,
+    **call: Any,
 ) -> list[Flagged]:
     """Audit every question against its passage; one :class:`Flagged` per question, in order.
 
     The passage is the question's answer spans (text taken from ``documents``
     when given, else from the spans), joined by newlines. With ``llm`` (a spec
-    string such as ``ollama:llama3.2`` or a backend object) the model checks in
-    ``llm_checks`` run too, through the reply cache at ``cache_path``.
+    string such as ``ollama:llama3.2``, a backend object or
+    :class:`ragmeter.llm.CallSettings`) the model checks in ``llm_checks`` run
+    too, through the reply cache at ``cache_path`` (else the settings' cache);
+    ``call`` sets or overrides the settings' fields (``options``,
+    ``max_tokens`` (default 24), ...).
     """
     questions = testset.questions if isinstance(testset, TestSet) else list(testset)
     docs = {d.id: d for d in documents}
@@ -618,9 +612,12 @@ def audit_questions(
     llm_flags: list[list[Flag]] = [[] for _ in items]
     verdicts: list[dict[str, str]] = [{} for _ in items]
     if llm is not None and llm_checks:
-        llm_flags, verdicts, _ = _llm_checks(
-            items, llm, cache_path, llm_checks, backend_options, progress, max_tokens
-        )
+        from ragmeter.llm import call_settings
+
+        if cache_path is not None:
+            call["cache"] = cache_path
+        settings = call_settings(llm, **call)
+        llm_flags, verdicts, _ = _llm_checks(items, settings, llm_checks, progress)
     out = []
     for k, (q, passage) in enumerate(items):
         flags: list[Flag] = []
@@ -801,23 +798,24 @@ def audit_command(
     testset_path: str | Path,
     corpus_path: str | Path,
     out_dir: str | Path | None = None,
-    llm: str | None = None,
+    llm: Any = None,
     *,
     name: str = "audit",
     cache_path: str | Path | None = None,
     llm_checks: Iterable[str] = ("misstated", "context"),
-    backend_options: dict[str, Any] | None = None,
     copy_threshold: float = 0.6,
     restate_threshold: float = 0.7,
     duplicate_threshold: float = 0.8,
     seed: int = 1,
     rounds: int = 10_000,
     progress: Callable | None = None,
+    **call: Any,
 ) -> tuple[list[Flagged], AuditSummary, list[Path]]:
     """``ragmeter questions audit``: load, audit, summarize, write the files.
 
     ``out_dir`` defaults to the test set's folder; files are ``<name>.jsonl``,
-    ``<name>.csv`` and ``<name>-summary.json``. The model cache defaults to
+    ``<name>.csv`` and ``<name>-summary.json``. ``llm`` and ``call`` are as
+    for :func:`audit_questions`; the model cache defaults to
     ``<out_dir>/<name>.llm-cache.sqlite``. Returns the per-question results, the
     summary (print :func:`audit_table`) and the paths written.
     """
@@ -835,8 +833,15 @@ def audit_command(
     testset = load_testset(testset_path, documents)
     out_dir = Path(out_dir) if out_dir is not None else Path(testset_path).parent
     check_audit_targets(out_dir, name, corpus_path, testset_path)
-    if llm is not None and cache_path is None:
-        cache_path = out_dir / f"{name}.llm-cache.sqlite"
+    llm_label = None
+    if llm is not None:
+        from ragmeter.llm import call_settings
+
+        llm = call_settings(llm, **call)
+        call = {}
+        llm_label = llm.label
+        if cache_path is None and llm.cache is None:
+            cache_path = out_dir / f"{name}.llm-cache.sqlite"
     flagged = audit_questions(
         testset,
         documents,
@@ -846,11 +851,9 @@ def audit_command(
         duplicate_threshold=duplicate_threshold,
         llm_checks=tuple(llm_checks),
         cache_path=cache_path,
-        backend_options=backend_options,
         progress=progress,
+        **call,
     )
-    from ragmeter.questions.generate import model_label
-
     summary = summarize_audit(
         flagged,
         seed=seed,
@@ -860,7 +863,7 @@ def audit_command(
             "restate": restate_threshold,
             "duplicate": duplicate_threshold,
         },
-        llm=model_label(llm) if llm is not None else None,
+        llm=llm_label,
     )
     from ragmeter.outputs import is_results_dir, results_lock
 

@@ -26,6 +26,7 @@ from typing import Any
 from ragmeter.corpus import Document
 from ragmeter.errors import InputError
 from ragmeter.llm.backends import parse_options
+from ragmeter.llm.settings import CallSettings, call_settings, model_label
 from ragmeter.testset import AnswerSpan, Question, TestSet
 
 __all__ = [
@@ -127,7 +128,7 @@ def passages_from_testset(testset: TestSet | Sequence[Question]) -> list[Passage
 def sample_passages(
     documents: Sequence[Document],
     n: int,
-    seed: int = 0,
+    seed: int = 1,
     window: int = 2,
     min_words: int = 12,
 ) -> list[Passage]:
@@ -181,23 +182,9 @@ def sample_passages(
     return out
 
 
-def model_label(spec: str | Any) -> str:
-    """The ``model`` recorded on generated questions.
-
-    A spec string as given, except that ``gguf:PATH`` keeps only the file name
-    (a path is specific to one machine); a backend object gives ``kind:model``.
-    """
-    if not isinstance(spec, str):
-        return f"{spec.kind}:{spec.model}"
-    kind, _, rest = spec.partition(":")
-    if kind.strip().lower() == "gguf" and rest:
-        return f"gguf:{Path(rest.strip()).name}"
-    return spec
-
-
 def generation_requests(
     passages: Sequence[Passage],
-    seed: int = 0,
+    seed: int = 1,
     max_tokens: int = 96,
     temperature: float = 0.0,
     prompt: str = GENERATE_PROMPT,
@@ -244,40 +231,44 @@ def _question_text(reply, max_tokens: int | None) -> tuple[str | None, str | Non
     return text, None
 
 
+DEFAULT_MAX_TOKENS = 96
+
+
 def generate_questions(
     passages: Sequence[Passage],
-    backend_spec: str | Any,
-    cache_path: str | Path | None,
-    seed: int = 0,
+    model: str | Any | CallSettings,
+    cache_path: str | Path | None = None,
+    seed: int = 1,
     *,
-    max_tokens: int = 96,
     temperature: float = 0.0,
     prompt: str = GENERATE_PROMPT,
     id_style: str = "auto",
-    concurrency: int = 4,
-    timeout_s: float = 120.0,
-    backend_options: dict[str, Any] | None = None,
     progress: Callable | None = None,
     stats: Any | None = None,
+    **call: Any,
 ) -> Generation:
-    """One question per passage from the model ``backend_spec``.
+    """One question per passage from ``model``.
 
-    ``backend_spec`` is a spec string (``gguf:PATH``, ``ollama:MODEL``,
-    ``openai:MODEL``; ``backend_options`` go to :func:`ragmeter.llm.make_backend`)
-    or a backend object. Replies are cached in ``cache_path`` (``None``: no
+    ``model`` is a spec string (``gguf:PATH``, ``ollama:MODEL``,
+    ``openai:MODEL``), a backend object or :class:`ragmeter.llm.CallSettings`;
+    ``call`` sets or overrides its fields (``options`` for
+    :func:`ragmeter.llm.make_backend`, ``concurrency``, ``timeout_s``,
+    ``max_tokens`` (default 96), ``retries``). Replies are cached in
+    ``cache_path`` when given (else in the settings' ``cache``; ``None``: no
     cache). ``seed`` is sent with every request and recorded on each question.
 
     Ids: ``id_style="suffix"`` gives ``<original id>-gen`` (passages from a test
     set), ``"number"`` gives ``g001, g002, ...`` in passage order; ``"auto"`` takes
     the suffix form when every passage has an origin. Each question carries
-    ``source: "generated"``, ``model`` (see :func:`model_label`), ``seed`` and
-    ``passage_of`` (the original id) or ``passage_rule`` (the sampling rule).
+    ``source: "generated"``, ``model`` (see :func:`ragmeter.llm.model_label`),
+    ``seed`` and ``passage_of`` (the original id) or ``passage_rule`` (the
+    sampling rule).
 
     ``progress(done, total, reply)`` is passed to the runner; raising from it
     stops the run, and the replies already received stay cached. ``stats`` (a
     :class:`ragmeter.llm.RunStats`) collects call counts across runs.
     """
-    from ragmeter.llm import ReplyCache, RunStats, make_backend, run_all
+    from ragmeter.llm import RunStats, open_backend
 
     if not passages:
         raise InputError("no passages to ask about")
@@ -285,29 +276,16 @@ def generate_questions(
         id_style = "suffix" if all(p.origin for p in passages) else "number"
     if id_style not in ("suffix", "number"):
         raise InputError(f"unknown id style {id_style!r}; use suffix or number")
-    owned = isinstance(backend_spec, str)
-    backend = make_backend(backend_spec, **(backend_options or {})) if owned else backend_spec
-    label = model_label(backend_spec)
+    if cache_path is not None:
+        call["cache"] = cache_path
+    settings = call_settings(model, **call)
+    max_tokens = settings.tokens(DEFAULT_MAX_TOKENS)
+    label = settings.label
     requests = generation_requests(passages, seed, max_tokens, temperature, prompt)
     run_stats = stats if stats is not None else RunStats()
     before = (run_stats.calls, run_stats.cache_hits)
-    cache = ReplyCache(cache_path) if cache_path is not None else None
-    try:
-        replies = run_all(
-            backend,
-            requests,
-            cache,
-            concurrency=concurrency,
-            timeout_s=timeout_s,
-            progress=progress,
-            seed=seed,
-            stats=run_stats,
-        )
-    finally:
-        if cache is not None:
-            cache.close()
-        if owned:
-            backend.close()
+    with open_backend(settings) as calls:
+        replies = calls.run(requests, progress, seed=seed, stats=run_stats)
     questions: list[Question] = []
     skipped: list[Skipped] = []
     for k, (passage, reply) in enumerate(zip(passages, replies, strict=True)):
@@ -334,17 +312,15 @@ def generate_questions(
 def generate_command(
     corpus_path: str | Path,
     out_path: str | Path,
-    model: str,
+    model: str | Any | CallSettings,
     testset_path: str | Path | None = None,
     sample: int | None = None,
-    seed: int = 0,
+    seed: int = 1,
     cache_path: str | Path | None = None,
     limit: int | None = None,
     window: int = 2,
-    backend_options: dict[str, Any] | None = None,
-    concurrency: int = 4,
-    max_tokens: int = 96,
     progress: Callable | None = None,
+    **call: Any,
 ) -> Generation:
     """``ragmeter questions generate``: passages -> questions -> a JSONL test set.
 
@@ -353,7 +329,8 @@ def generate_command(
     passages (``random.Random(seed).sample``, then in their original order).
     Writes ``out_path`` (ragmeter JSONL, atomically) and, when some passages got
     no question, ``<out stem>.skipped.jsonl`` with the reason and raw reply of each.
-    The cache defaults to ``<out stem>.llm-cache.sqlite`` next to ``out_path``.
+    ``model`` and ``call`` are as for :func:`generate_questions`. The cache
+    defaults to ``<out stem>.llm-cache.sqlite`` next to ``out_path``.
     """
     from ragmeter.corpus import load_corpus
     from ragmeter.io import atomic_write_text
@@ -369,18 +346,10 @@ def generate_command(
     else:
         passages = sample_passages(documents, int(sample or 0), seed=seed, window=window)
     passages = subset(passages, limit, seed)
-    if cache_path is None:
+    settings = call_settings(model, **call)
+    if cache_path is None and settings.cache is None:
         cache_path = out_path.with_name(out_path.stem + ".llm-cache.sqlite")
-    result = generate_questions(
-        passages,
-        model,
-        cache_path,
-        seed,
-        backend_options=backend_options,
-        concurrency=concurrency,
-        max_tokens=max_tokens,
-        progress=progress,
-    )
+    result = generate_questions(passages, settings, cache_path, seed, progress=progress)
     save_jsonl_testset(result.testset, out_path)
     skipped_path = out_path.with_name(out_path.stem + ".skipped.jsonl")
     if result.skipped:

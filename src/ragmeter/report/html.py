@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter import __version__, stats
-from ragmeter.errors import InputError, RagmeterError
+from ragmeter.errors import InputError, MissingExtra
 from ragmeter.io import atomic_write_text
 from ragmeter.results import Results
 
@@ -63,8 +63,8 @@ _ASSETS = "assets"
 _CHART_IDS = ("chart-forest", "chart-words", "chart-compare", "chart-size")
 
 
-class ReportDependencyError(RagmeterError):
-    """The HTML report needs the ``report`` extra (altair and vl-convert-python)."""
+# the HTML report needs the ``report`` extra (altair and vl-convert-python)
+ReportDependencyError = MissingExtra
 
 
 # --------------------------------------------------------------------------- public API

@@ -1,10 +1,22 @@
-"""The Retriever protocol: index texts once, then rank questions against them."""
+"""The retriever protocols: index texts once, then rank questions against them
+(:class:`Retriever`), or return document spans (:class:`SpanRetriever`).
+
+Each protocol declares its optional hooks with a default. A class that
+subclasses the protocol inherits the defaults and overrides what it needs, so
+callers use every hook directly and never probe for one::
+
+    class MyRetriever(Retriever):
+        name = "mine"
+        unmatched_score = 0.0          # optional: the score of a text it did not match
+        def index(self, texts): ...
+        def rank(self, questions, k): ...
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -25,9 +37,16 @@ class Ranking:
 
 @runtime_checkable
 class Retriever(Protocol):
-    """Anything that can index a list of texts and rank questions against them."""
+    """Anything that can index a list of texts and rank questions against them.
+
+    Optional hooks, with their defaults: ``unmatched_score`` (the score at or
+    below which the retriever did not match a text at all, as BM25 scores a
+    text sharing no word with the question 0; ``None``: every text is a match)
+    and :meth:`describe`.
+    """
 
     name: str
+    unmatched_score: float | None = None
 
     def index(self, texts: Sequence[str]) -> None:
         """Build the index over ``texts`` (replacing any earlier index)."""
@@ -36,6 +55,10 @@ class Retriever(Protocol):
     def rank(self, questions: Sequence[str], k: int) -> Ranking:
         """Return the top ``k`` indexed texts for each question."""
         ...
+
+    def describe(self) -> dict[str, Any]:
+        """What the retriever is, for the results directory (default: its name)."""
+        return {"name": self.name}
 
 
 def top_k(scores: np.ndarray, k: int) -> Ranking:
@@ -82,10 +105,22 @@ class Hit:
 @runtime_checkable
 class SpanRetriever(Protocol):
     """A retriever that returns document spans itself (an external system, a
-    run file): ragmeter grades its spans directly and does no chunking."""
+    run file): ragmeter grades its spans directly and does no chunking.
+
+    Optional hooks, with their defaults: :meth:`set_documents` (handed the
+    corpus before the search; default: ignored) and :meth:`describe`.
+    """
 
     name: str
 
     def search(self, questions: Sequence[tuple[str, str]], k: int) -> list[list[Hit]]:
         """For each ``(question_id, question_text)``, the top ``k`` hits, best first."""
         ...
+
+    def set_documents(self, docs: Any | Iterable[Any]) -> None:
+        """The corpus (``{doc_id: text}`` or documents), given before :meth:`search`."""
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        """What the retriever is, for the results directory (default: its name)."""
+        return {"name": self.name}

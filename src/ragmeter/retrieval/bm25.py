@@ -16,7 +16,7 @@ import bm25s
 import numpy as np
 from bm25s.tokenization import _infer_stopwords
 
-from ragmeter.retrieval.base import Ranking, top_k
+from ragmeter.retrieval.base import Ranking, Retriever, top_k
 
 # Questions ranked per block (bounds the score matrix held at once).
 QUESTION_BLOCK = 64
@@ -227,12 +227,15 @@ def _chunk_tokens(
     return local[gids], lengths, vocab
 
 
-class BM25Retriever:
+class BM25Retriever(Retriever):
     """Lexical BM25 (Lucene variant) with English stop words removed.
 
     Scores every indexed text for each question and breaks score ties by
-    index order, so rankings are reproducible.
+    index order, so rankings are reproducible. A text sharing no word with the
+    question scores 0 (``unmatched_score``).
     """
+
+    unmatched_score = 0.0
 
     def __init__(
         self, name: str = "bm25", k1: float = 1.5, b: float = 0.75, stopwords: str | None = "en"

@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ragmeter.errors import InputError
-from ragmeter.retrieval.base import Ranking, top_k
+from ragmeter.retrieval.base import Ranking, Retriever, top_k
 from ragmeter.retrieval.embedcache import EmbeddingCache, embed_texts
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -201,7 +201,7 @@ def make_encoder(
     return SentenceTransformerEncoder(model, device=device, batch_size=batch_size)
 
 
-class DenseRetriever:
+class DenseRetriever(Retriever):
     """Cosine similarity over L2-normalised embeddings.
 
     Parameters

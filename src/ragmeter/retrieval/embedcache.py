@@ -4,8 +4,8 @@ Re-chunking a corpus only embeds text that was never embedded before with the
 same model, and a second run of the same configuration encodes nothing.
 
 Storage is one SQLite database in write-ahead-log mode (``embeddings.sqlite3``
-in the cache folder). Each vector is a little-endian float32 blob. Every
-encoded batch is committed in its own transaction, so a run killed at any
+in the cache folder; see :mod:`ragmeter.store`). Each vector is a little-endian
+float32 blob. Every encoded batch is committed in its own transaction, so a run killed at any
 moment leaves a valid database holding every batch committed before the kill;
 the next run reads those and encodes only the rest. Several processes may share
 one cache: SQLite serialises their writes.
@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from ragmeter.errors import RagmeterError
+from ragmeter.errors import CacheError, RagmeterError  # noqa: F401  (CacheError: old home)
+from ragmeter.store import SQLiteStore
 
 DB_NAME = "embeddings.sqlite3"
 _SCHEMA_VERSION = 1
@@ -35,10 +34,6 @@ _SCHEMA_VERSION = 1
 _LOOKUP_CHUNK = 500
 
 Progress = Callable[[int, int], None]
-
-
-class CacheError(RagmeterError):
-    """The embedding cache cannot be opened or written."""
 
 
 def default_cache_dir() -> Path:
@@ -64,38 +59,29 @@ class EmbeddingCache:
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         p = Path(path).expanduser() if path is not None else default_cache_dir()
         self.path = p if p.suffix in (".sqlite3", ".db", ".sqlite") else p / DB_NAME
-        self._lock = threading.Lock()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(self.path, timeout=60.0, check_same_thread=False)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            # NORMAL in WAL mode: a committed batch survives a killed process;
-            # only a power cut may lose the last commits, never corrupt the file.
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            with self._conn:
-                self._conn.execute(
-                    "CREATE TABLE IF NOT EXISTS vectors ("
-                    " model TEXT NOT NULL,"
-                    " key BLOB NOT NULL,"
-                    " dim INTEGER NOT NULL,"
-                    " vec BLOB NOT NULL,"
-                    " PRIMARY KEY (model, key)) WITHOUT ROWID"
-                )
-                self._conn.execute(
-                    "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)"
-                )
-                self._conn.execute(
-                    "INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(_SCHEMA_VERSION),)
-                )
-        except sqlite3.Error as exc:
-            raise CacheError(f"cannot open embedding cache {self.path}: {exc}") from None
+        self._store = SQLiteStore(
+            self.path,
+            [
+                "CREATE TABLE IF NOT EXISTS vectors ("
+                " model TEXT NOT NULL,"
+                " key BLOB NOT NULL,"
+                " dim INTEGER NOT NULL,"
+                " vec BLOB NOT NULL,"
+                " PRIMARY KEY (model, key)) WITHOUT ROWID",
+                "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)",
+                f"INSERT OR IGNORE INTO meta VALUES ('schema', '{_SCHEMA_VERSION}')",
+            ],
+            timeout_s=60.0,
+            what="embedding cache",
+        )
+        self._lock = self._store.lock
+        self._conn = self._store.conn
 
     def __repr__(self) -> str:
         return f"EmbeddingCache({str(self.path)!r})"
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._store.close()
 
     def __enter__(self) -> EmbeddingCache:
         return self
@@ -130,11 +116,8 @@ class EmbeddingCache:
             raise ValueError(f"expected {len(keys)} vectors, got array of shape {vectors.shape}")
         dim = int(vectors.shape[1])
         rows = [(model_id, k, dim, v.tobytes()) for k, v in zip(keys, vectors, strict=True)]
-        try:
-            with self._lock, self._conn:
-                self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
-        except sqlite3.Error as exc:
-            raise CacheError(f"cannot write embedding cache {self.path}: {exc}") from None
+        with self._store.batch() as conn:
+            conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
 
     def count(self, model_id: str | None = None) -> int:
         """Number of cached vectors (for one model, or all)."""
@@ -155,11 +138,11 @@ class EmbeddingCache:
 
     def clear(self, model_id: str | None = None) -> int:
         """Delete the vectors of one model (or all); returns how many were deleted."""
-        with self._lock, self._conn:
+        with self._store.batch() as conn:
             if model_id is None:
-                cur = self._conn.execute("DELETE FROM vectors")
+                cur = conn.execute("DELETE FROM vectors")
             else:
-                cur = self._conn.execute("DELETE FROM vectors WHERE model = ?", (model_id,))
+                cur = conn.execute("DELETE FROM vectors WHERE model = ?", (model_id,))
         return cur.rowcount
 
     # -- the main entry point ---------------------------------------------

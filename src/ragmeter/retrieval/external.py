@@ -36,9 +36,9 @@ from typing import Any
 
 import httpx
 
-from ragmeter.errors import InputError
-from ragmeter.retrieval.base import Hit
-from ragmeter.retrieval.remote import RemoteError, post_json
+from ragmeter.errors import BadServerReply, InputError
+from ragmeter.http import post_json
+from ragmeter.retrieval.base import Hit, SpanRetriever
 from ragmeter.retrieval.trec import read_run_lines
 
 _SPAN = re.compile(r"^(?P<doc>.+):(?P<start>\d+)-(?P<end>\d+)$")
@@ -63,7 +63,7 @@ def _number(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-class _SpanSource:
+class _SpanSource(SpanRetriever):
     """Shared: document texts and turning items into :class:`Hit` objects."""
 
     name: str
@@ -459,26 +459,26 @@ class HttpRetriever(_SpanSource):
     def _rows(self, body: Any, where: str) -> list[tuple[Any, float, str]]:
         results = body.get("results") if isinstance(body, dict) else None
         if not isinstance(results, list):
-            raise RemoteError(f'{where}: the answer has no "results" list')
+            raise BadServerReply(f'{where}: the answer has no "results" list')
         rows = []
         for i, r in enumerate(results):
             if not isinstance(r, dict) or not isinstance(r.get("doc"), str):
-                raise RemoteError(f'{where}: result {i} has no "doc" string')
+                raise BadServerReply(f'{where}: result {i} has no "doc" string')
             score = _number(r["score"]) if "score" in r else float(len(results) - i)
             if score is None:
-                raise RemoteError(
+                raise BadServerReply(
                     f"{where}: result {i} has score {r['score']!r}, not a finite number"
                 )
             has = ("start" in r, "end" in r)
             if has == (True, True):
                 start, end = r["start"], r["end"]
                 if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, end)):
-                    raise RemoteError(f"{where}: result {i}: start and end must be integers")
+                    raise BadServerReply(f"{where}: result {i}: start and end must be integers")
                 item: Any = (r["doc"], start, end)
             elif has == (False, False):
                 item = r["doc"]
             else:
-                raise RemoteError(f"{where}: result {i} gives only one of start and end")
+                raise BadServerReply(f"{where}: result {i} gives only one of start and end")
             rows.append((item, score, where))
         return rows
 
@@ -498,7 +498,7 @@ class HttpRetriever(_SpanSource):
             try:
                 out.append([self.hit(item, score, w) for item, score, w in rows])
             except InputError as exc:
-                raise RemoteError(str(exc)) from None
+                raise BadServerReply(str(exc)) from None
         return out
 
 

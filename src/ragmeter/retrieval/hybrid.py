@@ -15,21 +15,24 @@ In both, fused scores tie-break by item index (earlier text first).
 Texts a lexical retriever did not match are left out of the fusion: BM25
 scores a text that shares no word with the question 0, and a search engine
 would not return it, so it gets no rank (``keep_unmatched=True`` fuses them
-too, in index order). A retriever marks its no-match score with an
-``unmatched_score`` attribute; BM25 is known to use 0.
+too, in index order). A retriever marks its no-match score with its
+``unmatched_score`` hook (see :class:`ragmeter.retrieval.base.Retriever`);
+BM25's is 0.
+
+The parts are retriever objects: :func:`ragmeter.retrieval.registry.make_retriever`
+builds them from config entries and passes them in.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ragmeter.errors import InputError
-from ragmeter.retrieval.base import Ranking
+from ragmeter.retrieval.base import Ranking, Retriever
 
 METHODS = ("rrf", "weighted")
 
@@ -113,17 +116,6 @@ def weighted_fuse(rankings: Sequence[Ranking], k: int, weights: Sequence[float])
     return _emit(fused, k)
 
 
-def unmatched_score(retriever: object) -> float | None:
-    """The score at or below which ``retriever`` did not match a text, if any."""
-    value = getattr(retriever, "unmatched_score", None)
-    if value is not None:
-        return float(value)
-    bm25 = sys.modules.get("ragmeter.retrieval.bm25")
-    if bm25 is not None and isinstance(retriever, bm25.BM25Retriever):
-        return 0.0
-    return None
-
-
 def drop_unmatched(ranking: Ranking, threshold: float) -> Ranking:
     """``ranking`` with entries scored ``<= threshold`` turned into padding."""
     gone = ranking.scores <= threshold
@@ -134,14 +126,14 @@ def drop_unmatched(ranking: Ranking, threshold: float) -> Ranking:
     )
 
 
-class HybridRetriever:
+class HybridRetriever(Retriever):
     """Fusion of two retrievers that index the same texts.
 
     Parameters
     ----------
     of:
-        The retrievers to fuse: kind strings (``"bm25"``), spec dicts
-        (``{"kind": "dense", "model": "..."}``) or retriever objects.
+        The two retrievers to fuse (:class:`~ragmeter.retrieval.base.Retriever`
+        objects; ``make_retriever`` builds them from kind strings and spec dicts).
     method:
         ``"rrf"`` (reciprocal rank fusion) or ``"weighted"``.
     k:
@@ -159,7 +151,7 @@ class HybridRetriever:
     def __init__(
         self,
         name: str = "hybrid",
-        of: Sequence[Any] = ("bm25", "dense"),
+        of: Sequence[Retriever] = (),
         method: str = "rrf",
         k: float = 60,
         depth: int = 100,
@@ -184,27 +176,17 @@ class HybridRetriever:
         self.depth = int(depth)
         self.alpha = float(alpha)
         self.keep_unmatched = bool(keep_unmatched)
-        self.retrievers = [self._build(spec) for spec in of]
-
-    @staticmethod
-    def _build(spec: Any):
-        retriever = spec
-        if isinstance(spec, str | dict):
-            from ragmeter.retrieval.registry import make_retriever
-
-            retriever = make_retriever(spec)
-        if hasattr(retriever, "index") and hasattr(retriever, "rank"):
-            return retriever
-        raise InputError(
-            f"cannot fuse {getattr(retriever, 'name', spec)!r}: a hybrid fuses retrievers that "
-            "rank ragmeter's chunks (bm25, dense, ...), not ones that return their own spans"
-        )
+        for part in of:
+            if not isinstance(part, Retriever):
+                raise InputError(
+                    f"retriever {name!r} cannot fuse {part!r}: a hybrid fuses retrievers that "
+                    "rank ragmeter's chunks (bm25, dense, ...; subclass "
+                    "ragmeter.retrieval.base.Retriever), not ones that return their own spans"
+                )
+        self.retrievers: list[Retriever] = list(of)
 
     def describe(self) -> dict[str, Any]:
-        parts = []
-        for r in self.retrievers:
-            d = getattr(r, "describe", None)
-            parts.append(d() if callable(d) else {"name": r.name})
+        parts = [r.describe() for r in self.retrievers]
         info: dict[str, Any] = {
             "name": self.name,
             "kind": "hybrid",
@@ -229,7 +211,7 @@ class HybridRetriever:
         rankings = []
         for r in self.retrievers:
             ranking = r.rank(questions, depth)
-            floor = None if self.keep_unmatched else unmatched_score(r)
+            floor = None if self.keep_unmatched else r.unmatched_score
             rankings.append(ranking if floor is None else drop_unmatched(ranking, floor))
         if self.method == "rrf":
             return rrf_fuse(rankings, k, rrf_k=self.rrf_k)

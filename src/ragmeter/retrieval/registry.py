@@ -1,6 +1,9 @@
 """Build retrievers from their config entries (``[[retrievers]]`` in ragmeter.toml).
 
-Each kind maps to a factory taking the entry's keys as keyword arguments.
+Each kind maps to a factory taking the entry's keys as keyword arguments. A
+hybrid's parts (``of``) are built here too and handed to
+:class:`~ragmeter.retrieval.hybrid.HybridRetriever` as objects, so the two
+modules do not import each other.
 """
 
 from __future__ import annotations
@@ -36,10 +39,13 @@ def _remote_dense(scheme: str) -> Callable[..., Any]:
     return factory
 
 
-def _hybrid(**params: Any):
+def _hybrid(of: Any = ("bm25", "dense"), **params: Any):
     from ragmeter.retrieval.hybrid import HybridRetriever
 
-    return HybridRetriever(**params)
+    if not isinstance(of, str | bytes) and isinstance(of, list | tuple):
+        # the parts are built here and handed to the hybrid as objects
+        of = [make_retriever(p) if isinstance(p, str | dict) else p for p in of]
+    return HybridRetriever(of=of, **params)
 
 
 def _run_file(**params: Any):

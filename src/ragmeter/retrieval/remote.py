@@ -1,17 +1,17 @@
 """Embeddings from a server: Ollama (``/api/embed``) or any OpenAI-compatible
 ``/v1/embeddings`` endpoint (OpenAI, llama.cpp's server, vLLM, LM Studio, ...).
 
-Both encoders batch their inputs, retry timeouts, connection failures, 429 and
-5xx answers with exponential backoff, and check every answer: one vector per
-input, all of one dimension, finite and non-zero. Anything else raises
-:class:`RemoteError` with a one-line message naming the URL; a missing or bad
+Both encoders batch their inputs, send them through :func:`ragmeter.http.post_json`
+(retrying timeouts, connection failures, 429 and 5xx answers with exponential
+backoff) and check every answer: one vector per input, all of one dimension,
+finite and non-zero. Anything else raises a :class:`~ragmeter.errors.ServerError`
+(``RemoteError`` here) with a one-line message naming the URL; a missing or bad
 vector is never replaced by a zero vector.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,107 +19,41 @@ from urllib.parse import urlsplit
 import httpx
 import numpy as np
 
-from ragmeter.errors import InputError, RagmeterError
+from ragmeter.errors import BadServerReply, InputError, ServerError
+from ragmeter.http import ollama_base_url, one_line, openai_base_url, post_json
 
-RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-MAX_RETRY_AFTER_S = 60.0
-
-
-class RemoteError(RagmeterError):
-    """A server could not be reached or gave an unusable answer."""
-
-
-def _one_line(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _retry_after(resp: httpx.Response) -> float | None:
-    value = resp.headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return min(max(float(value), 0.0), MAX_RETRY_AFTER_S)
-    except ValueError:
-        return None
-
-
-def post_json(
-    client: httpx.Client,
-    url: str,
-    payload: dict[str, Any],
-    *,
-    retries: int = 3,
-    backoff: float = 0.5,
-    what: str = "server",
-) -> Any:
-    """POST ``payload`` as JSON and return the decoded JSON answer.
-
-    Timeouts, connection errors, 429 and 5xx answers are retried up to
-    ``retries`` times, waiting ``backoff * 2**attempt`` seconds (or the
-    server's ``Retry-After``, at most 60 s) between tries. Other 4xx answers
-    fail at once. Every failure raises :class:`RemoteError` naming ``url``.
-    """
-    attempts = max(int(retries), 0) + 1
-    last = ""
-    for attempt in range(attempts):
-        wait = backoff * (2**attempt)
-        try:
-            resp = client.post(url, json=payload)
-        except httpx.TimeoutException:
-            last = f"timed out after {client.timeout.read or client.timeout.connect}s"
-        except httpx.ConnectError as exc:
-            last = f"cannot connect ({_one_line(exc, 80) or 'connection refused'})"
-        except httpx.TransportError as exc:
-            last = f"{type(exc).__name__}: {_one_line(exc, 80)}"
-        else:
-            if resp.status_code < 400:
-                try:
-                    return resp.json()
-                except ValueError:
-                    raise RemoteError(
-                        f"{what} at {url} answered with invalid JSON: {_one_line(resp.text, 80)!r}"
-                    ) from None
-            last = f"HTTP {resp.status_code}: {_one_line(resp.text, 120)}"
-            if resp.status_code not in RETRY_STATUS:
-                raise RemoteError(f"{what} at {url} refused the request ({last})")
-            hinted = _retry_after(resp)
-            wait = hinted if hinted is not None else wait
-        if attempt + 1 < attempts:
-            time.sleep(wait)
-    tries = f"{attempts} attempt" + ("s" if attempts != 1 else "")
-    raise RemoteError(f"{what} at {url} failed after {tries}: {last}")
+RemoteError = ServerError  # the name this module has always raised (see ragmeter.errors)
 
 
 def _check_vectors(vectors: Any, n_expected: int, url: str, dim: int | None) -> np.ndarray:
     if not isinstance(vectors, list) or len(vectors) != n_expected:
         got = len(vectors) if isinstance(vectors, list) else type(vectors).__name__
-        raise RemoteError(
+        raise BadServerReply(
             f"embedding server at {url} returned {got} vectors for {n_expected} texts"
         )
     try:
         arr = np.asarray(vectors, dtype=np.float64)
     except (TypeError, ValueError):
         lengths = sorted({len(v) if isinstance(v, list) else -1 for v in vectors})
-        raise RemoteError(
+        raise BadServerReply(
             f"embedding server at {url} returned vectors of unequal or invalid lengths {lengths}"
         ) from None
     if arr.ndim == 3:
-        raise RemoteError(
+        raise BadServerReply(
             f"embedding server at {url} returned an array of shape {arr.shape}: one vector per "
             "token, not per text; run the model with pooling (llama.cpp: --pooling mean)"
         )
     if arr.ndim != 2 or arr.shape[1] == 0:
-        raise RemoteError(f"embedding server at {url} returned an array of shape {arr.shape}")
+        raise BadServerReply(f"embedding server at {url} returned an array of shape {arr.shape}")
     if dim is not None and arr.shape[1] != dim:
-        raise RemoteError(
+        raise BadServerReply(
             f"embedding server at {url} returned {arr.shape[1]}-dimensional vectors, expected {dim}"
         )
     if not np.isfinite(arr).all():
-        raise RemoteError(f"embedding server at {url} returned non-finite values")
+        raise BadServerReply(f"embedding server at {url} returned non-finite values")
     zero = np.flatnonzero(~arr.any(axis=1))
     if zero.size:
-        raise RemoteError(
+        raise BadServerReply(
             f"embedding server at {url} returned a zero vector for input {int(zero[0])} "
             "of the batch"
         )
@@ -176,21 +110,6 @@ def _host(url: str) -> str:
     return parts.netloc or url
 
 
-def openai_base_url(base_url: str | None = None) -> str:
-    """The OpenAI-compatible base URL: ``base_url``, ``$RAGMETER_OPENAI_BASE_URL``,
-    ``$OPENAI_BASE_URL`` or ``https://api.openai.com/v1``; ``/v1`` is added to
-    a URL that has no path."""
-    url = (
-        base_url
-        or os.environ.get("RAGMETER_OPENAI_BASE_URL")
-        or os.environ.get("OPENAI_BASE_URL")
-        or "https://api.openai.com/v1"
-    ).rstrip("/")
-    if urlsplit(url).path in ("", "/"):
-        url += "/v1"
-    return url
-
-
 class OpenAIEncoder(_RemoteEncoder):
     """``POST {base_url}/embeddings`` with ``{"model": ..., "input": [...]}``.
 
@@ -239,15 +158,15 @@ class OpenAIEncoder(_RemoteEncoder):
         )
         data = body.get("data") if isinstance(body, dict) else None
         if not isinstance(data, list):
-            raise RemoteError(
+            raise BadServerReply(
                 f"embedding server at {self.url} answered without a 'data' list: "
-                f"{_one_line(body, 120)!r}"
+                f"{one_line(body, 120)!r}"
             )
         try:
             items = sorted(data, key=lambda d: d.get("index", 0))
             return [item["embedding"] for item in items]
         except (AttributeError, KeyError, TypeError):
-            raise RemoteError(
+            raise BadServerReply(
                 f"embedding server at {self.url} answered with malformed 'data' items"
             ) from None
 
@@ -255,7 +174,8 @@ class OpenAIEncoder(_RemoteEncoder):
 class OllamaEncoder(_RemoteEncoder):
     """``POST {base_url}/api/embed`` with ``{"model": ..., "input": [...]}``.
 
-    ``base_url`` defaults to ``$OLLAMA_HOST`` or ``http://127.0.0.1:11434``.
+    ``base_url`` defaults to ``$OLLAMA_HOST`` or ``http://127.0.0.1:11434``
+    (see :func:`ragmeter.http.ollama_base_url`).
     """
 
     def __init__(
@@ -271,10 +191,7 @@ class OllamaEncoder(_RemoteEncoder):
         if not model:
             raise InputError("ollama encoder: a model name is required (ollama:MODEL)")
         self.model = model
-        url = base_url or os.environ.get("OLLAMA_HOST") or "http://127.0.0.1:11434"
-        if "://" not in url:
-            url = "http://" + url
-        self.base_url = url.rstrip("/")
+        self.base_url = ollama_base_url(base_url)
         self.url = f"{self.base_url}/api/embed"
         self.dimensions = dimensions
         super().__init__(batch_size, timeout, retries, backoff, dim=dimensions)
@@ -295,8 +212,8 @@ class OllamaEncoder(_RemoteEncoder):
         )
         vectors = body.get("embeddings") if isinstance(body, dict) else None
         if vectors is None:
-            raise RemoteError(
-                f"ollama at {self.url} answered without 'embeddings': {_one_line(body, 120)!r}"
+            raise BadServerReply(
+                f"ollama at {self.url} answered without 'embeddings': {one_line(body, 120)!r}"
             )
         return vectors
 

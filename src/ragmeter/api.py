@@ -1,0 +1,123 @@
+"""The notebook API behind ``ragmeter.search`` and ``ragmeter.compare``.
+
+Import these from :mod:`ragmeter` itself::
+
+    import ragmeter
+
+    run = ragmeter.search(corpus="docs", testset="questions.jsonl",
+                          strategies=["sentence", "recursive"])
+    run                                   # a table of intervals in a notebook
+    ragmeter.compare(run, "sentence", "recursive")
+    ragmeter.bootstrap(run.scores("sentence", "recall@5"))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ragmeter.config import Config, load_config
+from ragmeter.errors import InputError
+from ragmeter.experiment import SearchRun, run_search
+from ragmeter.results import Results
+from ragmeter.tables import Comparisons
+
+__all__ = ["compare", "search"]
+
+
+def search(
+    config: Config | str | Path | None = None,
+    testset: str | Path | None = None,
+    /,
+    *,
+    progress: Callable[[str, int, int], None] | None = None,
+    **overrides: Any,
+) -> SearchRun:
+    """Score every chunking strategy x retriever on a test set, in memory.
+
+    ``config`` is a :class:`~ragmeter.config.Config`, the path of a
+    ``ragmeter.toml``, or the corpus path with ``testset`` the test set's path
+    (``search("docs", "questions.jsonl")``); or give both as keywords
+    (``search(corpus="docs", testset="questions.jsonl")``). Other keywords
+    override :class:`~ragmeter.config.Config` fields (``strategies``,
+    ``retrievers``, ``ks``, ``seed``, ``rounds``, ``metric``, ...).
+
+    The :class:`~ragmeter.experiment.SearchRun` returned reads like a results
+    directory (``scores``, ``matrix``, ``summary``) and shows itself as a table;
+    save it with :func:`ragmeter.results.save_results`.
+    """
+    if "testset" in overrides:
+        if testset is not None:
+            raise InputError("give the test set once, by position or as testset=")
+        testset = overrides.pop("testset")
+    unknown = sorted(set(overrides) - set(Config.__dataclass_fields__))
+    if unknown:
+        raise InputError(
+            f"unknown search setting {unknown[0]!r}; use Config fields such as "
+            "corpus, strategies, retrievers, ks, seed, rounds, metric"
+        )
+    for name in ("strategies", "retrievers", "ks", "custom_strategies"):
+        value = overrides.get(name)
+        if isinstance(value, list):
+            overrides[name] = tuple(value)
+    if isinstance(config, Config):
+        cfg = config
+    elif config is None:
+        cfg = Config()
+    elif testset is None and Path(config).suffix == ".toml":
+        cfg = load_config(config)
+    else:
+        cfg = Config(corpus=str(config))
+    if testset is not None:
+        overrides["testset"] = str(testset)
+    if "corpus" in overrides and overrides["corpus"] is not None:
+        overrides["corpus"] = str(overrides["corpus"])
+    cfg = cfg.with_overrides(**overrides)
+    return run_search(cfg, progress=progress)
+
+
+def _open(results: SearchRun | Results | str | Path) -> SearchRun | Results:
+    if isinstance(results, SearchRun | Results):
+        return results
+    return Results(results)
+
+
+def compare(
+    results: SearchRun | Results | str | Path,
+    a: str | None = None,
+    b: str | None = None,
+    *,
+    metric: str | None = None,
+    seed: int | None = None,
+    rounds: int | None = None,
+) -> Comparisons:
+    """Paired comparisons of the systems of a search (in memory or a results directory).
+
+    With ``a`` and ``b``, that one pair; else every pair, with Holm-adjusted
+    p-values. ``metric``, ``seed`` and ``rounds`` default to the run's own (the
+    comparison metric of its config, seed 1 and 10,000 rounds unless set). The
+    list returned shows itself as a table and converts with ``to_pandas()`` /
+    ``to_markdown()``; each item is a :class:`ragmeter.stats.Comparison`.
+    """
+    from ragmeter import stats
+
+    run = _open(results)
+    summary = run.summary
+    if isinstance(run, SearchRun):
+        cfg = run.config
+        metric = metric or cfg.metric
+        seed = cfg.seed if seed is None else seed
+        rounds = rounds or cfg.rounds
+    else:
+        metric = metric or summary.get("metric") or "recall@5"
+        seed = int(summary.get("seed", 1)) if seed is None else seed
+        rounds = rounds or int(summary.get("rounds", 10_000))
+    if (a is None) != (b is None):
+        raise InputError("give both a and b, or neither to compare every pair")
+    names = [a, b] if a is not None else [str(s) for s in run.systems]
+    if len(names) < 2:
+        raise InputError("a comparison needs at least two systems")
+    matrix = run.matrix(metric, names)
+    items = stats.compare_all(matrix, names, rounds=rounds, seed=seed)
+    return Comparisons(items, metric, seed, rounds)

@@ -1,0 +1,248 @@
+"""Results that show themselves: a notebook table, Markdown, or a pandas frame.
+
+:class:`ShowsItself` is mixed into :class:`ragmeter.experiment.SearchRun` and
+:class:`ragmeter.results.Results`: anything with a ``summary`` (the dict that
+``summary.json`` holds), ``systems`` and ``scores(system, metric)`` renders as
+one table of every system with its intervals (``_repr_html_`` in Jupyter,
+:meth:`~ShowsItself.to_markdown`) and converts to a tidy
+:meth:`~ShowsItself.to_pandas` frame. :class:`Comparisons` does the same for a
+list of paired comparisons. Plain Python only: no rich, no pandas unless asked.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+SHARE_FAMILIES = ("recall", "precision", "coverage")
+
+__all__ = ["Comparisons", "ShowsItself", "format_estimate", "is_share"]
+
+
+def is_share(metric: str) -> bool:
+    """Whether ``metric`` is a share of questions or characters (shown in percent)."""
+    return metric.split("@")[0] in SHARE_FAMILIES
+
+
+def format_estimate(est: Any, metric: str = "") -> str:
+    """``"80.7 [74.1, 87.4]"`` for a share (percent), ``"0.612 [0.55, 0.67]"`` for
+    MRR and nDCG, ``"885 [842, 930]"`` for words; ``est`` is an Estimate or its dict."""
+    get = est.get if isinstance(est, dict) else lambda name: getattr(est, name)
+    mean, low, high = get("mean"), get("low"), get("high")
+    family = metric.split("@")[0]
+    if is_share(metric):
+        return f"{mean * 100:.1f} [{low * 100:.1f}, {high * 100:.1f}]"
+    if family == "words":
+        return f"{mean:.0f} [{low:.0f}, {high:.0f}]"
+    return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def _pandas():
+    try:
+        import pandas
+    except ImportError:
+        from ragmeter.errors import MissingExtra
+
+        raise MissingExtra(
+            "to_pandas() needs pandas: pip install pandas (or pip install 'ragmeter[notebook]')"
+        ) from None
+    return pandas
+
+
+def _markdown(header: Sequence[str], rows: Iterable[Sequence[str]], right: set[int]) -> str:
+    rows = [list(r) for r in rows]
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        out = []
+        for i, (cell, width) in enumerate(zip(cells, widths, strict=True)):
+            text = str(cell).replace("|", "\\|")
+            out.append(text.rjust(width) if i in right else text.ljust(width))
+        return "| " + " | ".join(out) + " |"
+
+    rule = (
+        "|"
+        + "|".join(
+            "-" * (w + 1) + ":" if i in right else "-" * (w + 2) for i, w in enumerate(widths)
+        )
+        + "|"
+    )
+    return "\n".join([line(header), rule, *(line(r) for r in rows)])
+
+
+def _html(header: Sequence[str], rows: Iterable[Sequence[str]], caption: str) -> str:
+    esc = html.escape
+    head = "".join(f"<th>{esc(str(h))}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in row) + "</tr>" for row in rows
+    )
+    return (
+        f"<table><caption style='caption-side: bottom; text-align: left'>{esc(caption)}"
+        f"</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
+class ShowsItself:
+    """Mixin for the two shapes of search results (in memory and on disk).
+
+    Needs ``summary`` (``{"metric", "seed", "rounds", "confidence", "method",
+    "estimates": {system: {metric: estimate dict}}, ...}``), ``systems``
+    (names, or objects whose ``str`` is the name), ``metrics``,
+    ``question_ids`` and ``scores(system, metric)``.
+    """
+
+    summary: dict
+    systems: Sequence[Any]
+    metrics: list[str]
+    question_ids: list[str]
+
+    def scores(self, system: Any, metric: str) -> Any:  # pragma: no cover - provided
+        raise NotImplementedError
+
+    def default_metrics(self) -> list[str]:
+        """The columns shown by default: recall at every k, then the other
+        measures at the comparison metric's k."""
+        metrics = list(self.metrics)
+        main = str(self.summary.get("metric") or "")
+        k = main.partition("@")[2]
+        recall = [m for m in metrics if m.startswith("recall@")]
+        others = [
+            f"{family}@{k}"
+            for family in ("precision", "mrr", "ndcg", "coverage", "words")
+            if f"{family}@{k}" in metrics
+        ]
+        return recall + others or metrics
+
+    def _caption(self) -> str:
+        s = self.summary
+        return (
+            f"{len(self.question_ids)} questions; {float(s.get('confidence', 0.95)):.0%} "
+            f"{s.get('method', 'percentile')} bootstrap intervals, seed {s.get('seed')}, "
+            f"{s.get('rounds')} rounds; recall, precision and coverage in %"
+        )
+
+    def _table(self, metrics: Sequence[str] | None) -> tuple[list[str], list[list[str]]]:
+        metrics = list(metrics) if metrics is not None else self.default_metrics()
+        estimates = self.summary["estimates"]
+        header = ["system", *metrics]
+        rows = [
+            [str(system), *(format_estimate(estimates[str(system)][m], m) for m in metrics)]
+            for system in self.systems
+        ]
+        return header, rows
+
+    def to_markdown(self, metrics: Sequence[str] | None = None) -> str:
+        """Every system's mean and 95% interval per metric, as a Markdown table."""
+        header, rows = self._table(metrics)
+        table = _markdown(header, rows, right=set(range(1, len(header))))
+        return f"{table}\n\n{self._caption()}"
+
+    def _repr_html_(self) -> str:
+        header, rows = self._table(None)
+        return _html(header, rows, self._caption())
+
+    def to_pandas(self, per_question: bool = False):
+        """A tidy frame: one row per system and metric (``mean``, ``low``, ``high``,
+        ``n``, ``confidence``, ``method``, ``seed``, ``rounds``); with
+        ``per_question=True``, one row per system, question and metric (``score``).
+
+        Needs pandas (:class:`~ragmeter.errors.MissingExtra` otherwise).
+        """
+        pd = _pandas()
+        if per_question:
+            records = [
+                {"system": str(system), "question": qid, "metric": metric, "score": float(v)}
+                for system in self.systems
+                for metric in self.metrics
+                for qid, v in zip(self.question_ids, self.scores(system, metric), strict=True)
+            ]
+            return pd.DataFrame.from_records(
+                records, columns=["system", "question", "metric", "score"]
+            )
+        s = self.summary
+        columns = ["system", "metric", "mean", "low", "high", "n"]
+        columns += ["confidence", "method", "seed", "rounds"]
+        records = []
+        for system in self.systems:
+            for metric, est in s["estimates"][str(system)].items():
+                records.append(
+                    {
+                        "system": str(system),
+                        "metric": metric,
+                        **{c: est.get(c) for c in ("mean", "low", "high", "n")},
+                        "confidence": est.get("confidence", s.get("confidence")),
+                        "method": est.get("method", s.get("method")),
+                        "seed": est.get("seed", s.get("seed")),
+                        "rounds": est.get("rounds", s.get("rounds")),
+                    }
+                )
+        return pd.DataFrame.from_records(records, columns=columns)
+
+
+class Comparisons(list):
+    """Paired comparisons (:class:`ragmeter.stats.Comparison`) on one metric, with the
+    seed and rounds they were drawn with; shows itself like :class:`ShowsItself`."""
+
+    def __init__(self, items: Iterable[Any], metric: str, seed: int, rounds: int) -> None:
+        super().__init__(items)
+        self.metric = metric
+        self.seed = seed
+        self.rounds = rounds
+
+    def _rows(self) -> list[list[str]]:
+        scale = 100 if is_share(self.metric) else 1
+        digits = 1 if scale == 100 else 3
+        rows = []
+        for c in self:
+            d = c.difference
+            rows.append(
+                [
+                    c.a,
+                    c.b,
+                    f"{d.mean * scale:+.{digits}f} [{d.low * scale:+.{digits}f}, "
+                    f"{d.high * scale:+.{digits}f}]",
+                    f"{c.wins}/{c.ties}/{c.losses}",
+                    f"{c.p_holm if c.p_holm is not None else c.p_value:.3g}",
+                    c.verdict,
+                ]
+            )
+        return rows
+
+    def _header(self) -> list[str]:
+        unit = " (points)" if is_share(self.metric) else ""
+        return ["A", "B", f"A - B{unit} [95% CI]", "win/tie/loss", "p (Holm)", "verdict"]
+
+    def _caption(self) -> str:
+        return f"Paired comparisons on {self.metric}; seed {self.seed}, {self.rounds} rounds"
+
+    def to_markdown(self) -> str:
+        table = _markdown(self._header(), self._rows(), right={2, 3, 4})
+        return f"{table}\n\n{self._caption()}"
+
+    def _repr_html_(self) -> str:
+        return _html(self._header(), self._rows(), self._caption())
+
+    def to_pandas(self):
+        """One row per comparison: a, b, the difference and its interval, counts, p-values."""
+        pd = _pandas()
+        records = [
+            {
+                "a": c.a,
+                "b": c.b,
+                "metric": self.metric,
+                "difference": c.difference.mean,
+                "low": c.difference.low,
+                "high": c.difference.high,
+                "wins": c.wins,
+                "ties": c.ties,
+                "losses": c.losses,
+                "p_value": c.p_value,
+                "p_holm": c.p_holm,
+                "verdict": c.verdict,
+                "seed": self.seed,
+                "rounds": self.rounds,
+            }
+            for c in self
+        ]
+        return pd.DataFrame.from_records(records)

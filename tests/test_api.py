@@ -1,0 +1,208 @@
+"""The top-level notebook API: cheap to import, and a search in memory reads,
+compares and shows itself exactly as the results directory it saves."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib.resources import files
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ragmeter
+from ragmeter import stats
+from ragmeter.errors import InputError, MissingExtra
+from ragmeter.results import save_results
+from ragmeter.tables import ShowsItself, format_estimate
+
+EXAMPLE = Path(str(files("ragmeter") / "examples" / "blog"))
+HEAVY = ("rich", "torch", "altair", "pandas", "sentence_transformers", "llama_cpp", "typer")
+
+
+def run_python(code: str) -> str:
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    return out.stdout.strip()
+
+
+def test_import_is_cheap_and_the_api_pulls_in_nothing_heavy():
+    loaded = run_python("import ragmeter, sys; print(sorted(sys.modules))")
+    for name in ("numpy", "httpx", *HEAVY):
+        assert f"'{name}'" not in loaded, name
+    code = (
+        "import ragmeter, sys\n"
+        "for name in ragmeter.__all__: getattr(ragmeter, name)\n"
+        f"print([m for m in {HEAVY!r} if m in sys.modules])"
+    )
+    assert run_python(code) == "[]"
+
+
+def test_the_public_names():
+    assert ragmeter.bootstrap is stats.bootstrap
+    from ragmeter.config import Config
+    from ragmeter.corpus import load_corpus
+    from ragmeter.experiment import SearchRun
+    from ragmeter.results import Results
+    from ragmeter.testset import load_testset
+
+    assert (ragmeter.Config, ragmeter.Results, ragmeter.SearchRun) == (Config, Results, SearchRun)
+    assert (ragmeter.load_corpus, ragmeter.load_testset) == (load_corpus, load_testset)
+    assert set(ragmeter.__all__) <= set(dir(ragmeter))
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        ragmeter.nothing  # noqa: B018
+
+
+@pytest.fixture(scope="module")
+def notebook(tmp_path_factory):
+    """A search in memory on the shipped example, and the directory it saves."""
+    run = ragmeter.search(
+        EXAMPLE / "posts",
+        EXAMPLE / "questions.jsonl",
+        strategies=["sentence", "fixed", "parent-400"],
+        rounds=500,
+    )
+    saved = ragmeter.Results(save_results(run, tmp_path_factory.mktemp("nb") / "results"))
+    return run, saved
+
+
+def test_a_search_in_memory_reads_like_its_results_directory(notebook):
+    run, saved = notebook
+    assert [str(s) for s in run.systems] == saved.systems == ["sentence", "fixed", "parent-400"]
+    assert run.metrics == saved.metrics and run.question_ids == saved.question_ids
+    for system in run.systems:  # a SystemRun or its name, as a Results takes a name
+        for metric in ("recall@5", "ndcg@10", "words@5"):
+            np.testing.assert_array_equal(
+                run.scores(system, metric), saved.scores(str(system), metric)
+            )
+            np.testing.assert_array_equal(
+                run.scores(str(system), metric), saved.scores(system, metric)
+            )
+    np.testing.assert_array_equal(
+        run.matrix("mrr@5", ["fixed", "sentence"]), saved.matrix("mrr@5", ["fixed", "sentence"])
+    )
+    # the summary is computed once, and is what summary.json holds
+    assert run.summary is run.summary
+    assert json.loads(json.dumps(run.summary)) == saved.summary
+    with pytest.raises(InputError, match="unknown system 'nope'"):
+        run.scores("nope", "recall@5")
+    with pytest.raises(InputError, match="unknown metric"):
+        run.scores("fixed", "recall@7")
+
+
+def test_both_show_the_same_table(notebook):
+    run, saved = notebook
+    assert run.to_markdown() == saved.to_markdown()
+    assert run._repr_html_() == saved._repr_html_()
+    est = saved.summary["estimates"]["sentence"]["recall@5"]
+    assert format_estimate(est, "recall@5") in run.to_markdown()
+    assert "seed 1, 500 rounds" in run.to_markdown()
+    frame = run.to_pandas()
+    row = frame[(frame.system == "sentence") & (frame.metric == "recall@5")].iloc[0]
+    assert (row["mean"], row["low"], row["high"]) == (est["mean"], est["low"], est["high"])
+    assert (row["seed"], row["rounds"]) == (1, 500)
+    assert len(frame) == len(run.systems) * len(run.metrics)
+    long = saved.to_pandas(per_question=True)
+    assert len(long) == len(run.systems) * len(run.metrics) * len(run.question_ids)
+    mine = long[(long.system == "fixed") & (long.metric == "recall@5")]["score"].to_numpy()
+    np.testing.assert_array_equal(mine, run.scores("fixed", "recall@5"))
+
+
+def test_compare_in_memory_and_on_disk_agree_with_stats(notebook):
+    run, saved = notebook
+    every = ragmeter.compare(run)
+    assert every == ragmeter.compare(saved) == ragmeter.compare(saved.path)
+    names = ["sentence", "fixed", "parent-400"]
+    assert list(every) == stats.compare_all(
+        saved.matrix("recall@5", names), names, rounds=500, seed=1
+    )
+    [pair] = ragmeter.compare(run, "fixed", "parent-400", metric="ndcg@5", seed=3, rounds=200)
+    expected = stats.paired(
+        run.scores("fixed", "ndcg@5"),
+        run.scores("parent-400", "ndcg@5"),
+        200,
+        3,
+        ("fixed", "parent-400"),
+    )
+    assert pair.difference == expected.difference and pair.verdict == expected.verdict
+    table = every.to_markdown()
+    assert "Paired comparisons on recall@5; seed 1, 500 rounds" in table
+    assert all(c.verdict in table for c in every)
+    assert every.to_pandas()["verdict"].tolist() == [c.verdict for c in every]
+    with pytest.raises(InputError, match="both a and b"):
+        ragmeter.compare(run, "fixed")
+
+
+def test_search_takes_a_config_a_toml_or_paths(tmp_path):
+    toml = tmp_path / "ragmeter.toml"
+    toml.write_text(
+        f'[corpus]\npath = "{EXAMPLE / "posts"}"\n'
+        f'[testset]\npath = "{EXAMPLE / "questions.jsonl"}"\n'
+        '[search]\nstrategies = ["whole"]\nks = [1, 3]\n[stats]\nrounds = 200\n',
+        encoding="utf-8",
+    )
+    from_toml = ragmeter.search(toml)
+    from_config = ragmeter.search(
+        ragmeter.Config(corpus=str(EXAMPLE / "posts")),
+        testset=EXAMPLE / "questions.jsonl",
+        strategies=["whole"],
+        ks=[1, 3],
+        rounds=200,
+    )
+    from_keywords = ragmeter.search(
+        corpus=EXAMPLE / "posts",
+        testset=EXAMPLE / "questions.jsonl",
+        strategies=("whole",),
+        ks=(1, 3),
+        rounds=200,
+    )
+    for run in (from_config, from_keywords):
+        assert run.summary == from_toml.summary
+    with pytest.raises(InputError, match="unknown search setting 'strategy'"):
+        ragmeter.search(corpus="x", strategy="whole")
+
+
+def test_to_pandas_without_pandas_says_what_to_install(notebook, monkeypatch):
+    run, _ = notebook
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(MissingExtra, match="pip install pandas"):
+        run.to_pandas()
+    with pytest.raises(MissingExtra, match="pip install pandas"):
+        ragmeter.compare(run, "sentence", "fixed").to_pandas()
+
+
+def test_tables_escape_names():
+    class Tiny(ShowsItself):
+        systems = ["<b>x|y</b>"]
+        metrics = ["recall@1"]
+        question_ids = ["q1"]
+        summary = {
+            "metric": "recall@1",
+            "seed": 1,
+            "rounds": 100,
+            "estimates": {"<b>x|y</b>": {"recall@1": {"mean": 0.5, "low": 0.25, "high": 0.75}}},
+        }
+
+    html = Tiny()._repr_html_()
+    assert "<b>x" not in html and "&lt;b&gt;x|y&lt;/b&gt;" in html
+    assert "50.0 [25.0, 75.0]" in html
+    assert "x\\|y" in Tiny().to_markdown()  # a pipe does not break the Markdown row
+
+
+def test_the_readme_python_example_runs(tmp_path, monkeypatch):
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## From Python", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    assert "import ragmeter\n" in block
+    code = block.replace('"docs"', repr(str(EXAMPLE / "posts"))).replace(
+        '"questions.jsonl"', repr(str(EXAMPLE / "questions.jsonl"))
+    )
+    monkeypatch.chdir(tmp_path)
+    printed: list[str] = []
+    exec(compile(code, "README.md", "exec"), {"print": lambda *a: printed.extend(map(str, a))})
+    # the numbers the README shows are the numbers it prints
+    for shown in printed:
+        assert repr(shown) in block
+    assert (tmp_path / "ragmeter-results" / "summary.json").is_file()
