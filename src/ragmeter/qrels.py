@@ -443,6 +443,7 @@ class Evaluation:
     missing: list[str] = field(default_factory=list)  # judged queries the run lacks
     unjudged: list[str] = field(default_factory=list)  # run queries without judgments
     depth: int = 0
+    top: Matrix | None = None  # the top ``keep`` documents, when asked for
 
     def means(self) -> dict[str, float]:
         return {m: float(v.mean()) if v.size else 0.0 for m, v in self.scores.items()}
@@ -455,12 +456,11 @@ class Matrix:
     grades: np.ndarray  # int8/int64, -1 where the run returned nothing
     missing: np.ndarray  # bool per query: the run has no line for it
     unjudged: list[str]
-    docs: np.ndarray | None = None  # S array (queries x depth), when asked for
+    docs: np.ndarray | None = None  # S array (queries x keep): the top documents
+    scores: np.ndarray | None = None  # float64 (queries x keep): their scores
 
 
-def run_matrix(
-    run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep_docs: bool = False
-) -> Matrix:
+def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int = 0) -> Matrix:
     """Grade every retrieved document and lay the run out by query and rank."""
     nq = qrels.qids.size
     idx = np.searchsorted(qrels.qids, run.qid)
@@ -496,7 +496,7 @@ def run_matrix(
     else:
         rank = run.rank[known] if run.rank is not None else line
         order = np.lexsort((line, rank, -score, q))
-    q, doc, grade, line = q[order], doc[order], grade[order], line[order]
+    q, doc, grade, line, score = q[order], doc[order], grade[order], line[order], score[order]
     # a document listed twice for one query is an error
     if q.size > 1:
         dup_order = np.lexsort((doc, q))
@@ -515,11 +515,14 @@ def run_matrix(
     gm[q, pos] = np.maximum(grade, 0)
     present = np.zeros(nq, dtype=bool)
     present[q] = True
-    docs = None
-    if keep_docs:
-        docs = np.zeros((nq, depth), dtype=doc.dtype)
-        docs[q, pos] = doc
-    return Matrix(gm, ~present, unjudged, docs)
+    docs = scores = None
+    if keep:
+        top = pos < keep
+        docs = np.zeros((nq, min(keep, depth)), dtype=doc.dtype)
+        docs[q[top], pos[top]] = doc[top]
+        scores = np.zeros(docs.shape, dtype=np.float64)
+        scores[q[top], pos[top]] = score[top]
+    return Matrix(gm, ~present, unjudged, docs, scores)
 
 
 def measure_names(measures: Iterable[str], trec_eval_compat: bool) -> list[str]:
@@ -546,6 +549,7 @@ def evaluate_run(
     ideal: str = "judged",
     trec_eval_compat: bool = False,
     block: int = 4096,
+    keep: int = 0,
 ) -> Evaluation:
     """Score one run against qrels, one value per judged query per measure.
 
@@ -561,7 +565,7 @@ def evaluate_run(
         raise InputError(f"ideal must be 'judged' or 'returned' for qrels, not {ideal!r}")
     wanted = [metrics.Metric.parse(m) if isinstance(m, str) else m for m in measures]
     names = measure_names(wanted, trec_eval_compat)
-    m = run_matrix(run, qrels, trec_eval_compat)
+    m = run_matrix(run, qrels, trec_eval_compat, keep=keep)
     g = m.grades
     nq, depth = g.shape
     n_rel = qrels.n_relevant(level)
@@ -592,4 +596,5 @@ def evaluate_run(
     }
     qids = [x.decode("utf-8", "replace") for x in qrels.qids.tolist()]
     missing = [qids[i] for i in np.flatnonzero(m.missing)]
-    return Evaluation(run.name, qids, scores, missing, m.unjudged, depth)
+    top = Matrix(g[:, :keep], m.missing, m.unjudged, m.docs, m.scores) if keep else None
+    return Evaluation(run.name, qids, scores, missing, m.unjudged, depth, top)
