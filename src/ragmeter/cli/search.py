@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ragmeter import chunking, stats
@@ -56,7 +57,12 @@ def search(
         str | None, typer.Option(help="Folder, .jsonl, BEIR folder or SQuAD .json")
     ] = None,
     testset: Annotated[
-        str | None, typer.Option(help="Test set: .jsonl, Chroma .csv or SQuAD .json")
+        str | None,
+        typer.Option(help="Test set: .jsonl, Chroma .csv, SQuAD .json, BEIR folder or topics"),
+    ] = None,
+    qrels: Annotated[
+        str | None,
+        typer.Option(help="Qrels (TREC or BEIR TSV): the answer key for --testset topics"),
     ] = None,
     strategies: Annotated[str | None, typer.Option(help="Comma-separated strategy names")] = None,
     retrievers: Annotated[str | None, typer.Option(help="Comma-separated retriever kinds")] = None,
@@ -78,6 +84,7 @@ def search(
     cfg = cfg.with_overrides(
         corpus=corpus,
         testset=testset,
+        qrels=qrels,
         strategies=_csv(strategies),
         retrievers=_csv(retrievers),
         ks=tuple(int(k) for k in _csv(ks)) if ks else None,
@@ -102,6 +109,8 @@ def search(
         f"[bold]{len(run.questions)}[/] questions, [bold]{len(run.documents)}[/] "
         f"documents, {len(systems)} systems"
     )
+    for note in run.testset.notes:
+        console.print(f"[yellow]{escape(note)}[/]")
     _print_summary(summary, list(cfg.ks), path)
     refresh_report(path)
 
