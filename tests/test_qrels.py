@@ -74,6 +74,22 @@ def test_read_beir_tsv_and_json(tmp_path):
     assert run.name == "mine" and run.score.tolist() == [0.5, 0.25]
 
 
+def test_reading_in_blocks_changes_nothing(tmp_path, monkeypatch):
+    from ragmeter import qrels as module
+
+    rp = tmp_path / "r.txt"
+    rp.write_text("".join(f"q{i % 7} Q0 d{i} {i} {i / 3:.5f} run\n" for i in range(300)) + "\n\n")
+    whole = read_run(rp)
+    monkeypatch.setattr(module, "BLOCK", 64)  # a few lines per block
+    small = read_run(rp)
+    for field in ("qid", "doc", "score", "rank", "line"):
+        assert getattr(small, field).tolist() == getattr(whole, field).tolist()
+    assert small.name == "run" and len(small) == 300
+    rp.write_text("".join(f"q Q0 d{i} {i} 1.0 run\n" for i in range(40)) + "q Q0 x 1\n")
+    with pytest.raises(InputError, match=r"r.txt:41: expected 6 fields"):
+        read_run(rp)
+
+
 def test_run_named_by_file_when_tags_differ(tmp_path):
     rp = tmp_path / "fused.run"
     rp.write_text("1 Q0 a 1 2 x\n1 Q0 b 2 1 y\n")

@@ -63,9 +63,6 @@ COMPAT_MEASURES = (
 )
 """Measures ``ragmeter evaluate`` reports by default."""
 
-_SPACE = np.zeros(256, dtype=bool)
-_SPACE[[9, 10, 11, 12, 13, 32]] = True
-
 
 # ---------------------------------------------------------------------------
 # tokenizing bytes with numpy
@@ -99,15 +96,21 @@ class _Lines:
 
 def _tokenize(data: bytes) -> _Lines:
     buf = np.frombuffer(data, dtype=np.uint8)
-    sp = np.empty(buf.size + 2, dtype=bool)
-    sp[0] = sp[-1] = True
-    sp[1:-1] = _SPACE[buf]
-    word = ~sp
-    starts = np.flatnonzero(word[1:-1] & sp[:-2])
-    ends = np.flatnonzero(word[1:-1] & sp[2:]) + 1
-    del sp, word
-    newlines = np.flatnonzero(buf == 10)
-    line_of = np.searchsorted(newlines, starts)  # 0-based line of each token
+    # bytes up to 32 separate fields: space, tab, newline, CR and other controls
+    word = (buf > 32).view(np.int8)
+    edges = np.flatnonzero(np.diff(word)) + 1  # starts and ends alternate
+    parts = [edges]
+    if buf.size and word[0]:
+        parts.insert(0, np.zeros(1, dtype=edges.dtype))
+    if buf.size and word[-1]:
+        parts.append(np.array([buf.size], dtype=edges.dtype))
+    if len(parts) > 1:
+        edges = np.concatenate(parts)
+    starts, ends = edges[0::2], edges[1::2]
+    del word, edges
+    newlines = np.cumsum(buf == 10, dtype=np.int32)
+    line_of = newlines[starts]  # 0-based line of each token
+    del newlines
     if line_of.size:
         new_line = np.empty(line_of.size, dtype=bool)
         new_line[0] = True
@@ -117,6 +120,24 @@ def _tokenize(data: bytes) -> _Lines:
         first = np.zeros(0, dtype=np.int64)
     count = np.diff(np.append(first, starts.size))
     return _Lines(buf, starts, ends, first, count, line_of[first] + 1)
+
+
+BLOCK = 1 << 26
+"""Bytes tokenized at a time (cut after a newline), to bound the working memory."""
+
+
+def _blocks(data: bytes, size: int | None = None):
+    """``(lines before, block)`` pieces of ``data``, each ending after a newline."""
+    size = size or BLOCK
+    at, lines = 0, 0
+    while at < len(data):
+        end = min(at + size, len(data))
+        if end < len(data):
+            cut = data.rfind(b"\n", at, end)
+            end = cut + 1 if cut >= at else (data.find(b"\n", end) + 1 or len(data))
+        yield lines, data[at:end]
+        lines += data.count(b"\n", at, end)
+        at = end
 
 
 def _strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -129,6 +150,43 @@ def _strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarra
     mat = buf[np.minimum(pos, buf.size - 1)] if buf.size else np.zeros(pos.shape, np.uint8)
     mat = np.where(cols < lens[:, None], mat, 0).astype(np.uint8)
     return np.ascontiguousarray(mat).view(f"S{width}").reshape(-1)
+
+
+def _factorize(*arrays: np.ndarray) -> list[np.ndarray]:
+    """Dense int64 codes for byte strings, shared across ``arrays`` and in the
+    order of the strings (``a < b`` as strcmp iff ``code(a) < code(b)``).
+
+    The zero-padded bytes are read as big-endian 64-bit words, so the sort is
+    over integers, not strings.
+    """
+    width = max(max(a.dtype.itemsize for a in arrays), 1)
+    words = -(-width // 8)
+    total = sum(a.size for a in arrays)
+    mat = np.zeros((total, words * 8), dtype=np.uint8)
+    at = 0
+    for a in arrays:
+        if a.size:
+            mat[at : at + a.size, : a.dtype.itemsize] = a.view(np.uint8).reshape(a.size, -1)
+        at += a.size
+    cols = mat.view(">u8").astype(np.uint64)  # (total, words)
+    del mat
+    if words == 1:
+        _, codes = np.unique(cols[:, 0], return_inverse=True)
+        codes = codes.astype(np.int64).reshape(-1)
+    else:
+        order = np.lexsort(cols.T[::-1])
+        srt = cols[order]
+        new = np.empty(total, dtype=bool)
+        if total:
+            new[0] = True
+            np.any(srt[1:] != srt[:-1], axis=1, out=new[1:])
+        codes = np.empty(total, dtype=np.int64)
+        codes[order] = np.cumsum(new) - 1
+    out, at = [], 0
+    for a in arrays:
+        out.append(codes[at : at + a.size])
+        at += a.size
+    return out
 
 
 def _numbers(
@@ -405,28 +463,42 @@ def read_run(path: PathLike, format: str = "auto", ranks: bool = True) -> Run:
         return Run.from_dict(data, stem, str(path))
     if format != "trec":
         raise InputError(f"unknown run format {format!r}; choose trec or json")
-    lines = _tokenize(_read_bytes(path, "run"))
-    if lines.first.size == 0:
+    data = _read_bytes(path, "run")
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("qid", "doc", "score", "rank", "line")}
+    name: str | None = None
+    one_tag = True
+    for before, block in _blocks(data):
+        lines = _tokenize(block)
+        lines.line = lines.line + before
+        short = np.flatnonzero(lines.count < 6)
+        if short.size:
+            i = int(short[0])
+            raise InputError(
+                f"{path}:{lines.line[i]}: expected 6 fields 'qid Q0 docid rank score tag', "
+                f"found {lines.count[i]}"
+            )
+        cols["qid"].append(_strings(lines.buf, *lines.field(0)))
+        cols["doc"].append(_strings(lines.buf, *lines.field(2)))
+        score, ok = _numbers(lines.buf, *lines.field(4), integer=False)
+        _check_numbers(ok, lines, 4, path, "score", "a finite number")
+        cols["score"].append(score)
+        if ranks:
+            rank_f, ok = _numbers(lines.buf, *lines.field(3), integer=True)
+            _check_numbers(ok, lines, 3, path, "rank", "an integer")
+            cols["rank"].append(rank_f.astype(np.int64))
+        cols["line"].append(lines.line.astype(np.int64))
+        if lines.first.size:
+            tags = _strings(lines.buf, *lines.field(5))
+            if name is None:
+                name = tags[0].decode("utf-8", "replace")
+            one_tag = one_tag and bool(np.all(tags == name.encode()))
+    if not cols["line"] or not sum(x.size for x in cols["line"]):
         raise InputError(f"{path}: no lines; the run file is empty")
-    short = np.flatnonzero(lines.count < 6)
-    if short.size:
-        i = int(short[0])
-        raise InputError(
-            f"{path}:{lines.line[i]}: expected 6 fields 'qid Q0 docid rank score tag', "
-            f"found {lines.count[i]}"
-        )
-    qid = _strings(lines.buf, *lines.field(0))
-    doc = _strings(lines.buf, *lines.field(2))
-    score, ok = _numbers(lines.buf, *lines.field(4), integer=False)
-    _check_numbers(ok, lines, 4, path, "score", "a finite number")
-    rank = None
-    if ranks:
-        rank_f, ok = _numbers(lines.buf, *lines.field(3), integer=True)
-        _check_numbers(ok, lines, 3, path, "rank", "an integer")
-        rank = rank_f.astype(np.int64)
-    tags = _strings(lines.buf, *lines.field(5))
-    name = tags[0].decode("utf-8", "replace") if np.all(tags == tags[0]) else stem
-    return Run(qid, doc, score, rank, lines.line.astype(np.int64), name, str(path))
+    qid, doc = np.concatenate(cols["qid"]), np.concatenate(cols["doc"])
+    score, line = np.concatenate(cols["score"]), np.concatenate(cols["line"])
+    rank = np.concatenate(cols["rank"]) if ranks else None
+    name = name if one_tag and name else stem
+    return Run(qid, doc, score, rank, line, name, str(path))
 
 
 # ---------------------------------------------------------------------------
@@ -463,55 +535,63 @@ class Matrix:
 def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int = 0) -> Matrix:
     """Grade every retrieved document and lay the run out by query and rank."""
     nq = qrels.qids.size
-    idx = np.searchsorted(qrels.qids, run.qid)
+    run_q, judged_q = _factorize(run.qid, qrels.qids)  # judged_q: increasing
+    idx = np.searchsorted(judged_q, run_q)
     idx_c = np.minimum(idx, max(nq - 1, 0))
-    known = (idx < nq) & (qrels.qids[idx_c] == run.qid) if nq else np.zeros(len(run), bool)
+    known = (idx < nq) & (judged_q[idx_c] == run_q) if nq else np.zeros(len(run), bool)
     unjudged = sorted({x.decode("utf-8", "replace") for x in np.unique(run.qid[~known])})
     q = idx[known].astype(np.int64)
-    doc = run.doc[known]
+    run_d, judged_d = _factorize(run.doc[known], qrels.doc)
     score = run.score[known]
     line = run.line[known]
-    # grades: join (query, doc) with the qrels
-    vocab = np.unique(qrels.doc)
-    d = np.searchsorted(vocab, doc)
-    d_c = np.minimum(d, max(vocab.size - 1, 0))
-    judged_doc = (d < vocab.size) & (vocab[d_c] == doc) if vocab.size else np.zeros(q.size, bool)
+    # grades: join (query, doc) with the qrels on integer keys
+    span = int(max(run_d.max(initial=-1), judged_d.max(initial=-1))) + 1
+    qkey = qrels.q * span + judged_d
+    korder = np.argsort(qkey, kind="stable")
+    qkey_sorted = qkey[korder]
+    rkey = q * span + run_d
     grade = np.zeros(q.size, dtype=np.int64)
-    if judged_doc.any():
-        qd = np.searchsorted(vocab, qrels.doc).astype(np.int64)
-        qkey = qrels.q * vocab.size + qd
-        korder = np.argsort(qkey, kind="stable")
-        qkey_sorted = qkey[korder]
-        rkey = q[judged_doc] * vocab.size + d[judged_doc]
+    if qkey_sorted.size:
         pos = np.searchsorted(qkey_sorted, rkey)
         pos_c = np.minimum(pos, qkey_sorted.size - 1)
         hit = (pos < qkey_sorted.size) & (qkey_sorted[pos_c] == rkey)
-        g = np.zeros(rkey.size, dtype=np.int64)
-        g[hit] = qrels.grade[korder[pos_c[hit]]]
-        grade[judged_doc] = g
-    # order within each query
+        grade[hit] = qrels.grade[korder[pos_c[hit]]]
+    # order within each query, on integer keys: query, then the score's rank
+    uniq, score_rank = np.unique(score, return_inverse=True)
+    score_rank = score_rank.reshape(-1).astype(np.int64)
     if trec_eval_compat:
-        # trec_eval: score descending, then document id descending (strcmp)
-        order = np.lexsort((doc, score, q))[::-1]
+        # trec_eval: score descending, then document id descending (strcmp):
+        # sort everything ascending and read it backwards
+        order = np.lexsort((run_d, q * uniq.size + score_rank))[::-1]
     else:
-        rank = run.rank[known] if run.rank is not None else line
-        order = np.lexsort((line, rank, -score, q))
-    q, doc, grade, line, score = q[order], doc[order], grade[order], line[order], score[order]
+        # score descending, then rank, then file order (the sorts are stable)
+        k1 = q * uniq.size + (uniq.size - 1 - score_rank)
+        if run.rank is not None:
+            order = np.lexsort((run.rank[known], k1))
+        else:
+            order = np.argsort(k1, kind="stable")
+    q, grade, line, score, run_d = q[order], grade[order], line[order], score[order], run_d[order]
+    doc = run.doc[known][order] if keep else None
     # a document listed twice for one query is an error
     if q.size > 1:
-        dup_order = np.lexsort((doc, q))
-        qs, ds = q[dup_order], doc[dup_order]
-        same = (qs[1:] == qs[:-1]) & (ds[1:] == ds[:-1])
+        rkey = q * span + run_d
+        dup_order = np.argsort(rkey, kind="stable")
+        ks = rkey[dup_order]
+        same = ks[1:] == ks[:-1]
         if same.any():
             i = int(np.flatnonzero(same)[0])
-            a, b = sorted((int(line[dup_order[i]]), int(line[dup_order[i + 1]])))
+            first, second = dup_order[i], dup_order[i + 1]
+            a, b = sorted((int(line[first]), int(line[second])))
+            name = run.doc[known][order][first].decode("utf-8", "replace")
             raise InputError(
-                f"{run.source or run.name}:{b}: {ds[i].decode('utf-8', 'replace')!r} already "
-                f"listed for query {qrels.qids[qs[i]].decode('utf-8', 'replace')!r} on line {a}"
+                f"{run.source or run.name}:{b}: {name!r} already listed for query "
+                f"{qrels.qids[q[first]].decode('utf-8', 'replace')!r} on line {a}"
             )
     pos = _positions(q)
     depth = int(pos.max()) + 1 if pos.size else 0
-    gm = np.full((nq, depth), -1, dtype=np.int64)
+    if grade.size and int(grade.max()) > 32767:
+        raise InputError(f"{qrels.source or 'qrels'}: grades above 32767 are not supported")
+    gm = np.full((nq, depth), -1, dtype=np.int16)
     gm[q, pos] = np.maximum(grade, 0)
     present = np.zeros(nq, dtype=bool)
     present[q] = True
