@@ -49,9 +49,12 @@ def write_files(folder: Path, n_queries: int, depth: int, seed: int = 0) -> tupl
     docs = rng.integers(0, n_docs, size=q.size)
     # make each query's documents distinct: offset by rank within the query
     docs = (docs // depth) * depth + np.tile(np.arange(depth), n_queries)
+    # written in rank order, as run files are: scores descending within a query
+    # (4 decimals, so some tie)
     scores = np.round(
         30.0 - np.tile(np.arange(depth), n_queries) * (25.0 / depth) + rng.random(q.size), 4
     )
+    scores = -np.sort(-scores.reshape(n_queries, depth), axis=1).reshape(-1)
     ranks = np.tile(np.arange(1, depth + 1), n_queries)
     run = folder / "run.txt"
     with run.open("w") as fh:
@@ -89,6 +92,11 @@ def write_files(folder: Path, n_queries: int, depth: int, seed: int = 0) -> tupl
 
 
 def _peak_mb() -> float:
+    """This process's peak resident memory (VmHWM; ru_maxrss would carry the
+    parent's peak across exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

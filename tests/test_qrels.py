@@ -311,3 +311,40 @@ def test_agrees_with_ir_measures_and_ranx():
     ):
         col = np.array([rr.scores[theirs][q] for q in exp.query_ids])
         np.testing.assert_allclose(exp.scores[ours_name], col, atol=1e-9)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=collections(), compat=st.booleans())
+def test_presorted_files_score_as_shuffled_ones(data, compat):
+    # Lines already in the wanted order take a shortcut (no sort); the result must
+    # equal that of the same lines in any other order.
+    qrels, run = data
+    q = Qrels.from_dict(qrels)
+    ms = ["map", "ndcg@10", "precision@5", "mrr"]
+    if compat:
+        ordered = {
+            k: dict(sorted(v.items(), key=lambda x: (x[1], x[0]), reverse=True))
+            for k, v in run.items()
+        }
+    else:
+        ordered = {k: dict(sorted(v.items(), key=lambda x: -x[1])) for k, v in run.items()}
+    shuffled = {k: dict(reversed(list(v.items()))) for k, v in ordered.items()}
+    a = evaluate_run(Run.from_dict(ordered), q, ms, trec_eval_compat=compat)
+    if compat:  # trec_eval's order does not depend on the file's order
+        # by score, but ties in ascending document order: only the ties are re-sorted
+        ties_up = {k: dict(sorted(v.items(), key=lambda x: (-x[1], x[0]))) for k, v in run.items()}
+        for other in (shuffled, ties_up):
+            b = evaluate_run(Run.from_dict(other), q, ms, trec_eval_compat=True)
+            for m in a.scores:
+                np.testing.assert_allclose(a.scores[m], b.scores[m], atol=1e-12)
+    else:  # file order breaks ties: the sorted dict's order is the ranking
+        from ragmeter.metrics import score_questions
+
+        assert a.scores["mrr"].shape == (len(a.query_ids),)
+        for i, qid in enumerate(a.query_ids):
+            docs = list(ordered.get(qid, {}))
+            g = [max(qrels[qid].get(d, 0), 0) for d in docs]
+            ref = score_questions(
+                np.array([g or [-1]]), None, ks=[5], relevant_grade=1, measures=["mrr"]
+            )
+            assert a.scores["mrr"][i] == ref["mrr"][0]

@@ -108,22 +108,33 @@ def _tokenize(data: bytes) -> _Lines:
         edges = np.concatenate(parts)
     starts, ends = edges[0::2], edges[1::2]
     del word, edges
-    newlines = np.cumsum(buf == 10, dtype=np.int32)
-    line_of = newlines[starts]  # 0-based line of each token
-    del newlines
-    if line_of.size:
-        new_line = np.empty(line_of.size, dtype=bool)
+    # newlines in the gap before each token: gaps of one byte (nearly all) are
+    # read directly, longer ones counted between the newline positions
+    n = starts.size
+    gap_start = np.empty(n, dtype=np.int64)
+    if n:
+        gap_start[0] = 0
+        gap_start[1:] = ends[:-1]
+    gap_len = starts - gap_start
+    newlines = np.zeros(n, dtype=np.int64)
+    one = gap_len == 1
+    newlines[one] = buf[gap_start[one]] == 10
+    many = np.flatnonzero(gap_len > 1)
+    if many.size:
+        nl = np.flatnonzero(buf == 10)
+        newlines[many] = np.searchsorted(nl, starts[many]) - np.searchsorted(nl, gap_start[many])
+    new_line = newlines > 0
+    if n:
         new_line[0] = True
-        np.not_equal(line_of[1:], line_of[:-1], out=new_line[1:])
-        first = np.flatnonzero(new_line)
-    else:
-        first = np.zeros(0, dtype=np.int64)
+    first = np.flatnonzero(new_line)
+    line_of = np.cumsum(newlines)[first]  # 0-based line of each line's first token
     count = np.diff(np.append(first, starts.size))
-    return _Lines(buf, starts, ends, first, count, line_of[first] + 1)
+    return _Lines(buf, starts, ends, first, count, line_of + 1)
 
 
-BLOCK = 1 << 26
-"""Bytes tokenized at a time (cut after a newline), to bound the working memory."""
+BLOCK = 1 << 22
+"""Bytes tokenized at a time (cut after a newline): bounds the working memory and
+keeps the temporary arrays small enough to be reused rather than mapped anew."""
 
 
 def _blocks(data: bytes, size: int | None = None):
@@ -187,6 +198,19 @@ def _factorize(*arrays: np.ndarray) -> list[np.ndarray]:
         out.append(codes[at : at + a.size])
         at += a.size
     return out
+
+
+def _factorize_grouped(values: np.ndarray, other: np.ndarray) -> list[np.ndarray]:
+    """:func:`_factorize` for ``values`` that come in runs of equal strings (a run
+    file's query ids): only the first of each run is sorted."""
+    if values.size < 2:
+        return _factorize(values, other)
+    head = np.empty(values.size, dtype=bool)
+    head[0] = True
+    np.not_equal(values[1:], values[:-1], out=head[1:])
+    heads = np.flatnonzero(head)
+    codes, other_codes = _factorize(values[heads], other)
+    return [codes[np.cumsum(head) - 1], other_codes]
 
 
 def _numbers(
@@ -535,7 +559,7 @@ class Matrix:
 def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int = 0) -> Matrix:
     """Grade every retrieved document and lay the run out by query and rank."""
     nq = qrels.qids.size
-    run_q, judged_q = _factorize(run.qid, qrels.qids)  # judged_q: increasing
+    run_q, judged_q = _factorize_grouped(run.qid, qrels.qids)  # judged_q: increasing
     idx = np.searchsorted(judged_q, run_q)
     idx_c = np.minimum(idx, max(nq - 1, 0))
     known = (idx < nq) & (judged_q[idx_c] == run_q) if nq else np.zeros(len(run), bool)
@@ -556,30 +580,30 @@ def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int
         pos_c = np.minimum(pos, qkey_sorted.size - 1)
         hit = (pos < qkey_sorted.size) & (qkey_sorted[pos_c] == rkey)
         grade[hit] = qrels.grade[korder[pos_c[hit]]]
-    # order within each query, on integer keys: query, then the score's rank
-    uniq, score_rank = np.unique(score, return_inverse=True)
-    score_rank = score_rank.reshape(-1).astype(np.int64)
-    if trec_eval_compat:
-        # trec_eval: score descending, then document id descending (strcmp):
-        # sort everything ascending and read it backwards
-        order = np.lexsort((run_d, q * uniq.size + score_rank))[::-1]
-    else:
-        # score descending, then rank, then file order (the sorts are stable)
-        k1 = q * uniq.size + (uniq.size - 1 - score_rank)
-        if run.rank is not None:
-            order = np.lexsort((run.rank[known], k1))
+    # order within each query, on integer keys: the score's bits as an integer
+    # that sorts as the float does (-0.0 as 0.0)
+    bits = (score + 0.0).view(np.int64)
+    skey = bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
+    rank = None if trec_eval_compat or run.rank is None else run.rank[known]
+    order = _presorted(q, skey, run_d, rank)
+    if order is None:
+        if trec_eval_compat:
+            # trec_eval: score descending, then document id descending (strcmp):
+            # sort everything ascending and read it backwards
+            order = np.lexsort((run_d, skey, q))[::-1]
         else:
-            order = np.argsort(k1, kind="stable")
+            # score descending, then rank, then file order (the sorts are stable)
+            keys = (-skey - 1, q) if rank is None else (rank, -skey - 1, q)
+            order = np.lexsort(keys)
     q, grade, line, score, run_d = q[order], grade[order], line[order], score[order], run_d[order]
     doc = run.doc[known][order] if keep else None
     # a document listed twice for one query is an error
     if q.size > 1:
         rkey = q * span + run_d
-        dup_order = np.argsort(rkey, kind="stable")
-        ks = rkey[dup_order]
-        same = ks[1:] == ks[:-1]
-        if same.any():
-            i = int(np.flatnonzero(same)[0])
+        if np.any(np.diff(np.sort(rkey)) == 0):
+            dup_order = np.argsort(rkey, kind="stable")
+            ks = rkey[dup_order]
+            i = int(np.flatnonzero(ks[1:] == ks[:-1])[0])
             first, second = dup_order[i], dup_order[i + 1]
             a, b = sorted((int(line[first]), int(line[second])))
             name = run.doc[known][order][first].decode("utf-8", "replace")
@@ -603,6 +627,44 @@ def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int
         scores = np.zeros(docs.shape, dtype=np.float64)
         scores[q[top], pos[top]] = score[top]
     return Matrix(gm, ~present, unjudged, docs, scores)
+
+
+def _presorted(
+    q: np.ndarray, skey: np.ndarray, doc: np.ndarray, rank: np.ndarray | None
+) -> np.ndarray | None:
+    """The order without a full sort when the lines already come grouped by query
+    and by descending score (as run files are written): only runs of tied scores
+    are sorted. ``None`` when the lines are not so grouped.
+
+    Wanted: score descending, then document id descending (``rank is None``,
+    trec_eval's order), or score descending, then rank ascending, then file order.
+    """
+    n = q.size
+    order = np.arange(n)
+    if n < 2:
+        return order
+    same = q[1:] == q[:-1]
+    if int(np.count_nonzero(~same)) + 1 != np.unique(q).size:
+        return None  # a query's lines are not contiguous
+    if not bool(np.all((skey[1:] <= skey[:-1]) | ~same)):
+        return None  # scores rise somewhere within a query
+    tie = same & (skey[1:] == skey[:-1])
+    if not tie.any():
+        return order
+    # elements in runs of ties: sort just those, within their run
+    in_run = np.zeros(n, dtype=bool)
+    in_run[1:] |= tie
+    in_run[:-1] |= tie
+    idx = np.flatnonzero(in_run)
+    start = np.ones(idx.size, dtype=bool)
+    start[1:] = ~tie[idx[1:] - 1]  # a new run where the previous pair is not a tie
+    run_id = np.cumsum(start)
+    if rank is None:
+        sub = np.lexsort((-doc[idx], run_id))
+    else:
+        sub = np.lexsort((rank[idx], run_id))
+    order[idx] = idx[sub]
+    return order
 
 
 def measure_names(measures: Iterable[str], trec_eval_compat: bool) -> list[str]:
