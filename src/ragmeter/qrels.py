@@ -213,6 +213,32 @@ def _factorize_grouped(values: np.ndarray, other: np.ndarray) -> list[np.ndarray
     return [codes[np.cumsum(head) - 1], other_codes]
 
 
+def _words(values: np.ndarray, width: int) -> np.ndarray:
+    """Zero-padded byte strings as big-endian 64-bit words, ``(n, ceil(width / 8))``
+    uint64: rows compare (lexicographically) as the strings do with strcmp."""
+    words = max(-(-width // 8), 1)
+    mat = np.zeros((values.size, words * 8), dtype=np.uint8)
+    if values.size:
+        size = values.dtype.itemsize
+        mat[:, :size] = values.view(np.uint8).reshape(values.size, size)
+    return mat.view(">u8").astype(np.uint64)
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser (uint64, wrapping)."""
+    h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return h ^ (h >> np.uint64(31))
+
+
+def _hash(words: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each row of words."""
+    h = np.zeros(words.shape[0], dtype=np.uint64)
+    for j in range(words.shape[1]):
+        h = _mix(h ^ words[:, j] ^ np.uint64(j + 1))
+    return h
+
+
 def _numbers(
     buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, integer: bool
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -565,52 +591,74 @@ def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int
     known = (idx < nq) & (judged_q[idx_c] == run_q) if nq else np.zeros(len(run), bool)
     unjudged = sorted({x.decode("utf-8", "replace") for x in np.unique(run.qid[~known])})
     q = idx[known].astype(np.int64)
-    run_d, judged_d = _factorize(run.doc[known], qrels.doc)
+    run_doc = run.doc[known]
+    width = max(run_doc.dtype.itemsize, qrels.doc.dtype.itemsize)
+    run_w = _words(run_doc, width)  # (n, W) uint64: compares as the ids do
     score = run.score[known]
     line = run.line[known]
-    # grades: join (query, doc) with the qrels on integer keys
-    span = int(max(run_d.max(initial=-1), judged_d.max(initial=-1))) + 1
-    qkey = qrels.q * span + judged_d
-    korder = np.argsort(qkey, kind="stable")
-    qkey_sorted = qkey[korder]
-    rkey = q * span + run_d
+    # grades: each run document's code in the qrels' vocabulary (hash, then check)
+    vocab = np.unique(qrels.doc)
+    vocab_w = _words(vocab, width)
+    run_h, vocab_h = _hash(run_w), _hash(vocab_w)
+    horder = np.argsort(vocab_h)
+    vh = vocab_h[horder]
     grade = np.zeros(q.size, dtype=np.int64)
-    if qkey_sorted.size:
-        pos = np.searchsorted(qkey_sorted, rkey)
-        pos_c = np.minimum(pos, qkey_sorted.size - 1)
-        hit = (pos < qkey_sorted.size) & (qkey_sorted[pos_c] == rkey)
-        grade[hit] = qrels.grade[korder[pos_c[hit]]]
+    if vh.size:
+        p = np.searchsorted(vh, run_h)
+        p_c = np.minimum(p, vh.size - 1)
+        code = horder[p_c]
+        match = (p < vh.size) & (vh[p_c] == run_h) & np.all(vocab_w[code] == run_w, axis=1)
+        if np.unique(vh).size != vh.size:  # a hash collision in the vocabulary: exact path
+            code = np.searchsorted(vocab, run_doc)
+            code_c = np.minimum(code, vocab.size - 1)
+            match = (code < vocab.size) & (vocab[code_c] == run_doc)
+            code = code_c
+        judged_d = np.searchsorted(vocab, qrels.doc)
+        span = vocab.size
+        qkey = qrels.q * span + judged_d  # sorted: qrels are sorted by query, then doc
+        rkey = q[match] * span + code[match]
+        pos = np.searchsorted(qkey, rkey)
+        pos_c = np.minimum(pos, qkey.size - 1)
+        hit = (pos < qkey.size) & (qkey[pos_c] == rkey)
+        g = np.zeros(rkey.size, dtype=np.int64)
+        g[hit] = qrels.grade[pos_c[hit]]
+        grade[match] = g
     # order within each query, on integer keys: the score's bits as an integer
     # that sorts as the float does (-0.0 as 0.0)
     bits = (score + 0.0).view(np.int64)
     skey = bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
     rank = None if trec_eval_compat or run.rank is None else run.rank[known]
-    order = _presorted(q, skey, run_d, rank)
+    order = _presorted(q, skey, run_w, rank)
     if order is None:
+        doc_keys = tuple(run_w[:, j] for j in range(run_w.shape[1] - 1, -1, -1))
         if trec_eval_compat:
             # trec_eval: score descending, then document id descending (strcmp):
             # sort everything ascending and read it backwards
-            order = np.lexsort((run_d, skey, q))[::-1]
+            order = np.lexsort((*doc_keys, skey, q))[::-1]
         else:
             # score descending, then rank, then file order (the sorts are stable)
             keys = (-skey - 1, q) if rank is None else (rank, -skey - 1, q)
             order = np.lexsort(keys)
-    q, grade, line, score, run_d = q[order], grade[order], line[order], score[order], run_d[order]
-    doc = run.doc[known][order] if keep else None
+    q, grade, line, score = q[order], grade[order], line[order], score[order]
+    run_w, run_h = run_w[order], run_h[order]
+    doc = run_doc[order] if keep else None
     # a document listed twice for one query is an error
     if q.size > 1:
-        rkey = q * span + run_d
-        if np.any(np.diff(np.sort(rkey)) == 0):
-            dup_order = np.argsort(rkey, kind="stable")
-            ks = rkey[dup_order]
-            i = int(np.flatnonzero(ks[1:] == ks[:-1])[0])
-            first, second = dup_order[i], dup_order[i + 1]
-            a, b = sorted((int(line[first]), int(line[second])))
-            name = run.doc[known][order][first].decode("utf-8", "replace")
-            raise InputError(
-                f"{run.source or run.name}:{b}: {name!r} already listed for query "
-                f"{qrels.qids[q[first]].decode('utf-8', 'replace')!r} on line {a}"
-            )
+        qh = _mix(run_h ^ (q.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)))
+        srt = np.sort(qh)
+        if np.any(srt[1:] == srt[:-1]):
+            dup_order = np.lexsort((*(run_w[:, j] for j in range(run_w.shape[1] - 1, -1, -1)), q))
+            qs, ws = q[dup_order], run_w[dup_order]
+            same = (qs[1:] == qs[:-1]) & np.all(ws[1:] == ws[:-1], axis=1)
+            if same.any():
+                i = int(np.flatnonzero(same)[0])
+                first, second = dup_order[i], dup_order[i + 1]
+                a, b = sorted((int(line[first]), int(line[second])))
+                name = run_doc[order][first].decode("utf-8", "replace")
+                raise InputError(
+                    f"{run.source or run.name}:{b}: {name!r} already listed for query "
+                    f"{qrels.qids[q[first]].decode('utf-8', 'replace')!r} on line {a}"
+                )
     pos = _positions(q)
     depth = int(pos.max()) + 1 if pos.size else 0
     if grade.size and int(grade.max()) > 32767:
@@ -644,7 +692,7 @@ def _presorted(
     if n < 2:
         return order
     same = q[1:] == q[:-1]
-    if int(np.count_nonzero(~same)) + 1 != np.unique(q).size:
+    if int(np.count_nonzero(~same)) + 1 != int(np.count_nonzero(np.bincount(q))):
         return None  # a query's lines are not contiguous
     if not bool(np.all((skey[1:] <= skey[:-1]) | ~same)):
         return None  # scores rise somewhere within a query
@@ -660,7 +708,9 @@ def _presorted(
     start[1:] = ~tie[idx[1:] - 1]  # a new run where the previous pair is not a tie
     run_id = np.cumsum(start)
     if rank is None:
-        sub = np.lexsort((-doc[idx], run_id))
+        # document id descending: the complement of each word sorts backwards
+        words = doc[idx]
+        sub = np.lexsort((*(~words[:, j] for j in range(words.shape[1] - 1, -1, -1)), run_id))
     else:
         sub = np.lexsort((rank[idx], run_id))
     order[idx] = idx[sub]
