@@ -302,13 +302,17 @@ def test_agrees_with_ir_measures_and_ranx():
         np.testing.assert_allclose(ours.scores[ours_name], col, atol=1e-9)
     # ranx: exponential gain (ndcg_burges), MAP, recall
     rr = ranx.Run.from_dict(run)
-    ranx.evaluate(ranx.Qrels.from_dict(qrels), rr, ["map", "ndcg_burges@10", "recall@20"])
-    exp = evaluate_run(Run.from_dict(run), Qrels.from_dict(qrels), ["map", "ndcg@10", "recall@20"])
-    for ours_name, theirs in (
+    pairs = (
         ("map", "map"),
+        ("map@5", "map@5"),
         ("ndcg@10", "ndcg_burges@10"),
         ("recall@20", "recall@20"),
-    ):
+        ("hit@5", "hit_rate@5"),
+        ("rprec", "r-precision"),
+    )
+    ranx.evaluate(ranx.Qrels.from_dict(qrels), rr, [t for _, t in pairs])
+    exp = evaluate_run(Run.from_dict(run), Qrels.from_dict(qrels), [o for o, _ in pairs])
+    for ours_name, theirs in pairs:
         col = np.array([rr.scores[theirs][q] for q in exp.query_ids])
         np.testing.assert_allclose(exp.scores[ours_name], col, atol=1e-9)
 

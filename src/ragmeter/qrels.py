@@ -154,13 +154,14 @@ def _blocks(data: bytes, size: int | None = None):
 def _strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Tokens as a fixed-width ``S`` array (zero-padded; compares like strcmp)."""
     lens = ends - starts
-    width = int(lens.max()) if lens.size else 1
-    width = max(width, 1)
-    cols = np.arange(width)
-    pos = starts[:, None] + cols
-    mat = buf[np.minimum(pos, buf.size - 1)] if buf.size else np.zeros(pos.shape, np.uint8)
-    mat = np.where(cols < lens[:, None], mat, 0).astype(np.uint8)
-    return np.ascontiguousarray(mat).view(f"S{width}").reshape(-1)
+    width = max(int(lens.max()) if lens.size else 1, 1)
+    mat = np.zeros((starts.size, width), dtype=np.uint8)
+    last = max(buf.size - 1, 0)
+    for j in range(width):  # one column at a time: no (n x width) index matrix
+        live = lens > j
+        col = buf[np.minimum(starts + j, last)] if buf.size else np.zeros(starts.size, np.uint8)
+        mat[:, j] = np.where(live, col, 0)
+    return mat.view(f"S{width}").reshape(-1)
 
 
 def _factorize(*arrays: np.ndarray) -> list[np.ndarray]:
