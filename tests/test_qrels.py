@@ -352,3 +352,27 @@ def test_presorted_files_score_as_shuffled_ones(data, compat):
                 np.array([g or [-1]]), None, ks=[5], relevant_grade=1, measures=["mrr"]
             )
             assert a.scores["mrr"][i] == ref["mrr"][0]
+
+
+def test_hash_collisions_fall_back_to_exact_matching(monkeypatch):
+    # Every document hashing alike must change nothing: the exact paths take over.
+    from ragmeter import qrels as module
+
+    rng = np.random.default_rng(5)
+    judged, run = {}, {}
+    for q in range(20):
+        docs = [f"doc-{j}" for j in rng.choice(300, size=30, replace=False)]
+        judged[f"q{q}"] = {d: int(rng.integers(0, 3)) for d in docs[:12]}
+        run[f"q{q}"] = {d: float(rng.integers(0, 5)) for d in docs[6:]}
+    ms = ["map", "ndcg@10", "precision@5", "recall@20"]
+    a = evaluate_run(Run.from_dict(run), Qrels.from_dict(judged), ms, trec_eval_compat=True)
+    monkeypatch.setattr(module, "_hash", lambda w: np.zeros(w.shape[0], dtype=np.uint64))
+    b = evaluate_run(Run.from_dict(run), Qrels.from_dict(judged), ms, trec_eval_compat=True)
+    for m in a.scores:
+        np.testing.assert_array_equal(a.scores[m], b.scores[m])
+    assert a.scores["map"].mean() > 0
+    dup = Run.from_dict({"q1": {"doc-1": 1.0}})
+    dup.qid, dup.doc = np.array([b"q1", b"q1"]), np.array([b"doc-1", b"doc-1"])
+    dup.score, dup.rank, dup.line = np.array([1.0, 0.5]), np.array([1, 2]), np.array([1, 2])
+    with pytest.raises(InputError, match="already listed"):
+        run_matrix(dup, Qrels.from_dict(judged))

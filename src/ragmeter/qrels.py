@@ -597,33 +597,23 @@ def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int
     run_w = _words(run_doc, width)  # (n, W) uint64: compares as the ids do
     score = run.score[known]
     line = run.line[known]
-    # grades: each run document's code in the qrels' vocabulary (hash, then check)
-    vocab = np.unique(qrels.doc)
-    vocab_w = _words(vocab, width)
-    run_h, vocab_h = _hash(run_w), _hash(vocab_w)
-    horder = np.argsort(vocab_h)
-    vh = vocab_h[horder]
+    # grades: join on (query, document hash), each match checked word for word
+    judged_w = _words(qrels.doc, width)
+    judged_h = _hash(judged_w)
+    run_h = _hash(run_w)
     grade = np.zeros(q.size, dtype=np.int64)
-    if vh.size:
-        p = np.searchsorted(vh, run_h)
-        p_c = np.minimum(p, vh.size - 1)
-        code = horder[p_c]
-        match = (p < vh.size) & (vh[p_c] == run_h) & np.all(vocab_w[code] == run_w, axis=1)
-        if np.unique(vh).size != vh.size:  # a hash collision in the vocabulary: exact path
-            code = np.searchsorted(vocab, run_doc)
-            code_c = np.minimum(code, vocab.size - 1)
-            match = (code < vocab.size) & (vocab[code_c] == run_doc)
-            code = code_c
-        judged_d = np.searchsorted(vocab, qrels.doc)
-        span = vocab.size
-        qkey = qrels.q * span + judged_d  # sorted: qrels are sorted by query, then doc
-        rkey = q[match] * span + code[match]
-        pos = np.searchsorted(qkey, rkey)
-        pos_c = np.minimum(pos, qkey.size - 1)
-        hit = (pos < qkey.size) & (qkey[pos_c] == rkey)
-        g = np.zeros(rkey.size, dtype=np.int64)
-        g[hit] = qrels.grade[pos_c[hit]]
-        grade[match] = g
+    if judged_h.size:
+        qkey = _mix(judged_h ^ (qrels.q.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)))
+        korder = np.argsort(qkey)
+        qk = qkey[korder]
+        if np.any(qk[1:] == qk[:-1]):  # two judgments share a hash: the exact path
+            grade = _grades_exact(q, run_doc, qrels)
+        else:
+            rkey = _mix(run_h ^ (q.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)))
+            pos = np.minimum(np.searchsorted(qk, rkey), qk.size - 1)
+            j = korder[pos]
+            hit = (qk[pos] == rkey) & (qrels.q[j] == q) & np.all(judged_w[j] == run_w, axis=1)
+            grade[hit] = qrels.grade[j[hit]]
     # order within each query, on integer keys: the score's bits as an integer
     # that sorts as the float does (-0.0 as 0.0)
     bits = (score + 0.0).view(np.int64)
@@ -676,6 +666,22 @@ def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int
         scores = np.zeros(docs.shape, dtype=np.float64)
         scores[q[top], pos[top]] = score[top]
     return Matrix(gm, ~present, unjudged, docs, scores)
+
+
+def _grades_exact(q: np.ndarray, docs: np.ndarray, qrels: Qrels) -> np.ndarray:
+    """Grades by an exact string join (the fallback when hashes collide)."""
+    vocab = np.unique(np.concatenate([qrels.doc, docs]))
+    span = vocab.size
+    qkey = qrels.q * span + np.searchsorted(vocab, qrels.doc)
+    korder = np.argsort(qkey)
+    qk = qkey[korder]
+    rkey = q * span + np.searchsorted(vocab, docs)
+    pos = np.minimum(np.searchsorted(qk, rkey), max(qk.size - 1, 0))
+    grade = np.zeros(q.size, dtype=np.int64)
+    if qk.size:
+        hit = qk[pos] == rkey
+        grade[hit] = qrels.grade[korder[pos[hit]]]
+    return grade
 
 
 def _presorted(
