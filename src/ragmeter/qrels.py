@@ -164,56 +164,6 @@ def _strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarra
     return mat.view(f"S{width}").reshape(-1)
 
 
-def _factorize(*arrays: np.ndarray) -> list[np.ndarray]:
-    """Dense int64 codes for byte strings, shared across ``arrays`` and in the
-    order of the strings (``a < b`` as strcmp iff ``code(a) < code(b)``).
-
-    The zero-padded bytes are read as big-endian 64-bit words, so the sort is
-    over integers, not strings.
-    """
-    width = max(max(a.dtype.itemsize for a in arrays), 1)
-    words = -(-width // 8)
-    total = sum(a.size for a in arrays)
-    mat = np.zeros((total, words * 8), dtype=np.uint8)
-    at = 0
-    for a in arrays:
-        if a.size:
-            mat[at : at + a.size, : a.dtype.itemsize] = a.view(np.uint8).reshape(a.size, -1)
-        at += a.size
-    cols = mat.view(">u8").astype(np.uint64)  # (total, words)
-    del mat
-    if words == 1:
-        _, codes = np.unique(cols[:, 0], return_inverse=True)
-        codes = codes.astype(np.int64).reshape(-1)
-    else:
-        order = np.lexsort(cols.T[::-1])
-        srt = cols[order]
-        new = np.empty(total, dtype=bool)
-        if total:
-            new[0] = True
-            np.any(srt[1:] != srt[:-1], axis=1, out=new[1:])
-        codes = np.empty(total, dtype=np.int64)
-        codes[order] = np.cumsum(new) - 1
-    out, at = [], 0
-    for a in arrays:
-        out.append(codes[at : at + a.size])
-        at += a.size
-    return out
-
-
-def _factorize_grouped(values: np.ndarray, other: np.ndarray) -> list[np.ndarray]:
-    """:func:`_factorize` for ``values`` that come in runs of equal strings (a run
-    file's query ids): only the first of each run is sorted."""
-    if values.size < 2:
-        return _factorize(values, other)
-    head = np.empty(values.size, dtype=bool)
-    head[0] = True
-    np.not_equal(values[1:], values[:-1], out=head[1:])
-    heads = np.flatnonzero(head)
-    codes, other_codes = _factorize(values[heads], other)
-    return [codes[np.cumsum(head) - 1], other_codes]
-
-
 def _words(values: np.ndarray, width: int) -> np.ndarray:
     """Zero-padded byte strings as big-endian 64-bit words, ``(n, ceil(width / 8))``
     uint64: rows compare (lexicographically) as the strings do with strcmp."""
@@ -586,41 +536,46 @@ class Matrix:
 def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int = 0) -> Matrix:
     """Grade every retrieved document and lay the run out by query and rank."""
     nq = qrels.qids.size
-    run_q, judged_q = _factorize_grouped(run.qid, qrels.qids)  # judged_q: increasing
-    idx = np.searchsorted(judged_q, run_q)
-    idx_c = np.minimum(idx, max(nq - 1, 0))
-    known = (idx < nq) & (judged_q[idx_c] == run_q) if nq else np.zeros(len(run), bool)
-    unjudged = sorted({x.decode("utf-8", "replace") for x in np.unique(run.qid[~known])})
-    q = idx[known].astype(np.int64)
-    run_doc = run.doc[known]
+    idx, known = _query_rows(run.qid, qrels.qids)
+    all_known = bool(known.all())
+    unjudged = (
+        []
+        if all_known
+        else sorted({x.decode("utf-8", "replace") for x in np.unique(run.qid[~known])})
+    )
+    q = idx if all_known else idx[known]
+    run_doc = run.doc if all_known else run.doc[known]
     width = max(run_doc.dtype.itemsize, qrels.doc.dtype.itemsize)
     run_w = _words(run_doc, width)  # (n, W) uint64: compares as the ids do
-    score = run.score[known]
-    line = run.line[known]
-    # grades: join on (query, document hash), each match checked word for word
+    score = run.score if all_known else run.score[known]
+    line = run.line if all_known else run.line[known]
+    # grades: join on a hash of (query, document), each match checked word for word
     judged_w = _words(qrels.doc, width)
-    judged_h = _hash(judged_w)
-    run_h = _hash(run_w)
+    qkey = _pair_hash(qrels.q, judged_w)
+    rkey = _pair_hash(q, run_w)
     grade = np.zeros(q.size, dtype=np.int64)
-    if judged_h.size:
-        qkey = _mix(judged_h ^ (qrels.q.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)))
-        korder = np.argsort(qkey)
-        qk = qkey[korder]
-        if np.any(qk[1:] == qk[:-1]):  # two judgments share a hash: the exact path
+    if qkey.size:
+        if np.unique(qkey).size != qkey.size:  # two judgments share a hash: exact path
             grade = _grades_exact(q, run_doc, qrels)
         else:
-            rkey = _mix(run_h ^ (q.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)))
-            pos = np.minimum(np.searchsorted(qk, rkey), qk.size - 1)
-            j = korder[pos]
-            hit = (qk[pos] == rkey) & (qrels.q[j] == q) & np.all(judged_w[j] == run_w, axis=1)
-            grade[hit] = qrels.grade[j[hit]]
+            j = _lookup(qkey, rkey)
+            hit = j >= 0
+            jh = j[hit]
+            ok = (qrels.q[jh] == q[hit]) & np.all(judged_w[jh] == run_w[hit], axis=1)
+            rows = np.flatnonzero(hit)[ok]
+            grade[rows] = qrels.grade[jh[ok]]
+    # a document listed twice for one query is an error
+    if rkey.size > 1:
+        srt = np.sort(rkey)
+        if np.any(srt[1:] == srt[:-1]):
+            _raise_duplicate(run, run_doc, q, run_w, line, qrels)
     # order within each query, on integer keys: the score's bits as an integer
     # that sorts as the float does (-0.0 as 0.0)
     bits = (score + 0.0).view(np.int64)
     skey = bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
     rank = None if trec_eval_compat or run.rank is None else run.rank[known]
     order = _presorted(q, skey, run_w, rank)
-    if order is None:
+    if order is False:
         doc_keys = tuple(run_w[:, j] for j in range(run_w.shape[1] - 1, -1, -1))
         if trec_eval_compat:
             # trec_eval: score descending, then document id descending (strcmp):
@@ -630,26 +585,9 @@ def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int
             # score descending, then rank, then file order (the sorts are stable)
             keys = (-skey - 1, q) if rank is None else (rank, -skey - 1, q)
             order = np.lexsort(keys)
-    q, grade, line, score = q[order], grade[order], line[order], score[order]
-    run_w, run_h = run_w[order], run_h[order]
-    doc = run_doc[order] if keep else None
-    # a document listed twice for one query is an error
-    if q.size > 1:
-        qh = _mix(run_h ^ (q.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)))
-        srt = np.sort(qh)
-        if np.any(srt[1:] == srt[:-1]):
-            dup_order = np.lexsort((*(run_w[:, j] for j in range(run_w.shape[1] - 1, -1, -1)), q))
-            qs, ws = q[dup_order], run_w[dup_order]
-            same = (qs[1:] == qs[:-1]) & np.all(ws[1:] == ws[:-1], axis=1)
-            if same.any():
-                i = int(np.flatnonzero(same)[0])
-                first, second = dup_order[i], dup_order[i + 1]
-                a, b = sorted((int(line[first]), int(line[second])))
-                name = run_doc[order][first].decode("utf-8", "replace")
-                raise InputError(
-                    f"{run.source or run.name}:{b}: {name!r} already listed for query "
-                    f"{qrels.qids[q[first]].decode('utf-8', 'replace')!r} on line {a}"
-                )
+    if order is not None:
+        q, grade, score = q[order], grade[order], score[order]
+    doc = (run_doc if order is None else run_doc[order]) if keep else None
     pos = _positions(q)
     depth = int(pos.max()) + 1 if pos.size else 0
     if grade.size and int(grade.max()) > 32767:
@@ -666,6 +604,84 @@ def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int
         scores = np.zeros(docs.shape, dtype=np.float64)
         scores[q[top], pos[top]] = score[top]
     return Matrix(gm, ~present, unjudged, docs, scores)
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _pair_hash(q: np.ndarray, words: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of (query row, document words)."""
+    return _mix(_hash(words) ^ (q.astype(np.uint64) * _GOLDEN))
+
+
+def _lookup(keys: np.ndarray, probe: np.ndarray) -> np.ndarray:
+    """For each of ``probe``, its index in ``keys`` (distinct) or -1: an open
+    addressing table with linear probing, built and probed a round at a time."""
+    cap = 1 << max(int(2 * keys.size).bit_length(), 4)
+    mask = np.uint64(cap - 1)
+    slot_of = np.full(cap, -1, dtype=np.int64)
+    pending = np.arange(keys.size)
+    slots = (keys & mask).astype(np.int64)
+    while pending.size:
+        s = slots[pending]
+        free = slot_of[s] < 0
+        cand, cs = pending[free], s[free]
+        _, first = np.unique(cs, return_index=True)  # one winner per free slot
+        slot_of[cs[first]] = cand[first]
+        won = np.zeros(pending.size, dtype=bool)
+        won[np.flatnonzero(free)[first]] = True
+        pending = pending[~won]
+        slots[pending] = (slots[pending] + 1) & (cap - 1)
+    out = np.full(probe.size, -1, dtype=np.int64)
+    active = np.arange(probe.size)
+    slot = (probe & mask).astype(np.int64)
+    while active.size:
+        j = slot_of[slot]
+        empty = j < 0
+        match = ~empty & (keys[np.maximum(j, 0)] == probe[active])
+        out[active[match]] = j[match]
+        more = ~empty & ~match
+        active = active[more]
+        slot = (slot[more] + 1) & (cap - 1)
+    return out
+
+
+def _query_rows(run_qids: np.ndarray, qids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each run line's row in the sorted, unique ``qids`` and whether it has one;
+    looked up once per run of equal query ids."""
+    n = run_qids.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+    head = np.empty(n, dtype=bool)
+    head[0] = True
+    np.not_equal(run_qids[1:], run_qids[:-1], out=head[1:])
+    heads = np.flatnonzero(head)
+    hv = run_qids[heads]
+    if qids.size:
+        idx = np.searchsorted(qids, hv)
+        idx_c = np.minimum(idx, qids.size - 1)
+        known = qids[idx_c] == hv
+    else:
+        idx_c = np.zeros(hv.size, dtype=np.int64)
+        known = np.zeros(hv.size, dtype=bool)
+    group = np.cumsum(head) - 1
+    return idx_c.astype(np.int64)[group], known[group]
+
+
+def _raise_duplicate(run, run_doc, q, run_w, line, qrels) -> None:
+    dup_order = np.lexsort((*(run_w[:, j] for j in range(run_w.shape[1] - 1, -1, -1)), q))
+    qs, ws = q[dup_order], run_w[dup_order]
+    same = (qs[1:] == qs[:-1]) & np.all(ws[1:] == ws[:-1], axis=1)
+    if not same.any():
+        return  # a hash collision, not a duplicate
+    i = int(np.flatnonzero(same)[0])
+    first, second = dup_order[i], dup_order[i + 1]
+    a, b = sorted((int(line[first]), int(line[second])))
+    name = run_doc[first].decode("utf-8", "replace")
+    raise InputError(
+        f"{run.source or run.name}:{b}: {name!r} already listed for query "
+        f"{qrels.qids[q[first]].decode('utf-8', 'replace')!r} on line {a}"
+    )
 
 
 def _grades_exact(q: np.ndarray, docs: np.ndarray, qrels: Qrels) -> np.ndarray:
@@ -686,26 +702,27 @@ def _grades_exact(q: np.ndarray, docs: np.ndarray, qrels: Qrels) -> np.ndarray:
 
 def _presorted(
     q: np.ndarray, skey: np.ndarray, doc: np.ndarray, rank: np.ndarray | None
-) -> np.ndarray | None:
+) -> np.ndarray | None | bool:
     """The order without a full sort when the lines already come grouped by query
     and by descending score (as run files are written): only runs of tied scores
-    are sorted. ``None`` when the lines are not so grouped.
+    are sorted; ``None`` when the lines are in order as they are, ``False`` when
+    they are not so grouped.
 
     Wanted: score descending, then document id descending (``rank is None``,
     trec_eval's order), or score descending, then rank ascending, then file order.
     """
     n = q.size
-    order = np.arange(n)
     if n < 2:
-        return order
+        return None
     same = q[1:] == q[:-1]
     if int(np.count_nonzero(~same)) + 1 != int(np.count_nonzero(np.bincount(q))):
-        return None  # a query's lines are not contiguous
+        return False  # a query's lines are not contiguous
     if not bool(np.all((skey[1:] <= skey[:-1]) | ~same)):
-        return None  # scores rise somewhere within a query
+        return False  # scores rise somewhere within a query
     tie = same & (skey[1:] == skey[:-1])
     if not tie.any():
-        return order
+        return None
+    order = np.arange(n)
     # elements in runs of ties: sort just those, within their run
     in_run = np.zeros(n, dtype=bool)
     in_run[1:] |= tie
