@@ -285,3 +285,36 @@ def test_squad_keeps_every_annotator_as_an_alternative():
     assert multi and all(q.kind == "any" and q.answers[0] == q.any_of[0] for q in multi)
     assert all(len(set(q.any_of)) == len(q.any_of) for q in multi)
     assert ts.skipped == 333 and "skipped 333 unanswerable questions" in ts.notes[0]
+
+
+def test_search_in_trec_eval_compat_mode_scores_as_evaluate(trec):
+    # whole documents ranked by BM25 are a document run: in compat mode the search
+    # scores them as `evaluate --trec-eval-compat` scores the same run
+    from ragmeter.qrels import Qrels, Run, evaluate_run, read_qrels
+
+    cfg = Config(
+        corpus=str(trec / "corpus"),
+        testset=str(trec / "topics.txt"),
+        qrels=str(trec / "qrels.txt"),
+        strategies=("whole",),
+        ks=(1, 3),
+        rounds=200,
+        trec_eval_compat=True,
+    )
+    run = run_search(cfg)
+    items = run.systems[0].items
+    as_run = {
+        q.id: {it.doc: it.score for it in row} for q, row in zip(run.questions, items, strict=True)
+    }
+    judged = read_qrels(trec / "qrels.txt")
+    ev = evaluate_run(
+        Run.from_dict(as_run),
+        Qrels.from_dict(judged.to_dict()),
+        ["ndcg@3", "map", "recall@3"],
+        trec_eval_compat=True,
+    )
+    s = run.systems[0].scores
+    np.testing.assert_allclose(s["ndcg@3"], ev.scores["ndcg_cut_3"], atol=1e-12)
+    np.testing.assert_allclose(s["map"], ev.scores["map"], atol=1e-12)
+    default = run_search(cfg.with_overrides(trec_eval_compat=False)).systems[0].scores
+    assert not np.allclose(default["ndcg@3"], s["ndcg@3"])  # the gain differs (grade 2)
