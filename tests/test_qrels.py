@@ -376,3 +376,28 @@ def test_hash_collisions_fall_back_to_exact_matching(monkeypatch):
     dup.score, dup.rank, dup.line = np.array([1.0, 0.5]), np.array([1, 2]), np.array([1, 2])
     with pytest.raises(InputError, match="already listed"):
         run_matrix(dup, Qrels.from_dict(judged))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=collections(), compat=st.booleans())
+def test_chunks_of_queries_change_nothing(data, compat):
+    # Lines are graded and ordered a chunk of queries at a time; tiny chunks must
+    # give what one chunk gives (sorted and shuffled files alike).
+    from ragmeter import qrels as module
+
+    qrels, run = data
+    q = Qrels.from_dict(qrels)
+    ms = ["map", "ndcg@10", "precision@5", "recall@5", "mrr"]
+    ordered = {k: dict(sorted(v.items(), key=lambda x: -x[1])) for k, v in run.items()}
+    for r in (run, ordered):
+        whole = evaluate_run(Run.from_dict(r), q, ms, trec_eval_compat=compat, keep=3)
+        old = module.CHUNK
+        module.CHUNK = 3
+        try:
+            small = evaluate_run(Run.from_dict(r), q, ms, trec_eval_compat=compat, keep=3)
+        finally:
+            module.CHUNK = old
+        for m in whole.scores:
+            np.testing.assert_array_equal(whole.scores[m], small.scores[m])
+        np.testing.assert_array_equal(whole.top.docs, small.top.docs)
+        np.testing.assert_array_equal(whole.top.scores, small.top.scores)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import mmap
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -66,6 +67,19 @@ COMPAT_MEASURES = (
 
 # ---------------------------------------------------------------------------
 # tokenizing bytes with numpy
+
+
+def _map_bytes(path: Path, what: str):
+    """The file's bytes, memory-mapped (read as a whole for ``.gz`` and empty files)."""
+    if path.suffix == ".gz":
+        return _read_bytes(path, what)
+    try:
+        with path.open("rb") as fh:
+            if os.fstat(fh.fileno()).st_size == 0:
+                return b""
+            return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as exc:
+        raise InputError(f"cannot read {what} file {path}: {exc.strerror or exc}") from None
 
 
 def _read_bytes(path: Path, what: str) -> bytes:
@@ -146,8 +160,10 @@ def _blocks(data: bytes, size: int | None = None):
         if end < len(data):
             cut = data.rfind(b"\n", at, end)
             end = cut + 1 if cut >= at else (data.find(b"\n", end) + 1 or len(data))
-        yield lines, data[at:end]
-        lines += data.count(b"\n", at, end)
+        block = memoryview(data)[at:end]
+        yield lines, block
+        lines += int(np.count_nonzero(np.frombuffer(block, dtype=np.uint8) == 10))
+        del block
         at = end
 
 
@@ -464,7 +480,7 @@ def read_run(path: PathLike, format: str = "auto", ranks: bool = True) -> Run:
         return Run.from_dict(data, stem, str(path))
     if format != "trec":
         raise InputError(f"unknown run format {format!r}; choose trec or json")
-    data = _read_bytes(path, "run")
+    data = _map_bytes(path, "run")
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("qid", "doc", "score", "rank", "line")}
     name: str | None = None
     one_tag = True
@@ -533,6 +549,11 @@ class Matrix:
     scores: np.ndarray | None = None  # float64 (queries x keep): their scores
 
 
+CHUNK = 1 << 20
+"""Run lines graded and ordered at a time (cut where a query starts), so that the
+temporary arrays stay small."""
+
+
 def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int = 0) -> Matrix:
     """Grade every retrieved document and lay the run out by query and rank."""
     nq = qrels.qids.size
@@ -543,66 +564,87 @@ def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int
         if all_known
         else sorted({x.decode("utf-8", "replace") for x in np.unique(run.qid[~known])})
     )
-    q = idx if all_known else idx[known]
-    run_doc = run.doc if all_known else run.doc[known]
-    width = max(run_doc.dtype.itemsize, qrels.doc.dtype.itemsize)
-    run_w = _words(run_doc, width)  # (n, W) uint64: compares as the ids do
-    score = run.score if all_known else run.score[known]
-    line = run.line if all_known else run.line[known]
-    # grades: join on a hash of (query, document), each match checked word for word
+
+    def pick(a: np.ndarray | None) -> np.ndarray | None:
+        return a if a is None or all_known else a[known]
+
+    q_all, doc_all = pick(idx), pick(run.doc)
+    score_all, line_all = pick(run.score), pick(run.line)
+    rank_all = None if trec_eval_compat else pick(run.rank)
+    width = max(doc_all.dtype.itemsize, qrels.doc.dtype.itemsize)
     judged_w = _words(qrels.doc, width)
     qkey = _pair_hash(qrels.q, judged_w)
-    rkey = _pair_hash(q, run_w)
-    grade = np.zeros(q.size, dtype=np.int64)
-    if qkey.size:
-        if np.unique(qkey).size != qkey.size:  # two judgments share a hash: exact path
+    exact = np.unique(qkey).size != qkey.size  # two judgments share a hash
+    slot_of = None if exact or not qkey.size else _table(qkey)
+    counts = np.bincount(q_all, minlength=nq)
+    depth = int(counts.max()) if counts.size else 0
+    n = q_all.size
+    # cut into chunks where a query starts, when each query's lines are contiguous
+    heads = np.flatnonzero(np.diff(q_all, prepend=-1) != 0) if n else np.zeros(0, np.int64)
+    contiguous = heads.size == int(np.count_nonzero(counts))
+    cuts = [0]
+    if contiguous:
+        while cuts[-1] + CHUNK < n:
+            nxt = int(np.searchsorted(heads, cuts[-1] + CHUNK))
+            if nxt >= heads.size:
+                break
+            cuts.append(int(heads[nxt]))
+    cuts.append(n)
+    if grade_max := (int(qrels.grade.max()) if qrels.grade.size else 0):
+        if grade_max > 32767:
+            raise InputError(f"{qrels.source or 'qrels'}: grades above 32767 are not supported")
+    gm = np.full((nq, depth), -1, dtype=np.int16)
+    present = counts > 0
+    docs = scores = None
+    if keep:
+        docs = np.zeros((nq, min(keep, depth)), dtype=doc_all.dtype)
+        scores = np.zeros(docs.shape, dtype=np.float64)
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        q, run_doc, score = q_all[a:b], doc_all[a:b], score_all[a:b]
+        line = line_all[a:b]
+        rank = None if rank_all is None else rank_all[a:b]
+        run_w = _words(run_doc, width)  # (n, W) uint64: compares as the ids do
+        rkey = _pair_hash(q, run_w)
+        # grades: join on a hash of (query, document), each match checked word for word
+        grade = np.zeros(q.size, dtype=np.int64)
+        if exact:
             grade = _grades_exact(q, run_doc, qrels)
-        else:
-            j = _lookup(qkey, rkey)
+        elif slot_of is not None:
+            j = _lookup(qkey, slot_of, rkey)
             hit = j >= 0
             jh = j[hit]
             ok = (qrels.q[jh] == q[hit]) & np.all(judged_w[jh] == run_w[hit], axis=1)
-            rows = np.flatnonzero(hit)[ok]
-            grade[rows] = qrels.grade[jh[ok]]
-    # a document listed twice for one query is an error
-    if rkey.size > 1:
-        srt = np.sort(rkey)
-        if np.any(srt[1:] == srt[:-1]):
-            _raise_duplicate(run, run_doc, q, run_w, line, qrels)
-    # order within each query, on integer keys: the score's bits as an integer
-    # that sorts as the float does (-0.0 as 0.0)
-    bits = (score + 0.0).view(np.int64)
-    skey = bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
-    rank = None if trec_eval_compat or run.rank is None else run.rank[known]
-    order = _presorted(q, skey, run_w, rank)
-    if order is False:
-        doc_keys = tuple(run_w[:, j] for j in range(run_w.shape[1] - 1, -1, -1))
-        if trec_eval_compat:
-            # trec_eval: score descending, then document id descending (strcmp):
-            # sort everything ascending and read it backwards
-            order = np.lexsort((*doc_keys, skey, q))[::-1]
-        else:
-            # score descending, then rank, then file order (the sorts are stable)
-            keys = (-skey - 1, q) if rank is None else (rank, -skey - 1, q)
-            order = np.lexsort(keys)
-    if order is not None:
-        q, grade, score = q[order], grade[order], score[order]
-    doc = (run_doc if order is None else run_doc[order]) if keep else None
-    pos = _positions(q)
-    depth = int(pos.max()) + 1 if pos.size else 0
-    if grade.size and int(grade.max()) > 32767:
-        raise InputError(f"{qrels.source or 'qrels'}: grades above 32767 are not supported")
-    gm = np.full((nq, depth), -1, dtype=np.int16)
-    gm[q, pos] = np.maximum(grade, 0)
-    present = np.zeros(nq, dtype=bool)
-    present[q] = True
-    docs = scores = None
-    if keep:
-        top = pos < keep
-        docs = np.zeros((nq, min(keep, depth)), dtype=doc.dtype)
-        docs[q[top], pos[top]] = doc[top]
-        scores = np.zeros(docs.shape, dtype=np.float64)
-        scores[q[top], pos[top]] = score[top]
+            grade[np.flatnonzero(hit)[ok]] = qrels.grade[jh[ok]]
+        # a document listed twice for one query is an error
+        if rkey.size > 1:
+            srt = np.sort(rkey)
+            if np.any(srt[1:] == srt[:-1]):
+                _raise_duplicate(run, run_doc, q, run_w, line, qrels)
+        # order within each query, on integer keys: the score's bits as an integer
+        # that sorts as the float does (-0.0 as 0.0)
+        bits = (score + 0.0).view(np.int64)
+        skey = bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
+        order = _presorted(q, skey, run_w, rank) if contiguous else False
+        if order is False:
+            if trec_eval_compat:
+                # trec_eval: score descending, then document id descending (strcmp):
+                # sort everything ascending and read it backwards
+                doc_keys = tuple(run_w[:, j] for j in range(run_w.shape[1] - 1, -1, -1))
+                order = np.lexsort((*doc_keys, skey, q))[::-1]
+            else:
+                # score descending, then rank, then file order (the sorts are stable)
+                keys = (-skey - 1, q) if rank is None else (rank, -skey - 1, q)
+                order = np.lexsort(keys)
+        if order is not None:
+            q, grade, score = q[order], grade[order], score[order]
+            if keep:
+                run_doc = run_doc[order]
+        pos = _positions(q)
+        gm[q, pos] = np.maximum(grade, 0)
+        if keep:
+            top = pos < keep
+            docs[q[top], pos[top]] = run_doc[top]
+            scores[q[top], pos[top]] = score[top]
     return Matrix(gm, ~present, unjudged, docs, scores)
 
 
@@ -614,9 +656,9 @@ def _pair_hash(q: np.ndarray, words: np.ndarray) -> np.ndarray:
     return _mix(_hash(words) ^ (q.astype(np.uint64) * _GOLDEN))
 
 
-def _lookup(keys: np.ndarray, probe: np.ndarray) -> np.ndarray:
-    """For each of ``probe``, its index in ``keys`` (distinct) or -1: an open
-    addressing table with linear probing, built and probed a round at a time."""
+def _table(keys: np.ndarray) -> np.ndarray:
+    """An open-addressing table (linear probing) of distinct ``keys``: slot ->
+    index into ``keys``, or -1; built a round at a time."""
     cap = 1 << max(int(2 * keys.size).bit_length(), 4)
     mask = np.uint64(cap - 1)
     slot_of = np.full(cap, -1, dtype=np.int64)
@@ -632,6 +674,13 @@ def _lookup(keys: np.ndarray, probe: np.ndarray) -> np.ndarray:
         won[np.flatnonzero(free)[first]] = True
         pending = pending[~won]
         slots[pending] = (slots[pending] + 1) & (cap - 1)
+    return slot_of
+
+
+def _lookup(keys: np.ndarray, slot_of: np.ndarray, probe: np.ndarray) -> np.ndarray:
+    """For each of ``probe``, its index in ``keys`` or -1 (``slot_of``: :func:`_table`)."""
+    cap = slot_of.size
+    mask = np.uint64(cap - 1)
     out = np.full(probe.size, -1, dtype=np.int64)
     active = np.arange(probe.size)
     slot = (probe & mask).astype(np.int64)
