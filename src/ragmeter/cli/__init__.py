@@ -7,12 +7,8 @@ from __future__ import annotations
 
 import sys
 
-from ragmeter.cli import (  # noqa: F401  (register commands)
-    answers,
-    evaluate,  # noqa: F401  (register commands)
-    questions,
-    search,
-)
+from ragmeter.cli import answers, questions, search  # noqa: F401  (register commands)
+from ragmeter.cli import evaluate as _evaluate  # noqa: F401  (registers ragmeter evaluate)
 from ragmeter.cli.app import app, console, err, example_dir
 
 __all__ = ["app", "console", "err", "example_dir", "main"]
