@@ -136,14 +136,16 @@ def n_words(text: str) -> int:
     return len(re.findall(r"\S+", text))
 
 
-def check_spans(text: str, chunks: list[Chunk], doc_id: str = "d") -> None:
-    """Exact offsets, no edge whitespace, in order, every non-space character covered."""
+def check_spans(text: str, chunks: list[Chunk], doc_id: str = "d", trimmed: bool = True) -> None:
+    """Exact offsets, no edge whitespace (unless not ``trimmed``), in order, every
+    non-space character covered."""
     for c in chunks:
         assert c.doc_id == doc_id
         assert isinstance(c.start, int) and isinstance(c.end, int)
         assert 0 <= c.start < c.end <= len(text)
         assert text[c.start : c.end] == c.text
-        assert not c.text[0].isspace() and not c.text[-1].isspace()
+        if trimmed:
+            assert not c.text[0].isspace() and not c.text[-1].isspace()
     for a, b in zip(chunks, chunks[1:], strict=False):
         assert (a.start, a.end) < (b.start, b.end)
     covered = np.zeros(len(text) + 1, dtype=np.int64)
@@ -260,9 +262,11 @@ def test_syntok_offsets_with_non_ascii():
 @given(texts)
 def test_whole_property(text):
     chunks = WholeStrategy().split("d", text)
-    check_spans(text, chunks)
+    check_spans(text, chunks, trimmed=False)
     if text.strip():
-        assert len(chunks) == 1 and chunks[0].text == text.strip()
+        # the full text, trailing newline included: a whole-document span fits inside
+        assert len(chunks) == 1 and chunks[0].text == text
+        assert (chunks[0].start, chunks[0].end) == (0, len(text))
     else:
         assert chunks == []
 
@@ -382,7 +386,7 @@ def test_chunk_corpus_orders_and_maps_parents(doc_texts, name):
     keys = [(order[c.doc_id], c.start, c.end) for c in result.chunks]
     assert keys == sorted(keys)
     for d in docs:
-        check_spans(d.text, [c for c in result.chunks if c.doc_id == d.id], d.id)
+        check_spans(d.text, [c for c in result.chunks if c.doc_id == d.id], d.id, name != "whole")
     if isinstance(strategy, ParentChildStrategy):
         assert result.parents is not None and result.items is result.parents
         for d in docs:
@@ -647,7 +651,10 @@ def test_chroma_corpora_invariants():
         for d in docs:
             mine = [c for c in result.chunks if c.doc_id == d.id]
             starts, ends = word_spans(d.text)
-            assert mine[0].start == starts[0] and mine[-1].end == ends[-1]
+            if name == "whole":  # the full text, edge whitespace included
+                assert (mine[0].start, mine[-1].end) == (0, len(d.text))
+            else:
+                assert mine[0].start == starts[0] and mine[-1].end == ends[-1]
             for c in mine:
                 assert d.text[c.start : c.end] == c.text
             limit = {

@@ -15,6 +15,8 @@ from ragmeter.grading import coverage_curve, grade_ranking, ideal_grades
 from ragmeter.metrics import (
     DEFAULT_KS,
     METRIC_NAMES,
+    NEEDS_K,
+    NO_K,
     Metric,
     metric_names,
     mrr_at_k,
@@ -101,12 +103,18 @@ def test_padding_counts_as_zero_and_is_ignored_for_words():
     assert s == {
         "recall@1": 1.0,
         "recall@3": 1.0,
+        "hit@1": 1.0,
+        "hit@3": 1.0,
         "precision@1": 1.0,
         "precision@3": 1 / 3,  # one relevant item, divided by k = 3
         "mrr@1": 1.0,
         "mrr@3": 1.0,
         "ndcg@1": 1.0,
         "ndcg@3": 1.0,
+        "map@1": 1.0,
+        "map@3": 1.0,
+        "map": 1.0,
+        "rprec": 1.0,
         "words@1": 10.0,
         "words@3": 10.0,  # the padded ranks add nothing
     }
@@ -459,12 +467,38 @@ def _by_query(by_metric: dict) -> dict:
 # names
 
 
-@pytest.mark.parametrize("name", METRIC_NAMES)
+@pytest.mark.parametrize("name", [n for n in METRIC_NAMES if n not in NO_K])
 @pytest.mark.parametrize("k", [1, 5, 10, 100])
 def test_metric_name_round_trip(name, k):
     m = Metric(name, k)
     assert str(m) == f"{name}@{k}"
     assert Metric.parse(str(m)) == m
+
+
+@pytest.mark.parametrize("name", [n for n in METRIC_NAMES if n not in NEEDS_K])
+def test_whole_list_names_round_trip(name):
+    m = Metric(name)
+    assert str(m) == name and m.k is None
+    assert Metric.parse(name) == m
+
+
+@pytest.mark.parametrize(
+    "trec, ours",
+    [
+        ("P_10", "precision@10"),
+        ("recall_100", "recall@100"),
+        ("success_5", "hit@5"),
+        ("ndcg_cut_10", "ndcg@10"),
+        ("map_cut_20", "map@20"),
+        ("map", "map"),
+        ("recip_rank", "mrr"),
+        ("Rprec", "rprec"),
+        ("ndcg", "ndcg"),
+    ],
+)
+def test_trec_eval_names_parse_and_print(trec, ours):
+    assert str(Metric.parse(trec)) == ours
+    assert Metric.parse(ours).trec_name == trec
 
 
 def test_metric_parse_is_forgiving_about_case_and_spaces():
@@ -473,7 +507,21 @@ def test_metric_parse_is_forgiving_about_case_and_spaces():
 
 
 @pytest.mark.parametrize(
-    "text", ["map@10", "ndcg", "ndcg@", "ndcg@0", "ndcg@-1", "ndcg@x", "recall@3.5", "@5", ""]
+    "text",
+    [
+        "rprec@10",
+        "recall",
+        "hit",
+        "ndcg@",
+        "ndcg@0",
+        "P_x",
+        "p_10",
+        "ndcg@-1",
+        "ndcg@x",
+        "recall@3.5",
+        "@5",
+        "",
+    ],
 )
 def test_metric_parse_rejects_unknown(text):
     with pytest.raises(InputError) as e:
@@ -484,7 +532,7 @@ def test_metric_parse_rejects_unknown(text):
 
 
 def test_metric_rejects_bad_fields():
-    for name, k in [("map", 10), ("ndcg", 0), ("ndcg", True), ("ndcg", 2.5)]:
+    for name, k in [("rprec", 10), ("recall", None), ("ndcg", 0), ("ndcg", True), ("ndcg", 2.5)]:
         with pytest.raises(InputError):
             Metric(name, k)
 

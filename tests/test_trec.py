@@ -169,3 +169,10 @@ def test_bad_qrels_and_unwritable_ids(tmp_path):
         write_qrels(tmp_path / "q2.txt", {"q": {"d": 0.5}})
     with pytest.raises(InputError, match="twice"):
         write_run(tmp_path / "r.txt", {"q": [("d", 2.0), ("d", 1.0)]})
+
+
+def test_run_lines_with_more_than_six_fields_are_read(tmp_path):
+    # trec_eval ignores fields after the sixth; so does read_run.
+    path = tmp_path / "r.txt"
+    path.write_text("q Q0 x 1 5.0 t extra 1\nq Q0 y 2 4.0 t\n")
+    assert read_run(path) == {"q": [("x", 5.0), ("y", 4.0)]}

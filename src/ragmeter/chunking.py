@@ -425,7 +425,9 @@ class _Base:
 
 @dataclass(frozen=True)
 class WholeStrategy(_Base):
-    """One chunk per document (none for an empty or whitespace-only one)."""
+    """One chunk per document: its full text, leading and trailing whitespace
+    included, so that a span over the whole document lies inside it (none for an
+    empty or whitespace-only document)."""
 
     kind: ClassVar[str] = "whole"
     name: str = "whole"
@@ -434,11 +436,9 @@ class WholeStrategy(_Base):
         _check_name(self.name)
 
     def split(self, doc_id: str, text: str) -> list[Chunk]:
-        body = text.strip()
-        if not body:
+        if not text.strip():
             return []
-        start = len(text) - len(text.lstrip())
-        return [Chunk(doc_id, start, start + len(body), body)]
+        return [Chunk(doc_id, 0, len(text), text)]
 
 
 @dataclass(frozen=True)

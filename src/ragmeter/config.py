@@ -57,6 +57,9 @@ class Config:
     depth: int = 10
     relevant_grade: int = 2
     ideal: str = "returned"
+    gain: str = "exponential"  # or "linear" (trec_eval)
+    trec_eval_compat: bool = False
+    qrels: str = ""  # document-level judgments: the answer key with [testset] topics
     seed: int = 1
     rounds: int = 10_000
     confidence: float = 0.95
@@ -76,7 +79,7 @@ class Config:
         d = asdict(self)
         return {
             "corpus": {"path": d["corpus"], "format": d["corpus_format"]},
-            "testset": {"path": d["testset"], "format": d["testset_format"]},
+            "testset": {"path": d["testset"], "format": d["testset_format"], "qrels": d["qrels"]},
             "search": {
                 "strategies": list(d["strategies"]),
                 "retrievers": [r for r in d["retrievers"] if isinstance(r, str)],
@@ -84,6 +87,8 @@ class Config:
                 "depth": d["depth"],
                 "relevant_grade": d["relevant_grade"],
                 "ideal": d["ideal"],
+                "gain": d["gain"],
+                "trec_eval_compat": d["trec_eval_compat"],
             },
             "strategy": [dict(s) for s in d["custom_strategies"]],
             "retriever": [dict(r) for r in d["retrievers"] if isinstance(r, dict)],
@@ -119,8 +124,10 @@ class Config:
             object.__setattr__(self, "depth", max(self.ks))
         if self.relevant_grade not in (1, 2):
             raise InputError("relevant_grade must be 1 (part of the passage) or 2 (all of it)")
-        if self.ideal not in ("returned", "index"):
-            raise InputError("ideal must be 'returned' (as the seed) or 'index'")
+        if self.ideal not in ("returned", "index", "judged"):
+            raise InputError("ideal must be 'returned' (as the seed), 'index' or 'judged'")
+        if self.gain not in ("exponential", "linear"):
+            raise InputError("gain must be 'exponential' (2^grade - 1, the seed) or 'linear'")
         if self.depth < 1:
             raise InputError(f"depth must be at least 1, got {self.depth}")
         check_seed(self.seed)
@@ -152,7 +159,7 @@ class Config:
         from ragmeter.metrics import Metric
 
         metric = Metric.parse(self.metric)
-        if metric.k not in self.ks:
+        if metric.k is not None and metric.k not in self.ks:
             raise InputError(f"metric {self.metric!r} needs k={metric.k} in ks {list(self.ks)}")
         return self
 
@@ -162,12 +169,15 @@ _SECTIONS = {
     ("corpus", "format"): "corpus_format",
     ("testset", "path"): "testset",
     ("testset", "format"): "testset_format",
+    ("testset", "qrels"): "qrels",
     ("search", "strategies"): "strategies",
     ("search", "retrievers"): "retrievers",
     ("search", "ks"): "ks",
     ("search", "depth"): "depth",
     ("search", "relevant_grade"): "relevant_grade",
     ("search", "ideal"): "ideal",
+    ("search", "gain"): "gain",
+    ("search", "trec_eval_compat"): "trec_eval_compat",
     ("stats", "seed"): "seed",
     ("stats", "rounds"): "rounds",
     ("stats", "confidence"): "confidence",
@@ -243,7 +253,7 @@ def load_config(path: str | Path) -> Config:
             continue
         for key, value in body.items():
             values[_SECTIONS[(section, key)]] = tuple(value) if isinstance(value, list) else value
-    for name in ("corpus", "testset", "output"):
+    for name in ("corpus", "testset", "qrels", "output"):
         if name in values and values[name]:
             values[name] = (
                 str((base / values[name]).resolve())

@@ -1,4 +1,4 @@
-"""Documents and their loaders: a folder of .md/.txt files, JSONL, BEIR, SQuAD.
+"""Documents and their loaders: a folder of .md/.txt files, JSONL, BEIR, SQuAD, TREC SGML.
 
 Text is kept exactly as read (UTF-8, no newline translation), so character
 offsets into it are stable across runs and tools.
@@ -6,6 +6,9 @@ offsets into it are stable across runs and tools.
 
 from __future__ import annotations
 
+import gzip
+import html
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,11 +65,92 @@ def load_squad(path: Path) -> list[Document]:
     ]
 
 
+TREC_TITLE_FIELDS = ("HEADLINE", "TITLE", "HL", "HEAD", "TTL", "H3")
+TREC_TEXT_FIELDS = (*TREC_TITLE_FIELDS, "LP", "LEADPARA", "TEXT")
+"""Fields whose text makes a TREC SGML document's text, in document order (the
+fields trec_eval users index: title/headline fields, lead paragraphs, TEXT)."""
+
+_DOC = re.compile(rb"<DOC>(.*?)</DOC>", re.S | re.I)
+_DOCNO = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.S | re.I)
+_FIELD = re.compile(
+    r"<(" + "|".join(TREC_TEXT_FIELDS) + r")(?:\s[^>]*)?>(.*?)</\1\s*>", re.S | re.I
+)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _raw_bytes(path: Path) -> bytes:
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as fh:
+                return fh.read()
+        return path.read_bytes()
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise InputError(f"{path}: cannot read ({exc}); check the path") from None
+
+
+def looks_like_trec(path: Path) -> bool:
+    """Whether a file starts (after blanks) with ``<DOC>``, as TREC SGML files do."""
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as fh:
+                head = fh.read(512)
+        else:
+            with path.open("rb") as fh:
+                head = fh.read(512)
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return False
+    return head.lstrip().upper().startswith(b"<DOC>")
+
+
+def _clean(fragment: str) -> str:
+    return html.unescape(_TAG.sub(" ", fragment)).strip()
+
+
+def load_trec_sgml(path: Path) -> list[Document]:
+    """TREC SGML: ``<DOC><DOCNO>id</DOCNO> ... </DOC>`` per document, in one file,
+    a ``.gz`` file, or every such file below a folder.
+
+    The text is the content of the fields in :data:`TREC_TEXT_FIELDS`, in document
+    order, inner tags removed, entities decoded, fields joined by a blank line (all
+    the content after DOCNO when none is present); the title is the first title
+    field. Files are read as UTF-8, else as Latin-1 (as the TREC disks are).
+    """
+    files = (
+        sorted(p for p in path.rglob("*") if p.is_file() and looks_like_trec(p))
+        if path.is_dir()
+        else [path]
+    )
+    docs = []
+    for f in files:
+        data = _raw_bytes(f)
+        for m in _DOC.finditer(data):
+            raw = m.group(1)
+            try:
+                body = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                body = raw.decode("latin-1")
+            no = _DOCNO.search(body)
+            if no is None or not no.group(1).strip():
+                line = data[: m.start()].count(b"\n") + 1
+                raise InputError(f"{f}:{line}: a <DOC> without a <DOCNO>; every document needs one")
+            fields = [(t.upper(), _clean(x)) for t, x in _FIELD.findall(body)]
+            fields = [(t, x) for t, x in fields if x]
+            if fields:
+                text = "\n\n".join(x for _, x in fields)
+            else:
+                text = _clean(body[no.end() :])
+            title = next((x for t, x in fields if t in TREC_TITLE_FIELDS), None)
+            docs.append(Document(id=no.group(1).strip(), text=text, title=title))
+    if not docs:
+        raise InputError(f"{path}: no <DOC> ... </DOC> documents found; is this TREC SGML?")
+    return docs
+
+
 def load_corpus(path: str | Path, format: str = "auto") -> list[Document]:
     """Load documents from a folder, a JSONL / BEIR corpus file or a SQuAD JSON file.
 
     ``format`` is one of ``auto``, ``file`` (one text file), ``folder``, ``jsonl``,
-    ``beir``, ``squad``.
+    ``beir``, ``squad``, ``trec`` (TREC SGML: a file, ``.gz`` or a folder).
     Raises :class:`InputError` for a missing path, an empty corpus or duplicate ids.
     """
     path = Path(path)
@@ -77,6 +161,13 @@ def load_corpus(path: str | Path, format: str = "auto") -> list[Document]:
             beir = path / "corpus.jsonl"
             format = "beir" if beir.exists() else "folder"
             path = beir if beir.exists() else path
+            if format == "folder" and not any(
+                p.suffix.lower() in TEXT_SUFFIXES for p in path.rglob("*") if p.is_file()
+            ):
+                if any(looks_like_trec(p) for p in path.rglob("*") if p.is_file()):
+                    format = "trec"
+        elif looks_like_trec(path):
+            format = "trec"
         elif path.suffix == ".jsonl":
             format = "jsonl"
         elif path.suffix == ".json":
@@ -84,13 +175,17 @@ def load_corpus(path: str | Path, format: str = "auto") -> list[Document]:
         elif path.suffix.lower() in TEXT_SUFFIXES:
             format = "file"
         else:
-            raise InputError(f"{path}: unknown corpus format; use a folder, .jsonl or SQuAD .json")
+            raise InputError(
+                f"{path}: unknown corpus format; use a folder, .jsonl, SQuAD .json"
+                " or TREC SGML (<DOC><DOCNO>...)"
+            )
     loaders = {
         "file": lambda p: [Document(p.name, read_text(p))],
         "folder": load_folder,
         "jsonl": load_jsonl,
         "beir": load_jsonl,
         "squad": load_squad,
+        "trec": load_trec_sgml,
     }
     if format not in loaders:
         raise InputError(f"unknown corpus format {format!r}; choose one of {sorted(loaders)}")

@@ -35,6 +35,15 @@ recall of Chroma's chunking evaluation. ``coverage@k`` is the coverage of the to
 ``k`` items (all items when fewer than ``k`` were returned); it never decreases
 with ``k``.
 
+"Any of" keys and document-level keys
+-------------------------------------
+An *any of* key lists alternative spans (SQuAD's annotators): an item's grade is
+the best grade it gets against any one alternative, each graded as above.
+A *document-level* key (qrels) grades documents ``{doc_id: grade}``: an item
+carries its document's grade, whatever part of the document it holds (negative
+grades count as 0). Several items of one relevant document are each relevant;
+recall counts each relevant document once (:func:`found_units`).
+
 Ideal grades over the index
 ---------------------------
 ``ideal_grades(all_items, spans)`` is the list of grades, sorted from high to low,
@@ -58,7 +67,10 @@ __all__ = [
     "SpanIndex",
     "coverage",
     "coverage_curve",
+    "found_units",
     "grade",
+    "grade_any",
+    "grade_documents",
     "grade_ranking",
     "ideal_grades",
 ]
@@ -141,6 +153,48 @@ def grade_ranking(items: Sequence[Any], spans: Iterable[Any]) -> np.ndarray:
     out = np.zeros(len(items), dtype=np.int8)
     for i, it in enumerate(items):
         out[i] = _grade(*_item(it), sp)
+    return out
+
+
+def grade_any(items: Sequence[Any], alternatives: Iterable[Any]) -> np.ndarray:
+    """Grades against an "any of" key: the best grade over the alternative spans."""
+    alts = _spans(alternatives)
+    out = np.zeros(len(items), dtype=np.int8)
+    for i, it in enumerate(items):
+        doc, start, end = _item(it)
+        out[i] = max(_grade(doc, start, end, [a]) for a in alts)
+    return out
+
+
+def grade_documents(items: Sequence[Any], judged: dict[str, int]) -> np.ndarray:
+    """Grades against a document-level key: each item carries its document's grade."""
+    out = np.zeros(len(items), dtype=np.int64)
+    for i, it in enumerate(items):
+        out[i] = max(int(judged.get(_item(it)[0], 0)), 0)
+    return out
+
+
+def found_units(
+    items: Sequence[Any], grades: Sequence[int], level: int, by_document: bool
+) -> np.ndarray:
+    """Distinct relevant units among the top ``j + 1`` items, for each ``j``.
+
+    With ``by_document`` each relevant document is a unit, however many of its
+    items come back; otherwise the key is one unit, found at the first relevant item.
+    """
+    out = np.zeros(len(items), dtype=np.int64)
+    seen: set[str] = set()
+    count = 0
+    for j, (it, g) in enumerate(zip(items, grades, strict=True)):
+        if g >= level:
+            if by_document:
+                doc = _item(it)[0]
+                if doc not in seen:
+                    seen.add(doc)
+                    count += 1
+            else:
+                count = 1
+        out[j] = count
     return out
 
 

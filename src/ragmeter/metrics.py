@@ -7,27 +7,40 @@ counts as 0. For the binary metrics an item is *relevant* when its grade is at
 least ``relevant_grade`` (default 2, the whole passage; 1 is the lenient
 reading that also counts partial items).
 
-With ``g_i`` the grade at rank ``i = 1, 2, ...`` and ``rel_i = g_i >= relevant_grade``:
+With ``g_i`` the grade at rank ``i = 1, 2, ...`` and ``rel_i = g_i >= relevant_grade``,
+``R`` the number of relevant units of the question (1 for a span answer key,
+"all of these spans" or "any of these alternatives"; the relevant documents of
+a qrels key) and ``found_k`` the distinct relevant units among the top ``k``:
 
-* ``recall@k`` -- hit rate: 1 if any of the top ``k`` items is relevant, else 0.
+* ``recall@k`` -- ``found_k / R`` (trec_eval's ``recall_k``). With one unit per
+  question it equals the hit rate, which is what ``recall@k`` meant before.
+* ``hit@k`` -- 1 if any of the top ``k`` items is relevant, else 0 (trec_eval's
+  ``success_k``).
+* ``map@k`` / ``map`` -- average precision: ``sum(P@i * new_i) / R`` over the
+  ranks ``i <= k`` (all ranks for ``map``), ``new_i`` the units first found at
+  rank ``i`` (trec_eval's ``map_cut_k`` / ``map``).
+* ``rprec`` -- ``found_R / R``: R-precision (trec_eval's ``Rprec``).
 * ``precision@k`` -- ``(number of relevant items in the top k) / k``; the
   divisor is ``k`` even when fewer than ``k`` items were returned. With one
   answering passage and items that do not overlap, at most one item can hold the
   whole passage, so ``precision@5 <= 0.2``.
-* ``mrr@k`` -- ``1 / i`` for the first relevant rank ``i <= k``, else 0.
-* ``ndcg@k`` -- ``DCG@k / IDCG@k`` with ``DCG@k = sum_{i<=k} (2**g_i - 1) / log2(i + 1)``.
+* ``mrr@k`` / ``mrr`` -- ``1 / i`` for the first relevant rank ``i <= k``, else 0.
+* ``ndcg@k`` / ``ndcg`` -- ``DCG@k / IDCG@k`` with ``DCG@k = sum_{i<=k} gain(g_i) / log2(i + 1)``,
+  ``gain(g) = 2**g - 1`` (``exponential``, the seed) or ``g`` (``linear``, trec_eval).
   ``IDCG@k`` is the same sum over the ideal grades sorted high to low: by
   default the grades of the *whole returned list* (all ranks, not only the top
   ``k``) -- the best order of the items actually returned; with ``ideal`` given,
   the grades of every item in the index with a grade above 0
-  (:func:`ragmeter.grading.ideal_grades`). ``IDCG@k == 0`` gives 0.
+  (:func:`ragmeter.grading.ideal_grades`) or the judged grades of the qrels.
+  ``IDCG@k == 0`` gives 0.
 * ``coverage@k`` -- share of the answer characters inside the top ``k`` items
   (:func:`ragmeter.grading.coverage_curve`), passed in precomputed.
 * ``words@k`` -- the number of words in the top ``k`` items (what a reader is
   sent alongside the score).
 
 When ``k`` exceeds the number of ranks, every rank is used (only ``precision``
-still divides by ``k``).
+still divides by ``k``). A question with ``R = 0`` scores 0 on recall, MAP and
+R-precision.
 
 :func:`recall_at_k`, :func:`precision_at_k`, :func:`mrr_at_k` and
 :func:`ndcg_at_k` score one list of relevance values exactly as the reference
@@ -39,6 +52,7 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -58,63 +72,140 @@ __all__ = [
     "score_questions",
 ]
 
-METRIC_NAMES: tuple[str, ...] = ("recall", "precision", "mrr", "ndcg", "coverage", "words")
-"""Every metric name, in the order :func:`score_questions` reports them."""
+METRIC_NAMES: tuple[str, ...] = (
+    "recall",
+    "hit",
+    "precision",
+    "mrr",
+    "ndcg",
+    "map",
+    "rprec",
+    "coverage",
+    "words",
+)
+"""Every metric family, in the order :func:`score_questions` reports them."""
+
+NEEDS_K = frozenset({"recall", "hit", "precision", "coverage", "words"})
+"""Families that always take a cutoff (``recall@5``)."""
+NO_K = frozenset({"rprec"})
+"""Families that never take one (``rprec``); the others work both ways
+(``map`` over the whole returned list, ``map@10`` over the top 10)."""
 
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
+
+GAINS = ("exponential", "linear")
+
+# trec_eval's names (ir_measures and ranx names are in docs/metrics.md).
+_TREC = {
+    "recall": "recall_{k}",
+    "hit": "success_{k}",
+    "precision": "P_{k}",
+    "ndcg": "ndcg_cut_{k}",
+    "map": "map_cut_{k}",
+}
+_TREC_NO_K = {"map": "map", "mrr": "recip_rank", "ndcg": "ndcg", "rprec": "Rprec"}
+_TREC_PATTERN = re.compile(r"^(recall|success|P|ndcg_cut|map_cut)_(\d+)$")
+_FROM_TREC = {v: k for k, v in _TREC_NO_K.items()}
+_FROM_TREC_CUT = {"recall": "recall", "success": "hit", "P": "precision"}
+_FROM_TREC_CUT |= {"ndcg_cut": "ndcg", "map_cut": "map"}
 
 
 def _bad_metric(text: object) -> InputError:
     return InputError(
         f"unknown metric {text!r}: use NAME@K, NAME one of {', '.join(METRIC_NAMES)}"
-        " and K a whole number >= 1 (e.g. ndcg@10)"
+        " and K a whole number >= 1 (e.g. ndcg@10), or map, mrr, ndcg, rprec without a"
+        " cutoff, or a trec_eval name (P_10, ndcg_cut_10, recip_rank, Rprec)"
     )
 
 
 @dataclass(frozen=True, slots=True)
 class Metric:
-    """A metric at a cutoff; prints as ``name@k`` and parses back."""
+    """A metric at a cutoff (or over the whole list); prints as ``name@k`` or
+    ``name`` and parses back. trec_eval names parse too (``P_10``)."""
 
     name: str
-    k: int
+    k: int | None = None
 
     def __post_init__(self) -> None:
         if self.name not in METRIC_NAMES or isinstance(self.k, bool):
-            raise _bad_metric(f"{self.name}@{self.k}")
+            raise _bad_metric(self._text())
+        if self.k is None:
+            if self.name in NEEDS_K:
+                raise _bad_metric(self._text())
+            return
+        if self.name in NO_K:
+            raise _bad_metric(self._text())
         try:
             k = operator.index(self.k)
         except TypeError:
-            raise _bad_metric(f"{self.name}@{self.k}") from None
+            raise _bad_metric(self._text()) from None
         if k < 1:
-            raise _bad_metric(f"{self.name}@{self.k}")
+            raise _bad_metric(self._text())
         object.__setattr__(self, "k", k)
 
+    def _text(self) -> str:
+        return self.name if self.k is None else f"{self.name}@{self.k}"
+
     def __str__(self) -> str:
-        return f"{self.name}@{self.k}"
+        return self._text()
+
+    @property
+    def trec_name(self) -> str | None:
+        """trec_eval's name for this measure (``P_10``), or ``None`` when it has none."""
+        if self.k is None:
+            return _TREC_NO_K.get(self.name)
+        pattern = _TREC.get(self.name)
+        return pattern.format(k=self.k) if pattern else None
 
     @classmethod
     def parse(cls, text: str) -> Metric:
         """``Metric.parse("ndcg@10") == Metric("ndcg", 10)``; surrounding spaces
-        and upper case are accepted."""
+        and upper case are accepted, and so are trec_eval's names."""
         if not isinstance(text, str):
             raise _bad_metric(text)
-        name, sep, k = text.strip().partition("@")
+        raw = text.strip()
+        if raw in _FROM_TREC:
+            return cls(_FROM_TREC[raw])
+        m = _TREC_PATTERN.match(raw)
+        if m:
+            return cls(_FROM_TREC_CUT[m.group(1)], int(m.group(2)))
+        name, sep, k = raw.partition("@")
         name, k = name.strip().lower(), k.strip()
-        if not sep or name not in METRIC_NAMES or not k.isascii() or not k.isdigit():
+        if name not in METRIC_NAMES:
+            raise _bad_metric(text)
+        if not sep:
+            if name in NEEDS_K:
+                raise _bad_metric(text)
+            return cls(name)
+        if not k.isascii() or not k.isdigit():
             raise _bad_metric(text)
         return cls(name, int(k))
 
 
+DEFAULT_WHOLE = ("map", "rprec")
+"""Measures without a cutoff that :func:`score_questions` reports by default."""
+
+
 def metric_names(
-    ks: Iterable[int] = DEFAULT_KS, *, coverage: bool = True, words: bool = True
+    ks: Iterable[int] = DEFAULT_KS,
+    *,
+    coverage: bool = True,
+    words: bool = True,
+    whole: Iterable[str] = DEFAULT_WHOLE,
 ) -> list[str]:
-    """The names :func:`score_questions` returns for these cutoffs, in its order."""
+    """The names :func:`score_questions` returns for these cutoffs, in its order:
+    each family at every cutoff, then the family over the whole list when it is
+    in ``whole``."""
     ks = _ks(ks)
+    whole = set(whole)
     out = []
     for name in METRIC_NAMES:
         if (name == "coverage" and not coverage) or (name == "words" and not words):
             continue
-        out.extend(str(Metric(name, k)) for k in ks)
+        if name not in NO_K:
+            out.extend(str(Metric(name, k)) for k in ks)
+        if name in whole and name not in NEEDS_K:
+            out.append(name)
     return out
 
 
@@ -223,17 +314,58 @@ def _int_matrix(x: object, what: str) -> np.ndarray:
     return a.astype(np.int64)
 
 
-def _cum_dcg(g: np.ndarray) -> np.ndarray:
+def _gain(g: np.ndarray, gain: str) -> np.ndarray:
+    g = g.astype(np.float64)
+    return np.exp2(g) - 1.0 if gain == "exponential" else g
+
+
+def _cum_dcg(g: np.ndarray, gain: str = "exponential") -> np.ndarray:
     """Running DCG along each row: column ``j`` is DCG over ranks ``0..j``."""
     disc = np.log2(np.arange(g.shape[1], dtype=np.float64) + 2.0)
-    return np.cumsum((np.exp2(g.astype(np.float64)) - 1.0) / disc, axis=1)
+    return np.cumsum(_gain(g, gain) / disc, axis=1)
 
 
-def _at(cum: np.ndarray, k: int) -> np.ndarray:
+def _at(cum: np.ndarray | None, k: int, n: int = 0) -> np.ndarray:
     """Column ``k - 1`` of a running sum, or its last column when shorter; 0 if empty."""
-    if cum.shape[1] == 0:
+    if cum is None:
+        return np.zeros(n, dtype=np.float64)
+    if cum.shape[1] == 0 or k < 1:
         return np.zeros(cum.shape[0], dtype=np.float64)
     return cum[:, min(k, cum.shape[1]) - 1]
+
+
+def _ideal_matrix(ideal: object, n: int, width: int | None) -> np.ndarray:
+    """Ideal grades as an ``(n, w)`` matrix sorted high to low per row, negatives as 0;
+    ``w`` is ``width`` (``None``: the longest vector)."""
+    if isinstance(ideal, np.ndarray) and ideal.ndim == 2:
+        if ideal.shape[0] != n:
+            raise InputError(f"ideal has {ideal.shape[0]} grade vectors for {n} questions")
+        a = _int_matrix(ideal, "ideal grades")
+        a = -np.sort(-np.clip(a, 0, None), axis=1)
+        return a if width is None else a[:, :width]
+    if len(ideal) != n:
+        raise InputError(f"ideal has {len(ideal)} grade vectors for {n} questions")
+    vecs = []
+    for q, vec in enumerate(ideal):
+        v = np.asarray(vec).reshape(-1)
+        if v.size and not np.issubdtype(v.dtype, np.integer):
+            raise InputError(f"ideal grades of question {q} must be whole numbers")
+        vecs.append(np.sort(np.clip(v.astype(np.int64), 0, None))[::-1])
+    w = max((v.size for v in vecs), default=0) if width is None else width
+    out = np.zeros((n, w), dtype=np.int64)
+    for q, v in enumerate(vecs):
+        v = v[:w]
+        out[q, : v.size] = v
+    return out
+
+
+def _wanted(measures: Iterable[object] | None, default: list[str]) -> list[Metric]:
+    if measures is None:
+        return [Metric.parse(m) for m in default]
+    out = [m if isinstance(m, Metric) else Metric.parse(m) for m in measures]
+    if not out:
+        raise InputError("no measures asked for")
+    return out
 
 
 def score_questions(
@@ -241,8 +373,13 @@ def score_questions(
     words: object | None,
     ks: Iterable[int] = DEFAULT_KS,
     coverage: object | None = None,
-    ideal: Sequence[object] | None = None,
+    ideal: Sequence[object] | np.ndarray | None = None,
     relevant_grade: int = 2,
+    *,
+    n_relevant: object | None = None,
+    found: object | None = None,
+    gain: str = "exponential",
+    measures: Iterable[str | Metric] | None = None,
 ) -> dict[str, np.ndarray]:
     """Every metric at every cutoff, per question.
 
@@ -256,65 +393,100 @@ def score_questions(
             as :func:`ragmeter.grading.coverage_curve` returns it; ``None`` skips
             ``coverage@k``.
         ideal: ``None`` for nDCG's ideal from the returned list; else one grade
-            vector per question (:func:`ragmeter.grading.ideal_grades`): the
-            ideal over every item in the index.
-        relevant_grade: lowest grade that counts as relevant for recall,
-            precision and MRR (2: whole passage; 1: any part of it).
+            vector per question (or an ``(n, w)`` matrix): the ideal over every
+            item in the index, or the judged grades of a qrels file.
+        relevant_grade: lowest grade that counts as relevant for the binary
+            measures (2: whole passage; 1: any part of it, or trec_eval's level).
+        n_relevant: ``(n_questions,)`` relevant units per question (the
+            denominator of recall, MAP and R-precision). ``None``: one unit per
+            question, the span answer key.
+        found: ``(n_questions, depth)`` distinct relevant units among the top
+            ``j + 1`` items. ``None``: with ``n_relevant`` every relevant item is a
+            unit of its own (a document ranking); without it, the one unit is
+            found at the first relevant item.
+        gain: ``"exponential"`` (``2**g - 1``, the seed) or ``"linear"`` (``g``,
+            trec_eval).
+        measures: names to compute (``"ndcg@10"``, ``"map"``, trec_eval names);
+            ``None`` for :func:`metric_names` of ``ks``.
 
     Returns:
         ``{"recall@1": array, ...}``: metric name to a float64 vector with one
-        value per question, metrics in :data:`METRIC_NAMES` order, then by cutoff.
+        value per question, in the order of ``measures`` (default: families in
+        :data:`METRIC_NAMES` order, then by cutoff).
     """
     cutoffs = _ks(ks)
+    if gain not in GAINS:
+        raise InputError(f"gain must be one of {', '.join(GAINS)}, not {gain!r}")
+    wanted = _wanted(
+        measures, metric_names(cutoffs, coverage=coverage is not None, words=words is not None)
+    )
     g = _int_matrix(grades, "grades")
     n, depth = g.shape
     try:
         level = operator.index(relevant_grade)
     except TypeError:
-        raise InputError(f"relevant_grade={relevant_grade!r} must be 1 or 2") from None
+        raise InputError(f"relevant_grade={relevant_grade!r} must be a whole number >= 1") from None
     if level < 1:
-        raise InputError(f"relevant_grade={relevant_grade!r} must be 1 or 2")
+        raise InputError(f"relevant_grade={relevant_grade!r} must be a whole number >= 1")
 
     filled = g >= 0
     g = np.where(filled, g, 0)
     rel = g >= level
-    ranks = np.arange(1, depth + 1, dtype=np.float64)
 
-    out: dict[str, np.ndarray] = {}
+    def eff(m: Metric) -> int:
+        return depth if m.k is None else min(m.k, depth)
 
-    for k in cutoffs:
-        out[f"recall@{k}"] = rel[:, :k].any(axis=1).astype(np.float64)
-    for k in cutoffs:
-        out[f"precision@{k}"] = rel[:, :k].sum(axis=1).astype(np.float64) / k
-    for k in cutoffs:
-        top = rel[:, :k]
-        rr = np.zeros(n, dtype=np.float64)
-        if top.shape[1]:
-            hit = top.any(axis=1)
-            rr[hit] = 1.0 / ranks[top[hit].argmax(axis=1)]
-        out[f"mrr@{k}"] = rr
-
-    dcg = _cum_dcg(g)
-    if ideal is None:
-        best = _cum_dcg(-np.sort(-g, axis=1))
+    if n_relevant is None:
+        total = np.ones(n, dtype=np.float64)
     else:
-        if len(ideal) != n:
-            raise InputError(f"ideal has {len(ideal)} grade vectors for {n} questions")
-        width = max(cutoffs)
-        top_ideal = np.zeros((n, width), dtype=np.int64)
-        for q, vec in enumerate(ideal):
-            v = np.asarray(vec).reshape(-1)
-            if v.size and not np.issubdtype(v.dtype, np.integer):
-                raise InputError(f"ideal grades of question {q} must be whole numbers")
-            v = np.sort(np.clip(v.astype(np.int64), 0, None))[::-1][:width]
-            top_ideal[q, : v.size] = v
-        best = _cum_dcg(top_ideal)
-    for k in cutoffs:
-        num, den = _at(dcg, k), _at(best, k)
-        nd = np.zeros(n, dtype=np.float64)
-        np.divide(num, den, out=nd, where=den != 0)
-        out[f"ndcg@{k}"] = nd
+        total = np.asarray(n_relevant, dtype=np.float64).reshape(-1)
+        if total.shape != (n,):
+            raise InputError(f"n_relevant must have one value per question ({n})")
+    safe_total = np.where(total > 0, total, 1.0)
 
+    need_found = max(
+        [eff(m) for m in wanted if m.name in ("recall", "map")]
+        + ([depth] if any(m.name == "rprec" for m in wanted) else [])
+        + [0]
+    )
+    found_m = None
+    if need_found:
+        if found is not None:
+            found_m = _int_matrix(found, "found")
+            if found_m.shape != (n, depth):
+                raise InputError(f"found must have the shape of grades {(n, depth)}")
+            found_m = found_m[:, :need_found]
+        elif n_relevant is None:
+            found_m = np.logical_or.accumulate(rel[:, :need_found], axis=1).astype(np.int64)
+        else:
+            found_m = np.cumsum(rel[:, :need_found], axis=1, dtype=np.int64)
+
+    def found_at(k: int) -> np.ndarray:
+        if found_m is None or k < 1:
+            return np.zeros(n, dtype=np.float64)
+        return found_m[:, k - 1].astype(np.float64)
+
+    ap_cum = None
+    map_width = max([eff(m) for m in wanted if m.name == "map"] + [0])
+    if map_width:
+        ranks = np.arange(1, map_width + 1, dtype=np.float64)
+        cum_rel = np.cumsum(rel[:, :map_width], axis=1, dtype=np.int64)
+        new = np.diff(found_m[:, :map_width], axis=1, prepend=0)
+        ap_cum = np.cumsum(new * (cum_rel / ranks), axis=1)
+
+    dcg = best = None
+    ndcg_wanted = [m for m in wanted if m.name == "ndcg"]
+    if ndcg_wanted:
+        width = max(eff(m) for m in ndcg_wanted)
+        dcg = _cum_dcg(g[:, :width], gain)
+        if ideal is None:
+            best = _cum_dcg(-np.sort(-g, axis=1), gain)
+        else:
+            whole = any(m.k is None for m in ndcg_wanted)
+            top = _ideal_matrix(ideal, n, None if whole else max(m.k for m in ndcg_wanted))
+            best = _cum_dcg(top, gain)
+
+    cov = None
     if coverage is not None:
         cov = np.asarray(coverage, dtype=np.float64)
         if cov.shape != (n, len(cutoffs)):
@@ -322,15 +494,54 @@ def score_questions(
                 f"coverage must have shape {(n, len(cutoffs))} (questions x cutoffs),"
                 f" got {cov.shape}"
             )
-        for j, k in enumerate(cutoffs):
-            out[f"coverage@{k}"] = cov[:, j].copy()
-
+    cum_words = None
     if words is not None:
         w = np.asarray(words, dtype=np.float64)
         if w.shape != (n, depth):
             raise InputError(f"words must have the shape of grades {(n, depth)}, got {w.shape}")
-        cum = np.cumsum(np.where(filled, w, 0.0), axis=1)
-        for k in cutoffs:
-            out[f"words@{k}"] = _at(cum, k).copy()
+        cum_words = np.cumsum(np.where(filled, w, 0.0), axis=1)
 
+    out: dict[str, np.ndarray] = {}
+    for m in wanted:
+        k = eff(m)
+        name = str(m)
+        if m.name == "hit":
+            v = rel[:, :k].any(axis=1).astype(np.float64)
+        elif m.name == "precision":
+            v = rel[:, :k].sum(axis=1).astype(np.float64) / m.k
+        elif m.name == "recall":
+            v = np.where(total > 0, found_at(k) / safe_total, 0.0)
+        elif m.name == "mrr":
+            top = rel[:, :k]
+            v = np.zeros(n, dtype=np.float64)
+            if top.shape[1]:
+                hit = top.any(axis=1)
+                v[hit] = 1.0 / (top[hit].argmax(axis=1) + 1.0)
+        elif m.name == "map":
+            v = np.where(total > 0, _at(ap_cum, k, n) / safe_total, 0.0)
+        elif m.name == "rprec":
+            r = np.minimum(total, depth).astype(np.int64)
+            fa = np.zeros(n, dtype=np.float64)
+            ok = r > 0
+            if found_m is not None and ok.any():
+                fa[ok] = found_m[ok, r[ok] - 1]
+            v = np.where(total > 0, fa / safe_total, 0.0)
+        elif m.name == "ndcg":
+            num = _at(dcg, k)
+            den = best[:, -1] if (m.k is None and best.shape[1]) else _at(best, m.k or k)
+            if m.k is None and not best.shape[1]:
+                den = np.zeros(n, dtype=np.float64)
+            v = np.zeros(n, dtype=np.float64)
+            np.divide(num, den, out=v, where=den != 0)
+        elif m.name == "coverage":
+            if cov is None or m.k not in cutoffs:
+                raise InputError(f"{name} needs coverage computed at k={m.k}")
+            v = cov[:, cutoffs.index(m.k)].copy()
+        elif m.name == "words":
+            if cum_words is None:
+                raise InputError(f"{name} needs the words of each item")
+            v = _at(cum_words, k).copy()
+        else:  # pragma: no cover - Metric rejects other names
+            raise _bad_metric(name)
+        out[name] = v
     return out

@@ -39,32 +39,53 @@ class AnswerSpan:
 
 @dataclass(frozen=True)
 class Question:
-    """A test question with the passage(s) that answer it (all of them are needed)."""
+    """A test question and its answer key, one of three kinds:
+
+    * ``answers``: the passage(s) that answer it; all of them are needed;
+    * ``any_of``: alternative passages (SQuAD's other annotators); any one will do
+      (``answers`` then holds the first, for display);
+    * ``qrels``: graded relevant documents ``(doc, grade)``, from a qrels file; a
+      chunk of a relevant document carries that document's grade.
+    """
 
     id: str
     text: str
     answers: tuple[AnswerSpan, ...]
     meta: dict = field(default_factory=dict, compare=False)
+    any_of: tuple[AnswerSpan, ...] = ()
+    qrels: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """``"qrels"``, ``"any"`` or ``"all"``: how the answer key grades items."""
+        return "qrels" if self.qrels else "any" if self.any_of else "all"
 
     def to_dict(self) -> dict:
-        out = {
-            "id": self.id,
-            "question": self.text,
-            "answers": [
-                {"doc": a.doc, "start": a.start, "end": a.end, "text": a.text} for a in self.answers
-            ],
-        }
+        def span(a: AnswerSpan) -> dict:
+            return {"doc": a.doc, "start": a.start, "end": a.end, "text": a.text}
+
+        out: dict = {"id": self.id, "question": self.text}
+        if self.any_of:
+            out["any_of"] = [span(a) for a in self.any_of]
+        out["answers"] = [span(a) for a in self.answers]
+        if self.qrels:
+            out["qrels"] = dict(self.qrels)
         out.update(self.meta)
         return out
 
 
 @dataclass(frozen=True)
 class TestSet:
-    """Questions plus what the import skipped (e.g. SQuAD's unanswerable ones)."""
+    """Questions plus what the import skipped (e.g. SQuAD's unanswerable ones).
+
+    ``notes`` are one-line messages for the user (what was skipped and why), which
+    the command line prints.
+    """
 
     questions: list[Question]
     skipped: int = 0
     source: str = ""
+    notes: tuple[str, ...] = ()
 
     __test__ = False  # not a pytest class
 
@@ -150,6 +171,14 @@ def load_jsonl_testset(path: Path, docs: Sequence[Document]) -> TestSet:
     questions: list[Question] = []
     seen: set[str] = set()
     for number, obj in read_jsonl(path):
+        if obj.get("any_of") is not None or obj.get("qrels") is not None:
+            question = _other_key(path, number, obj, resolver)
+            if question is not None:
+                if question.id in seen:
+                    raise InputError(f"{path}:{number}: duplicate question id {question.id!r}")
+                seen.add(question.id)
+                questions.append(question)
+            continue
         raw_id = obj.get("id")
         where = f"{path}:{number}" + (
             f": question {raw_id}" if isinstance(raw_id, str | int) and raw_id is not True else ""
@@ -174,6 +203,34 @@ def load_jsonl_testset(path: Path, docs: Sequence[Document]) -> TestSet:
             questions.append(Question(qid, text, tuple(spans), meta))
     resolver.raise_problems()
     return TestSet(questions, source=str(path))
+
+
+def _other_key(path: Path, number: int, obj: dict, resolver: _Resolver) -> Question | None:
+    """A JSONL line with an "any_of" list of alternative spans or "qrels" {doc: grade}."""
+    qid, text = obj.get("id"), obj.get("question")
+    any_of, judged = obj.get("any_of"), obj.get("qrels")
+    if qid is None or not isinstance(text, str):
+        raise InputError(f'{path}:{number}: each line needs "id" and "question"')
+    qid = str(qid)
+    meta = {
+        k: v for k, v in obj.items() if k not in ("id", "question", "answers", "any_of", "qrels")
+    }
+    if judged is not None:
+        if (
+            not isinstance(judged, dict)
+            or not judged
+            or not all(isinstance(g, int) and not isinstance(g, bool) for g in judged.values())
+        ):
+            raise InputError(
+                f'{path}:{number}: "qrels" must map document ids to whole-number grades'
+            )
+        return Question(qid, text, (), meta, qrels=tuple((str(d), g) for d, g in judged.items()))
+    if not isinstance(any_of, list) or not any_of or not all(isinstance(a, dict) for a in any_of):
+        raise InputError(f'{path}:{number}: "any_of" must be a non-empty list of span objects')
+    spans = [resolver.span(qid, raw) for raw in any_of]
+    if any(sp is None for sp in spans):
+        return None
+    return Question(qid, text, (spans[0],), meta, any_of=tuple(spans))
 
 
 def load_chroma_csv(path: Path, docs: Sequence[Document]) -> TestSet:
@@ -231,14 +288,15 @@ def load_chroma_csv(path: Path, docs: Sequence[Document]) -> TestSet:
 
 
 def load_squad_testset(path: Path, docs: Sequence[Document] | None = None) -> TestSet:
-    """SQuAD JSON: answerable questions only; the first listed answer is the key.
+    """SQuAD JSON: answerable questions only; every annotator's answer is an
+    alternative ("any of" key; the first listed is shown).
 
     Documents are the paragraphs (ids ``title/index``, as :func:`corpus.load_squad`).
-    Unanswerable questions are counted in ``skipped``.
+    Unanswerable questions are counted in ``skipped`` and listed in ``notes``.
     """
     data = read_json(path)
     squad = _check_squad(path, data)
-    questions, skipped = [], 0
+    questions, skipped_ids = [], []
     seen: set[str] = set()
     for article in squad.data:
         for i, para in enumerate(article.paragraphs):
@@ -249,24 +307,171 @@ def load_squad_testset(path: Path, docs: Sequence[Document] | None = None) -> Te
                     raise InputError(f"{path}: question {qid}: duplicate question id")
                 seen.add(qid)
                 if qa.is_impossible or not qa.answers:
-                    skipped += 1
+                    skipped_ids.append(qid)
                     continue
-                a = qa.answers[0]
-                start = a.answer_start
-                end = start + len(a.text)
-                if not a.text or context[start:end] != a.text:
-                    raise InputError(
-                        f"{path}: question {qid}: answer_start does not match the answer text; "
-                        f"fix answer_start"
+                spans: list[AnswerSpan] = []
+                for a in qa.answers:
+                    start = a.answer_start
+                    end = start + len(a.text)
+                    if not a.text or context[start:end] != a.text:
+                        raise InputError(
+                            f"{path}: question {qid}: answer_start does not match the answer "
+                            "text; fix answer_start"
+                        )
+                    span = AnswerSpan(f"{article.title}/{i}", start, end, a.text)
+                    if span not in spans:
+                        spans.append(span)
+                questions.append(
+                    Question(
+                        qid,
+                        qa.question,
+                        (spans[0],),
+                        {"source": "squad"},
+                        any_of=tuple(spans) if len(spans) > 1 else (),
                     )
-                span = AnswerSpan(f"{article.title}/{i}", start, end, a.text)
-                questions.append(Question(qid, qa.question, (span,), {"source": "squad"}))
+                )
+    skipped = len(skipped_ids)
     if docs is not None:
         known = {d.id for d in docs}
         unknown = [q.id for q in questions if q.answers[0].doc not in known]
         if unknown:
             raise InputError(f"{path}: documents not in the corpus for {', '.join(unknown[:10])}")
-    return TestSet(questions, skipped=skipped, source=str(path))
+    notes = ()
+    if skipped:
+        shown = ", ".join(skipped_ids[:10]) + (f" and {skipped - 10} more" if skipped > 10 else "")
+        notes = (f"{path}: skipped {skipped} unanswerable questions: {shown}",)
+    return TestSet(questions, skipped=skipped, source=str(path), notes=notes)
+
+
+_TOP = re.compile(r"<top>(.*?)</top>", re.S | re.I)
+_TOPIC_XML = re.compile(r"<topic\s+number=\"([^\"]+)\"[^>]*>(.*?)</topic>", re.S | re.I)
+_NUM = re.compile(r"<num>\s*(?:Number:)?\s*([^<\s]+)", re.I)
+_TOPIC_FIELD = {
+    "title": re.compile(r"<title>\s*(?:Topic:)?(.*?)(?=<|$)", re.S | re.I),
+    "query": re.compile(r"<query>(.*?)(?=<|$)", re.S | re.I),
+    "desc": re.compile(r"<desc>\s*(?:Description:)?(.*?)(?=<|$)", re.S | re.I),
+}
+
+
+def read_topics(path: str | Path, field: str = "title") -> dict[str, str]:
+    """Query texts by id from a TREC topics file (``<top><num>..<title>..</top>``,
+    or ``<topic number="..."><query>..``), a BEIR ``queries.jsonl`` or a TSV of
+    ``id<TAB>text`` lines (MS MARCO). ``field`` picks ``title`` or ``desc``."""
+    path = Path(path)
+    if path.suffix == ".jsonl":
+        out = {}
+        for number, obj in read_jsonl(path):
+            qid, text = obj.get("_id", obj.get("id")), obj.get("text")
+            if qid is None or not isinstance(text, str):
+                raise InputError(f'{path}:{number}: each query needs "_id" and "text"')
+            out[str(qid)] = text
+        return out
+    raw = read_text(path) if not path.suffix == ".gz" else _gz_text(path)
+    out: dict[str, str] = {}
+    tops = _TOP.findall(raw)
+    if tops:
+        pattern = _TOPIC_FIELD.get(field)
+        if pattern is None:
+            raise InputError(f"topic field {field!r}: choose title or desc")
+        for n, body in enumerate(tops, start=1):
+            num = _NUM.search(body)
+            text = pattern.search(body)
+            if num is None or text is None or not text.group(1).strip():
+                raise InputError(f"{path}: topic {n} has no <num> or no <{field}>")
+            out[num.group(1).strip()] = " ".join(text.group(1).split())
+        return out
+    xml = _TOPIC_XML.findall(raw)
+    if xml:
+        for num, body in xml:
+            text = _TOPIC_FIELD["query"].search(body) or _TOPIC_FIELD["title"].search(body)
+            if text is None:
+                raise InputError(f"{path}: topic {num} has no <query> or <title>")
+            out[num.strip()] = " ".join(text.group(1).split())
+        return out
+    for number, line in enumerate(raw.split("\n"), start=1):
+        if not line.strip():
+            continue
+        qid, sep, text = line.partition("\t")
+        if not sep or not text.strip():
+            raise InputError(
+                f"{path}:{number}: not a topics file: expected <top> topics or 'id<TAB>text' lines"
+            )
+        out[qid.strip()] = text.strip()
+    return out
+
+
+def _gz_text(path: Path) -> str:
+    import gzip
+
+    try:
+        with gzip.open(path, "rb") as fh:
+            return fh.read().decode("utf-8", "replace")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc})") from None
+
+
+def _listed(ids: Sequence[str], limit: int = 10) -> str:
+    return ", ".join(ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def load_judged_testset(
+    topics: str | Path, qrels: str | Path, docs: Sequence[Document] | None = None
+) -> TestSet:
+    """Questions from a topics file and their document-level key from qrels.
+
+    Topics without judgments, and judged queries without a topic, are left out and
+    named in ``notes``. Judged documents missing from the corpus still count as
+    relevant (they cannot be found, as with any retriever that misses them).
+    """
+    from ragmeter.qrels import read_qrels
+
+    texts = read_topics(topics)
+    judged = read_qrels(qrels).to_dict()
+    questions = [
+        Question(qid, text, (), {"source": "qrels"}, qrels=tuple(judged[qid].items()))
+        for qid, text in texts.items()
+        if qid in judged
+    ]
+    notes = []
+    unjudged = [q for q in texts if q not in judged]
+    if unjudged:
+        notes.append(
+            f"{topics}: {len(unjudged)} topics have no judgments, left out: {_listed(unjudged)}"
+        )
+    untitled = [q for q in judged if q not in texts]
+    if untitled:
+        notes.append(
+            f"{qrels}: {len(untitled)} judged queries have no topic, left out: {_listed(untitled)}"
+        )
+    if docs is not None:
+        known = {d.id for d in docs}
+        absent = {d for q in questions for d, g in q.qrels if g > 0 and d not in known}
+        if absent:
+            notes.append(
+                f"{qrels}: {len(absent)} relevant documents are not in the corpus; "
+                "they count as relevant and are never found"
+            )
+    no_rel = [q.id for q in questions if not any(g > 0 for _, g in q.qrels)]
+    if no_rel:
+        notes.append(
+            f"{qrels}: {len(no_rel)} queries have no relevant document; they score 0: "
+            f"{_listed(no_rel)}"
+        )
+    return TestSet(questions, skipped=len(unjudged), source=str(topics), notes=tuple(notes))
+
+
+def load_beir_testset(
+    folder: str | Path, docs: Sequence[Document] | None = None, split: str = "test"
+) -> TestSet:
+    """A BEIR folder as a test set: ``queries.jsonl`` and ``qrels/<split>.tsv``."""
+    folder = Path(folder)
+    qrels = folder / "qrels" / f"{split}.tsv"
+    if not qrels.is_file():
+        found = sorted(p.name for p in (folder / "qrels").glob("*.tsv"))
+        raise InputError(
+            f"{folder}: no qrels/{split}.tsv" + (f" (found {', '.join(found)})" if found else "")
+        )
+    return load_judged_testset(folder / "queries.jsonl", qrels, docs)
 
 
 def _no_constant(name: str) -> object:
@@ -299,8 +504,11 @@ def _check_squad(path: Path, data: object) -> SquadTestSet:
 
 
 def load_testset(path: str | Path, docs: Sequence[Document], format: str = "auto") -> TestSet:
-    """Load a test set (``jsonl``, ``chroma`` CSV or ``squad`` JSON) against ``docs``."""
+    """Load a test set (``jsonl``, ``chroma`` CSV or ``squad`` JSON, or a BEIR
+    folder) against ``docs``."""
     path = Path(path)
+    if format in ("auto", "beir") and path.is_dir() and (path / "queries.jsonl").is_file():
+        return load_beir_testset(path, docs)
     if not path.is_file():
         raise InputError(f"{path}: no such file; give the test-set path")
     if format == "auto":

@@ -74,7 +74,12 @@ def search(
         str | None, typer.Option(help="Folder, .jsonl, BEIR folder or SQuAD .json")
     ] = None,
     testset: Annotated[
-        str | None, typer.Option(help="Test set: .jsonl, Chroma .csv or SQuAD .json")
+        str | None,
+        typer.Option(help="Test set: .jsonl, Chroma .csv, SQuAD .json, BEIR folder or topics"),
+    ] = None,
+    qrels: Annotated[
+        str | None,
+        typer.Option(help="Qrels (TREC or BEIR TSV): the answer key for --testset topics"),
     ] = None,
     strategies: Annotated[str | None, typer.Option(help="Comma-separated strategy names")] = None,
     retrievers: Annotated[str | None, typer.Option(help="Comma-separated retriever kinds")] = None,
@@ -102,6 +107,7 @@ def search(
     cfg = cfg.with_overrides(
         corpus=corpus,
         testset=testset,
+        qrels=qrels,
         strategies=_csv(strategies),
         retrievers=_csv(retrievers),
         ks=_ints(ks, "--ks"),
@@ -134,6 +140,8 @@ def search(
         f"[bold]{plural(len(run.questions), 'question')}[/], "
         f"[bold]{plural(len(run.documents), 'document')}[/], {plural(len(systems), 'system')}"
     )
+    for note in run.testset.notes:
+        console.print(f"[yellow]{escape(note)}[/]")
     _print_summary(summary, list(cfg.ks), path)
     refresh_report(path)
 

@@ -47,10 +47,12 @@ PAGE_SIZE = 50
 TARGET_HALF_WIDTH = 0.04
 """Default target for the sample-size reading: an interval of +/- 4 points."""
 
-SHARE_FAMILIES = ("recall", "precision", "coverage")
-FAMILY_ORDER = ("recall", "mrr", "ndcg", "precision", "coverage", "words")
+SHARE_FAMILIES = ("recall", "hit", "precision", "coverage")
+FAMILY_ORDER = ("recall", "hit", "mrr", "ndcg", "map", "precision", "coverage", "words")
 FAMILY_TITLE = {
-    "recall": "hit rate (recall@k, %)",
+    "recall": "recall@k (%; the hit rate for span keys)",
+    "hit": "hit rate (hit@k, %)",
+    "map": "MAP@k",
     "precision": "precision@k (%)",
     "coverage": "coverage@k (%)",
     "mrr": "MRR@k",

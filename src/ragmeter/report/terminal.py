@@ -20,7 +20,7 @@ def fmt_estimate(est: dict, percent: bool = True, digits: int = 1) -> str:
 
 
 def _is_share(metric: str) -> bool:
-    return metric.split("@")[0] in ("recall", "precision", "coverage")
+    return metric.split("@")[0] in ("recall", "hit", "precision", "coverage")
 
 
 def _cap_mark(summary: dict, system: str, metric: str) -> str:
@@ -160,11 +160,12 @@ def size_table(rows: list[dict], metric: str, system: str) -> Table:
     for col in ("questions", "mean", "95% interval", "± half-width"):
         table.add_column(col, justify="right")
     scale = 100 if _is_share(metric) else 1
+    d = 1 if scale == 100 else 3  # points for shares, three decimals for the rest
     for r in rows:
         table.add_row(
             str(r["n"]),
-            f"{r['mean'] * scale:.1f}",
-            f"[{r['low'] * scale:.1f}, {r['high'] * scale:.1f}]",
-            f"{r['half_width'] * scale:.1f}",
+            f"{r['mean'] * scale:.{d}f}",
+            f"[{r['low'] * scale:.{d}f}, {r['high'] * scale:.{d}f}]",
+            f"{r['half_width'] * scale:.{d}f}",
         )
     return table

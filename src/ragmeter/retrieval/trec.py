@@ -119,11 +119,12 @@ def iter_run(path: PathLike) -> Iterator[RunLine]:
                 continue
             fields = raw.split()
             where = f"{path}:{n}"
-            if len(fields) != 6:
+            if len(fields) < 6:
                 raise InputError(
                     f"{where}: expected 6 fields 'qid Q0 docid rank score tag', found {len(fields)}"
                 )
-            qid, _q0, item, rank_s, score_s, tag = fields
+            # fields after the sixth are ignored, as trec_eval ignores them
+            qid, _q0, item, rank_s, score_s, tag = fields[:6]
             try:
                 rank = int(rank_s)
             except ValueError:

@@ -1,0 +1,403 @@
+"""Qrels and run files: parsing, errors, and agreement with trec_eval (pytrec_eval),
+ir_measures and ranx on random collections."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ragmeter.errors import InputError
+from ragmeter.qrels import Qrels, Run, evaluate_run, read_qrels, read_run, run_matrix
+
+TREC_MEASURES = [
+    "map",
+    "map_cut_5",
+    "ndcg",
+    "ndcg_cut_3",
+    "ndcg_cut_10",
+    "P_1",
+    "P_5",
+    "P_10",
+    "recall_5",
+    "recall_100",
+    "recip_rank",
+    "success_1",
+    "success_10",
+    "Rprec",
+]
+
+
+def _write_qrels(path, qrels):
+    path.write_text("".join(f"{q} 0 {d} {g}\n" for q, per in qrels.items() for d, g in per.items()))
+
+
+def _write_run(path, run, tag="sys", extra=""):
+    lines = []
+    for q, per in run.items():
+        for r, (d, s) in enumerate(per.items(), start=1):
+            lines.append(f"{q} Q0 {d} {r} {s!r} {tag}{extra}\n")
+    path.write_text("".join(lines))
+
+
+# ---------------------------------------------------------------------------
+# parsing
+
+
+def test_read_trec_qrels_and_run(tmp_path):
+    qp, rp = tmp_path / "q.txt", tmp_path / "r.txt"
+    qp.write_text("1 0 a 2\n1 0 b 0\n\n2 0 c 1\n")
+    rp.write_text("1 Q0 b 1 3.5 bm25\n1 Q0 a 2 1.25 bm25 extra fields\n2 Q0 x 1 -2e-3 bm25\n")
+    q = read_qrels(qp)
+    assert q.to_dict() == {"1": {"a": 2, "b": 0}, "2": {"c": 1}}
+    r = read_run(rp)
+    assert r.name == "bm25"
+    assert r.score.tolist() == [3.5, 1.25, -0.002]
+    assert r.rank.tolist() == [1, 2, 1]
+    assert r.line.tolist() == [1, 2, 3]
+
+
+def test_read_beir_tsv_and_json(tmp_path):
+    bp = tmp_path / "test.tsv"
+    bp.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t2\nq2\td1\t1\n")
+    assert read_qrels(bp).to_dict() == {"q1": {"d1": 1, "d2": 2}, "q2": {"d1": 1}}
+    jp = tmp_path / "qrels.json"
+    jp.write_text(json.dumps({"q1": {"d1": 1}}))
+    assert read_qrels(jp).to_dict() == {"q1": {"d1": 1}}
+    rj = tmp_path / "mine.json"
+    rj.write_text(json.dumps({"q1": {"d1": 0.5, "d2": 0.25}}))
+    run = read_run(rj)
+    assert run.name == "mine" and run.score.tolist() == [0.5, 0.25]
+
+
+def test_reading_in_blocks_changes_nothing(tmp_path, monkeypatch):
+    from ragmeter import qrels as module
+
+    rp = tmp_path / "r.txt"
+    rp.write_text("".join(f"q{i % 7} Q0 d{i} {i} {i / 3:.5f} run\n" for i in range(300)) + "\n\n")
+    whole = read_run(rp)
+    monkeypatch.setattr(module, "BLOCK", 64)  # a few lines per block
+    small = read_run(rp)
+    for field in ("qid", "doc", "score", "rank", "line"):
+        assert getattr(small, field).tolist() == getattr(whole, field).tolist()
+    assert small.name == "run" and len(small) == 300
+    rp.write_text("".join(f"q Q0 d{i} {i} 1.0 run\n" for i in range(40)) + "q Q0 x 1\n")
+    with pytest.raises(InputError, match=r"r.txt:41: expected 6 fields"):
+        read_run(rp)
+
+
+def test_run_named_by_file_when_tags_differ(tmp_path):
+    rp = tmp_path / "fused.run"
+    rp.write_text("1 Q0 a 1 2 x\n1 Q0 b 2 1 y\n")
+    assert read_run(rp).name == "fused"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("1 Q0 a 1 2.0 t\n1 Q0 b 2\n", "r.txt:2: expected 6 fields"),
+        ("1 Q0 a 1 2.0 t\n1 Q0 b 2 high t\n", "r.txt:2: score 'high' is not a finite number"),
+        ("1 Q0 a 1 2.0 t\n\n1 Q0 b x 1 t\n", "r.txt:3: rank 'x' is not an integer"),
+        ("1 Q0 a 1 nan t\n", "r.txt:1: score 'nan'"),
+    ],
+)
+def test_run_errors_name_file_and_line(tmp_path, text, message):
+    rp = tmp_path / "r.txt"
+    rp.write_text(text)
+    with pytest.raises(InputError) as e:
+        read_run(rp)
+    assert message in str(e.value)
+
+
+def test_duplicate_run_line_is_an_error(tmp_path):
+    rp = tmp_path / "r.txt"
+    rp.write_text("1 Q0 a 1 2 t\n1 Q0 b 2 1 t\n1 Q0 a 3 0 t\n")
+    q = Qrels.from_dict({"1": {"a": 1}})
+    with pytest.raises(InputError, match=r"r.txt:3: 'a' already listed for query '1' on line 1"):
+        run_matrix(read_run(rp), q)
+
+
+def test_qrels_errors(tmp_path):
+    qp = tmp_path / "q.txt"
+    qp.write_text("1 0 a 1\n1 0 b\n")
+    with pytest.raises(InputError, match=r"q.txt:2: expected 4 fields"):
+        read_qrels(qp)
+    qp.write_text("1 0 a one\n")
+    with pytest.raises(InputError, match=r"q.txt:1: grade 'one' is not an integer"):
+        read_qrels(qp)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(min_value=-1e300, max_value=1e300, allow_nan=False))
+def test_scores_parse_exactly_as_python(x):
+    # Short decimals take the vectorised path, long ones Python's float: both exact.
+    from ragmeter.qrels import _numbers, _tokenize
+
+    for text in (repr(x), f"{x:.4f}", f"{x:.6g}", f"{x:.9e}"):
+        lines = _tokenize(f"q Q0 d 1 {text} t\n".encode())
+        vals, ok = _numbers(lines.buf, *lines.field(4), integer=False)
+        assert ok.all() and vals[0] == float(text)
+        assert math.copysign(1, vals[0]) == math.copysign(1, float(text))
+
+
+# ---------------------------------------------------------------------------
+# the evaluator, by hand
+
+
+def test_evaluate_by_hand():
+    qrels = Qrels.from_dict({"1": {"a": 2, "b": 1, "c": 0, "z": 1}, "2": {"x": 1}, "3": {"y": 0}})
+    run = Run.from_dict({"1": {"c": 3.0, "a": 2.0, "b": 1.0}, "3": {"y": 1.0}, "9": {"q": 1}})
+    ev = evaluate_run(run, qrels, ["recall@3", "hit@1", "precision@3", "map", "rprec", "mrr"])
+    assert ev.query_ids == ["1", "2", "3"]
+    assert ev.missing == ["2"] and ev.unjudged == ["9"]
+    # query 1: relevant a, b, z (R = 3); ranking c(0) a(2) b(1)
+    assert ev.scores["recall@3"].tolist() == [2 / 3, 0.0, 0.0]
+    assert ev.scores["hit@1"].tolist() == [0.0, 0.0, 0.0]
+    assert ev.scores["precision@3"].tolist() == [2 / 3, 0.0, 0.0]
+    assert ev.scores["map"][0] == pytest.approx((1 / 2 + 2 / 3) / 3, abs=1e-15)
+    assert ev.scores["rprec"][0] == pytest.approx(2 / 3, abs=1e-15)
+    assert ev.scores["mrr"].tolist() == [0.5, 0.0, 0.0]
+
+
+def test_ties_trec_eval_order_versus_file_order():
+    qrels = Qrels.from_dict({"1": {"a": 1}})
+    run = Run.from_dict({"1": {"a": 1.0, "b": 1.0}})
+    # file order: a first; trec_eval: equal scores go by docid descending, b first
+    assert evaluate_run(run, qrels, ["mrr"]).scores["mrr"].tolist() == [1.0]
+    compat = evaluate_run(run, qrels, ["mrr"], trec_eval_compat=True)
+    assert compat.scores["recip_rank"].tolist() == [0.5]
+
+
+# ---------------------------------------------------------------------------
+# agreement with trec_eval through pytrec_eval
+
+
+@st.composite
+def collections(draw):
+    n_q = draw(st.integers(1, 8))
+    n_docs = draw(st.integers(1, 25))
+    docs = [f"d{i:02d}" for i in range(n_docs)]
+    qrels, run = {}, {}
+    for q in range(n_q):
+        qid = f"q{q}"
+        judged = draw(st.lists(st.sampled_from(docs), unique=True, max_size=n_docs))
+        if judged:
+            qrels[qid] = {d: draw(st.integers(0, 3)) for d in judged}
+        if draw(st.booleans()) or not judged:
+            ret = draw(st.lists(st.sampled_from(docs), unique=True, max_size=n_docs))
+            # few distinct scores, so ties are common
+            run[qid] = {d: float(draw(st.integers(0, 4))) / 2 for d in ret}
+    if not qrels:
+        qrels["q0"] = {"d00": 1}
+    return qrels, run
+
+
+def _pytrec(qrels, run, measures, level=1):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    ev = pytrec_eval.RelevanceEvaluator(qrels, set(measures), relevance_level=level)
+    return ev.evaluate(run)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=collections(), level=st.sampled_from([1, 2]))
+def test_compat_mode_equals_trec_eval(data, level):
+    qrels, run = data
+    ours = evaluate_run(
+        Run.from_dict(run),
+        Qrels.from_dict(qrels),
+        TREC_MEASURES,
+        level=level,
+        trec_eval_compat=True,
+    )
+    theirs = _pytrec(
+        qrels,
+        {q: r for q, r in run.items() if r},
+        {
+            "map",
+            "map_cut.5",
+            "ndcg",
+            "ndcg_cut.3,10",
+            "P.1,5,10",
+            "recall.5,100",
+            "recip_rank",
+            "success.1,10",
+            "Rprec",
+        },
+        level,
+    )
+    for i, qid in enumerate(ours.query_ids):
+        for m in TREC_MEASURES:
+            # trec_eval -c: a judged query the run lacks scores 0
+            expected = theirs[qid][m] if qid in theirs else 0.0
+            assert ours.scores[m][i] == pytest.approx(expected, abs=1e-9), (qid, m)
+
+
+def test_compat_mode_equals_trec_eval_from_files(tmp_path):
+    # Parse + evaluate from files (scores with many digits, ties, extra fields).
+    rng = np.random.default_rng(7)
+    qrels, run = {}, {}
+    for q in range(60):
+        docs = [f"doc{j}" for j in rng.choice(400, size=60, replace=False)]
+        qrels[f"{q}"] = {d: int(rng.integers(0, 4)) for d in docs[:20]}
+        scores = np.round(rng.normal(size=50), rng.integers(1, 17))
+        run[f"{q}"] = {d: float(s) for d, s in zip(docs[10:], scores, strict=True)}
+    _write_qrels(tmp_path / "qrels", qrels)
+    _write_run(tmp_path / "run", run, extra=" ignored")
+    ours = evaluate_run(
+        read_run(tmp_path / "run"),
+        read_qrels(tmp_path / "qrels"),
+        TREC_MEASURES,
+        trec_eval_compat=True,
+    )
+    theirs = _pytrec(
+        qrels,
+        run,
+        {
+            "map",
+            "map_cut.5",
+            "ndcg",
+            "ndcg_cut.3,10",
+            "P.1,5,10",
+            "recall.5,100",
+            "recip_rank",
+            "success.1,10",
+            "Rprec",
+        },
+    )
+    for m in TREC_MEASURES:
+        col = np.array([theirs[q][m] for q in ours.query_ids])
+        np.testing.assert_allclose(ours.scores[m], col, atol=1e-9, rtol=0)
+    assert 0 < ours.scores["map"].mean() < 1
+
+
+def test_agrees_with_ir_measures_and_ranx():
+    ir_measures = pytest.importorskip("ir_measures")
+    ranx = pytest.importorskip("ranx")
+    from ir_measures import AP, RR, P, R, Rprec, nDCG
+
+    rng = np.random.default_rng(3)
+    qrels, run = {}, {}
+    for q in range(40):
+        docs = [f"d{j}" for j in rng.choice(200, size=40, replace=False)]
+        qrels[f"q{q}"] = {d: int(rng.integers(0, 3)) for d in docs[:15]}
+        run[f"q{q}"] = {d: float(40 - i) for i, d in enumerate(docs[5:])}  # no ties
+    ours = evaluate_run(
+        Run.from_dict(run),
+        Qrels.from_dict(qrels),
+        ["map", "ndcg@10", "precision@5", "recall@20", "mrr", "rprec"],
+        gain="linear",
+    )
+    ms = [AP, nDCG @ 10, P @ 5, R @ 20, RR, Rprec]
+    got: dict[str, dict[str, float]] = {}
+    for r in ir_measures.iter_calc(ms, qrels, run):
+        got.setdefault(str(r.measure), {})[r.query_id] = r.value
+    for ours_name, theirs in zip(
+        ["map", "ndcg@10", "precision@5", "recall@20", "mrr", "rprec"], ms, strict=True
+    ):
+        col = np.array([got[str(theirs)][q] for q in ours.query_ids])
+        np.testing.assert_allclose(ours.scores[ours_name], col, atol=1e-9)
+    # ranx: exponential gain (ndcg_burges), MAP, recall
+    rr = ranx.Run.from_dict(run)
+    pairs = (
+        ("map", "map"),
+        ("map@5", "map@5"),
+        ("ndcg@10", "ndcg_burges@10"),
+        ("recall@20", "recall@20"),
+        ("hit@5", "hit_rate@5"),
+        ("rprec", "r-precision"),
+    )
+    ranx.evaluate(ranx.Qrels.from_dict(qrels), rr, [t for _, t in pairs])
+    exp = evaluate_run(Run.from_dict(run), Qrels.from_dict(qrels), [o for o, _ in pairs])
+    for ours_name, theirs in pairs:
+        col = np.array([rr.scores[theirs][q] for q in exp.query_ids])
+        np.testing.assert_allclose(exp.scores[ours_name], col, atol=1e-9)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=collections(), compat=st.booleans())
+def test_presorted_files_score_as_shuffled_ones(data, compat):
+    # Lines already in the wanted order take a shortcut (no sort); the result must
+    # equal that of the same lines in any other order.
+    qrels, run = data
+    q = Qrels.from_dict(qrels)
+    ms = ["map", "ndcg@10", "precision@5", "mrr"]
+    if compat:
+        ordered = {
+            k: dict(sorted(v.items(), key=lambda x: (x[1], x[0]), reverse=True))
+            for k, v in run.items()
+        }
+    else:
+        ordered = {k: dict(sorted(v.items(), key=lambda x: -x[1])) for k, v in run.items()}
+    shuffled = {k: dict(reversed(list(v.items()))) for k, v in ordered.items()}
+    a = evaluate_run(Run.from_dict(ordered), q, ms, trec_eval_compat=compat)
+    if compat:  # trec_eval's order does not depend on the file's order
+        # by score, but ties in ascending document order: only the ties are re-sorted
+        ties_up = {k: dict(sorted(v.items(), key=lambda x: (-x[1], x[0]))) for k, v in run.items()}
+        for other in (shuffled, ties_up):
+            b = evaluate_run(Run.from_dict(other), q, ms, trec_eval_compat=True)
+            for m in a.scores:
+                np.testing.assert_allclose(a.scores[m], b.scores[m], atol=1e-12)
+    else:  # file order breaks ties: the sorted dict's order is the ranking
+        from ragmeter.metrics import score_questions
+
+        assert a.scores["mrr"].shape == (len(a.query_ids),)
+        for i, qid in enumerate(a.query_ids):
+            docs = list(ordered.get(qid, {}))
+            g = [max(qrels[qid].get(d, 0), 0) for d in docs]
+            ref = score_questions(
+                np.array([g or [-1]]), None, ks=[5], relevant_grade=1, measures=["mrr"]
+            )
+            assert a.scores["mrr"][i] == ref["mrr"][0]
+
+
+def test_hash_collisions_fall_back_to_exact_matching(monkeypatch):
+    # Every document hashing alike must change nothing: the exact paths take over.
+    from ragmeter import qrels as module
+
+    rng = np.random.default_rng(5)
+    judged, run = {}, {}
+    for q in range(20):
+        docs = [f"doc-{j}" for j in rng.choice(300, size=30, replace=False)]
+        judged[f"q{q}"] = {d: int(rng.integers(0, 3)) for d in docs[:12]}
+        run[f"q{q}"] = {d: float(rng.integers(0, 5)) for d in docs[6:]}
+    ms = ["map", "ndcg@10", "precision@5", "recall@20"]
+    a = evaluate_run(Run.from_dict(run), Qrels.from_dict(judged), ms, trec_eval_compat=True)
+    monkeypatch.setattr(module, "_hash", lambda w: np.zeros(w.shape[0], dtype=np.uint64))
+    b = evaluate_run(Run.from_dict(run), Qrels.from_dict(judged), ms, trec_eval_compat=True)
+    for m in a.scores:
+        np.testing.assert_array_equal(a.scores[m], b.scores[m])
+    assert a.scores["map"].mean() > 0
+    dup = Run.from_dict({"q1": {"doc-1": 1.0}})
+    dup.qid, dup.doc = np.array([b"q1", b"q1"]), np.array([b"doc-1", b"doc-1"])
+    dup.score, dup.rank, dup.line = np.array([1.0, 0.5]), np.array([1, 2]), np.array([1, 2])
+    with pytest.raises(InputError, match="already listed"):
+        run_matrix(dup, Qrels.from_dict(judged))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=collections(), compat=st.booleans())
+def test_chunks_of_queries_change_nothing(data, compat):
+    # Lines are graded and ordered a chunk of queries at a time; tiny chunks must
+    # give what one chunk gives (sorted and shuffled files alike).
+    from ragmeter import qrels as module
+
+    qrels, run = data
+    q = Qrels.from_dict(qrels)
+    ms = ["map", "ndcg@10", "precision@5", "recall@5", "mrr"]
+    ordered = {k: dict(sorted(v.items(), key=lambda x: -x[1])) for k, v in run.items()}
+    for r in (run, ordered):
+        whole = evaluate_run(Run.from_dict(r), q, ms, trec_eval_compat=compat, keep=3)
+        old = module.CHUNK
+        module.CHUNK = 3
+        try:
+            small = evaluate_run(Run.from_dict(r), q, ms, trec_eval_compat=compat, keep=3)
+        finally:
+            module.CHUNK = old
+        for m in whole.scores:
+            np.testing.assert_array_equal(whole.scores[m], small.scores[m])
+        np.testing.assert_array_equal(whole.top.docs, small.top.docs)
+        np.testing.assert_array_equal(whole.top.scores, small.top.scores)
