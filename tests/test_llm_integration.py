@@ -49,6 +49,9 @@ from ragmeter.llm import (
 from ragmeter.llm.parse import parse_reply
 
 FAST = dict(backoff_s=0.01)
+# Tests that count calls must not see a retry: the server answers one request at a time,
+# so on a loaded machine a queued request can wait longer than the default timeout.
+PATIENT = dict(timeout_s=600.0)
 
 
 @pytest.fixture
@@ -445,11 +448,11 @@ def test_server_grades_parse_and_rerun_costs_nothing(llama_server, tmp_path):
     requests = grade_requests()
     served = llama_server.completions_served()
     with ReplyCache(tmp_path / "c.sqlite") as cache:
-        first = Runner(server_backend(llama_server), cache)
+        first = Runner(server_backend(llama_server), cache, **PATIENT)
         assert_all_graded(first.run(requests), len(requests))
         assert first.stats.calls == len(requests)
         assert llama_server.wait_served(served + len(requests)) == served + len(requests)
-        second = Runner(server_backend(llama_server), cache)
+        second = Runner(server_backend(llama_server), cache, **PATIENT)
         assert_all_graded(second.run(requests), len(requests))
         assert (second.stats.calls, second.stats.cache_hits) == (0, len(requests))
         assert llama_server.wait_served(served + len(requests)) == served + len(requests)
@@ -465,11 +468,13 @@ def test_server_run_interrupted_then_resumed_answers_each_once(llama_server, tmp
 
     served = llama_server.completions_served()
     with ReplyCache(tmp_path / "c.sqlite") as cache:
-        first = Runner(server_backend(llama_server), cache, concurrency=2, progress=stop_after_2)
+        first = Runner(
+            server_backend(llama_server), cache, concurrency=2, progress=stop_after_2, **PATIENT
+        )
         with pytest.raises(KeyboardInterrupt):
             first.run(requests)
         assert 2 <= len(cache) == first.stats.calls < len(requests)
-        second = Runner(server_backend(llama_server), cache, concurrency=2)
+        second = Runner(server_backend(llama_server), cache, concurrency=2, **PATIENT)
         assert_all_graded(second.run(requests), len(requests))
         assert first.stats.calls + second.stats.calls == len(requests)
         assert llama_server.wait_served(served + len(requests)) == served + len(requests)
@@ -506,7 +511,7 @@ def test_server_runner_process_killed_then_resumed(llama_server, tmp_path):
     with ReplyCache(cache_path) as cache:
         saved = len(cache)
         assert 2 <= saved < 4
-        resumed = Runner(server_backend(llama_server), cache)
+        resumed = Runner(server_backend(llama_server), cache, **PATIENT)
         assert_all_graded(resumed.run(grade_requests(4, max_tokens=32)), 4)
         assert resumed.stats.calls == 4 - saved and resumed.stats.cache_hits == saved
 
@@ -550,7 +555,7 @@ def test_server_stopped_mid_run_raises_and_keeps_finished_replies(tmp_path):
             # the cache key leaves out the URL: a server on another port resumes the run
             restarted = start_llama_server(gguf_model_path(), tmp_path)
             try:
-                resumed = Runner(server_backend(restarted), cache)
+                resumed = Runner(server_backend(restarted), cache, **PATIENT)
                 replies = resumed.run(requests)
             finally:
                 restarted.stop()
