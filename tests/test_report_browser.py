@@ -13,10 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import require, require_file
 
-pytest.importorskip("altair", reason="the HTML report needs the 'report' extra (altair)")
-pytest.importorskip("vl_convert", reason="the HTML report needs the 'report' extra (vl-convert)")
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+require("altair", "the HTML report needs the 'report' extra")
+require("vl_convert", "the HTML report needs the 'report' extra")
+webdriver = require("selenium.webdriver", "pip install selenium")
 
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -36,10 +37,8 @@ from ragmeter.results import save_results  # noqa: E402
 CHROMIUM = os.environ.get("RAGMETER_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("RAGMETER_CHROMEDRIVER", "/usr/bin/chromedriver")
 
-pytestmark = pytest.mark.skipif(
-    not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
-    reason=f"needs {CHROMIUM} and {CHROMEDRIVER}: apt-get install -y chromium chromium-driver",
-)
+for _binary in (CHROMIUM, CHROMEDRIVER):
+    require_file(_binary, "apt-get install -y chromium chromium-driver")
 
 CHART_IDS = ("chart-forest", "chart-words", "chart-compare", "chart-size")
 
