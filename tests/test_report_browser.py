@@ -88,14 +88,13 @@ def driver(tmp_path):
         d.quit()
 
 
-def open_report(driver, path: Path) -> float:
-    """Load the report from a file:// URL; wait for every chart; return seconds taken."""
-    start = time.perf_counter()
+def open_report(driver, path: Path) -> None:
+    """Load the report from a file:// URL; wait for every chart (how long it takes:
+    bench/report_size.py)."""
     driver.get(path.resolve().as_uri())
     WebDriverWait(driver, 60).until(
         lambda d: d.execute_script("return document.documentElement.dataset.charts") == "ready"
     )
-    return time.perf_counter() - start
 
 
 def severe(driver) -> list[dict]:
@@ -125,8 +124,7 @@ def example_results(tmp_path_factory) -> Path:
 def test_example_report_renders_offline(example_results, driver, tmp_path):
     report = write_report(example_results, tmp_path / "report.html")
     n_systems = len(json.loads((example_results / "scores.json").read_text())["systems"])
-    seconds = open_report(driver, report)
-    assert seconds < 30
+    open_report(driver, report)
 
     rows = driver.find_elements(By.CSS_SELECTOR, "#summary-table tbody tr")
     assert len(rows) == n_systems
