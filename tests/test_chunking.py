@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from syntok import segmenter
 
@@ -327,6 +327,7 @@ def test_sentence_property(text, size):
 
 @SETTINGS
 @given(texts, sizes)
+@example("a b\r\nc d\r\n\r\ne", 3)  # found by hypothesis: CRLF counted as a paragraph break
 def test_recursive_property(text, size):
     chunks = RecursiveStrategy(size=size).split("d", text)
     check_spans(text, chunks)
