@@ -84,11 +84,19 @@ def gguf_backend():
 
 
 @pytest.fixture(scope="module")
-def answered(clean_results, gguf_backend, tmp_path_factory):
-    """Results answered by gemma in process (used by the server tests too)."""
+def answered_once(clean_results, gguf_backend, tmp_path_factory):
+    """Results answered by gemma in process, once per module (never modified)."""
     path = fresh_copy(clean_results, tmp_path_factory.mktemp("answered") / "results")
     run = answer_questions(path, gguf_backend, k=K, max_tokens=READER_TOKENS)
     return path, run
+
+
+@pytest.fixture
+def answered(answered_once, tmp_path):
+    """A private copy of the answered results (answers and reply cache included), so
+    that what one test grades and caches never shows in another, in any order."""
+    path, run = answered_once
+    return shutil.copytree(path, tmp_path / "answered"), run
 
 
 def cache_size(results: Path) -> int:
