@@ -68,28 +68,23 @@ TARGETS: dict[str, list[str]] = {
     "retrieval/base.py": ["tests/test_top_k.py", "tests/test_hybrid.py"],
 }
 
+_PARTITION = "part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]"
+_KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
+
 # Mutants argued equivalent (no input can tell them from the original) in
-# docs/testing.md: (module, stripped source line, mutation).
-EQUIVALENT: set[tuple[str, str, str]] = {
+# docs/testing.md: (module, stripped source line, column in it, mutation).
+EQUIVALENT: set[tuple[str, str, int, str]] = {
     # retrieval/base.py top_k: the partition only picks the candidates for an exact
     # lexsort; each of these gives a superset of the true candidates or the same set
-    (
-        "retrieval/base.py",
-        "part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]",
-        "drop unary `-`",
-    ),
-    ("retrieval/base.py", "part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]", "1 -> 0"),
-    ("retrieval/base.py", "part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]", "1 -> 2"),
-    (
-        "retrieval/base.py",
-        "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)",
-        "True -> False",
-    ),
-    ("retrieval/base.py", "if kk < k:", "`<` -> `<=`"),  # padding by 0 columns is no padding
+    ("retrieval/base.py", _PARTITION, 23, "drop unary `-`"),
+    ("retrieval/base.py", _PARTITION, 37, "1 -> 0"),
+    ("retrieval/base.py", _PARTITION, 37, "1 -> 2"),
+    ("retrieval/base.py", _KTH, 68, "True -> False"),
+    ("retrieval/base.py", "if kk < k:", 3, "`<` -> `<=`"),  # padding by 0 columns
     # testset.py
-    ("testset.py", "__test__ = False  # not a pytest class", "False -> True"),
-    ("testset.py", "return []", "return None"),  # unreachable: blank text is rejected first
-    ("testset.py", "doc, m = found[0]", "0 -> -1"),  # found has exactly one element here
+    ("testset.py", "__test__ = False  # not a pytest class", 11, "False -> True"),
+    ("testset.py", "return []", 0, "return None"),  # unreachable: blank keys are rejected first
+    ("testset.py", "doc, m = found[0]", 15, "0 -> -1"),  # found has exactly one element here
 }
 
 PYTEST_ARGS = ["-x", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "-m", "not slow"]
@@ -147,16 +142,17 @@ class Mutant:
     kind: str  # what to do to it (see _apply)
     arg: int  # which operator / which alternative
     line: int
+    col: int  # column of the mutated node in its line
     description: str
     source_line: str
 
     @property
     def where(self) -> str:
-        return f"src/ragmeter/{self.module}:{self.line}"
+        return f"src/ragmeter/{self.module}:{self.line}:{self.col}"
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.module, self.source_line, self.description)
+    def key(self) -> tuple[str, str, int, str]:
+        return (self.module, self.source_line, self.col, self.description)
 
 
 def _excluded_nodes(tree: ast.AST) -> set[int]:
@@ -202,7 +198,8 @@ def enumerate_mutants(module: str) -> list[Mutant]:
             continue
 
         def add(kind: str, arg: int, description: str) -> None:
-            out.append(Mutant(module, index, kind, arg, line, description, text))  # noqa: B023
+            col = node.col_offset - (len(lines[line - 1]) - len(lines[line - 1].lstrip()))  # noqa: B023
+            out.append(Mutant(module, index, kind, arg, line, col, description, text))  # noqa: B023
 
         if isinstance(node, ast.Compare):
             for j, op in enumerate(node.ops):
@@ -344,6 +341,14 @@ def _preload() -> None:
         try:
             importlib.import_module(name)
         except ImportError:
+            pass
+    # pytest plugins installed in the environment (some take seconds to import)
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group="pytest11"):
+        try:
+            entry.load()
+        except Exception:  # noqa: BLE001 - a broken plugin fails in the child, visibly
             pass
     assert not any(m == "ragmeter" or m.startswith("ragmeter.") for m in sys.modules)
 
