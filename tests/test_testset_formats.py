@@ -195,3 +195,16 @@ def test_squad_answers_must_be_in_the_corpus_given(tmp_path):
     )
     with pytest.raises(InputError, match="documents not in the corpus for s1"):
         load_testset(p, [Document("Other/0", "x")])
+
+
+@pytest.mark.parametrize(
+    "n, shown, more", [(10, 10, ""), (11, 10, " and 1 more"), (12, 10, " and 2 more")]
+)
+def test_an_error_lists_ten_question_ids_then_counts_the_rest(tmp_path, n, shown, more):
+    rows = [
+        {"id": f"q{i:02d}", "question": "?", "answers": [{"text": "not there"}]} for i in range(n)
+    ]
+    with pytest.raises(InputError) as info:
+        load_testset(write_jsonl(tmp_path, rows), DOCS)
+    ids = ", ".join(f"q{i:02d}" for i in range(shown))
+    assert f"answer text not found for {ids}{more} (copy the passage exactly)" in str(info.value)
