@@ -57,7 +57,7 @@ SRC = ROOT / "src"
 # module (relative to src/ragmeter) -> the test files that cover it
 TARGETS: dict[str, list[str]] = {
     "metrics.py": ["tests/test_metrics.py", "tests/test_search_wiring.py"],
-    "grading.py": ["tests/test_grading.py"],
+    "grading.py": ["tests/test_grading.py", "tests/test_grading_edges.py"],
     "stats.py": ["tests/test_stats.py"],
     "chunking.py": ["tests/test_chunking.py", "tests/test_line_endings.py"],
     "testset.py": [
@@ -68,6 +68,8 @@ TARGETS: dict[str, list[str]] = {
     "retrieval/base.py": ["tests/test_top_k.py", "tests/test_hybrid.py"],
 }
 
+_COUNTS = "counts = np.zeros(depth + 1, dtype=np.int64)  # counts[j]: answer chars in the top j"
+_COVERAGE = "return float(coverage_curve(items, spans, [max(len(items), 1)])[0])"
 _PARTITION = "part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]"
 _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
 
@@ -85,6 +87,17 @@ EQUIVALENT: set[tuple[str, str, int, str]] = {
     ("testset.py", "__test__ = False  # not a pytest class", 11, "False -> True"),
     ("testset.py", "return []", 0, "return None"),  # unreachable: blank keys are rejected first
     ("testset.py", "doc, m = found[0]", 15, "0 -> -1"),  # found has exactly one element here
+    # grading.py
+    ("grading.py", _COUNTS, 26, "1 -> 2"),  # one more slot, never read: counts[min(k, depth)]
+    ("grading.py", "if hi > lo:", 3, "`>` -> `>=`"),  # hi == lo marks an empty slice: no-op
+    ("grading.py", _COVERAGE, 64, "0 -> -1"),  # a one-element array: [0] is [-1]
+    ("grading.py", _COVERAGE, 59, "1 -> 2"),  # k = 2 > len(items) reads the same last count
+    # touching intervals left unmerged hold the same characters
+    ("grading.py", "if out and start <= out[-1][1]:", 11, "`<=` -> `<`"),
+    ("grading.py", "arr = np.array(r, dtype=np.int64).reshape(-1, 3)", 43, "1 -> 2"),  # -2: numpy
+    # infers the dimension for any negative size
+    # end + start >= end - start: a wider search window, then the exact overlap test
+    ("grading.py", "longest = int((arr[:, 1] - arr[:, 0]).max())", 15, "`-` -> `+`"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",
