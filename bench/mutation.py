@@ -27,6 +27,7 @@ Run (from the project root, with the test extra installed)::
     python bench/mutation.py --module stats --limit 40    # a seeded sample of one module
     python bench/mutation.py --jobs 2 --seed 3 --json mutation.json
     python bench/mutation.py --list --module testset      # list the mutants, run nothing
+    python bench/mutation.py --rerun mutation.json        # only the earlier survivors
 
 It prints killed / survived / timeout per module, the score
 ``(killed + timeout) / (mutants - equivalent)`` and every survivor as
@@ -355,6 +356,9 @@ def _preload() -> None:
         "syntok.segmenter",
         "bm25s",
         "scipy.stats",
+        "pytrec_eval",
+        "ir_measures",
+        "ranx",
         "rich.console",
         "httpx",
     ):
@@ -467,6 +471,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="seed of the sample (default 1)")
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument("--json", type=Path, help="write every outcome to this JSON file")
+    parser.add_argument(
+        "--rerun",
+        type=Path,
+        help="only the mutants that survived in this earlier --json file (after adding tests)",
+    )
     parser.add_argument("--list", action="store_true", help="list the mutants; run nothing")
     parser.add_argument("--verbose", action="store_true", help="print every outcome")
     args = parser.parse_args(argv)
@@ -478,9 +487,20 @@ def main(argv: list[str] | None = None) -> int:
         if not modules:
             parser.error(f"--module: choose from {', '.join(TARGETS)}")
 
+    survivors = None
+    if args.rerun is not None:
+        earlier = json.loads(args.rerun.read_text())["outcomes"]
+        survivors = {
+            (o["module"], o["node"], o["kind"], o["arg"])
+            for o in earlier
+            if o["status"] == "survived"
+        }
+        modules = [m for m in modules if any(k[0] == m for k in survivors)]
     plan: dict[str, list[Mutant]] = {}
     for module in modules:
         mutants = enumerate_mutants(module)
+        if survivors is not None:
+            mutants = [m for m in mutants if (m.module, m.node, m.kind, m.arg) in survivors]
         if args.limit is not None and args.limit < len(mutants):
             mutants = random.Random(f"{args.seed}:{module}").sample(mutants, args.limit)
             mutants.sort(key=lambda m: (m.line, m.node, m.arg))
