@@ -57,7 +57,11 @@ SRC = ROOT / "src"
 
 # module (relative to src/ragmeter) -> the test files that cover it
 TARGETS: dict[str, list[str]] = {
-    "metrics.py": ["tests/test_metrics.py", "tests/test_search_wiring.py"],
+    "metrics.py": [
+        "tests/test_metrics.py",
+        "tests/test_metrics_inputs.py",
+        "tests/test_search_wiring.py",
+    ],
     "grading.py": ["tests/test_grading.py", "tests/test_grading_edges.py"],
     "stats.py": ["tests/test_stats.py"],
     "chunking.py": ["tests/test_chunking.py", "tests/test_line_endings.py"],
