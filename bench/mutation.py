@@ -103,6 +103,8 @@ EQUIVALENT: set[tuple[str, str, int, str]] = {
     # infers the dimension for any negative size
     # end + start >= end - start: a wider search window, then the exact overlap test
     ("grading.py", "longest = int((arr[:, 1] - arr[:, 0]).max())", 15, "`-` -> `+`"),
+    # metrics.py: one more rank than columns, never indexed (argmax < depth)
+    ("metrics.py", "ranks = np.arange(1, depth + 1, dtype=np.float64)", 29, "1 -> 2"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",
