@@ -105,6 +105,7 @@ EQUIVALENT: set[tuple[str, str, int, str]] = {
     ("grading.py", "longest = int((arr[:, 1] - arr[:, 0]).max())", 15, "`-` -> `+`"),
     # metrics.py: one more rank than columns, never indexed (argmax < depth)
     ("metrics.py", "ranks = np.arange(1, depth + 1, dtype=np.float64)", 29, "1 -> 2"),
+    ("metrics.py", "v = np.asarray(vec).reshape(-1)", 29, "1 -> 2"),  # -2: inferred too
     # a SQuAD question has exactly one answer span
     (
         "testset.py",
