@@ -64,7 +64,11 @@ TARGETS: dict[str, list[str]] = {
     ],
     "grading.py": ["tests/test_grading.py", "tests/test_grading_edges.py"],
     "stats.py": ["tests/test_stats.py"],
-    "chunking.py": ["tests/test_chunking.py", "tests/test_line_endings.py"],
+    "chunking.py": [
+        "tests/test_chunking.py",
+        "tests/test_line_endings.py",
+        "tests/test_chunking_edges.py",
+    ],
     "testset.py": [
         "tests/test_testset.py",
         "tests/test_span_location.py",
@@ -75,6 +79,7 @@ TARGETS: dict[str, list[str]] = {
 
 _COUNTS = "counts = np.zeros(depth + 1, dtype=np.int64)  # counts[j]: answer chars in the top j"
 _COVERAGE = "return float(coverage_curve(items, spans, [max(len(items), 1)])[0])"
+_INSIDE = "inside = (k > 0) & (first < self.ends[np.maximum(k - 1, 0)])"
 _PARTITION = "part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]"
 _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
 
@@ -109,6 +114,16 @@ EQUIVALENT: set[tuple[str, str, int, str]] = {
     # chunking.py: cum[0] is never read (every word ends after offset 0)
     ("chunking.py", "cum = np.concatenate(([0], np.cumsum(term)))", 23, "0 -> 1"),
     ("chunking.py", "cum = np.concatenate(([0], np.cumsum(term)))", 23, "0 -> -1"),
+    # a break at word 0 is dropped on the next line (k > 0) whatever `inside` says
+    ("chunking.py", _INSIDE, 10, "`>` -> `>=`"),
+    ("chunking.py", _INSIDE, 14, "0 -> -1"),
+    # the index cache only saves work: what it holds never changes a chunk
+    ("chunking.py", "if len(text) <= self.max_chars:", 3, "`<=` -> `<`"),
+    ("chunking.py", "self._chars = 0", 14, "0 -> -1"),
+    # bounds[:-1] and bounds[1:] always have the same length
+    ("chunking.py", "for a, b in zip(bounds[:-1], bounds[1:], strict=True):", 48, "True -> False"),
+    # a piece of exactly size words split further is merged back whole
+    ("chunking.py", "if hi - lo <= size:", 3, "`<=` -> `<`"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",

@@ -1,0 +1,27 @@
+"""Chunking edge cases, each pinned by an explicit example."""
+
+from __future__ import annotations
+
+from ragmeter.chunking import SentenceStrategy, chunk_corpus, make_strategy
+from ragmeter.corpus import Document
+
+
+def texts(chunks) -> list[str]:
+    return [c.text for c in chunks]
+
+
+def test_a_sentence_start_inside_the_first_word_is_dropped():
+    # syntok starts a sentence at "There", inside the first word "Hi.\u200bThere"
+    # (the zero-width space is not whitespace): sentences stay whole words, so the
+    # first sentence is "Hi.\u200bThere we go." (3 words), windowed at size 2.
+    text = "Hi.\u200bThere we go. Yes."
+    assert texts(SentenceStrategy(size=2).split("d", text)) == ["Hi.\u200bThere we", "go.", "Yes."]
+
+
+def test_a_piece_of_exactly_size_words_stays_whole():
+    text = "a b\n\nc d"  # two paragraphs, 4 words
+    assert texts(make_strategy("r4", kind="recursive", size=4).split("d", text)) == [text]
+    parents = chunk_corpus(
+        [Document("d", text)], make_strategy("p4", kind="parent-child", parent_size=4, child_size=4)
+    ).parents
+    assert texts(parents) == [text]
