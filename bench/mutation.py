@@ -49,7 +49,7 @@ import signal
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,8 +84,8 @@ _PARTITION = "part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]"
 _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
 
 # Mutants argued equivalent (no input can tell them from the original) in
-# docs/testing.md: (module, stripped source line, column in it, mutation).
-EQUIVALENT: set[tuple[str, str, int, str]] = {
+# docs/testing.md: (module, stripped source line, column in it, mutation[, occurrence]).
+EQUIVALENT: set[tuple] = {
     # retrieval/base.py top_k: the partition only picks the candidates for an exact
     # lexsort; each of these gives a superset of the true candidates or the same set
     ("retrieval/base.py", _PARTITION, 23, "drop unary `-`"),
@@ -124,6 +124,12 @@ EQUIVALENT: set[tuple[str, str, int, str]] = {
     ("chunking.py", "for a, b in zip(bounds[:-1], bounds[1:], strict=True):", 48, "True -> False"),
     # a piece of exactly size words split further is merged back whole
     ("chunking.py", "if hi - lo <= size:", 3, "`<=` -> `<`"),
+    # a sentinel: every test of it is `>= 0`
+    ("chunking.py", "cur_lo = -1", 10, "1 -> 2"),
+    # the last of six `if cur_lo >= 0:`: a run pending from word 0 at the end would
+    # hold every word, and then the piece fitted whole and returned early
+    ("chunking.py", "if cur_lo >= 0:", 3, "`>=` -> `>`", 5),
+    ("chunking.py", "cum = np.concatenate(([0], np.cumsum(term)))", 23, "0 -> 1"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",
@@ -191,6 +197,7 @@ class Mutant:
     col: int  # column of the mutated node in its line
     description: str
     source_line: str
+    nth: int = 0  # how many identical (line text, column, mutation) come before it
 
     @property
     def where(self) -> str:
@@ -199,6 +206,12 @@ class Mutant:
     @property
     def key(self) -> tuple[str, str, int, str]:
         return (self.module, self.source_line, self.col, self.description)
+
+    @property
+    def equivalent(self) -> bool:
+        """Listed in EQUIVALENT: by line text, column and mutation (any occurrence),
+        or with the occurrence number where one line's text repeats in the module."""
+        return self.key in EQUIVALENT or (*self.key, self.nth) in EQUIVALENT
 
 
 def _excluded_nodes(tree: ast.AST) -> set[int]:
@@ -276,7 +289,14 @@ def enumerate_mutants(module: str) -> list[Mutant]:
         elif isinstance(node, ast.Return) and node.value is not None:
             if not (isinstance(node.value, ast.Constant) and node.value.value is None):
                 add("return", 0, "return None")
-    return out
+    seen: dict[tuple, int] = {}
+    numbered = []
+    for m in sorted(out, key=lambda m: (m.line, m.col, m.node, m.arg)):
+        nth = seen.get(m.key, 0)
+        seen[m.key] = nth + 1
+        numbered.append(replace(m, nth=nth))
+    numbered.sort(key=lambda m: (m.node, m.arg))  # back to ast.walk order
+    return numbered
 
 
 def _apply(tree: ast.AST, mutant: Mutant) -> None:
@@ -462,7 +482,7 @@ def run_module(
     while queue or running:
         while queue and len(running) < jobs:
             m = queue.pop(0)
-            if m.key in EQUIVALENT:
+            if m.equivalent:
                 outcomes.append(Outcome(m, "equivalent", 0.0))
                 continue
             log = workdir / f"{module.replace('/', '_')}.{m.node}.{m.kind}.{m.arg}.log"
