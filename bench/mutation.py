@@ -63,7 +63,7 @@ TARGETS: dict[str, list[str]] = {
         "tests/test_search_wiring.py",
     ],
     "grading.py": ["tests/test_grading.py", "tests/test_grading_edges.py"],
-    "stats.py": ["tests/test_stats.py"],
+    "stats.py": ["tests/test_stats.py", "tests/test_stats_contract.py"],
     "chunking.py": [
         "tests/test_chunking.py",
         "tests/test_line_endings.py",
@@ -80,6 +80,7 @@ TARGETS: dict[str, list[str]] = {
 _COUNTS = "counts = np.zeros(depth + 1, dtype=np.int64)  # counts[j]: answer chars in the top j"
 _COVERAGE = "return float(coverage_curve(items, spans, [max(len(items), 1)])[0])"
 _INSIDE = "inside = (k > 0) & (first < self.ends[np.maximum(k - 1, 0)])"
+_SUB = "sub = 2048 if k <= 8 else 1024  # rounds per pass: running sums stay in cache"
 _PARTITION = "part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]"
 _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
 
@@ -130,6 +131,15 @@ EQUIVALENT: set[tuple] = {
     # hold every word, and then the piece fitted whole and returned early
     ("chunking.py", "if cur_lo >= 0:", 3, "`>=` -> `>`", 5),
     ("chunking.py", "cum = np.concatenate(([0], np.cumsum(term)))", 23, "0 -> 1"),
+    # stats.py: block and chunk sizes, packing widths and rounds per pass only cut
+    # the work into pieces; the draws and sums are the same (bit for bit)
+    ("stats.py", "_BLOCK = 1 << 22", 9, "1 -> 2"),
+    ("stats.py", "_BLOCK = 1 << 22", 14, "22 -> 21"),
+    ("stats.py", "_CHUNK = 1 << 15", 14, "15 -> 14"),
+    ("stats.py", "if sum(g[2] for g in group) + f[2] > 64:", 37, "64 -> 63"),
+    ("stats.py", _SUB, 6, "2048 -> 2049"),
+    ("stats.py", _SUB, 19, "8 -> 9"),
+    ("stats.py", "w.cols, w.shifts, w.widths, w.lows, w.scales, strict=True", 53, "True -> False"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",
