@@ -14,7 +14,10 @@ from ragmeter.errors import InputError
 from ragmeter.stats import (
     agreement,
     bootstrap,
+    bootstrap_many,
+    cohen_kappa,
     compare_all,
+    holm,
     paired,
     questions_to_separate,
     sample_size,
@@ -30,6 +33,8 @@ def test_defaults_are_seed_1_and_10000_rounds():
     est = bootstrap(A)
     assert (est.seed, est.rounds) == (1, 10_000)
     assert est == bootstrap(A, rounds=10_000, seed=1)
+    m2 = np.vstack([A, B])
+    assert bootstrap_many(m2) == bootstrap_many(m2, rounds=10_000, seed=1)
     assert paired(A, B) == paired(A, B, rounds=10_000, seed=1)
     names = ["a", "b", "c"]
     m = np.vstack([A, B, C])
@@ -59,3 +64,31 @@ def test_agreement_to_dict_is_plain_data():
     assert d["n"] == 20 and d["classes"] == ["x", "y"]
     assert d["confusion"] == [[10, 5], [0, 5]]
     assert d["percent"]["mean"] == pytest.approx(0.75)
+
+
+def test_holm_takes_p_values_of_exactly_0_and_1():
+    assert holm([0.0, 1.0]) == [0.0, 1.0]
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    for bad in (-0.1, 1.1):
+        with pytest.raises(InputError, match=r"p-values must lie in \[0, 1\]"):
+            holm([0.5, bad])
+
+
+def test_sample_size_takes_a_single_question():
+    [row] = sample_size(A, sizes=[1], rounds=200)
+    with pytest.raises(InputError):
+        sample_size(A, sizes=[0], rounds=200)
+    assert row is not None
+
+
+def test_two_paired_scores_are_enough_to_plan():
+    assert questions_to_separate([1.0, 0.0], [0.0, 0.0], difference=0.1) >= 1
+    with pytest.raises(InputError, match="at least two"):
+        questions_to_separate([1.0], [0.0], difference=0.1)
+
+
+@pytest.mark.parametrize("table", [[[1, 2, 3]], [[1, 2], [3, 4], [5, 6]], [1, 2], np.zeros((0, 0))])
+def test_kappa_needs_a_non_empty_square_table(table):
+    with pytest.raises(InputError, match="non-empty square table"):
+        cohen_kappa(table)
+    assert cohen_kappa([[5, 0], [0, 5]]) == 1.0
