@@ -92,3 +92,11 @@ def test_kappa_needs_a_non_empty_square_table(table):
     with pytest.raises(InputError, match="non-empty square table"):
         cohen_kappa(table)
     assert cohen_kappa([[5, 0], [0, 5]]) == 1.0
+
+
+@pytest.mark.parametrize("rounds", [True, 100.5, "100", 0])
+def test_rounds_must_be_a_whole_number_of_at_least_1(rounds):
+    with pytest.raises(InputError, match="rounds"):
+        bootstrap(A, rounds=rounds)
+    one = bootstrap(A, rounds=1)
+    assert one.rounds == 1 and one.low <= one.high
