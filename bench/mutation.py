@@ -125,6 +125,11 @@ EQUIVALENT: set[tuple] = {
     ("chunking.py", "for a, b in zip(bounds[:-1], bounds[1:], strict=True):", 48, "True -> False"),
     # a piece of exactly size words split further is merged back whole
     ("chunking.py", "if hi - lo <= size:", 3, "`<=` -> `<`"),
+    ("chunking.py", "while self._chars > self.max_chars:", 6, "`>` -> `>=`"),
+    # one word has no sentence break whether segmented or not
+    ("chunking.py", "if self.n < 2:", 12, "2 -> 1"),
+    # k == n is a start inside the last word, already dropped as `inside`
+    ("chunking.py", "k = k[~inside & (k > 0) & (k < self.n)]", 27, "`<` -> `<=`"),
     # a sentinel: every test of it is `>= 0`
     ("chunking.py", "cur_lo = -1", 10, "1 -> 2"),
     # the last of six `if cur_lo >= 0:`: a run pending from word 0 at the end would
