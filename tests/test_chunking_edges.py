@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragmeter.chunking import SentenceStrategy, chunk_corpus, make_strategy
+from ragmeter.chunking import STRATEGIES, SentenceStrategy, chunk_corpus, make_strategy
 from ragmeter.corpus import Document
 
 
@@ -25,3 +25,29 @@ def test_a_piece_of_exactly_size_words_stays_whole():
         [Document("d", text)], make_strategy("p4", kind="parent-child", parent_size=4, child_size=4)
     ).parents
     assert texts(parents) == [text]
+
+
+def test_documented_default_sizes():
+    assert STRATEGIES["sentence"].describe() == {
+        "name": "sentence",
+        "kind": "sentence",
+        "size": 200,
+    }
+    assert STRATEGIES["recursive"].describe() == {
+        "name": "recursive",
+        "kind": "recursive",
+        "size": 200,
+    }
+    assert make_strategy("parent-child").describe() == {
+        "name": "parent-child",
+        "kind": "parent-child",
+        "parent_size": 400,
+        "child_size": 100,
+    }
+    assert make_strategy("f", kind="fixed").describe()["size"] == 200
+    assert make_strategy("o", kind="overlap").describe() == {
+        "name": "o",
+        "kind": "overlap",
+        "size": 200,
+        "overlap": 100,
+    }
