@@ -33,3 +33,13 @@ def test_booleans_and_text_are_not_grades():
         score_questions(np.array([[True, False]]), None, ks=[1])
     with pytest.raises(InputError, match="whole numbers"):
         score_questions(np.array([["2", "0"]]), None, ks=[1])
+
+
+def test_zero_and_negative_ideal_grades_add_nothing():
+    grades = np.array([[1, 0, 2]])
+    plain = score_questions(grades, None, ks=[1, 3], ideal=[np.array([2, 1])])
+    padded = score_questions(grades, None, ks=[1, 3], ideal=[np.array([0, 2, -1, 1, 0])])
+    for k in (1, 3):
+        assert padded[f"ndcg@{k}"].tolist() == plain[f"ndcg@{k}"].tolist()
+    # ideal 2, 1: DCG@3 = 1 + 3 / log2(4); IDCG@3 = 3 + 1 / log2(3)
+    assert plain["ndcg@3"][0] == pytest.approx((1 + 3 / 2) / (3 + 1 / np.log2(3)))
