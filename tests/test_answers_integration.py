@@ -45,6 +45,7 @@ K = 3  # short prompts keep the tiny model quick on two cores
 READER_TOKENS = 24
 JUDGE_TOKENS = 40
 GGUF_OPTIONS = {"n_ctx": 2048, "n_threads": 2, "chat_format": "gemma"}
+CALL_TIMEOUT_S = 600.0
 
 needs_llama = pytest.mark.skipif(llama_cpp_missing() is not None, reason=str(llama_cpp_missing()))
 needs_server = pytest.mark.skipif(
@@ -84,11 +85,19 @@ def gguf_backend():
 
 
 @pytest.fixture(scope="module")
-def answered(clean_results, gguf_backend, tmp_path_factory):
-    """Results answered by gemma in process (used by the server tests too)."""
+def answered_once(clean_results, gguf_backend, tmp_path_factory):
+    """Results answered by gemma in process, once per module (never modified)."""
     path = fresh_copy(clean_results, tmp_path_factory.mktemp("answered") / "results")
     run = answer_questions(path, gguf_backend, k=K, max_tokens=READER_TOKENS)
     return path, run
+
+
+@pytest.fixture
+def answered(answered_once, tmp_path):
+    """A private copy of the answered results (answers and reply cache included), so
+    that what one test grades and caches never shows in another, in any order."""
+    path, run = answered_once
+    return shutil.copytree(path, tmp_path / "answered"), run
 
 
 def cache_size(results: Path) -> int:
@@ -181,12 +190,16 @@ def test_server_judge_grades_parse_and_rerun_costs_nothing(answered, llama_serve
     path, _ = answered
     judge = OpenAIBackend("gemma3-270m", base_url=llama_server.base_url)
     served = llama_server.completions_served()
-    graded = grade_answers(path, [judge], max_tokens=JUDGE_TOKENS, concurrency=2)
+    # a generous timeout: on a loaded machine a call timed out and retried would
+    # count twice (the call counts below are about the cache, not about speed)
+    graded = grade_answers(
+        path, [judge], max_tokens=JUDGE_TOKENS, concurrency=2, timeout_s=CALL_TIMEOUT_S
+    )
     [jr] = graded.judges
     assert jr.judge == "openai:gemma3-270m" and jr.stats.calls == QUESTIONS
     assert jr.counts["unscored"] == 0 and all(g.grade in GRADES for g in jr.grades)
     assert llama_server.wait_served(served + QUESTIONS) == served + QUESTIONS
-    again = grade_answers(path, [judge], max_tokens=JUDGE_TOKENS)
+    again = grade_answers(path, [judge], max_tokens=JUDGE_TOKENS, timeout_s=CALL_TIMEOUT_S)
     assert again.judges[0].stats.calls == 0
     assert llama_server.wait_served(served + QUESTIONS) == served + QUESTIONS
     aset = load_answer_set(path)
@@ -222,7 +235,7 @@ def test_server_stopped_mid_grading_raises_and_the_rerun_resumes(answered, llama
     # the cache key leaves out the URL: the judge on the other server resumes the run
     judge = OpenAIBackend(label, base_url=llama_server.base_url)
     served = llama_server.completions_served()
-    resumed = grade_answers(path, [judge], max_tokens=JUDGE_TOKENS)
+    resumed = grade_answers(path, [judge], max_tokens=JUDGE_TOKENS, timeout_s=CALL_TIMEOUT_S)
     [jr] = resumed.judges
     assert jr.stats.calls == 2 and jr.stats.cache_hits == QUESTIONS - 2
     assert llama_server.wait_served(served + 2) == served + 2

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import ragmeter
-from ragmeter import stats
+from ragmeter import stats, verdicts
 from ragmeter.errors import InputError, MissingExtra
 from ragmeter.results import save_results
 from ragmeter.tables import ShowsItself, format_estimate
@@ -115,11 +115,18 @@ def test_compare_in_memory_and_on_disk_agree_with_stats(notebook):
     run, saved = notebook
     every = ragmeter.compare(run)
     assert every == ragmeter.compare(saved) == ragmeter.compare(saved.path)
-    names = ["sentence", "fixed", "parent-400"]
-    assert list(every) == stats.compare_all(
-        saved.matrix("recall@5", names), names, rounds=500, seed=1
-    )
+    # the same rule, family and numbers as the saved summary the CLI and report show
+    assert [c.to_dict() for c in every] == saved.summary["comparisons"]
+    assert every.rule.header == saved.summary["comparison_rule"]["header"]
+    assert every.rule.header in every.to_markdown()
     [pair] = ragmeter.compare(run, "fixed", "parent-400", metric="ndcg@5", seed=3, rounds=200)
+    matrix = np.vstack([run.scores("fixed", "ndcg@5"), run.scores("parent-400", "ndcg@5")])
+    table = verdicts.compare_family(matrix, ["fixed", "parent-400"], rounds=200, seed=3)
+    assert pair == table.rows[0] and table.rule.pairs == 1
+    # adjust="none" is the seed's per-pair percentile rule, bit for bit
+    [seed_rule] = ragmeter.compare(
+        run, "fixed", "parent-400", metric="ndcg@5", seed=3, rounds=200, adjust="none"
+    )
     expected = stats.paired(
         run.scores("fixed", "ndcg@5"),
         run.scores("parent-400", "ndcg@5"),
@@ -127,9 +134,14 @@ def test_compare_in_memory_and_on_disk_agree_with_stats(notebook):
         3,
         ("fixed", "parent-400"),
     )
-    assert pair.difference == expected.difference and pair.verdict == expected.verdict
+    assert (seed_rule.difference.low, seed_rule.difference.high) == (
+        expected.difference.low,
+        expected.difference.high,
+    )
     table = every.to_markdown()
-    assert "Paired comparisons on recall@5; seed 1, 500 rounds" in table
+    assert table.startswith("| A ") and "| p (Holm) |" in table.splitlines()[0]
+    assert "Paired comparisons on recall@5. Rule: Holm over 3 pairs" in table
+    assert table.endswith("seed 1, 500 rounds")
     assert all(c.verdict in table for c in every)
     assert every.to_pandas()["verdict"].tolist() == [c.verdict for c in every]
     with pytest.raises(InputError, match="both a and b"):

@@ -1,7 +1,5 @@
 """Every strategy over Chroma's five corpora and 472 questions (790 answer spans)."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -10,17 +8,14 @@ from ragmeter.corpus import load_corpus
 from ragmeter.experiment import run_search
 from ragmeter.testset import load_testset
 
-CHROMA = Path(__file__).resolve().parents[2] / "shared" / "data" / "chroma"
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not CHROMA.is_dir(), reason="../shared/data/chroma is not present"),
-]
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def chroma_run():
-    docs = load_corpus(CHROMA / "corpora")
-    testset = load_testset(CHROMA / "questions_df.csv", docs)
+def chroma_run(shared_data):
+    chroma = shared_data / "chroma"
+    docs = load_corpus(chroma / "corpora")
+    testset = load_testset(chroma / "questions_df.csv", docs)
     # Five documents: k stops at 5 so that whole documents stay a valid strategy.
     cfg = Config(strategies=DEFAULT_STRATEGIES, ks=(1, 3, 5), rounds=200)
     return run_search(cfg, docs, testset)

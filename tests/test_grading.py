@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -234,9 +232,10 @@ def test_span_index_matches_grade_on_every_item(index, spans):
     assert ideal_grades(idx, spans).tolist() == sorted(every[every > 0].tolist(), reverse=True)
 
 
-def test_span_index_is_fast_at_scale():
+def test_span_index_at_scale():
     # 50k items (500 docs x 100 chunks of 200 characters, plus a parent per doc
     # that spans it whole) and 500 questions: one build, then one query each.
+    # (How fast: bench/span_index.py, against grading every item.)
     rng = np.random.default_rng(0)
     index = [(f"doc{d}", 200 * c, 200 * c + 200) for d in range(500) for c in range(99)]
     index += [(f"doc{d}", 0, 99 * 200) for d in range(500)]
@@ -245,14 +244,11 @@ def test_span_index_is_fast_at_scale():
         d = int(rng.integers(500))
         s = int(rng.integers(0, 99 * 200 - 300))
         questions.append([(f"doc{d}", s, s + int(rng.integers(1, 200)))])
-    t0 = time.perf_counter()
     idx = SpanIndex(index)
     ideals = [idx.ideal_grades(q) for q in questions]
-    elapsed = time.perf_counter() - t0
     # Each answer is under 200 characters: the parent holds it (2); it falls in
     # one or two 200-character chunks (2 if in one, else 1 and 1).
     for q, ideal in zip(questions, ideals, strict=True):
         _, s, e = q[0]
         one_chunk = s // 200 == (e - 1) // 200
         assert ideal.tolist() == ([2, 2] if one_chunk else [2, 1, 1])
-    assert elapsed < 5.0, f"SpanIndex took {elapsed:.2f}s for 50k items x 500 questions"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SHARED_DATA
 from typer.testing import CliRunner
 
 from ragmeter import grading
@@ -19,7 +20,7 @@ from ragmeter.errors import InputError
 from ragmeter.experiment import run_search
 from ragmeter.testset import load_judged_testset, load_squad_testset, load_testset, read_topics
 
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+SHARED = SHARED_DATA
 EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
 
 SGML = """<DOC>

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import require
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -358,7 +359,7 @@ def test_ndcg_matches_trec_eval(qrels_kind):
     # * qrels holding only the returned items give the seed's ideal (best order of
     #   the returned list); qrels holding the extra unreturned items too give
     #   ideal="index" (the ideal grades over every graded item).
-    pytrec_eval = pytest.importorskip("pytrec_eval")
+    pytrec_eval = require("pytrec_eval", "pip install pytrec-eval-terrier")
     grades, run, returned, index, ideal = _random_run(1)
     qrels = returned if qrels_kind == "returned" else index
     ev = pytrec_eval.RelevanceEvaluator(_exp_gain(qrels), {"ndcg_cut.1,3,5,10"})
@@ -371,7 +372,7 @@ def test_ndcg_matches_trec_eval(qrels_kind):
 
 def test_ndcg_matches_trec_eval_on_binary_runs_without_mapping():
     # With grades 0/1 only, 2**g - 1 == g, so trec_eval's linear gain needs no mapping.
-    pytrec_eval = pytest.importorskip("pytrec_eval")
+    pytrec_eval = require("pytrec_eval", "pip install pytrec-eval-terrier")
     grades, run, _, index, ideal = _random_run(2, levels=(0, 1), p=(0.7, 0.3))
     res = pytrec_eval.RelevanceEvaluator(index, {"ndcg_cut.1,3,5,10"}).evaluate(run)
     ours = score_questions(grades, None, ideal=ideal)
@@ -385,7 +386,7 @@ def test_binary_metrics_match_trec_eval(level):
     # labels (0, 1, 3) grade >= 2 is label >= 3 and grade >= 1 is label >= 1.
     # P_k divides by k like precisionAtK; success_k is recallAtK; recip_rank has no
     # cutoff, so MRR@k is recip_rank when the first relevant rank 1/rr is <= k.
-    pytrec_eval = pytest.importorskip("pytrec_eval")
+    pytrec_eval = require("pytrec_eval", "pip install pytrec-eval-terrier")
     grades, run, _, index, _ = _random_run(3)
     ev = pytrec_eval.RelevanceEvaluator(
         _exp_gain(index),
@@ -405,7 +406,7 @@ def test_binary_metrics_match_trec_eval(level):
 
 def test_metrics_match_ir_measures():
     # ir_measures states the gain mapping itself (nDCG(gains=...)) and cuts RR at k.
-    ir_measures = pytest.importorskip("ir_measures")
+    ir_measures = require("ir_measures", "pip install ir-measures")
     from ir_measures import RR, P, Success, nDCG
 
     grades, run, returned, index, ideal = _random_run(4)
@@ -430,7 +431,7 @@ def test_metrics_match_ir_measures():
 def test_metrics_match_ranx():
     # ranx's ndcg_burges uses gain 2**r - 1 (ours) with the ideal over the qrels;
     # "-l2" sets the lowest relevant label to 2 for precision, hit rate and MRR.
-    ranx = pytest.importorskip("ranx")
+    ranx = require("ranx", "pip install ranx")
     grades, run, returned, index, ideal = _random_run(5)
     ndcg_names = [f"ndcg_burges@{k}" for k in CUTS]
     binary_names = [f"{m}@{k}-l2" for k in CUTS for m in ("precision", "hit_rate", "mrr")]

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import require
 
-pytest.importorskip("altair", reason="the HTML report needs the 'report' extra (altair)")
-pytest.importorskip("vl_convert", reason="the HTML report needs the 'report' extra (vl-convert)")
+require("altair", "the HTML report needs the 'report' extra")
+require("vl_convert", "the HTML report needs the 'report' extra")
 
 from ragmeter.config import Config  # noqa: E402
 from ragmeter.errors import InputError  # noqa: E402

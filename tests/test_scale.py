@@ -19,6 +19,7 @@ from pathlib import Path
 import bm25s
 import numpy as np
 import pytest
+from conftest import SHARED_DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from syntok import segmenter
@@ -33,7 +34,7 @@ from ragmeter.retrieval import bm25 as bm25_mod
 from ragmeter.retrieval.bm25 import BM25Retriever
 from ragmeter.testset import load_testset
 
-CHROMA = Path(__file__).resolve().parents[2] / "shared" / "data" / "chroma"
+CHROMA = SHARED_DATA / "chroma"
 EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
 needs_chroma = pytest.mark.skipif(not CHROMA.is_dir(), reason="../shared/data/chroma is absent")
 

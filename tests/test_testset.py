@@ -1,7 +1,6 @@
 """Test sets: our JSONL (spans by offsets or by text), Chroma CSV, SQuAD."""
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -10,8 +9,6 @@ from hypothesis import strategies as st
 from ragmeter.corpus import Document, load_corpus
 from ragmeter.errors import InputError
 from ragmeter.testset import load_testset, save_jsonl_testset
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 DOCS = [
     Document("a.md", "Alpha beta gamma.\nThe answer is  forty\ntwo. Alpha again."),
@@ -109,10 +106,9 @@ def test_save_and_reload_keeps_offsets(tmp_path_factory, text, data):
     assert text[a.start : a.end] == a.text
 
 
-@pytest.mark.skipif(not (SHARED / "chroma").is_dir(), reason="../shared/data/chroma not present")
-def test_chroma_import_resolves_all_790_spans():
-    docs = load_corpus(SHARED / "chroma" / "corpora")
-    ts = load_testset(SHARED / "chroma" / "questions_df.csv", docs)
+def test_chroma_import_resolves_all_790_spans(shared_data):
+    docs = load_corpus(shared_data / "chroma" / "corpora")
+    ts = load_testset(shared_data / "chroma" / "questions_df.csv", docs)
     spans = [a for q in ts.questions for a in q.answers]
     assert len(ts) == 472 and len(spans) == 790
     by_id = {d.id: d.text for d in docs}
@@ -120,11 +116,8 @@ def test_chroma_import_resolves_all_790_spans():
     assert {len(q.answers) for q in ts.questions} == {1, 2, 3, 4, 5}
 
 
-@pytest.mark.skipif(
-    not (SHARED / "squad-small").is_dir(), reason="../shared/data/squad-small absent"
-)
-def test_squad_import_skips_unanswerable():
-    path = SHARED / "squad-small" / "small.json"
+def test_squad_import_skips_unanswerable(shared_data):
+    path = shared_data / "squad-small" / "small.json"
     ts = load_testset(path, load_corpus(path))
     assert len(ts) + ts.skipped == 626
     assert ts.skipped == 333

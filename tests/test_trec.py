@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import require
 
 from ragmeter.errors import InputError
 from ragmeter.retrieval.base import Ranking
@@ -18,7 +19,7 @@ from ragmeter.retrieval.trec import (
     write_run,
 )
 
-pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier is not installed")
+PYTREC_HINT = "pip install pytrec-eval-terrier"
 
 VOCAB = (
     "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
@@ -62,6 +63,7 @@ def direct_metrics(ranked: list[str], relevant: set[str]) -> dict[str, float]:
 
 
 def test_bm25_document_run_scores_like_trec_eval(tmp_path):
+    pytrec_eval = require("pytrec_eval", PYTREC_HINT)
     docs, questions, qrels = make_collection()
     doc_ids = list(docs)
     bm25 = BM25Retriever()
@@ -118,6 +120,7 @@ def test_given_scores_round_trip_exactly(tmp_path):
 
 
 def test_rank_scores_preserve_order_under_ties(tmp_path):
+    pytrec_eval = require("pytrec_eval", PYTREC_HINT)
     run = {"q": [("b", 1.0), ("a", 1.0), ("c", 1.0)]}
     write_run(tmp_path / "r.txt", run, scores="rank")
     assert [d for d, _ in read_run(tmp_path / "r.txt")["q"]] == ["b", "a", "c"]

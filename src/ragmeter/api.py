@@ -91,16 +91,23 @@ def compare(
     metric: str | None = None,
     seed: int | None = None,
     rounds: int | None = None,
+    adjust: str = "holm",
+    baseline: str | None = None,
+    pairs: list[tuple[str, str]] | None = None,
 ) -> Comparisons:
     """Paired comparisons of the systems of a search (in memory or a results directory).
 
-    With ``a`` and ``b``, that one pair; else every pair, with Holm-adjusted
-    p-values. ``metric``, ``seed`` and ``rounds`` default to the run's own (the
+    With ``a`` and ``b``, that one pair (a family of one); else every pair, every
+    system against ``baseline``, or the planned ``pairs``, under one decision rule
+    (:func:`ragmeter.verdicts.compare_family`: Holm over the family by default,
+    ``adjust="none"`` for the seed's per-pair rule), the same rule the CLI and the
+    report use. ``metric``, ``seed`` and ``rounds`` default to the run's own (the
     comparison metric of its config, seed 1 and 10,000 rounds unless set). The
     list returned shows itself as a table and converts with ``to_pandas()`` /
-    ``to_markdown()``; each item is a :class:`ragmeter.stats.Comparison`.
+    ``to_markdown()``; each item is a :class:`ragmeter.verdicts.Row`, and ``rule``
+    names the rule.
     """
-    from ragmeter import stats
+    from ragmeter import verdicts
 
     run = _open(results)
     summary = run.summary
@@ -118,6 +125,13 @@ def compare(
     names = [a, b] if a is not None else [str(s) for s in run.systems]
     if len(names) < 2:
         raise InputError("a comparison needs at least two systems")
-    matrix = run.matrix(metric, names)
-    items = stats.compare_all(matrix, names, rounds=rounds, seed=seed)
-    return Comparisons(items, metric, seed, rounds)
+    table = verdicts.compare_family(
+        run.matrix(metric, names),
+        names,
+        adjust=adjust,  # type: ignore[arg-type]
+        baseline=baseline,
+        pairs=pairs,
+        rounds=rounds,
+        seed=seed,
+    )
+    return Comparisons(table.rows, metric, seed, rounds, rule=table.rule)

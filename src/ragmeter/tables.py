@@ -181,40 +181,53 @@ class ShowsItself:
 
 
 class Comparisons(list):
-    """Paired comparisons (:class:`ragmeter.stats.Comparison`) on one metric, with the
-    seed and rounds they were drawn with; shows itself like :class:`ShowsItself`."""
+    """Paired comparisons (:class:`ragmeter.verdicts.Row`) on one metric under one
+    decision rule (``rule``), with the seed and rounds they were drawn with; shows
+    itself like :class:`ShowsItself`."""
 
-    def __init__(self, items: Iterable[Any], metric: str, seed: int, rounds: int) -> None:
+    def __init__(
+        self, items: Iterable[Any], metric: str, seed: int, rounds: int, rule: Any = None
+    ) -> None:
         super().__init__(items)
         self.metric = metric
         self.seed = seed
         self.rounds = rounds
+        self.rule = rule
 
     def _rows(self) -> list[list[str]]:
+        from ragmeter.verdicts import fmt_end, fmt_p
+
         scale = 100 if is_share(self.metric) else 1
         digits = 1 if scale == 100 else 3
+        alpha = self.rule.alpha if self.rule is not None else 0.05
         rows = []
         for c in self:
             d = c.difference
-            rows.append(
-                [
-                    c.a,
-                    c.b,
-                    f"{d.mean * scale:+.{digits}f} [{d.low * scale:+.{digits}f}, "
-                    f"{d.high * scale:+.{digits}f}]",
-                    f"{c.wins}/{c.ties}/{c.losses}",
-                    f"{c.p_holm if c.p_holm is not None else c.p_value:.3g}",
-                    c.verdict,
-                ]
-            )
+            row = [
+                c.a,
+                c.b,
+                f"{d.mean * scale:+.{digits}f} [{fmt_end(d.low, scale, digits)}, "
+                f"{fmt_end(d.high, scale, digits)}]",
+                f"{c.wins}/{c.ties}/{c.losses}",
+            ]
+            if self._p_label() is not None:
+                row.append("" if c.p is None or c.identical else fmt_p(c.p, alpha))
+            rows.append([*row, c.verdict])
         return rows
+
+    def _p_label(self) -> str | None:
+        return self.rule.p_label if self.rule is not None else "p"
 
     def _header(self) -> list[str]:
         unit = " (points)" if is_share(self.metric) else ""
-        return ["A", "B", f"A - B{unit} [95% CI]", "win/tie/loss", "p (Holm)", "verdict"]
+        head = ["A", "B", f"A - B{unit} [CI]", "win/tie/loss"]
+        if self._p_label() is not None:
+            head.append(self._p_label())
+        return [*head, "verdict"]
 
     def _caption(self) -> str:
-        return f"Paired comparisons on {self.metric}; seed {self.seed}, {self.rounds} rounds"
+        rule = f"{self.rule.header}; " if self.rule is not None else ""
+        return f"Paired comparisons on {self.metric}. {rule}seed {self.seed}, {self.rounds} rounds"
 
     def to_markdown(self) -> str:
         table = _markdown(self._header(), self._rows(), right={2, 3, 4})
@@ -224,7 +237,8 @@ class Comparisons(list):
         return _html(self._header(), self._rows(), self._caption())
 
     def to_pandas(self):
-        """One row per comparison: a, b, the difference and its interval, counts, p-values."""
+        """One row per comparison: a, b, the difference and its interval, counts, the raw
+        p-value and the rule's (``p``), and the verdict."""
         pd = _pandas()
         records = [
             {
@@ -238,7 +252,7 @@ class Comparisons(list):
                 "ties": c.ties,
                 "losses": c.losses,
                 "p_value": c.p_value,
-                "p_holm": c.p_holm,
+                "p": c.p,
                 "verdict": c.verdict,
                 "seed": self.seed,
                 "rounds": self.rounds,

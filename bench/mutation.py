@@ -1,0 +1,630 @@
+"""Mutation testing of the core modules: do the tests notice small, plausible bugs?
+
+For each module below, every *mutant* changes one thing in its source:
+
+* a comparison flipped: ``<`` <-> ``<=``, ``>`` <-> ``>=``, ``==`` <-> ``!=``,
+  ``is`` <-> ``is not``, ``in`` <-> ``not in``;
+* arithmetic swapped: ``+`` <-> ``-``, ``*`` <-> ``/``, ``//`` -> ``/`` (also in ``+=``...);
+* a whole-number constant moved by one (``n + 1``, ``n - 1``); ``True`` <-> ``False``;
+* ``and`` <-> ``or``; a ``not`` or a unary minus dropped;
+* in a regular expression, a repeated class made optional: ``\\s+`` -> ``\\s*``;
+* a ``return <value>`` replaced by ``return None``.
+
+Nothing inside a ``raise`` (error messages), an f-string, a docstring, a type
+annotation, a decorator or an ``assert`` is mutated, nor a line ending in ``# pragma: no mutate``.
+
+Each mutant is run against the module's own test files (``TARGETS``) with
+``pytest -x -q -p no:randomly -m "not slow"`` in a forked child of this process,
+which has the heavy libraries already imported; the mutated module is served by an
+import hook (nothing is written to ``src/``). A mutant is *killed* when a test
+fails, a *timeout* when the tests run past ``max(3 x baseline, baseline + 20 s)``
+(counted as detected), and *survived* otherwise. Mutants argued equivalent in
+docs/testing.md (``EQUIVALENT`` below) are left out of the score.
+
+Run (from the project root, with the test extra installed)::
+
+    python bench/mutation.py                              # everything (long: an hour or more)
+    python bench/mutation.py --module stats --limit 40    # a seeded sample of one module
+    python bench/mutation.py --jobs 2 --seed 3 --json mutation.json
+    python bench/mutation.py --list --module testset      # list the mutants, run nothing
+    python bench/mutation.py --rerun mutation.json        # only the earlier survivors
+
+It prints killed / survived / timeout per module, the score
+``(killed + timeout) / (mutants - equivalent)`` and every survivor as
+``file:line: mutation | source line``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import random
+import re
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+
+# module (relative to src/ragmeter) -> the test files that cover it
+TARGETS: dict[str, list[str]] = {
+    "metrics.py": [
+        "tests/test_metrics.py",
+        "tests/test_metrics_inputs.py",
+        "tests/test_search_wiring.py",
+    ],
+    "grading.py": ["tests/test_grading.py", "tests/test_grading_edges.py"],
+    "stats.py": ["tests/test_stats.py", "tests/test_stats_contract.py"],
+    "chunking.py": [
+        "tests/test_chunking.py",
+        "tests/test_line_endings.py",
+        "tests/test_chunking_edges.py",
+    ],
+    "testset.py": [
+        "tests/test_testset.py",
+        "tests/test_span_location.py",
+        "tests/test_testset_formats.py",
+    ],
+    "retrieval/base.py": ["tests/test_top_k.py", "tests/test_hybrid.py"],
+    "verdicts.py": ["tests/test_verdicts.py", "tests/test_verdicts_property.py"],
+}
+
+_COUNTS = "counts = np.zeros(depth + 1, dtype=np.int64)  # counts[j]: answer chars in the top j"
+_COVERAGE = "return float(coverage_curve(items, spans, [max(len(items), 1)])[0])"
+_INSIDE = "inside = (k > 0) & (first < self.ends[np.maximum(k - 1, 0)])"
+_SUB = "sub = 2048 if k <= 8 else 1024  # rounds per pass: running sums stay in cache"
+_PARTITION = "part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]"
+_KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
+
+# Mutants argued equivalent (no input can tell them from the original) in
+# docs/testing.md: (module, stripped source line, column in it, mutation[, occurrence]).
+EQUIVALENT: set[tuple] = {
+    # retrieval/base.py top_k: the partition only picks the candidates for an exact
+    # lexsort; each of these gives a superset of the true candidates or the same set
+    ("retrieval/base.py", _PARTITION, 23, "drop unary `-`"),
+    ("retrieval/base.py", _PARTITION, 37, "1 -> 0"),
+    ("retrieval/base.py", _PARTITION, 37, "1 -> 2"),
+    ("retrieval/base.py", _KTH, 68, "True -> False"),
+    ("retrieval/base.py", "if kk < k:", 3, "`<` -> `<=`"),  # padding by 0 columns
+    # testset.py
+    ("testset.py", "__test__ = False  # not a pytest class", 11, "False -> True"),
+    ("testset.py", "return []", 0, "return None"),  # unreachable: blank keys are rejected first
+    ("testset.py", "doc, m = found[0]", 15, "0 -> -1"),  # found has exactly one element here
+    # grading.py
+    ("grading.py", _COUNTS, 26, "1 -> 2"),  # one more slot, never read: counts[min(k, depth)]
+    ("grading.py", "if hi > lo:", 3, "`>` -> `>=`"),  # hi == lo marks an empty slice: no-op
+    ("grading.py", _COVERAGE, 64, "0 -> -1"),  # a one-element array: [0] is [-1]
+    ("grading.py", _COVERAGE, 59, "1 -> 2"),  # k = 2 > len(items) reads the same last count
+    # touching intervals left unmerged hold the same characters
+    ("grading.py", "if out and start <= out[-1][1]:", 11, "`<=` -> `<`"),
+    ("grading.py", "arr = np.array(r, dtype=np.int64).reshape(-1, 3)", 43, "1 -> 2"),  # -2: numpy
+    # infers the dimension for any negative size
+    # end + start >= end - start: a wider search window, then the exact overlap test
+    ("grading.py", "longest = int((arr[:, 1] - arr[:, 0]).max())", 15, "`-` -> `+`"),
+    # metrics.py: one more rank than columns, never indexed (argmax < depth)
+    ("metrics.py", "ranks = np.arange(1, depth + 1, dtype=np.float64)", 29, "1 -> 2"),
+    ("metrics.py", "v = np.asarray(vec).reshape(-1)", 29, "1 -> 2"),  # -2: inferred too
+    # chunking.py: cum[0] is never read (every word ends after offset 0)
+    ("chunking.py", "cum = np.concatenate(([0], np.cumsum(term)))", 23, "0 -> 1"),
+    ("chunking.py", "cum = np.concatenate(([0], np.cumsum(term)))", 23, "0 -> -1"),
+    # a break at word 0 is dropped on the next line (k > 0) whatever `inside` says
+    ("chunking.py", _INSIDE, 10, "`>` -> `>=`"),
+    ("chunking.py", _INSIDE, 14, "0 -> -1"),
+    # the index cache only saves work: what it holds never changes a chunk
+    ("chunking.py", "if len(text) <= self.max_chars:", 3, "`<=` -> `<`"),
+    ("chunking.py", "self._chars = 0", 14, "0 -> -1"),
+    # bounds[:-1] and bounds[1:] always have the same length
+    ("chunking.py", "for a, b in zip(bounds[:-1], bounds[1:], strict=True):", 48, "True -> False"),
+    # a piece of exactly size words split further is merged back whole
+    ("chunking.py", "if hi - lo <= size:", 3, "`<=` -> `<`"),
+    ("chunking.py", "while self._chars > self.max_chars:", 6, "`>` -> `>=`"),
+    # one word has no sentence break whether segmented or not
+    ("chunking.py", "if self.n < 2:", 12, "2 -> 1"),
+    # k == n is a start inside the last word, already dropped as `inside`
+    ("chunking.py", "k = k[~inside & (k > 0) & (k < self.n)]", 27, "`<` -> `<=`"),
+    # a sentinel: every test of it is `>= 0`
+    ("chunking.py", "cur_lo = -1", 10, "1 -> 2"),
+    # the last of six `if cur_lo >= 0:`: a run pending from word 0 at the end would
+    # hold every word, and then the piece fitted whole and returned early
+    ("chunking.py", "if cur_lo >= 0:", 3, "`>=` -> `>`", 5),
+    ("chunking.py", "cum = np.concatenate(([0], np.cumsum(term)))", 23, "0 -> 1"),
+    # stats.py: block and chunk sizes, packing widths and rounds per pass only cut
+    # the work into pieces; the draws and sums are the same (bit for bit)
+    ("stats.py", "_BLOCK = 1 << 22", 9, "1 -> 2"),
+    ("stats.py", "_BLOCK = 1 << 22", 14, "22 -> 21"),
+    ("stats.py", "_CHUNK = 1 << 15", 14, "15 -> 14"),
+    ("stats.py", "if sum(g[2] for g in group) + f[2] > 64:", 37, "64 -> 63"),
+    ("stats.py", _SUB, 6, "2048 -> 2049"),
+    ("stats.py", _SUB, 19, "8 -> 9"),
+    ("stats.py", "w.cols, w.shifts, w.widths, w.lows, w.scales, strict=True", 53, "True -> False"),
+    ("stats.py", _SUB, 14, "`<=` -> `<`"),
+    ("stats.py", "if rows < 256:", 10, "256 -> 257"),  # two exact summation paths
+    # the scale search only picks the fast exact path over the sequential one
+    ("stats.py", "for s in range(41):", 15, "41 -> 42"),
+    # a SQuAD question has exactly one answer span
+    (
+        "testset.py",
+        "unknown = [q.id for q in questions if q.answers[0].doc not in known]",
+        48,
+        "0 -> -1",
+    ),
+}
+
+PYTEST_ARGS = ["-x", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "-m", "not slow"]
+
+# --------------------------------------------------------------------------- mutants
+
+_CMP_SWAP = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+}
+_BIN_SWAP = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Div,
+}
+_SYMBOL = {
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.And: "and",
+    ast.Or: "or",
+}
+
+
+# a regular-expression class repeated one or more times: `\s+` -> `\s*`
+_REGEX_PLUS = re.compile(r"\\[sSwWdD]\+")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    module: str  # relative to src/ragmeter, e.g. "retrieval/base.py"
+    node: int  # index of the node in ast.walk order
+    kind: str  # what to do to it (see _apply)
+    arg: int  # which operator / which alternative
+    line: int
+    col: int  # column of the mutated node in its line
+    description: str
+    source_line: str
+    nth: int = 0  # how many identical (line text, column, mutation) come before it
+
+    @property
+    def where(self) -> str:
+        return f"src/ragmeter/{self.module}:{self.line}:{self.col}"
+
+    @property
+    def key(self) -> tuple[str, str, int, str]:
+        return (self.module, self.source_line, self.col, self.description)
+
+    @property
+    def equivalent(self) -> bool:
+        """Listed in EQUIVALENT: by line text, column and mutation (any occurrence),
+        or with the occurrence number where one line's text repeats in the module."""
+        return self.key in EQUIVALENT or (*self.key, self.nth) in EQUIVALENT
+
+
+def _excluded_nodes(tree: ast.AST) -> set[int]:
+    """ids of nodes never mutated: raise/assert bodies, f-strings, annotations, docstrings."""
+    out: set[int] = set()
+
+    def mark(node: ast.AST | None) -> None:
+        if node is not None:
+            out.update(id(n) for n in ast.walk(node))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise | ast.Assert | ast.JoinedStr):
+            mark(node)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            mark(node)  # a docstring
+        elif isinstance(node, ast.AnnAssign):
+            mark(node.annotation)
+        elif isinstance(node, ast.arg):
+            mark(node.annotation)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if not isinstance(node, ast.ClassDef):
+                mark(node.returns)
+            for decorator in node.decorator_list:  # @dataclass(frozen=True, slots=True)...
+                mark(decorator)
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            mark(node)
+    return out
+
+
+def enumerate_mutants(module: str) -> list[Mutant]:
+    source = (SRC / "ragmeter" / module).read_text(encoding="utf-8")
+    lines = source.splitlines()
+    tree = ast.parse(source)
+    skip = _excluded_nodes(tree)
+    out: list[Mutant] = []
+
+    for index, node in enumerate(ast.walk(tree)):
+        if id(node) in skip or not hasattr(node, "lineno"):
+            continue
+        line = node.lineno
+        text = lines[line - 1].strip()
+        if text.endswith("# pragma: no mutate"):
+            continue
+
+        def add(kind: str, arg: int, description: str) -> None:
+            col = node.col_offset - (len(lines[line - 1]) - len(lines[line - 1].lstrip()))  # noqa: B023
+            out.append(Mutant(module, index, kind, arg, line, col, description, text))  # noqa: B023
+
+        if isinstance(node, ast.Compare):
+            for j, op in enumerate(node.ops):
+                new = _CMP_SWAP.get(type(op))
+                if new is not None:
+                    add("cmp", j, f"`{_SYMBOL[type(op)]}` -> `{_SYMBOL[new]}`")
+        elif isinstance(node, ast.BinOp | ast.AugAssign):
+            new = _BIN_SWAP.get(type(node.op))
+            if new is not None:
+                add("bin", 0, f"`{_SYMBOL[type(node.op)]}` -> `{_SYMBOL[new]}`")
+        elif isinstance(node, ast.BoolOp):
+            other = ast.Or if isinstance(node.op, ast.And) else ast.And
+            add("bool", 0, f"`{_SYMBOL[type(node.op)]}` -> `{_SYMBOL[other]}`")
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not | ast.USub):
+            add("unary", 0, "drop `not`" if isinstance(node.op, ast.Not) else "drop unary `-`")
+        elif isinstance(node, ast.Constant):
+            v = node.value
+            if isinstance(v, str) and _REGEX_PLUS.search(v):
+                m = _REGEX_PLUS.search(v)
+                add("regex", 0, f"r'{m.group(0)}' -> r'{m.group(0)[:-1]}*'")
+            if isinstance(v, bool):
+                add("const", 0, f"{v} -> {not v}")
+            elif isinstance(v, int):
+                add("const", 1, f"{v} -> {v + 1}")
+                add("const", -1, f"{v} -> {v - 1}")
+        elif isinstance(node, ast.Return) and node.value is not None:
+            if not (isinstance(node.value, ast.Constant) and node.value.value is None):
+                add("return", 0, "return None")
+    seen: dict[tuple, int] = {}
+    numbered = []
+    for m in sorted(out, key=lambda m: (m.line, m.col, m.node, m.arg)):
+        nth = seen.get(m.key, 0)
+        seen[m.key] = nth + 1
+        numbered.append(replace(m, nth=nth))
+    numbered.sort(key=lambda m: (m.node, m.arg))  # back to ast.walk order
+    return numbered
+
+
+def _apply(tree: ast.AST, mutant: Mutant) -> None:
+    nodes = list(ast.walk(tree))
+    node = nodes[mutant.node]
+    if mutant.kind == "cmp":
+        node.ops[mutant.arg] = _CMP_SWAP[type(node.ops[mutant.arg])]()
+    elif mutant.kind == "bin":
+        node.op = _BIN_SWAP[type(node.op)]()
+    elif mutant.kind == "bool":
+        node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+    elif mutant.kind == "const":
+        node.value = (not node.value) if isinstance(node.value, bool) else node.value + mutant.arg
+    elif mutant.kind == "regex":
+        node.value = _REGEX_PLUS.sub(lambda m: m.group(0)[:-1] + "*", node.value, count=1)
+    elif mutant.kind == "return":
+        node.value = ast.Constant(None)
+    elif mutant.kind == "unary":
+        # replace the UnaryOp by its operand in its parent
+        for parent in nodes:
+            for field, value in ast.iter_fields(parent):
+                if value is node:
+                    setattr(parent, field, node.operand)
+                    return
+                if isinstance(value, list):
+                    for i, item in enumerate(value):
+                        if item is node:
+                            value[i] = node.operand
+                            return
+        raise RuntimeError(f"no parent for {mutant}")
+    else:
+        raise ValueError(mutant.kind)
+
+
+def mutated_source(mutant: Mutant | None, module: str) -> str:
+    source = (SRC / "ragmeter" / module).read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    if mutant is not None:
+        _apply(tree, mutant)
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+# --------------------------------------------------------------------------- running
+
+
+class _MutantLoader(importlib.machinery.SourceFileLoader):
+    def __init__(self, fullname: str, path: str, code: str) -> None:
+        super().__init__(fullname, path)
+        self._code = code
+
+    def get_code(self, fullname):  # never a cached .pyc: always the mutated text
+        return compile(self._code, self.path, "exec", dont_inherit=True)
+
+
+class _MutantFinder(importlib.abc.MetaPathFinder):
+    def __init__(self, fullname: str, path: Path, code: str) -> None:
+        self.fullname, self.path, self.code = fullname, str(path), code
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self.fullname:
+            return None
+        loader = _MutantLoader(name, self.path, self.code)
+        return importlib.util.spec_from_file_location(name, self.path, loader=loader)
+
+
+def _module_name(module: str) -> str:
+    return "ragmeter." + module.removesuffix(".py").replace("/", ".")
+
+
+def _child(module: str, code: str, tests: list[str], log: Path) -> None:
+    """In the forked child: serve the mutated module, run the tests, exit with their status."""
+    import pytest
+
+    try:
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.chdir(ROOT)
+        sys.dont_write_bytecode = True
+        sys.path.insert(0, str(SRC))
+        sys.meta_path.insert(
+            0, _MutantFinder(_module_name(module), SRC / "ragmeter" / module, code)
+        )
+        os.environ["HYPOTHESIS_PROFILE"] = "ci"
+        rc = pytest.main([*tests, *PYTEST_ARGS])
+    except BaseException:  # noqa: BLE001
+        rc = 99
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(int(rc))
+
+
+def _preload() -> None:
+    """Import the heavy libraries once, in the parent, so each child starts fast.
+
+    ragmeter itself must not be imported here: each child imports it afresh.
+    """
+    for name in (
+        "numpy",
+        "pytest",
+        "hypothesis",
+        "hypothesis.strategies",
+        "syntok.segmenter",
+        "bm25s",
+        "scipy.stats",
+        "pytrec_eval",
+        "ir_measures",
+        "ranx",
+        "rich.console",
+        "httpx",
+    ):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    # pytest plugins installed in the environment (some take seconds to import)
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group="pytest11"):
+        try:
+            entry.load()
+        except Exception:  # noqa: BLE001 - a broken plugin fails in the child, visibly
+            pass
+    assert not any(m == "ragmeter" or m.startswith("ragmeter.") for m in sys.modules)
+
+
+@dataclass
+class Outcome:
+    mutant: Mutant
+    status: str  # killed, survived, timeout, equivalent
+    seconds: float
+
+
+def _start(module: str, code: str, tests: list[str], log: Path) -> int:
+    pid = os.fork()
+    if pid == 0:
+        _child(module, code, tests, log)
+    return pid
+
+
+def _wait_all(running: dict, timeout: float, block: bool) -> list[tuple[object, int, float]]:
+    """Reap finished children (and kill any past ``timeout``)."""
+    done = []
+    while True:
+        for pid, (job, started) in list(running.items()):
+            got, status = os.waitpid(pid, os.WNOHANG)
+            elapsed = time.monotonic() - started
+            if got:
+                del running[pid]
+                done.append((job, os.waitstatus_to_exitcode(status), elapsed))
+            elif elapsed > timeout:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                del running[pid]
+                done.append((job, None, elapsed))
+        if done or not block or not running:
+            return done
+        time.sleep(0.05)
+
+
+def run_module(
+    module: str, mutants: list[Mutant], jobs: int, workdir: Path, verbose: bool
+) -> list[Outcome]:
+    tests = [t for t in TARGETS[module] if (ROOT / t).is_file()]
+    # Baseline: the unmutated (but unparsed) module must pass, and sets the timeout.
+    base_log = workdir / f"{module.replace('/', '_')}.baseline.log"
+    started = time.monotonic()
+    pid = _start(module, mutated_source(None, module), tests, base_log)
+    _, status = os.waitpid(pid, 0)
+    baseline = time.monotonic() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{module}: the tests fail without any mutation; see {base_log}")
+    timeout = max(3 * baseline, baseline + 20)
+    print(
+        f"{module}: {len(mutants)} mutants, tests {' '.join(tests)} "
+        f"(baseline {baseline:.1f} s, timeout {timeout:.0f} s)",
+        flush=True,
+    )
+    outcomes: list[Outcome] = []
+    queue = list(mutants)
+    running: dict[int, tuple[Mutant, float]] = {}
+    while queue or running:
+        while queue and len(running) < jobs:
+            m = queue.pop(0)
+            if m.equivalent:
+                outcomes.append(Outcome(m, "equivalent", 0.0))
+                continue
+            log = workdir / f"{module.replace('/', '_')}.{m.node}.{m.kind}.{m.arg}.log"
+            pid = _start(module, mutated_source(m, module), tests, log)
+            running[pid] = (m, time.monotonic())
+        for m, rc, elapsed in _wait_all(running, timeout, block=True):
+            status = "timeout" if rc is None else ("survived" if rc == 0 else "killed")
+            if rc not in (None, 0, 1):
+                status = "killed"  # an import error or a crash is a detected mutant too
+            outcomes.append(Outcome(m, status, elapsed))
+            if verbose or status == "survived":
+                print(f"  {status:8} {m.where}: {m.description} | {m.source_line}", flush=True)
+    outcomes.sort(key=lambda o: (o.mutant.line, o.mutant.node, o.mutant.arg))
+    return outcomes
+
+
+def summarize(outcomes: list[Outcome]) -> dict:
+    count = {s: 0 for s in ("killed", "timeout", "survived", "equivalent")}
+    for o in outcomes:
+        count[o.status] += 1
+    scored = count["killed"] + count["timeout"] + count["survived"]
+    count["mutants"] = len(outcomes)
+    count["score"] = (count["killed"] + count["timeout"]) / scored if scored else 1.0
+    return count
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--module", action="append", help="only these modules (e.g. stats, retrieval/base)"
+    )
+    parser.add_argument("--limit", type=int, help="a random sample of N mutants per module")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the sample (default 1)")
+    parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
+    parser.add_argument("--json", type=Path, help="write every outcome to this JSON file")
+    parser.add_argument(
+        "--rerun",
+        type=Path,
+        help="only the mutants that survived in this earlier --json file (after adding tests)",
+    )
+    parser.add_argument("--list", action="store_true", help="list the mutants; run nothing")
+    parser.add_argument("--verbose", action="store_true", help="print every outcome")
+    args = parser.parse_args(argv)
+
+    modules = list(TARGETS)
+    if args.module:
+        wanted = {m.removesuffix(".py") for m in args.module}
+        modules = [m for m in modules if m.removesuffix(".py") in wanted]
+        if not modules:
+            parser.error(f"--module: choose from {', '.join(TARGETS)}")
+
+    survivors = None
+    if args.rerun is not None:
+        earlier = json.loads(args.rerun.read_text())["outcomes"]
+        survivors = {
+            (o["module"], o["node"], o["kind"], o["arg"])
+            for o in earlier
+            if o["status"] == "survived"
+        }
+        modules = [m for m in modules if any(k[0] == m for k in survivors)]
+    plan: dict[str, list[Mutant]] = {}
+    for module in modules:
+        mutants = enumerate_mutants(module)
+        if survivors is not None:
+            mutants = [m for m in mutants if (m.module, m.node, m.kind, m.arg) in survivors]
+        if args.limit is not None and args.limit < len(mutants):
+            mutants = random.Random(f"{args.seed}:{module}").sample(mutants, args.limit)
+            mutants.sort(key=lambda m: (m.line, m.node, m.arg))
+        plan[module] = mutants
+    if args.list:
+        for mutants in plan.values():
+            for m in mutants:
+                print(f"{m.where}: {m.description} | {m.source_line}")
+        print(sum(len(v) for v in plan.values()), "mutants")
+        return 0
+
+    _preload()
+    results: dict[str, list[Outcome]] = {}
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="ragmeter-mutation-") as tmp:
+        for module, mutants in plan.items():
+            results[module] = run_module(module, mutants, args.jobs, Path(tmp), args.verbose)
+
+    print()
+    sample = f" (a sample of {args.limit} per module, seed {args.seed})" if args.limit else ""
+    print(f"Mutation score{sample}: (killed + timeout) / (mutants - equivalent)")
+    print(
+        f"{'module':20} {'mutants':>8} {'killed':>7} {'timeout':>8} {'survived':>9} "
+        f"{'equiv':>6} {'score':>7}"
+    )
+    everything: list[Outcome] = []
+    for module, outcomes in results.items():
+        c = summarize(outcomes)
+        everything += outcomes
+        print(
+            f"{module:20} {c['mutants']:8d} {c['killed']:7d} {c['timeout']:8d} "
+            f"{c['survived']:9d} {c['equivalent']:6d} {c['score']:7.1%}"
+        )
+    total = summarize(everything)
+    print(
+        f"{'all':20} {total['mutants']:8d} {total['killed']:7d} {total['timeout']:8d} "
+        f"{total['survived']:9d} {total['equivalent']:6d} {total['score']:7.1%}"
+    )
+    survivors = [o for o in everything if o.status == "survived"]
+    if survivors:
+        print("\nSurvivors:")
+        for o in survivors:
+            print(f"  {o.mutant.where}: {o.mutant.description} | {o.mutant.source_line}")
+    print(f"\n{time.monotonic() - started:.0f} s, {args.jobs} job(s)")
+    if args.json:
+        payload = {
+            "limit": args.limit,
+            "seed": args.seed,
+            "summary": {m: summarize(o) for m, o in results.items()} | {"all": total},
+            "outcomes": [
+                asdict(o.mutant) | {"status": o.status, "seconds": round(o.seconds, 2)}
+                for o in everything
+            ],
+        }
+        args.json.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,128 @@
+"""Shared test setup: where the shared data lives, what a missing extra means, hypothesis.
+
+* ``shared_data`` (fixture) and :func:`shared_path` find the public test data in
+  ``../shared/data`` beside the project root (the one place tests look for it).
+* :func:`require` imports a test extra (``pytrec_eval``, ``llama_cpp``, ...).
+* Both skip with the reason on a developer's machine, but **fail** when the
+  environment asks for everything: ``CI=true`` (or ``1``/``yes``) or
+  ``RAGMETER_REQUIRE_ALL=1`` (``.ci/run`` sets it). In that mode every other skip
+  fails too (see :func:`pytest_runtest_makereport`), so CI cannot silently skip.
+* Hypothesis profiles: ``ci`` (derandomized: the same examples every run) is the
+  default and always used under CI; ``HYPOTHESIS_PROFILE=dev`` runs random (and,
+  where a test does not set its own count, more) examples locally.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parents[1]
+"""The project root (the folder holding pyproject.toml)."""
+
+SHARED_DATA = ROOT.parent / "shared" / "data"
+"""The shared public test data: ``../shared/data`` relative to the project root."""
+
+
+def require_all() -> bool:
+    """True when a missing data set or test extra must fail, not skip (CI)."""
+    ci = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+    return ci or os.environ.get("RAGMETER_REQUIRE_ALL", "").strip() == "1"
+
+
+def missing(reason: str) -> None:
+    """Skip with ``reason`` here; fail with it where everything is required."""
+    if require_all():
+        pytest.fail(f"{reason} (required: CI or RAGMETER_REQUIRE_ALL=1 is set)", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+
+def shared_path(*parts: str) -> Path:
+    """``../shared/data/<parts>``; skips (or fails in CI) when it is absent."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        missing(f"{path} is not present (the shared test data lives in ../shared/data)")
+    return path
+
+
+def require(module: str, hint: str | None = None) -> ModuleType:
+    """Import a test extra; skip (or fail in CI) with an install hint when it is missing."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        error = exc
+    missing(f"{module} is not installed ({hint or 'pip install -e .[test]'}): {error}")
+    raise AssertionError("not reached: missing() always raises")
+
+
+def require_file(path: str | Path, hint: str) -> Path:
+    """A file a test needs (a browser binary, a model); skip or fail like :func:`require`."""
+    path = Path(path)
+    if not path.exists():
+        missing(f"{path} is not present ({hint})")
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The shared data folder ``../shared/data``; skips (fails in CI) when absent."""
+    return shared_path()
+
+
+# --------------------------------------------------------------------------- no silent skips
+
+
+def _skip_reason(longrepr: object) -> str:
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Where everything is required, a skipped test is a failed one."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and require_all() and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = (
+            f"skipped where every test must run (CI / RAGMETER_REQUIRE_ALL=1): "
+            f"{_skip_reason(report.longrepr)}"
+        )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """Same for a whole module skipped at import (``importorskip`` at module level)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and require_all():
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{collector.nodeid} skipped where every test must run "
+            f"(CI / RAGMETER_REQUIRE_ALL=1): {_skip_reason(report.longrepr)}"
+        )
+
+
+# --------------------------------------------------------------------------- hypothesis
+
+settings.register_profile(
+    "ci",
+    derandomize=True,  # the same examples on every run: a red run is a real change
+    deadline=None,  # shared, loaded machines: no per-example time limit
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "dev",
+    max_examples=500,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("ci" if require_all() else os.environ.get("HYPOTHESIS_PROFILE", "ci"))
