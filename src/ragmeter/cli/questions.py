@@ -50,11 +50,11 @@ def questions_generate(
 ) -> None:
     """Write one question per passage with a chat model (cached, resumable)."""
     from ragmeter.llm import CallSettings
-    from ragmeter.questions import generate_command
+    from ragmeter.questions import generate_file
 
     settings = CallSettings(model, options=model_options(option, model_option), cache=cache)
     with calls_bar() as progress:
-        result = generate_command(
+        result = generate_file(
             corpus,
             out,
             settings,
@@ -95,8 +95,9 @@ def questions_audit(
     rounds: int = 10_000,
 ) -> None:
     """Flag copied, restated, context-dependent, misstated and duplicate questions."""
+    from ragmeter.cli.question_views import audit_table
     from ragmeter.llm import CallSettings
-    from ragmeter.questions import audit_command, audit_table
+    from ragmeter.questions import audit_files
 
     check_seed(seed, "--seed")
     if results is not None:
@@ -106,7 +107,7 @@ def questions_audit(
     if llm is not None:
         settings = CallSettings(llm, options=model_options(option, model_option))
     with calls_bar() as progress:
-        flagged, summary, paths = audit_command(
+        flagged, summary, paths = audit_files(
             testset,
             corpus,
             out,
@@ -140,11 +141,12 @@ def questions_compare(
     rounds: int | None = None,
 ) -> None:
     """Score both sets on the same passages: paired intervals, and B without unfit questions."""
-    from ragmeter.questions import compare_command, compare_table
+    from ragmeter.cli.question_views import compare_table
+    from ragmeter.questions import compare_files
 
     if seed is not None:
         check_seed(seed, "--seed")
-    result = compare_command(
+    result = compare_files(
         a,
         b,
         corpus,
