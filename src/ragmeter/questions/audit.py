@@ -33,6 +33,10 @@ Model checks (only with ``llm=``)
     not answer`` it. ``context-dependent`` (from the model): it says the question
     cannot be understood without the passage. A reply that cannot be read becomes
     ``unscored`` with the reason and the raw text.
+
+Size: most of it is the rule tables (stop words, auxiliaries, context phrases, contrast
+pairs) and the rules that read them; the rules and their tables are read together when a
+flag is questioned.
 """
 
 from __future__ import annotations
