@@ -186,7 +186,7 @@ def test_questions_audit_takes_option(made, tmp_path):
                 str(testset),
                 "--corpus",
                 str(EXAMPLE / "posts"),
-                "--llm",
+                "--model",
                 "ollama:judge",
                 "--option",
                 "num_ctx=1024",

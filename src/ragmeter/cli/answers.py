@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ragmeter.cli.app import (
+    MODEL_SPEC,
     ModelOptions,
     app,
     console,
@@ -30,7 +31,7 @@ ReplyCachePath = Annotated[Path | None, typer.Option(help="Reply cache (default 
 @handle_errors
 def answer(
     results: Annotated[Path, typer.Argument(help="A results directory")],
-    reader: Annotated[str, typer.Option(help="ollama:NAME, openai:NAME or gguf:PATH")],
+    reader: Annotated[str, typer.Option(help=f"The reader model: {MODEL_SPEC}")],
     k: Annotated[int, typer.Option(help="Items given to the reader")] = 5,
     systems: Systems = None,
     limit: Limit = None,
@@ -69,7 +70,8 @@ def answer(
 def grade(
     results: Annotated[Path, typer.Argument(help="A results directory with answers")],
     judge: Annotated[
-        list[str], typer.Option(help="Judge spec (repeatable; the first gives accuracy)")
+        list[str],
+        typer.Option(help=f"A judge model (repeatable; the first gives accuracy): {MODEL_SPEC}"),
     ],
     systems: Systems = None,
     limit: Limit = None,
