@@ -574,6 +574,26 @@ def test_hand_grade_library_loop_takes_choices_from_ask(results):
         hand_grade(results, n=3, seed=3, ask=lambda item: "c")
 
 
+def test_handgrade_command_line_reads_keys_from_stdin(results):
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    answer_questions(results, Scripted("reader", reader), limit=2)
+    order = sample_order(load_answer_set(results).ordered_keys(), seed=5)
+    result = CliRunner().invoke(
+        app, ["handgrade", str(results), "--n", "2", "--seed", "5"], input="w\nc\n"
+    )
+    assert result.exit_code == 0, result.output
+    assert "Hand-graded 2 answers this time (0 skipped); 2 of 2 in all (seed 5)" in " ".join(
+        result.output.split()
+    )
+    assert [(h.key, h.hand, h.seed) for h in read_hand(answers_dir(results))] == [
+        (order[0], "wrong", 5),
+        (order[1], "correct", 5),
+    ]
+
+
 def test_hand_grade_end_of_input_stops_and_needs_answers(results):
     with pytest.raises(InputError, match="ragmeter answer"):
         grade_by_hand(results, input=io.StringIO(""), console=quiet())
