@@ -358,8 +358,11 @@ def test_reader_questions_copy_less_than_the_generated_ones():
 def test_audit_files_writes_next_to_the_test_set(tmp_path):
     src = (EXAMPLE / "questions.jsonl").read_text(encoding="utf-8").splitlines()[:20]
     (tmp_path / "q.jsonl").write_text("\n".join(src) + "\n", encoding="utf-8")
-    flagged, summary, paths = audit_files(tmp_path / "q.jsonl", EXAMPLE / "posts", rounds=500)
+    done = audit_files(tmp_path / "q.jsonl", EXAMPLE / "posts", rounds=500)
+    flagged, summary, paths = done  # also a tuple
+    assert done.flagged is flagged and done.summary is summary and done.paths is paths
     assert len(flagged) == 20 and summary.n == 20
+    assert [p.name for p in paths] == ["audit.jsonl", "audit.csv", "audit-summary.json"]
     assert all(p.parent == tmp_path and p.is_file() for p in paths)
 
 

@@ -17,6 +17,7 @@ rule helpers (``copy_ratio``, ``content_words``, ...) stay in
 
 from ragmeter.questions.audit import (
     FLAG_KINDS,
+    AuditedFiles,
     AuditSummary,
     Flag,
     Flagged,
@@ -47,6 +48,7 @@ __all__ = [
     "FLAG_KINDS",
     "UNFIT_FLAGS",
     "AuditSummary",
+    "AuditedFiles",
     "Flag",
     "Flagged",
     "Generation",

@@ -48,7 +48,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ragmeter.corpus import Document
 from ragmeter.errors import InputError
@@ -64,6 +64,7 @@ __all__ = [
     "STOP_WORDS",
     "SWAPS",
     "AuditSummary",
+    "AuditedFiles",
     "Flag",
     "Flagged",
     "audit_files",
@@ -746,6 +747,15 @@ def write_audit(
     return paths
 
 
+class AuditedFiles(NamedTuple):
+    """What :func:`audit_files` did: one :class:`Flagged` per question, the summary and
+    the files written (a tuple too: ``flagged, summary, paths = audit_files(...)``)."""
+
+    flagged: list[Flagged]
+    summary: AuditSummary
+    paths: list[Path]
+
+
 def audit_files(
     testset_path: str | Path,
     corpus_path: str | Path,
@@ -762,7 +772,7 @@ def audit_files(
     rounds: int = 10_000,
     progress: Callable | None = None,
     **call: Any,
-) -> tuple[list[Flagged], AuditSummary, list[Path]]:
+) -> AuditedFiles:
     """Load a test set and its corpus, audit, summarize, write the files.
 
     The body of ``ragmeter questions audit`` (which prints
@@ -772,7 +782,7 @@ def audit_files(
     ``<name>.csv`` and ``<name>-summary.json``. ``llm`` and ``call`` are as
     for :func:`audit_questions`; the model cache defaults to
     ``<out_dir>/<name>.llm-cache.sqlite``. Returns the per-question results, the
-    summary and the paths written.
+    summary and the paths written, as :class:`AuditedFiles`.
     """
     from ragmeter.corpus import load_corpus
     from ragmeter.testset import load_testset
@@ -827,7 +837,7 @@ def audit_files(
             paths = write_audit(flagged, summary, out_dir, name)
     else:
         paths = write_audit(flagged, summary, out_dir, name)
-    return flagged, summary, paths
+    return AuditedFiles(flagged, summary, paths)
 
 
 def check_audit_targets(
