@@ -51,6 +51,11 @@ def test_every_model_calling_command_names_the_model_by_role_with_one_spec_help(
     assert "-m" in audit  # the same short flag as questions generate
     result = runner.invoke(app, ["questions", "audit", "--help"])
     assert "--model" in result.output and "--llm" not in result.output
+    # the top-level help maps the roles to their flags
+    top = " ".join(runner.invoke(app, ["--help"], terminal_width=200).output.split())
+    for flag in MODEL_FLAGS.values():
+        assert flag in top
+    assert "-m, old name --llm" in top and "Every --seed defaults to 1, or to the seed" in top
 
 
 def test_every_seed_defaults_to_one_or_to_the_run_it_reads():

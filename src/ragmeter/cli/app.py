@@ -57,6 +57,12 @@ class OneLineErrors(TyperGroup):
 
 app = typer.Typer(
     help="Measure retrieval for language models, with 95% intervals on every number.",
+    epilog=(
+        "Models are named by their role: --reader (answer), --judge (grade), --model "
+        "(questions generate, questions audit; -m, old name --llm), each as gguf:PATH, "
+        "ollama:NAME or openai:NAME, with --option KEY=VALUE for the backend. "
+        "Every --seed defaults to 1, or to the seed of the run it reads."
+    ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
