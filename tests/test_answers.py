@@ -18,40 +18,39 @@ from rich.console import Console
 
 from ragmeter import stats
 from ragmeter.answers import (
-    GRADE_SCHEMA,
-    answer_command,
+    HandItem,
     answer_questions,
     answer_report,
-    answers_dir,
-    check_against_hand,
-    compare_judges,
     cross_table,
     grade_answers,
-    grade_command,
     hand_checks,
     hand_grade,
-    handgrade_command,
     judge_pairs,
-    judges_command,
     load_answer_set,
-    parse_options,
-    sample_order,
-    search_hits,
 )
-from ragmeter.answers.analysis import accuracy
+from ragmeter.answers.analysis import accuracy, check_against_hand, compare_judges, search_hits
+from ragmeter.answers.hand import sample_order
 from ragmeter.answers.prompts import (
+    GRADE_SCHEMA,
     JUDGE_PROMPT,
     READER_PROMPT,
     judge_request,
     reader_request,
 )
 from ragmeter.answers.run import backend_label
-from ragmeter.answers.store import read_grades, read_hand
+from ragmeter.answers.store import answers_dir, read_grades, read_hand
+from ragmeter.cli.answer_views import (
+    answer_command,
+    grade_by_hand,
+    grade_command,
+    handgrade_command,
+    judges_command,
+)
 from ragmeter.config import Config
 from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
 from ragmeter.experiment import run_search
-from ragmeter.llm import Completion, ReplyCache
+from ragmeter.llm import Completion, ReplyCache, parse_options
 from ragmeter.llm.fence import fenced
 from ragmeter.results import Results, save_results
 from ragmeter.testset import TestSet, load_testset
@@ -509,7 +508,9 @@ def test_hand_grade_loop_saves_each_key_and_resumes(results):
     aset = load_answer_set(results)
     order = sample_order(aset.ordered_keys(), seed=7)
     out = quiet()
-    run = hand_grade(results, n=4, seed=7, input=io.StringIO("c\nx\n\nP\ns\nq\nw\n"), console=out)
+    run = grade_by_hand(
+        results, n=4, seed=7, input=io.StringIO("c\nx\n\nP\ns\nq\nw\n"), console=out
+    )
     assert (run.graded, run.skipped, run.total, run.stopped) == (2, 1, 2, True)
     printed = text_of(out)
     assert printed.count("is not a grade") == 2  # 'x' and the empty line are asked again
@@ -551,11 +552,53 @@ def test_hand_grade_loop_saves_each_key_and_resumes(results):
     assert check.n == 4 and sorted(check.lenient) == lenient
 
 
+def test_hand_grade_library_loop_takes_choices_from_ask(results):
+    answer_questions(results, Scripted("reader", reader), limit=2)
+    order = sample_order(load_answer_set(results).ordered_keys(), seed=3)
+    seen: list[HandItem] = []
+
+    def ask(item: HandItem) -> str:
+        seen.append(item)
+        return ["skip", "wrong", "quit"][len(seen) - 1]
+
+    run = hand_grade(results, n=3, seed=3, ask=ask)
+    assert (run.graded, run.skipped, run.total, run.stopped) == (1, 1, 1, True)
+    assert [(i.system, i.question) for i in seen] == order[:3]
+    assert [i.position for i in seen] == [1, 1, 2] and seen[0].target == 3
+    assert seen[0].reference and seen[0].question_text
+    assert [(h.key, h.hand) for h in read_hand(answers_dir(results))] == [
+        (order[0], "skip"),
+        (order[1], "wrong"),
+    ]
+    with pytest.raises(ValueError, match="not one of"):
+        hand_grade(results, n=3, seed=3, ask=lambda item: "c")
+
+
+def test_handgrade_command_line_reads_keys_from_stdin(results):
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    answer_questions(results, Scripted("reader", reader), limit=2)
+    order = sample_order(load_answer_set(results).ordered_keys(), seed=5)
+    result = CliRunner().invoke(
+        app, ["handgrade", str(results), "--n", "2", "--seed", "5"], input="w\nc\n"
+    )
+    assert result.exit_code == 0, result.output
+    assert "Hand-graded 2 answers this time (0 skipped); 2 of 2 in all (seed 5)" in " ".join(
+        result.output.split()
+    )
+    assert [(h.key, h.hand, h.seed) for h in read_hand(answers_dir(results))] == [
+        (order[0], "wrong", 5),
+        (order[1], "correct", 5),
+    ]
+
+
 def test_hand_grade_end_of_input_stops_and_needs_answers(results):
     with pytest.raises(InputError, match="ragmeter answer"):
-        hand_grade(results, input=io.StringIO(""), console=quiet())
+        grade_by_hand(results, input=io.StringIO(""), console=quiet())
     answer_questions(results, Scripted("reader", reader), limit=1)
-    run = hand_grade(results, n=5, seed=1, input=io.StringIO(""), console=quiet())
+    run = grade_by_hand(results, n=5, seed=1, input=io.StringIO(""), console=quiet())
     assert run.stopped and run.total == 0 and run.available == 2
     assert read_hand(answers_dir(results)) == []
 
@@ -564,7 +607,7 @@ def test_hand_file_cut_off_mid_line_is_repaired_on_append(results):
     answer_questions(results, Scripted("reader", reader), limit=2)
     folder = answers_dir(results)
     (folder / "hand.jsonl").write_text('{"system": "sentence", "quest')  # a crash mid-write
-    run = hand_grade(results, n=1, seed=1, input=io.StringIO("c\n"), console=quiet())
+    run = grade_by_hand(results, n=1, seed=1, input=io.StringIO("c\n"), console=quiet())
     assert run.total == 1
     [h] = read_hand(folder)
     assert h.hand == "correct"

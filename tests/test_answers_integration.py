@@ -28,10 +28,10 @@ from ragmeter.answers import (
     GRADES,
     answer_questions,
     answer_report,
-    answers_dir,
     grade_answers,
     load_answer_set,
 )
+from ragmeter.answers.store import answers_dir
 from ragmeter.config import Config
 from ragmeter.corpus import load_corpus
 from ragmeter.experiment import run_search

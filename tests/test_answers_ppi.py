@@ -10,7 +10,7 @@ from rich.console import Console
 
 from ragmeter import stats
 from ragmeter.answers.analysis import MIN_HAND, corrected_accuracy, ppi_accuracy
-from ragmeter.answers.commands import print_corrected
+from ragmeter.cli.answer_views import print_corrected
 from ragmeter.errors import InputError
 
 

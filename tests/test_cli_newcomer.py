@@ -171,7 +171,7 @@ def test_the_missing_report_extra_hint_is_a_command_that_works(tmp_path, monkeyp
 def test_rank_table_uses_the_largest_k_when_ks_lack_10():
     from rich.console import Console
 
-    from ragmeter.report import terminal
+    from ragmeter.cli import search_views as terminal
 
     est = {"mean": 0.5, "low": 0.4, "high": 0.6}
     names = [f"{m}@{k}" for m in ("recall", "precision", "mrr", "ndcg", "coverage") for k in (1, 3)]
@@ -185,7 +185,7 @@ def test_rank_table_uses_the_largest_k_when_ks_lack_10():
 def test_comparison_titles_say_points_only_for_shares():
     from rich.console import Console
 
-    from ragmeter.report import terminal
+    from ragmeter.cli import search_views as terminal
 
     console = Console(width=200, record=True)
     console.print(terminal.comparison_table([], "mrr@10", 1, 1000))

@@ -9,10 +9,10 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
+from ragmeter.cli import search_views as terminal
 from ragmeter.config import Config
 from ragmeter.corpus import Document
 from ragmeter.experiment import run_search
-from ragmeter.report import terminal
 from ragmeter.results import Results, save_results, summarize_run
 from ragmeter.testset import AnswerSpan, Question, TestSet
 

@@ -131,7 +131,7 @@ def test_call_settings_fills_and_overrides():
 
 def test_one_model_label():
     from ragmeter.answers.run import backend_label
-    from ragmeter.questions import model_label as questions_label
+    from ragmeter.questions.generate import model_label as questions_label
 
     assert backend_label is model_label and questions_label is model_label
     assert model_label(" gguf:/models/x/gemma.gguf ") == "gguf:gemma.gguf"
@@ -186,7 +186,7 @@ def test_questions_audit_takes_option(made, tmp_path):
                 str(testset),
                 "--corpus",
                 str(EXAMPLE / "posts"),
-                "--llm",
+                "--model",
                 "ollama:judge",
                 "--option",
                 "num_ctx=1024",

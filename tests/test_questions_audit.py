@@ -10,22 +10,19 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from ragmeter.cli.question_views import audit_table, compare_table
 from ragmeter.corpus import Document, load_corpus
 from ragmeter.llm import Completion
-from ragmeter.questions import (
-    audit_command,
-    audit_questions,
-    audit_table,
+from ragmeter.questions import audit_files, audit_questions, summarize_audit, write_audit
+from ragmeter.questions.audit import (
     content_words,
     context_reasons,
     copy_ratio,
     fold,
     near_duplicates,
     restatement,
-    summarize_audit,
     swapped_words,
     tokens,
-    write_audit,
 )
 from ragmeter.testset import AnswerSpan, Question, TestSet, load_testset
 
@@ -358,11 +355,14 @@ def test_reader_questions_copy_less_than_the_generated_ones():
     assert reader_summary.flagged <= 5 < generated_summary.flagged
 
 
-def test_audit_command_writes_next_to_the_test_set(tmp_path):
+def test_audit_files_writes_next_to_the_test_set(tmp_path):
     src = (EXAMPLE / "questions.jsonl").read_text(encoding="utf-8").splitlines()[:20]
     (tmp_path / "q.jsonl").write_text("\n".join(src) + "\n", encoding="utf-8")
-    flagged, summary, paths = audit_command(tmp_path / "q.jsonl", EXAMPLE / "posts", rounds=500)
+    done = audit_files(tmp_path / "q.jsonl", EXAMPLE / "posts", rounds=500)
+    flagged, summary, paths = done  # also a tuple
+    assert done.flagged is flagged and done.summary is summary and done.paths is paths
     assert len(flagged) == 20 and summary.n == 20
+    assert [p.name for p in paths] == ["audit.jsonl", "audit.csv", "audit-summary.json"]
     assert all(p.parent == tmp_path and p.is_file() for p in paths)
 
 
@@ -375,7 +375,8 @@ def test_empty_test_set_is_fine():
 
 def test_compare_pairs_by_passage_and_drops_flagged():
     from ragmeter.config import Config
-    from ragmeter.questions import compare_table, compare_testsets, pair_by_answer
+    from ragmeter.questions import compare_testsets
+    from ragmeter.questions.compare import pair_by_answer
 
     docs = load_corpus(EXAMPLE / "posts")
     reader = load_testset(EXAMPLE / "questions.jsonl", docs)

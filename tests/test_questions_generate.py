@@ -17,11 +17,10 @@ from llm_fixtures import gguf_model_path, llama_cpp_missing
 
 from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
-from ragmeter.llm import Completion, RunStats, make_backend
+from ragmeter.llm import Completion, RunStats, make_backend, model_label
 from ragmeter.questions import (
-    generate_command,
+    generate_file,
     generate_questions,
-    model_label,
     passages_from_testset,
     sample_passages,
 )
@@ -173,14 +172,14 @@ def test_rerun_costs_no_calls_and_interrupted_run_resumes(example, tmp_path):
     assert [q.text for q in again.testset.questions] == [q.text for q in resumed.testset.questions]
 
 
-def test_generate_command_writes_the_test_set_and_the_skipped(tmp_path, monkeypatch):
+def test_generate_file_writes_the_test_set_and_the_skipped(tmp_path, monkeypatch):
     answers = iter(['{"question": "How big is it?"}', "no json here"] * 3)
     backend = ScriptedBackend(lambda p: next(answers))
     import ragmeter.llm.settings
 
     monkeypatch.setattr(ragmeter.llm.settings, "make_backend", lambda spec, **kw: backend)
     out = tmp_path / "gen.jsonl"
-    result = generate_command(EXAMPLE / "posts", out, "ollama:fake", sample=4, seed=1)
+    result = generate_file(EXAMPLE / "posts", out, "ollama:fake", sample=4, seed=1)
     docs = load_corpus(EXAMPLE / "posts")
     saved = load_testset(out, docs)
     assert [q.id for q in saved.questions] == ["g001", "g003"]
@@ -192,11 +191,11 @@ def test_generate_command_writes_the_test_set_and_the_skipped(tmp_path, monkeypa
     assert [s["passage"] for s in skipped] == ["g002", "g004"] and result.testset.skipped == 2
     assert (tmp_path / "gen.llm-cache.sqlite").is_file()
     with pytest.raises(InputError, match="either a test set"):
-        generate_command(EXAMPLE / "posts", out, "ollama:fake")
+        generate_file(EXAMPLE / "posts", out, "ollama:fake")
 
 
 def test_parse_options():
-    from ragmeter.questions import parse_options
+    from ragmeter.llm import parse_options
 
     assert parse_options(["n_ctx=2048", "chat_format=gemma", "verbose=false"]) == {
         "n_ctx": 2048,

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from ragmeter import stats, verdicts
 from ragmeter.cli import app
+from ragmeter.cli.search_views import comparison_table
 from ragmeter.errors import InputError
-from ragmeter.report.terminal import comparison_table
 from ragmeter.results import summarize
 from ragmeter.verdicts import (
     compare_family,

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+from ragmeter.cli.search_views import comparison_table
 from ragmeter.io import dumps
 from ragmeter.report import html
-from ragmeter.report.terminal import comparison_table
 from ragmeter.results import summarize
 
 ROUNDS = 400

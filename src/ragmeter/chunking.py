@@ -13,6 +13,10 @@ Strategies (``STRATEGIES`` holds the named defaults, ``make_strategy`` builds ot
 * ``sentence``: whole sentences (syntok) packed greedily up to ``size`` words;
 * ``recursive``: paragraphs, then lines, then sentences, then words, merged up to ``size``;
 * ``parent-child``: ``recursive(parent_size)`` parents, ``sentence(child_size)`` children.
+
+Size: every built-in strategy shares the sentence index and span packing above it; split
+apart, each strategy would import the private helpers of another module. The adapters
+for the user's own chunker live in :mod:`ragmeter.chunkers`.
 """
 
 from __future__ import annotations

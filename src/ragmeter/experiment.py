@@ -3,6 +3,10 @@
 Every step is a plain function over plain data: load, chunk, index, rank, grade,
 score. :func:`run_search` ties them together and returns a :class:`SearchRun`
 that :mod:`ragmeter.results` saves and loads.
+
+Size: one pipeline (rank, grade, score, per system) read top to bottom; the result types
+:class:`SearchRun` and :class:`Item` are what its steps return, so they stay beside
+them.
 """
 
 from __future__ import annotations

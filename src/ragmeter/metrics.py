@@ -46,6 +46,10 @@ R-precision.
 :func:`ndcg_at_k` score one list of relevance values exactly as the reference
 TypeScript does (an item counts for the binary ones when its value is above 0);
 :func:`score_questions` gives the same numbers for a whole matrix at once.
+
+Size: a fifth of it is this docstring, the definitions the code is checked against; the
+rest is :class:`Metric` (names and families), the one-list reference functions and the
+vectorised :func:`score_questions` that must agree with them.
 """
 
 from __future__ import annotations

@@ -24,6 +24,9 @@ trec_eval breaks them (document id, descending). An unjudged document has
 grade 0. A document is relevant when its grade is at least ``level`` (default
 1, trec_eval's); every relevant document is one relevant unit for recall, MAP
 and R-precision.
+
+Size: the fast TREC readers (memory-mapped qrels and run files) and the evaluation that
+uses their in-memory layout; splitting them would expose that layout as an interface.
 """
 
 from __future__ import annotations

@@ -9,6 +9,10 @@ A :class:`numpy.random.Generator` may be passed instead of a seed; the result
 then records ``rng="numpy"`` and ``seed=None``.
 
 See ``docs/statistics.md`` for what the numbers mean.
+
+Size: the bit-for-bit ports of the reference implementation (mulberry32, bootstrap,
+paired differences) and everything built on them share the same RNG and summation order;
+keeping them together keeps that order in one place.
 """
 
 from __future__ import annotations

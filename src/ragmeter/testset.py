@@ -9,6 +9,10 @@ A span may give only ``text`` (and optionally ``doc``): it is then located in
 its document, first as an exact match, then ignoring differences in
 whitespace. A span that is missing or matches more than once is an error that
 lists the question ids. Importers read Chroma's ``questions_df.csv`` and SQuAD.
+
+Size: one loader per test-set format (JSONL, Chroma CSV, SQuAD, BEIR, TREC topics and
+qrels), all resolving answer spans through one :class:`_Resolver`; a format is a short
+function, and keeping them together keeps one resolver and one error style.
 """
 
 from __future__ import annotations

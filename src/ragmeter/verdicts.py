@@ -21,6 +21,10 @@ decision boundary (an end of +0.03 points is not shown as +0.0, a p of 0.04996
 not as 0.05), so the rendered row agrees with itself too.
 
 See ``docs/statistics.md`` ("One rule per table").
+
+Size: the decision rule, the test inversion that gives each row its interval and the
+formatting that must not round across the decision are one argument; the module is long
+because each step is spelled out and checked.
 """
 
 from __future__ import annotations

@@ -13,98 +13,55 @@ hand-graded sample. Everything lands in ``<results>/answers/`` (see
     answer_questions("ragmeter-results", "ollama:llama3.2")
     grade_answers("ragmeter-results", ["ollama:gpt-oss:20b", "ollama:llama3.2"])
     report = answer_report("ragmeter-results")
+
+The package exports what a notebook needs: the two model steps, the hand-grade
+loop (give it an ``ask``), the analysis and the dataclasses they return. Prompts,
+schemas and file helpers stay in their modules (:mod:`.prompts`, :mod:`.store`);
+printing is the command line's (:mod:`ragmeter.cli.answer_views`).
 """
 
 from ragmeter.answers.analysis import (
     Accuracy,
     AnswerReport,
     CrossTable,
-    Disagreement,
     HandCheck,
     JudgePair,
     SystemAnswers,
     accuracy,
     answer_report,
-    check_against_hand,
-    compare_judges,
     cross_table,
     hand_checks,
     judge_pairs,
-    search_hits,
 )
-from ragmeter.answers.commands import (
-    answer_command,
-    grade_command,
-    handgrade_command,
-    judges_command,
-)
-from ragmeter.answers.hand import HandRun, hand_grade, sample_order
-from ragmeter.answers.prompts import (
-    GRADE_SCHEMA,
-    GRADES,
-    JUDGE_PROMPT,
-    READER_PROMPT,
-    judge_request,
-    reader_request,
-)
-from ragmeter.answers.run import (
-    GradeRun,
-    JudgeRun,
-    ReaderRun,
-    answer_questions,
-    grade_answers,
-    parse_options,
-)
-from ragmeter.answers.store import (
-    Answer,
-    AnswerSet,
-    Grade,
-    HandGrade,
-    answers_dir,
-    load_answer_set,
-    write_merged,
-)
+from ragmeter.answers.hand import HandItem, HandRun, hand_grade
+from ragmeter.answers.prompts import GRADES
+from ragmeter.answers.run import GradeRun, JudgeRun, ReaderRun, answer_questions, grade_answers
+from ragmeter.answers.store import Answer, AnswerSet, Grade, HandGrade, load_answer_set
 
 __all__ = [
     "GRADES",
-    "GRADE_SCHEMA",
-    "JUDGE_PROMPT",
-    "READER_PROMPT",
     "Accuracy",
     "Answer",
     "AnswerReport",
     "AnswerSet",
     "CrossTable",
-    "Disagreement",
     "Grade",
     "GradeRun",
     "HandCheck",
     "HandGrade",
+    "HandItem",
     "HandRun",
     "JudgePair",
     "JudgeRun",
     "ReaderRun",
     "SystemAnswers",
     "accuracy",
-    "answer_command",
     "answer_questions",
     "answer_report",
-    "answers_dir",
-    "check_against_hand",
-    "compare_judges",
     "cross_table",
     "grade_answers",
-    "grade_command",
     "hand_checks",
     "hand_grade",
-    "handgrade_command",
     "judge_pairs",
-    "judge_request",
-    "judges_command",
     "load_answer_set",
-    "parse_options",
-    "reader_request",
-    "sample_order",
-    "search_hits",
-    "write_merged",
 ]

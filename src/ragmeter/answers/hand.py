@@ -8,24 +8,22 @@ grades. The person types ``c`` (correct), ``p`` (partial), ``w`` (wrong), ``s``
 run resumes). Each key is appended to ``answers/hand.jsonl`` and synced to disk
 before the next answer is shown; answers already graded or skipped are not
 shown again. ``n`` is the number of hand-graded answers wanted in all.
+
+The library keeps the sample, the order and the saving; showing an answer and
+reading a key is the caller's ``ask`` (the terminal loop is
+:func:`ragmeter.cli.answer_views.grade_by_hand`).
 """
 
 from __future__ import annotations
 
 import random
-import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
-
-from rich.console import Console
-from rich.panel import Panel
-from rich.text import Text
 
 from ragmeter.answers.run import reference_text
 from ragmeter.answers.store import (
-    AnswerSet,
     HandGrade,
     Key,
     append_hand,
@@ -36,7 +34,7 @@ from ragmeter.answers.store import (
 from ragmeter.errors import InputError
 from ragmeter.results import Results
 
-__all__ = ["HandRun", "KEYS", "hand_grade", "sample_order"]
+__all__ = ["CHOICES", "KEYS", "HandItem", "HandRun", "hand_grade", "parse_key", "sample_order"]
 
 KEYS = {
     "c": "correct",
@@ -50,7 +48,30 @@ KEYS = {
     "q": "quit",
     "quit": "quit",
 }
+CHOICES = ("correct", "partial", "wrong", "skip", "quit")
 PROMPT = "grade: [c]orrect  [p]artial  [w]rong  [s]kip  [q]uit > "
+
+
+def parse_key(line: str) -> str | None:
+    """The choice a typed line stands for (one of :data:`CHOICES`), or None."""
+    return KEYS.get(line.strip().lower())
+
+
+@dataclass(frozen=True)
+class HandItem:
+    """One answer to grade by hand: what the person sees (never the judges' grades).
+
+    ``position`` counts from 1 up to ``target`` (the sample size, at most the
+    number of answers).
+    """
+
+    system: str
+    question: str
+    question_text: str
+    answer: str
+    reference: str
+    position: int
+    target: int
 
 
 @dataclass(frozen=True)
@@ -75,13 +96,6 @@ class HandRun:
         return max(0, min(self.target, self.available) - self.total)
 
 
-def _is_terminal(stream: TextIO) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
-
-
 def sample_order(keys: list[Key], seed: int) -> list[Key]:
     """``keys`` in the seeded random order the hand grades walk through."""
     order = list(keys)
@@ -89,37 +103,22 @@ def sample_order(keys: list[Key], seed: int) -> list[Key]:
     return order
 
 
-def _show(console: Console, aset: AnswerSet, key: Key, position: int, target: int) -> None:
-    res = aset.results
-    system, qid = key
-    question = next(q for q in res.questions if q.id == qid)
-    body = Text()
-    body.append("Question: ", style="bold")
-    body.append(question.text + "\n\n")
-    body.append("Answer: ", style="bold")
-    body.append((aset.answers[key].answer or "(empty)") + "\n\n")
-    body.append("Reference passage:\n", style="bold")
-    body.append(reference_text(res, qid))
-    console.print(Panel(body, title=Text(f"{position}/{target}  {qid}"), title_align="left"))
-
-
 def hand_grade(
     results: Results | str | Path,
     n: int = 20,
     seed: int = 1,
-    input: TextIO | None = None,
-    console: Console | None = None,
+    *,
+    ask: Callable[[HandItem], str],
 ) -> HandRun:
-    """Show sampled answers one at a time and save each typed grade as it comes.
+    """Hand each sampled answer to ``ask`` and save the choice it returns at once.
 
-    Reads lines from ``input`` (default ``sys.stdin``); an unknown key is asked
-    again, the end of input counts as ``q``. Rewrites ``answers/answers.jsonl``
-    after every grade, so the merged view always holds the hand grades.
+    ``ask(item)`` returns one of :data:`CHOICES`; ``"quit"`` stops (the next call
+    resumes), ``"skip"`` lets the next answer in the order take this one's place.
+    Rewrites ``answers/answers.jsonl`` after every grade, so the merged view always
+    holds the hand grades.
     """
     if n < 1:
         raise InputError("--n must be at least 1")
-    stream = input if input is not None else sys.stdin
-    out = console or Console()
     aset = load_answer_set(results)
     keys = [k for k in aset.ordered_keys() if aset.answers[k].ok]
     if not keys:
@@ -129,28 +128,27 @@ def hand_grade(
     total = len(aset.hand)
     graded = skipped = 0
     stopped = False
+    texts = {q.id: q.text for q in aset.results.questions}
     pending = [k for k in sample_order(keys, seed) if k not in aset.hand_seen]
     for key in pending:
         if total >= n:
             break
-        _show(out, aset, key, total + 1, min(n, len(keys)))
-        choice = None
-        while choice is None:
-            out.print(PROMPT, end="", markup=False, highlight=False)
-            line = stream.readline()
-            if line == "":  # end of input: stop, resume later
-                out.print()
-                choice = "quit"
-                break
-            if not _is_terminal(stream):
-                out.print(line.strip(), markup=False, highlight=False)  # echo what was read
-            choice = KEYS.get(line.strip().lower())
-            if choice is None:
-                out.print(Text(f"'{line.strip()}' is not a grade: type c, p, w, s or q"))
+        answer = aset.answers[key]
+        item = HandItem(
+            system=key[0],
+            question=key[1],
+            question_text=texts[key[1]],
+            answer=answer.answer or "",
+            reference=reference_text(aset.results, key[1]),
+            position=total + 1,
+            target=min(n, len(keys)),
+        )
+        choice = ask(item)
+        if choice not in CHOICES:
+            raise ValueError(f"ask returned {choice!r}, not one of {', '.join(CHOICES)}")
         if choice == "quit":
             stopped = True
             break
-        answer = aset.answers[key]
         append_hand(
             folder,
             HandGrade(

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ragmeter.cli.app import (
+    MODEL_SPEC,
     ModelOptions,
     app,
     console,
@@ -30,7 +31,7 @@ ReplyCachePath = Annotated[Path | None, typer.Option(help="Reply cache (default 
 @handle_errors
 def answer(
     results: Annotated[Path, typer.Argument(help="A results directory")],
-    reader: Annotated[str, typer.Option(help="ollama:NAME, openai:NAME or gguf:PATH")],
+    reader: Annotated[str, typer.Option(help=f"The reader model: {MODEL_SPEC}")],
     k: Annotated[int, typer.Option(help="Items given to the reader")] = 5,
     systems: Systems = None,
     limit: Limit = None,
@@ -41,7 +42,7 @@ def answer(
     cache: ReplyCachePath = None,
 ) -> None:
     """A reader model answers each question from its top k items (cached, resumable)."""
-    from ragmeter.answers import answer_command
+    from ragmeter.cli.answer_views import answer_command
     from ragmeter.llm import CallSettings
 
     settings = CallSettings(
@@ -69,7 +70,8 @@ def answer(
 def grade(
     results: Annotated[Path, typer.Argument(help="A results directory with answers")],
     judge: Annotated[
-        list[str], typer.Option(help="Judge spec (repeatable; the first gives accuracy)")
+        list[str],
+        typer.Option(help=f"A judge model (repeatable; the first gives accuracy): {MODEL_SPEC}"),
     ],
     systems: Systems = None,
     limit: Limit = None,
@@ -80,7 +82,7 @@ def grade(
     cache: ReplyCachePath = None,
 ) -> None:
     """Judge models grade each answer correct / partial / wrong against the answer key."""
-    from ragmeter.answers import grade_command
+    from ragmeter.cli.answer_views import grade_command
     from ragmeter.llm import CallSettings
 
     settings = [
@@ -112,7 +114,7 @@ def judges(
     results: Annotated[Path, typer.Argument(help="A results directory with grades")],
 ) -> None:
     """Agreement (percent, kappa) and leniency of every pair of judges, and of the hand grades."""
-    from ragmeter.answers import judges_command
+    from ragmeter.cli.answer_views import judges_command
 
     judges_command(results, console=console)
 
@@ -125,7 +127,7 @@ def handgrade(
     seed: Annotated[int, typer.Option(help="Seed of the random sample")] = 1,
 ) -> None:
     """Grade a seeded random sample of answers by hand: c / p / w, s to skip, q to stop."""
-    from ragmeter.answers import handgrade_command
+    from ragmeter.cli.answer_views import handgrade_command
 
     handgrade_command(results, n=n, seed=seed, console=console)
     refresh_report(results)

@@ -17,7 +17,7 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from ragmeter.cli import progress
-from ragmeter.errors import RagmeterError
+from ragmeter.errors import InputError, RagmeterError
 
 # click's exception base, whether typer uses click or its own copy of it
 _ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -57,6 +57,12 @@ class OneLineErrors(TyperGroup):
 
 app = typer.Typer(
     help="Measure retrieval for language models, with 95% intervals on every number.",
+    epilog=(
+        "Models are named by their role: --reader (answer), --judge (grade), --model "
+        "(questions generate, questions audit; -m, old name --llm), each as gguf:PATH, "
+        "ollama:NAME or openai:NAME, with --option KEY=VALUE for the backend. "
+        "Every --seed defaults to 1, or to the seed of the run it reads."
+    ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -231,8 +237,14 @@ def refresh_report(results: Path) -> None:
     console.print(Text.assemble("Report: ", (str(path), "bold")))
 
 
-# Backend options: ``--option KEY=VALUE`` on every command that calls a model.
-# ``--model-option`` is the old name of two commands, kept hidden.
+# One option name per concept on every command that calls a model:
+#   the model spec: --reader (answer), --judge (grade, repeatable), --model / -m
+#     (questions generate, questions audit); each names the model's role and takes
+#     the same spec, MODEL_SPEC;
+#   backend options: --option KEY=VALUE;  the reply cache: --cache PATH;
+#   the seed of anything random (samples, bootstrap): --seed, default 1.
+# Old names stay working, hidden: --model-option (use --option), --llm (use --model).
+MODEL_SPEC = "gguf:PATH, ollama:NAME or openai:NAME"
 ModelOptions = Annotated[
     list[str] | None, typer.Option("--option", help="Backend option KEY=VALUE (repeatable)")
 ]
@@ -240,6 +252,16 @@ OldModelOptions = Annotated[
     list[str] | None,
     typer.Option("--model-option", hidden=True, help="Deprecated: use --option"),
 ]
+
+
+def old_name(new: str | None, old: str | None, new_flag: str, old_flag: str) -> str | None:
+    """The value of ``new_flag``, or of its deprecated alias ``old_flag`` (with a warning)."""
+    if old is None:
+        return new
+    if new is not None:
+        raise InputError(f"give {new_flag} only ({old_flag} is its old name)")
+    err.print(f"[yellow]{old_flag} is deprecated; use {new_flag}[/]")
+    return old
 
 
 def model_options(option: list[str] | None, old: list[str] | None = None) -> list[str]:

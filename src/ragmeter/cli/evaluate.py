@@ -9,9 +9,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import _csv, _progress, app, console, err, handle_errors, refresh_report
 from ragmeter.qrels import COMPAT_MEASURES
-from ragmeter.report import terminal
 
 
 def _listed(ids: list[str], limit: int = 10) -> str:

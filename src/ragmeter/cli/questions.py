@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ragmeter.cli.app import (
+    MODEL_SPEC,
     ModelOptions,
     OldModelOptions,
     _csv,
@@ -15,6 +16,7 @@ from ragmeter.cli.app import (
     console,
     handle_errors,
     model_options,
+    old_name,
     plural,
     refresh_report,
 )
@@ -33,7 +35,7 @@ app.add_typer(questions_app, name="questions")
 def questions_generate(
     corpus: Annotated[Path, typer.Argument(help="Corpus: folder, .jsonl, BEIR or SQuAD")],
     model: Annotated[
-        str, typer.Option("--model", "-m", help="gguf:PATH, ollama:NAME or openai:NAME")
+        str, typer.Option("--model", "-m", help=f"The model that writes questions: {MODEL_SPEC}")
     ],
     out: Annotated[Path, typer.Option("--out", "-o")] = Path("generated.jsonl"),
     testset: Annotated[
@@ -41,7 +43,7 @@ def questions_generate(
     ] = None,
     sample: Annotated[int | None, typer.Option(help="Or sample N passages from the corpus")] = None,
     limit: Annotated[int | None, typer.Option(help="Seeded subset of N passages")] = None,
-    seed: int = 1,
+    seed: Annotated[int, typer.Option(help="Seed of the passage sample and subset")] = 1,
     cache: Annotated[
         Path | None, typer.Option(help="Reply cache (default <out>.llm-cache.sqlite)")
     ] = None,
@@ -50,11 +52,11 @@ def questions_generate(
 ) -> None:
     """Write one question per passage with a chat model (cached, resumable)."""
     from ragmeter.llm import CallSettings
-    from ragmeter.questions import generate_command
+    from ragmeter.questions import generate_file
 
     settings = CallSettings(model, options=model_options(option, model_option), cache=cache)
     with calls_bar() as progress:
-        result = generate_command(
+        result = generate_file(
             corpus,
             out,
             settings,
@@ -87,31 +89,43 @@ def questions_audit(
         ),
     ] = None,
     name: str = "audit",
-    llm: Annotated[str | None, typer.Option(help="Model for misstatement/context checks")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model", "-m", help=f"The model for the misstated/context checks: {MODEL_SPEC}"
+        ),
+    ] = None,
+    llm: Annotated[str | None, typer.Option(hidden=True, help="Deprecated: use --model")] = None,
     checks: str = "misstated,context",
+    cache: Annotated[
+        Path | None, typer.Option(help="Reply cache (default <out>/<name>.llm-cache.sqlite)")
+    ] = None,
     option: ModelOptions = None,
     model_option: OldModelOptions = None,
-    seed: int = 1,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed of the copy-ratio interval")] = 1,
     rounds: int = 10_000,
 ) -> None:
     """Flag copied, restated, context-dependent, misstated and duplicate questions."""
+    from ragmeter.cli.question_views import audit_table
     from ragmeter.llm import CallSettings
-    from ragmeter.questions import audit_command, audit_table
+    from ragmeter.questions import audit_files
 
     check_seed(seed, "--seed")
+    model = old_name(model, llm, "--model", "--llm")
     if results is not None:
         Results(results)  # fail early if it is not a results directory
         out, name = results / "audit", "flags"
     settings = None
-    if llm is not None:
-        settings = CallSettings(llm, options=model_options(option, model_option))
+    if model is not None:
+        settings = CallSettings(model, options=model_options(option, model_option))
     with calls_bar() as progress:
-        flagged, summary, paths = audit_command(
+        flagged, summary, paths = audit_files(
             testset,
             corpus,
             out,
             settings,
             name=name,
+            cache_path=cache,
             llm_checks=_csv(checks) or (),
             seed=seed,
             rounds=rounds,
@@ -136,15 +150,18 @@ def questions_compare(
     metric: str | None = None,
     strategies: str | None = None,
     retrievers: str | None = None,
-    seed: int | None = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Bootstrap seed (default: the config's, 1)")
+    ] = None,
     rounds: int | None = None,
 ) -> None:
     """Score both sets on the same passages: paired intervals, and B without unfit questions."""
-    from ragmeter.questions import compare_command, compare_table
+    from ragmeter.cli.question_views import compare_table
+    from ragmeter.questions import compare_files
 
     if seed is not None:
         check_seed(seed, "--seed")
-    result = compare_command(
+    result = compare_files(
         a,
         b,
         corpus,

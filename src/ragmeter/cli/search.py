@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ragmeter import checks, chunking, stats, verdicts
+from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import (
     REPORT_STATUS,
     _csv,
@@ -32,7 +33,6 @@ from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
 from ragmeter.experiment import count_words, resolve_strategies, run_search
 from ragmeter.outputs import check_results_target, is_results_dir
-from ragmeter.report import terminal
 from ragmeter.results import Results, save_results, summarize_run
 
 _ADJUST = typer.Option(

@@ -9,6 +9,11 @@ Build one from a spec string with :func:`make_backend`::
 
 Each backend asks for structured output in the strongest form its API offers
 and steps down, once and for good, when the server refuses that form.
+
+Size: three backends (Ollama, OpenAI-compatible, llama.cpp in process) behind one
+interface; the two HTTP ones share :class:`_HTTPBackend` and the structured-output step-
+down (:class:`_Ladder`), and :func:`make_backend` picks among all three, so one module
+is the one place to read how a call is made.
 """
 
 from __future__ import annotations

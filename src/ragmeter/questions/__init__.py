@@ -2,66 +2,53 @@
 
 ::
 
-    from ragmeter.questions import audit_questions, summarize_audit, audit_table
+    from ragmeter.questions import audit_questions, summarize_audit
 
     flagged = audit_questions(testset, documents)          # rules only
     flagged = audit_questions(testset, documents, llm="ollama:llama3.2")  # + model checks
     summary = summarize_audit(flagged)                     # mean copy ratio with interval
 
-See ``docs/questions.md``.
+The package exports the three jobs (generate, audit, compare), each as a
+function on objects and as one on files, and the dataclasses they return. The
+rule helpers (``copy_ratio``, ``content_words``, ...) stay in
+:mod:`ragmeter.questions.audit`; the terminal tables are
+:mod:`ragmeter.cli.question_views`. See ``docs/questions.md``.
 """
 
 from ragmeter.questions.audit import (
     FLAG_KINDS,
-    STOP_WORDS,
+    AuditedFiles,
     AuditSummary,
     Flag,
     Flagged,
-    audit_command,
+    audit_files,
     audit_questions,
-    audit_table,
-    content_words,
-    context_reasons,
-    copy_ratio,
-    fold,
-    near_duplicates,
-    restatement,
     summarize_audit,
-    swapped_words,
-    tokens,
     write_audit,
 )
 from ragmeter.questions.compare import (
     UNFIT_FLAGS,
     SetComparison,
     SystemComparison,
-    compare_command,
-    compare_table,
+    compare_files,
     compare_testsets,
-    pair_by_answer,
     unfit_ids,
 )
 from ragmeter.questions.generate import (
-    GENERATE_PROMPT,
-    QUESTION_SCHEMA,
     Generation,
     Passage,
     Skipped,
-    generate_command,
+    generate_file,
     generate_questions,
-    model_label,
-    parse_options,
     passages_from_testset,
     sample_passages,
 )
 
 __all__ = [
     "FLAG_KINDS",
-    "GENERATE_PROMPT",
-    "QUESTION_SCHEMA",
-    "STOP_WORDS",
     "UNFIT_FLAGS",
     "AuditSummary",
+    "AuditedFiles",
     "Flag",
     "Flagged",
     "Generation",
@@ -69,28 +56,15 @@ __all__ = [
     "SetComparison",
     "Skipped",
     "SystemComparison",
-    "audit_command",
+    "audit_files",
     "audit_questions",
-    "audit_table",
-    "compare_command",
-    "compare_table",
+    "compare_files",
     "compare_testsets",
-    "content_words",
-    "context_reasons",
-    "copy_ratio",
-    "fold",
-    "generate_command",
+    "generate_file",
     "generate_questions",
-    "model_label",
-    "near_duplicates",
-    "pair_by_answer",
-    "parse_options",
     "passages_from_testset",
-    "restatement",
     "sample_passages",
     "summarize_audit",
-    "swapped_words",
-    "tokens",
     "unfit_ids",
     "write_audit",
 ]

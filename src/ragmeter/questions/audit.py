@@ -33,6 +33,10 @@ Model checks (only with ``llm=``)
     not answer`` it. ``context-dependent`` (from the model): it says the question
     cannot be understood without the passage. A reply that cannot be read becomes
     ``unscored`` with the reason and the raw text.
+
+Size: most of it is the rule tables (stop words, auxiliaries, context phrases, contrast
+pairs) and the rules that read them; the rules and their tables are read together when a
+flag is questioned.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ragmeter.corpus import Document
 from ragmeter.errors import InputError
@@ -60,11 +64,11 @@ __all__ = [
     "STOP_WORDS",
     "SWAPS",
     "AuditSummary",
+    "AuditedFiles",
     "Flag",
     "Flagged",
-    "audit_command",
+    "audit_files",
     "audit_questions",
-    "audit_table",
     "content_words",
     "context_reasons",
     "copy_ratio",
@@ -697,57 +701,6 @@ def summarize_audit(
     )
 
 
-def _short(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def audit_table(
-    flagged: Sequence[Flagged],
-    summary: AuditSummary | None = None,
-    limit: int | None = 50,
-    width: int = 90,
-):
-    """A :class:`rich.table.Table` of the flagged questions next to their passages.
-
-    At most ``limit`` rows (``None``: all); the caption gives the set's mean copy
-    ratio with its interval and the count per flag.
-    """
-    from rich.table import Table
-    from rich.text import Text
-
-    summary = summary or summarize_audit(flagged)
-    rows = [f for f in flagged if f.flagged]
-    title = f"{summary.flagged} of {summary.n} questions flagged"
-    table = Table(title=title, show_lines=True, title_justify="left")
-    table.add_column("id", no_wrap=True)
-    table.add_column("flags")
-    table.add_column("copy", justify="right")
-    table.add_column("question", ratio=1)
-    table.add_column("passage", ratio=2)
-    shown = rows if limit is None else rows[:limit]
-    for f in shown:
-        table.add_row(
-            Text(f.id),
-            "\n".join(f.labels),
-            "" if f.copy_ratio is None else f"{f.copy_ratio:.0%}",
-            Text(f.question),
-            Text(_short(f.passage, width * 2)),
-        )
-    counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items() if v)
-    ratio = summary.copy_ratio
-    ratio_text = (
-        f"mean copy ratio {ratio.mean:.1%} [{ratio.low:.1%}, {ratio.high:.1%}] "
-        f"(95% bootstrap, seed {ratio.seed}, {ratio.rounds} rounds, n={ratio.n})"
-        if ratio is not None
-        else "no copy ratio (no content words)"
-    )
-    more = f"; {len(rows) - len(shown)} more in the files" if len(shown) < len(rows) else ""
-    table.caption = f"{ratio_text}; {counts or 'no flags'}{more}"
-    table.caption_justify = "left"
-    return table
-
-
 CSV_COLUMNS = ("id", "flags", "reasons", "copy_ratio", "question", "passage", "doc", "start", "end")
 
 
@@ -794,7 +747,16 @@ def write_audit(
     return paths
 
 
-def audit_command(
+class AuditedFiles(NamedTuple):
+    """What :func:`audit_files` did: one :class:`Flagged` per question, the summary and
+    the files written (a tuple too: ``flagged, summary, paths = audit_files(...)``)."""
+
+    flagged: list[Flagged]
+    summary: AuditSummary
+    paths: list[Path]
+
+
+def audit_files(
     testset_path: str | Path,
     corpus_path: str | Path,
     out_dir: str | Path | None = None,
@@ -810,14 +772,17 @@ def audit_command(
     rounds: int = 10_000,
     progress: Callable | None = None,
     **call: Any,
-) -> tuple[list[Flagged], AuditSummary, list[Path]]:
-    """``ragmeter questions audit``: load, audit, summarize, write the files.
+) -> AuditedFiles:
+    """Load a test set and its corpus, audit, summarize, write the files.
+
+    The body of ``ragmeter questions audit`` (which prints
+    :func:`ragmeter.cli.question_views.audit_table`).
 
     ``out_dir`` defaults to the test set's folder; files are ``<name>.jsonl``,
     ``<name>.csv`` and ``<name>-summary.json``. ``llm`` and ``call`` are as
     for :func:`audit_questions`; the model cache defaults to
     ``<out_dir>/<name>.llm-cache.sqlite``. Returns the per-question results, the
-    summary (print :func:`audit_table`) and the paths written.
+    summary and the paths written, as :class:`AuditedFiles`.
     """
     from ragmeter.corpus import load_corpus
     from ragmeter.testset import load_testset
@@ -872,7 +837,7 @@ def audit_command(
             paths = write_audit(flagged, summary, out_dir, name)
     else:
         paths = write_audit(flagged, summary, out_dir, name)
-    return flagged, summary, paths
+    return AuditedFiles(flagged, summary, paths)
 
 
 def check_audit_targets(

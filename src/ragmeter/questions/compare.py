@@ -27,8 +27,7 @@ __all__ = [
     "unfit_ids",
     "SetComparison",
     "SystemComparison",
-    "compare_command",
-    "compare_table",
+    "compare_files",
     "compare_testsets",
     "pair_by_answer",
 ]
@@ -203,44 +202,7 @@ def unfit_ids(flagged: Sequence[Any], kinds: Collection[str] = UNFIT_FLAGS) -> l
     return [f.id for f in flagged if f.kinds & set(kinds)]
 
 
-def compare_table(result: SetComparison):
-    """A :class:`rich.table.Table`: per system, A, B, A - B with its paired interval, B cleaned."""
-    from rich.table import Table
-    from rich.text import Text
-
-    a_name, b_name = result.names
-    table = Table(
-        title=Text(
-            f"{result.metric}: {a_name} vs {b_name} questions, {result.pairs} paired by passage"
-        ),
-        title_justify="left",
-    )
-    table.add_column("system", no_wrap=True)
-    table.add_column(Text(a_name), justify="right")
-    table.add_column(Text(b_name), justify="right")
-    table.add_column(Text(f"{a_name} - {b_name}"), justify="right")
-    table.add_column("verdict")
-    table.add_column(Text(f"{b_name}, unflagged"), justify="right")
-    for s in result.systems:
-        d = s.diff.difference
-        table.add_row(
-            Text(s.system),
-            s.a.format(),
-            s.b.format(),
-            f"{d.mean * 100:+.1f} [{d.low * 100:+.1f}, {d.high * 100:+.1f}]",
-            Text(s.diff.verdict),
-            f"{s.b_clean.format()} (n={s.b_clean.n})" if s.b_clean is not None else "-",
-        )
-    table.caption = Text(
-        f"Percent; 95% bootstrap intervals, paired on the same passages; seed {result.seed}, "
-        f"{result.rounds} rounds. {len(result.dropped)} flagged {b_name} questions dropped "
-        f"from the last column."
-    )
-    table.caption_justify = "left"
-    return table
-
-
-def compare_command(
+def compare_files(
     testset_a: str | Path,
     testset_b: str | Path,
     corpus_path: str | Path | None = None,
@@ -253,7 +215,10 @@ def compare_command(
     seed: int | None = None,
     rounds: int | None = None,
 ) -> SetComparison:
-    """``ragmeter questions compare A B``: the comparison over the same passages.
+    """Load two test sets and compare them over the same passages.
+
+    The body of ``ragmeter questions compare A B`` (which prints
+    :func:`ragmeter.cli.question_views.compare_table`).
 
     Flagged questions of B come from ``audit_path`` (an audit JSONL written by
     :func:`~ragmeter.questions.audit.write_audit`); without it the rule-based audit

@@ -35,7 +35,7 @@ __all__ = [
     "Generation",
     "Passage",
     "Skipped",
-    "generate_command",
+    "generate_file",
     "generate_questions",
     "generation_requests",
     "model_label",
@@ -309,7 +309,7 @@ def generate_questions(
     )
 
 
-def generate_command(
+def generate_file(
     corpus_path: str | Path,
     out_path: str | Path,
     model: str | Any | CallSettings,
@@ -322,7 +322,7 @@ def generate_command(
     progress: Callable | None = None,
     **call: Any,
 ) -> Generation:
-    """``ragmeter questions generate``: passages -> questions -> a JSONL test set.
+    """Passages -> questions -> a JSONL test set: the body of ``ragmeter questions generate``.
 
     Passages are the answer keys of ``testset_path``, or ``sample`` windows drawn
     from the corpus with ``seed``. ``limit`` keeps a seeded subset of that many

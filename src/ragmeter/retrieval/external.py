@@ -20,6 +20,9 @@ HTTP contract (one request per question)::
 ``start``/``end`` may be left out together (the whole document); ``score`` may
 be left out (list order is used); ``text`` is optional and ignored for grading.
 Results are ordered by score, highest first (equal scores keep the order sent).
+
+Size: three retrievers over one span-resolution core (:class:`_SpanSource`): a run file,
+a Python function and an HTTP endpoint differ only in how the ranked list arrives.
 """
 
 from __future__ import annotations

@@ -1,18 +1,22 @@
-"""The bodies of ``ragmeter answer``, ``grade``, ``judges`` and ``handgrade``.
+"""The bodies of ``ragmeter answer``, ``grade``, ``judges`` and ``handgrade``, and their tables.
 
 Each takes plain arguments and a :class:`rich.console.Console` to print on, calls
-the library and returns what it computed, so the command-line layer only
-parses options.
+the library (:mod:`ragmeter.answers`, which returns dataclasses and prints nothing)
+and returns what it computed, so :mod:`ragmeter.cli.answers` only parses options.
+The hand-grading loop's terminal side (showing an answer, reading a key) is
+:func:`grade_by_hand`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.panel import Panel
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
@@ -28,7 +32,7 @@ from ragmeter.answers.analysis import (
     hand_checks,
     judge_pairs,
 )
-from ragmeter.answers.hand import HandRun, hand_grade
+from ragmeter.answers.hand import PROMPT, HandItem, HandRun, hand_grade, parse_key
 from ragmeter.answers.run import (
     DEFAULT_K,
     GradeRun,
@@ -41,10 +45,12 @@ from ragmeter.results import Results
 
 __all__ = [
     "answer_command",
+    "grade_by_hand",
     "grade_command",
     "handgrade_command",
     "judges_command",
     "print_answer_report",
+    "print_corrected",
     "print_hand_checks",
     "print_judge_pairs",
 ]
@@ -412,7 +418,7 @@ def handgrade_command(
 ) -> HandRun:
     """``ragmeter handgrade RESULTS [--n 20] [--seed 1]``: grade a sample by hand."""
     console = console or Console()
-    run = hand_grade(results, n=n, seed=seed, input=input, console=console)
+    run = grade_by_hand(results, n=n, seed=seed, input=input, console=console)
     console.print(
         f"Hand-graded {run.graded} {'answer' if run.graded == 1 else 'answers'} this time "
         f"({run.skipped} skipped); "
@@ -429,3 +435,61 @@ def handgrade_command(
     if any(c.n for c in checks):
         print_hand_checks(checks, console)
     return run
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def show_hand_item(console: Console, item: HandItem) -> None:
+    """The question, the answer and the reference passage in a panel (no judges' grades)."""
+    body = Text()
+    body.append("Question: ", style="bold")
+    body.append(item.question_text + "\n\n")
+    body.append("Answer: ", style="bold")
+    body.append((item.answer or "(empty)") + "\n\n")
+    body.append("Reference passage:\n", style="bold")
+    body.append(item.reference)
+    title = Text(f"{item.position}/{item.target}  {item.question}")
+    console.print(Panel(body, title=title, title_align="left"))
+
+
+def terminal_ask(console: Console, stream: TextIO) -> Callable[[HandItem], str]:
+    """An ``ask`` for :func:`ragmeter.answers.hand_grade` that reads keys from ``stream``.
+
+    An unknown key is asked again; the end of input counts as ``q``. Lines read from
+    a stream that is not a terminal are echoed, so a piped session reads like a typed one.
+    """
+
+    def ask(item: HandItem) -> str:
+        show_hand_item(console, item)
+        while True:
+            console.print(PROMPT, end="", markup=False, highlight=False)
+            line = stream.readline()
+            if line == "":  # end of input: stop, resume later
+                console.print()
+                return "quit"
+            if not _is_terminal(stream):
+                console.print(line.strip(), markup=False, highlight=False)  # echo what was read
+            choice = parse_key(line)
+            if choice is not None:
+                return choice
+            console.print(Text(f"'{line.strip()}' is not a grade: type c, p, w, s or q"))
+
+    return ask
+
+
+def grade_by_hand(
+    results: str | Path,
+    n: int = 20,
+    seed: int = 1,
+    input: TextIO | None = None,
+    console: Console | None = None,
+) -> HandRun:
+    """:func:`ragmeter.answers.hand_grade` in the terminal: panels on ``console``, keys
+    from ``input`` (default ``sys.stdin``)."""
+    stream = input if input is not None else sys.stdin
+    return hand_grade(results, n=n, seed=seed, ask=terminal_ask(console or Console(), stream))

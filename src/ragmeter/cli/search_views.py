@@ -1,4 +1,9 @@
-"""Rich tables for the terminal: scores with intervals, comparisons, sample sizes."""
+"""Rich tables for the terminal: scores with intervals, comparisons, sample sizes.
+
+The search and evaluate commands print these; they read the summary dicts of
+:mod:`ragmeter.results`. (Formerly ``ragmeter.report.terminal``: the library never
+imports rich, so the terminal tables live with the command line.)
+"""
 
 from __future__ import annotations
 
