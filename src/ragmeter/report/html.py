@@ -24,7 +24,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from importlib.resources import files
@@ -78,11 +78,14 @@ def write_report(
     *,
     target_half_width: float = TARGET_HALF_WIDTH,
     page_size: int = PAGE_SIZE,
+    accuracy_judge: str | None = None,
 ) -> Path:
     """Write one self-contained HTML report of ``results_dir``; return its path.
 
     The default path is ``<results_dir>/report.html``. The file is written to a
     temporary name and renamed into place, so a reader never sees half a page.
+    ``accuracy_judge`` names the judge whose grades give the answer accuracy
+    (default: ``accuracy_judge`` in ``answers/meta.json``, else its first judge).
     """
     from ragmeter.outputs import check_output_file, results_lock
 
@@ -97,7 +100,12 @@ def write_report(
         if out_path is not None:
             inputs = [(label, _meta_path(results.meta, key)) for label, key in _INPUTS]
             check_output_file(out, is_report_file, "ragmeter report", inputs)
-        text = render_report(results, target_half_width=target_half_width, page_size=page_size)
+        text = render_report(
+            results,
+            target_half_width=target_half_width,
+            page_size=page_size,
+            accuracy_judge=accuracy_judge,
+        )
         atomic_write_text(out, text)
     return out
 
@@ -126,6 +134,7 @@ def render_report(
     *,
     target_half_width: float = TARGET_HALF_WIDTH,
     page_size: int = PAGE_SIZE,
+    accuracy_judge: str | None = None,
 ) -> str:
     """The report of ``results`` as one HTML string."""
     if not target_half_width > 0:
@@ -133,7 +142,12 @@ def render_report(
     if page_size < 1:
         raise InputError(f"page size must be at least 1, got {page_size}")
     alt = _altair()
-    data = report_data(results, target_half_width=target_half_width, page_size=page_size)
+    data = report_data(
+        results,
+        target_half_width=target_half_width,
+        page_size=page_size,
+        accuracy_judge=accuracy_judge,
+    )
     data["charts"] = chart_specs(data, alt)
     vl_version = _vegalite_version(alt)
     data["versions"]["vega-lite"] = vl_version or "bundled"
@@ -151,6 +165,7 @@ def report_data(
     target_half_width: float = TARGET_HALF_WIDTH,
     page_size: int = PAGE_SIZE,
     top: int = TOP_ITEMS,
+    accuracy_judge: str | None = None,
 ) -> dict[str, Any]:
     """Everything the page shows, as plain JSON-ready data (charts not included)."""
     summary = results.summary
@@ -214,7 +229,10 @@ def report_data(
     data["questions"] = questions
     optional: dict[str, Any] = {}
     for section in OPTIONAL_SECTIONS:
-        loaded = section.load(results)
+        if section.key == "answers":
+            loaded = section.load(results, judge=accuracy_judge)
+        else:
+            loaded = section.load(results)
         if loaded is not None:
             optional[section.key] = loaded
     data["optional"] = optional
@@ -561,7 +579,7 @@ class OptionalSection:
 
     key: str
     title: str
-    load: Callable[[Results], dict[str, Any] | None]
+    load: Callable[..., dict[str, Any] | None]
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -579,176 +597,96 @@ def _read_json(path: Path) -> dict:
     return obj if isinstance(obj, dict) else {}
 
 
-def _grade(value: Any) -> str:
-    g = str(value).strip().lower() if value is not None else "unscored"
-    return g if g in GRADE_LABELS else "unscored"
+def _est_or_none(e: stats.Estimate | None) -> dict[str, float] | None:
+    return None if e is None else _est(e.to_dict())
 
 
-def load_answers(results: Results) -> dict[str, Any] | None:
-    """Answer grades: ``answers/answers.jsonl`` (and optional ``answers/meta.json``).
+def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] | None:
+    """The answer section: :func:`ragmeter.answers.analysis.answer_figures`, as plain data.
 
-    One line per system and question::
-
-        {"system": "recursive", "question": "q001", "answer": "...",
-         "grades": {"gpt-oss:20b": "correct", "llama3.2": "partial"}, "hand": "correct"}
-
-    ``grades`` maps each judge to correct | partial | wrong | unscored; a single
-    ``"judge"`` + ``"grade"`` pair is read the same way. ``hand`` (optional) is a
-    hand grade. ``meta.json`` may name the ``reader``, the ``judges`` (the
-    first is the one the accuracy uses) and ``k`` (chunks given to the reader).
+    Nothing is computed here: accuracy per system, the judge-corrected accuracy,
+    the passage-found x grade table (the reader's top k, answered questions only),
+    judge agreement and hand checks are the objects ``ragmeter grade`` and
+    ``ragmeter judges`` print. ``judge`` picks the accuracy judge (default:
+    ``accuracy_judge`` in ``answers/meta.json``, else the first of its judges).
     """
-    folder = results.path / "answers"
-    path = folder / "answers.jsonl"
-    if not path.is_file():
-        return None
-    meta = _read_json(folder / "meta.json")
-    rows = _read_jsonl(path)
-    systems = results.systems
-    qids = set(results.question_ids)
-    records: dict[tuple[str, str], dict] = {}
-    judges: list[str] = list(meta.get("judges") or [])
-    for lineno, row in enumerate(rows, start=1):
-        s, q = row.get("system"), row.get("question")
-        if s not in systems or q not in qids:
-            raise InputError(
-                f"{path}:{lineno}: system {s!r} / question {q!r} is not in this results "
-                f"directory; grade answers of this run only"
-            )
-        grades = dict(row.get("grades") or {})
-        if "grade" in row:
-            grades[str(row.get("judge") or "judge")] = row["grade"]
-        grades = {str(j): _grade(g) for j, g in grades.items()}
-        for j in grades:
-            if j not in judges:
-                judges.append(j)
-        rec = {"answer": str(row.get("answer") or ""), "grades": grades}
-        if row.get("hand") is not None:
-            rec["hand"] = _grade(row["hand"])
-        records[(s, q)] = rec
-    if not records:
-        return None
-    seed = results.summary.get("seed", 1)
-    rounds = results.summary.get("rounds", 10_000)
-    confidence = results.summary.get("confidence", 0.95)
-    primary = judges[0] if judges else None
-    reader_k = int(meta.get("k", TOP_ITEMS))
-    hit_metric = f"recall@{reader_k}"
-    relevant = int(results.meta.get("relevant_grade", 2))
-    accuracy, cross = [], []
-    for s in systems:
-        qs = [q for q in results.question_ids if (s, q) in records]
-        labels = [records[(s, q)]["grades"].get(primary, "unscored") for q in qs]
-        # Was the passage in what the reader was given (its top k), on the answered ones?
-        ranked = results.runs[s]
-        hits = {q: any(it.grade >= relevant for it in ranked.get(q, [])[:reader_k]) for q in qs}
-        counts = {g: labels.count(g) for g in GRADE_LABELS}
-        scored = [lab for lab in labels if lab != "unscored"]
-        correct = None
-        if scored:
-            correct = _est(
-                stats.bootstrap(
-                    np.array([lab == "correct" for lab in scored], dtype=np.float64),
-                    rounds=rounds,
-                    seed=seed,
-                    confidence=confidence,
-                ).to_dict()
-            )
-        found_rate = None
-        if qs:
-            found_rate = _est(
-                stats.bootstrap(
-                    np.array([hits[q] for q in qs], dtype=np.float64),
-                    rounds=rounds,
-                    seed=seed,
-                    confidence=confidence,
-                ).to_dict()
-            )
-        corrected = None
-        if primary is not None:
-            from ragmeter.answers.analysis import corrected_accuracy
+    from ragmeter.answers.analysis import answer_figures
 
-            fixed = corrected_accuracy(
-                {q: records[(s, q)]["grades"].get(primary, "unscored") for q in qs},
-                {q: records[(s, q)]["hand"] for q in qs if "hand" in records[(s, q)]},
-                primary,
-                s,
-                rounds=rounds,
-                seed=seed,
-            )
-            if fixed is not None:
-                corrected = {**_est(fixed.corrected.to_dict()), "n_hand": fixed.n_hand}
+    figures = answer_figures(results, judge=judge)
+    if figures is None:
+        return None
+    report, aset = figures.report, figures.answers
+    accuracy, cross = [], []
+    for row in report.systems:
+        fixed = row.corrected
         accuracy.append(
             {
-                "system": s,
-                "judge": primary,
-                "n": len(qs),
-                "correct": correct,
-                "counts": counts,
-                "found": found_rate,
-                "corrected": corrected,
+                "system": row.system,
+                "judge": report.judge,
+                "n": row.n,
+                "ungraded": row.ungraded,
+                "correct": _est_or_none(row.accuracy.correct),
+                "counts": dict(row.accuracy.counts),
+                "found": _est_or_none(row.hit),
+                "corrected": None
+                if fixed is None
+                else {**_est(fixed.corrected.to_dict()), "n_hand": fixed.n_hand},
             }
         )
-        table = {"found": dict.fromkeys(GRADE_LABELS, 0), "missed": dict.fromkeys(GRADE_LABELS, 0)}
-        for q, lab in zip(qs, labels, strict=True):
-            table["found" if hits[q] else "missed"][lab] += 1
-        cross.append({"system": s, "table": table})
+        table = {
+            kind: {g: row.cross.count(kind, g) for g in GRADE_LABELS}
+            for kind in ("found", "missed")
+        }
+        cross.append({"system": row.system, "table": table})
     agreement = []
-    for i, ja in enumerate(judges):
-        for jb in judges[i + 1 :]:
-            pairs = [
-                (r["grades"][ja], r["grades"][jb])
-                for r in records.values()
-                if r["grades"].get(ja, "unscored") != "unscored"
-                and r["grades"].get(jb, "unscored") != "unscored"
-            ]
-            agreement.append(_agreement(ja, jb, pairs, rounds, seed, confidence))
+    for pair in figures.pairs:
+        ag: dict[str, Any] = {"a": pair.a, "b": pair.b, "n": pair.n}
+        ag["percent"] = _est_or_none(pair.binary.percent if pair.binary else None)
+        ag["kappa"] = _est_or_none(pair.binary.kappa if pair.binary else None)
+        if pair.binary is not None:
+            ag["more_correct"] = pair.correct_a - pair.correct_b
+        agreement.append(ag)
     hand = []
-    for j in judges:
-        pairs = [
-            (r["grades"][j], r["hand"])
-            for r in records.values()
-            if "hand" in r
-            and r["hand"] != "unscored"
-            and r["grades"].get(j, "unscored") != "unscored"
-        ]
-        if pairs:
-            row = _agreement(j, "hand", pairs, rounds, seed, confidence)
-            row["lenient"] = sum(1 for a, b in pairs if a == "correct" and b != "correct")
-            row["strict"] = sum(1 for a, b in pairs if a != "correct" and b == "correct")
-            hand.append(row)
+    for check in figures.hand:
+        if not check.n:
+            continue
+        hand.append(
+            {
+                "a": check.judge,
+                "b": "hand",
+                "n": check.n,
+                "percent": _est_or_none(check.binary.percent if check.binary else None),
+                "kappa": _est_or_none(check.binary.kappa if check.binary else None),
+                "more_correct": len(check.lenient) - len(check.strict),
+                "lenient": len(check.lenient),
+                "strict": len(check.strict),
+            }
+        )
+    systems = results.systems
     per_question: dict[str, list] = {}
-    for (s, q), rec in records.items():
+    for key in aset.ordered_keys():
+        s, q = key
+        grades = {
+            j: aset.grades[j][key].grade for j in aset.judges if key in aset.grades.get(j, {})
+        }
+        rec: dict[str, Any] = {"answer": aset.answers[key].answer, "grades": grades}
+        if key in aset.hand:
+            rec["hand"] = aset.hand[key].hand
         per_question.setdefault(q, [None] * len(systems))[systems.index(s)] = rec
     return {
-        "reader": meta.get("reader"),
-        "judges": judges,
-        "primary": primary,
-        "k": reader_k,
-        "hit_metric": hit_metric,
+        "reader": report.reader,
+        "judges": report.judges,
+        "primary": report.judge,
+        "k": report.k,
+        "hit_metric": f"recall@{report.k}",
+        "seed": report.seed,
+        "rounds": report.rounds,
         "accuracy": accuracy,
         "cross": cross,
         "agreement": agreement,
         "hand": hand,
         "per_question": per_question,
     }
-
-
-def _agreement(
-    a: str, b: str, pairs: Sequence[tuple[str, str]], rounds: int, seed: int, confidence: float
-) -> dict[str, Any]:
-    """Agreement on correct-or-not between two raters over the items both graded."""
-    row: dict[str, Any] = {"a": a, "b": b, "n": len(pairs), "percent": None, "kappa": None}
-    if not pairs:
-        return row
-    la = [x == "correct" for x, _ in pairs]
-    lb = [y == "correct" for _, y in pairs]
-    ag = stats.agreement(
-        la, lb, classes=[False, True], rounds=rounds, seed=seed, confidence=confidence
-    )
-    row["percent"] = _est(ag.percent.to_dict())
-    row["kappa"] = _est(ag.kappa.to_dict())
-    row["more_correct"] = sum(la) - sum(lb)
-    return row
 
 
 def _hit_metric(results: Results) -> str:
