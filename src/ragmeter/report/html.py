@@ -711,22 +711,13 @@ def load_audit(results: Results) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     meta = _read_json(folder / "meta.json")
+    from ragmeter.questions.audit import read_audit
+
     qids = results.question_ids
-    known = set(qids)
     flags: dict[str, dict] = {}
-    for lineno, row in enumerate(_read_jsonl(path), start=1):
-        # Rows written by `ragmeter questions audit` name the question by "id" and
-        # give their reasons as a list; hand-made rows use "question" and "note".
-        q = row["id"] if "id" in row else row.get("question")
-        if q not in known:
-            raise InputError(f"{path}:{lineno}: question {q!r} is not in this results directory")
-        raw = row.get("flags") or []
-        if isinstance(raw, str):
-            raw = [raw]
-        note = row.get("note") or "; ".join(
-            str(r.get("reason", "")) for r in row.get("reasons") or [] if isinstance(r, dict)
-        )
-        flags[q] = {"flags": [str(f) for f in raw], "note": str(note)}
+    for row in read_audit(path, qids):
+        note = row.note or "; ".join(f.reason for f in row.flags if f.source != "hand")
+        flags[row.id] = {"flags": row.labels, "note": note}
     if not flags:
         return None
     counts: dict[str, int] = {}
