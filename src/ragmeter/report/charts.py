@@ -17,7 +17,8 @@ from pathlib import Path
 
 from ragmeter.errors import MissingExtra
 from ragmeter.io import atomic_write_text
-from ragmeter.report.common import FAMILY_ORDER, FAMILY_TITLE, _family, _is_share, _k
+from ragmeter.metrics import format_estimate, is_share
+from ragmeter.report.common import FAMILY_ORDER, FAMILY_TITLE, _family, _k
 
 # the HTML report needs the ``report`` extra (altair and vl-convert-python)
 ReportDependencyError = MissingExtra
@@ -115,14 +116,6 @@ def chart_specs(data: dict, alt=None) -> dict[str, dict]:
     return {k: v for k, v in specs.items() if v is not None}
 
 
-def _fmt(est: dict, metric: str) -> str:
-    if _is_share(metric):
-        return f"{est['mean'] * 100:.1f} [{est['low'] * 100:.1f}, {est['high'] * 100:.1f}]"
-    if _family(metric) == "words":
-        return f"{est['mean']:.0f} [{est['low']:.0f}, {est['high']:.0f}]"
-    return f"{est['mean']:.3f} [{est['low']:.3f}, {est['high']:.3f}]"
-
-
 def _forest_chart(alt, data: dict) -> dict | None:
     rows = []
     systems = [s["name"] for s in data["systems"]]
@@ -131,7 +124,7 @@ def _forest_chart(alt, data: dict) -> dict | None:
             fam, k = _family(m), _k(m)
             if fam == "words" or k is None or fam not in FAMILY_TITLE:
                 continue
-            scale = 100 if _is_share(m) else 1
+            scale = 100 if is_share(m) else 1
             rows.append(
                 {
                     "system": s,
@@ -142,7 +135,7 @@ def _forest_chart(alt, data: dict) -> dict | None:
                     "mean": e["mean"] * scale,
                     "low": e["low"] * scale,
                     "high": e["high"] * scale,
-                    "label": _fmt(e, m),
+                    "label": format_estimate(e, m),
                 }
             )
     if not rows:
@@ -198,7 +191,7 @@ def _words_chart(alt, data: dict) -> dict | None:
                     "low": e[hit]["low"] * 100,
                     "high": e[hit]["high"] * 100,
                     "words": e[words]["mean"],
-                    "label": _fmt(e[hit], hit),
+                    "label": format_estimate(e[hit], hit),
                 }
             )
     if not rows:
@@ -232,7 +225,7 @@ def _words_chart(alt, data: dict) -> dict | None:
 
 def _compare_chart(alt, data: dict) -> dict:
     metric = data["metric"]
-    scale = 100 if _is_share(metric) else 1
+    scale = 100 if is_share(metric) else 1
     rows = []
     for c in data["comparisons"]:
         d = c["difference"]

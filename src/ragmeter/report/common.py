@@ -1,6 +1,6 @@
 """What the report's modules share: display constants and small helpers on metric names.
 
-No I/O and no third-party imports: :mod:`ragmeter.report.data`,
+No I/O and no imports: :mod:`ragmeter.report.data`,
 :mod:`ragmeter.report.sections` and :mod:`ragmeter.report.charts` all read these.
 """
 
@@ -15,7 +15,6 @@ PAGE_SIZE = 50
 TARGET_HALF_WIDTH = 0.04
 """Default target for the sample-size reading: an interval of +/- 4 points."""
 
-SHARE_FAMILIES = ("recall", "hit", "precision", "coverage")
 FAMILY_ORDER = ("recall", "hit", "mrr", "ndcg", "map", "precision", "coverage", "words")
 FAMILY_TITLE = {
     "recall": "recall@k (%; the hit rate for span keys)",
@@ -45,10 +44,6 @@ def _k(metric: str) -> int | None:
 
 def _family(metric: str) -> str:
     return metric.partition("@")[0]
-
-
-def _is_share(metric: str) -> bool:
-    return _family(metric) in SHARE_FAMILIES
 
 
 def _first_rng(summary: dict) -> str | None:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ragmeter import __version__, stats
 from ragmeter.errors import InputError
+from ragmeter.metrics import is_share
 from ragmeter.report.common import (
     FAMILY_ORDER,
     FAMILY_TITLE,
@@ -25,7 +26,6 @@ from ragmeter.report.common import (
     _est,
     _family,
     _first_rng,
-    _is_share,
     _k,
     _r,
 )
@@ -120,7 +120,7 @@ def _comparisons(results: Results, summary: dict, metric: str) -> list[dict]:
 
     rule = summary.get("comparison_rule")
     alpha = rule["alpha"] if rule else 0.05
-    share = _is_share(metric)
+    share = is_share(metric)
     out = []
     for c in summary.get("comparisons", []):
         d = c["difference"]

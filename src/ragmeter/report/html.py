@@ -14,13 +14,13 @@ the directory (see :data:`OPTIONAL_SECTIONS`).
 
 from __future__ import annotations
 
+from ragmeter.metrics import SHARE_FAMILIES
 from ragmeter.report.charts import ReportDependencyError, chart_specs, vega_bundle
 from ragmeter.report.common import (
     FAMILY_ORDER,
     FAMILY_TITLE,
     GRADE_LABELS,
     PAGE_SIZE,
-    SHARE_FAMILIES,
     TARGET_HALF_WIDTH,
     TOP_ITEMS,
 )
