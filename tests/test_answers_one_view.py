@@ -192,3 +192,18 @@ def test_hand_made_merged_file_alone_reads_the_same(results):
     assert after["accuracy"] == before["accuracy"]
     assert after["cross"] == before["cross"]
     assert after["agreement"] == before["agreement"] and after["hand"] == before["hand"]
+
+
+def test_answers_the_judge_has_not_graded_are_counted_apart_in_both_views(results):
+    from ragmeter.answers.store import read_grades
+
+    folder = answers_dir(results)
+    grades = read_grades(folder)
+    res = Results(results)
+    first = (res.systems[0], res.question_ids[0])
+    write_grades(folder, [g for k, g in grades.items() if (k[0], *k[1:]) != ("test:a", *first)])
+    data = report_answers(results)
+    row = data["accuracy"][0]
+    assert row["ungraded"] == 1 and sum(row["counts"].values()) == LIMIT - 1
+    assert data["accuracy"][1]["ungraded"] == 0
+    assert "(+1 ungraded)" in terminal_report(results)
