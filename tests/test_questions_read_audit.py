@@ -79,3 +79,40 @@ def test_questions_compare_drops_what_the_audit_file_flags(tmp_path):
     audit.write_text('{"id": "x", "reasons": "none"}\n')
     with pytest.raises(InputError, match=r"flags\.jsonl:1: reasons must be a list"):
         compare_command(qs, qs, f"{EXAMPLE}/posts", audit_path=audit, rounds=200)
+
+
+def test_audit_scores_split_the_run_and_the_report_shows_them(tmp_path):
+    import numpy as np
+
+    from ragmeter import stats
+    from ragmeter.config import Config
+    from ragmeter.experiment import run_search
+    from ragmeter.questions.flagged import results_audit
+    from ragmeter.report.data import report_data
+    from ragmeter.results import Results, save_results
+
+    docs = load_corpus(f"{EXAMPLE}/posts")
+    ts = load_testset(f"{EXAMPLE}/questions.jsonl", docs)
+    path = tmp_path / "results"
+    save_results(run_search(Config(strategies=("sentence",), rounds=200), docs, ts), path)
+    res = Results(path)
+    qids = res.question_ids
+    (path / "audit").mkdir()
+    (path / "audit" / "flags.jsonl").write_text(
+        "".join(
+            json.dumps({"question": q, "flags": ["misstated"] if i % 3 == 0 else []}) + "\n"
+            for i, q in enumerate(qids)
+        )
+    )
+    audit = results_audit(path)
+    assert audit.flagged == qids[::3] and audit.counts == {"misstated": len(qids[::3])}
+    [split] = audit.systems
+    scores = res.scores("sentence", audit.metric)
+    mask = np.array([i % 3 != 0 for i in range(len(qids))])
+    assert split.clean == stats.bootstrap(scores[mask], rounds=200, seed=1)
+    assert split.flagged == stats.bootstrap(scores[~mask], rounds=200, seed=1)
+    shown = report_data(res)["optional"]["audit"]
+    assert shown["flagged"] == len(audit.flagged) and shown["counts"] == audit.counts
+    [row] = shown["by_system"]
+    assert row["clean"]["mean"] == pytest.approx(split.clean.mean, abs=1e-6)
+    assert row["flagged"]["high"] == pytest.approx(split.flagged.high, abs=1e-6)

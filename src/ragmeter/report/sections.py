@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ragmeter import stats
 from ragmeter.report.common import GRADE_LABELS, _est
 from ragmeter.results import Results
@@ -147,60 +145,32 @@ def load_audit(results: Results) -> dict[str, Any] | None:
     An empty ``flags`` list means the question was read and passed. Flags are
     free labels (e.g. copied, misstated, missing-context, yes-no).
     """
-    folder = results.path / "audit"
-    path = folder / "flags.jsonl"
-    if not path.is_file():
-        return None
-    meta = _read_json(folder / "meta.json")
-    from ragmeter.questions.audit import read_audit
+    from ragmeter.questions.flagged import results_audit
 
-    qids = results.question_ids
+    audit = results_audit(results)
+    if audit is None:
+        return None
+    meta = _read_json(results.path / "audit" / "meta.json")
     flags: dict[str, dict] = {}
-    for row in read_audit(path, qids):
+    for row in audit.rows:
         note = row.note or "; ".join(f.reason for f in row.flags if f.source != "hand")
         flags[row.id] = {"flags": row.labels, "note": note}
-    if not flags:
-        return None
-    counts: dict[str, int] = {}
-    for rec in flags.values():
-        for f in rec["flags"]:
-            counts[f] = counts.get(f, 0) + 1
-    clean = np.array([not flags.get(q, {}).get("flags") for q in qids])
-    metric = results.summary.get("metric", "recall@5")
-    seed = results.summary.get("seed", 1)
-    rounds = results.summary.get("rounds", 10_000)
-    confidence = results.summary.get("confidence", 0.95)
-    by_system = []
-    for s in results.systems:
-        scores = results.scores(s, metric)
-        row = {
-            "system": s,
-            "all": _est(results.summary["estimates"][s][metric])
-            if metric in results.summary["estimates"].get(s, {})
-            else None,
-            "clean": None,
-            "flagged": None,
+    by_system = [
+        {
+            "system": split.system,
+            "all": None if split.all is None else _est(split.all),
+            "clean": _est_or_none(split.clean),
+            "flagged": _est_or_none(split.flagged),
         }
-        if clean.sum() > 0:
-            row["clean"] = _est(
-                stats.bootstrap(
-                    scores[clean], rounds=rounds, seed=seed, confidence=confidence
-                ).to_dict()
-            )
-        if (~clean).sum() > 0:
-            row["flagged"] = _est(
-                stats.bootstrap(
-                    scores[~clean], rounds=rounds, seed=seed, confidence=confidence
-                ).to_dict()
-            )
-        by_system.append(row)
+        for split in audit.systems
+    ]
     return {
         "source": meta.get("generator") or meta.get("source"),
         "audited": len(flags),
-        "flagged": int((~clean).sum()),
-        "questions": len(qids),
-        "counts": dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "metric": metric,
+        "flagged": len(audit.flagged),
+        "questions": audit.questions,
+        "counts": audit.counts,
+        "metric": audit.metric,
         "by_system": by_system,
         "per_question": flags,
     }
