@@ -45,7 +45,16 @@ def word_ranges(strategy, text: str) -> tuple[list, list | None]:
     chunked = chunk_corpus([Document("d", text)], strategy)
 
     def ranges(chunks):
-        return [(number[c.start], last[c.end], c.parent) for c in chunks]
+        # a chunk may keep the white space around its words (``whole`` keeps the
+        # document's full text): compare the words it holds
+        return [
+            (
+                number[c.start + len(c.text) - len(c.text.lstrip())],
+                last[c.start + len(c.text.rstrip())],
+                c.parent,
+            )
+            for c in chunks
+        ]
 
     parents = None if chunked.parents is None else ranges(chunked.parents)
     return ranges(chunked.chunks), parents

@@ -353,10 +353,18 @@ class Estimate:
 
     def format(self, scale: float = 100, digits: int = 1) -> str:
         """``"85.0 [77.5, 92.5]"``: the mean and interval, multiplied by ``scale``."""
-        return (
-            f"{self.mean * scale:.{digits}f} "
-            f"[{self.low * scale:.{digits}f}, {self.high * scale:.{digits}f}]"
-        )
+        return format_interval(self.mean, self.low, self.high, scale, digits)
+
+
+def format_interval(
+    mean: float, low: float, high: float, scale: float = 100, digits: int = 1
+) -> str:
+    """``"85.0 [77.5, 92.5]"``: every printed estimate goes through here.
+
+    :func:`ragmeter.metrics.format_estimate` picks ``scale`` and ``digits`` from
+    the metric (percent for shares); :meth:`Estimate.format` takes them as given.
+    """
+    return f"{mean * scale:.{digits}f} [{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
 
 
 def _tails(confidence: float) -> tuple[float, float]:

@@ -15,27 +15,9 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-SHARE_FAMILIES = ("recall", "precision", "coverage")
+from ragmeter.metrics import format_estimate, is_share  # the one formatter
 
 __all__ = ["Comparisons", "ShowsItself", "format_estimate", "is_share"]
-
-
-def is_share(metric: str) -> bool:
-    """Whether ``metric`` is a share of questions or characters (shown in percent)."""
-    return metric.split("@")[0] in SHARE_FAMILIES
-
-
-def format_estimate(est: Any, metric: str = "") -> str:
-    """``"80.7 [74.1, 87.4]"`` for a share (percent), ``"0.612 [0.55, 0.67]"`` for
-    MRR and nDCG, ``"885 [842, 930]"`` for words; ``est`` is an Estimate or its dict."""
-    get = est.get if isinstance(est, dict) else lambda name: getattr(est, name)
-    mean, low, high = get("mean"), get("low"), get("high")
-    family = metric.split("@")[0]
-    if is_share(metric):
-        return f"{mean * 100:.1f} [{low * 100:.1f}, {high * 100:.1f}]"
-    if family == "words":
-        return f"{mean:.0f} [{low:.0f}, {high:.0f}]"
-    return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def _pandas():
@@ -119,7 +101,7 @@ class ShowsItself:
         return (
             f"{len(self.question_ids)} questions; {float(s.get('confidence', 0.95)):.0%} "
             f"{s.get('method', 'percentile')} bootstrap intervals, seed {s.get('seed')}, "
-            f"{s.get('rounds')} rounds; recall, precision and coverage in %"
+            f"{s.get('rounds')} rounds; recall, hit rate, precision and coverage in %"
         )
 
     def _table(self, metrics: Sequence[str] | None) -> tuple[list[str], list[list[str]]]:

@@ -4,6 +4,11 @@ The pure functions (:func:`accuracy`, :func:`cross_table`, :func:`compare_judges
 :func:`check_against_hand`) work on plain grade mappings; :func:`answer_report`,
 :func:`judge_pairs` and :func:`hand_checks` read them from a results directory.
 Intervals use the seed and rounds of the results' own summary unless given.
+
+Size: this is the one place answer numbers are computed (accuracy, judge-corrected
+accuracy, the cross-table, judge agreement, hand checks, and the bundle the terminal
+and the report both render); splitting it would put definitions of one number in
+two files.
 """
 
 from __future__ import annotations
@@ -17,11 +22,18 @@ import numpy as np
 
 from ragmeter import stats
 from ragmeter.answers.prompts import GRADES
-from ragmeter.answers.store import UNSCORED, AnswerSet, load_answer_set
+from ragmeter.answers.store import (
+    UNSCORED,
+    AnswerSet,
+    answers_dir,
+    load_answer_set,
+    load_merged_answer_set,
+)
 from ragmeter.errors import InputError
 from ragmeter.results import Results
 
 __all__ = [
+    "AnswerFigures",
     "AnswerReport",
     "Corrected",
     "CrossTable",
@@ -29,6 +41,8 @@ __all__ = [
     "JudgePair",
     "SystemAnswers",
     "accuracy",
+    "accuracy_judge",
+    "answer_figures",
     "answer_report",
     "check_against_hand",
     "compare_judges",
@@ -72,7 +86,9 @@ class Accuracy:
     unscored: int
 
 
-def accuracy(grades: Iterable[str], rounds: int = 10_000, seed: int = 1) -> Accuracy:
+def accuracy(
+    grades: Iterable[str], rounds: int = 10_000, seed: int = 1, confidence: float = 0.95
+) -> Accuracy:
     """Bootstrap intervals of the share correct and correct-or-partial.
 
     ``grades`` are correct / partial / wrong / unscored; unscored ones are left
@@ -89,8 +105,8 @@ def accuracy(grades: Iterable[str], rounds: int = 10_000, seed: int = 1) -> Accu
     correct = np.array([g == "correct" for g in scored], dtype=np.float64)
     either = np.array([g in ("correct", "partial") for g in scored], dtype=np.float64)
     return Accuracy(
-        stats.bootstrap(correct, rounds=rounds, seed=seed),
-        stats.bootstrap(either, rounds=rounds, seed=seed),
+        stats.bootstrap(correct, rounds=rounds, seed=seed, confidence=confidence),
+        stats.bootstrap(either, rounds=rounds, seed=seed, confidence=confidence),
         counts,
         len(scored),
         counts[UNSCORED],
@@ -182,6 +198,7 @@ def corrected_accuracy(
     system: str | None = None,
     rounds: int = 10_000,
     seed: int = 1,
+    confidence: float = 0.95,
 ) -> Corrected | None:
     """Judge-corrected accuracy over the judge's scored answers; None with too few hand grades.
 
@@ -201,9 +218,9 @@ def corrected_accuracy(
         system=system,
         n=len(keys),
         n_hand=len(both),
-        raw=stats.bootstrap(j_all, rounds=rounds, seed=seed),
-        hand_only=stats.bootstrap(h, rounds=rounds, seed=seed),
-        corrected=ppi_accuracy(j_all, j_hand, h, rounds=rounds, seed=seed),
+        raw=stats.bootstrap(j_all, rounds=rounds, seed=seed, confidence=confidence),
+        hand_only=stats.bootstrap(h, rounds=rounds, seed=seed, confidence=confidence),
+        corrected=ppi_accuracy(j_all, j_hand, h, rounds=rounds, seed=seed, confidence=confidence),
         rectifier=stats._seq_mean(h - j_hand),
     )
 
@@ -220,7 +237,9 @@ def corrected_by_judge(
     keys = aset.ordered_keys()
     out = []
     for j in aset.judges:
-        c = corrected_accuracy(aset.labels(j, keys), hand, j, rounds=rounds, seed=seed)
+        c = corrected_accuracy(
+            aset.labels(j, keys), hand, j, None, rounds, seed, _confidence(aset.results)
+        )
         if c is not None:
             out.append(c)
     return out
@@ -271,10 +290,20 @@ def cross_table(hits: Mapping[str, bool], grades: Mapping[str, str]) -> CrossTab
     return CrossTable(cells)
 
 
-def search_hits(results: Results, system: str, k: int) -> dict[str, bool]:
-    """Per question: did an item with grade 2 (the whole passage) make the top ``k``?"""
+def search_hits(
+    results: Results, system: str, k: int, relevant_grade: int | None = None
+) -> dict[str, bool]:
+    """Per question: did a relevant item make the top ``k``?
+
+    Relevant means a grade of at least ``relevant_grade``, by default the run's own
+    (``relevant_grade`` in its meta.json: 2, the whole passage, unless the search
+    counted a part as found), so the hit agrees with the run's recall@k.
+    """
+    if relevant_grade is None:
+        relevant_grade = int(results.meta.get("relevant_grade", 2))
     return {
-        q: any(item.grade >= 2 for item in items[:k]) for q, items in results.runs[system].items()
+        q: any(item.grade >= relevant_grade for item in items[:k])
+        for q, items in results.runs[system].items()
     }
 
 
@@ -324,6 +353,26 @@ def _interval_settings(res: Results, seed: int | None, rounds: int | None) -> tu
     return s, r
 
 
+def _confidence(res: Results) -> float:
+    return float(res.summary.get("confidence", 0.95))
+
+
+def accuracy_judge(aset: AnswerSet, judge: str | None = None) -> str | None:
+    """The judge whose grades give the accuracy: ``judge`` if given, else ``meta.json``'s.
+
+    ``meta.json`` may name it as ``accuracy_judge``; otherwise it is the first of
+    its ``judges`` (the first judge ever graded with). An unknown name is an error.
+    """
+    judge = judge if judge is not None else aset.meta.get("accuracy_judge")
+    if judge is None:
+        return aset.judges[0] if aset.judges else None
+    judge = str(judge)
+    if judge not in aset.judges:
+        graded = ", ".join(aset.judges) or "no judge yet"
+        raise InputError(f"no grades by judge {judge!r}; graded by {graded}")
+    return judge
+
+
 def _load(results: Results | str | Path | AnswerSet) -> AnswerSet:
     return results if isinstance(results, AnswerSet) else load_answer_set(results)
 
@@ -344,9 +393,8 @@ def answer_report(
     aset = _load(results)
     res = aset.results
     seed, rounds = _interval_settings(res, seed, rounds)
-    judge = judge if judge is not None else (aset.judges[0] if aset.judges else None)
-    if judge is not None and aset.judges and judge not in aset.judges:
-        raise InputError(f"no grades by judge {judge!r}; graded by {', '.join(aset.judges)}")
+    conf = _confidence(res)
+    judge = accuracy_judge(aset, judge)
     rows = []
     hand = {k: h.hand for k, h in aset.hand.items()}
     for system in systems or res.systems:
@@ -362,12 +410,12 @@ def answer_report(
                 system=system,
                 judge=judge or "",
                 n=len(keys),
-                accuracy=accuracy(by_q.values(), rounds=rounds, seed=seed),
-                hit=stats.bootstrap(hits, rounds=rounds, seed=seed),
+                accuracy=accuracy(by_q.values(), rounds=rounds, seed=seed, confidence=conf),
+                hit=stats.bootstrap(hits, rounds=rounds, seed=seed, confidence=conf),
                 cross=cross_table(hits_all, by_q),
                 ungraded=len(keys) - len(graded),
                 unscored_ids=[q for q, g in by_q.items() if g == UNSCORED],
-                corrected=corrected_accuracy(graded, hand, judge or "", system, rounds, seed)
+                corrected=corrected_accuracy(graded, hand, judge, system, rounds, seed, conf)
                 if judge is not None
                 else None,
             )
@@ -375,7 +423,9 @@ def answer_report(
     overall = None
     if judge is not None:
         every = aset.ordered_keys(systems or res.systems)
-        overall = corrected_accuracy(aset.labels(judge, every), hand, judge, None, rounds, seed)
+        overall = corrected_accuracy(
+            aset.labels(judge, every), hand, judge, None, rounds, seed, conf
+        )
     return AnswerReport(aset.reader, judge, list(aset.judges), aset.k, seed, rounds, rows, overall)
 
 
@@ -436,6 +486,7 @@ def compare_judges(
     name_b: str = "b",
     rounds: int = 10_000,
     seed: int = 1,
+    confidence: float = 0.95,
 ) -> JudgePair:
     """Compare two raters' grades over the keys both scored (unscored left out)."""
     both = [k for k in a if k in b and a[k] != UNSCORED and b[k] != UNSCORED]
@@ -449,8 +500,11 @@ def compare_judges(
             classes=BINARY,
             rounds=rounds,
             seed=seed,
+            confidence=confidence,
         )
-        three = stats.agreement(la, lb, classes=GRADES, rounds=rounds, seed=seed)
+        three = stats.agreement(
+            la, lb, classes=GRADES, rounds=rounds, seed=seed, confidence=confidence
+        )
     return JudgePair(
         a=name_a,
         b=name_b,
@@ -477,8 +531,9 @@ def judge_pairs(
     seed, rounds = _interval_settings(aset.results, seed, rounds)
     keys = aset.ordered_keys()
     labels = {j: aset.labels(j, keys) for j in aset.judges}
+    conf = _confidence(aset.results)
     return [
-        compare_judges(labels[ja], labels[jb], ja, jb, rounds=rounds, seed=seed)
+        compare_judges(labels[ja], labels[jb], ja, jb, rounds, seed, conf)
         for i, ja in enumerate(aset.judges)
         for jb in aset.judges[i + 1 :]
     ]
@@ -518,9 +573,10 @@ def check_against_hand(
     name: str = "judge",
     rounds: int = 10_000,
     seed: int = 1,
+    confidence: float = 0.95,
 ) -> HandCheck:
     """Agreement of one judge with the hand grades, and its misses by direction."""
-    pair = compare_judges(judge, hand, name, "hand", rounds=rounds, seed=seed)
+    pair = compare_judges(judge, hand, name, "hand", rounds, seed, confidence)
     both = [k for k in judge if k in hand and judge[k] != UNSCORED and hand[k] != UNSCORED]
     return HandCheck(
         judge=name,
@@ -550,7 +606,51 @@ def hand_checks(
     seed, rounds = _interval_settings(aset.results, seed, rounds)
     hand = {k: h.hand for k, h in aset.hand.items()}
     keys = [k for k in aset.ordered_keys() if k in hand]
+    conf = _confidence(aset.results)
     return [
-        check_against_hand(aset.labels(j, keys), hand, j, rounds=rounds, seed=seed)
-        for j in aset.judges
+        check_against_hand(aset.labels(j, keys), hand, j, rounds, seed, conf) for j in aset.judges
     ]
+
+
+# --- everything at once, for the report -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AnswerFigures:
+    """Every answer-route number of a results directory, computed once.
+
+    ``report`` is :func:`answer_report` (accuracy per system with its interval,
+    judge-corrected accuracy, the hit x grade table at the reader's k over the
+    answered questions), ``pairs`` :func:`judge_pairs`, ``hand``
+    :func:`hand_checks`; ``answers`` is the answer set they were computed from.
+    ``ragmeter grade`` / ``judges`` print these objects and the HTML report
+    shapes the same objects, so the two views show the same numbers.
+    """
+
+    answers: AnswerSet
+    report: AnswerReport
+    pairs: list[JudgePair]
+    hand: list[HandCheck]
+
+
+def answer_figures(results: Results | str | Path, judge: str | None = None) -> AnswerFigures | None:
+    """All answer numbers of ``results``; None when it holds no answers.
+
+    The answers come from ``answers/reader.jsonl`` with ``grades.jsonl`` and
+    ``hand.jsonl`` when those exist, else from a hand-made ``answers/answers.jsonl``
+    (see :func:`ragmeter.answers.store.load_merged_answer_set`). ``judge`` picks
+    the accuracy judge (see :func:`accuracy_judge`).
+    """
+    res = results if isinstance(results, Results) else Results(results)
+    if (answers_dir(res) / "reader.jsonl").is_file():
+        aset = load_answer_set(res)
+    else:
+        merged = load_merged_answer_set(res)
+        if merged is None:
+            return None
+        aset = merged
+    if not aset.answers:
+        return None
+    return AnswerFigures(
+        aset, answer_report(aset, judge=judge), judge_pairs(aset), hand_checks(aset)
+    )

@@ -8,8 +8,10 @@
       grades.jsonl    one grade per judge, system and question, with the judge's
                       reason and raw reply (unscored replies keep their text)
       hand.jsonl      hand grades, appended and synced one at a time as typed
-      meta.json       reader, judges (the first gives the accuracy), k, run stats
-      answers.jsonl   the merged view the HTML report reads, rewritten after
+      meta.json       reader, judges (the first gives the accuracy unless
+                      accuracy_judge names another), k, run stats
+      answers.jsonl   the merged view for other tools (the HTML report reads it
+                      only when reader.jsonl is absent), rewritten after
                       every change: {"system", "question", "answer",
                       "grades": {judge: grade}, "hand"?}
 
@@ -45,6 +47,7 @@ __all__ = [
     "answers_dir",
     "append_hand",
     "load_answer_set",
+    "load_merged_answer_set",
     "read_answers",
     "read_grades",
     "read_hand",
@@ -366,6 +369,76 @@ def load_answer_set(results: Results | str | Path) -> AnswerSet:
         hand_seen=seen,
         reader=meta.get("reader"),
         k=int(meta.get("k") or 5),
+        meta=meta,
+    )
+
+
+def _merged_grade(value: Any) -> str:
+    g = str(value).strip().lower() if value is not None else UNSCORED
+    return g if g in (*GRADES, UNSCORED) else UNSCORED
+
+
+def load_merged_answer_set(results: Results | str | Path) -> AnswerSet | None:
+    """An :class:`AnswerSet` from ``answers.jsonl`` alone (None when the file is absent).
+
+    For answers graded elsewhere and written in the merged format by hand::
+
+        {"system": "recursive", "question": "q001", "answer": "...",
+         "grades": {"gpt-oss:20b": "correct", "llama3.2": "partial"}, "hand": "correct"}
+
+    ``grades`` maps each judge to correct | partial | wrong | unscored (anything
+    else reads as unscored); a single ``"judge"`` + ``"grade"`` pair is read the
+    same way. ``hand`` is optional. ``meta.json`` may name the ``reader``, the
+    ``judges`` and ``k``. A line naming a system or question that is not in the
+    results is a one-line error with its line number.
+    """
+    res = results if isinstance(results, Results) else Results(results)
+    folder = answers_dir(res)
+    path = folder / "answers.jsonl"
+    if not path.is_file():
+        return None
+    meta = read_meta(folder)
+    reader = meta.get("reader")
+    k = int(meta.get("k") or 5)
+    known_s, known_q = set(res.systems), set(res.question_ids)
+    judges: list[str] = [str(j) for j in meta.get("judges") or []]
+    answers: dict[Key, Answer] = {}
+    grades: dict[str, dict[Key, Grade]] = {}
+    hand: dict[Key, HandGrade] = {}
+    for lineno, row in read_jsonl(path, nan_ok=True):
+        s, q = row.get("system"), row.get("question")
+        if s not in known_s or q not in known_q:
+            raise InputError(
+                f"{path}:{lineno}: system {s!r} / question {q!r} is not in this results "
+                f"directory; grade answers of this run only"
+            )
+        a = Answer(s, q, str(row.get("answer") or ""), str(reader or ""), k)
+        answers[a.key] = a
+        given = row.get("grades") or {}
+        if not isinstance(given, dict):
+            raise InputError(f"{path}:{lineno}: grades must be an object {{judge: grade}}")
+        given = dict(given)
+        if "grade" in row:
+            given[str(row.get("judge") or "judge")] = row["grade"]
+        for judge, value in given.items():
+            judge = str(judge)
+            if judge not in judges:
+                judges.append(judge)
+            grades.setdefault(judge, {})[a.key] = Grade(
+                judge, s, q, _merged_grade(value), answer_sha=a.sha
+            )
+        label = _merged_grade(row.get("hand")) if row.get("hand") is not None else UNSCORED
+        if label != UNSCORED:
+            hand[a.key] = HandGrade(s, q, label, a.sha)
+    return AnswerSet(
+        results=res,
+        answers=answers,
+        judges=judges,
+        grades=grades,
+        hand=hand,
+        hand_seen=set(hand),
+        reader=reader,
+        k=k,
         meta=meta,
     )
 

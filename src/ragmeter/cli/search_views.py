@@ -11,21 +11,24 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from ragmeter.metrics import format_estimate, is_share
+from ragmeter.stats import format_interval
+
 RANK_METRICS = ("mrr@10", "ndcg@10", "precision@5", "coverage@5")
 
 
 def fmt_estimate(est: dict, percent: bool = True, digits: int = 1) -> str:
-    """``85.0 [77.5, 92.5]`` for shares; ``0.843 [0.79, 0.89]`` for the rest."""
+    """``85.0 [77.5, 92.5]`` in percent; ``0.843 [0.790, 0.890]`` otherwise.
+
+    For a named metric use :func:`ragmeter.metrics.format_estimate`, which picks
+    the scale from the metric; both print through :func:`ragmeter.stats.format_interval`.
+    """
     if percent:
-        return (
-            f"{est['mean'] * 100:.{digits}f} [{est['low'] * 100:.{digits}f}, "
-            f"{est['high'] * 100:.{digits}f}]"
-        )
-    return f"{est['mean']:.3f} [{est['low']:.3f}, {est['high']:.3f}]"
+        return format_interval(est["mean"], est["low"], est["high"], 100, digits)
+    return format_interval(est["mean"], est["low"], est["high"], 1, 3)
 
 
-def _is_share(metric: str) -> bool:
-    return metric.split("@")[0] in ("recall", "hit", "precision", "coverage")
+_is_share = is_share
 
 
 def _cap_mark(summary: dict, system: str, metric: str) -> str:
@@ -97,10 +100,7 @@ def rank_table(summary: dict, metrics: tuple[str, ...] | None = None) -> Table:
     for system, est in summary["estimates"].items():
         table.add_row(
             escape(system),
-            *(
-                fmt_estimate(est[m], percent=_is_share(m)) + _cap_mark(summary, system, m)
-                for m in present
-            ),
+            *(format_estimate(est[m], m) + _cap_mark(summary, system, m) for m in present),
         )
     return table
 

@@ -411,6 +411,7 @@ class Flagged:
     copy_ratio: float | None
     flags: tuple[Flag, ...] = ()
     checks: dict[str, str] = field(default_factory=dict)  # model check -> verdict
+    note: str = ""  # a person's note (audit rows written by hand)
 
     @property
     def flagged(self) -> bool:
@@ -440,6 +441,7 @@ class Flagged:
             "start": self.start,
             "end": self.end,
             **({"checks": dict(self.checks)} if self.checks else {}),
+            **({"note": self.note} if self.note else {}),
         }
 
 
@@ -745,6 +747,80 @@ def write_audit(
     atomic_write_text(paths[1], buf.getvalue())
     atomic_write_text(paths[2], dumps(summary.to_dict()))
     return paths
+
+
+def read_audit(path: str | Path, known: Iterable[str] | None = None) -> list[Flagged]:
+    """The rows of an audit JSONL file, as :func:`write_audit` writes them or by hand.
+
+    A written row names the question by ``id`` and gives its flags as ``reasons``
+    (``{"kind", "reason", "source", "other"?}``). A hand-made row may name it by
+    ``question`` and give ``flags`` as labels (a list or one string) with an
+    optional ``note``; each label becomes a flag of that kind, source ``hand``.
+    An empty ``flags`` list means the question was read and passed. Every problem
+    is a one-line :class:`~ragmeter.errors.InputError` naming the file and line,
+    so is a question id not in ``known`` (when given).
+    """
+    from ragmeter.io import read_jsonl
+
+    path = Path(path)
+    known = None if known is None else set(known)
+    out: list[Flagged] = []
+    for lineno, row in read_jsonl(path):
+        where = f"{path}:{lineno}"
+        qid = row["id"] if "id" in row else row.get("question")
+        if not isinstance(qid, str) or not qid:
+            raise InputError(f'{where}: no question id (give "id"); give the audit .jsonl')
+        if known is not None and qid not in known:
+            raise InputError(f"{where}: question {qid!r} is not in this results directory")
+        reasons, labels = row.get("reasons"), row.get("flags")
+        if reasons is None and labels is None:
+            raise InputError(
+                f"{where}: not an audit row (no reasons or flags list); give the audit .jsonl"
+            )
+        note = row.get("note") or ""
+        if not isinstance(note, str):
+            raise InputError(f"{where}: note must be text")
+        flags: list[Flag] = []
+        if reasons:
+            if not isinstance(reasons, list) or not all(
+                isinstance(r, dict) and isinstance(r.get("kind"), str) for r in reasons
+            ):
+                raise InputError(f'{where}: reasons must be a list of {{"kind": ...}} objects')
+            for r in reasons:
+                other = r.get("other")
+                flags.append(
+                    Flag(
+                        r["kind"],
+                        str(r.get("reason") or ""),
+                        str(r.get("source") or "rule"),
+                        None if other is None else str(other),
+                    )
+                )
+        else:
+            labels = [labels] if isinstance(labels, str) else labels or []
+            if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+                raise InputError(f"{where}: flags must be a list of labels")
+            flags = [Flag(label, note, "hand") for label in labels]
+        text = row.get("question") if "id" in row else ""
+        ratio = row.get("copy_ratio")
+        checks = row.get("checks") or {}
+        out.append(
+            Flagged(
+                id=qid,
+                question=text if isinstance(text, str) else "",
+                passage=str(row.get("passage") or ""),
+                doc=str(row.get("doc") or ""),
+                start=row["start"] if isinstance(row.get("start"), int) else 0,
+                end=row["end"] if isinstance(row.get("end"), int) else 0,
+                copy_ratio=float(ratio) if isinstance(ratio, int | float) else None,
+                flags=tuple(flags),
+                checks={str(k): str(v) for k, v in checks.items()}
+                if isinstance(checks, dict)
+                else {},
+                note=note,
+            )
+        )
+    return out
 
 
 class AuditedFiles(NamedTuple):

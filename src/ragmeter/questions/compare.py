@@ -226,8 +226,8 @@ def compare_files(
     cleaned score.
     """
     from ragmeter.config import load_config
-    from ragmeter.corpus import iter_jsonl, load_corpus
-    from ragmeter.questions.audit import audit_questions
+    from ragmeter.corpus import load_corpus
+    from ragmeter.questions.audit import audit_questions, read_audit
     from ragmeter.testset import load_testset
 
     cfg = load_config(config_path) if config_path is not None else Config()
@@ -245,16 +245,7 @@ def compare_files(
     a = load_testset(testset_a, documents)
     b = load_testset(testset_b, documents)
     if audit_path is not None:
-        drop = []
-        for number, row in iter_jsonl(Path(audit_path)):
-            flags = row.get("reasons")
-            if not isinstance(flags, list):
-                raise InputError(
-                    f"{audit_path}:{number}: not an audit row (no reasons list); "
-                    f"give the audit .jsonl"
-                )
-            if {f.get("kind") for f in flags} & UNFIT_FLAGS:
-                drop.append(str(row.get("id")))
+        drop = unfit_ids(read_audit(audit_path))
     else:
         drop = unfit_ids(audit_questions(b, documents))
     return compare_testsets(cfg, a, b, documents, drop=drop)

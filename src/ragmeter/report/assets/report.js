@@ -485,7 +485,8 @@
       if (anyFixed) cells.push({ text: r.corrected ? fmtEst(r.corrected, "recall@1") + " (" +
         r.corrected.n_hand + " by hand)" : "–", cls: "num" });
       return cells.concat([{ text: r.counts.correct, cls: "num" }, { text: r.counts.partial, cls: "num" },
-        { text: r.counts.wrong, cls: "num" }, { text: r.counts.unscored, cls: "num" },
+        { text: r.counts.wrong, cls: "num" },
+        { text: r.counts.unscored + (r.ungraded ? " (+" + r.ungraded + " ungraded)" : ""), cls: "num" },
         { text: fmtEst(r.found, "recall@1"), cls: "num" }]);
     }));
     append(body, el("div", { class: "scroll" }, acc));

@@ -1,0 +1,53 @@
+"""What the report's modules share: display constants and small helpers on metric names.
+
+No I/O and no imports: :mod:`ragmeter.report.data`,
+:mod:`ragmeter.report.sections` and :mod:`ragmeter.report.charts` all read these.
+"""
+
+from __future__ import annotations
+
+TOP_ITEMS = 5
+"""Ranked items shown per system in the drill-down (the cut a reader model gets)."""
+
+PAGE_SIZE = 50
+"""Questions per page in the drill-down."""
+
+TARGET_HALF_WIDTH = 0.04
+"""Default target for the sample-size reading: an interval of +/- 4 points."""
+
+FAMILY_ORDER = ("recall", "hit", "mrr", "ndcg", "map", "precision", "coverage", "words")
+FAMILY_TITLE = {
+    "recall": "recall@k (%; the hit rate for span keys)",
+    "hit": "hit rate (hit@k, %)",
+    "map": "MAP@k",
+    "precision": "precision@k (%)",
+    "coverage": "coverage@k (%)",
+    "mrr": "MRR@k",
+    "ndcg": "nDCG@k",
+    "words": "words sent@k",
+}
+GRADE_LABELS = ("correct", "partial", "wrong", "unscored")
+
+
+def _est(e: dict) -> dict[str, float]:
+    return {"mean": _r(e["mean"]), "low": _r(e["low"]), "high": _r(e["high"]), "n": e.get("n")}
+
+
+def _r(x: float) -> float:
+    return round(float(x), 6)
+
+
+def _k(metric: str) -> int | None:
+    _, _, k = metric.partition("@")
+    return int(k) if k.isdigit() else None
+
+
+def _family(metric: str) -> str:
+    return metric.partition("@")[0]
+
+
+def _first_rng(summary: dict) -> str | None:
+    for per_system in summary.get("estimates", {}).values():
+        for e in per_system.values():
+            return e.get("rng")
+    return None

@@ -1,0 +1,506 @@
+"""Everything the report page shows, as plain JSON-ready data (no altair needed).
+
+:func:`report_data` reads a results directory through
+:class:`ragmeter.results.Results` (nothing is re-run) and shapes the summary, the
+comparisons, the headline, the strategy grid, the sample-size reading, the
+per-question drill-down and the route diagram; the optional sections come from
+:mod:`ragmeter.report.sections`. Charts are made from this data by
+:mod:`ragmeter.report.charts`; the page by :mod:`ragmeter.report.page`.
+
+Size: a few lines over 500, all of it the shaping of one JSON document; the parts
+read each other's intermediate values, so they stay together.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ragmeter import __version__, stats
+from ragmeter.errors import InputError
+from ragmeter.metrics import is_share
+from ragmeter.report.common import (
+    FAMILY_ORDER,
+    FAMILY_TITLE,
+    PAGE_SIZE,
+    TARGET_HALF_WIDTH,
+    TOP_ITEMS,
+    _est,
+    _family,
+    _first_rng,
+    _k,
+    _r,
+)
+from ragmeter.report.sections import OPTIONAL_SECTIONS, _attach_optional_to_questions
+from ragmeter.results import Results
+
+
+def report_data(
+    results: Results,
+    *,
+    target_half_width: float = TARGET_HALF_WIDTH,
+    page_size: int = PAGE_SIZE,
+    top: int = TOP_ITEMS,
+    accuracy_judge: str | None = None,
+) -> dict[str, Any]:
+    """Everything the page shows, as plain JSON-ready data (charts not included)."""
+    summary = results.summary
+    meta = results.meta
+    metric = summary["metric"]
+    systems = results.systems
+    metrics = results.metrics
+    estimates = {
+        s: {m: _est(e) for m, e in summary["estimates"].get(s, {}).items()} for s in systems
+    }
+    sys_meta = {s["name"]: s for s in meta.get("systems", [])}
+    ks = [int(k) for k in meta.get("ks", sorted({_k(m) for m in metrics if _k(m)}))]
+    main_k = _k(metric) or (5 if 5 in ks else ks[-1])
+    hit_metric = f"recall@{main_k}" if f"recall@{main_k}" in metrics else metric
+    data: dict[str, Any] = {
+        "title": f"ragmeter report: {len(results.question_ids)} questions, {len(systems)} systems",
+        "metric": metric,
+        "hit_metric": hit_metric,
+        "main_k": main_k,
+        "ks": ks,
+        "metrics": metrics,
+        "families": [f for f in FAMILY_ORDER if any(_family(m) == f for m in metrics)],
+        "family_titles": FAMILY_TITLE,
+        "systems": [
+            {
+                "name": s,
+                "strategy": sys_meta.get(s, {}).get("strategy") or {},
+                "retriever": sys_meta.get(s, {}).get("retriever") or {},
+                "items": sys_meta.get(s, {}).get("items"),
+            }
+            for s in systems
+        ],
+        "estimates": estimates,
+        "stats": {
+            "seed": summary.get("seed"),
+            "rounds": summary.get("rounds"),
+            "confidence": summary.get("confidence", 0.95),
+            "rng": _first_rng(summary),
+        },
+        "config": {
+            "corpus": meta.get("corpus", {}),
+            "testset": meta.get("testset", {}),
+            "depth": meta.get("depth"),
+            "relevant_grade": meta.get("relevant_grade"),
+            "ideal": meta.get("ideal"),
+            "n_questions": len(results.question_ids),
+        },
+        "versions": {"ragmeter": __version__, **meta.get("versions", {})},
+        "page_size": page_size,
+        "top": top,
+    }
+    data["comparisons"] = _comparisons(results, summary, metric)
+    data["comparison_rule"] = summary.get("comparison_rule")
+    data["headline"] = _headline(systems, estimates, data["comparisons"], metric)
+    data["headline"].update(headline_extras(systems, estimates, summary, metric, main_k))
+    data["grid"] = strategy_grid(data["systems"])
+    data["k_capped"] = summary.get("k_capped", {})
+    data["sample_size"] = _sample_size(results, summary, metric, target_half_width)
+    docs, questions = _drilldown(results, metric, hit_metric, top)
+    data["docs"] = docs
+    data["questions"] = questions
+    optional: dict[str, Any] = {}
+    for section in OPTIONAL_SECTIONS:
+        if section.key == "answers":
+            loaded = section.load(results, judge=accuracy_judge)
+        else:
+            loaded = section.load(results)
+        if loaded is not None:
+            optional[section.key] = loaded
+    data["optional"] = optional
+    _attach_optional_to_questions(data)
+    data["route"] = _route(data, meta)
+    return data
+
+
+def _comparisons(results: Results, summary: dict, metric: str) -> list[dict]:
+    from ragmeter.verdicts import fmt_end, fmt_p
+
+    rule = summary.get("comparison_rule")
+    alpha = rule["alpha"] if rule else 0.05
+    share = is_share(metric)
+    out = []
+    for c in summary.get("comparisons", []):
+        d = c["difference"]
+        separated = c.get("separated", d["low"] > 0 or d["high"] < 0)
+        p = c.get("p", c.get("p_holm")) if rule else c.get("p_holm", c.get("p_value"))
+        scale, digits = (100, 1) if share else (1, 3)
+        row = {
+            "a": c["a"],
+            "b": c["b"],
+            "difference": _est(d),
+            "p_value": c.get("p_value"),
+            "p_holm": c.get("p_holm"),
+            "p": p,
+            "wins": c.get("wins"),
+            "ties": c.get("ties"),
+            "losses": c.get("losses"),
+            "verdict": c.get("verdict", ""),
+            "separated": separated,
+            "identical": bool(c.get("identical")),
+            # Printed in Python, with the digits that keep each end on its side of 0
+            # and p on its side of alpha, so the page shows what the terminal shows.
+            "shown": {
+                "difference": "identical"
+                if c.get("identical")
+                else f"{d['mean'] * scale:+.{digits}f} [{fmt_end(d['low'], scale, digits)}, "
+                f"{fmt_end(d['high'], scale, digits)}]",
+                "p": "" if p is None or c.get("identical") else fmt_p(p, alpha),
+            },
+            "to_separate": None,
+        }
+        for end in ("low", "high"):  # rounding must not move an end onto 0
+            if (d[end] > 0) != (row["difference"][end] > 0) or (d[end] < 0) != (
+                row["difference"][end] < 0
+            ):
+                row["difference"][end] = float(d[end])
+        gap = abs(float(d["mean"]))
+        if not separated and gap > 0 and results.question_ids:
+            try:
+                row["to_separate"] = stats.questions_to_separate(
+                    results.scores(c["a"], metric),
+                    results.scores(c["b"], metric),
+                    gap,
+                    confidence=summary.get("confidence", 0.95),
+                )
+            except InputError:
+                row["to_separate"] = None
+        out.append(row)
+    return out
+
+
+def _headline(
+    systems: list[str], estimates: dict, comparisons: list[dict], metric: str
+) -> dict[str, Any]:
+    ranked = sorted(
+        (s for s in systems if metric in estimates[s]),
+        key=lambda s: -estimates[s][metric]["mean"],
+    )
+    if not ranked:
+        return {"best": None, "tied_with_best": [], "ties": [], "pairs": len(comparisons)}
+    best = ranked[0]
+    tied = []
+    for c in comparisons:
+        if not c["separated"] and best in (c["a"], c["b"]):
+            tied.append(c["b"] if c["a"] == best else c["a"])
+    ties = [[c["a"], c["b"]] for c in comparisons if not c["separated"]]
+    return {
+        "best": best,
+        "ranking": ranked,
+        "tied_with_best": [s for s in ranked if s in tied],
+        "ties": ties,
+        "pairs": len(comparisons),
+    }
+
+
+def _verdict_winner(c: dict) -> str | None:
+    """The system a comparison's verdict names as better (``"X better"``), else ``None``.
+
+    Verdicts are read as the comparison states them, never re-derived here."""
+    verdict = str(c.get("verdict", ""))
+    if verdict.endswith(" better"):
+        name = verdict[: -len(" better")]
+        if name in (c.get("a"), c.get("b")):
+            return name
+    return None
+
+
+def headline_extras(
+    systems: list[str], estimates: dict, summary: dict, metric: str, main_k: int
+) -> dict[str, Any]:
+    """What the best system costs, and the ties summed up, for a headline that scales.
+
+    * ``words_key``: the words measure beside ``metric`` (``words@k`` at the metric's k);
+    * ``next``: the runner-up by mean;
+    * ``cheapest_tied``: of the systems no verdict puts below the best, the one that sends
+      the fewest words, when it sends fewer than the best;
+    * ``tie_count`` / ``pair_count``, ``named_ties`` (a few, those with the best first) and
+      ``not_below_best`` (systems no verdict puts below the best).
+    """
+    k = _k(metric) or main_k
+    words_key = f"words@{k}"
+    ranked = sorted(
+        (s for s in systems if metric in estimates[s]),
+        key=lambda s: -estimates[s][metric]["mean"],
+    )
+    out: dict[str, Any] = {
+        "words_key": words_key,
+        "next": None,
+        "cheapest_tied": None,
+        "tie_count": 0,
+        "pair_count": 0,
+        "named_ties": [],
+        "not_below_best": [],
+    }
+    if not ranked:
+        return out
+    best = ranked[0]
+    comparisons = summary.get("comparisons", [])
+    below_best: set[str] = set()
+    ties: list[list[str]] = []
+    for c in comparisons:
+        winner = _verdict_winner(c)
+        if winner is None:
+            ties.append([c["a"], c["b"]])
+        elif winner == best:
+            below_best.add(c["b"] if c["a"] == best else c["a"])
+    ties.sort(key=lambda t: best not in t)  # those with the best first (stable otherwise)
+    out["tie_count"] = len(ties)
+    out["pair_count"] = len(comparisons)
+    out["named_ties"] = ties[:3]
+    out["not_below_best"] = [
+        s for s in ranked[1:] if s not in below_best and any(best in t and s in t for t in ties)
+    ]
+    if len(ranked) > 1:
+        # The runner-up with another strategy when there is one: the same strategy under
+        # another retriever sends the same words, which says nothing about cost.
+        strategy = _strategy_of(best)
+        others = [s for s in ranked[1:] if _strategy_of(s) != strategy]
+        out["next"] = others[0] if others else ranked[1]
+
+    def words(s: str) -> float | None:
+        e = estimates[s].get(words_key)
+        return None if e is None else e["mean"]
+
+    best_words = words(best)
+    candidates = [s for s in out["not_below_best"] if words(s) is not None]
+    if best_words is not None and candidates:
+        cheapest = min(candidates, key=lambda s: (words(s), ranked.index(s)))
+        if words(cheapest) < best_words:
+            out["cheapest_tied"] = cheapest
+    return out
+
+
+def _strategy_of(system: str) -> str:
+    """The strategy part of a system name (``sentence/bm25`` -> ``sentence``)."""
+    return system.split("/", 1)[0]
+
+
+def strategy_grid(systems: list[dict]) -> dict[str, Any] | None:
+    """A strategy x retriever grid of system names, when there are several retrievers."""
+    retrievers: list[str] = []
+    strategies: list[str] = []
+    cells: dict[tuple[str, str], str] = {}
+    for s in systems:
+        strategy = str((s.get("strategy") or {}).get("name") or s["name"])
+        retriever = str((s.get("retriever") or {}).get("name") or "")
+        if strategy not in strategies:
+            strategies.append(strategy)
+        if retriever not in retrievers:
+            retrievers.append(retriever)
+        cells[(strategy, retriever)] = s["name"]
+    if len(retrievers) < 2:
+        return None
+    return {
+        "strategies": strategies,
+        "retrievers": retrievers,
+        "cells": [[cells.get((st, r)) for r in retrievers] for st in strategies],
+    }
+
+
+def _sample_size(results: Results, summary: dict, metric: str, target: float) -> dict:
+    confidence = summary.get("confidence", 0.95)
+    rows_by_system = summary.get("sample_size", {})
+    out_rows = []
+    for s in results.systems:
+        scores = results.scores(s, metric)
+        n = int(scores.size)
+        sd = float(np.std(scores, ddof=1)) if n > 1 else 0.0
+        try:
+            needed = stats.questions_for_half_width(scores, target, confidence)
+        except InputError:
+            needed = None
+        rows = [
+            {
+                "n": int(r["n"]),
+                "mean": _r(r["mean"]),
+                "low": _r(r["low"]),
+                "high": _r(r["high"]),
+                "half_width": _r(r["half_width"]),
+            }
+            for r in rows_by_system.get(s, [])
+        ]
+        observed = next((r for r in rows if r["n"] == n), None)
+        out_rows.append(
+            {
+                "system": s,
+                "n": n,
+                "sd": _r(sd),
+                "half_width": observed["half_width"] if observed else None,
+                "needed": needed,
+                "rows": rows,
+            }
+        )
+    return {
+        "metric": metric,
+        "target": target,
+        "confidence": confidence,
+        "systems": out_rows,
+    }
+
+
+class _Utf16:
+    """Python (code point) offsets to JavaScript (UTF-16 code unit) offsets, per text."""
+
+    def __init__(self, text: str) -> None:
+        self.prefix: np.ndarray | None = None
+        if len(text.encode("utf-16-le")) != 2 * len(text):
+            astral = np.fromiter((ord(ch) > 0xFFFF for ch in text), dtype=np.int64, count=len(text))
+            self.prefix = np.concatenate([[0], np.cumsum(astral)])
+
+    def __call__(self, i: int) -> int:
+        return int(i) if self.prefix is None else int(i + self.prefix[i])
+
+
+def _drilldown(
+    results: Results, metric: str, hit_metric: str, top: int
+) -> tuple[list[dict], list[dict]]:
+    """Documents (once each) and per-question records pointing into them by index."""
+    texts = results.documents
+    runs = results.runs
+    systems = results.systems
+    doc_index: dict[str, int] = {}
+    docs: list[dict] = []
+    offsets: dict[str, _Utf16] = {}
+
+    def ref(doc: str) -> int:
+        if doc not in doc_index:
+            doc_index[doc] = len(docs)
+            docs.append({"id": doc, "text": texts.get(doc, "")})
+            offsets[doc] = _Utf16(texts.get(doc, ""))
+        return doc_index[doc]
+
+    main = {s: results.scores(s, metric) for s in systems}
+    hits = {s: results.scores(s, hit_metric) for s in systems}
+    out = []
+    for i, q in enumerate(results.questions):
+        answers = []
+        for a in q.answers:
+            d = ref(a.doc)
+            conv = offsets[a.doc]
+            answers.append([d, conv(a.start), conv(a.end), a.text])
+        items = []
+        for s in systems:
+            row = []
+            for it in runs.get(s, {}).get(q.id, [])[:top]:
+                d = ref(it.doc)
+                conv = offsets[it.doc]
+                row.append(
+                    [
+                        d,
+                        conv(it.start),
+                        conv(it.end),
+                        int(it.grade),
+                        int(it.words),
+                        round(float(it.score), 4),
+                    ]
+                )
+            items.append(row)
+        out.append(
+            {
+                "id": q.id,
+                "text": q.text,
+                "answers": answers,
+                "score": [_r(main[s][i]) for s in systems],
+                "hit": [1 if hits[s][i] > 0 else 0 for s in systems],
+                "items": items,
+            }
+        )
+    return docs, out
+
+
+# --------------------------------------------------------------------------- route diagram
+
+
+def _route(data: dict, meta: dict) -> dict[str, Any]:
+    """The steps the run actually took, lane by lane, for the diagram."""
+    n = data["config"]["n_questions"]
+    systems = data["systems"]
+    strategies = sorted({str(s["strategy"].get("name")) for s in systems if s["strategy"]})
+    retrievers = sorted(
+        {
+            str(s["retriever"].get("name") or s["retriever"].get("kind"))
+            for s in systems
+            if s["retriever"]
+        }
+    )
+    ks = ", ".join(str(k) for k in data["ks"])
+    st = data["stats"]
+    search = [
+        {"label": "Questions", "detail": f"{n} with answer keys", "ran": True},
+        {
+            "label": "Chunk",
+            "detail": (
+                f"{len(strategies)} strateg{'y' if len(strategies) == 1 else 'ies'}: "
+                + ", ".join(strategies)
+            )
+            if strategies
+            else "spans from the retriever",
+            "ran": True,
+        },
+        {
+            "label": "Rank",
+            "detail": f"{', '.join(retrievers) or 'retriever'}, top {meta.get('depth', 10)}",
+            "ran": True,
+        },
+        {"label": "Grade items", "detail": "against the key: 2 whole, 1 part, 0", "ran": True},
+        {"label": "Score", "detail": f"recall, precision, MRR, nDCG @ {ks}", "ran": True},
+        {
+            "label": "Resample",
+            "detail": f"{st['rounds']} rounds, seed {st['seed']}: intervals",
+            "ran": True,
+        },
+    ]
+    answers = data["optional"].get("answers")
+    judges = answers["judges"] if answers else []
+    answer = [
+        {
+            "label": f"Top {answers['k'] if answers else TOP_ITEMS}",
+            "detail": "the chunks a reader gets",
+            "ran": bool(answers),
+        },
+        {
+            "label": "Reader model",
+            "detail": (answers or {}).get("reader")
+            or ("writes the answer" if answers else "not run"),
+            "ran": bool(answers),
+        },
+        {
+            "label": "Judge",
+            "detail": ", ".join(judges) if judges else "not run",
+            "ran": bool(judges),
+        },
+        {
+            "label": "Answer grade",
+            "detail": "correct, partial or wrong" if answers else "not run",
+            "ran": bool(answers),
+        },
+    ]
+    lanes = [
+        {"key": "search", "title": "Score the search", "start": 0, "branch": None, "steps": search},
+        {"key": "answer", "title": "Grade the answer", "start": 3, "branch": 2, "steps": answer},
+    ]
+    audit = data["optional"].get("audit")
+    if audit:
+        lanes.append(
+            {
+                "key": "audit",
+                "title": "Audit the questions",
+                "start": 1,
+                "branch": 0,
+                "steps": [
+                    {"label": "Read each question", "detail": "against its passage", "ran": True},
+                    {
+                        "label": "Flags",
+                        "detail": f"{audit['flagged']} of {audit['questions']} flagged",
+                        "ran": True,
+                    },
+                ],
+            }
+        )
+    return {"lanes": lanes}

@@ -1,0 +1,197 @@
+"""The report's optional sections: answer grades and question audits, as plain data.
+
+A section is shown only when its files are in the results directory. Nothing is
+computed here: answer numbers are :func:`ragmeter.answers.analysis.answer_figures`
+(the objects ``ragmeter grade`` and ``judges`` print), audit rows are read by
+:func:`ragmeter.questions.audit.read_audit`; this module shapes them into
+JSON-ready data for the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragmeter import stats
+from ragmeter.report.common import GRADE_LABELS, _est
+from ragmeter.results import Results
+
+
+@dataclass(frozen=True)
+class OptionalSection:
+    """A report section shown only when its files are in the results directory.
+
+    ``load`` returns the section's data, or None when the files are absent (the
+    section is then left out silently). Add a loader here for each new kind of
+    output that belongs in the report.
+    """
+
+    key: str
+    title: str
+    load: Callable[..., dict[str, Any] | None]
+
+
+def _read_json(path: Path) -> dict:
+    if not path.is_file():
+        return {}
+    from ragmeter.io import read_json
+
+    obj = read_json(path, nan_ok=True)
+    return obj if isinstance(obj, dict) else {}
+
+
+def _est_or_none(e: stats.Estimate | None) -> dict[str, float] | None:
+    return None if e is None else _est(e.to_dict())
+
+
+def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] | None:
+    """The answer section: :func:`ragmeter.answers.analysis.answer_figures`, as plain data.
+
+    Nothing is computed here: accuracy per system, the judge-corrected accuracy,
+    the passage-found x grade table (the reader's top k, answered questions only),
+    judge agreement and hand checks are the objects ``ragmeter grade`` and
+    ``ragmeter judges`` print. ``judge`` picks the accuracy judge (default:
+    ``accuracy_judge`` in ``answers/meta.json``, else the first of its judges).
+    """
+    from ragmeter.answers.analysis import answer_figures
+
+    figures = answer_figures(results, judge=judge)
+    if figures is None:
+        return None
+    report, aset = figures.report, figures.answers
+    accuracy, cross = [], []
+    for row in report.systems:
+        fixed = row.corrected
+        accuracy.append(
+            {
+                "system": row.system,
+                "judge": report.judge,
+                "n": row.n,
+                "ungraded": row.ungraded,
+                "correct": _est_or_none(row.accuracy.correct),
+                "counts": dict(row.accuracy.counts),
+                "found": _est_or_none(row.hit),
+                "corrected": None
+                if fixed is None
+                else {**_est(fixed.corrected.to_dict()), "n_hand": fixed.n_hand},
+            }
+        )
+        table = {
+            kind: {g: row.cross.count(kind, g) for g in GRADE_LABELS}
+            for kind in ("found", "missed")
+        }
+        cross.append({"system": row.system, "table": table})
+    agreement = []
+    for pair in figures.pairs:
+        ag: dict[str, Any] = {"a": pair.a, "b": pair.b, "n": pair.n}
+        ag["percent"] = _est_or_none(pair.binary.percent if pair.binary else None)
+        ag["kappa"] = _est_or_none(pair.binary.kappa if pair.binary else None)
+        if pair.binary is not None:
+            ag["more_correct"] = pair.correct_a - pair.correct_b
+        agreement.append(ag)
+    hand = []
+    for check in figures.hand:
+        if not check.n:
+            continue
+        hand.append(
+            {
+                "a": check.judge,
+                "b": "hand",
+                "n": check.n,
+                "percent": _est_or_none(check.binary.percent if check.binary else None),
+                "kappa": _est_or_none(check.binary.kappa if check.binary else None),
+                "more_correct": len(check.lenient) - len(check.strict),
+                "lenient": len(check.lenient),
+                "strict": len(check.strict),
+            }
+        )
+    systems = results.systems
+    per_question: dict[str, list] = {}
+    for key in aset.ordered_keys():
+        s, q = key
+        grades = {
+            j: aset.grades[j][key].grade for j in aset.judges if key in aset.grades.get(j, {})
+        }
+        rec: dict[str, Any] = {"answer": aset.answers[key].answer, "grades": grades}
+        if key in aset.hand:
+            rec["hand"] = aset.hand[key].hand
+        per_question.setdefault(q, [None] * len(systems))[systems.index(s)] = rec
+    return {
+        "reader": report.reader,
+        "judges": report.judges,
+        "primary": report.judge,
+        "k": report.k,
+        "hit_metric": f"recall@{report.k}",
+        "seed": report.seed,
+        "rounds": report.rounds,
+        "accuracy": accuracy,
+        "cross": cross,
+        "agreement": agreement,
+        "hand": hand,
+        "per_question": per_question,
+    }
+
+
+def load_audit(results: Results) -> dict[str, Any] | None:
+    """Question audit flags: ``audit/flags.jsonl`` (and optional ``audit/meta.json``).
+
+    One line per audited question, as ``ragmeter questions audit --results`` writes it
+    (``{"id": ..., "flags": [...], "reasons": [{"reason": ...}], ...}``) or by hand::
+
+        {"question": "q001", "flags": ["misstated"], "note": "says upper bound; passage: lower"}
+
+    An empty ``flags`` list means the question was read and passed. Flags are
+    free labels (e.g. copied, misstated, missing-context, yes-no).
+    """
+    from ragmeter.questions.flagged import results_audit
+
+    audit = results_audit(results)
+    if audit is None:
+        return None
+    meta = _read_json(results.path / "audit" / "meta.json")
+    flags: dict[str, dict] = {}
+    for row in audit.rows:
+        note = row.note or "; ".join(f.reason for f in row.flags if f.source != "hand")
+        flags[row.id] = {"flags": row.labels, "note": note}
+    by_system = [
+        {
+            "system": split.system,
+            "all": None if split.all is None else _est(split.all),
+            "clean": _est_or_none(split.clean),
+            "flagged": _est_or_none(split.flagged),
+        }
+        for split in audit.systems
+    ]
+    return {
+        "source": meta.get("generator") or meta.get("source"),
+        "audited": len(flags),
+        "flagged": len(audit.flagged),
+        "questions": audit.questions,
+        "counts": audit.counts,
+        "metric": audit.metric,
+        "by_system": by_system,
+        "per_question": flags,
+    }
+
+
+OPTIONAL_SECTIONS: list[OptionalSection] = [
+    OptionalSection("answers", "Answer grades", load_answers),
+    OptionalSection("audit", "Question audit", load_audit),
+]
+"""Sections drawn only when present; each loader returns None when its files are absent."""
+
+
+def _attach_optional_to_questions(data: dict) -> None:
+    """Move per-question parts of the optional sections onto the question records."""
+    opt = data["optional"]
+    answers = opt.get("answers")
+    audit = opt.get("audit")
+    by_q = answers.pop("per_question") if answers else {}
+    flags = audit.pop("per_question") if audit else {}
+    for q in data["questions"]:
+        if q["id"] in by_q:
+            q["model_answers"] = by_q[q["id"]]
+        if q["id"] in flags:
+            q["audit"] = flags[q["id"]]

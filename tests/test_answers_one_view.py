@@ -1,0 +1,207 @@
+"""The terminal and the HTML report show the same answer numbers, computed once.
+
+A run that counts part of a passage as found (``relevant_grade = 1``), answers
+read from the top 3 for only some questions (as ``answer --k 3 --limit 6``
+leaves them), two judges and hand grades; the answer files are written with the
+answer store's own writers, so no model is needed.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from ragmeter.answers.analysis import answer_figures, answer_report, hand_checks, judge_pairs
+from ragmeter.answers.store import (
+    Answer,
+    Grade,
+    HandGrade,
+    answer_sha,
+    answers_dir,
+    append_hand,
+    update_meta,
+    write_answers,
+    write_grades,
+    write_merged,
+)
+from ragmeter.config import Config
+from ragmeter.corpus import load_corpus
+from ragmeter.errors import InputError
+from ragmeter.experiment import run_search
+from ragmeter.results import Results, save_results
+from ragmeter.testset import TestSet, load_testset
+
+EXAMPLE = "src/ragmeter/examples/blog"
+K = 3
+LIMIT = 6
+PATTERN_A = ["correct", "partial", "wrong", "correct", "unscored", "correct"]
+PATTERN_B = ["correct", "correct", "wrong", "correct", "wrong", "correct"]
+HAND = ["correct", "wrong", "wrong", "correct", "partial", "wrong"]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    docs = load_corpus(f"{EXAMPLE}/posts")
+    ts = load_testset(f"{EXAMPLE}/questions.jsonl", docs)
+    cfg = Config(
+        strategies=("sentence", "fixed-40"),
+        custom_strategies=({"name": "fixed-40", "kind": "fixed", "size": 40},),
+        ks=(1, 3, 5),
+        relevant_grade=1,
+        rounds=200,
+    )
+    path = tmp_path_factory.mktemp("one-view") / "results"
+    save_results(run_search(cfg, docs, TestSet(ts.questions[:8])), path)
+    res = Results(path)
+    folder = answers_dir(path)
+    folder.mkdir()
+    answers, grades = [], []
+    for i, system in enumerate(res.systems):
+        for j, q in enumerate(res.question_ids[:LIMIT]):
+            text = f"answer {i}/{j}"
+            answers.append(Answer(system, q, text, "test:reader", K))
+            for judge, pattern in (("test:a", PATTERN_A), ("test:b", PATTERN_B)):
+                grade = pattern[(i + j) % LIMIT]
+                grades.append(Grade(judge, system, q, grade, answer_sha=answer_sha(text)))
+    write_answers(folder, answers)
+    write_grades(folder, grades)
+    for i, a in enumerate(answers):
+        append_hand(folder, HandGrade(a.system, a.question, HAND[i % LIMIT], a.sha))
+    update_meta(folder, reader="test:reader", judges=["test:a", "test:b"], k=K)
+    write_merged(path)
+    return path
+
+
+@pytest.fixture
+def results(run_dir, tmp_path):
+    dest = tmp_path / "results"
+    shutil.copytree(run_dir, dest)
+    return dest
+
+
+def fmt(est: dict, scale: float = 100, digits: int = 1) -> str:
+    """The terminal's way of writing an estimate, from the report's plain data."""
+    return (
+        f"{est['mean'] * scale:.{digits}f} "
+        f"[{est['low'] * scale:.{digits}f}, {est['high'] * scale:.{digits}f}]"
+    )
+
+
+def terminal_report(results, judge=None) -> str:
+    from ragmeter.cli.answer_views import print_answer_report
+
+    console = Console(file=io.StringIO(), width=250, force_terminal=False)
+    print_answer_report(answer_report(results, judge=judge), console)
+    return console.file.getvalue()
+
+
+def report_answers(results, judge=None) -> dict:
+    from ragmeter.report.html import report_data
+
+    return report_data(Results(results), accuracy_judge=judge)["optional"]["answers"]
+
+
+def test_hits_count_the_run_relevant_grade_at_the_reader_k_over_answered_questions(results):
+    res = Results(results)
+    data = report_answers(results)
+    assert data["k"] == K and data["primary"] == "test:a"
+    differs = 0
+    for row in data["accuracy"]:
+        runs = res.runs[row["system"]]
+        answered = res.question_ids[:LIMIT]
+        part = [any(it.grade >= 1 for it in runs[q][:K]) for q in answered]
+        whole = [any(it.grade >= 2 for it in runs[q][:K]) for q in answered]
+        differs += part != whole
+        assert row["n"] == LIMIT  # the answered questions, not all 8
+        assert row["found"]["n"] == LIMIT
+        assert row["found"]["mean"] == pytest.approx(sum(part) / LIMIT)
+    assert differs  # the data tell grade >= 1 from grade >= 2, so the check above bites
+
+
+def test_terminal_and_report_show_the_same_answer_numbers(results):
+    data = report_answers(results)
+    rep = answer_report(results)
+    text = terminal_report(results)
+    assert f"judged by {data['primary']}" in text and f"top {data['k']}" in text
+    for row, cross, typed in zip(data["accuracy"], data["cross"], rep.systems, strict=True):
+        assert row["system"] == typed.system
+        assert row["counts"] == typed.accuracy.counts
+        for key, est in (("correct", typed.accuracy.correct), ("found", typed.hit)):
+            assert (row[key]["mean"], row[key]["low"], row[key]["high"]) == pytest.approx(
+                (est.mean, est.low, est.high), abs=1e-6
+            )
+            assert fmt(row[key]) in text
+        assert row["corrected"]["n_hand"] == typed.corrected.n_hand == LIMIT - 1  # 1 unscored
+        assert fmt(row["corrected"]) in text
+        for kind in ("found", "missed"):
+            for grade, count in cross["table"][kind].items():
+                ids = typed.cross.cells[kind][grade]
+                assert count == len(ids)
+                if ids:  # the terminal lists the same questions in the same cell
+                    assert f"{count}: {' '.join(ids)}" in text
+
+    [pair] = judge_pairs(results)
+    [ag] = data["agreement"]
+    assert (ag["a"], ag["b"], ag["n"]) == (pair.a, pair.b, pair.n)
+    assert ag["kappa"]["mean"] == pytest.approx(pair.binary.kappa.mean, abs=1e-6)
+    assert ag["more_correct"] == pair.correct_a - pair.correct_b
+    checks = {c.judge: c for c in hand_checks(results)}
+    for h in data["hand"]:
+        c = checks[h["a"]]
+        assert (h["n"], h["lenient"], h["strict"]) == (c.n, len(c.lenient), len(c.strict))
+        assert h["percent"]["mean"] == pytest.approx(c.binary.percent.mean, abs=1e-6)
+
+    from ragmeter.cli import app
+
+    done = CliRunner().invoke(app, ["judges", str(results)], env={"COLUMNS": "250"})
+    assert done.exit_code == 0, done.output
+    assert fmt(ag["percent"]) in done.output
+    assert fmt(ag["kappa"], scale=1, digits=2) in done.output
+
+
+def test_the_accuracy_judge_is_chosen_and_named_in_both_views(results):
+    data = report_answers(results, judge="test:b")
+    text = terminal_report(results, judge="test:b")
+    assert data["primary"] == "test:b" and "judged by test:b" in text
+    rep = answer_report(results, judge="test:b")
+    for row, typed in zip(data["accuracy"], rep.systems, strict=True):
+        assert row["judge"] == "test:b"
+        assert row["correct"]["mean"] == pytest.approx(typed.accuracy.correct.mean, abs=1e-6)
+        assert fmt(row["correct"]) in text
+    # the choice can be recorded with the answers; both views follow it
+    update_meta(answers_dir(results), accuracy_judge="test:b")
+    assert report_answers(results)["primary"] == "test:b"
+    assert answer_figures(results).report.judge == "test:b"
+    with pytest.raises(InputError, match="no grades by judge 'nobody'"):
+        report_answers(results, judge="nobody")
+
+
+def test_hand_made_merged_file_alone_reads_the_same(results):
+    """A hand-written answers.jsonl (no reader.jsonl) goes through the same analysis."""
+    before = report_answers(results)
+    folder = answers_dir(results)
+    for name in ("reader.jsonl", "grades.jsonl", "hand.jsonl"):
+        (folder / name).unlink()
+    after = report_answers(results)
+    assert after["accuracy"] == before["accuracy"]
+    assert after["cross"] == before["cross"]
+    assert after["agreement"] == before["agreement"] and after["hand"] == before["hand"]
+
+
+def test_answers_the_judge_has_not_graded_are_counted_apart_in_both_views(results):
+    from ragmeter.answers.store import read_grades
+
+    folder = answers_dir(results)
+    grades = read_grades(folder)
+    res = Results(results)
+    first = (res.systems[0], res.question_ids[0])
+    write_grades(folder, [g for k, g in grades.items() if (k[0], *k[1:]) != ("test:a", *first)])
+    data = report_answers(results)
+    row = data["accuracy"][0]
+    assert row["ungraded"] == 1 and sum(row["counts"].values()) == LIMIT - 1
+    assert data["accuracy"][1]["ungraded"] == 0
+    assert "(+1 ungraded)" in terminal_report(results)
