@@ -17,7 +17,8 @@ import pytest
 from llm_fixtures import gguf_model_path, llama_cpp_missing
 
 from ragmeter.corpus import Document
-from ragmeter.questions import audit_questions, copy_ratio, summarize_audit
+from ragmeter.questions import audit_questions, summarize_audit
+from ragmeter.questions.audit import copy_ratio
 from ragmeter.testset import AnswerSpan, Question
 
 PASSAGE = "A bloom filter sets bits with several hash functions and never forgets a key."

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from ragmeter import stats, tables
+from ragmeter.cli import search_views as terminal
 from ragmeter.metrics import format_estimate, is_share
-from ragmeter.report import terminal
 
 METRICS = ["recall@5", "hit@3", "precision@5", "coverage@5", "mrr@10", "ndcg@10", "map", "words@5"]
 
