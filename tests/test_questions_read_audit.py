@@ -63,7 +63,7 @@ def test_hand_rows_and_line_numbered_errors(tmp_path):
 
 
 def test_questions_compare_drops_what_the_audit_file_flags(tmp_path):
-    from ragmeter.questions.compare import compare_command
+    from ragmeter.questions.compare import compare_files
 
     qs = f"{EXAMPLE}/questions.jsonl"
     first, second = [json.loads(line)["id"] for line in open(qs, encoding="utf-8")][:2]
@@ -74,11 +74,11 @@ def test_questions_compare_drops_what_the_audit_file_flags(tmp_path):
         + json.dumps({"question": second, "flags": ["odd-wording"]})  # not an unfit kind
         + "\n"
     )
-    result = compare_command(qs, qs, f"{EXAMPLE}/posts", audit_path=audit, rounds=200)
+    result = compare_files(qs, qs, f"{EXAMPLE}/posts", audit_path=audit, rounds=200)
     assert result.dropped == [first]
     audit.write_text('{"id": "x", "reasons": "none"}\n')
     with pytest.raises(InputError, match=r"flags\.jsonl:1: reasons must be a list"):
-        compare_command(qs, qs, f"{EXAMPLE}/posts", audit_path=audit, rounds=200)
+        compare_files(qs, qs, f"{EXAMPLE}/posts", audit_path=audit, rounds=200)
 
 
 def test_audit_scores_split_the_run_and_the_report_shows_them(tmp_path):
