@@ -16,6 +16,7 @@ import bm25s
 import numpy as np
 from bm25s.tokenization import _infer_stopwords
 
+from ragmeter.errors import InputError
 from ragmeter.retrieval.base import Ranking, Retriever, top_k
 
 # Questions ranked per block (bounds the score matrix held at once).
@@ -243,7 +244,7 @@ class BM25Retriever(Retriever):
         self.name = name
         self.k1 = k1
         self.b = b
-        self.stopwords = stopwords
+        self.stopwords = _check_stopwords(stopwords)
         self._model: bm25s.BM25 | None = None
         self._n = 0
         self._table: _TokenTable | None = None
@@ -313,3 +314,18 @@ class BM25Retriever(Retriever):
         return Ranking(
             ids=np.vstack([p.ids for p in parts]), scores=np.vstack([p.scores for p in parts])
         )
+
+
+def _check_stopwords(stopwords: str | Sequence[str] | None) -> str | Sequence[str] | None:
+    """``stopwords`` as bm25s takes them: a language bm25s knows, a list of words, or
+    none (``None``, ``""`` or an empty list); anything else is a one-line error."""
+    if stopwords is None or (isinstance(stopwords, str | list | tuple) and not stopwords):
+        return None
+    try:
+        _infer_stopwords(stopwords)
+    except (ValueError, TypeError):
+        raise InputError(
+            f"bm25 stopwords {stopwords!r} are not known: give a language code such as "
+            '"en", "de" or "fr", a list of words, or "" for none'
+        ) from None
+    return stopwords
