@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ragmeter.errors import CacheError
+
+T = TypeVar("T")
 
 __all__ = ["SQLiteStore"]
 
@@ -54,16 +57,27 @@ class SQLiteStore:
                 self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False
             )
             self.conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
-            self.journal_mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            self.journal_mode = _retry_locked(
+                lambda: self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0], timeout_s
+            )
             # NORMAL is crash-safe in WAL mode: a killed process loses no committed batch;
             # only a power cut may lose the last commits, never corrupt the file
             self.conn.execute("PRAGMA synchronous = NORMAL")
             if schema:
-                with self.batch() as conn:
-                    for statement in schema:
-                        conn.execute(statement)
+                _retry_locked(lambda: self._create(schema), timeout_s)
         except (OSError, sqlite3.Error) as exc:
             raise CacheError(f"cannot open {what} {self.path}: {exc}") from None
+
+    def _create(self, schema: Sequence[str]) -> None:
+        with self.lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in schema:
+                    self.conn.execute(statement)
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
 
     @contextmanager
     def batch(self) -> Iterator[sqlite3.Connection]:
@@ -106,3 +120,20 @@ class SQLiteStore:
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
+
+
+def _retry_locked(step: Callable[[], T], timeout_s: float) -> T:
+    """Run ``step``, retrying while SQLite says the file is locked.
+
+    Two processes opening one new file at once can both ask for WAL mode; SQLite
+    answers one of them "database is locked" at once, without its busy handler, so
+    the open is retried for up to ``timeout_s`` seconds.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return step()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)

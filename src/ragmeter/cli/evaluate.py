@@ -86,7 +86,7 @@ def evaluate(
         bar.update(task, description="intervals", completed=len(runs))
         run = result.run
         summary = summarize_run(run)
-        path = save_results(run, out, summary)
+        path = save_results(run, out, summary, overwrite=True)  # earlier results only
     n_q = len(run.questions)
     console.print(
         f"[bold]{n_q}[/] judged queries, {len(run.systems)} "

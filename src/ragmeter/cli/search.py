@@ -32,7 +32,7 @@ from ragmeter.config import Config, check_seed, load_config
 from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
 from ragmeter.experiment import count_words, resolve_strategies, run_search
-from ragmeter.outputs import check_results_target, is_results_dir
+from ragmeter.outputs import check_results_target
 from ragmeter.results import Results, save_results, summarize_run
 
 _ADJUST = typer.Option(
@@ -133,7 +133,8 @@ def search(
         progress("intervals", 0, 1)
         systems = [s.name for s in run.systems]
         summary = summarize_run(run)
-        path = save_results(run, cfg.output, summary, overwrite=is_results_dir(cfg.output))
+        # replace earlier results (decided under the lock); anything else is refused
+        path = save_results(run, cfg.output, summary, overwrite=True)
     for line in checks.run_warnings(run):
         warn(line)
     console.print(
