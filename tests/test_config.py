@@ -80,3 +80,13 @@ def test_bad_config_is_one_clear_error(tmp_path, body, message):
     (tmp_path / "ragmeter.toml").write_text(body, encoding="utf-8")
     with pytest.raises(InputError, match=message):
         load_config(tmp_path / "ragmeter.toml")
+
+
+def test_a_config_built_in_python_takes_lists_where_tuples_are_held():
+    from ragmeter.config import Config
+    from ragmeter.errors import InputError
+
+    cfg = Config(strategies=["fixed", "sentence"], ks=[1, 5]).validate()
+    assert cfg.strategies == ("fixed", "sentence") and cfg.ks == (1, 5)
+    with pytest.raises(InputError, match=r"must be a list of strings, got \[.fixed., 3\]"):
+        Config(strategies=["fixed", 3]).validate()

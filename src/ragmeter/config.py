@@ -352,12 +352,17 @@ def _describe(hint: Any) -> str:
 
 
 def _type_error(hint: Any, value: Any) -> str | None:
+    import typing
+
     from pydantic import ValidationError
 
+    given = value
+    if isinstance(value, list) and typing.get_origin(hint) is tuple:
+        value = tuple(value)  # a list given in Python (or TOML) is the tuple the field holds
     try:
         _adapter(hint).validate_python(value)
     except ValidationError:
-        return f"must be {_describe(hint)}, got {value!r}"
+        return f"must be {_describe(hint)}, got {given!r}"
     return None
 
 
@@ -369,11 +374,16 @@ def _check_value(path: Path, section: str, key: str, value: Any, hint: Any) -> N
 
 def _check_field_types(cfg: Config) -> None:
     """Config built in Python gets the same type checks as a config file."""
+    import typing
+
     hints = _field_hints()
     for name in _SECTIONS.values():
         problem = _type_error(hints[name], getattr(cfg, name))
         if problem:
             raise InputError(f"{name} {problem}")
+        value = getattr(cfg, name)
+        if isinstance(value, list) and typing.get_origin(hints[name]) is tuple:
+            object.__setattr__(cfg, name, tuple(value))  # frozen: the tuple the field holds
 
 
 def _named_entries(path: Path, entries: Any, kind: str) -> list[dict]:
