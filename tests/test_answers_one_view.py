@@ -9,6 +9,7 @@ answer store's own writers, so no model is needed.
 from __future__ import annotations
 
 import io
+import re
 import shutil
 
 import pytest
@@ -32,6 +33,7 @@ from ragmeter.config import Config
 from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
 from ragmeter.experiment import run_search
+from ragmeter.metrics import format_estimate
 from ragmeter.results import Results, save_results
 from ragmeter.testset import TestSet, load_testset
 
@@ -83,12 +85,14 @@ def results(run_dir, tmp_path):
     return dest
 
 
-def fmt(est: dict, scale: float = 100, digits: int = 1) -> str:
-    """The terminal's way of writing an estimate, from the report's plain data."""
-    return (
-        f"{est['mean'] * scale:.{digits}f} "
-        f"[{est['low'] * scale:.{digits}f}, {est['high'] * scale:.{digits}f}]"
+def fmt(est: dict) -> str:
+    """The text the report prints for an estimate (made in Python, as the terminal's),
+    checked against the estimate's own rounded numbers."""
+    mean, low, high = (float(x) for x in re.findall(r"-?\d+\.\d+", est["shown"]))
+    assert (mean, low, high) == pytest.approx(
+        (est["mean"] * 100, est["low"] * 100, est["high"] * 100), abs=0.051
     )
+    return est["shown"]
 
 
 def terminal_report(results, judge=None) -> str:
@@ -160,7 +164,8 @@ def test_terminal_and_report_show_the_same_answer_numbers(results):
     done = CliRunner().invoke(app, ["judges", str(results)], env={"COLUMNS": "250"})
     assert done.exit_code == 0, done.output
     assert fmt(ag["percent"]) in done.output
-    assert fmt(ag["kappa"], scale=1, digits=2) in done.output
+    assert ag["kappa"]["shown"] == format_estimate(pair.binary.kappa, "kappa")
+    assert ag["kappa"]["shown"] in done.output
 
 
 def test_the_accuracy_judge_is_chosen_and_named_in_both_views(results):

@@ -16,6 +16,7 @@ import ragmeter
 from ragmeter import stats, verdicts
 from ragmeter.errors import InputError, MissingExtra
 from ragmeter.results import save_results
+from ragmeter.summary import Summary
 from ragmeter.tables import ShowsItself, format_estimate
 
 EXAMPLE = Path(str(files("ragmeter") / "examples" / "blog"))
@@ -86,7 +87,8 @@ def test_a_search_in_memory_reads_like_its_results_directory(notebook):
     )
     # the summary is computed once, and is what summary.json holds
     assert run.summary is run.summary
-    assert json.loads(json.dumps(run.summary)) == saved.summary
+    assert json.loads(json.dumps(run.summary.to_json())) == saved.summary.to_json()
+    assert run.summary == saved.summary  # typed, and equal when read back
     with pytest.raises(InputError, match="unknown system 'nope'"):
         run.scores("nope", "recall@5")
     with pytest.raises(InputError, match="unknown metric"):
@@ -97,12 +99,12 @@ def test_both_show_the_same_table(notebook):
     run, saved = notebook
     assert run.to_markdown() == saved.to_markdown()
     assert run._repr_html_() == saved._repr_html_()
-    est = saved.summary["estimates"]["sentence"]["recall@5"]
+    est = saved.summary.estimate("sentence", "recall@5")
     assert format_estimate(est, "recall@5") in run.to_markdown()
     assert "seed 1, 500 rounds" in run.to_markdown()
     frame = run.to_pandas()
     row = frame[(frame.system == "sentence") & (frame.metric == "recall@5")].iloc[0]
-    assert (row["mean"], row["low"], row["high"]) == (est["mean"], est["low"], est["high"])
+    assert (row["mean"], row["low"], row["high"]) == (est.mean, est.low, est.high)
     assert (row["seed"], row["rounds"]) == (1, 500)
     assert len(frame) == len(run.systems) * len(run.metrics)
     long = saved.to_pandas(per_question=True)
@@ -116,8 +118,8 @@ def test_compare_in_memory_and_on_disk_agree_with_stats(notebook):
     every = ragmeter.compare(run)
     assert every == ragmeter.compare(saved) == ragmeter.compare(saved.path)
     # the same rule, family and numbers as the saved summary the CLI and report show
-    assert [c.to_dict() for c in every] == saved.summary["comparisons"]
-    assert every.rule.header == saved.summary["comparison_rule"]["header"]
+    assert list(every) == saved.summary.comparisons
+    assert every.rule == saved.summary.comparison_rule
     assert every.rule.header in every.to_markdown()
     [pair] = ragmeter.compare(run, "fixed", "parent-400", metric="ndcg@5", seed=3, rounds=200)
     matrix = np.vstack([run.scores("fixed", "ndcg@5"), run.scores("parent-400", "ndcg@5")])
@@ -191,12 +193,27 @@ def test_tables_escape_names():
         systems = ["<b>x|y</b>"]
         metrics = ["recall@1"]
         question_ids = ["q1"]
-        summary = {
-            "metric": "recall@1",
-            "seed": 1,
-            "rounds": 100,
-            "estimates": {"<b>x|y</b>": {"recall@1": {"mean": 0.5, "low": 0.25, "high": 0.75}}},
-        }
+        summary = Summary.from_json(
+            {
+                "metric": "recall@1",
+                "seed": 1,
+                "rounds": 100,
+                "estimates": {
+                    "<b>x|y</b>": {
+                        "recall@1": {
+                            "mean": 0.5,
+                            "low": 0.25,
+                            "high": 0.75,
+                            "n": 4,
+                            "rounds": 100,
+                            "seed": 1,
+                            "method": "percentile",
+                            "rng": "mulberry32",
+                        }
+                    }
+                },
+            }
+        )
 
     html = Tiny()._repr_html_()
     assert "<b>x" not in html and "&lt;b&gt;x|y&lt;/b&gt;" in html

@@ -172,10 +172,12 @@ def test_rank_table_uses_the_largest_k_when_ks_lack_10():
     from rich.console import Console
 
     from ragmeter.cli import search_views as terminal
+    from ragmeter.stats import Estimate
+    from ragmeter.summary import Summary
 
-    est = {"mean": 0.5, "low": 0.4, "high": 0.6}
+    est = Estimate(0.5, 0.4, 0.6, n=10, rounds=100, seed=1, method="percentile", rng="mulberry32")
     names = [f"{m}@{k}" for m in ("recall", "precision", "mrr", "ndcg", "coverage") for k in (1, 3)]
-    summary = {"estimates": {"a": dict.fromkeys(names, est)}}
+    summary = Summary(estimates={"a": dict.fromkeys(names, est)})
     console = Console(width=200, record=True)
     console.print(terminal.rank_table(summary))
     text = console.export_text()

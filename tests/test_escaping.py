@@ -49,8 +49,8 @@ def test_terminal_tables_print_names_as_written(tmp_path):
     console = Console(file=buf, force_terminal=True, width=200, color_system="truecolor")
     console.print(terminal.hit_table(summary, [1]))
     console.print(terminal.rank_table(summary, ("recall@1",)))
-    console.print(terminal.comparison_table(summary["comparisons"], "recall@1", 1, 200))
-    console.print(terminal.size_table(summary["sample_size"][MARKUP_NAMES[0]], "recall@1", "[/x]"))
+    console.print(terminal.comparison_table(summary.comparisons, "recall@1", 1, 200))
+    console.print(terminal.size_table(summary.sample_size[MARKUP_NAMES[0]], "recall@1", "[/x]"))
     out = buf.getvalue()
     assert "\x1b]8;" not in out  # no live terminal link
     plain = Console(file=io.StringIO(), width=200)

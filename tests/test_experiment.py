@@ -92,7 +92,7 @@ def test_results_round_trip(tmp_path):
     )
     item = res.runs["whole"]["q2"][0]
     assert item.text == docs[1].text and item.grade == 2
-    est = res.summary["estimates"]["sentence"]["recall@1"]
+    est = res.summary.estimate("sentence", "recall@1").to_dict()
     assert est["seed"] == 7 and est["rounds"] == 300 and est["low"] <= est["mean"] <= est["high"]
     meta = json.loads((tmp_path / "r" / "meta.json").read_text())
     assert meta["seed"] == 7 and meta["versions"]["bm25s"]

@@ -11,6 +11,8 @@ from rich.console import Console
 from ragmeter import stats, tables
 from ragmeter.cli import search_views as terminal
 from ragmeter.metrics import format_estimate, is_share
+from ragmeter.report.common import _est
+from ragmeter.summary import Summary
 
 METRICS = ["recall@5", "hit@3", "precision@5", "coverage@5", "mrr@10", "ndcg@10", "map", "words@5"]
 
@@ -34,13 +36,15 @@ def test_every_view_prints_the_same_text(a, b, c, metric):
     est = stats.Estimate(mean, low, high, 10, 200, 1, "percentile", "mulberry32")
     text = format_estimate(est, metric)
     assert text == format_estimate(est.to_dict(), metric) == tables.format_estimate(est, metric)
+    assert _est(est, metric)["shown"] == text  # the report prints this text as it is
     if is_share(metric):
-        assert text == est.format() == terminal.fmt_estimate(est.to_dict())
+        assert text == est.format() == terminal.fmt_estimate(est)
 
 
 def test_terminal_rank_table_cells_are_the_formatter_s():
-    est = {"mean": 0.61234, "low": 0.55, "high": 0.67}
-    summary = {"estimates": {"bm25": {"mrr@10": est, "words@5": {**est, "mean": 885.0}}}}
+    est = stats.Estimate(0.61234, 0.55, 0.67, 10, 200, 1, "percentile", "mulberry32")
+    words = stats.Estimate(885.0, 0.55, 0.67, 10, 200, 1, "percentile", "mulberry32")
+    summary = Summary(estimates={"bm25": {"mrr@10": est, "words@5": words}})
     console = Console(file=io.StringIO(), width=200)
     console.print(terminal.rank_table(summary, ("mrr@10", "words@5")))
     out = console.file.getvalue()

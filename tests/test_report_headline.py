@@ -43,17 +43,15 @@ ESTIMATES = {
 
 
 def test_headline_names_the_cost_and_the_cheapest_system_not_below_the_best():
-    summary = {
-        "comparisons": [
-            comparison("whole", "parent", "tie (interval crosses 0)"),
-            comparison("whole", "recursive", "tie (interval crosses 0)"),
-            comparison("whole", "fixed", "whole better"),
-            comparison("parent", "recursive", "tie (interval crosses 0)"),
-            comparison("parent", "fixed", "parent better"),
-            comparison("recursive", "fixed", "recursive better"),
-        ]
-    }
-    h = headline_extras(list(ESTIMATES), ESTIMATES, summary, "recall@5", 5)
+    comparisons = [
+        comparison("whole", "parent", "tie (interval crosses 0)"),
+        comparison("whole", "recursive", "tie (interval crosses 0)"),
+        comparison("whole", "fixed", "whole better"),
+        comparison("parent", "recursive", "tie (interval crosses 0)"),
+        comparison("parent", "fixed", "parent better"),
+        comparison("recursive", "fixed", "recursive better"),
+    ]
+    h = headline_extras(list(ESTIMATES), ESTIMATES, comparisons, "recall@5", 5)
     assert h["words_key"] == "words@5" and h["next"] == "parent"
     assert h["not_below_best"] == ["parent", "recursive"]
     assert h["cheapest_tied"] == "recursive"  # not below the best, and 830 words against 3,300
@@ -68,10 +66,10 @@ def test_verdicts_are_read_as_they_are_not_re_derived():
     c = comparison("whole", "parent", "tie (after Holm)")
     c["difference"] = {"mean": 0.05, "low": 0.01, "high": 0.09}
     two = {k: ESTIMATES[k] for k in ("whole", "parent")}
-    h = headline_extras(list(two), two, {"comparisons": [c]}, "recall@5", 5)
+    h = headline_extras(list(two), two, [c], "recall@5", 5)
     assert h["tie_count"] == 1 and h["not_below_best"] == ["parent"]
     c["verdict"] = "whole better"
-    h = headline_extras(list(two), two, {"comparisons": [c]}, "recall@5", 5)
+    h = headline_extras(list(two), two, [c], "recall@5", 5)
     assert h["tie_count"] == 0 and h["not_below_best"] == [] and h["cheapest_tied"] is None
 
 
@@ -81,7 +79,7 @@ def test_next_best_is_another_strategy_when_retrievers_are_crossed():
         "whole/dense": {"recall@5": est(0.94), "words@5": est(3300)},
         "parent/bm25": ESTIMATES["parent"],
     }
-    h = headline_extras(list(estimates), estimates, {"comparisons": []}, "recall@5", 5)
+    h = headline_extras(list(estimates), estimates, [], "recall@5", 5)
     assert h["next"] == "parent/bm25"
 
 

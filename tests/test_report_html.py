@@ -344,7 +344,7 @@ def test_headline_and_sample_size_follow_the_scores(hostile):
         expected = max(1, math.ceil(round((1.959963984540054 * sd / 0.1) ** 2, 9)))
         assert row["needed"] == expected
         assert [r["n"] for r in row["rows"]] == [
-            r["n"] for r in res.summary["sample_size"][row["system"]]
+            r.n for r in res.summary.sample_size[row["system"]]
         ]
     ties = {tuple(t) for t in data["headline"]["ties"]}
     for c in data["comparisons"]:

@@ -227,24 +227,22 @@ def test_summary_and_terminal_name_the_rule(tmp_path):
     m = (rng.random((3, 60)) < 0.5).astype(float)
     m[0, :15] = 1.0
     summary = summarize({"recall@5": m}, ["a", "b", "c"], "recall@5", seed=2, rounds=500)
-    rule = summary["comparison_rule"]
-    assert (rule["adjust"], rule["family"], rule["pairs"], rule["seed"], rule["rounds"]) == (
+    rule = summary.comparison_rule
+    assert (rule.adjust, rule.family, rule.pairs, rule.seed, rule.rounds) == (
         "holm",
         "all pairs",
         3,
         2,
         500,
     )
-    json.dumps(summary)  # JSON-ready
+    json.dumps(summary.to_json())  # JSON-ready
     console = Console(width=200, record=True)
-    console.print(comparison_table(summary["comparisons"], "recall@5", 2, 500, rule))
+    console.print(comparison_table(summary.comparisons, "recall@5", 2, 500, rule))
     text = console.export_text()
     assert "Holm over 3 pairs (all pairs)" in text and "p (Holm)" in text
     none = summarize({"recall@5": m}, ["a", "b", "c"], "recall@5", 2, 500, adjust="none")
     console = Console(width=200, record=True)
-    console.print(
-        comparison_table(none["comparisons"], "recall@5", 2, 500, none["comparison_rule"])
-    )
+    console.print(comparison_table(none.comparisons, "recall@5", 2, 500, none.comparison_rule))
     text = console.export_text()
     assert "the seed's per-pair rule" in text and "p (Holm)" not in text
 

@@ -20,6 +20,7 @@ from ragmeter.cli.search_views import comparison_table
 from ragmeter.io import dumps
 from ragmeter.report import html
 from ragmeter.results import summarize
+from ragmeter.summary import Summary
 
 ROUNDS = 400
 
@@ -83,7 +84,8 @@ class _Stub:
 def test_no_row_contradicts_itself(case):
     x, names, options, adjust, seed = case
     summary = summarize({"recall@5": x}, names, "recall@5", seed, ROUNDS, adjust=adjust, **options)
-    saved = json.loads(dumps(summary))  # what summary.json holds
+    saved = json.loads(dumps(summary.to_json()))  # what summary.json holds
+    assert Summary.from_json(saved) == summary  # read back, typed, unchanged
     rule = saved["comparison_rule"]
     alpha = rule["alpha"]
     assert rule["seed"] == seed and rule["rounds"] == ROUNDS and rule["adjust"] == adjust
@@ -99,7 +101,9 @@ def test_no_row_contradicts_itself(case):
             assert c["p"] is None
     # the terminal
     console = Console(width=400, record=True)
-    console.print(comparison_table(saved["comparisons"], "recall@5", seed, ROUNDS, rule))
+    console.print(
+        comparison_table(summary.comparisons, "recall@5", seed, ROUNDS, summary.comparison_rule)
+    )
     text = console.export_text()
     assert " ".join(rule["header"].split()) in " ".join(text.split())  # the rule is named
     head = [c.strip() for c in next(x for x in text.splitlines() if x.startswith("┃")).split("┃")]
@@ -122,7 +126,7 @@ def test_no_row_contradicts_itself(case):
         low, high = (_number(v) for v in re.search(r"\[(.+), (.+)\]", diff).groups())
         _check(verdict, a, b, low, high, p, alpha)
     # the HTML report's cells
-    for row in html._comparisons(_Stub(), saved, "recall@5"):
+    for row in html._comparisons(_Stub(), summary, "recall@5"):
         if row["identical"]:
             continue
         shown = row["shown"]

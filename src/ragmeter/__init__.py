@@ -10,10 +10,11 @@ The notebook API, one screen::
     run.scores("sentence", "recall@5")          # per-question scores
     ragmeter.compare(run, "sentence", "recursive")              # paired interval, verdict
     ragmeter.bootstrap(run.scores("sentence", "recall@5"))      # Estimate(mean, low, high...)
+    run.summary                                 # Summary: estimates, comparisons, sample sizes
     run.to_pandas(), run.to_markdown()
     ragmeter.Results("ragmeter-results")        # a saved run reads the same way
 
-Also here: :class:`Config`, :func:`load_corpus`, :func:`load_testset`. Names
+Also here: :class:`Config`, :class:`Summary`, :func:`load_corpus`, :func:`load_testset`. Names
 are imported on first use, so ``import ragmeter`` stays cheap (no numpy, no
 rich, no torch).
 """
@@ -29,6 +30,7 @@ _LAZY = {
     "Config": "ragmeter.config",
     "Results": "ragmeter.results",
     "SearchRun": "ragmeter.experiment",
+    "Summary": "ragmeter.summary",
     "bootstrap": "ragmeter.stats",
     "compare": "ragmeter.api",
     "load_corpus": "ragmeter.corpus",
@@ -40,6 +42,7 @@ __all__ = [
     "Config",
     "Results",
     "SearchRun",
+    "Summary",
     "__version__",
     "bootstrap",
     "compare",
@@ -55,6 +58,7 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time see __getattr__
     from ragmeter.experiment import SearchRun
     from ragmeter.results import Results
     from ragmeter.stats import bootstrap
+    from ragmeter.summary import Summary
     from ragmeter.testset import load_testset
 
 

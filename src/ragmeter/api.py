@@ -117,9 +117,9 @@ def compare(
         seed = cfg.seed if seed is None else seed
         rounds = rounds or cfg.rounds
     else:
-        metric = metric or summary.get("metric") or "recall@5"
-        seed = int(summary.get("seed", 1)) if seed is None else seed
-        rounds = rounds or int(summary.get("rounds", 10_000))
+        metric = metric or summary.metric
+        seed = summary.seed if seed is None else seed
+        rounds = rounds or summary.rounds
     if (a is None) != (b is None):
         raise InputError("give both a and b, or neither to compare every pair")
     names = [a, b] if a is not None else [str(s) for s in run.systems]

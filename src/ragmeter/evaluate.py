@@ -18,7 +18,7 @@ from ragmeter import metrics
 from ragmeter.config import Config
 from ragmeter.corpus import Document
 from ragmeter.errors import InputError
-from ragmeter.experiment import Item, SearchRun, SystemRun
+from ragmeter.experiment import RankedItem, SearchRun, SystemRun
 from ragmeter.qrels import COMPAT_MEASURES, Evaluation, evaluate_run, read_qrels, read_run
 from ragmeter.testset import Question, TestSet
 
@@ -123,7 +123,7 @@ def evaluate_files(
     systems = []
     for e, path in zip(evaluations, run_paths, strict=True):
         top = e.top
-        items: list[list[Item]] = []
+        items: list[list[RankedItem]] = []
         for qi in range(len(qids)):
             row = []
             if top is not None and top.docs is not None:
@@ -132,7 +132,8 @@ def evaluate_files(
                         break
                     doc = top.docs[qi, j].decode("utf-8", "replace")
                     doc_ids.add(doc)
-                    row.append(Item(doc, 0, 0, float(top.scores[qi, j]), int(top.grades[qi, j]), 0))
+                    score, grade = float(top.scores[qi, j]), int(top.grades[qi, j])
+                    row.append(RankedItem(j + 1, doc, 0, 0, score, grade, 0))
             items.append(row)
         systems.append(
             SystemRun(

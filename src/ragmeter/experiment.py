@@ -5,7 +5,7 @@ score. :func:`run_search` ties them together and returns a :class:`SearchRun`
 that :mod:`ragmeter.results` saves and loads.
 
 Size: one pipeline (rank, grade, score, per system) read top to bottom; the result types
-:class:`SearchRun` and :class:`Item` are what its steps return, so they stay beside
+:class:`SearchRun` and :class:`RankedItem` are what its steps return, so they stay beside
 them.
 """
 
@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +29,9 @@ from ragmeter.retrieval.base import Hit, Retriever, SpanRetriever
 from ragmeter.retrieval.registry import make_retriever
 from ragmeter.tables import ShowsItself
 from ragmeter.testset import Question, TestSet, load_judged_testset, load_testset
+
+if TYPE_CHECKING:
+    from ragmeter.summary import Summary
 
 Progress = Callable[[str, int, int], None]
 
@@ -52,15 +56,22 @@ def _release(retriever) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class Item:
-    """One ranked result of one question: a span of a document, graded."""
+class RankedItem:
+    """One ranked result of one question: a span of a document, graded.
 
+    ``rank`` counts from 1. ``text`` is the span's text where it was read back from a
+    results directory (:attr:`ragmeter.results.Results.runs`, :attr:`SearchRun.runs`);
+    items made by a search leave it ``None``, as the documents hold it.
+    """
+
+    rank: int
     doc: str
     start: int
     end: int
     score: float
     grade: int
     words: int
+    text: str | None = None
 
 
 @dataclass
@@ -71,7 +82,7 @@ class SystemRun:
     strategy: dict
     retriever: dict
     n_items: int
-    items: list[list[Item]]  # per question, best first, at most `depth`
+    items: list[list[RankedItem]]  # per question, best first, at most `depth`
     scores: dict[str, np.ndarray]  # metric name -> per-question vector
     k_cap: int | None = None  # set when a k was larger than n_items: scored at n_items
 
@@ -85,8 +96,9 @@ class SearchRun(ShowsItself):
 
     It reads like :class:`ragmeter.results.Results`, so a notebook needs no
     disk: ``scores(system, metric)``, ``matrix(metric, systems)``, ``metrics``,
-    ``question_ids`` and ``summary`` (intervals, comparisons and sample sizes,
-    computed once on first use); :meth:`save` writes the results directory.
+    ``question_ids``, ``questions``, ``runs`` (ranked items with their text) and
+    ``summary`` (a :class:`ragmeter.summary.Summary`, computed once on first use);
+    :meth:`save` writes the results directory.
     ``systems`` holds :class:`SystemRun` objects whose ``str`` is the system's
     name; every reading method takes a name or one of them. It shows itself as
     a table (``_repr_html_``, ``to_markdown()``, ``to_pandas()``).
@@ -138,12 +150,25 @@ class SearchRun(ShowsItself):
         return np.vstack([self.scores(s, metric) for s in chosen])
 
     @cached_property
-    def summary(self) -> dict:
+    def summary(self) -> Summary:
         """Intervals, paired comparisons and sample sizes, as ``summary.json`` holds them
-        (:func:`ragmeter.results.summarize_run`; computed on first use)."""
-        from ragmeter.results import summarize_run
+        (:func:`ragmeter.summary.summarize_run`; computed on first use)."""
+        from ragmeter.summary import summarize_run
 
         return summarize_run(self)
+
+    @cached_property
+    def runs(self) -> dict[str, dict[str, list[RankedItem]]]:
+        """``runs[system][question_id]``: the ranked items, best first, with their text,
+        as :attr:`ragmeter.results.Results.runs` reads them back."""
+        texts = {d.id: d.text for d in self.documents}
+        return {
+            s.name: {
+                q.id: [replace(it, text=texts[it.doc][it.start : it.end]) for it in row]
+                for q, row in zip(self.questions, s.items, strict=True)
+            }
+            for s in self.systems
+        }
 
     def save(self, path: str | Path) -> Path:
         """Write this run as a results directory (:func:`ragmeter.results.save_results`)."""
@@ -231,7 +256,7 @@ def rank_chunking(
 
 def grade_items(
     found: Sequence[tuple[str, int, int, float, int]], question: Question
-) -> list[Item]:
+) -> list[RankedItem]:
     """Grade ranked spans ``(doc, start, end, score, words)`` against a question's key
     (all of its spans, any one of its alternatives, or its relevant documents)."""
     triples = [(d, s, e) for d, s, e, _, _ in found]
@@ -243,8 +268,10 @@ def grade_items(
         spans = [(a.doc, a.start, a.end) for a in question.answers]
         grades = grading.grade_ranking(triples, spans)
     return [
-        Item(d, s, e, float(score), int(g), int(words))
-        for (d, s, e, score, words), g in zip(found, grades, strict=True)
+        RankedItem(rank, d, s, e, float(score), int(g), int(words))
+        for rank, ((d, s, e, score, words), g) in enumerate(
+            zip(found, grades, strict=True), start=1
+        )
     ]
 
 
@@ -264,7 +291,7 @@ def _key_spans(question: Question, doc_lengths: dict[str, int] | None, level: in
 
 
 def _coverage(
-    row: Sequence[Item], question: Question, spans: list, ks: Sequence[int]
+    row: Sequence[RankedItem], question: Question, spans: list, ks: Sequence[int]
 ) -> np.ndarray:
     items = [(it.doc, it.start, it.end) for it in row]
     if not spans:
@@ -305,7 +332,7 @@ def _judged_ideal(q: Question) -> np.ndarray:
 
 
 def score_system(
-    items: Sequence[Sequence[Item]],
+    items: Sequence[Sequence[RankedItem]],
     questions: Sequence[Question],
     config: Config,
     index_items: Sequence[Chunk] | None = None,

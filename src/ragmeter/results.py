@@ -25,16 +25,15 @@ import json
 import platform
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 import tomli_w
 
-from ragmeter import __version__, stats, verdicts
+from ragmeter import __version__
 from ragmeter.errors import InputError
-from ragmeter.experiment import SearchRun
+from ragmeter.experiment import RankedItem, SearchRun
 from ragmeter.io import atomic_directory, dumps, read_json, read_jsonl
 from ragmeter.outputs import check_results_target, results_lock, results_marker
 from ragmeter.schemas import (
@@ -46,8 +45,18 @@ from ragmeter.schemas import (
     ScoresFile,
     check,
 )
+from ragmeter.summary import Summary, summarize, summarize_run
 from ragmeter.tables import ShowsItself
 from ragmeter.testset import AnswerSpan, Question
+
+__all__ = [
+    "RankedItem",
+    "Results",
+    "Summary",
+    "save_results",
+    "summarize",
+    "summarize_run",
+]
 
 
 def _versions() -> dict[str, str]:
@@ -62,96 +71,8 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def summarize(
-    matrices: dict[str, np.ndarray],
-    systems: list[str],
-    metric: str,
-    seed: int,
-    rounds: int,
-    confidence: float = 0.95,
-    method: str = "percentile",
-    *,
-    adjust: str = "holm",
-    baseline: str | None = None,
-    pairs: list[tuple[str, str]] | None = None,
-) -> dict:
-    """Intervals for every metric x system, paired comparisons and sample sizes on ``metric``.
-
-    The comparisons form one family (every pair, every system against ``baseline``,
-    or the planned ``pairs``) under one rule (``adjust``; see
-    :func:`ragmeter.verdicts.compare_family`); ``comparison_rule`` records the rule,
-    the family, seed and rounds. Systems with identical scores on every question and
-    metric are compared once and reported as identical.
-    """
-    estimates: dict[str, dict[str, dict]] = {s: {} for s in systems}
-    for name, matrix in matrices.items():
-        for system, est in zip(
-            systems,
-            stats.bootstrap_many(
-                matrix, rounds=rounds, seed=seed, confidence=confidence, method=method
-            ),
-            strict=True,
-        ):
-            estimates[system][name] = est.to_dict()
-    if metric not in matrices:
-        raise InputError(f"metric {metric!r} was not computed; choose one of {sorted(matrices)}")
-    main = matrices[metric]
-    comparisons: list[dict] = []
-    rule = None
-    if len(systems) > 1:
-        table = verdicts.compare_family(
-            main,
-            systems,
-            adjust=adjust,  # type: ignore[arg-type]
-            baseline=baseline or None,
-            pairs=pairs or None,
-            identical=verdicts.identical_groups(list(matrices.values()), systems),
-            alpha=round(1.0 - confidence, 12),
-            rounds=rounds,
-            seed=seed,
-        )
-        comparisons = [r.to_dict() for r in table.rows]
-        rule = table.rule.to_dict()
-    sizes = {
-        s: [r.to_dict() for r in stats.sample_size(row, rounds=rounds, seed=seed)]
-        for s, row in zip(systems, main, strict=True)
-    }
-    return {
-        "metric": metric,
-        "seed": seed,
-        "rounds": rounds,
-        "confidence": confidence,
-        "method": method,
-        "estimates": estimates,
-        "comparisons": comparisons,
-        "comparison_rule": rule,
-        "sample_size": sizes,
-    }
-
-
-def summarize_run(run: SearchRun) -> dict:
-    """:func:`summarize` with the run's own configuration (seed, rounds, method...)."""
-    cfg = run.config
-    out = summarize(
-        {m: run.matrix(m) for m in run.metric_names},
-        [s.name for s in run.systems],
-        cfg.metric,
-        cfg.seed,
-        cfg.rounds,
-        cfg.confidence,
-        cfg.method,
-        adjust=cfg.adjust,
-        baseline=cfg.baseline or None,
-        pairs=verdicts.parse_pairs(cfg.pairs) if cfg.pairs else None,
-    )
-    capped = {s.name: s.k_cap for s in run.systems if s.k_cap is not None}
-    if capped:  # systems with fewer items than a k: scored at their item count
-        out["k_capped"] = capped
-    return out
-
-
 def save_results(
-    run: SearchRun, path: str | Path, summary: dict | None = None, *, overwrite: bool = False
+    run: SearchRun, path: str | Path, summary: Summary | None = None, *, overwrite: bool = False
 ) -> Path:
     """Write a complete results directory atomically (temporary name, then rename).
 
@@ -169,7 +90,7 @@ def save_results(
         return _save_results(run, path, summary)
 
 
-def _save_results(run: SearchRun, path: Path, summary: dict | None) -> Path:
+def _save_results(run: SearchRun, path: Path, summary: Summary | None) -> Path:
     cfg = run.config
     systems = [s.name for s in run.systems]
     metric_names = run.metric_names
@@ -267,7 +188,7 @@ def _save_results(run: SearchRun, path: Path, summary: dict | None) -> Path:
                     [s.name, q.id, *(repr(float(s.scores[m][i])) for m in metric_names)]
                 )
         (tmp / "scores.csv").write_text(buf.getvalue(), "utf-8")
-        (tmp / "summary.json").write_text(dumps(summary), "utf-8")
+        (tmp / "summary.json").write_text(dumps(summary.to_json()), "utf-8")
     return path
 
 
@@ -311,20 +232,6 @@ def _write_lines(path: Path, rows) -> None:
             fh.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
 
 
-@dataclass(frozen=True, slots=True)
-class RankedItem:
-    """A saved ranked result, with its text taken from the saved documents."""
-
-    rank: int
-    doc: str
-    start: int
-    end: int
-    score: float
-    grade: int
-    words: int
-    text: str
-
-
 class Results(ShowsItself):
     """A results directory, read back for comparisons, reports and answer grading.
 
@@ -346,8 +253,9 @@ class Results(ShowsItself):
         )
         _check_scores(scores, self.path / "scores.json")
         self._scores = scores.model_dump()
-        self.summary = self._json("summary.json")
-        check(ResultsSummary, self.summary, str(self.path / "summary.json"), _AGAIN)
+        raw = self._json("summary.json")
+        check(ResultsSummary, raw, str(self.path / "summary.json"), _AGAIN)
+        self.summary = Summary.from_json(raw, str(self.path / "summary.json"))
 
     def _json(self, name: str) -> dict:
         path = self.path / name

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterator, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from statistics import NormalDist
 from typing import Any, Literal
 
@@ -330,6 +330,12 @@ def _seq_mean(x: np.ndarray) -> float:
     return float(np.cumsum(x)[-1] / x.size) + 0.0
 
 
+def from_fields(cls, data: dict[str, Any]):
+    """``cls(**data)`` keeping only ``cls``'s fields (a saved dict may carry more)."""
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
 # --------------------------------------------------------------------------- intervals
 
 
@@ -350,6 +356,11 @@ class Estimate:
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (JSON-ready)."""
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Estimate:
+        """The inverse of :meth:`to_dict`."""
+        return from_fields(cls, data)
 
     def format(self, scale: float = 100, digits: int = 1) -> str:
         """``"85.0 [77.5, 92.5]"``: the mean and interval, multiplied by ``scale``."""
@@ -656,6 +667,11 @@ class SizeRow:
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (JSON-ready)."""
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SizeRow:
+        """The inverse of :meth:`to_dict`."""
+        return from_fields(cls, data)
 
 
 def sample_size(

@@ -1,8 +1,8 @@
 """Results that show themselves: a notebook table, Markdown, or a pandas frame.
 
 :class:`ShowsItself` is mixed into :class:`ragmeter.experiment.SearchRun` and
-:class:`ragmeter.results.Results`: anything with a ``summary`` (the dict that
-``summary.json`` holds), ``systems`` and ``scores(system, metric)`` renders as
+:class:`ragmeter.results.Results`: anything with a ``summary`` (a
+:class:`ragmeter.summary.Summary`), ``systems`` and ``scores(system, metric)`` renders as
 one table of every system with its intervals (``_repr_html_`` in Jupyter,
 :meth:`~ShowsItself.to_markdown`) and converts to a tidy
 :meth:`~ShowsItself.to_pandas` frame. :class:`Comparisons` does the same for a
@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmeter.metrics import format_estimate, is_share  # the one formatter
+
+if TYPE_CHECKING:
+    from ragmeter.summary import Summary
 
 __all__ = ["Comparisons", "ShowsItself", "format_estimate", "is_share"]
 
@@ -68,13 +71,12 @@ def _html(header: Sequence[str], rows: Iterable[Sequence[str]], caption: str) ->
 class ShowsItself:
     """Mixin for the two shapes of search results (in memory and on disk).
 
-    Needs ``summary`` (``{"metric", "seed", "rounds", "confidence", "method",
-    "estimates": {system: {metric: estimate dict}}, ...}``), ``systems``
+    Needs ``summary`` (a :class:`ragmeter.summary.Summary`), ``systems``
     (names, or objects whose ``str`` is the name), ``metrics``,
     ``question_ids`` and ``scores(system, metric)``.
     """
 
-    summary: dict
+    summary: Summary
     systems: Sequence[Any]
     metrics: list[str]
     question_ids: list[str]
@@ -86,7 +88,7 @@ class ShowsItself:
         """The columns shown by default: recall at every k, then the other
         measures at the comparison metric's k."""
         metrics = list(self.metrics)
-        main = str(self.summary.get("metric") or "")
+        main = self.summary.metric
         k = main.partition("@")[2]
         recall = [m for m in metrics if m.startswith("recall@")]
         others = [
@@ -99,14 +101,14 @@ class ShowsItself:
     def _caption(self) -> str:
         s = self.summary
         return (
-            f"{len(self.question_ids)} questions; {float(s.get('confidence', 0.95)):.0%} "
-            f"{s.get('method', 'percentile')} bootstrap intervals, seed {s.get('seed')}, "
-            f"{s.get('rounds')} rounds; recall, hit rate, precision and coverage in %"
+            f"{len(self.question_ids)} questions; {s.confidence:.0%} "
+            f"{s.method} bootstrap intervals, seed {s.seed}, "
+            f"{s.rounds} rounds; recall, hit rate, precision and coverage in %"
         )
 
     def _table(self, metrics: Sequence[str] | None) -> tuple[list[str], list[list[str]]]:
         metrics = list(metrics) if metrics is not None else self.default_metrics()
-        estimates = self.summary["estimates"]
+        estimates = self.summary.estimates
         header = ["system", *metrics]
         rows = [
             [str(system), *(format_estimate(estimates[str(system)][m], m) for m in metrics)]
@@ -147,16 +149,19 @@ class ShowsItself:
         columns += ["confidence", "method", "seed", "rounds"]
         records = []
         for system in self.systems:
-            for metric, est in s["estimates"][str(system)].items():
+            for metric, est in s.estimates[str(system)].items():
                 records.append(
                     {
                         "system": str(system),
                         "metric": metric,
-                        **{c: est.get(c) for c in ("mean", "low", "high", "n")},
-                        "confidence": est.get("confidence", s.get("confidence")),
-                        "method": est.get("method", s.get("method")),
-                        "seed": est.get("seed", s.get("seed")),
-                        "rounds": est.get("rounds", s.get("rounds")),
+                        "mean": est.mean,
+                        "low": est.low,
+                        "high": est.high,
+                        "n": est.n,
+                        "confidence": est.confidence,
+                        "method": est.method,
+                        "seed": est.seed,
+                        "rounds": est.rounds,
                     }
                 )
         return pd.DataFrame.from_records(records, columns=columns)
@@ -177,23 +182,14 @@ class Comparisons(list):
         self.rule = rule
 
     def _rows(self) -> list[list[str]]:
-        from ragmeter.verdicts import fmt_end, fmt_p
+        from ragmeter.verdicts import shown_difference, shown_p
 
-        scale = 100 if is_share(self.metric) else 1
-        digits = 1 if scale == 100 else 3
         alpha = self.rule.alpha if self.rule is not None else 0.05
         rows = []
         for c in self:
-            d = c.difference
-            row = [
-                c.a,
-                c.b,
-                f"{d.mean * scale:+.{digits}f} [{fmt_end(d.low, scale, digits)}, "
-                f"{fmt_end(d.high, scale, digits)}]",
-                f"{c.wins}/{c.ties}/{c.losses}",
-            ]
+            row = [c.a, c.b, shown_difference(c, self.metric), f"{c.wins}/{c.ties}/{c.losses}"]
             if self._p_label() is not None:
-                row.append("" if c.p is None or c.identical else fmt_p(c.p, alpha))
+                row.append(shown_p(c, alpha))
             rows.append([*row, c.verdict])
         return rows
 

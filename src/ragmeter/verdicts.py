@@ -41,6 +41,7 @@ from numpy.typing import ArrayLike
 
 from ragmeter import stats
 from ragmeter.errors import InputError
+from ragmeter.metrics import is_share
 
 __all__ = [
     "ADJUSTMENTS",
@@ -421,6 +422,11 @@ class Rule:
         out["header"] = self.header
         return out
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Rule:
+        """The inverse of :meth:`to_dict` (``header`` is derived, so dropped)."""
+        return stats.from_fields(cls, data)
+
 
 @dataclass(frozen=True)
 class Row:
@@ -451,6 +457,24 @@ class Row:
         out = asdict(self)
         out["p_holm"] = self.p  # the name earlier summaries used
         return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, ruled: bool = True) -> Row:
+        """The inverse of :meth:`to_dict`; also reads the rows of summaries written
+        before the decision rule was recorded (``ruled=False``: no ``p``, ``level``,
+        ``differ``..., the verdict taken from the interval)."""
+        d = dict(data)
+        diff = stats.Estimate.from_dict(d["difference"])
+        if "p" not in d:  # an earlier summary: p_holm beside p_value, no rule
+            d["p"] = d.get("p_holm") if ruled or d.get("p_holm") is not None else d["p_value"]
+        d.setdefault("level", round(1.0 - diff.confidence, 12))
+        d.setdefault("differ", int(d["wins"]) + int(d["losses"]))
+        d.setdefault("needed", 0)
+        d.setdefault("separated", diff.low > 0 or diff.high < 0)
+        d.setdefault("identical", False)
+        d.setdefault("verdict", "")
+        d["difference"] = diff
+        return stats.from_fields(cls, d)
 
 
 @dataclass(frozen=True)
@@ -753,6 +777,38 @@ def fmt_p(p: float | None, alpha: float = 0.05) -> str:
     return text
 
 
+def shown_difference(row: Row, metric: str) -> str:
+    """A comparison's difference as every view prints it: ``+12.6 [+1.8, +24.4]`` in
+    points for shares, three decimals otherwise, ``identical`` for identical systems;
+    no end is rounded onto 0 (:func:`fmt_end`)."""
+    if row.identical:
+        return "identical"
+    scale, digits = (100, 1) if is_share(metric) else (1, 3)
+    d = row.difference
+    return (
+        f"{d.mean * scale:+.{digits}f} [{fmt_end(d.low, scale, digits)}, "
+        f"{fmt_end(d.high, scale, digits)}]"
+    )
+
+
+def shown_p(row: Row, alpha: float) -> str:
+    """The rule's p-value of a comparison as every view prints it (empty when the rule
+    has none or the systems are identical)."""
+    return "" if row.p is None or row.identical else fmt_p(row.p, alpha)
+
+
+def column_labels(rule: Rule | None) -> tuple[str, str | None]:
+    """The headers of the difference and p columns under ``rule`` (``None``: a summary
+    saved before the rule was recorded, whose p-values are Holm's)."""
+    if rule is None:
+        return "A - B [95% CI]", "p (Holm)"
+    if rule.adjust == "none":
+        return f"A - B [{(1 - rule.alpha) * 100:g}% CI]", None
+    if rule.pairs == 1:
+        return f"A - B [{(1 - rule.alpha) * 100:g}% CI]", "p"
+    return "A - B [Holm-level CI]", "p (Holm)"
+
+
 # --------------------------------------------------------------------------- the CI gate
 
 
@@ -878,8 +934,8 @@ def check_noninferior(
     order = {q: i for i, q in enumerate(ids_c)}
     y = base.scores(system, metric)
     x = cand.scores(system, metric)[[order[q] for q in ids_b]]
-    seed = int(base.summary.get("seed", 1)) if seed is None else seed
-    rounds = int(base.summary.get("rounds", 10_000)) if rounds is None else rounds
+    seed = base.summary.seed if seed is None else seed
+    rounds = base.summary.rounds if rounds is None else rounds
     alpha = round(1.0 - confidence, 12)
     table = compare_family(
         np.stack([x, y]),

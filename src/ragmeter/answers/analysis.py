@@ -348,13 +348,13 @@ class AnswerReport:
 
 
 def _interval_settings(res: Results, seed: int | None, rounds: int | None) -> tuple[int, int]:
-    s = seed if seed is not None else int(res.summary.get("seed", 1))
-    r = rounds if rounds is not None else int(res.summary.get("rounds", 10_000))
+    s = seed if seed is not None else res.summary.seed
+    r = rounds if rounds is not None else res.summary.rounds
     return s, r
 
 
 def _confidence(res: Results) -> float:
-    return float(res.summary.get("confidence", 0.95))
+    return res.summary.confidence
 
 
 def accuracy_judge(aset: AnswerSet, judge: str | None = None) -> str | None:

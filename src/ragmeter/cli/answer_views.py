@@ -41,6 +41,7 @@ from ragmeter.answers.run import (
     grade_answers,
 )
 from ragmeter.answers.store import load_answer_set
+from ragmeter.metrics import format_estimate
 from ragmeter.results import Results
 
 __all__ = [
@@ -312,13 +313,13 @@ def print_corrected(rows: Sequence[Corrected], console: Console, scope: str) -> 
 
 
 def _seed_rounds(results: Results) -> tuple[int, int]:
-    return int(results.summary.get("seed", 1)), int(results.summary.get("rounds", 10_000))
+    return results.summary.seed, results.summary.rounds
 
 
 def _agree(ag: Any) -> tuple[str, str]:
     if ag is None:
         return "-", "-"
-    return ag.percent.format(), ag.kappa.format(scale=1, digits=2)
+    return ag.percent.format(), format_estimate(ag.kappa, "kappa")
 
 
 def print_judge_pairs(

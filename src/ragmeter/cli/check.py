@@ -40,9 +40,9 @@ def check(
         base,
         Results(candidate),
         system,
-        metric or base.summary.get("metric", "recall@5"),
+        metric or base.summary.metric,
         margin,
-        confidence=float(base.summary.get("confidence", 0.95)),
+        confidence=base.summary.confidence,
         rounds=rounds,
         seed=seed,
     )

@@ -59,7 +59,8 @@ def evaluate(
 ) -> None:
     """Score run files against qrels: intervals, paired comparisons, a results directory."""
     from ragmeter.evaluate import evaluate_files
-    from ragmeter.results import save_results, summarize_run
+    from ragmeter.results import save_results
+    from ragmeter.summary import summarize_run
 
     names = _csv(measures) or COMPAT_MEASURES
     with _progress() as bar:
@@ -113,23 +114,16 @@ def evaluate(
     table.add_column("run", style="bold")
     for m in result.measures:
         table.add_column(escape(m), justify="right")
-    for system, est in summary["estimates"].items():
+    for system, est in summary.estimates.items():
         table.add_row(
             escape(system), *(terminal.fmt_estimate(est[m], percent=False) for m in result.measures)
         )
     console.print(table)
-    if summary["comparisons"]:
-        console.print(
-            terminal.comparison_table(
-                summary["comparisons"], summary["metric"], summary["seed"], summary["rounds"]
-            )
-        )
-    for system, rows in summary["sample_size"].items():
-        console.print(terminal.size_table(rows, summary["metric"], escape(system)))
-    console.print(
-        f"[dim]{summary['method']} bootstrap intervals, seed {summary['seed']}, "
-        f"{summary['rounds']} rounds (mulberry32).[/]"
-    )
+    if summary.comparisons:
+        console.print(terminal.summary_comparisons(summary))
+    for system, rows in summary.sample_size.items():
+        console.print(terminal.size_table(rows, summary.metric, escape(system)))
+    console.print(terminal.interval_note(summary))
     console.print(f"Results: [bold]{escape(str(path))}[/]")
     err.print("[dim]Re-compare or plan from the results: ragmeter compare / plan.[/]")
     refresh_report(path)

@@ -33,7 +33,8 @@ from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
 from ragmeter.experiment import count_words, resolve_strategies, run_search
 from ragmeter.outputs import check_results_target
-from ragmeter.results import Results, save_results, summarize_run
+from ragmeter.results import Results, save_results
+from ragmeter.summary import Summary, summarize_run
 
 _ADJUST = typer.Option(
     help="holm (default): Holm over the table's pairs; none: the seed's per-pair rule"
@@ -42,23 +43,12 @@ _BASELINE = typer.Option(help="Compare every system with this one (m - 1 pairs)"
 _PAIRS = typer.Option(help="Only these planned comparisons, e.g. A:B,C:D")
 
 
-def _print_summary(summary: dict, ks: list[int], out: Path | None) -> None:
+def _print_summary(summary: Summary, ks: list[int], out: Path | None) -> None:
     console.print(terminal.hit_table(summary, ks))
     console.print(terminal.rank_table(summary))
-    if summary["comparisons"]:
-        console.print(
-            terminal.comparison_table(
-                summary["comparisons"],
-                summary["metric"],
-                summary["seed"],
-                summary["rounds"],
-                summary.get("comparison_rule"),
-            )
-        )
-    console.print(
-        f"[dim]95% percentile bootstrap intervals, seed {summary['seed']}, "
-        f"{summary['rounds']} rounds (mulberry32).[/]"
-    )
+    if summary.comparisons:
+        console.print(terminal.summary_comparisons(summary))
+    console.print(terminal.interval_note(summary))
     if out is not None:
         console.print(Text.assemble("Results: ", (str(out), "bold")))
 
@@ -291,9 +281,9 @@ def _run_settings(
     if rounds is not None and rounds < 100:
         raise InputError(f"--rounds must be at least 100 (10000 is the default), got {rounds}")
     return (
-        metric or res.summary.get("metric", "recall@5"),
-        seed if seed is not None else res.meta.get("seed", 1),
-        rounds or res.meta.get("rounds", 10_000),
+        metric or res.summary.metric,
+        seed if seed is not None else res.summary.seed,
+        rounds or res.summary.rounds,
     )
 
 
@@ -327,7 +317,7 @@ def compare(
         raise InputError("give --baseline or --pairs, not both")
     systems = res.systems
     matrix = res.matrix(metric, systems)
-    confidence = float(res.summary.get("confidence", 0.95))
+    confidence = res.summary.confidence
     table = verdicts.compare_family(
         matrix,
         systems,
@@ -339,8 +329,7 @@ def compare(
         rounds=rounds,
         seed=seed,
     )
-    comps = [r.to_dict() for r in table.rows]
-    console.print(terminal.comparison_table(comps, metric, seed, rounds, table.rule.to_dict()))
+    console.print(terminal.comparison_table(table.rows, metric, seed, rounds, table.rule))
 
 
 @app.command()
@@ -369,7 +358,7 @@ def plan(
         scores = res.scores(s, metric)
         console.print(
             terminal.size_table(
-                [r.to_dict() for r in stats.sample_size(scores, rounds=rounds, seed=seed)],
+                stats.sample_size(scores, rounds=rounds, seed=seed),
                 metric,
                 s,
             )

@@ -1,7 +1,7 @@
 """Rich tables for the terminal: scores with intervals, comparisons, sample sizes.
 
-The search and evaluate commands print these; they read the summary dicts of
-:mod:`ragmeter.results`. (Formerly ``ragmeter.report.terminal``: the library never
+The search and evaluate commands print these; they read the typed
+:class:`ragmeter.summary.Summary`. (Formerly ``ragmeter.report.terminal``: the library never
 imports rich, so the terminal tables live with the command line.)
 """
 
@@ -12,45 +12,46 @@ from rich.table import Table
 from rich.text import Text
 
 from ragmeter.metrics import format_estimate, is_share
-from ragmeter.stats import format_interval
+from ragmeter.stats import Estimate, SizeRow
+from ragmeter.summary import Summary
+from ragmeter.verdicts import Row, Rule, column_labels, shown_difference, shown_p
 
 RANK_METRICS = ("mrr@10", "ndcg@10", "precision@5", "coverage@5")
 
 
-def fmt_estimate(est: dict, percent: bool = True, digits: int = 1) -> str:
+def fmt_estimate(est: Estimate, percent: bool = True, digits: int = 1) -> str:
     """``85.0 [77.5, 92.5]`` in percent; ``0.843 [0.790, 0.890]`` otherwise.
 
     For a named metric use :func:`ragmeter.metrics.format_estimate`, which picks
     the scale from the metric; both print through :func:`ragmeter.stats.format_interval`.
     """
     if percent:
-        return format_interval(est["mean"], est["low"], est["high"], 100, digits)
-    return format_interval(est["mean"], est["low"], est["high"], 1, 3)
+        return est.format(100, digits)
+    return est.format(1, 3)
 
 
 _is_share = is_share
 
 
-def _cap_mark(summary: dict, system: str, metric: str) -> str:
+def _cap_mark(summary: Summary, system: str, metric: str) -> str:
     """``*`` when ``metric``'s k was capped for ``system`` (fewer items than k)."""
-    cap = summary.get("k_capped", {}).get(system)
+    cap = summary.k_capped.get(system)
     return "*" if cap is not None and "@" in metric and int(metric.split("@")[1]) > cap else ""
 
 
-def cap_note(summary: dict) -> str | None:
+def cap_note(summary: Summary) -> str | None:
     """The footnote for capped cells: ``* k capped at the item count: whole 2, ...``."""
-    capped = summary.get("k_capped") or {}
-    if not capped:
+    if not summary.k_capped:
         return None
     by_cap: dict[int, list[str]] = {}
-    for system, n in capped.items():
+    for system, n in summary.k_capped.items():
         by_cap.setdefault(n, []).append(system)
     return "* k capped at the system's item count: " + "; ".join(
         f"{n} {'item' if n == 1 else 'items'} for {', '.join(names)}" for n, names in by_cap.items()
     )
 
 
-def hit_table(summary: dict, ks: list[int], title: str = "") -> Table:
+def hit_table(summary: Summary, ks: list[int], title: str = "") -> Table:
     """Hit rate (recall@k) with its interval and the words sent, per k."""
     table = Table(
         title=title or "Hit rate (recall@k, %) and words sent to the model",
@@ -62,12 +63,12 @@ def hit_table(summary: dict, ks: list[int], title: str = "") -> Table:
     for k in ks:
         table.add_column(f"recall@{k}", justify="right")
         table.add_column(f"words@{k}", justify="right", style="dim")
-    for system, est in summary["estimates"].items():
+    for system, est in summary.estimates.items():
         row: list = [Text(system)]
         for k in ks:
             mark = _cap_mark(summary, system, f"recall@{k}")
             row.append(fmt_estimate(est[f"recall@{k}"]) + mark)
-            row.append(f"{est[f'words@{k}']['mean']:.0f}{mark}")
+            row.append(f"{est[f'words@{k}'].mean:.0f}{mark}")
         table.add_row(*row)
     return table
 
@@ -84,9 +85,9 @@ def _rank_metrics(available: dict) -> list[str]:
     return [m for m in wanted if m in available]
 
 
-def rank_table(summary: dict, metrics: tuple[str, ...] | None = None) -> Table:
+def rank_table(summary: Summary, metrics: tuple[str, ...] | None = None) -> Table:
     """MRR, nDCG, precision and coverage with intervals."""
-    first = next(iter(summary["estimates"].values()))
+    first = next(iter(summary.estimates.values()))
     present = [m for m in metrics if m in first] if metrics else _rank_metrics(first)
     table = Table(
         title="Rank-aware scores",
@@ -97,7 +98,7 @@ def rank_table(summary: dict, metrics: tuple[str, ...] | None = None) -> Table:
     table.add_column("system", style="bold")
     for m in present:
         table.add_column(m + (" (%)" if _is_share(m) else ""), justify="right")
-    for system, est in summary["estimates"].items():
+    for system, est in summary.estimates.items():
         table.add_row(
             escape(system),
             *(format_estimate(est[m], m) + _cap_mark(summary, system, m) for m in present),
@@ -106,60 +107,67 @@ def rank_table(summary: dict, metrics: tuple[str, ...] | None = None) -> Table:
 
 
 def comparison_table(
-    comparisons: list[dict], metric: str, seed: int, rounds: int, rule: dict | None = None
+    comparisons: list[Row], metric: str, seed: int, rounds: int, rule: Rule | None = None
 ) -> Table:
     """Paired differences A - B with interval, p-value and verdict, under one named rule.
 
-    ``rule`` is the ``comparison_rule`` of a summary (see ``ragmeter.verdicts``); its
-    header line names the rule and the family. Numbers are printed so that none rounds
-    across the decision (an end of +0.03 is not shown as +0.0, nor a p of 0.04996 as 0.05).
+    ``rule`` is the summary's ``comparison_rule`` (see ``ragmeter.verdicts``); its
+    header line names the rule and the family. Numbers are printed by
+    :func:`ragmeter.verdicts.shown_difference` and :func:`~ragmeter.verdicts.shown_p`,
+    as in the report and the notebook tables, so none rounds across the decision.
     """
-    from ragmeter.verdicts import fmt_end, fmt_p
-
     title = (
         f"Paired comparisons on {metric} (A - B{', points' if _is_share(metric) else ''}; "
         f"seed {seed}, {rounds} rounds)"
     )
     if rule is not None:
-        title += "\n" + escape(rule["header"])
+        title += "\n" + escape(rule.header)
     table = Table(title=title, title_justify="left")
-    adjust = rule["adjust"] if rule else "legacy"
-    alpha = rule["alpha"] if rule else 0.05
-    if adjust == "none" or adjust == "legacy":
-        ci = "A - B [95% CI]"
-    elif rule["pairs"] == 1:
-        ci = f"A - B [{(1 - alpha) * 100:g}% CI]"
-    else:
-        ci = "A - B [Holm-level CI]"
-    p_label = {"legacy": "p (Holm)", "none": None}.get(
-        adjust, "p" if rule and rule["pairs"] == 1 else "p (Holm)"
-    )
+    alpha = rule.alpha if rule is not None else 0.05
+    ci, p_label = column_labels(rule)
     cols = [("A", "left"), ("B", "left"), (ci, "right"), ("win/tie/loss", "right")]
     if p_label:
         cols.append((p_label, "right"))
     cols.append(("verdict", "left"))
     for col, just in cols:
         table.add_column(col, justify=just)
-    scale = 100 if _is_share(metric) else 1
     for c in comparisons:
-        d = c["difference"]
-        style = "green" if "better" in c["verdict"] else "yellow"
-        if c.get("identical"):
-            diff = "identical"
-        elif scale == 100:
-            diff = f"{d['mean'] * scale:+.1f} [{fmt_end(d['low'])}, {fmt_end(d['high'])}]"
-        else:
-            diff = f"{d['mean']:+.3f} [{fmt_end(d['low'], 1, 3)}, {fmt_end(d['high'], 1, 3)}]"
-        row = [escape(c["a"]), escape(c["b"]), diff, f"{c['wins']}/{c['ties']}/{c['losses']}"]
+        style = "green" if "better" in c.verdict else "yellow"
+        row = [
+            escape(c.a),
+            escape(c.b),
+            shown_difference(c, metric),
+            f"{c.wins}/{c.ties}/{c.losses}",
+        ]
         if p_label:
-            p = c.get("p", c.get("p_holm", c.get("p_value"))) if rule else c.get("p_holm")
-            row.append("" if p is None or c.get("identical") else fmt_p(p, alpha))
-        row.append(f"[{style}]{escape(c['verdict'])}[/{style}]")
+            row.append(shown_p(c, alpha))
+        row.append(f"[{style}]{escape(c.verdict)}[/{style}]")
         table.add_row(*row)
     return table
 
 
-def size_table(rows: list[dict], metric: str, system: str) -> Table:
+def summary_comparisons(summary: Summary) -> Table | None:
+    """:func:`comparison_table` of a summary's own comparisons (None when there are none)."""
+    if not summary.comparisons:
+        return None
+    return comparison_table(
+        summary.comparisons,
+        summary.metric,
+        summary.seed,
+        summary.rounds,
+        summary.comparison_rule,
+    )
+
+
+def interval_note(summary: Summary) -> str:
+    """The dim line under the tables: how every interval was drawn."""
+    return (
+        f"[dim]{summary.confidence:.0%} {summary.method} bootstrap intervals, seed "
+        f"{summary.seed}, {summary.rounds} rounds ({summary.rng or 'mulberry32'}).[/]"
+    )
+
+
+def size_table(rows: list[SizeRow], metric: str, system: str) -> Table:
     """The interval each number of questions would give (resampled up from n)."""
     table = Table(title=Text(f"Sample size: {system} on {metric}"), title_justify="left")
     for col in ("questions", "mean", "95% interval", "± half-width"):
@@ -168,9 +176,9 @@ def size_table(rows: list[dict], metric: str, system: str) -> Table:
     d = 1 if scale == 100 else 3  # points for shares, three decimals for the rest
     for r in rows:
         table.add_row(
-            str(r["n"]),
-            f"{r['mean'] * scale:.{d}f}",
-            f"[{r['low'] * scale:.{d}f}, {r['high'] * scale:.{d}f}]",
-            f"{r['half_width'] * scale:.{d}f}",
+            str(r.n),
+            f"{r.mean * scale:.{d}f}",
+            f"[{r.low * scale:.{d}f}, {r.high * scale:.{d}f}]",
+            f"{r.half_width * scale:.{d}f}",
         )
     return table

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -29,7 +28,7 @@ class SystemSplit:
     on the questions without a flag, and on the flagged ones (None when empty)."""
 
     system: str
-    all: dict[str, Any] | None
+    all: stats.Estimate | None
     clean: stats.Estimate | None
     flagged: stats.Estimate | None
 
@@ -56,10 +55,10 @@ def audit_scores(
 ) -> AuditScores:
     """Split ``results``' questions by the audit ``rows`` and score each side per system."""
     summary = results.summary
-    metric = metric or summary.get("metric", "recall@5")
-    seed = summary.get("seed", 1)
-    rounds = summary.get("rounds", 10_000)
-    confidence = summary.get("confidence", 0.95)
+    metric = metric or summary.metric
+    seed = summary.seed
+    rounds = summary.rounds
+    confidence = summary.confidence
     qids = results.question_ids
     flagged_ids = {r.id for r in rows if r.flags}
     clean = np.array([q not in flagged_ids for q in qids])
@@ -79,7 +78,7 @@ def audit_scores(
         systems.append(
             SystemSplit(
                 system=s,
-                all=summary["estimates"].get(s, {}).get(metric),
+                all=summary.estimate(s, metric),
                 clean=boot(clean),
                 flagged=boot(~clean),
             )

@@ -1,10 +1,14 @@
 """What the report's modules share: display constants and small helpers on metric names.
 
-No I/O and no imports: :mod:`ragmeter.report.data`,
+No I/O: :mod:`ragmeter.report.data`,
 :mod:`ragmeter.report.sections` and :mod:`ragmeter.report.charts` all read these.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+from ragmeter.metrics import format_estimate
 
 TOP_ITEMS = 5
 """Ranked items shown per system in the drill-down (the cut a reader model gets)."""
@@ -29,8 +33,24 @@ FAMILY_TITLE = {
 GRADE_LABELS = ("correct", "partial", "wrong", "unscored")
 
 
-def _est(e: dict) -> dict[str, float]:
-    return {"mean": _r(e["mean"]), "low": _r(e["low"]), "high": _r(e["high"]), "n": e.get("n")}
+SHARE = "hit"
+"""Any share family: an estimate shaped with it is printed in percent."""
+
+RATIO = "kappa"
+"""A family printed with three decimals (agreement, MRR-like numbers)."""
+
+
+def _est(e: Any, metric: str) -> dict[str, Any]:
+    """An estimate (:class:`ragmeter.stats.Estimate`) for the page: ends rounded for the
+    charts, and ``shown``, the text every view prints for ``metric``
+    (:func:`ragmeter.metrics.format_estimate`); the page prints ``shown`` as it is."""
+    return {
+        "mean": _r(e.mean),
+        "low": _r(e.low),
+        "high": _r(e.high),
+        "n": e.n,
+        "shown": format_estimate(e, metric),
+    }
 
 
 def _r(x: float) -> float:
@@ -44,10 +64,3 @@ def _k(metric: str) -> int | None:
 
 def _family(metric: str) -> str:
     return metric.partition("@")[0]
-
-
-def _first_rng(summary: dict) -> str | None:
-    for per_system in summary.get("estimates", {}).values():
-        for e in per_system.values():
-            return e.get("rng")
-    return None

@@ -19,7 +19,6 @@ import numpy as np
 
 from ragmeter import __version__, stats
 from ragmeter.errors import InputError
-from ragmeter.metrics import is_share
 from ragmeter.report.common import (
     FAMILY_ORDER,
     FAMILY_TITLE,
@@ -28,12 +27,12 @@ from ragmeter.report.common import (
     TOP_ITEMS,
     _est,
     _family,
-    _first_rng,
     _k,
     _r,
 )
 from ragmeter.report.sections import OPTIONAL_SECTIONS, _attach_optional_to_questions
 from ragmeter.results import Results
+from ragmeter.summary import Summary
 
 
 def report_data(
@@ -47,11 +46,11 @@ def report_data(
     """Everything the page shows, as plain JSON-ready data (charts not included)."""
     summary = results.summary
     meta = results.meta
-    metric = summary["metric"]
+    metric = summary.metric
     systems = results.systems
     metrics = results.metrics
     estimates = {
-        s: {m: _est(e) for m, e in summary["estimates"].get(s, {}).items()} for s in systems
+        s: {m: _est(e, m) for m, e in summary.estimates.get(s, {}).items()} for s in systems
     }
     sys_meta = {s["name"]: s for s in meta.get("systems", [])}
     ks = [int(k) for k in meta.get("ks", sorted({_k(m) for m in metrics if _k(m)}))]
@@ -77,10 +76,10 @@ def report_data(
         ],
         "estimates": estimates,
         "stats": {
-            "seed": summary.get("seed"),
-            "rounds": summary.get("rounds"),
-            "confidence": summary.get("confidence", 0.95),
-            "rng": _first_rng(summary),
+            "seed": summary.seed,
+            "rounds": summary.rounds,
+            "confidence": summary.confidence,
+            "rng": summary.rng,
         },
         "config": {
             "corpus": meta.get("corpus", {}),
@@ -95,11 +94,14 @@ def report_data(
         "top": top,
     }
     data["comparisons"] = _comparisons(results, summary, metric)
-    data["comparison_rule"] = summary.get("comparison_rule")
+    rule = summary.comparison_rule
+    data["comparison_rule"] = None if rule is None else rule.to_dict()
     data["headline"] = _headline(systems, estimates, data["comparisons"], metric)
-    data["headline"].update(headline_extras(systems, estimates, summary, metric, main_k))
+    data["headline"].update(
+        headline_extras(systems, estimates, data["comparisons"], metric, main_k)
+    )
     data["grid"] = strategy_grid(data["systems"])
-    data["k_capped"] = summary.get("k_capped", {})
+    data["k_capped"] = dict(summary.k_capped)
     data["sample_size"] = _sample_size(results, summary, metric, target_half_width)
     docs, questions = _drilldown(results, metric, hit_metric, top)
     data["docs"] = docs
@@ -118,55 +120,45 @@ def report_data(
     return data
 
 
-def _comparisons(results: Results, summary: dict, metric: str) -> list[dict]:
-    from ragmeter.verdicts import fmt_end, fmt_p
+def _comparisons(results: Results, summary: Summary, metric: str) -> list[dict]:
+    """The comparisons as the page shows them; ``shown`` holds the texts the terminal
+    prints (:func:`ragmeter.verdicts.shown_difference` / :func:`~ragmeter.verdicts.shown_p`)."""
+    from ragmeter.verdicts import shown_difference, shown_p
 
-    rule = summary.get("comparison_rule")
-    alpha = rule["alpha"] if rule else 0.05
-    share = is_share(metric)
     out = []
-    for c in summary.get("comparisons", []):
-        d = c["difference"]
-        separated = c.get("separated", d["low"] > 0 or d["high"] < 0)
-        p = c.get("p", c.get("p_holm")) if rule else c.get("p_holm", c.get("p_value"))
-        scale, digits = (100, 1) if share else (1, 3)
+    for c in summary.comparisons:
+        d = c.difference
         row = {
-            "a": c["a"],
-            "b": c["b"],
-            "difference": _est(d),
-            "p_value": c.get("p_value"),
-            "p_holm": c.get("p_holm"),
-            "p": p,
-            "wins": c.get("wins"),
-            "ties": c.get("ties"),
-            "losses": c.get("losses"),
-            "verdict": c.get("verdict", ""),
-            "separated": separated,
-            "identical": bool(c.get("identical")),
-            # Printed in Python, with the digits that keep each end on its side of 0
-            # and p on its side of alpha, so the page shows what the terminal shows.
+            "a": c.a,
+            "b": c.b,
+            "difference": _est(d, metric),
+            "p_value": c.p_value,
+            "p_holm": c.p,
+            "p": c.p,
+            "wins": c.wins,
+            "ties": c.ties,
+            "losses": c.losses,
+            "verdict": c.verdict,
+            "separated": c.separated,
+            "identical": c.identical,
             "shown": {
-                "difference": "identical"
-                if c.get("identical")
-                else f"{d['mean'] * scale:+.{digits}f} [{fmt_end(d['low'], scale, digits)}, "
-                f"{fmt_end(d['high'], scale, digits)}]",
-                "p": "" if p is None or c.get("identical") else fmt_p(p, alpha),
+                "difference": shown_difference(c, metric),
+                "p": shown_p(c, summary.alpha),
             },
             "to_separate": None,
         }
         for end in ("low", "high"):  # rounding must not move an end onto 0
-            if (d[end] > 0) != (row["difference"][end] > 0) or (d[end] < 0) != (
-                row["difference"][end] < 0
-            ):
-                row["difference"][end] = float(d[end])
-        gap = abs(float(d["mean"]))
-        if not separated and gap > 0 and results.question_ids:
+            v = getattr(d, end)
+            if (v > 0) != (row["difference"][end] > 0) or (v < 0) != (row["difference"][end] < 0):
+                row["difference"][end] = float(v)
+        gap = abs(float(d.mean))
+        if not c.separated and gap > 0 and results.question_ids:
             try:
                 row["to_separate"] = stats.questions_to_separate(
-                    results.scores(c["a"], metric),
-                    results.scores(c["b"], metric),
+                    results.scores(c.a, metric),
+                    results.scores(c.b, metric),
                     gap,
-                    confidence=summary.get("confidence", 0.95),
+                    confidence=summary.confidence,
                 )
             except InputError:
                 row["to_separate"] = None
@@ -211,7 +203,7 @@ def _verdict_winner(c: dict) -> str | None:
 
 
 def headline_extras(
-    systems: list[str], estimates: dict, summary: dict, metric: str, main_k: int
+    systems: list[str], estimates: dict, comparisons: list[dict], metric: str, main_k: int
 ) -> dict[str, Any]:
     """What the best system costs, and the ties summed up, for a headline that scales.
 
@@ -240,7 +232,6 @@ def headline_extras(
     if not ranked:
         return out
     best = ranked[0]
-    comparisons = summary.get("comparisons", [])
     below_best: set[str] = set()
     ties: list[list[str]] = []
     for c in comparisons:
@@ -303,9 +294,9 @@ def strategy_grid(systems: list[dict]) -> dict[str, Any] | None:
     }
 
 
-def _sample_size(results: Results, summary: dict, metric: str, target: float) -> dict:
-    confidence = summary.get("confidence", 0.95)
-    rows_by_system = summary.get("sample_size", {})
+def _sample_size(results: Results, summary: Summary, metric: str, target: float) -> dict:
+    confidence = summary.confidence
+    rows_by_system = summary.sample_size
     out_rows = []
     for s in results.systems:
         scores = results.scores(s, metric)
@@ -317,11 +308,11 @@ def _sample_size(results: Results, summary: dict, metric: str, target: float) ->
             needed = None
         rows = [
             {
-                "n": int(r["n"]),
-                "mean": _r(r["mean"]),
-                "low": _r(r["low"]),
-                "high": _r(r["high"]),
-                "half_width": _r(r["half_width"]),
+                "n": int(r.n),
+                "mean": _r(r.mean),
+                "low": _r(r.low),
+                "high": _r(r.high),
+                "half_width": _r(r.half_width),
             }
             for r in rows_by_system.get(s, [])
         ]

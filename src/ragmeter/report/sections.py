@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter import stats
-from ragmeter.report.common import GRADE_LABELS, _est
+from ragmeter.report.common import GRADE_LABELS, RATIO, SHARE, _est
 from ragmeter.results import Results
 
 
@@ -42,8 +42,8 @@ def _read_json(path: Path) -> dict:
     return obj if isinstance(obj, dict) else {}
 
 
-def _est_or_none(e: stats.Estimate | None) -> dict[str, float] | None:
-    return None if e is None else _est(e.to_dict())
+def _est_or_none(e: stats.Estimate | None, metric: str = SHARE) -> dict[str, Any] | None:
+    return None if e is None else _est(e, metric)
 
 
 def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] | None:
@@ -75,7 +75,7 @@ def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] |
                 "found": _est_or_none(row.hit),
                 "corrected": None
                 if fixed is None
-                else {**_est(fixed.corrected.to_dict()), "n_hand": fixed.n_hand},
+                else {**_est(fixed.corrected, SHARE), "n_hand": fixed.n_hand},
             }
         )
         table = {
@@ -87,7 +87,7 @@ def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] |
     for pair in figures.pairs:
         ag: dict[str, Any] = {"a": pair.a, "b": pair.b, "n": pair.n}
         ag["percent"] = _est_or_none(pair.binary.percent if pair.binary else None)
-        ag["kappa"] = _est_or_none(pair.binary.kappa if pair.binary else None)
+        ag["kappa"] = _est_or_none(pair.binary.kappa if pair.binary else None, RATIO)
         if pair.binary is not None:
             ag["more_correct"] = pair.correct_a - pair.correct_b
         agreement.append(ag)
@@ -101,7 +101,7 @@ def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] |
                 "b": "hand",
                 "n": check.n,
                 "percent": _est_or_none(check.binary.percent if check.binary else None),
-                "kappa": _est_or_none(check.binary.kappa if check.binary else None),
+                "kappa": _est_or_none(check.binary.kappa if check.binary else None, RATIO),
                 "more_correct": len(check.lenient) - len(check.strict),
                 "lenient": len(check.lenient),
                 "strict": len(check.strict),
@@ -158,9 +158,9 @@ def load_audit(results: Results) -> dict[str, Any] | None:
     by_system = [
         {
             "system": split.system,
-            "all": None if split.all is None else _est(split.all),
-            "clean": _est_or_none(split.clean),
-            "flagged": _est_or_none(split.flagged),
+            "all": _est_or_none(split.all, audit.metric),
+            "clean": _est_or_none(split.clean, audit.metric),
+            "flagged": _est_or_none(split.flagged, audit.metric),
         }
         for split in audit.systems
     ]

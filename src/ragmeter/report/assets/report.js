@@ -62,31 +62,17 @@
 
   const family = (m) => m.split("@")[0];
   const kOf = (m) => Number(m.split("@")[1]);
-  const isShare = (m) => ["recall", "precision", "coverage"].indexOf(family(m)) >= 0;
-  const pct = (x) => (x * 100).toFixed(1);
+  const isShare = (m) => ["recall", "hit", "precision", "coverage"].indexOf(family(m)) >= 0;
   const int = (x) => Math.round(x).toLocaleString("en-US");
 
-  function fmtEst(e, metric) {
-    if (!e) return "–";
-    if (isShare(metric)) return pct(e.mean) + " [" + pct(e.low) + ", " + pct(e.high) + "]";
-    if (family(metric) === "words") return int(e.mean) + " [" + int(e.low) + ", " + int(e.high) + "]";
-    return e.mean.toFixed(3) + " [" + e.low.toFixed(3) + ", " + e.high.toFixed(3) + "]";
+  // Every estimate arrives with `shown`, the text the terminal prints for it
+  // (ragmeter.metrics.format_estimate): the page never formats a number itself.
+  function fmtEst(e) {
+    return e ? e.shown : "–";
   }
 
   function fmtShare(e) {
-    if (!e) return "–";
-    return pct(e.mean) + "% [" + pct(e.low) + ", " + pct(e.high) + "]";
-  }
-
-  function fmtDiff(d, metric) {
-    const s = (x) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(isShare(metric) ? 1 : 3);
-    const scale = isShare(metric) ? 100 : 1;
-    return s(d.mean * scale) + " [" + s(d.low * scale) + ", " + s(d.high * scale) + "]";
-  }
-
-  function fmtP(p) {
-    if (p === null || p === undefined) return "";
-    return p < 0.001 ? p.toExponential(1) : p.toPrecision(2);
+    return e ? e.shown.replace(" [", "% [") : "–";
   }
 
   function table(target, head, rows) {
@@ -411,9 +397,9 @@
     table("compare-table", head, comps.map((c) => {
       const shown = c.shown || {};
       const cells = [c.a, c.b,
-        { text: shown.difference || fmtDiff(c.difference, m), cls: "num" },
+        { text: shown.difference, cls: "num" },
         { text: c.wins + " / " + c.ties + " / " + c.losses, cls: "num" }];
-      if (pLabel) cells.push({ text: shown.p !== undefined ? shown.p : fmtP(c.p), cls: "num" });
+      if (pLabel) cells.push({ text: shown.p, cls: "num" });
       cells.push(el("span", { class: "tag " + (c.separated ? "sep" : "tie"), text: c.verdict }),
         { text: c.to_separate ? "≈ " + int(c.to_separate) : "", cls: "num" });
       return cells;

@@ -1,0 +1,160 @@
+"""The typed summary: one object from computation to summary.json and back, read by every view."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from ragmeter import verdicts
+from ragmeter.cli import search_views as terminal
+from ragmeter.config import Config
+from ragmeter.errors import InputError
+from ragmeter.experiment import RankedItem, run_search
+from ragmeter.io import dumps
+from ragmeter.report.data import _comparisons
+from ragmeter.results import Results, save_results
+from ragmeter.stats import Estimate, SizeRow
+from ragmeter.summary import Summary, summarize
+
+EXAMPLE = "src/ragmeter/examples/blog"
+
+
+def _matrix(seed: int = 3) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    m = (rng.random((3, 80)) < 0.6).astype(float)
+    m[0, :20] = 1.0  # a is better
+    return m
+
+
+def test_summarize_returns_typed_objects_that_round_trip_through_json():
+    m = _matrix()
+    s = summarize({"recall@5": m, "mrr@5": m * 0.5}, ["a", "b", "c"], "recall@5", 4, 400)
+    assert isinstance(s.estimate("a"), Estimate) and s.estimate("a", "mrr@5").seed == 4
+    assert all(isinstance(r, verdicts.Row) for r in s.comparisons) and len(s.comparisons) == 3
+    assert isinstance(s.comparison_rule, verdicts.Rule) and s.comparison_rule.pairs == 3
+    assert all(isinstance(r, SizeRow) for r in s.sample_size["b"])
+    assert s.rng == "mulberry32" and s.alpha == pytest.approx(0.05)
+    text = dumps(s.to_json())
+    back = Summary.from_json(json.loads(text))
+    assert back == s  # every number, rule and row, unchanged
+    assert dumps(back.to_json()) == text  # and written back byte for byte
+    assert "k_capped" not in s.to_json()  # written only when some system was capped
+
+
+def test_a_summary_without_keys_takes_the_defaults_in_one_place():
+    s = Summary.from_json({})
+    assert (s.metric, s.seed, s.rounds, s.confidence, s.method) == (
+        "recall@5",
+        1,
+        10_000,
+        0.95,
+        "percentile",
+    )
+    assert s.comparisons == [] and s.comparison_rule is None and s.rng is None
+
+
+def _legacy_row(low: float, high: float, p_holm: float | None) -> dict:
+    """A comparison as summaries wrote them before the rule was recorded."""
+    diff = {
+        "mean": (low + high) / 2,
+        "low": low,
+        "high": high,
+        "n": 50,
+        "rounds": 1000,
+        "seed": 1,
+        "method": "percentile",
+        "rng": "mulberry32",
+        "confidence": 0.95,
+    }
+    return {
+        "a": "x",
+        "b": "y",
+        "difference": diff,
+        "p_value": 0.2,
+        "p_holm": p_holm,
+        "wins": 9,
+        "ties": 38,
+        "losses": 3,
+        "verdict": "x better" if low > 0 else "tie (interval crosses 0)",
+    }
+
+
+def test_an_earlier_summary_reads_with_its_holm_p_and_interval_verdict():
+    better = Summary.from_json({"comparisons": [_legacy_row(0.02, 0.2, 0.03)]})
+    [row] = better.comparisons
+    assert row.p == 0.03 and row.separated and not row.identical
+    assert (row.differ, row.level) == (12, pytest.approx(0.05))
+    [tie] = Summary.from_json({"comparisons": [_legacy_row(-0.1, 0.2, None)]}).comparisons
+    assert tie.p == 0.2 and not tie.separated  # no Holm p: the pair's own
+    console = Console(file=io.StringIO(), width=200)
+    console.print(terminal.comparison_table(better.comparisons, "recall@5", 1, 1000))
+    out = console.file.getvalue()
+    assert "p (Holm)" in out and "0.03" in out and "+2.0" in out
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        {"estimates": {"a": {"recall@5": {"mean": 0.5}}}},  # an estimate cut short
+        {"comparisons": [{"a": "x"}]},
+        {"sample_size": {"a": [{"n": "many"}]}},
+        {"estimates": ["not", "a", "mapping"]},
+    ],
+)
+def test_a_damaged_summary_is_one_line_naming_the_file(damaged):
+    with pytest.raises(InputError, match=r"^r/summary\.json: not a summary") as err:
+        Summary.from_json(damaged, "r/summary.json")
+    assert "\n" not in str(err.value)
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    cfg = Config(
+        corpus=f"{EXAMPLE}/posts",
+        testset=f"{EXAMPLE}/questions.jsonl",
+        strategies=["fixed", "sentence"],
+        rounds=300,
+    )
+    run = run_search(cfg)
+    path = save_results(run, tmp_path_factory.mktemp("s") / "r")
+    return run, Results(path)
+
+
+def test_the_run_in_memory_and_on_disk_hold_equal_summaries_and_items(saved):
+    run, res = saved
+    assert res.summary == run.summary
+    assert res.summary.comparisons[0].verdict == run.summary.comparisons[0].verdict
+    for system in res.systems:
+        for qid in res.question_ids:
+            mine, theirs = run.runs[system][qid], res.runs[system][qid]
+            assert mine == theirs  # one item type, with rank and text alike
+            assert [it.rank for it in mine] == list(range(1, len(mine) + 1))
+            assert all(isinstance(it, RankedItem) and it.text for it in mine)
+    # an item made by a search leaves the text to its document
+    first = run.systems[0].items[0][0]
+    assert first.text is None and first.rank == 1
+
+
+def test_terminal_report_and_notebook_print_each_comparison_alike(saved):
+    run, res = saved
+    summary = res.summary
+    metric = summary.metric
+    console = Console(file=io.StringIO(), width=250)
+    console.print(
+        terminal.comparison_table(
+            summary.comparisons, metric, summary.seed, summary.rounds, summary.comparison_rule
+        )
+    )
+    printed = console.file.getvalue()
+    page = _comparisons(res, summary, metric)
+    import ragmeter
+
+    notebook = ragmeter.compare(res).to_markdown()
+    for row, shown in zip(summary.comparisons, page, strict=True):
+        text = verdicts.shown_difference(row, metric)
+        assert shown["shown"]["difference"] == text
+        assert text in printed and text in notebook
