@@ -225,9 +225,11 @@ def test_word_spans_match_regex(text):
 @SETTINGS
 @given(texts)
 def test_syntok_offsets_are_code_points_and_match_analyze(text):
-    # syntok's own segmentation, token by token: offsets index the original string.
+    # syntok's own segmentation, token by token: offsets index the original string. A lone
+    # \r is a line end to ragmeter (syntok knows only \n and \r\n): read as \n, same length.
+    seen = re.sub(r"\r(?!\n)", "\n", text)
     reference = []
-    for paragraph in segmenter.analyze(text):
+    for paragraph in segmenter.analyze(seen):
         for sentence in paragraph:
             toks = [t for t in sentence if t.value]
             for t in toks:

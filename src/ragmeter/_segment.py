@@ -9,16 +9,26 @@ in any order. This module imports only syntok so that a worker process starts qu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from syntok import segmenter
 from syntok.tokenizer import Tokenizer
 
 _TOKENIZER = Tokenizer(replace_not_contraction=False)
+_LONE_CR = re.compile(r"\r(?!\n)")
 
 
 def paragraphs(text: str) -> list[tuple[int, str]]:
-    """``(offset, paragraph)`` pairs exactly as syntok splits ``text``."""
+    """``(offset, paragraph)`` pairs as syntok splits ``text``.
+
+    syntok breaks paragraphs at blank lines of ``\n`` or ``\r\n`` but not of a lone
+    ``\r`` (old Mac line endings); such a ``\r`` is read as ``\n`` first. The two have
+    the same length, so every offset still points into ``text`` (callers take the text of
+    a sentence from ``text``, never from the paragraph returned).
+    """
+    if "\r" in text:
+        text = _LONE_CR.sub("\n", text)
     return segmenter.preprocess_with_offsets(text)
 
 
