@@ -50,3 +50,12 @@ def test_terminal_rank_table_cells_are_the_formatter_s():
     out = console.file.getvalue()
     assert format_estimate(est, "mrr@10") in out
     assert "885 [1, 1]" in out  # words: whole numbers, as in the report and the notebook
+
+
+def test_a_metric_carries_its_family_and_whether_it_is_a_share():
+    from ragmeter.metrics import Metric
+
+    for name in METRICS:
+        m = Metric.parse(name)
+        assert m.family == name.partition("@")[0] and m.share == is_share(name)
+    assert Metric.parse("P_10").share and not Metric.parse("ndcg_cut_10").share

@@ -159,6 +159,16 @@ class Metric:
         return self._text()
 
     @property
+    def family(self) -> str:
+        """The measure without its cutoff: ``"ndcg"`` for ``ndcg@10``."""
+        return self.name
+
+    @property
+    def share(self) -> bool:
+        """Whether it is a share of questions or characters (printed in percent)."""
+        return self.name in SHARE_FAMILIES
+
+    @property
     def trec_name(self) -> str | None:
         """trec_eval's name for this measure (``P_10``), or ``None`` when it has none."""
         if self.k is None:
