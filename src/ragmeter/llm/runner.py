@@ -5,7 +5,9 @@ each request from the cache when it can and otherwise calls the backend with
 bounded concurrency. Timeouts, dropped connections, HTTP 429 and 5xx are
 retried with exponential backoff and seeded jitter; other HTTP 4xx are not.
 Each reply is cached as soon as it arrives, so an interrupted run resumes
-where it stopped.
+where it stopped. With ``remote`` (a Ray engine's
+:meth:`~ragmeter.engine.RayEngine.chat_calls`), the calls not in the cache run on a
+cluster instead, and each reply is cached here as it comes back.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import dataclasses
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
@@ -33,6 +35,7 @@ from ragmeter.llm.client import (
 from ragmeter.llm.parse import parse_reply
 
 Progress = Callable[[int, int, ChatReply], None]
+Remote = Callable[[Sequence[ChatRequest]], Iterator[tuple[int, ChatReply, dict[str, int]]]]
 
 
 @dataclass
@@ -74,6 +77,7 @@ class Runner:
         backoff_s: float = 0.5,
         max_backoff_s: float = 30.0,
         seed: int = 0,
+        remote: Remote | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -88,6 +92,7 @@ class Runner:
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
         self.stats = RunStats()
+        self.remote = remote
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
 
@@ -144,6 +149,9 @@ class Runner:
         todo: list[tuple[str, list[int]]],
         deliver: Callable[[list[int], ChatReply], None],
     ) -> None:
+        if self.remote is not None:
+            self._call_remote(requests, todo, deliver)
+            return
         limit = self.backend.max_concurrency or self.concurrency
         workers = max(1, min(self.concurrency, limit, len(todo)))
         stop = threading.Event()
@@ -175,6 +183,22 @@ class Runner:
             pool.shutdown(wait=True, cancel_futures=True)
         if fatal is not None:
             raise fatal
+
+    def _call_remote(
+        self,
+        requests: Sequence[ChatRequest],
+        todo: list[tuple[str, list[int]]],
+        deliver: Callable[[list[int], ChatReply], None],
+    ) -> None:
+        """The calls of ``todo`` through ``remote``; each reply the model produced is
+        cached as it comes back (as :meth:`_attempts` does), failures are not."""
+        assert self.remote is not None
+        for i, reply, counts in self.remote([requests[indices[0]] for _, indices in todo]):
+            key, indices = todo[i]
+            self.stats.add(**counts)
+            if counts.get("answered") and self.cache is not None:
+                self.cache.put(key, reply)
+            deliver(indices, reply)
 
     def _one(self, request: ChatRequest, key: str, stop: threading.Event) -> ChatReply | None:
         try:

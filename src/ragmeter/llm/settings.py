@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,10 @@ class CallSettings:
     owner closes it) or ``None`` for none. ``max_tokens=None`` leaves the
     longest reply to the route (each has its own default). ``timeout_s`` bounds
     one call; ``retries`` is how often a timed-out or 429/5xx call is repeated.
+    ``engine`` is where the calls run: ``local`` (threads here) or ``ray`` (an actor
+    pool on the Ray cluster at ``engine_address``, each actor with its own backend,
+    ``concurrency`` actors at most; the spec must then be a string). The reply cache
+    stays here and is filled as replies come back.
     """
 
     spec: str | Backend
@@ -70,6 +75,8 @@ class CallSettings:
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_tokens: int | None = None
     retries: int = DEFAULT_RETRIES
+    engine: str = "local"
+    engine_address: str = "auto"
 
     def __post_init__(self) -> None:
         from ragmeter.errors import InputError
@@ -86,6 +93,13 @@ class CallSettings:
             raise InputError(f"max tokens must be at least 1, got {self.max_tokens}")
         if self.retries < 0:
             raise InputError(f"retries must be 0 or more, got {self.retries}")
+        if self.engine not in ("local", "ray"):
+            raise InputError(f"unknown engine {self.engine!r}; valid engines: local, ray")
+        if self.engine == "ray" and not isinstance(self.spec, str):
+            raise InputError(
+                "model calls on the ray engine need a model spec (ollama:NAME, openai:NAME, "
+                "gguf:PATH), not a backend object: each worker opens its own"
+            )
 
     @property
     def label(self) -> str:
@@ -141,15 +155,30 @@ class ModelCalls:
         seed: int = 0,
         stats: RunStats | None = None,
     ) -> Runner:
-        """A :class:`Runner` with these settings' concurrency, timeout and retries."""
+        """A :class:`Runner` with these settings' concurrency, timeout, retries and engine."""
+        s = self.settings
+        remote = None
+        if s.engine == "ray":
+            from ragmeter.engine import make_engine
+
+            engine = make_engine("ray", s.engine_address)
+            remote = functools.partial(
+                engine.chat_calls,  # type: ignore[attr-defined]
+                str(s.spec),
+                dict(s.options),
+                actors=s.concurrency,
+                timeout_s=s.timeout_s,
+                retries=s.retries,
+            )
         runner = Runner(
             self.backend,
             self.cache,
-            concurrency=self.settings.concurrency,
-            timeout_s=self.settings.timeout_s,
-            retries=self.settings.retries,
+            concurrency=s.concurrency,
+            timeout_s=s.timeout_s,
+            retries=s.retries,
             progress=progress,
             seed=seed,
+            remote=remote,
         )
         if stats is not None:
             runner.stats = stats
