@@ -366,6 +366,7 @@ def grade_answers(
     results: Results | str | Path,
     judges: str | Backend | CallSettings | Sequence[str | Backend | CallSettings],
     *,
+    accuracy_judge: str | None = None,
     systems: str | Sequence[str] | None = None,
     limit: int | None = None,
     progress: Progress | None = None,
@@ -382,7 +383,9 @@ def grade_answers(
     Each judge's grades are saved (``answers/grades.jsonl``) as soon as that
     judge finishes. ``meta.json`` lists this run's judges first, in the order
     given (once each has finished), then judges graded earlier: the first is
-    the one accuracy uses.
+    the one accuracy uses, unless ``accuracy_judge`` names another: one of these
+    judges or one graded before (checked before any model call), recorded as
+    ``accuracy_judge`` in ``meta.json`` once every judge has finished.
     """
     res = _results(results)
     judge_list = (
@@ -397,6 +400,16 @@ def grade_answers(
     if len(set(labels)) != len(labels):
         raise InputError(f"a judge is given twice: {labels}")
     folder = answers_dir(res)
+    if accuracy_judge is not None:
+        earlier = [j for j in read_meta(folder).get("judges") or [] if j not in labels]
+        if accuracy_judge not in labels + earlier:
+            known = f"this run grades with {', '.join(labels)}" + (
+                f"; earlier runs graded with {', '.join(earlier)}" if earlier else ""
+            )
+            raise InputError(
+                f"--accuracy-judge {accuracy_judge!r} is not a judge here: {known}; "
+                "name one of those"
+            )
     answers = read_answers(folder)
     if not answers:
         raise InputError(
@@ -456,4 +469,6 @@ def grade_answers(
                 )
                 write_merged(res)
             out.judges.append(JudgeRun(label, grades, runner.stats, seconds))
+    if accuracy_judge is not None:
+        update_meta(folder, accuracy_judge=accuracy_judge)
     return out
