@@ -35,6 +35,7 @@ import gzip
 import json
 import mmap
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -267,7 +268,21 @@ def _check_numbers(ok: np.ndarray, lines: _Lines, j: int, path: Path, what: str,
     i = int(np.flatnonzero(~ok)[0])
     s, e = lines.field(j)
     tok = bytes(lines.buf[s[i] : e[i]]).decode("utf-8", "replace")
+    if kind == "a finite number":  # 'high' is not a number; 'nan' is one, but not finite
+        try:
+            float(tok)
+        except ValueError:
+            kind = "a number"
     raise InputError(f"{path}:{lines.line[i]}: {what} {tok!r} is not {kind}")
+
+
+def _lone_cr(data):
+    """``data`` with lone CR line ends (old Mac files) read as LF, as Python's text files
+    read them; any other file is returned as it is. Without this, a run whose lines end
+    in CR alone would read as one line of many fields, of which only six are used."""
+    if data.find(b"\r") < 0 or not re.search(rb"\r(?!\n)", data):
+        return data
+    return re.sub(rb"\r(?!\n)", b"\n", bytes(data))
 
 
 # ---------------------------------------------------------------------------
@@ -369,7 +384,7 @@ def read_qrels(path: PathLike, format: str = "auto") -> Qrels:
         return Qrels.from_dict(_read_json_mapping(path, "qrels"), str(path))
     if format not in ("text", "trec", "beir"):
         raise InputError(f"unknown qrels format {format!r}; choose trec, beir or json")
-    lines = _tokenize(_read_bytes(path, "qrels"))
+    lines = _tokenize(_lone_cr(_read_bytes(path, "qrels")))
     if lines.first.size == 0:
         raise InputError(f"{path}: no judgments; the qrels file is empty")
     keep = np.ones(lines.first.size, dtype=bool)
@@ -483,7 +498,7 @@ def read_run(path: PathLike, format: str = "auto", ranks: bool = True) -> Run:
         return Run.from_dict(data, stem, str(path))
     if format != "trec":
         raise InputError(f"unknown run format {format!r}; choose trec or json")
-    data = _map_bytes(path, "run")
+    data = _lone_cr(_map_bytes(path, "run"))
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("qid", "doc", "score", "rank", "line")}
     name: str | None = None
     one_tag = True

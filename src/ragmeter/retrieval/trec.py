@@ -18,6 +18,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from ragmeter import qrels
 from ragmeter.errors import InputError
 from ragmeter.retrieval.base import Ranking
 
@@ -96,63 +99,67 @@ def write_run(
 
 @dataclass(frozen=True, slots=True)
 class RunLine:
-    """One parsed line of a run file."""
+    """One line of a run file, as :func:`read_run_lines` returns it."""
 
     line: int
     qid: str
     item: str
     rank: int
     score: float
-    tag: str
 
 
-def iter_run(path: PathLike) -> Iterator[RunLine]:
-    """Parse a TREC run file line by line; errors name the file and line."""
-    path = Path(path)
+def _decoded(values: np.ndarray, path: Path, what: str) -> list[str]:
+    """Byte-string ids as text; an id that is not UTF-8 is an error naming its line."""
+    uniq, inverse = np.unique(values, return_inverse=True)
     try:
-        fh = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read run file {path}: {exc.strerror or exc}") from None
-    with fh:
-        for n, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            fields = raw.split()
-            where = f"{path}:{n}"
-            if len(fields) < 6:
-                raise InputError(
-                    f"{where}: expected 6 fields 'qid Q0 docid rank score tag', found {len(fields)}"
-                )
-            # fields after the sixth are ignored, as trec_eval ignores them
-            qid, _q0, item, rank_s, score_s, tag = fields[:6]
-            try:
-                rank = int(rank_s)
-            except ValueError:
-                raise InputError(f"{where}: rank {rank_s!r} is not an integer") from None
-            try:
-                score = float(score_s)
-            except ValueError:
-                raise InputError(f"{where}: score {score_s!r} is not a number") from None
-            if not math.isfinite(score):
-                raise InputError(f"{where}: score {score_s!r} is not a finite number")
-            yield RunLine(n, qid, item, rank, score, tag)
+        texts = [v.decode("utf-8") for v in uniq.tolist()]
+    except UnicodeDecodeError:
+        raise _not_utf8(path, what) from None
+    return [texts[j] for j in inverse.tolist()]
+
+
+def _not_utf8(path: Path, what: str) -> InputError:
+    data = qrels._read_bytes(path, what)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return InputError(
+            f"{path}:{line}: not valid UTF-8 (byte {exc.start}); re-save the {what} file as UTF-8"
+        )
+    return InputError(f"{path}: not valid UTF-8; re-save the {what} file as UTF-8")
 
 
 def read_run_lines(path: PathLike) -> dict[str, list[RunLine]]:
-    """Parsed lines per question, ordered by score (highest first), then rank,
-    then file order. An item listed twice for one question is an error naming
-    both lines."""
+    """Parsed lines per question (in the order questions first appear), ordered by
+    score (highest first), then rank, then file order.
+
+    The file is parsed by :func:`ragmeter.qrels.read_run` (the one TREC run reader:
+    6 or more fields per line, fields after the sixth ignored, ``.gz`` read as such);
+    every bad line is a one-line error naming the file and line. An item listed twice
+    for one question is an error naming both lines.
+    """
+    path = Path(path)
+    run = qrels.read_run(path, format="trec")
+    assert run.rank is not None
     grouped: dict[str, list[RunLine]] = {}
     first: dict[tuple[str, str], int] = {}
-    for rl in iter_run(path):
-        key = (rl.qid, rl.item)
+    rows = zip(
+        _decoded(run.qid, path, "run"),
+        _decoded(run.doc, path, "run"),
+        run.rank.tolist(),
+        run.score.tolist(),
+        run.line.tolist(),
+        strict=True,
+    )
+    for qid, item, rank, score, line in rows:
+        key = (qid, item)
         if key in first:
             raise InputError(
-                f"{path}:{rl.line}: {rl.item!r} already listed for question "
-                f"{rl.qid!r} on line {first[key]}"
+                f"{path}:{line}: {item!r} already listed for question {qid!r} on line {first[key]}"
             )
-        first[key] = rl.line
-        grouped.setdefault(rl.qid, []).append(rl)
+        first[key] = line
+        grouped.setdefault(qid, []).append(RunLine(line, qid, item, rank, score))
     return {
         qid: sorted(rows, key=lambda r: (-r.score, r.rank, r.line)) for qid, rows in grouped.items()
     }
@@ -165,28 +172,15 @@ def read_run(path: PathLike) -> dict[str, list[tuple[str, float]]]:
 
 
 def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
-    """``{qid: {item_id: grade}}`` from a TREC qrels file."""
+    """``{qid: {item_id: grade}}`` from a TREC qrels file (or a BEIR qrels TSV), parsed
+    by :func:`ragmeter.qrels.read_qrels`; a judgment given twice keeps the last."""
     path = Path(path)
+    judged = qrels.read_qrels(path, format="trec")
+    qids = _decoded(judged.qids, path, "qrels")
+    docs = _decoded(judged.doc, path, "qrels")
     out: dict[str, dict[str, int]] = {}
-    try:
-        fh = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read qrels file {path}: {exc.strerror or exc}") from None
-    with fh:
-        for n, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            fields = raw.split()
-            if len(fields) != 4:
-                raise InputError(
-                    f"{path}:{n}: expected 4 fields 'qid 0 docid grade', found {len(fields)}"
-                )
-            qid, _it, item, grade_s = fields
-            try:
-                grade = int(grade_s)
-            except ValueError:
-                raise InputError(f"{path}:{n}: grade {grade_s!r} is not an integer") from None
-            out.setdefault(qid, {})[item] = grade
+    for q, doc, grade in zip(judged.q.tolist(), docs, judged.grade.tolist(), strict=True):
+        out.setdefault(qids[q], {})[doc] = int(grade)
     return out
 
 
