@@ -127,6 +127,16 @@ def test_lines_ending_in_cr_alone_are_lines(tmp_path, end):
         read_run(rp)
 
 
+@pytest.mark.parametrize("end", [b"\n", b"\r\n", b"\r"])
+def test_ids_that_are_not_utf8_name_their_line(tmp_path, end):
+    qp = tmp_path / "q.txt"
+    qp.write_bytes(end.join([b"1 0 a 1", b"1 0 b 1", b"2 0 \xe9t\xe9 2", b""]))
+    judged = read_qrels(qp)  # ids stay bytes for scoring; as text they must be UTF-8
+    assert len(judged) == 3
+    with pytest.raises(InputError, match=r"q\.txt:3: not valid UTF-8 .*re-save the qrels file"):
+        judged.to_dict()
+
+
 def test_duplicate_run_line_is_an_error(tmp_path):
     rp = tmp_path / "r.txt"
     rp.write_text("1 Q0 a 1 2 t\n1 Q0 b 2 1 t\n1 Q0 a 3 0 t\n")

@@ -18,10 +18,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-from ragmeter import qrels
 from ragmeter.errors import InputError
+from ragmeter.qrels import Run, decode_ids
+from ragmeter.qrels import read_qrels as _read_qrels
+from ragmeter.qrels import read_run as _read_run
 from ragmeter.retrieval.base import Ranking
 
 PathLike = str | os.PathLike[str]
@@ -108,28 +108,6 @@ class RunLine:
     score: float
 
 
-def _decoded(values: np.ndarray, path: Path, what: str) -> list[str]:
-    """Byte-string ids as text; an id that is not UTF-8 is an error naming its line."""
-    uniq, inverse = np.unique(values, return_inverse=True)
-    try:
-        texts = [v.decode("utf-8") for v in uniq.tolist()]
-    except UnicodeDecodeError:
-        raise _not_utf8(path, what) from None
-    return [texts[j] for j in inverse.tolist()]
-
-
-def _not_utf8(path: Path, what: str) -> InputError:
-    data = qrels._read_bytes(path, what)
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        return InputError(
-            f"{path}:{line}: not valid UTF-8 (byte {exc.start}); re-save the {what} file as UTF-8"
-        )
-    return InputError(f"{path}: not valid UTF-8; re-save the {what} file as UTF-8")
-
-
 def read_run_lines(path: PathLike) -> dict[str, list[RunLine]]:
     """Parsed lines per question (in the order questions first appear), ordered by
     score (highest first), then rank, then file order.
@@ -140,19 +118,19 @@ def read_run_lines(path: PathLike) -> dict[str, list[RunLine]]:
     for one question is an error naming both lines.
     """
     path = Path(path)
-    run = qrels.read_run(path, format="trec")
-    assert run.rank is not None
+    run: Run = _read_run(path, format="trec")
+    assert run.rank is not None  # read with ranks
     grouped: dict[str, list[RunLine]] = {}
     first: dict[tuple[str, str], int] = {}
-    rows = zip(
-        _decoded(run.qid, path, "run"),
-        _decoded(run.doc, path, "run"),
+    lines = zip(
+        decode_ids(run.qid, run.source, "run"),
+        decode_ids(run.doc, run.source, "run"),
         run.rank.tolist(),
         run.score.tolist(),
         run.line.tolist(),
         strict=True,
     )
-    for qid, item, rank, score, line in rows:
+    for qid, item, rank, score, line in lines:
         key = (qid, item)
         if key in first:
             raise InputError(
@@ -174,14 +152,7 @@ def read_run(path: PathLike) -> dict[str, list[tuple[str, float]]]:
 def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     """``{qid: {item_id: grade}}`` from a TREC qrels file (or a BEIR qrels TSV), parsed
     by :func:`ragmeter.qrels.read_qrels`; a judgment given twice keeps the last."""
-    path = Path(path)
-    judged = qrels.read_qrels(path, format="trec")
-    qids = _decoded(judged.qids, path, "qrels")
-    docs = _decoded(judged.doc, path, "qrels")
-    out: dict[str, dict[str, int]] = {}
-    for q, doc, grade in zip(judged.q.tolist(), docs, judged.grade.tolist(), strict=True):
-        out.setdefault(qids[q], {})[doc] = int(grade)
-    return out
+    return _read_qrels(path, format="trec").to_dict()
 
 
 def ranking_to_run(
