@@ -154,11 +154,17 @@ def test_reading_ties_uses_rank_then_file_order(tmp_path):
         ("q Q0 d 1 abc t\n", 1, "score"),
         ("q Q0 d 1 nan t\n", 1, "finite"),
         ("q Q0 d 1 1.0 t\nq Q0 d 2 0.5 t\n", 2, "already listed"),
+        (b"q Q0 a 1 2.0 t\nq Q0 \xff 2 1.0 t\n", 2, "not valid UTF-8 .*re-save the run file"),
+        (b"\xfeq Q0 a 1 2.0 t\n", 1, "not valid UTF-8"),
+        ("q Q0 a 1 2.0 t\nq Q0 b 2 high t\n", 2, "score 'high' is not a number"),
+        ("q Q0 a 1 2.0 t\nq Q0 b 2 inf t\n", 2, "score 'inf' is not a finite number"),
+        ("q Q0 a 1 2.0 t\r\nq Q0 b 2.5 1.0 t\r\n", 2, "rank '2.5' is not an integer"),
+        ("q Q0 a 1 2.0 t\rq Q0 b 2 1.0\r", 2, "expected 6 fields"),
     ],
 )
 def test_bad_run_lines_name_file_and_line(tmp_path, content, line, message):
     path = tmp_path / "bad.run"
-    path.write_text(content)
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
     with pytest.raises(InputError, match=rf"bad\.run:{line}: .*{message}"):
         read_run(path)
 
@@ -184,24 +190,6 @@ def test_run_lines_with_more_than_six_fields_are_read(tmp_path):
 
 
 # --- one reader: the run and qrels files go through ragmeter.qrels -------------------------
-
-
-@pytest.mark.parametrize(
-    ("content", "line", "message"),
-    [
-        (b"q Q0 a 1 2.0 t\nq Q0 \xff 2 1.0 t\n", 2, "not valid UTF-8 .*re-save the run file"),
-        (b"\xfeq Q0 a 1 2.0 t\n", 1, "not valid UTF-8"),
-        (b"q Q0 a 1 2.0 t\nq Q0 b 2 high t\n", 2, "score 'high' is not a number"),
-        (b"q Q0 a 1 2.0 t\nq Q0 b 2 inf t\n", 2, "score 'inf' is not a finite number"),
-        (b"q Q0 a 1 2.0 t\r\nq Q0 b 2.5 1.0 t\r\n", 2, "rank '2.5' is not an integer"),
-        (b"q Q0 a 1 2.0 t\rq Q0 b 2 1.0\r", 2, "expected 6 fields"),
-    ],
-)
-def test_bad_run_bytes_name_file_and_line(tmp_path, content, line, message):
-    path = tmp_path / "bad.run"
-    path.write_bytes(content)
-    with pytest.raises(InputError, match=rf"bad\.run:{line}: {message}"):
-        read_run(path)
 
 
 def test_an_empty_run_file_is_an_error(tmp_path):
