@@ -252,7 +252,7 @@ def report_page_answers(results) -> dict:
 
     html = (results / "report.html").read_text(encoding="utf-8")
     m = re.search(r'<script type="application/json" id="ragmeter-data">(.*?)</script>', html, re.S)
-    return json.loads(m.group(1))["optional"]["answers"]
+    return json.loads(m.group(1))["optional"].get("answers")
 
 
 def accuracy_cells(results, judge: str) -> list[str]:
@@ -383,3 +383,30 @@ def test_grade_checks_the_accuracy_judge_before_any_model_call(results, test_jud
     assert "--accuracy-judge 'nobody' is not a judge here" in line
     assert "this run grades with test:c; earlier runs graded with test:a, test:b" in line
     assert FixedJudge.calls == 0
+
+
+def test_grade_checks_the_config_judge_before_any_model_call(results, test_judges):
+    config = results / "config.toml"
+    config.write_text(config.read_text() + '\n[answers]\njudge = "test:big"\n')
+    line = one_line_error(cli("grade", str(results), "--judge", "test:c"))
+    assert f"{config}: [answers] judge 'test:big' is not a judge here" in line
+    assert "this run grades with test:c; earlier runs graded with test:a, test:b" in line
+    assert FixedJudge.calls == 0
+    # the flag decides for this run; the config still decides later views
+    done = cli("grade", str(results), "--judge", "test:c", "--accuracy-judge", "test:c")
+    assert done.exit_code == 0, done.output
+    assert "judged by test:c" in done.output and "Note:" in done.output
+    done = cli("grade", str(results), "--judge", "test:big")
+    assert done.exit_code == 0, done.output
+    assert "judged by test:big" in done.output
+    assert report_page_answers(results)["primary"] == "test:big"
+
+
+def test_report_flag_without_answers_is_an_error(results):
+    shutil.rmtree(answers_dir(results))
+    line = one_line_error(cli("report", str(results), "--accuracy-judge", "test:a"))
+    assert "no answers graded yet, so no judge 'test:a'" in line
+    assert not (results / "report.html").exists()
+    done = cli("report", str(results))  # without the flag: a report without answers
+    assert done.exit_code == 0, done.output
+    assert report_page_answers(results) is None
