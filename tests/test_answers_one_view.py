@@ -210,3 +210,208 @@ def test_answers_the_judge_has_not_graded_are_counted_apart_in_both_views(result
     assert row["ungraded"] == 1 and sum(row["counts"].values()) == LIMIT - 1
     assert data["accuracy"][1]["ungraded"] == 0
     assert "(+1 ungraded)" in terminal_report(results)
+
+
+# --- the accuracy judge chosen on the command line or in the config ----------------------
+
+
+class FixedJudge:
+    """A ``test:NAME`` backend for ``--judge test:NAME``: grades every answer correct."""
+
+    base_url = None
+    max_concurrency = None
+    calls = 0
+
+    def __init__(self, model: str, **options) -> None:
+        self.kind = "test"
+        self.model = model
+
+    def complete(self, request, timeout_s):
+        from ragmeter.llm.client import Completion
+
+        FixedJudge.calls += 1
+        return Completion('{"grade": "correct", "reason": "fits"}', tokens_in=5, tokens_out=5)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def test_judges(monkeypatch):
+    from ragmeter.llm import backends
+
+    monkeypatch.setitem(backends.KINDS, "test", FixedJudge)
+    monkeypatch.setattr(FixedJudge, "calls", 0)
+
+
+def cli(*args: str):
+    from ragmeter.cli import app
+
+    return CliRunner().invoke(app, [*args], env={"COLUMNS": "250"})
+
+
+def report_page_answers(results) -> dict:
+    """The answer data embedded in the written report.html."""
+    import json
+    import re
+
+    html = (results / "report.html").read_text(encoding="utf-8")
+    m = re.search(r'<script type="application/json" id="ragmeter-data">(.*?)</script>', html, re.S)
+    return json.loads(m.group(1))["optional"].get("answers")
+
+
+def accuracy_cells(results, judge: str) -> list[str]:
+    """How the terminal writes each system's accuracy by ``judge``."""
+    return [row.accuracy.correct.format() for row in answer_report(results, judge=judge).systems]
+
+
+def test_accuracy_by_the_two_judges_differ(results):
+    # so that the tests below can tell which judge's numbers a view shows
+    assert accuracy_cells(results, "test:a") != accuracy_cells(results, "test:b")
+
+
+def test_accuracy_judge_flag_names_and_uses_the_judge_in_both_views(results):
+    done = cli("judges", str(results), "--accuracy-judge", "test:b")
+    assert done.exit_code == 0, done.output
+    assert "Answer accuracy is judged by test:b" in done.output
+    assert "test:b (gives accuracy)" in done.output and "test:a (gives accuracy)" not in done.output
+
+    done = cli("report", str(results), "--accuracy-judge", "test:b")
+    assert done.exit_code == 0, done.output
+    page = report_page_answers(results)
+    assert page["primary"] == "test:b"
+    typed = answer_report(results, judge="test:b")
+    for row, sys_row in zip(page["accuracy"], typed.systems, strict=True):
+        assert row["judge"] == "test:b"
+        assert fmt(row["correct"]) == sys_row.accuracy.correct.format()
+    # nothing was recorded: without the flag the first judge gives accuracy again
+    done = cli("report", str(results))
+    assert done.exit_code == 0, done.output
+    assert report_page_answers(results)["primary"] == "test:a"
+
+
+def test_grade_records_the_accuracy_judge_for_later_reports(results, test_judges):
+    done = cli("grade", str(results), "--judge", "test:c", "--accuracy-judge", "test:b")
+    assert done.exit_code == 0, done.output
+    assert FixedJudge.calls > 0
+    text = " ".join(done.output.split())
+    assert "judged by test:b" in text
+    for cell in accuracy_cells(results, "test:b"):
+        assert cell in text
+    assert all(cell not in text for cell in accuracy_cells(results, "test:c"))  # all 100.0
+    from ragmeter.answers.store import read_meta
+
+    meta = read_meta(answers_dir(results))
+    assert meta["accuracy_judge"] == "test:b" and meta["judges"][0] == "test:c"
+    assert report_page_answers(results)["primary"] == "test:b"  # the report grade rewrote
+    done = cli("report", str(results))
+    assert done.exit_code == 0, done.output
+    assert report_page_answers(results)["primary"] == "test:b"
+    done = cli("judges", str(results))
+    assert "Answer accuracy is judged by test:b" in done.output
+
+
+def test_grade_with_an_accuracy_judge_of_this_run_only(results, test_judges):
+    done = cli("grade", str(results), "--judge", "test:c", "--accuracy-judge", "test:c")
+    assert done.exit_code == 0, done.output
+    assert "judged by test:c" in done.output
+    assert report_page_answers(results)["primary"] == "test:c"
+
+
+def test_accuracy_judge_in_the_run_config_beats_meta_and_loses_to_the_flag(results):
+    update_meta(answers_dir(results), accuracy_judge="test:a")
+    config = results / "config.toml"
+    config.write_text(config.read_text() + '\n[answers]\njudge = "test:b"\n')
+    done = cli("judges", str(results))
+    assert done.exit_code == 0, done.output
+    assert "Answer accuracy is judged by test:b" in done.output
+    done = cli("report", str(results))
+    assert done.exit_code == 0, done.output
+    page = report_page_answers(results)
+    assert page["primary"] == "test:b"
+    assert [fmt(r["correct"]) for r in page["accuracy"]] == accuracy_cells(results, "test:b")
+
+    done = cli("report", str(results), "--accuracy-judge", "test:a")
+    assert done.exit_code == 0, done.output
+    assert report_page_answers(results)["primary"] == "test:a"
+    done = cli("judges", str(results), "--accuracy-judge", "test:a")
+    assert "Answer accuracy is judged by test:a" in done.output
+
+
+def test_search_saves_the_config_judge_with_the_run(tmp_path):
+    from ragmeter.config import answers_judge, load_config
+
+    toml = tmp_path / "ragmeter.toml"
+    toml.write_text('[answers]\njudge = "ollama:gpt-oss:20b"\n')
+    cfg = load_config(toml)
+    assert cfg.accuracy_judge == "ollama:gpt-oss:20b"
+    assert cfg.to_dict()["answers"] == {"judge": "ollama:gpt-oss:20b"}
+    assert "answers" not in Config().to_dict()  # nothing written when none is chosen
+    assert answers_judge(toml) == "ollama:gpt-oss:20b"
+    assert answers_judge(tmp_path / "absent.toml") == ""
+    toml.write_text("[answers]\njudge = 3\n")
+    with pytest.raises(InputError, match=r"\[answers\] judge must be a string, got 3"):
+        load_config(toml)
+    with pytest.raises(InputError, match=r"\[answers\] judge must be a string, got 3"):
+        answers_judge(toml)
+    toml.write_text('[answers]\njugde = "x"\n')
+    with pytest.raises(InputError, match="did you mean 'judge'"):
+        load_config(toml)
+
+
+def one_line_error(done) -> str:
+    assert done.exit_code == 2, done.output
+    lines = done.output.strip().splitlines()
+    assert len(lines) == 1, done.output
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", ["judges", "report"])
+def test_an_unknown_accuracy_judge_is_one_line_listing_the_judges(results, command):
+    line = one_line_error(cli(command, str(results), "--accuracy-judge", "nobody"))
+    assert "no grades by judge 'nobody'; graded by test:a, test:b" in line
+    assert not (results / "report.html").exists() or command != "report"
+
+
+def test_an_unknown_accuracy_judge_in_the_config_names_the_file(results):
+    config = results / "config.toml"
+    config.write_text(config.read_text() + '\n[answers]\njudge = "nobody"\n')
+    line = one_line_error(cli("judges", str(results)))
+    assert f"{config}: [answers] judge: no grades by judge 'nobody'" in line
+    assert "graded by test:a, test:b" in line
+
+
+def test_grade_checks_the_accuracy_judge_before_any_model_call(results, test_judges):
+    line = one_line_error(
+        cli("grade", str(results), "--judge", "test:c", "--accuracy-judge", "nobody")
+    )
+    assert "--accuracy-judge 'nobody' is not a judge here" in line
+    assert "this run grades with test:c; earlier runs graded with test:a, test:b" in line
+    assert FixedJudge.calls == 0
+
+
+def test_grade_checks_the_config_judge_before_any_model_call(results, test_judges):
+    config = results / "config.toml"
+    config.write_text(config.read_text() + '\n[answers]\njudge = "test:big"\n')
+    line = one_line_error(cli("grade", str(results), "--judge", "test:c"))
+    assert f"{config}: [answers] judge 'test:big' is not a judge here" in line
+    assert "this run grades with test:c; earlier runs graded with test:a, test:b" in line
+    assert FixedJudge.calls == 0
+    # the flag decides for this run; the config still decides later views
+    done = cli("grade", str(results), "--judge", "test:c", "--accuracy-judge", "test:c")
+    assert done.exit_code == 0, done.output
+    assert "judged by test:c" in done.output and "Note:" in done.output
+    done = cli("grade", str(results), "--judge", "test:big")
+    assert done.exit_code == 0, done.output
+    assert "judged by test:big" in done.output
+    assert report_page_answers(results)["primary"] == "test:big"
+
+
+def test_report_flag_without_answers_is_an_error(results):
+    shutil.rmtree(answers_dir(results))
+    line = one_line_error(cli("report", str(results), "--accuracy-judge", "test:a"))
+    assert "no answers graded yet, so no judge 'test:a'" in line
+    assert not (results / "report.html").exists()
+    done = cli("report", str(results))  # without the flag: a report without answers
+    assert done.exit_code == 0, done.output
+    assert report_page_answers(results) is None

@@ -129,6 +129,49 @@ def test_bad_jsonl_lines(tmp_path, lines, line, message):
         RunFileRetriever(path=path)
 
 
+@pytest.mark.parametrize(
+    ("name", "content", "line", "message"),
+    [
+        # JSONL goes through ragmeter.io.read_jsonl: every problem names its line
+        ("b.jsonl", b'{"qid": "q1", "ranked": ["a"]}\n[1, 2]\n', 2, "expected a JSON object"),
+        ("b.jsonl", b'{"qid": "q1", "ranked": [["a", NaN]]}\n', 1, "NaN is not valid JSON"),
+        ("b.jsonl", b'{"qid": "q1", "ranked": ["a"]}\n{"qid": "\xff"}\n', 2, "not valid UTF-8"),
+        ("b.jsonl", b'\n\n{"qid": "q1", "ranked": "a"}\n', 3, '"ranked" must be a list'),
+        # TREC goes through ragmeter.qrels.read_run
+        ("b.trec", b"q1 Q0 posts/bloom.md 1 1.0 t\nq1 Q0 \xff 2 0.5 t\n", 2, "not valid UTF-8"),
+        ("b.trec", b"\xff\xfe Q0 posts/bloom.md 1 1.0 t\n", 1, "not valid UTF-8"),
+        ("b.trec", b"q1 Q0 posts/bloom.md 1 inf t\n", 1, "'inf' is not a finite number"),
+        ("b.run", b"q1 Q0 posts/bloom.md 1 1.0 t\rq1 Q0 b 2\r", 2, "expected 6 fields"),
+    ],
+)
+def test_bad_bytes_in_run_files_name_file_and_line(tmp_path, name, content, line, message):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=rf"{name.replace('.', '[.]')}:{line}: .*{message}"):
+        RunFileRetriever(path=path, docs=DOCS)
+
+
+def test_an_empty_trec_run_file_is_an_error(tmp_path):
+    path = write(tmp_path / "empty.trec", "\n")
+    with pytest.raises(InputError, match=r"empty\.trec: no lines; the run file is empty"):
+        RunFileRetriever(path=path, docs=DOCS)
+
+
+def test_run_files_with_crlf_or_cr_line_ends_read_as_with_lf(tmp_path):
+    lines = [
+        "q1 Q0 posts/bloom.md 1 2.0 t",
+        "q1 Q0 posts/raft.md:0-4 2 1.0 t",
+        "q2 Q0 notes/wal.txt 1 3 t",
+    ]
+    hits = {}
+    for end in ("\n", "\r\n", "\r"):
+        path = tmp_path / "r.trec"
+        path.write_bytes((end.join(lines) + end).encode())
+        hits[end] = RunFileRetriever(path=path, docs=DOCS).search(QUESTIONS, k=5)
+    assert [len(h) for h in hits["\n"]] == [2, 1]
+    assert hits["\r\n"] == hits["\n"] == hits["\r"]
+
+
 def test_span_and_document_checks_name_the_line(tmp_path):
     path = write(
         tmp_path / "r.trec",

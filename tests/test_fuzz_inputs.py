@@ -526,6 +526,84 @@ def test_fuzz_answer_files(saved, name, data):
     shutil.rmtree(root, ignore_errors=True)
 
 
+good_ranked = {
+    "qid": "q1",
+    "ranked": [{"doc": "cats.md", "start": 0, "end": 10, "score": 2.0}, ["dogs.md", 1.0]],
+}
+ranked_rows = st.one_of(
+    mutated(
+        good_ranked,
+        {
+            "qid": ids | drop,
+            "ranked": json_values | drop | st.just([]),
+            "ranked.0": json_values | drop | st.sampled_from(["cats.md", "cats.md:0-4", "x:9-2"]),
+            "ranked.0.doc": json_values | drop | st.sampled_from(["nope.md", "dogs.md"]),
+            "ranked.0.start": offsets | drop,
+            "ranked.0.end": offsets | drop,
+            "ranked.0.score": offsets | drop,
+            "ranked.1": json_values | drop,
+            "ranked.1.1": offsets,
+        },
+    ),
+    json_values,
+)
+trec_tokens = st.one_of(
+    st.sampled_from(
+        ["q1", "q2", "Q0", "0", "cats.md", "dogs.md:0-9", "nope.md", "1", "2", "-3", "2.5"]
+        + ["nan", "inf", "1e999", "-0", "x", "t", "\ufeffq1", "\u00a0"]
+    ),
+    st.text(max_size=4),
+)
+
+
+@st.composite
+def trec_files(draw, fields: int):
+    """Lines of mostly ``fields`` whitespace-separated tokens, any line ends, stray bytes."""
+    lines = []
+    for _ in range(draw(st.integers(min_value=0, max_value=5))):
+        n = draw(st.sampled_from([fields, fields, fields, fields - 1, fields + 1, 0]))
+        sep = draw(st.sampled_from([" ", "\t", "  "]))
+        lines.append(sep.join(draw(st.lists(trec_tokens, min_size=n, max_size=n))))
+    end = draw(st.sampled_from(["\n", "\r\n", "\r"]))
+    data = end.join(lines).encode("utf-8", "surrogatepass")
+    if draw(st.booleans()):
+        data += draw(st.binary(max_size=6))
+    return data
+
+
+@FUZZ
+@given(data=jsonl_files(ranked_rows))
+def test_fuzz_jsonl_run_file(data):
+    from ragmeter.retrieval.external import RunFileRetriever
+
+    path = workdir() / "mine.jsonl"
+    path.write_bytes(data)
+    only_input_errors(path, lambda: RunFileRetriever(path=path, docs=DOCS).search(QS, k=5))
+
+
+@FUZZ
+@given(data=trec_files(6))
+def test_fuzz_trec_run_file(data):
+    from ragmeter.retrieval.external import RunFileRetriever
+
+    path = workdir() / "mine.trec"
+    path.write_bytes(data)
+    only_input_errors(path, lambda: RunFileRetriever(path=path, docs=DOCS).search(QS, k=5))
+
+
+@FUZZ
+@given(data=trec_files(4))
+def test_fuzz_trec_qrels_file(data):
+    from ragmeter.retrieval.trec import read_qrels
+
+    path = workdir() / "judged.qrels"
+    path.write_bytes(data)
+    only_input_errors(path, lambda: read_qrels(path))
+
+
+QS = [("q1", "how long do cats sleep"), ("q2", "do dogs bark")]
+
+
 # --- command-line values --------------------------------------------------------------------
 
 flag_text = st.one_of(

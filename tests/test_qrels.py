@@ -100,7 +100,7 @@ def test_run_named_by_file_when_tags_differ(tmp_path):
     "text, message",
     [
         ("1 Q0 a 1 2.0 t\n1 Q0 b 2\n", "r.txt:2: expected 6 fields"),
-        ("1 Q0 a 1 2.0 t\n1 Q0 b 2 high t\n", "r.txt:2: score 'high' is not a finite number"),
+        ("1 Q0 a 1 2.0 t\n1 Q0 b 2 high t\n", "r.txt:2: score 'high' is not a number"),
         ("1 Q0 a 1 2.0 t\n\n1 Q0 b x 1 t\n", "r.txt:3: rank 'x' is not an integer"),
         ("1 Q0 a 1 nan t\n", "r.txt:1: score 'nan'"),
     ],
@@ -111,6 +111,30 @@ def test_run_errors_name_file_and_line(tmp_path, text, message):
     with pytest.raises(InputError) as e:
         read_run(rp)
     assert message in str(e.value)
+
+
+@pytest.mark.parametrize("end", [b"\n", b"\r\n", b"\r"])
+def test_lines_ending_in_cr_alone_are_lines(tmp_path, end):
+    """A run whose lines end in CR alone is not one line of which six fields count."""
+    rp, qp = tmp_path / "r.txt", tmp_path / "q.txt"
+    rp.write_bytes(end.join([b"1 Q0 a 1 2 t", b"1 Q0 b 2 1 t", b"2 Q0 c 1 5 t", b""]))
+    r = read_run(rp)
+    assert r.doc.tolist() == [b"a", b"b", b"c"] and r.line.tolist() == [1, 2, 3]
+    qp.write_bytes(end.join([b"1 0 a 1", b"2 0 c 2", b""]))
+    assert read_qrels(qp).to_dict() == {"1": {"a": 1}, "2": {"c": 2}}
+    rp.write_bytes(end.join([b"1 Q0 a 1 2 t", b"1 Q0 b 2 x t", b""]))
+    with pytest.raises(InputError, match=r"r\.txt:2: score 'x' is not a number"):
+        read_run(rp)
+
+
+@pytest.mark.parametrize("end", [b"\n", b"\r\n", b"\r"])
+def test_ids_that_are_not_utf8_name_their_line(tmp_path, end):
+    qp = tmp_path / "q.txt"
+    qp.write_bytes(end.join([b"1 0 a 1", b"1 0 b 1", b"2 0 \xe9t\xe9 2", b""]))
+    judged = read_qrels(qp)  # ids stay bytes for scoring; as text they must be UTF-8
+    assert len(judged) == 3
+    with pytest.raises(InputError, match=r"q\.txt:3: not valid UTF-8 .*re-save the qrels file"):
+        judged.to_dict()
 
 
 def test_duplicate_run_line_is_an_error(tmp_path):

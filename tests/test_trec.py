@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 from conftest import require
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragmeter.errors import InputError
 from ragmeter.retrieval.base import Ranking
@@ -152,11 +154,17 @@ def test_reading_ties_uses_rank_then_file_order(tmp_path):
         ("q Q0 d 1 abc t\n", 1, "score"),
         ("q Q0 d 1 nan t\n", 1, "finite"),
         ("q Q0 d 1 1.0 t\nq Q0 d 2 0.5 t\n", 2, "already listed"),
+        (b"q Q0 a 1 2.0 t\nq Q0 \xff 2 1.0 t\n", 2, "not valid UTF-8 .*re-save the run file"),
+        (b"\xfeq Q0 a 1 2.0 t\n", 1, "not valid UTF-8"),
+        ("q Q0 a 1 2.0 t\nq Q0 b 2 high t\n", 2, "score 'high' is not a number"),
+        ("q Q0 a 1 2.0 t\nq Q0 b 2 inf t\n", 2, "score 'inf' is not a finite number"),
+        ("q Q0 a 1 2.0 t\r\nq Q0 b 2.5 1.0 t\r\n", 2, "rank '2.5' is not an integer"),
+        ("q Q0 a 1 2.0 t\rq Q0 b 2 1.0\r", 2, "expected 6 fields"),
     ],
 )
 def test_bad_run_lines_name_file_and_line(tmp_path, content, line, message):
     path = tmp_path / "bad.run"
-    path.write_text(content)
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
     with pytest.raises(InputError, match=rf"bad\.run:{line}: .*{message}"):
         read_run(path)
 
@@ -179,3 +187,79 @@ def test_run_lines_with_more_than_six_fields_are_read(tmp_path):
     path = tmp_path / "r.txt"
     path.write_text("q Q0 x 1 5.0 t extra 1\nq Q0 y 2 4.0 t\n")
     assert read_run(path) == {"q": [("x", 5.0), ("y", 4.0)]}
+
+
+# --- one reader: the run and qrels files go through ragmeter.qrels -------------------------
+
+
+def test_an_empty_run_file_is_an_error(tmp_path):
+    path = tmp_path / "empty.run"
+    path.write_text("\n  \n")
+    with pytest.raises(InputError, match=r"empty\.run: no lines; the run file is empty"):
+        read_run(path)
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
+def test_run_and_qrels_read_alike_whatever_the_line_ends(tmp_path, end):
+    run_text = end.join(["q1 Q0 a 1 2.0 t", "q1 Q0 b 2 3.0 t", "q2 Q0 c 1 1.0 t"]) + end
+    (tmp_path / "r.txt").write_bytes(run_text.encode())
+    assert read_run(tmp_path / "r.txt") == {"q1": [("b", 3.0), ("a", 2.0)], "q2": [("c", 1.0)]}
+    qrels_text = end.join(["q1 0 a 1", "q1 0 b 2", "q2 0 c 0"]) + end
+    (tmp_path / "q.txt").write_bytes(qrels_text.encode())
+    assert read_qrels(tmp_path / "q.txt") == {"q1": {"a": 1, "b": 2}, "q2": {"c": 0}}
+
+
+def test_gzipped_run_files_are_read(tmp_path):
+    import gzip
+
+    with gzip.open(tmp_path / "r.txt.gz", "wt") as fh:
+        fh.write("q Q0 a 1 2.0 t\nq Q0 b 2 3.0 t\n")
+    assert read_run(tmp_path / "r.txt.gz") == {"q": [("b", 3.0), ("a", 2.0)]}
+
+
+def test_bad_qrels_bytes_name_file_and_line(tmp_path):
+    path = tmp_path / "q.txt"
+    path.write_bytes(b"q 0 a 1\nq 0 \xfe 2\n")
+    with pytest.raises(InputError, match=r"q\.txt:2: not valid UTF-8 .*qrels file"):
+        read_qrels(path)
+    path.write_text("q 0 a 1\nq 0 b 1 x\n")
+    with pytest.raises(InputError, match=r"q\.txt:2: expected 4 fields"):
+        read_qrels(path)
+    path.write_text("q 0 a 1\nq 0 a 2\n")  # given twice: the last judgment counts
+    assert read_qrels(path) == {"q": {"a": 2}}
+
+
+_ids = st.text(alphabet="abcdéü_-.:/0123456789", min_size=1, max_size=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(
+        _ids,
+        st.lists(
+            st.tuples(_ids, st.sampled_from([1.0, 0.5, -2.25, 3.0, 1e-300, 123456.789])),
+            min_size=1,
+            max_size=6,
+            unique_by=lambda t: t[0],
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    st.sampled_from(["given", "rank"]),
+)
+def test_what_write_run_writes_read_run_reads_back_in_ragmeter_order(run, scores):
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "r.txt"
+        write_run(path, run, scores=scores)
+        back = read_run(path)
+    assert list(back) == list(run)  # questions in file order
+    for qid, items in run.items():
+        # highest score first; equal scores keep the written (rank) order
+        order = sorted(range(len(items)), key=lambda i: -items[i][1])
+        expected = [items[i] for i in order] if scores == "given" else items
+        assert [d for d, _ in back[qid]] == [d for d, _ in expected]
+        if scores == "given":
+            assert back[qid] == expected

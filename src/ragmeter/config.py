@@ -14,6 +14,8 @@ Example::
     seed = 1
     rounds = 10000
     metric = "recall@5"
+    [answers]
+    judge = "ollama:gpt-oss:20b"  # whose grades give answer accuracy (default: the first)
     [[strategy]]              # a strategy of your own, usable by name above
     name = "fixed-300"
     kind = "fixed"
@@ -72,6 +74,7 @@ class Config:
     engine: str = "local"  # or "ray" (see ragmeter.engine)
     engine_address: str = "auto"  # ray: "auto", a cluster address, or "" for a local Ray
     engine_workers: int = 0  # local: worker processes (0: one per available CPU)
+    accuracy_judge: str = ""  # [answers] judge: whose grades give accuracy ("": as recorded)
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -108,6 +111,7 @@ class Config:
                 if d["engine"] != "local"
                 else {}
             ),
+            **({"answers": {"judge": d["accuracy_judge"]}} if d["accuracy_judge"] else {}),
             **d["extra"],
         }
 
@@ -190,6 +194,7 @@ _SECTIONS = {
     ("engine", "kind"): "engine",
     ("engine", "address"): "engine_address",
     ("engine", "workers"): "engine_workers",
+    ("answers", "judge"): "accuracy_judge",
 }
 
 
@@ -279,6 +284,22 @@ def load_config(path: str | Path) -> Config:
         return Config(**values).validate()
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
+
+
+def answers_judge(path: str | Path) -> str:
+    """``[answers] judge`` of a config file, type-checked; ``""`` when the file or key is absent.
+
+    Read on its own (not through :func:`load_config`), so a results directory's
+    ``config.toml`` from another version still gives its judge.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return ""
+    body = _read_toml(path).get("answers")
+    if not isinstance(body, dict) or "judge" not in body:
+        return ""
+    _check_value(path, "answers", "judge", body["judge"], _section_keys()["answers"]["judge"])
+    return body["judge"].strip()
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

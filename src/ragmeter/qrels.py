@@ -35,6 +35,7 @@ import gzip
 import json
 import mmap
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -267,7 +268,47 @@ def _check_numbers(ok: np.ndarray, lines: _Lines, j: int, path: Path, what: str,
     i = int(np.flatnonzero(~ok)[0])
     s, e = lines.field(j)
     tok = bytes(lines.buf[s[i] : e[i]]).decode("utf-8", "replace")
+    if kind == "a finite number":  # 'high' is not a number; 'nan' is one, but not finite
+        try:
+            float(tok)
+        except ValueError:
+            kind = "a number"
     raise InputError(f"{path}:{lines.line[i]}: {what} {tok!r} is not {kind}")
+
+
+def decode_ids(values: np.ndarray, source: str, what: str) -> list[str]:
+    """Byte-string ids as text, in order. An id that is not UTF-8 is an error naming
+    the first line of ``source`` (the file they were read from) that is not."""
+    uniq, inverse = np.unique(values, return_inverse=True)
+    try:
+        texts = [v.decode("utf-8") for v in uniq.tolist()]
+    except UnicodeDecodeError:
+        raise _not_utf8(source, what) from None
+    return [texts[j] for j in inverse.tolist()]
+
+
+def _not_utf8(source: str, what: str) -> InputError:
+    if source:
+        data = _read_bytes(Path(source), what)
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            head = data[: exc.start]  # lines as the reader counts them: LF, CRLF or CR
+            line = head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
+            return InputError(
+                f"{source}:{line}: not valid UTF-8 (byte {exc.start}); "
+                f"re-save the {what} file as UTF-8"
+            )
+    return InputError(f"{source or what}: an id is not valid UTF-8; re-save the file as UTF-8")
+
+
+def _lone_cr(data):
+    """``data`` with lone CR line ends (old Mac files) read as LF, as Python's text files
+    read them; any other file is returned as it is. Without this, a run whose lines end
+    in CR alone would read as one line of many fields, of which only six are used."""
+    if data.find(b"\r") < 0 or not re.search(rb"\r(?!\n)", data):
+        return data
+    return re.sub(rb"\r(?!\n)", b"\n", bytes(data))
 
 
 # ---------------------------------------------------------------------------
@@ -321,9 +362,12 @@ class Qrels:
         return cls(qids, q.astype(np.int64), doc, grade.astype(np.int64), source)
 
     def to_dict(self) -> dict[str, dict[str, int]]:
+        """``{qid: {docid: grade}}``; an id that is not UTF-8 is an error naming its line."""
+        qids = decode_ids(self.qids, self.source, "qrels")
+        docs = decode_ids(self.doc, self.source, "qrels")
         out: dict[str, dict[str, int]] = {}
-        for q, d, g in zip(self.q.tolist(), self.doc.tolist(), self.grade.tolist(), strict=True):
-            out.setdefault(self.qids[q].decode(), {})[d.decode()] = int(g)
+        for q, d, g in zip(self.q.tolist(), docs, self.grade.tolist(), strict=True):
+            out.setdefault(qids[q], {})[d] = int(g)
         return out
 
     def n_relevant(self, level: int = 1) -> np.ndarray:
@@ -369,7 +413,7 @@ def read_qrels(path: PathLike, format: str = "auto") -> Qrels:
         return Qrels.from_dict(_read_json_mapping(path, "qrels"), str(path))
     if format not in ("text", "trec", "beir"):
         raise InputError(f"unknown qrels format {format!r}; choose trec, beir or json")
-    lines = _tokenize(_read_bytes(path, "qrels"))
+    lines = _tokenize(_lone_cr(_read_bytes(path, "qrels")))
     if lines.first.size == 0:
         raise InputError(f"{path}: no judgments; the qrels file is empty")
     keep = np.ones(lines.first.size, dtype=bool)
@@ -483,7 +527,7 @@ def read_run(path: PathLike, format: str = "auto", ranks: bool = True) -> Run:
         return Run.from_dict(data, stem, str(path))
     if format != "trec":
         raise InputError(f"unknown run format {format!r}; choose trec or json")
-    data = _map_bytes(path, "run")
+    data = _lone_cr(_map_bytes(path, "run"))
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("qid", "doc", "score", "rank", "line")}
     name: str | None = None
     one_tag = True

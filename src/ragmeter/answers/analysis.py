@@ -29,6 +29,7 @@ from ragmeter.answers.store import (
     load_answer_set,
     load_merged_answer_set,
 )
+from ragmeter.config import answers_judge
 from ragmeter.errors import InputError
 from ragmeter.results import Results
 
@@ -358,18 +359,30 @@ def _confidence(res: Results) -> float:
 
 
 def accuracy_judge(aset: AnswerSet, judge: str | None = None) -> str | None:
-    """The judge whose grades give the accuracy: ``judge`` if given, else ``meta.json``'s.
+    """The judge whose grades give the accuracy, the first of these that names one:
 
-    ``meta.json`` may name it as ``accuracy_judge``; otherwise it is the first of
-    its ``judges`` (the first judge ever graded with). An unknown name is an error.
+    ``judge`` (``--accuracy-judge``), ``[answers] judge`` in the run's ``config.toml``
+    (written by ``ragmeter search`` from ``ragmeter.toml``), ``accuracy_judge`` in
+    ``answers/meta.json`` (recorded by ``ragmeter grade --accuracy-judge``), else the
+    first of its ``judges`` (the first judge ever graded with). A name no judge
+    graded under is a one-line error listing the judges that did.
     """
-    judge = judge if judge is not None else aset.meta.get("accuracy_judge")
+    where = ""
+    if judge is None:
+        config = aset.results.path / "config.toml"
+        judge = answers_judge(config) or None
+        where = f"{config}: [answers] judge: "
+    if judge is None:
+        judge = aset.meta.get("accuracy_judge")
+        where = f"{answers_dir(aset.results) / 'meta.json'}: accuracy_judge: "
     if judge is None:
         return aset.judges[0] if aset.judges else None
     judge = str(judge)
     if judge not in aset.judges:
         graded = ", ".join(aset.judges) or "no judge yet"
-        raise InputError(f"no grades by judge {judge!r}; graded by {graded}")
+        raise InputError(
+            f"{where}no grades by judge {judge!r}; graded by {graded}; name one of those"
+        )
     return judge
 
 

@@ -33,6 +33,7 @@ from ragmeter.answers.store import (
     write_grades,
     write_merged,
 )
+from ragmeter.config import answers_judge
 from ragmeter.errors import InputError
 from ragmeter.llm import (
     Backend,
@@ -362,10 +363,34 @@ def _grade_from_reply(judge: str, answer: Answer, reply: ChatReply) -> Grade:
     )
 
 
+def _check_accuracy_judge(res: Results, labels: list[str], accuracy_judge: str | None) -> None:
+    """The judge that will give accuracy (``accuracy_judge``, else ``[answers] judge`` in
+    the run's config.toml) must grade now or have graded before: checked before any call."""
+    config = res.path / "config.toml"
+    name = accuracy_judge or answers_judge(config)
+    if not name:
+        return
+    earlier = [j for j in read_meta(answers_dir(res)).get("judges") or [] if j not in labels]
+    if name in labels or name in earlier:
+        return
+    known = f"this run grades with {', '.join(labels)}" + (
+        f"; earlier runs graded with {', '.join(earlier)}" if earlier else ""
+    )
+    if accuracy_judge:
+        raise InputError(
+            f"--accuracy-judge {name!r} is not a judge here: {known}; name one of those"
+        )
+    raise InputError(
+        f"{config}: [answers] judge {name!r} is not a judge here: {known}; grade with it "
+        "too (--judge), or choose one of those with --accuracy-judge"
+    )
+
+
 def grade_answers(
     results: Results | str | Path,
     judges: str | Backend | CallSettings | Sequence[str | Backend | CallSettings],
     *,
+    accuracy_judge: str | None = None,
     systems: str | Sequence[str] | None = None,
     limit: int | None = None,
     progress: Progress | None = None,
@@ -382,7 +407,10 @@ def grade_answers(
     Each judge's grades are saved (``answers/grades.jsonl``) as soon as that
     judge finishes. ``meta.json`` lists this run's judges first, in the order
     given (once each has finished), then judges graded earlier: the first is
-    the one accuracy uses.
+    the one accuracy uses, unless ``accuracy_judge`` names another: one of these
+    judges or one graded before (checked before any model call, as is ``[answers]
+    judge`` of the run's ``config.toml`` when no ``accuracy_judge`` is given),
+    recorded as ``accuracy_judge`` in ``meta.json`` once every judge has finished.
     """
     res = _results(results)
     judge_list = (
@@ -397,6 +425,7 @@ def grade_answers(
     if len(set(labels)) != len(labels):
         raise InputError(f"a judge is given twice: {labels}")
     folder = answers_dir(res)
+    _check_accuracy_judge(res, labels, accuracy_judge)
     answers = read_answers(folder)
     if not answers:
         raise InputError(
@@ -456,4 +485,6 @@ def grade_answers(
                 )
                 write_merged(res)
             out.judges.append(JudgeRun(label, grades, runner.stats, seconds))
+    if accuracy_judge is not None:
+        update_meta(folder, accuracy_judge=accuracy_judge)
     return out

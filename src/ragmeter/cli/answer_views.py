@@ -4,19 +4,17 @@ Each takes plain arguments and a :class:`rich.console.Console` to print on, call
 the library (:mod:`ragmeter.answers`, which returns dataclasses and prints nothing)
 and returns what it computed, so :mod:`ragmeter.cli.answers` only parses options.
 The hand-grading loop's terminal side (showing an answer, reading a key) is
-:func:`grade_by_hand`.
+:func:`grade_by_hand`, from :mod:`ragmeter.cli.hand_views`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
-from rich.panel import Panel
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
@@ -32,7 +30,10 @@ from ragmeter.answers.analysis import (
     hand_checks,
     judge_pairs,
 )
-from ragmeter.answers.hand import PROMPT, HandItem, HandRun, hand_grade, parse_key
+from ragmeter.answers.analysis import (
+    accuracy_judge as choose_accuracy_judge,
+)
+from ragmeter.answers.hand import HandRun
 from ragmeter.answers.run import (
     DEFAULT_K,
     GradeRun,
@@ -41,6 +42,8 @@ from ragmeter.answers.run import (
     grade_answers,
 )
 from ragmeter.answers.store import load_answer_set
+from ragmeter.cli.hand_views import grade_by_hand
+from ragmeter.config import answers_judge
 from ragmeter.metrics import format_estimate
 from ragmeter.results import Results
 
@@ -153,6 +156,7 @@ def grade_command(
     results: str | Path,
     judges: Sequence[Any],
     *,
+    accuracy_judge: str | None = None,
     systems: str | Sequence[str] | None = None,
     limit: int | None = None,
     console: Console | None = None,
@@ -163,12 +167,21 @@ def grade_command(
     """``ragmeter grade RESULTS --judge SPEC [--judge SPEC ...]``: grade, then report.
 
     ``judges`` and ``call`` are as for :func:`ragmeter.answers.grade_answers`.
+    ``accuracy_judge`` (``--accuracy-judge``) names the judge whose grades give the
+    accuracy, here and (recorded in ``answers/meta.json``) in later reports, where
+    ``[answers] judge`` in the run's ``config.toml`` still comes first.
     """
     console = console or Console()
     bar = progress_bar() if progress_bar is not None else _bar(progress_console or console)
     with bar as progress:
         run: GradeRun = grade_answers(
-            results, list(judges), systems=systems, limit=limit, progress=progress, **call
+            results,
+            list(judges),
+            accuracy_judge=accuracy_judge,
+            systems=systems,
+            limit=limit,
+            progress=progress,
+            **call,
         )
     for jr in run.judges:
         c = jr.counts
@@ -185,7 +198,18 @@ def grade_command(
                 Text(f"  unscored {g.system}/{g.question}: {g.error}; raw: {g.raw[:120]!r}"),
                 style="dim",
             )
-    report = answer_report(results, systems=_system_list(results, systems))
+    config = Path(results) / "config.toml"
+    if accuracy_judge is not None:
+        configured = answers_judge(config)
+        if configured and configured != accuracy_judge:
+            console.print(
+                Text(
+                    f"Note: {config} sets [answers] judge = {configured!r}, which later "
+                    "reports use unless given --accuracy-judge.",
+                    style="yellow",
+                )
+            )
+    report = answer_report(results, judge=accuracy_judge, systems=_system_list(results, systems))
     print_answer_report(report, console)
     return report
 
@@ -257,10 +281,26 @@ def print_answer_report(report: AnswerReport, console: Console) -> None:
 # --- judges -------------------------------------------------------------------------------
 
 
-def judges_command(results: str | Path, *, console: Console | None = None) -> list[JudgePair]:
-    """``ragmeter judges RESULTS``: agreement and leniency of every pair of judges."""
+def judges_command(
+    results: str | Path, *, accuracy_judge: str | None = None, console: Console | None = None
+) -> list[JudgePair]:
+    """``ragmeter judges RESULTS``: agreement and leniency of every pair of judges.
+
+    Names the judge whose grades give the accuracy (``accuracy_judge``, else as
+    :func:`ragmeter.answers.analysis.accuracy_judge` chooses) and marks it in the
+    judge-corrected table.
+    """
     console = console or Console()
     aset = load_answer_set(results)
+    chosen = choose_accuracy_judge(aset, accuracy_judge)
+    if chosen is not None:
+        console.print(
+            Text.assemble(
+                "Answer accuracy is judged by ",
+                (chosen, "bold"),
+                " (choose with --accuracy-judge, or [answers] judge in config.toml).",
+            )
+        )
     if len(aset.judges) < 2:
         console.print(
             f"Only {len(aset.judges)} judge graded these answers; grade with a second "
@@ -273,12 +313,15 @@ def judges_command(results: str | Path, *, console: Console | None = None) -> li
         print_hand_checks(checks, console)
     corrected = corrected_by_judge(aset)
     if corrected:
-        print_corrected(corrected, console, "Each judge, all systems together")
+        print_corrected(corrected, console, "Each judge, all systems together", chosen)
     return pairs
 
 
-def print_corrected(rows: Sequence[Corrected], console: Console, scope: str) -> None:
-    """Judge accuracy, hand-only accuracy and the judge-corrected accuracy, side by side."""
+def print_corrected(
+    rows: Sequence[Corrected], console: Console, scope: str, accuracy_judge: str | None = None
+) -> None:
+    """Judge accuracy, hand-only accuracy and the judge-corrected accuracy, side by side;
+    the row of ``accuracy_judge`` is marked as the one that gives the accuracy."""
     table = Table(
         title=Text(f"Answer accuracy corrected for the judge's errors (%): {scope}"),
         title_justify="left",
@@ -297,8 +340,9 @@ def print_corrected(rows: Sequence[Corrected], console: Console, scope: str) -> 
     ):
         table.add_column(col, justify=just)
     for c in rows:
+        mark = " (gives accuracy)" if c.judge == accuracy_judge and len(rows) > 1 else ""
         table.add_row(
-            Text(c.judge),
+            Text(c.judge + mark),
             _est(c.raw),
             _est(c.hand_only),
             _est(c.corrected),
@@ -436,61 +480,3 @@ def handgrade_command(
     if any(c.n for c in checks):
         print_hand_checks(checks, console)
     return run
-
-
-def _is_terminal(stream: TextIO) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
-
-
-def show_hand_item(console: Console, item: HandItem) -> None:
-    """The question, the answer and the reference passage in a panel (no judges' grades)."""
-    body = Text()
-    body.append("Question: ", style="bold")
-    body.append(item.question_text + "\n\n")
-    body.append("Answer: ", style="bold")
-    body.append((item.answer or "(empty)") + "\n\n")
-    body.append("Reference passage:\n", style="bold")
-    body.append(item.reference)
-    title = Text(f"{item.position}/{item.target}  {item.question}")
-    console.print(Panel(body, title=title, title_align="left"))
-
-
-def terminal_ask(console: Console, stream: TextIO) -> Callable[[HandItem], str]:
-    """An ``ask`` for :func:`ragmeter.answers.hand_grade` that reads keys from ``stream``.
-
-    An unknown key is asked again; the end of input counts as ``q``. Lines read from
-    a stream that is not a terminal are echoed, so a piped session reads like a typed one.
-    """
-
-    def ask(item: HandItem) -> str:
-        show_hand_item(console, item)
-        while True:
-            console.print(PROMPT, end="", markup=False, highlight=False)
-            line = stream.readline()
-            if line == "":  # end of input: stop, resume later
-                console.print()
-                return "quit"
-            if not _is_terminal(stream):
-                console.print(line.strip(), markup=False, highlight=False)  # echo what was read
-            choice = parse_key(line)
-            if choice is not None:
-                return choice
-            console.print(Text(f"'{line.strip()}' is not a grade: type c, p, w, s or q"))
-
-    return ask
-
-
-def grade_by_hand(
-    results: str | Path,
-    n: int = 20,
-    seed: int = 1,
-    input: TextIO | None = None,
-    console: Console | None = None,
-) -> HandRun:
-    """:func:`ragmeter.answers.hand_grade` in the terminal: panels on ``console``, keys
-    from ``input`` (default ``sys.stdin``)."""
-    stream = input if input is not None else sys.stdin
-    return hand_grade(results, n=n, seed=seed, ask=terminal_ask(console or Console(), stream))

@@ -9,11 +9,13 @@ import typer
 
 from ragmeter.cli.app import (
     MODEL_SPEC,
+    AccuracyJudge,
     ModelOptions,
     app,
     console,
     err,
     handle_errors,
+    judge_name,
     model_options,
     refresh_report,
 )
@@ -73,6 +75,7 @@ def grade(
         list[str],
         typer.Option(help=f"A judge model (repeatable; the first gives accuracy): {MODEL_SPEC}"),
     ],
+    accuracy_judge: AccuracyJudge = None,
     systems: Systems = None,
     limit: Limit = None,
     concurrency: Concurrency = 4,
@@ -96,27 +99,30 @@ def grade(
         )
         for spec in judge
     ]
+    chosen = judge_name(accuracy_judge)
     grade_command(
         results,
         settings,
+        accuracy_judge=chosen,
         systems=systems,
         limit=limit,
         console=console,
         progress_console=err,
         progress_bar=calls_bar,
     )
-    refresh_report(results)
+    refresh_report(results, accuracy_judge=chosen)
 
 
 @app.command()
 @handle_errors
 def judges(
     results: Annotated[Path, typer.Argument(help="A results directory with grades")],
+    accuracy_judge: AccuracyJudge = None,
 ) -> None:
     """Agreement (percent, kappa) and leniency of every pair of judges, and of the hand grades."""
     from ragmeter.cli.answer_views import judges_command
 
-    judges_command(results, console=console)
+    judges_command(results, accuracy_judge=judge_name(accuracy_judge), console=console)
 
 
 @app.command()

@@ -223,13 +223,13 @@ def _main(
 REPORT_STATUS = "Building the HTML report (the first one also builds the chart bundle: ~10 s)"
 
 
-def refresh_report(results: Path) -> None:
+def refresh_report(results: Path, accuracy_judge: str | None = None) -> None:
     """Rewrite the HTML report of a results directory, when the report extra is installed."""
     from ragmeter.report.html import ReportDependencyError, write_report
 
     try:
         with progress.status(REPORT_STATUS):
-            path = write_report(results)
+            path = write_report(results, accuracy_judge=accuracy_judge)
     except ReportDependencyError:
         where = escape(shlex.quote(str(results)))
         hint(f"HTML report: pip install 'ragmeter\\[report]', then: ragmeter report {where}")
@@ -252,6 +252,30 @@ OldModelOptions = Annotated[
     list[str] | None,
     typer.Option("--model-option", hidden=True, help="Deprecated: use --option"),
 ]
+
+
+AccuracyJudge = Annotated[
+    str | None,
+    typer.Option(
+        "--accuracy-judge",
+        help=(
+            "The judge whose grades give answer accuracy (default: \\[answers] judge in the "
+            "run's config.toml, else the one `grade --accuracy-judge` recorded, else the first)"
+        ),
+        metavar="NAME",
+        show_default=False,
+    ),
+]
+
+
+def judge_name(value: str | None) -> str | None:
+    """An ``--accuracy-judge`` value as grades are saved under it (``gguf:PATH`` keeps the
+    file name, as ``--judge`` does); ``None`` when not given."""
+    if value is None or not value.strip():
+        return None
+    from ragmeter.llm.settings import model_label
+
+    return model_label(value)
 
 
 def old_name(new: str | None, old: str | None, new_flag: str, old_flag: str) -> str | None:

@@ -16,6 +16,7 @@ from ragmeter import checks, chunking, stats, verdicts
 from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import (
     REPORT_STATUS,
+    AccuracyJudge,
     _csv,
     _ints,
     app,
@@ -23,6 +24,7 @@ from ragmeter.cli.app import (
     example_dir,
     handle_errors,
     hint,
+    judge_name,
     plural,
     refresh_report,
     warn,
@@ -143,12 +145,13 @@ def report(
     results: Annotated[Path, typer.Argument(help="A results directory")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="HTML file to write")] = None,
     open_: Annotated[bool, typer.Option("--open", help="Open it in the browser")] = False,
+    accuracy_judge: AccuracyJudge = None,
 ) -> None:
     """Write one self-contained HTML report (opens offline) of a results directory."""
     from ragmeter.report.html import write_report
 
     with status(REPORT_STATUS):
-        path = write_report(results, out)
+        path = write_report(results, out, accuracy_judge=judge_name(accuracy_judge))
     console.print(Text.assemble("Report: ", (str(path), "bold")))
     if open_:
         import webbrowser

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter import stats
+from ragmeter.errors import InputError
 from ragmeter.report.common import GRADE_LABELS, RATIO, SHARE, _est
 from ragmeter.results import Results
 
@@ -59,6 +60,11 @@ def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] |
 
     figures = answer_figures(results, judge=judge)
     if figures is None:
+        if judge is not None:
+            raise InputError(
+                f"{results.path}: no answers graded yet, so no judge {judge!r} to give "
+                "accuracy; run `ragmeter answer` and `ragmeter grade` first"
+            )
         return None
     report, aset = figures.report, figures.answers
     accuracy, cross = [], []

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import json
 import math
 import os
 import re
@@ -41,6 +40,7 @@ import httpx
 
 from ragmeter.errors import BadServerReply, InputError
 from ragmeter.http import post_json
+from ragmeter.io import read_jsonl
 from ragmeter.retrieval.base import Hit, SpanRetriever
 from ragmeter.retrieval.trec import read_run_lines
 
@@ -151,10 +151,10 @@ def _sniff_format(path: Path) -> str:
     if path.suffix.lower() in JSONL_SUFFIXES:
         return "jsonl"
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, "rb") as fh:
             for line in fh:
                 if line.strip():
-                    return "jsonl" if line.lstrip().startswith("{") else "trec"
+                    return "jsonl" if line.lstrip().startswith(b"{") else "trec"
     except OSError as exc:
         raise InputError(f"cannot read run file {path}: {exc.strerror or exc}") from None
     return "trec"
@@ -198,40 +198,29 @@ def read_ranked_jsonl(path: str | os.PathLike[str]) -> dict[str, list[tuple[Any,
     the list order is the ranking.
     """
     path = Path(path)
-    try:
-        fh = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read run file {path}: {exc.strerror or exc}") from None
     out: dict[str, list[tuple[Any, float, str]]] = {}
-    with fh:
-        for n, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            where = f"{path}:{n}"
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{where}: malformed JSON ({exc.msg})") from None
-            if not isinstance(obj, dict) or "qid" not in obj or "ranked" not in obj:
-                raise InputError(f'{where}: each line needs "qid" and "ranked"')
-            qid, ranked = str(obj["qid"]), obj["ranked"]
-            if not isinstance(ranked, list):
-                raise InputError(f'{where}: "ranked" must be a list')
-            if qid in out:
-                raise InputError(f"{where}: question {qid!r} appears on two lines")
-            parsed = [_parse_ranked_entry(e, where) for e in ranked]
-            with_scores = sum(s is not None for _, s in parsed)
-            if with_scores not in (0, len(parsed)):
-                raise InputError(f"{where}: give a score for every entry or for none")
-            seen: set = set()
-            rows = []
-            for i, (item, score) in enumerate(parsed):
-                key = tuple(item) if isinstance(item, list) else item
-                if key in seen:
-                    raise InputError(f"{where}: {item!r} is ranked twice")
-                seen.add(key)
-                rows.append((item, float(len(parsed) - i) if score is None else score, where))
-            out[qid] = rows
+    for n, obj in read_jsonl(path):
+        where = f"{path}:{n}"
+        if "qid" not in obj or "ranked" not in obj:
+            raise InputError(f'{where}: each line needs "qid" and "ranked"')
+        qid, ranked = str(obj["qid"]), obj["ranked"]
+        if not isinstance(ranked, list):
+            raise InputError(f'{where}: "ranked" must be a list')
+        if qid in out:
+            raise InputError(f"{where}: question {qid!r} appears on two lines")
+        parsed = [_parse_ranked_entry(e, where) for e in ranked]
+        with_scores = sum(s is not None for _, s in parsed)
+        if with_scores not in (0, len(parsed)):
+            raise InputError(f"{where}: give a score for every entry or for none")
+        seen: set = set()
+        rows = []
+        for i, (item, score) in enumerate(parsed):
+            key = tuple(item) if isinstance(item, list) else item
+            if key in seen:
+                raise InputError(f"{where}: {item!r} is ranked twice")
+            seen.add(key)
+            rows.append((item, float(len(parsed) - i) if score is None else score, where))
+        out[qid] = rows
     return out
 
 

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragmeter.errors import InputError
+from ragmeter.qrels import Run, decode_ids
+from ragmeter.qrels import read_qrels as _read_qrels
+from ragmeter.qrels import read_run as _read_run
 from ragmeter.retrieval.base import Ranking
 
 PathLike = str | os.PathLike[str]
@@ -96,63 +99,45 @@ def write_run(
 
 @dataclass(frozen=True, slots=True)
 class RunLine:
-    """One parsed line of a run file."""
+    """One line of a run file, as :func:`read_run_lines` returns it."""
 
     line: int
     qid: str
     item: str
     rank: int
     score: float
-    tag: str
-
-
-def iter_run(path: PathLike) -> Iterator[RunLine]:
-    """Parse a TREC run file line by line; errors name the file and line."""
-    path = Path(path)
-    try:
-        fh = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read run file {path}: {exc.strerror or exc}") from None
-    with fh:
-        for n, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            fields = raw.split()
-            where = f"{path}:{n}"
-            if len(fields) < 6:
-                raise InputError(
-                    f"{where}: expected 6 fields 'qid Q0 docid rank score tag', found {len(fields)}"
-                )
-            # fields after the sixth are ignored, as trec_eval ignores them
-            qid, _q0, item, rank_s, score_s, tag = fields[:6]
-            try:
-                rank = int(rank_s)
-            except ValueError:
-                raise InputError(f"{where}: rank {rank_s!r} is not an integer") from None
-            try:
-                score = float(score_s)
-            except ValueError:
-                raise InputError(f"{where}: score {score_s!r} is not a number") from None
-            if not math.isfinite(score):
-                raise InputError(f"{where}: score {score_s!r} is not a finite number")
-            yield RunLine(n, qid, item, rank, score, tag)
 
 
 def read_run_lines(path: PathLike) -> dict[str, list[RunLine]]:
-    """Parsed lines per question, ordered by score (highest first), then rank,
-    then file order. An item listed twice for one question is an error naming
-    both lines."""
+    """Parsed lines per question (in the order questions first appear), ordered by
+    score (highest first), then rank, then file order.
+
+    The file is parsed by :func:`ragmeter.qrels.read_run` (the one TREC run reader:
+    6 or more fields per line, fields after the sixth ignored, ``.gz`` read as such);
+    every bad line is a one-line error naming the file and line. An item listed twice
+    for one question is an error naming both lines.
+    """
+    path = Path(path)
+    run: Run = _read_run(path, format="trec")
+    assert run.rank is not None  # read with ranks
     grouped: dict[str, list[RunLine]] = {}
     first: dict[tuple[str, str], int] = {}
-    for rl in iter_run(path):
-        key = (rl.qid, rl.item)
+    lines = zip(
+        decode_ids(run.qid, run.source, "run"),
+        decode_ids(run.doc, run.source, "run"),
+        run.rank.tolist(),
+        run.score.tolist(),
+        run.line.tolist(),
+        strict=True,
+    )
+    for qid, item, rank, score, line in lines:
+        key = (qid, item)
         if key in first:
             raise InputError(
-                f"{path}:{rl.line}: {rl.item!r} already listed for question "
-                f"{rl.qid!r} on line {first[key]}"
+                f"{path}:{line}: {item!r} already listed for question {qid!r} on line {first[key]}"
             )
-        first[key] = rl.line
-        grouped.setdefault(rl.qid, []).append(rl)
+        first[key] = line
+        grouped.setdefault(qid, []).append(RunLine(line, qid, item, rank, score))
     return {
         qid: sorted(rows, key=lambda r: (-r.score, r.rank, r.line)) for qid, rows in grouped.items()
     }
@@ -165,29 +150,9 @@ def read_run(path: PathLike) -> dict[str, list[tuple[str, float]]]:
 
 
 def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
-    """``{qid: {item_id: grade}}`` from a TREC qrels file."""
-    path = Path(path)
-    out: dict[str, dict[str, int]] = {}
-    try:
-        fh = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read qrels file {path}: {exc.strerror or exc}") from None
-    with fh:
-        for n, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            fields = raw.split()
-            if len(fields) != 4:
-                raise InputError(
-                    f"{path}:{n}: expected 4 fields 'qid 0 docid grade', found {len(fields)}"
-                )
-            qid, _it, item, grade_s = fields
-            try:
-                grade = int(grade_s)
-            except ValueError:
-                raise InputError(f"{path}:{n}: grade {grade_s!r} is not an integer") from None
-            out.setdefault(qid, {})[item] = grade
-    return out
+    """``{qid: {item_id: grade}}`` from a TREC qrels file (or a BEIR qrels TSV), parsed
+    by :func:`ragmeter.qrels.read_qrels`; a judgment given twice keeps the last."""
+    return _read_qrels(path, format="trec").to_dict()
 
 
 def ranking_to_run(
