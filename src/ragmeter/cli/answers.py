@@ -10,6 +10,8 @@ import typer
 from ragmeter.cli.app import (
     MODEL_SPEC,
     AccuracyJudge,
+    CallEngine,
+    CallEngineAddress,
     ModelOptions,
     app,
     console,
@@ -29,6 +31,31 @@ Timeout = Annotated[float, typer.Option(help="Seconds per call")]
 ReplyCachePath = Annotated[Path | None, typer.Option(help="Reply cache (default in answers/)")]
 
 
+def _settings(
+    spec: str,
+    option: list[str] | None,
+    cache: Path | None,
+    concurrency: int,
+    timeout: float,
+    max_tokens: int,
+    engine: str,
+    engine_address: str,
+):
+    """The reader's or a judge's :class:`ragmeter.llm.CallSettings` from the options."""
+    from ragmeter.llm import CallSettings
+
+    return CallSettings(
+        spec,
+        options=model_options(option),
+        cache=cache,
+        concurrency=concurrency,
+        timeout_s=timeout,
+        max_tokens=max_tokens,
+        engine=engine,
+        engine_address=engine_address,
+    )
+
+
 @app.command()
 @handle_errors
 def answer(
@@ -42,18 +69,14 @@ def answer(
     max_tokens: MaxTokens = 256,
     timeout: Timeout = 120.0,
     cache: ReplyCachePath = None,
+    engine: CallEngine = "local",
+    engine_address: CallEngineAddress = "auto",
 ) -> None:
     """A reader model answers each question from its top k items (cached, resumable)."""
     from ragmeter.cli.answer_views import answer_command
-    from ragmeter.llm import CallSettings
 
-    settings = CallSettings(
-        reader,
-        options=model_options(option),
-        cache=cache,
-        concurrency=concurrency,
-        timeout_s=timeout,
-        max_tokens=max_tokens,
+    settings = _settings(
+        reader, option, cache, concurrency, timeout, max_tokens, engine, engine_address
     )
     answer_command(
         results,
@@ -83,20 +106,14 @@ def grade(
     max_tokens: MaxTokens = 256,
     timeout: Timeout = 120.0,
     cache: ReplyCachePath = None,
+    engine: CallEngine = "local",
+    engine_address: CallEngineAddress = "auto",
 ) -> None:
     """Judge models grade each answer correct / partial / wrong against the answer key."""
     from ragmeter.cli.answer_views import grade_command
-    from ragmeter.llm import CallSettings
 
     settings = [
-        CallSettings(
-            spec,
-            options=model_options(option),
-            cache=cache,
-            concurrency=concurrency,
-            timeout_s=timeout,
-            max_tokens=max_tokens,
-        )
+        _settings(spec, option, cache, concurrency, timeout, max_tokens, engine, engine_address)
         for spec in judge
     ]
     chosen = judge_name(accuracy_judge)

@@ -254,6 +254,24 @@ OldModelOptions = Annotated[
 ]
 
 
+CallEngine = Annotated[
+    str,
+    typer.Option(
+        "--engine",
+        help="local (default) or ray: where model calls run (ray: an actor pool, replies "
+        "cached here as they come back)",
+    ),
+]
+CallEngineAddress = Annotated[
+    str,
+    typer.Option(
+        "--engine-address",
+        help='Ray cluster address: "auto" (default: the cluster this machine is in), '
+        'ray://HOST:10001, or "" to start Ray here',
+    ),
+]
+
+
 AccuracyJudge = Annotated[
     str | None,
     typer.Option(

@@ -9,6 +9,8 @@ import typer
 
 from ragmeter.cli.app import (
     MODEL_SPEC,
+    CallEngine,
+    CallEngineAddress,
     ModelOptions,
     OldModelOptions,
     _csv,
@@ -49,12 +51,20 @@ def questions_generate(
     ] = None,
     option: ModelOptions = None,
     model_option: OldModelOptions = None,
+    engine: CallEngine = "local",
+    engine_address: CallEngineAddress = "auto",
 ) -> None:
     """Write one question per passage with a chat model (cached, resumable)."""
     from ragmeter.llm import CallSettings
     from ragmeter.questions import generate_file
 
-    settings = CallSettings(model, options=model_options(option, model_option), cache=cache)
+    settings = CallSettings(
+        model,
+        options=model_options(option, model_option),
+        cache=cache,
+        engine=engine,
+        engine_address=engine_address,
+    )
     with calls_bar() as progress:
         result = generate_file(
             corpus,
@@ -104,6 +114,8 @@ def questions_audit(
     model_option: OldModelOptions = None,
     seed: Annotated[int, typer.Option(help="Bootstrap seed of the copy-ratio interval")] = 1,
     rounds: int = 10_000,
+    engine: CallEngine = "local",
+    engine_address: CallEngineAddress = "auto",
 ) -> None:
     """Flag copied, restated, context-dependent, misstated and duplicate questions."""
     from ragmeter.cli.question_views import audit_table
@@ -117,7 +129,12 @@ def questions_audit(
         out, name = results / "audit", "flags"
     settings = None
     if model is not None:
-        settings = CallSettings(model, options=model_options(option, model_option))
+        settings = CallSettings(
+            model,
+            options=model_options(option, model_option),
+            engine=engine,
+            engine_address=engine_address,
+        )
     with calls_bar() as progress:
         flagged, summary, paths = audit_files(
             testset,
