@@ -493,3 +493,42 @@ def test_cli_engine_option_is_checked_and_local_runs(tmp_path):
     )  # fmt: skip
     assert ok.exit_code == 0, ok.output
     assert (tmp_path / "ok" / "summary.json").is_file()
+
+
+# --------------------------------------------------------------------------- intervals
+
+
+def test_summary_unchanged_on_the_example():
+    """Intervals, comparisons and sample sizes of a whole summary, recorded before the
+    bootstrap draws were shared between calls (sha256 prefix of the canonical JSON)."""
+    import json
+
+    from ragmeter import stats
+    from ragmeter.results import summarize_run
+
+    docs = load_corpus(EXAMPLE / "posts")
+    testset = load_testset(EXAMPLE / "questions.jsonl", docs)
+    cfg = Config(strategies=("sentence", "fixed", "whole"), ks=(1, 3, 5), rounds=2000, seed=7)
+    run = run_search(cfg, docs, testset)
+    for _ in range(2):  # the second summary reads every draw from the cache
+        summary = summarize_run(run)
+        digest = hashlib.sha256(json.dumps(summary, sort_keys=True).encode()).hexdigest()
+        assert digest[:24] == "4b9f76a517607b655abe3b50"
+    assert stats._DRAWS._items  # the draws were kept
+
+
+def test_shared_draws_equal_fresh_draws_and_stay_bounded(monkeypatch):
+    from ragmeter import stats
+
+    monkeypatch.setattr(stats, "_DRAWS", stats._DrawCache(max_bytes=3 * 50 * 2))
+    fresh = stats._mulberry32_indices(5, 50 * 3, 0, 50).reshape(3, 50)
+    first = stats.resample_indices(50, 3, seed=5)
+    again = stats.resample_indices(50, 3, seed=5)
+    assert np.array_equal(first, fresh) and np.array_equal(again, fresh)
+    again[0, 0] += 1  # a caller's copy: the cache is not changed through it
+    assert np.array_equal(stats.resample_indices(50, 3, seed=5), fresh)
+    other = stats.resample_indices(50, 3, seed=6)  # evicts seed 5 (bound: one entry)
+    assert np.array_equal(other, stats._mulberry32_indices(6, 150, 0, 50).reshape(3, 50))
+    assert list(stats._DRAWS._items) == [(6, 50, 3, 0)]
+    big = stats.resample_indices(50, 4, seed=5)  # larger than the bound: never kept
+    assert big.shape == (4, 50) and list(stats._DRAWS._items) == [(6, 50, 3, 0)]

@@ -152,11 +152,53 @@ def resample_indices(n: int, rounds: int, seed: Seed = 1) -> np.ndarray:
     return _draw_indices(n, n, rounds, seed, 0)
 
 
+class _DrawCache:
+    """The last few blocks of bootstrap draws (``m = n``), kept as small integers.
+
+    A summary bootstraps every metric, every comparison and the first sample-size row with
+    the same seed, the same questions and the same rounds, so it needs the same draws
+    dozens of times; they are a pure function of ``(seed, n, rows, row0)``, so each block
+    is generated once and handed out again. Entries hold ``uint16`` or ``uint32`` indices
+    (never more than :data:`_DRAW_CACHE_BYTES` in all); callers get a fresh ``intp`` copy.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._items: dict[tuple[int, int, int, int], np.ndarray] = {}
+
+    def get(self, key: tuple[int, int, int, int]) -> np.ndarray | None:
+        found = self._items.pop(key, None)
+        if found is not None:
+            self._items[key] = found  # most recently used last
+        return found
+
+    def put(self, key: tuple[int, int, int, int], idx: np.ndarray, n: int) -> None:
+        small = idx.astype(np.uint16 if n <= 1 << 16 else np.uint32)
+        if small.nbytes > self.max_bytes:
+            return
+        self._items[key] = small
+        while sum(a.nbytes for a in self._items.values()) > self.max_bytes:
+            del self._items[next(iter(self._items))]
+
+
+# Bootstrap draws kept between calls: 10,000 rounds of up to ~1,500 questions.
+_DRAW_CACHE_BYTES = 32 << 20
+_DRAWS = _DrawCache(_DRAW_CACHE_BYTES)
+
+
 def _draw_indices(n: int, m: int, rows: int, seed: Seed, row0: int) -> np.ndarray:
     """Rows ``row0 .. row0+rows-1`` of a resample drawing ``m`` of ``n`` questions a round."""
     if isinstance(seed, np.random.Generator):
         return seed.integers(0, n, size=(rows, m))
-    return _mulberry32_indices(seed, rows * m, row0 * m, n).reshape(rows, m)
+    if m != n:  # sample-size rows: each size is drawn once per series
+        return _mulberry32_indices(seed, rows * m, row0 * m, n).reshape(rows, m)
+    key = (int(seed), n, rows, row0)
+    cached = _DRAWS.get(key)
+    if cached is not None:
+        return cached.astype(np.intp).reshape(rows, m)
+    idx = _mulberry32_indices(seed, rows * m, row0 * m, n)
+    _DRAWS.put(key, idx, n)
+    return idx.reshape(rows, m)
 
 
 def _index_blocks(n: int, m: int, rounds: int, seed: Seed) -> Iterator[tuple[int, np.ndarray]]:
