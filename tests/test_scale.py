@@ -313,6 +313,26 @@ def test_token_pattern_equals_bm25s_pattern(text):
     assert bm25_mod._TOKEN.findall(low) == re.findall(r"(?u)\b\w\w+\b", low)
 
 
+_WORDY = st.text(
+    st.one_of(
+        st.sampled_from("ab_1 .\n\u00e9\u0130\u03a3\u65e5\u200b\u00a0"),
+        st.characters(codec="utf-8"),
+        st.characters(min_codepoint=0x10000),  # astral: letters, digits, symbols
+        st.characters(categories=["Cs"]),  # lone surrogates
+    ),
+    max_size=50,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_WORDY)
+def test_word_runs_are_the_token_pattern_matches(text):
+    starts, words = bm25_mod._word_runs(text)
+    found = list(bm25_mod._TOKEN.finditer(text))
+    assert words == [m.group() for m in found]
+    assert starts.tolist() == [m.start() for m in found]
+
+
 def _bm25s_reference(texts, stopwords="en", k1=1.5, b=0.75):
     tok = bm25s.tokenize(list(texts), stopwords=stopwords, show_progress=False)
     model = bm25s.BM25(k1=k1, b=b)

@@ -8,8 +8,10 @@ same vocabulary order and bit-for-bit the same score matrix (tested against
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 import bm25s
@@ -77,11 +79,11 @@ def build_scores(
             "indptr": np.zeros(n_vocab + 1, np.int64),
             "num_docs": n_docs,
         }
-    key = np.repeat(np.arange(n_docs, dtype=np.int64) * n_vocab, lengths)
-    key += ids
-    pairs, tf = np.unique(key, return_counts=True)  # by (doc, token)
+    key = ids.astype(np.int64) * n_docs  # (token, document) pairs; sorted below: CSC order
+    key += np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+    pairs, tf = np.unique(key, return_counts=True)
     del key
-    d, v = np.divmod(pairs, n_vocab)
+    v, d = np.divmod(pairs, n_docs)
     del pairs
     df = np.bincount(v, minlength=n_vocab)
     idf = np.zeros(n_vocab, dtype=np.float32)
@@ -93,12 +95,11 @@ def build_scores(
     denom = k1 * ((1 - b) + b * lengths / l_avg)
     tf64 = tf.astype(np.float32).astype(np.float64)
     values = (idf[v] * (tf64 / (denom[d] + tf64))).astype(np.float32)
-    order = np.lexsort((d, v))  # CSC: by token, then document
     indptr = np.zeros(n_vocab + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
     return {
-        "data": values[order],
-        "indices": d[order].astype(np.int32),
+        "data": values,
+        "indices": d.astype(np.int32),
         "indptr": indptr,
         "num_docs": n_docs,
     }
@@ -116,7 +117,8 @@ class _TokenTable:
 
     def __init__(self, stopwords: str | Sequence[str] | None) -> None:
         self.stop = frozenset(_infer_stopwords(stopwords) if stopwords else ())
-        self.ids: dict[str, int] = {}  # token -> global id
+        # token -> global id; a new token gets the next id as it is first looked up
+        self.ids: defaultdict[str, int] = defaultdict(itertools.count().__next__)
         self.tokens: list[str] = []  # global id -> token
         self.is_stop: list[bool] = []
         self._docs: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
@@ -128,36 +130,55 @@ class _TokenTable:
         low = text.lower()
         found = None
         if len(low) == len(text):
-            toks = _TOKEN.findall(low)
-            starts, lengths = _word_runs(low)
-            if len(starts) == len(toks) and int(lengths.sum()) == sum(map(len, toks)):
-                ids, tokens, is_stop, stop = self.ids, self.tokens, self.is_stop, self.stop
-                for w in dict.fromkeys(toks):
-                    if w not in ids:
-                        ids[w] = len(tokens)
-                        tokens.append(w)
-                        is_stop.append(w in stop)
-                gids = np.fromiter(map(ids.__getitem__, toks), dtype=np.int32, count=len(toks))
-                # int32 (a document below 2**31 characters): 8 bytes a token for the run
-                found = (starts.astype(np.int32), gids) if len(text) < 2**31 else (starts, gids)
+            starts, words = _word_runs(low)
+            known = len(self.tokens)
+            # every new word gets the next id as it is first met: one pass, in C
+            gids = np.fromiter(map(self.ids.__getitem__, words), dtype=np.int32, count=len(words))
+            if len(self.ids) > known:
+                new = list(itertools.islice(self.ids, known, None))
+                self.tokens.extend(new)
+                self.is_stop.extend(w in self.stop for w in new)
+            # int32 (a document below 2**31 characters): 8 bytes a token for the run
+            found = (starts.astype(np.int32), gids) if len(text) < 2**31 else (starts, gids)
         self._docs[text] = found
         return found
 
 
-def _word_runs(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """Starts and lengths of the runs of two or more ``\\w`` characters of ``text``."""
+def _word_table(limit: int) -> np.ndarray:
+    """``table[c]``: whether ``re``'s ``\\w`` matches code point ``c`` (``str.isalnum()`` or
+    ``"_"``), for every code point below ``limit``."""
+    table = np.fromiter((chr(c).isalnum() for c in range(limit)), dtype=bool, count=limit)
+    table[95] = True
+    return table
+
+
+_BMP = 0x10000
+_BMP_WORD: list[np.ndarray] = []  # the table of the basic plane, made on first use
+
+
+def _word_runs(text: str) -> tuple[np.ndarray, list[str]]:
+    """Starts and texts of the runs of two or more ``\\w`` characters of ``text``: the
+    matches of :data:`_TOKEN`, found with numpy over the code points and ``str.split``."""
     if not text:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.zeros(0, np.int64), []
+    if not _BMP_WORD:
+        _BMP_WORD.append(_word_table(_BMP))
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    present = np.flatnonzero(np.bincount(cps))
-    table = np.zeros(int(present[-1]) + 1, dtype=bool)
-    # re's \w on str: str.isalnum() or "_" (checked for the code points present only)
-    table[present] = [chr(c).isalnum() or c == 95 for c in present.tolist()]
-    edges = np.diff(table[cps].view(np.int8), prepend=np.int8(0), append=np.int8(0))
+    word = _BMP_WORD[0][np.minimum(cps, _BMP - 1)]
+    astral = np.flatnonzero(cps >= _BMP)
+    if len(astral):
+        word[astral] = [chr(c).isalnum() for c in cps[astral].tolist()]
+    edges = np.diff(word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
     starts = np.flatnonzero(edges == 1)
     lengths = np.flatnonzero(edges == -1) - starts
-    keep = lengths >= 2
-    return starts[keep], lengths[keep]
+    single = lengths == 1
+    if single.any():
+        word[starts[single]] = False
+        starts = starts[~single]
+    # Every other character made a space: str.split() then yields exactly the runs of two
+    # or more (no \w character is whitespace).
+    spaced = np.where(word, cps, np.uint32(32)).tobytes().decode("utf-32-le", "surrogatepass")
+    return starts, spaced.split()
 
 
 def _chunk_tokens(
