@@ -465,6 +465,37 @@ def test_local_engine_keeps_task_order(workers):
     assert eng.describe() == {"kind": "local", "workers": workers}
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_engine_runs_meanwhile_once_and_keeps_order(workers):
+    calls = []
+    out = engine.LocalEngine(workers=workers).map(
+        _square, range(5), meanwhile=lambda: calls.append("meanwhile")
+    )
+    assert out == [0, 1, 4, 9, 16] and calls == ["meanwhile"]
+
+
+def test_prepare_sentences_runs_meanwhile_even_with_nothing_to_segment():
+    calls = []
+    text = "One sentence. Another one.\n\nA paragraph."
+    prepare_sentences([text], engine.LocalEngine(1), meanwhile=lambda: calls.append(1))
+    prepare_sentences([text], engine.LocalEngine(1), meanwhile=lambda: calls.append(2))
+    assert calls == [1, 2]
+
+
+def test_prepared_documents_index_as_before():
+    texts = {"a": "Alpha beta gamma. Beta again!\n\nDelta", "b": "gamma delta delta"}
+    chunks = [Chunk("a", 0, 17, texts["a"][0:17]), Chunk("a", 18, 37, texts["a"][18:37])]
+    chunks.append(Chunk("b", 0, 17, texts["b"]))
+    plain, prepared = BM25Retriever(), BM25Retriever()
+    plain.index([c.text for c in chunks])
+    prepared.prepare_documents(texts)
+    assert prepared._table is not None and len(prepared._table._docs) == 2
+    prepared.index_chunks(chunks, texts)
+    for q in ["beta delta", "gamma"]:
+        a, b = plain.rank([q], 3), prepared.rank([q], 3)
+        assert a.ids.tolist() == b.ids.tolist() and a.scores.tolist() == b.scores.tolist()
+
+
 def test_engine_settings_are_checked(monkeypatch, tmp_path):
     with pytest.raises(InputError, match="unknown engine kind"):
         engine.make_engine("spark")

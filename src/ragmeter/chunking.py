@@ -271,6 +271,7 @@ def prepare_sentences(
     texts: Iterable[str],
     engine: Any = None,
     progress: Callable[[int, int], None] | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> int:
     """Segment the sentences of every text not yet in the run cache, all in one pass.
 
@@ -278,7 +279,9 @@ def prepare_sentences(
     this is exact), and when there are at least :data:`PARALLEL_MIN_CHARS` characters to
     segment the paragraphs are spread over worker processes (``engine``: a
     :mod:`ragmeter.engine` engine, the local one by default) in a fixed order, so the result
-    never depends on the number of workers. Returns the number of characters segmented.
+    never depends on the number of workers. ``meanwhile()``, if given, runs in this process
+    while the workers segment (or first, when there are none). Returns the number of
+    characters segmented.
     """
     from ragmeter import engine as engines
 
@@ -287,6 +290,8 @@ def prepare_sentences(
         if text not in todo and not _CACHE.has(text):
             todo[text] = _segment.paragraphs(text)
     if not todo:
+        if meanwhile is not None:
+            meanwhile()
         return 0
     unique: dict[str, int] = {}
     for paras in todo.values():
@@ -298,8 +303,10 @@ def prepare_sentences(
     eng = engine if engine is not None else engines.default_engine()
     batches = _batches(order, BATCH_CHARS)
     if chars >= PARALLEL_MIN_CHARS and len(batches) > 1 and eng.workers > 1:
-        results = eng.map(_segment.segment_batch, batches, progress=progress)
+        results = eng.map(_segment.segment_batch, batches, progress=progress, meanwhile=meanwhile)
     else:
+        if meanwhile is not None:
+            meanwhile()
         results = []
         for i, batch in enumerate(batches):
             results.append(_segment.segment_batch(batch))

@@ -283,6 +283,14 @@ class BM25Retriever(Retriever):
     def index(self, texts: Sequence[str]) -> None:
         self._build(texts, tokenize(texts, self.stopwords))
 
+    def prepare_documents(self, documents: Mapping[str, str]) -> None:
+        """Tokenize each document of ``documents`` (id -> text) now, for the strategies of
+        the run to come (:meth:`index_chunks` would otherwise do it on first use)."""
+        if self._table is None:
+            self._table = _TokenTable(self.stopwords)
+        for text in documents.values():
+            self._table.doc(text)
+
     def index_chunks(self, chunks: Sequence, documents: Mapping[str, str]) -> None:
         """Index ``[c.text for c in chunks]``, exactly as :meth:`index` would, but tokenize
         each document of ``documents`` (id -> text) once for all the strategies of a run."""
