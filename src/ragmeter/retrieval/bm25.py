@@ -79,27 +79,45 @@ def build_scores(
             "indptr": np.zeros(n_vocab + 1, np.int64),
             "num_docs": n_docs,
         }
-    key = ids.astype(np.int64) * n_docs  # (token, document) pairs; sorted below: CSC order
-    key += np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-    pairs, tf = np.unique(key, return_counts=True)
-    del key
+    # (token, document) keys sorted in place: CSC order; each distinct key once, with its count
+    key = ids.astype(np.int64)
+    key *= n_docs
+    key += np.repeat(np.arange(n_docs, dtype=np.int32), lengths)
+    key.sort()
+    first = np.empty(len(key), dtype=bool)
+    first[0] = True
+    np.not_equal(key[1:], key[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    del first
+    tf = np.diff(starts, append=len(key))
+    pairs = key[starts]
+    del key, starts
     v, d = np.divmod(pairs, n_docs)
     del pairs
+    d = d.astype(np.int32)
     df = np.bincount(v, minlength=n_vocab)
     idf = np.zeros(n_vocab, dtype=np.float32)
     for token, count in enumerate(df.tolist()):  # math.log, as bm25s computes it
         if count:
             idf[token] = math.log(1 + (n_docs - count + 0.5) / (count + 0.5))
     l_avg = np.asarray(lengths).mean()
-    # bm25s: tf / (k1 * ((1 - b) + b * l_d / l_avg) + tf), tf float32, the rest float64
+    # bm25s: idf * (tf / (k1 * ((1 - b) + b * l_d / l_avg) + tf)), tf float32, the rest
+    # float64 (in place, same operations: x + tf, tf / x, then x * idf)
     denom = k1 * ((1 - b) + b * lengths / l_avg)
     tf64 = tf.astype(np.float32).astype(np.float64)
-    values = (idf[v] * (tf64 / (denom[d] + tf64))).astype(np.float32)
+    del tf
+    values = denom[d]
+    values += tf64
+    np.divide(tf64, values, out=values)
+    del tf64
+    values *= idf[v]
+    del v
+    values = values.astype(np.float32)
     indptr = np.zeros(n_vocab + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
     return {
         "data": values,
-        "indices": d.astype(np.int32),
+        "indices": d,
         "indptr": indptr,
         "num_docs": n_docs,
     }
@@ -120,11 +138,15 @@ class _TokenTable:
         # token -> global id; a new token gets the next id as it is first looked up
         self.ids: defaultdict[str, int] = defaultdict(itertools.count().__next__)
         self.tokens: list[str] = []  # global id -> token
-        self.is_stop: list[bool] = []
+        self.is_stop = np.zeros(0, dtype=bool)  # global id -> a stop word?
         self._docs: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
 
     def doc(self, text: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(token starts, global token ids)`` of ``text``, or ``None`` if not handled."""
+        """``(token starts, global token ids)`` of ``text``, or ``None`` if not handled.
+
+        Stop words are left out here already: a chunk's tokens are then exactly the kept
+        tokens that start inside it.
+        """
         if text in self._docs:
             return self._docs[text]
         low = text.lower()
@@ -137,8 +159,12 @@ class _TokenTable:
             if len(self.ids) > known:
                 new = list(itertools.islice(self.ids, known, None))
                 self.tokens.extend(new)
-                self.is_stop.extend(w in self.stop for w in new)
-            # int32 (a document below 2**31 characters): 8 bytes a token for the run
+                flags = np.fromiter((w in self.stop for w in new), dtype=bool, count=len(new))
+                self.is_stop = np.concatenate((self.is_stop, flags))
+            if self.stop and len(gids):
+                keep = ~self.is_stop[gids]
+                starts, gids = starts[keep], gids[keep]
+            # int32 (a document below 2**31 characters): 8 bytes a kept token for the run
             found = (starts.astype(np.int32), gids) if len(text) < 2**31 else (starts, gids)
         self._docs[text] = found
         return found
@@ -216,21 +242,22 @@ def _chunk_tokens(
         parts.append(gids)
         base += len(gids)
         i = j
-    all_gids = np.concatenate(parts) if parts else np.zeros(0, np.int64)
-    counts = hi - lo
-    total = int(counts.sum())
-    # positions lo[c] .. hi[c]-1 of every chunk c, one after the other (few temporaries:
-    # at a million chunks these arrays are the run's largest)
-    pos = np.repeat(lo - (np.cumsum(counts) - counts), counts)
-    pos += np.arange(total, dtype=np.int64)
+    all_gids = np.concatenate(parts) if parts else np.zeros(0, np.int32)
+    del parts
+    counts = hi - lo  # the chunks' tokens (stop words are out of the table already)
+    # Positions lo[c] .. hi[c]-1 of every chunk c, one after the other, as one running sum:
+    # +1 within a chunk, a jump to lo[c] where chunk c begins. One array, no temporaries (at a
+    # million chunks the token arrays are the run's largest).
+    pos = np.ones(int(counts.sum()), dtype=np.int32 if len(all_gids) < 2**31 else np.int64)
+    nonempty = np.flatnonzero(counts)
+    if len(nonempty):
+        jumps = lo[nonempty]
+        jumps[1:] -= hi[nonempty[:-1]] - 1
+        pos[(np.cumsum(counts) - counts)[nonempty]] = jumps
+        np.cumsum(pos, out=pos)
     gids = all_gids[pos]
     del pos, all_gids
-    owner = np.repeat(np.arange(n, dtype=np.int32), counts)
-    keep = ~np.asarray(table.is_stop, dtype=bool)[gids] if len(gids) else np.zeros(0, bool)
-    gids, owner = gids[keep], owner[keep]
-    del keep
-    lengths = np.bincount(owner, minlength=n).astype(np.int64)
-    del owner
+    lengths = counts
     # bm25s numbers the vocabulary in order of first appearance. Global ids were given in
     # order of first appearance in the documents, which is usually that order already:
     # check it in one pass (each new id is one more than every earlier one), else sort.
