@@ -285,20 +285,22 @@ def prepare_sentences(
     """
     from ragmeter import engine as engines
 
-    todo: dict[str, list[tuple[int, str]]] = {}
+    # Each text as (offset, paragraph number) pairs; only the distinct paragraphs are kept
+    # as strings (a corpus with repeated paragraphs is not copied in full).
+    todo: dict[str, list[tuple[int, int]]] = {}
+    unique: dict[str, int] = {}
     for text in texts:
         if text not in todo and not _CACHE.has(text):
-            todo[text] = _segment.paragraphs(text)
+            todo[text] = [
+                (offset, unique.setdefault(p, len(unique)))
+                for offset, p in _segment.paragraphs(text)
+            ]
     if not todo:
         if meanwhile is not None:
             meanwhile()
         return 0
-    unique: dict[str, int] = {}
-    for paras in todo.values():
-        for _, p in paras:
-            if p not in unique:
-                unique[p] = len(unique)
     order = list(unique)
+    del unique
     chars = sum(map(len, order))
     eng = engine if engine is not None else engines.default_engine()
     batches = _batches(order, BATCH_CHARS)
@@ -312,9 +314,11 @@ def prepare_sentences(
             results.append(_segment.segment_batch(batch))
             if progress is not None:
                 progress(i + 1, len(batches))
+    del order, batches
     found = [flat for part in results for flat in part]
+    del results
     for text, paras in todo.items():
-        firsts = [offset + a for offset, p in paras for a in found[unique[p]][0::2]]
+        firsts = [offset + a for offset, p in paras for a in found[p][0::2]]
         idx = _DocIndex(text)
         _CACHE.put(text, _sentence_word_breaks(idx.starts, idx.ends, np.asarray(firsts, np.int64)))
     return chars

@@ -80,9 +80,9 @@ def build_scores(
             "num_docs": n_docs,
         }
     # (token, document) keys sorted in place: CSC order; each distinct key once, with its count
-    key = ids.astype(np.int64)
+    key = ids.astype(np.int32 if n_docs * n_vocab < 2**31 else np.int64)  # half the memory
     key *= n_docs
-    key += np.repeat(np.arange(n_docs, dtype=np.int32), lengths)
+    key += np.repeat(np.arange(n_docs, dtype=key.dtype), lengths)
     key.sort()
     first = np.empty(len(key), dtype=bool)
     first[0] = True
@@ -94,7 +94,7 @@ def build_scores(
     del key, starts
     v, d = np.divmod(pairs, n_docs)
     del pairs
-    d = d.astype(np.int32)
+    d = d.astype(np.int32, copy=False)
     df = np.bincount(v, minlength=n_vocab)
     idf = np.zeros(n_vocab, dtype=np.float32)
     for token, count in enumerate(df.tolist()):  # math.log, as bm25s computes it
