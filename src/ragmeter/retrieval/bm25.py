@@ -80,18 +80,20 @@ def build_scores(
             "num_docs": n_docs,
         }
     # (token, document) keys sorted in place: CSC order; each distinct key once, with its count
-    key = ids.astype(np.int32 if n_docs * n_vocab < 2**31 else np.int64)  # half the memory
-    key *= n_docs
-    key += np.repeat(np.arange(n_docs, dtype=key.dtype), lengths)
+    kind = np.int32 if n_docs * n_vocab < 2**31 else np.int64  # 32 bits: half the memory
+    key = np.repeat(np.arange(n_docs, dtype=kind), lengths)
+    for a in range(0, len(key), 1 << 20):  # += ids * n_docs, a slice at a time (no temporary)
+        key[a : a + (1 << 20)] += ids[a : a + (1 << 20)].astype(kind) * n_docs
     key.sort()
     first = np.empty(len(key), dtype=bool)
     first[0] = True
     np.not_equal(key[1:], key[:-1], out=first[1:])
     starts = np.flatnonzero(first)
     del first
-    tf = np.diff(starts, append=len(key))
     pairs = key[starts]
-    del key, starts
+    del key
+    tf = np.diff(starts, append=starts.dtype.type(len(ids)))
+    del starts
     v, d = np.divmod(pairs, n_docs)
     del pairs
     d = d.astype(np.int32, copy=False)
