@@ -583,3 +583,20 @@ def test_shared_draws_equal_fresh_draws_and_stay_bounded(monkeypatch):
     assert list(stats._DRAWS._items) == [(6, 50, 3, 0)]
     big = stats.resample_indices(50, 4, seed=5)  # larger than the bound: never kept
     assert big.shape == (4, 50) and list(stats._DRAWS._items) == [(6, 50, 3, 0)]
+
+
+@pytest.mark.parametrize(
+    "sizes", [[7, 14, 28, 56], [56, 7, 28], [5, 10, 20, 20], [7, 21, 14], [3, 1]]
+)
+@pytest.mark.parametrize("block", [100, 1 << 21])  # many blocks, one block
+def test_sample_sizes_from_one_stream_equal_one_stream_per_size(monkeypatch, sizes, block):
+    from ragmeter import stats
+
+    monkeypatch.setattr(stats, "_BLOCK", block)
+    x = np.array([0.1, 1 / 3, 0.5, 0.0, 1.0, 2 / 7, 0.25])  # sums that round: sequential
+    got = stats.sample_size(x, sizes=sizes, rounds=300, seed=3)
+    for row, m in zip(got, sizes, strict=True):
+        means = stats._resampled_means(x[:, None], m, 300, 3)[:, 0]
+        low, high = stats._interval(means, stats._seq_mean(x), x, "percentile", 0.95)
+        assert (row.n, row.low, row.high) == (m, low, high)
+    assert stats._shared_stream_means(x, [7, 21, 14], 300, 3) is None  # 14 does not divide 21

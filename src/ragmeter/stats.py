@@ -726,9 +726,10 @@ def sample_size(
     for m in sizes:
         _check_int(m, "each size", minimum=1)
     observed = _seq_mean(x)
+    shared = _shared_stream_means(x, sizes, rounds, seed)
     rows = []
     for m in sizes:
-        means = _resampled_means(x[:, None], m, rounds, seed)[:, 0]
+        means = shared[m] if shared else _resampled_means(x[:, None], m, rounds, seed)[:, 0]
         low, high = _interval(means, observed, x, "percentile", confidence)
         rows.append(
             SizeRow(
@@ -744,6 +745,37 @@ def sample_size(
             )
         )
     return rows
+
+
+def _shared_stream_means(
+    x: np.ndarray, sizes: Sequence[int], rounds: int, seed: Seed
+) -> dict[int, np.ndarray] | None:
+    """Resampled means for every size of ``sizes`` from one pass over the generator.
+
+    Round ``b`` of size ``m`` uses outputs ``b*m .. (b+1)*m - 1``, so every size reads a
+    prefix of the same stream: when each size divides the largest, blocks of whole rounds
+    of the largest hold whole rounds of every size, and the stream is generated once
+    instead of once per size (same draws, same sums). None when that does not apply.
+    """
+    top = max(sizes)
+    distinct = sorted(set(sizes))
+    if isinstance(seed, np.random.Generator) or len(distinct) < 2 or any(top % m for m in distinct):
+        return None
+    n = x.size
+    values = x[:, None]
+    plans = {m: _plan(values, m) for m in distinct}
+    sums = {m: np.empty((rounds, 1)) for m in distinct}
+    step = max(1, _BLOCK // top)
+    for row0 in range(0, rounds, step):
+        rows = min(step, rounds - row0)
+        first = row0 * top  # a multiple of every size
+        flat = _mulberry32_indices(seed, rows * top, first, n)
+        for m in distinct:
+            b0, b1 = first // m, min(rounds, (first + rows * top) // m)
+            if b1 > b0:
+                idx = flat[: (b1 - b0) * m].reshape(b1 - b0, m)
+                sums[m][b0:b1] = _block_sums(values, idx, *plans[m])
+    return {m: (sums[m] / m)[:, 0] for m in distinct}
 
 
 def _z(p: float) -> float:
