@@ -88,8 +88,8 @@ def test_search_on_ray_equals_local_bit_for_bit(ray_engine, monkeypatch):
     calls = []
     real_map = ray_engine.map
     monkeypatch.setattr(
-        ray_engine, "map", lambda fn, tasks, progress=None: calls.append(len(tasks))
-        or real_map(fn, tasks, progress)
+        ray_engine, "map", lambda fn, tasks, progress=None, meanwhile=None:
+        calls.append(len(tasks)) or real_map(fn, tasks, progress, meanwhile)
     )  # fmt: skip
     monkeypatch.setattr(engine, "make_engine", lambda *a, **k: ray_engine)
     remote = run_search(cfg.with_overrides(engine="ray", engine_address=""), docs, testset)

@@ -313,6 +313,26 @@ def test_token_pattern_equals_bm25s_pattern(text):
     assert bm25_mod._TOKEN.findall(low) == re.findall(r"(?u)\b\w\w+\b", low)
 
 
+_WORDY = st.text(
+    st.one_of(
+        st.sampled_from("ab_1 .\n\u00e9\u0130\u03a3\u65e5\u200b\u00a0"),
+        st.characters(codec="utf-8"),
+        st.characters(min_codepoint=0x10000),  # astral: letters, digits, symbols
+        st.characters(categories=["Cs"]),  # lone surrogates
+    ),
+    max_size=50,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_WORDY)
+def test_word_runs_are_the_token_pattern_matches(text):
+    starts, words = bm25_mod._word_runs(text)
+    found = list(bm25_mod._TOKEN.finditer(text))
+    assert words == [m.group() for m in found]
+    assert starts.tolist() == [m.start() for m in found]
+
+
 def _bm25s_reference(texts, stopwords="en", k1=1.5, b=0.75):
     tok = bm25s.tokenize(list(texts), stopwords=stopwords, show_progress=False)
     model = bm25s.BM25(k1=k1, b=b)
@@ -445,6 +465,37 @@ def test_local_engine_keeps_task_order(workers):
     assert eng.describe() == {"kind": "local", "workers": workers}
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_engine_runs_meanwhile_once_and_keeps_order(workers):
+    calls = []
+    out = engine.LocalEngine(workers=workers).map(
+        _square, range(5), meanwhile=lambda: calls.append("meanwhile")
+    )
+    assert out == [0, 1, 4, 9, 16] and calls == ["meanwhile"]
+
+
+def test_prepare_sentences_runs_meanwhile_even_with_nothing_to_segment():
+    calls = []
+    text = "One sentence. Another one.\n\nA paragraph."
+    prepare_sentences([text], engine.LocalEngine(1), meanwhile=lambda: calls.append(1))
+    prepare_sentences([text], engine.LocalEngine(1), meanwhile=lambda: calls.append(2))
+    assert calls == [1, 2]
+
+
+def test_prepared_documents_index_as_before():
+    texts = {"a": "Alpha beta gamma. Beta again!\n\nDelta", "b": "gamma delta delta"}
+    chunks = [Chunk("a", 0, 17, texts["a"][0:17]), Chunk("a", 18, 37, texts["a"][18:37])]
+    chunks.append(Chunk("b", 0, 17, texts["b"]))
+    plain, prepared = BM25Retriever(), BM25Retriever()
+    plain.index([c.text for c in chunks])
+    prepared.prepare_documents(texts)
+    assert prepared._table is not None and len(prepared._table._docs) == 2
+    prepared.index_chunks(chunks, texts)
+    for q in ["beta delta", "gamma"]:
+        a, b = plain.rank([q], 3), prepared.rank([q], 3)
+        assert a.ids.tolist() == b.ids.tolist() and a.scores.tolist() == b.scores.tolist()
+
+
 def test_engine_settings_are_checked(monkeypatch, tmp_path):
     with pytest.raises(InputError, match="unknown engine kind"):
         engine.make_engine("spark")
@@ -493,3 +544,59 @@ def test_cli_engine_option_is_checked_and_local_runs(tmp_path):
     )  # fmt: skip
     assert ok.exit_code == 0, ok.output
     assert (tmp_path / "ok" / "summary.json").is_file()
+
+
+# --------------------------------------------------------------------------- intervals
+
+
+def test_summary_unchanged_on_the_example():
+    """Intervals, comparisons and sample sizes of a whole summary, recorded before the
+    bootstrap draws were shared between calls (sha256 prefix of the canonical JSON)."""
+    import json
+
+    from ragmeter import stats
+    from ragmeter.results import summarize_run
+
+    docs = load_corpus(EXAMPLE / "posts")
+    testset = load_testset(EXAMPLE / "questions.jsonl", docs)
+    cfg = Config(strategies=("sentence", "fixed", "whole"), ks=(1, 3, 5), rounds=2000, seed=7)
+    run = run_search(cfg, docs, testset)
+    for _ in range(2):  # the second summary reads every draw from the cache
+        summary = summarize_run(run)
+        digest = hashlib.sha256(json.dumps(summary, sort_keys=True).encode()).hexdigest()
+        assert digest[:24] == "4b9f76a517607b655abe3b50"
+    assert stats._DRAWS._items  # the draws were kept
+
+
+def test_shared_draws_equal_fresh_draws_and_stay_bounded(monkeypatch):
+    from ragmeter import stats
+
+    monkeypatch.setattr(stats, "_DRAWS", stats._DrawCache(max_bytes=3 * 50 * 2))
+    fresh = stats._mulberry32_indices(5, 50 * 3, 0, 50).reshape(3, 50)
+    first = stats.resample_indices(50, 3, seed=5)
+    again = stats.resample_indices(50, 3, seed=5)
+    assert np.array_equal(first, fresh) and np.array_equal(again, fresh)
+    again[0, 0] += 1  # a caller's copy: the cache is not changed through it
+    assert np.array_equal(stats.resample_indices(50, 3, seed=5), fresh)
+    other = stats.resample_indices(50, 3, seed=6)  # evicts seed 5 (bound: one entry)
+    assert np.array_equal(other, stats._mulberry32_indices(6, 150, 0, 50).reshape(3, 50))
+    assert list(stats._DRAWS._items) == [(6, 50, 3, 0)]
+    big = stats.resample_indices(50, 4, seed=5)  # larger than the bound: never kept
+    assert big.shape == (4, 50) and list(stats._DRAWS._items) == [(6, 50, 3, 0)]
+
+
+@pytest.mark.parametrize(
+    "sizes", [[7, 14, 28, 56], [56, 7, 28], [5, 10, 20, 20], [7, 21, 14], [3, 1]]
+)
+@pytest.mark.parametrize("block", [100, 1 << 21])  # many blocks, one block
+def test_sample_sizes_from_one_stream_equal_one_stream_per_size(monkeypatch, sizes, block):
+    from ragmeter import stats
+
+    monkeypatch.setattr(stats, "_BLOCK", block)
+    x = np.array([0.1, 1 / 3, 0.5, 0.0, 1.0, 2 / 7, 0.25])  # sums that round: sequential
+    got = stats.sample_size(x, sizes=sizes, rounds=300, seed=3)
+    for row, m in zip(got, sizes, strict=True):
+        means = stats._resampled_means(x[:, None], m, 300, 3)[:, 0]
+        low, high = stats._interval(means, stats._seq_mean(x), x, "percentile", 0.95)
+        assert (row.n, row.low, row.high) == (m, low, high)
+    assert stats._shared_stream_means(x, [7, 21, 14], 300, 3) is None  # 14 does not divide 21

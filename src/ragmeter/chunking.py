@@ -271,6 +271,7 @@ def prepare_sentences(
     texts: Iterable[str],
     engine: Any = None,
     progress: Callable[[int, int], None] | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> int:
     """Segment the sentences of every text not yet in the run cache, all in one pass.
 
@@ -278,36 +279,46 @@ def prepare_sentences(
     this is exact), and when there are at least :data:`PARALLEL_MIN_CHARS` characters to
     segment the paragraphs are spread over worker processes (``engine``: a
     :mod:`ragmeter.engine` engine, the local one by default) in a fixed order, so the result
-    never depends on the number of workers. Returns the number of characters segmented.
+    never depends on the number of workers. ``meanwhile()``, if given, runs in this process
+    while the workers segment (or first, when there are none). Returns the number of
+    characters segmented.
     """
     from ragmeter import engine as engines
 
-    todo: dict[str, list[tuple[int, str]]] = {}
+    # Each text as (offset, paragraph number) pairs; only the distinct paragraphs are kept
+    # as strings (a corpus with repeated paragraphs is not copied in full).
+    todo: dict[str, list[tuple[int, int]]] = {}
+    unique: dict[str, int] = {}
     for text in texts:
         if text not in todo and not _CACHE.has(text):
-            todo[text] = _segment.paragraphs(text)
+            todo[text] = [
+                (offset, unique.setdefault(p, len(unique)))
+                for offset, p in _segment.paragraphs(text)
+            ]
     if not todo:
+        if meanwhile is not None:
+            meanwhile()
         return 0
-    unique: dict[str, int] = {}
-    for paras in todo.values():
-        for _, p in paras:
-            if p not in unique:
-                unique[p] = len(unique)
     order = list(unique)
+    del unique
     chars = sum(map(len, order))
     eng = engine if engine is not None else engines.default_engine()
     batches = _batches(order, BATCH_CHARS)
     if chars >= PARALLEL_MIN_CHARS and len(batches) > 1 and eng.workers > 1:
-        results = eng.map(_segment.segment_batch, batches, progress=progress)
+        results = eng.map(_segment.segment_batch, batches, progress=progress, meanwhile=meanwhile)
     else:
+        if meanwhile is not None:
+            meanwhile()
         results = []
         for i, batch in enumerate(batches):
             results.append(_segment.segment_batch(batch))
             if progress is not None:
                 progress(i + 1, len(batches))
+    del order, batches
     found = [flat for part in results for flat in part]
+    del results
     for text, paras in todo.items():
-        firsts = [offset + a for offset, p in paras for a in found[unique[p]][0::2]]
+        firsts = [offset + a for offset, p in paras for a in found[p][0::2]]
         idx = _DocIndex(text)
         _CACHE.put(text, _sentence_word_breaks(idx.starts, idx.ends, np.asarray(firsts, np.int64)))
     return chars

@@ -43,8 +43,15 @@ class Engine(Protocol):
     workers: int
 
     def map(
-        self, fn: Callable[[T], R], tasks: Sequence[T], progress: Progress | None = None
-    ) -> list[R]: ...
+        self,
+        fn: Callable[[T], R],
+        tasks: Sequence[T],
+        progress: Progress | None = None,
+        meanwhile: Callable[[], None] | None = None,
+    ) -> list[R]:
+        """``[fn(t) for t in tasks]``; ``meanwhile()`` runs in this process while the
+        workers work (once the tasks are sent), so the caller's own work overlaps theirs."""
+        ...
 
     def describe(self) -> dict[str, Any]: ...
 
@@ -91,11 +98,17 @@ class LocalEngine:
         self.workers = int(workers or _workers_from_env() or available_cpus())
 
     def map(
-        self, fn: Callable[[T], R], tasks: Sequence[T], progress: Progress | None = None
+        self,
+        fn: Callable[[T], R],
+        tasks: Sequence[T],
+        progress: Progress | None = None,
+        meanwhile: Callable[[], None] | None = None,
     ) -> list[R]:
         tasks = list(tasks)
         results: list[R] = []
         if self.workers <= 1 or len(tasks) <= 1:
+            if meanwhile is not None:
+                meanwhile()
             for task in tasks:
                 results.append(fn(task))
                 if progress is not None:
@@ -103,7 +116,10 @@ class LocalEngine:
             return results
         ctx = multiprocessing.get_context(_start_method())
         with ProcessPoolExecutor(min(self.workers, len(tasks)), mp_context=ctx) as pool:
-            for result in pool.map(fn, tasks):
+            found = pool.map(fn, tasks)  # every task is sent now
+            if meanwhile is not None:
+                meanwhile()
+            for result in found:
                 results.append(result)
                 if progress is not None:
                     progress(len(results), len(tasks))
@@ -160,11 +176,14 @@ class RayEngine:
         fn: Callable[[T], R],
         tasks: Sequence[T],
         progress: Progress | None = None,
+        meanwhile: Callable[[], None] | None = None,
         num_gpus: float = 0,
     ) -> list[R]:
         ray = self._ray
         remote = self._as_remote(fn, num_gpus=num_gpus) if num_gpus else self._as_remote(fn)
         refs = [remote.remote(task) for task in tasks]
+        if meanwhile is not None:
+            meanwhile()
         position = {ref: i for i, ref in enumerate(refs)}
         results: list[Any] = [None] * len(refs)
         pending = list(refs)

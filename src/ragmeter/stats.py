@@ -55,7 +55,7 @@ _GOLDEN = 0x6D2B79F5
 _MASK = 0xFFFFFFFF
 _METHODS = ("percentile", "bca")
 # Draws generated per block (rows x questions); bounds memory for large inputs.
-_BLOCK = 1 << 22
+_BLOCK = 1 << 21
 # Generator outputs computed per step; small enough to stay in cache.
 _CHUNK = 1 << 15
 # Flipped sums within this share of sum(|d|) of the observed sum count as ties.
@@ -149,14 +149,59 @@ def resample_indices(n: int, rounds: int, seed: Seed = 1) -> np.ndarray:
     """
     _check_int(n, "n", minimum=1)
     _check_int(rounds, "rounds", minimum=1)
-    return _draw_indices(n, n, rounds, seed, 0)
+    return np.array(_draw_indices(n, n, rounds, seed, 0), dtype=np.intp)  # the caller's own
+
+
+class _DrawCache:
+    """The last few blocks of bootstrap draws (``m = n``), kept as small integers.
+
+    A summary bootstraps every metric, every comparison and the first sample-size row with
+    the same seed, the same questions and the same rounds, so it needs the same draws
+    dozens of times; they are a pure function of ``(seed, n, rows, row0)``, so each block
+    is generated once and handed out again. Entries hold ``uint16`` or ``uint32`` indices
+    (never more than :data:`_DRAW_CACHE_BYTES` in all) and are handed out read-only, as they
+    are: numpy gathers with them directly, and the narrow type halves to quarters the memory
+    the sums read.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._items: dict[tuple[int, int, int, int], np.ndarray] = {}
+
+    def get(self, key: tuple[int, int, int, int]) -> np.ndarray | None:
+        found = self._items.pop(key, None)
+        if found is not None:
+            self._items[key] = found  # most recently used last
+        return found
+
+    def put(self, key: tuple[int, int, int, int], idx: np.ndarray, n: int) -> None:
+        small = idx.astype(np.uint16 if n <= 1 << 16 else np.uint32)
+        if small.nbytes > self.max_bytes:
+            return
+        small.setflags(write=False)
+        self._items[key] = small
+        while sum(a.nbytes for a in self._items.values()) > self.max_bytes:
+            del self._items[next(iter(self._items))]
+
+
+# Bootstrap draws kept between calls: 10,000 rounds of up to ~1,500 questions.
+_DRAW_CACHE_BYTES = 32 << 20
+_DRAWS = _DrawCache(_DRAW_CACHE_BYTES)
 
 
 def _draw_indices(n: int, m: int, rows: int, seed: Seed, row0: int) -> np.ndarray:
     """Rows ``row0 .. row0+rows-1`` of a resample drawing ``m`` of ``n`` questions a round."""
     if isinstance(seed, np.random.Generator):
         return seed.integers(0, n, size=(rows, m))
-    return _mulberry32_indices(seed, rows * m, row0 * m, n).reshape(rows, m)
+    if m != n:  # sample-size rows: each size is drawn once per series
+        return _mulberry32_indices(seed, rows * m, row0 * m, n).reshape(rows, m)
+    key = (int(seed), n, rows, row0)
+    cached = _DRAWS.get(key)
+    if cached is not None:
+        return cached.reshape(rows, m)
+    idx = _mulberry32_indices(seed, rows * m, row0 * m, n)
+    _DRAWS.put(key, idx, n)
+    return idx.reshape(rows, m)
 
 
 def _index_blocks(n: int, m: int, rounds: int, seed: Seed) -> Iterator[tuple[int, np.ndarray]]:
@@ -697,9 +742,10 @@ def sample_size(
     for m in sizes:
         _check_int(m, "each size", minimum=1)
     observed = _seq_mean(x)
+    shared = _shared_stream_means(x, sizes, rounds, seed)
     rows = []
     for m in sizes:
-        means = _resampled_means(x[:, None], m, rounds, seed)[:, 0]
+        means = shared[m] if shared else _resampled_means(x[:, None], m, rounds, seed)[:, 0]
         low, high = _interval(means, observed, x, "percentile", confidence)
         rows.append(
             SizeRow(
@@ -715,6 +761,37 @@ def sample_size(
             )
         )
     return rows
+
+
+def _shared_stream_means(
+    x: np.ndarray, sizes: Sequence[int], rounds: int, seed: Seed
+) -> dict[int, np.ndarray] | None:
+    """Resampled means for every size of ``sizes`` from one pass over the generator.
+
+    Round ``b`` of size ``m`` uses outputs ``b*m .. (b+1)*m - 1``, so every size reads a
+    prefix of the same stream: when each size divides the largest, blocks of whole rounds
+    of the largest hold whole rounds of every size, and the stream is generated once
+    instead of once per size (same draws, same sums). None when that does not apply.
+    """
+    top = max(sizes)
+    distinct = sorted(set(sizes))
+    if isinstance(seed, np.random.Generator) or len(distinct) < 2 or any(top % m for m in distinct):
+        return None
+    n = x.size
+    values = x[:, None]
+    plans = {m: _plan(values, m) for m in distinct}
+    sums = {m: np.empty((rounds, 1)) for m in distinct}
+    step = max(1, _BLOCK // top)
+    for row0 in range(0, rounds, step):
+        rows = min(step, rounds - row0)
+        first = row0 * top  # a multiple of every size
+        flat = _mulberry32_indices(seed, rows * top, first, n)
+        for m in distinct:
+            b0, b1 = first // m, min(rounds, (first + rows * top) // m)
+            if b1 > b0:
+                idx = flat[: (b1 - b0) * m].reshape(b1 - b0, m)
+                sums[m][b0:b1] = _block_sums(values, idx, *plans[m])
+    return {m: (sums[m] / m)[:, 0] for m in distinct}
 
 
 def _z(p: float) -> float:

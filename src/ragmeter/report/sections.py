@@ -56,6 +56,9 @@ def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] |
     ``ragmeter judges`` print. ``judge`` picks the accuracy judge (default:
     ``accuracy_judge`` in ``answers/meta.json``, else the first of its judges).
     """
+    folder = results.path / "answers"
+    if not ((folder / "reader.jsonl").is_file() or (folder / "answers.jsonl").is_file()):
+        return None  # no answers (answer_figures would say so), and no import of the route
     from ragmeter.answers.analysis import answer_figures
 
     figures = answer_figures(results, judge=judge)

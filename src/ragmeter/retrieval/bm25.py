@@ -8,8 +8,10 @@ same vocabulary order and bit-for-bit the same score matrix (tested against
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 import bm25s
@@ -77,28 +79,47 @@ def build_scores(
             "indptr": np.zeros(n_vocab + 1, np.int64),
             "num_docs": n_docs,
         }
-    key = np.repeat(np.arange(n_docs, dtype=np.int64) * n_vocab, lengths)
-    key += ids
-    pairs, tf = np.unique(key, return_counts=True)  # by (doc, token)
+    # (token, document) keys sorted in place: CSC order; each distinct key once, with its count
+    kind = np.int32 if n_docs * n_vocab < 2**31 else np.int64  # 32 bits: half the memory
+    key = np.repeat(np.arange(n_docs, dtype=kind), lengths)
+    for a in range(0, len(key), 1 << 20):  # += ids * n_docs, a slice at a time (no temporary)
+        key[a : a + (1 << 20)] += ids[a : a + (1 << 20)].astype(kind) * n_docs
+    key.sort()
+    first = np.empty(len(key), dtype=bool)
+    first[0] = True
+    np.not_equal(key[1:], key[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    del first
+    pairs = key[starts]
     del key
-    d, v = np.divmod(pairs, n_vocab)
+    tf = np.diff(starts, append=starts.dtype.type(len(ids)))
+    del starts
+    v, d = np.divmod(pairs, n_docs)
     del pairs
+    d = d.astype(np.int32, copy=False)
     df = np.bincount(v, minlength=n_vocab)
     idf = np.zeros(n_vocab, dtype=np.float32)
     for token, count in enumerate(df.tolist()):  # math.log, as bm25s computes it
         if count:
             idf[token] = math.log(1 + (n_docs - count + 0.5) / (count + 0.5))
     l_avg = np.asarray(lengths).mean()
-    # bm25s: tf / (k1 * ((1 - b) + b * l_d / l_avg) + tf), tf float32, the rest float64
+    # bm25s: idf * (tf / (k1 * ((1 - b) + b * l_d / l_avg) + tf)), tf float32, the rest
+    # float64 (in place, same operations: x + tf, tf / x, then x * idf)
     denom = k1 * ((1 - b) + b * lengths / l_avg)
     tf64 = tf.astype(np.float32).astype(np.float64)
-    values = (idf[v] * (tf64 / (denom[d] + tf64))).astype(np.float32)
-    order = np.lexsort((d, v))  # CSC: by token, then document
+    del tf
+    values = denom[d]
+    values += tf64
+    np.divide(tf64, values, out=values)
+    del tf64
+    values *= idf[v]
+    del v
+    values = values.astype(np.float32)
     indptr = np.zeros(n_vocab + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
     return {
-        "data": values[order],
-        "indices": d[order].astype(np.int32),
+        "data": values,
+        "indices": d,
         "indptr": indptr,
         "num_docs": n_docs,
     }
@@ -116,48 +137,76 @@ class _TokenTable:
 
     def __init__(self, stopwords: str | Sequence[str] | None) -> None:
         self.stop = frozenset(_infer_stopwords(stopwords) if stopwords else ())
-        self.ids: dict[str, int] = {}  # token -> global id
+        # token -> global id; a new token gets the next id as it is first looked up
+        self.ids: defaultdict[str, int] = defaultdict(itertools.count().__next__)
         self.tokens: list[str] = []  # global id -> token
-        self.is_stop: list[bool] = []
+        self.is_stop = np.zeros(0, dtype=bool)  # global id -> a stop word?
         self._docs: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
 
     def doc(self, text: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(token starts, global token ids)`` of ``text``, or ``None`` if not handled."""
+        """``(token starts, global token ids)`` of ``text``, or ``None`` if not handled.
+
+        Stop words are left out here already: a chunk's tokens are then exactly the kept
+        tokens that start inside it.
+        """
         if text in self._docs:
             return self._docs[text]
         low = text.lower()
         found = None
         if len(low) == len(text):
-            toks = _TOKEN.findall(low)
-            starts, lengths = _word_runs(low)
-            if len(starts) == len(toks) and int(lengths.sum()) == sum(map(len, toks)):
-                ids, tokens, is_stop, stop = self.ids, self.tokens, self.is_stop, self.stop
-                for w in dict.fromkeys(toks):
-                    if w not in ids:
-                        ids[w] = len(tokens)
-                        tokens.append(w)
-                        is_stop.append(w in stop)
-                gids = np.fromiter(map(ids.__getitem__, toks), dtype=np.int32, count=len(toks))
-                # int32 (a document below 2**31 characters): 8 bytes a token for the run
-                found = (starts.astype(np.int32), gids) if len(text) < 2**31 else (starts, gids)
+            starts, words = _word_runs(low)
+            known = len(self.tokens)
+            # every new word gets the next id as it is first met: one pass, in C
+            gids = np.fromiter(map(self.ids.__getitem__, words), dtype=np.int32, count=len(words))
+            if len(self.ids) > known:
+                new = list(itertools.islice(self.ids, known, None))
+                self.tokens.extend(new)
+                flags = np.fromiter((w in self.stop for w in new), dtype=bool, count=len(new))
+                self.is_stop = np.concatenate((self.is_stop, flags))
+            if self.stop and len(gids):
+                keep = ~self.is_stop[gids]
+                starts, gids = starts[keep], gids[keep]
+            # int32 (a document below 2**31 characters): 8 bytes a kept token for the run
+            found = (starts.astype(np.int32), gids) if len(text) < 2**31 else (starts, gids)
         self._docs[text] = found
         return found
 
 
-def _word_runs(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """Starts and lengths of the runs of two or more ``\\w`` characters of ``text``."""
+def _word_table(limit: int) -> np.ndarray:
+    """``table[c]``: whether ``re``'s ``\\w`` matches code point ``c`` (``str.isalnum()`` or
+    ``"_"``), for every code point below ``limit``."""
+    table = np.fromiter((chr(c).isalnum() for c in range(limit)), dtype=bool, count=limit)
+    table[95] = True
+    return table
+
+
+_BMP = 0x10000
+_BMP_WORD: list[np.ndarray] = []  # the table of the basic plane, made on first use
+
+
+def _word_runs(text: str) -> tuple[np.ndarray, list[str]]:
+    """Starts and texts of the runs of two or more ``\\w`` characters of ``text``: the
+    matches of :data:`_TOKEN`, found with numpy over the code points and ``str.split``."""
     if not text:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.zeros(0, np.int64), []
+    if not _BMP_WORD:
+        _BMP_WORD.append(_word_table(_BMP))
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    present = np.flatnonzero(np.bincount(cps))
-    table = np.zeros(int(present[-1]) + 1, dtype=bool)
-    # re's \w on str: str.isalnum() or "_" (checked for the code points present only)
-    table[present] = [chr(c).isalnum() or c == 95 for c in present.tolist()]
-    edges = np.diff(table[cps].view(np.int8), prepend=np.int8(0), append=np.int8(0))
+    word = _BMP_WORD[0][np.minimum(cps, _BMP - 1)]
+    astral = np.flatnonzero(cps >= _BMP)
+    if len(astral):
+        word[astral] = [chr(c).isalnum() for c in cps[astral].tolist()]
+    edges = np.diff(word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
     starts = np.flatnonzero(edges == 1)
     lengths = np.flatnonzero(edges == -1) - starts
-    keep = lengths >= 2
-    return starts[keep], lengths[keep]
+    single = lengths == 1
+    if single.any():
+        word[starts[single]] = False
+        starts = starts[~single]
+    # Every other character made a space: str.split() then yields exactly the runs of two
+    # or more (no \w character is whitespace).
+    spaced = np.where(word, cps, np.uint32(32)).tobytes().decode("utf-32-le", "surrogatepass")
+    return starts, spaced.split()
 
 
 def _chunk_tokens(
@@ -195,21 +244,22 @@ def _chunk_tokens(
         parts.append(gids)
         base += len(gids)
         i = j
-    all_gids = np.concatenate(parts) if parts else np.zeros(0, np.int64)
-    counts = hi - lo
-    total = int(counts.sum())
-    # positions lo[c] .. hi[c]-1 of every chunk c, one after the other (few temporaries:
-    # at a million chunks these arrays are the run's largest)
-    pos = np.repeat(lo - (np.cumsum(counts) - counts), counts)
-    pos += np.arange(total, dtype=np.int64)
+    all_gids = np.concatenate(parts) if parts else np.zeros(0, np.int32)
+    del parts
+    counts = hi - lo  # the chunks' tokens (stop words are out of the table already)
+    # Positions lo[c] .. hi[c]-1 of every chunk c, one after the other, as one running sum:
+    # +1 within a chunk, a jump to lo[c] where chunk c begins. One array, no temporaries (at a
+    # million chunks the token arrays are the run's largest).
+    pos = np.ones(int(counts.sum()), dtype=np.int32 if len(all_gids) < 2**31 else np.int64)
+    nonempty = np.flatnonzero(counts)
+    if len(nonempty):
+        jumps = lo[nonempty]
+        jumps[1:] -= hi[nonempty[:-1]] - 1
+        pos[(np.cumsum(counts) - counts)[nonempty]] = jumps
+        np.cumsum(pos, out=pos)
     gids = all_gids[pos]
     del pos, all_gids
-    owner = np.repeat(np.arange(n, dtype=np.int32), counts)
-    keep = ~np.asarray(table.is_stop, dtype=bool)[gids] if len(gids) else np.zeros(0, bool)
-    gids, owner = gids[keep], owner[keep]
-    del keep
-    lengths = np.bincount(owner, minlength=n).astype(np.int64)
-    del owner
+    lengths = counts
     # bm25s numbers the vocabulary in order of first appearance. Global ids were given in
     # order of first appearance in the documents, which is usually that order already:
     # check it in one pass (each new id is one more than every earlier one), else sort.
@@ -261,6 +311,14 @@ class BM25Retriever(Retriever):
 
     def index(self, texts: Sequence[str]) -> None:
         self._build(texts, tokenize(texts, self.stopwords))
+
+    def prepare_documents(self, documents: Mapping[str, str]) -> None:
+        """Tokenize each document of ``documents`` (id -> text) now, for the strategies of
+        the run to come (:meth:`index_chunks` would otherwise do it on first use)."""
+        if self._table is None:
+            self._table = _TokenTable(self.stopwords)
+        for text in documents.values():
+            self._table.doc(text)
 
     def index_chunks(self, chunks: Sequence, documents: Mapping[str, str]) -> None:
         """Index ``[c.text for c in chunks]``, exactly as :meth:`index` would, but tokenize
