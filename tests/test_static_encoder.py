@@ -214,6 +214,37 @@ def test_search_on_the_blog_example(distilled, no_distilling, monkeypatch, tmp_p
     assert (tmp_path / "embeddings").is_dir()  # vectors went through the embedding cache
 
 
+def test_a_search_shows_the_distillation_once(distilled, monkeypatch, tmp_path):
+    import model2vec.distill
+    from model2vec import StaticModel
+    from model2vec.distill import inference
+
+    from ragmeter.config import Config
+    from ragmeter.corpus import load_corpus
+    from ragmeter.experiment import run_search
+    from ragmeter.retrieval.static import StaticEncoder
+    from ragmeter.testset import load_testset
+
+    source = StaticEncoder(cache_dir=distilled).folder
+
+    def fake_distill(model_name, pca_dims, device):
+        bar = inference.tqdm(total=2)
+        bar.update(1)
+        bar.update(1)
+        return StaticModel.from_pretrained(source)
+
+    monkeypatch.setattr(model2vec.distill, "distill", fake_distill)
+    monkeypatch.setenv("RAGMETER_CACHE", str(tmp_path / "embeddings"))
+    docs = load_corpus(BLOG / "posts")
+    testset = load_testset(BLOG / "questions.jsonl", docs)
+    spec = {"name": "quick", "kind": "static", "dims": 32, "cache_dir": str(tmp_path / "s")}
+    cfg = Config(strategies=("sentence", "fixed"), retrievers=(spec,), ks=(5,))
+    seen = []
+    run_search(cfg, docs, testset, progress=lambda label, d, t: seen.append((label, d, t)))
+    distilling = [x for x in seen if "distilling" in x[0]]
+    assert distilling == [("quick · distilling (once)", d, 2) for d in (0, 1, 2)]
+
+
 def test_missing_model2vec_is_one_line_with_the_pip_command(monkeypatch):
     from ragmeter.retrieval.registry import make_retriever
 
