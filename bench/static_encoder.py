@@ -1,14 +1,16 @@
 """A fast encoder beside MiniLM on Chroma's corpora: quality and encoding throughput.
 
-Runs strategies recursive and sentence with three retrievers in one search:
+Runs strategies recursive and sentence with five retrievers in one search:
 
 - ``bm25``: the lexical baseline, for scale;
 - ``minilm``: kind ``dense``, all-MiniLM-L6-v2 (the default dense model);
 - ``static``: kind ``static``, the same MiniLM distilled by model2vec into a table of
-  256-dimensional token vectors (distilled once into the static cache if absent).
+  256-dimensional token vectors (distilled once into the static cache if absent);
+- ``bm25-minilm``, ``bm25-static``: reciprocal rank fusion of BM25 with each.
 
 It prints recall@5 and nDCG@10 with 95% bootstrap intervals (seed and rounds shown), the
-paired differences static - MiniLM and static - BM25 per strategy, and the encoding
+paired differences (static against MiniLM and BM25, the two hybrids against each other
+and bm25-static against BM25) per strategy, and the encoding
 throughput of both encoders measured in the same run on the same chunk texts (no
 embedding cache, models loaded beforehand; MiniLM on a random sample of ``--sample``
 chunks because it is slow on a CPU, the static model on that sample and on every chunk of
@@ -127,6 +129,12 @@ def main() -> int:
             "bm25",
             {"name": "minilm", "kind": "dense"},
             {"name": "static", "kind": "static", "dims": args.dims},
+            {"name": "bm25-minilm", "kind": "hybrid", "of": ["bm25", "dense"]},
+            {
+                "name": "bm25-static",
+                "kind": "hybrid",
+                "of": ["bm25", {"name": "static", "kind": "static", "dims": args.dims}],
+            },
         ),
         ks=(5, 10),
         depth=10,
@@ -142,7 +150,7 @@ def main() -> int:
     print("| strategy | retriever | chunks | recall@5 | nDCG@10 |")
     print("|---|---|---:|---:|---:|")
     for strategy in STRATEGIES:
-        for retriever in ("bm25", "minilm", "static"):
+        for retriever in ("bm25", "minilm", "static", "bm25-minilm", "bm25-static"):
             s = systems[f"{strategy}/{retriever}"]
             cells = [
                 stats.bootstrap(s.scores[m], rounds=cfg.rounds, seed=cfg.seed).format()
@@ -151,20 +159,21 @@ def main() -> int:
             print(f"| {strategy} | {retriever} | {s.n_items} | {cells[0]} | {cells[1]} |")
     print()
     for strategy in STRATEGIES:
-        a = systems[f"{strategy}/static"]
-        for other in ("minilm", "bm25"):
-            b = systems[f"{strategy}/{other}"]
+        pairs = [("static", "minilm"), ("static", "bm25"), ("bm25-static", "bm25-minilm")]
+        pairs.append(("bm25-static", "bm25"))
+        for one, other in pairs:
+            a, b = systems[f"{strategy}/{one}"], systems[f"{strategy}/{other}"]
             for m in METRICS:
                 c = stats.paired(
                     a.scores[m],
                     b.scores[m],
                     rounds=cfg.rounds,
                     seed=cfg.seed,
-                    names=("static", other),
+                    names=(one, other),
                 )
                 d = c.difference
                 print(
-                    f"{strategy}, {m}: static - {other} = {d.mean * 100:+.1f} points "
+                    f"{strategy}, {m}: {one} - {other} = {d.mean * 100:+.1f} points "
                     f"[{d.low * 100:+.1f}, {d.high * 100:+.1f}] (paired, seed {d.seed}, "
                     f"{d.rounds} rounds) -> {c.verdict}"
                 )
