@@ -107,11 +107,12 @@ def test_model_id_differs_from_minilm_and_tracks_dims(distilled):
 
 
 def test_the_distilled_model_is_reused_through_the_environment(
-    distilled, no_distilling, monkeypatch
+    distilled, no_distilling, monkeypatch, tmp_path
 ):
     from ragmeter.retrieval.registry import make_retriever
 
     monkeypatch.setenv("RAGMETER_STATIC_CACHE", str(distilled))
+    monkeypatch.setenv("RAGMETER_CACHE", str(tmp_path / "embeddings"))
     r = make_retriever({"name": "fast", "kind": "static"})
     assert not r.encoder.needs_distilling
     assert r.encoder.folder.parent == distilled
@@ -119,6 +120,7 @@ def test_the_distilled_model_is_reused_through_the_environment(
     ranking = r.rank(["how does raft choose a leader?"], 2)
     assert ranking.ids[0, 0] == 1
     info = r.describe()
+    assert info["cache"].startswith(str(tmp_path))
     assert info["kind"] == "static" and info["model"] == r.encoder.model_id
     assert info["dim"] == 256 and info["library"].startswith("model2vec ")
 
