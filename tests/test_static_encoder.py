@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -162,11 +163,18 @@ def test_distillation_is_atomic_and_reports_progress(distilled, tmp_path, monkey
     monkeypatch.setattr(model2vec.distill, "distill", fake_distill)
     cache = tmp_path / "cache"
     r = StaticRetriever(dims=32, cache_dir=cache, cache=False)
+    # a killed distillation's temporary folder: removed when old, kept while it may be running
+    old, young = cache / f".{r.encoder.folder.name}.old", cache / f".{r.encoder.folder.name}.new"
+    for folder in (old, young):
+        folder.mkdir(parents=True)
+        (folder / "model.safetensors").write_bytes(b"half")
+    os.utime(old, (0, 0))
     seen: list[tuple[int, int]] = []
     r.distill_progress = lambda done, total: seen.append((done, total))
     with pytest.raises(KeyboardInterrupt):
         r.index(TEXTS)
-    assert list(cache.iterdir()) == []  # no folder, no temporary left behind
+    assert list(cache.iterdir()) == [young]  # no folder, no temporary of its own left behind
+    shutil.rmtree(young)
     assert inference.tqdm is original_bar
     assert r.encoder.needs_distilling
     r.index(TEXTS)

@@ -11,7 +11,8 @@ its vocabulary, then PCA to ``dims`` dimensions; about 30 s to 2 min on two core
 the result is kept under the static cache folder, keyed by the source's fingerprint,
 ``dims`` and the model2vec version; later runs load it in well under a second. The
 distilled model is written to a hidden temporary folder and renamed into place when
-complete, so a distillation killed midway leaves nothing that a later run would load.
+complete, so a distillation killed midway leaves nothing that a later run would load (the
+next distillation of the same model removes such a folder once it is six hours old).
 Nothing is fetched from the network.
 
 The cache folder is ``cache_dir`` if given, else ``$RAGMETER_STATIC_CACHE``, else
@@ -47,6 +48,8 @@ DEFAULT_DIMS = 256
 STATIC_EXTRA_HINT = "pip install 'ragmeter[static]'"
 # Written last into a distilled folder, before it is renamed into place.
 MARKER = "ragmeter-static.json"
+# A temporary folder of a distillation this old was left by a killed run.
+STALE_S = 6 * 3600
 
 Progress = Callable[[int, int], None]
 
@@ -234,6 +237,11 @@ class StaticEncoder:
             ) from None
 
         self.cache_dir.mkdir(parents=True, exist_ok=True)
+        for stale in self.cache_dir.glob(f".{self.folder.name}.*"):
+            # left by a killed distillation (a running one touches its folder within minutes)
+            with contextlib.suppress(OSError):
+                if time.time() - stale.stat().st_mtime > STALE_S:
+                    shutil.rmtree(stale, ignore_errors=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{self.folder.name}.", dir=self.cache_dir))
         try:
             t = time.perf_counter()
