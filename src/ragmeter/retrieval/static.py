@@ -88,6 +88,19 @@ def is_static_folder(folder: Path) -> bool:
         return False
 
 
+def _hidden_size(folder: Path) -> int | None:
+    """The vector width a transformers model folder declares, if it says."""
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for key in ("hidden_size", "d_model", "dim"):
+        value = config.get(key) if isinstance(config, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
 class _Reporter:
     """Stands in for model2vec's tqdm bar during a distillation: counts go to ``progress``."""
 
@@ -207,6 +220,12 @@ class StaticEncoder:
                     "applies when distilling a sentence-transformers folder"
                 )
         self.dims = None if self.distilled else int(dims or DEFAULT_DIMS)
+        width = None if self.distilled else _hidden_size(source)
+        if width is not None and self.dims > width:
+            raise InputError(
+                f"static dims = {self.dims} is more than the {width} dimensions of "
+                f"{str(source)!r}: PCA can keep at most {width}"
+            )
         fingerprint = _fingerprint(source)
         if self.distilled:
             self.folder = source
