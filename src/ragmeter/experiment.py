@@ -569,6 +569,9 @@ def _embedding_progress(retriever: Retriever, progress: Progress, label: str) ->
     for r in (retriever, *getattr(retriever, "retrievers", ())):
         if hasattr(r, "progress"):
             r.progress = lambda done, total: progress(label, done, total)
+        if hasattr(r, "distill_progress"):  # a static model distilled on first use
+            what = f"{r.name} · distilling (once)"
+            r.distill_progress = lambda done, total, what=what: progress(what, done, total)
 
 
 def _hit_tuple(hit: Hit, docs: dict[str, Document]) -> tuple[str, int, int, float, int]:

@@ -76,15 +76,16 @@ def new_bar(*extra: ProgressColumn) -> Progress:
 def step_bar(first: str = "starting") -> Iterator[Callable[[str, int, int], None]]:
     """A bar for a staged job (search): ``progress(label, done, total)``.
 
-    Labels ending in ``embedding`` (per batch of texts) get a second bar under the
-    steps, removed when the batch count is complete.
+    Labels ending in ``embedding`` (per batch of texts) or naming a ``distilling``
+    (a static model's vocabulary) get a second bar under the steps, removed when
+    the count is complete.
     """
     progress = new_bar()
     main = progress.add_task(first, total=1)
     sub: dict[str, Any] = {}
 
     def update(label: str, done: int, total: int) -> None:
-        if label.endswith("embedding"):
+        if label.endswith("embedding") or "distilling" in label:
             if "task" not in sub:
                 sub["task"] = progress.add_task(label, total=total)
             progress.update(sub["task"], description=label, completed=done, total=total)

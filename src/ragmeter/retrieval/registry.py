@@ -26,6 +26,12 @@ def _dense(**params: Any):
     return DenseRetriever(**params)
 
 
+def _static(**params: Any):
+    from ragmeter.retrieval.static import StaticRetriever
+
+    return StaticRetriever(**params)
+
+
 def _remote_dense(scheme: str) -> Callable[..., Any]:
     def factory(model: str | None = None, **params: Any):
         from ragmeter.retrieval.dense import DenseRetriever
@@ -69,6 +75,7 @@ def _http(**params: Any):
 KINDS: dict[str, Callable[..., Any]] = {
     "bm25": _bm25,
     "dense": _dense,
+    "static": _static,
     "openai-embed": _remote_dense("openai"),
     "ollama-embed": _remote_dense("ollama"),
     "hybrid": _hybrid,
