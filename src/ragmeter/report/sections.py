@@ -58,10 +58,11 @@ def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] |
     """
     folder = results.path / "answers"
     if not ((folder / "reader.jsonl").is_file() or (folder / "answers.jsonl").is_file()):
-        return None  # no answers (answer_figures would say so), and no import of the route
-    from ragmeter.answers.analysis import answer_figures
+        figures = None  # no answers (answer_figures would say so), and no import of the route
+    else:
+        from ragmeter.answers.analysis import answer_figures
 
-    figures = answer_figures(results, judge=judge)
+        figures = answer_figures(results, judge=judge)
     if figures is None:
         if judge is not None:
             raise InputError(
