@@ -93,8 +93,10 @@ class CallSettings:
             raise InputError(f"max tokens must be at least 1, got {self.max_tokens}")
         if self.retries < 0:
             raise InputError(f"retries must be 0 or more, got {self.retries}")
-        if self.engine not in ("local", "ray"):
-            raise InputError(f"unknown engine {self.engine!r}; valid engines: local, ray")
+        from ragmeter.engine import KINDS
+
+        if self.engine not in KINDS:
+            raise InputError(f"unknown engine {self.engine!r}; valid engines: {', '.join(KINDS)}")
         if self.engine == "ray" and not isinstance(self.spec, str):
             raise InputError(
                 "model calls on the ray engine need a model spec (ollama:NAME, openai:NAME, "

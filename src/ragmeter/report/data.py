@@ -133,7 +133,6 @@ def _comparisons(results: Results, summary: Summary, metric: str) -> list[dict]:
             "b": c.b,
             "difference": _est(d, metric),
             "p_value": c.p_value,
-            "p_holm": c.p,
             "p": c.p,
             "wins": c.wins,
             "ties": c.ties,
