@@ -115,7 +115,7 @@ def locate_chunks(doc_id: str, text: str, pieces: Sequence[Any], strategy: str) 
         start, end = _place(doc_id, text, piece, prev, strategy, n)
         if start is None or not text[start:end].strip():
             continue
-        out.append(Chunk(doc_id, start, end, text[start:end]))
+        out.append(Chunk.span(doc_id, text, start, end))
         prev = start
     return out
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import FrozenInstanceError, asdict, dataclass, fields
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -32,15 +32,84 @@ from ragmeter import _segment
 from ragmeter.errors import InputError
 
 
-@dataclass(frozen=True, slots=True)
 class Chunk:
-    """A span of one document: ``doc.text[start:end] == text``."""
+    """A span of one document: ``doc.text[start:end] == text``.
+
+    ``Chunk(doc_id, start, end, text, parent=None)`` holds the text it is given.
+    :meth:`span` makes a view instead: it keeps a reference to the document's text and
+    slices it when ``text`` is read, so a corpus's chunks cost a few dozen bytes each rather
+    than a copy of the corpus (every built-in strategy makes views). Both kinds compare,
+    hash and pickle alike; chunks are immutable.
+    """
+
+    __slots__ = ("doc_id", "start", "end", "parent", "_text", "_source")
 
     doc_id: str
     start: int
     end: int
-    text: str
-    parent: int | None = None  # index into Chunking.parents (parent-child strategies)
+    parent: int | None  # index into Chunking.parents (parent-child strategies)
+
+    def __init__(
+        self, doc_id: str, start: int, end: int, text: str, parent: int | None = None
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "doc_id", doc_id)
+        _set(self, "start", start)
+        _set(self, "end", end)
+        _set(self, "parent", parent)
+        _set(self, "_text", text)
+        _set(self, "_source", None)
+
+    @classmethod
+    def span(
+        cls, doc_id: str, document: str, start: int, end: int, parent: int | None = None
+    ) -> Chunk:
+        """The chunk ``document[start:end]`` of document ``doc_id``, as a view."""
+        chunk = cls.__new__(cls)
+        _set = object.__setattr__
+        _set(chunk, "doc_id", doc_id)
+        _set(chunk, "start", start)
+        _set(chunk, "end", end)
+        _set(chunk, "parent", parent)
+        _set(chunk, "_text", None)
+        _set(chunk, "_source", document)
+        return chunk
+
+    @property
+    def text(self) -> str:
+        text = self._text
+        return text if text is not None else self._source[self.start : self.end]
+
+    def is_span_of(self, document: str) -> bool:
+        """Whether this chunk is a view of ``document`` (its text is then, by construction,
+        ``document[start:end]``)."""
+        return self._source is document
+
+    def _key(self) -> tuple:
+        return (self.doc_id, self.start, self.end, self.text, self.parent)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._key() == other._key()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"Chunk(doc_id={self.doc_id!r}, start={self.start!r}, end={self.end!r}, "
+            f"text={self.text!r}, parent={self.parent!r})"
+        )
+
+    def __reduce__(self) -> tuple:
+        return (Chunk, (self.doc_id, self.start, self.end, self.text, self.parent))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
 
 @dataclass(frozen=True)
@@ -337,7 +406,8 @@ def _make_chunks(
     s_list = idx.starts[bounds[:, 0]].tolist()
     e_list = idx.ends[bounds[:, 1] - 1].tolist()
     text = idx.text
-    return [Chunk(doc_id, s, e, text[s:e], parent) for s, e in zip(s_list, e_list, strict=True)]
+    span = Chunk.span
+    return [span(doc_id, text, s, e, parent) for s, e in zip(s_list, e_list, strict=True)]
 
 
 def _windows(lo: int, hi: int, size: int) -> list[Span]:
@@ -453,7 +523,7 @@ class WholeStrategy(_Base):
     def split(self, doc_id: str, text: str) -> list[Chunk]:
         if not text.strip():
             return []
-        return [Chunk(doc_id, 0, len(text), text)]
+        return [Chunk.span(doc_id, text, 0, len(text))]
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import itertools
 import math
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import bm25s
 import numpy as np
@@ -21,8 +21,10 @@ from bm25s.tokenization import _infer_stopwords
 from ragmeter.errors import InputError
 from ragmeter.retrieval.base import Ranking, Retriever, top_k
 
-# Questions ranked per block (bounds the score matrix held at once).
-QUESTION_BLOCK = 64
+# Questions ranked per block (bounds the score matrix, and top_k's copies of it, held at once).
+QUESTION_BLOCK = 16
+# Elements per block of the index's array arithmetic (bounds its temporaries).
+_BLOCK = 1 << 16
 
 # bm25s.tokenize lower-cases, then finds r"(?u)\b\w\w+\b" (scikit-learn's pattern): the maximal
 # runs of two or more word characters, which is what this faster equivalent finds (tested).
@@ -64,12 +66,21 @@ def tokenize(
 
 
 def build_scores(
-    ids: np.ndarray, lengths: np.ndarray, n_vocab: int, k1: float, b: float
+    ids: np.ndarray,
+    lengths: np.ndarray,
+    n_vocab: int,
+    k1: float,
+    b: float,
+    consume: bool = False,
 ) -> dict[str, np.ndarray | int]:
     """bm25s's eager score matrix (Lucene BM25, float32 CSC over tokens) from token ids.
 
     The arithmetic is bm25s's, operation for operation and in the same precision, so every
     entry is bit-identical; only the loops are replaced by array operations.
+
+    Memory: one key per token (32 bits when they fit; with ``consume``, ``ids`` itself is
+    turned into the keys and left sorted) and 12 bytes a distinct (token, text) pair, of
+    which 8 stay in the index; the float64 arithmetic runs a block at a time.
     """
     n_docs = len(lengths)
     if n_docs == 0 or len(ids) == 0:
@@ -79,44 +90,70 @@ def build_scores(
             "indptr": np.zeros(n_vocab + 1, np.int64),
             "num_docs": n_docs,
         }
+    n_tokens = len(ids)
     # (token, document) keys sorted in place: CSC order; each distinct key once, with its count
     kind = np.int32 if n_docs * n_vocab < 2**31 else np.int64  # 32 bits: half the memory
-    key = np.repeat(np.arange(n_docs, dtype=kind), lengths)
-    for a in range(0, len(key), 1 << 20):  # += ids * n_docs, a slice at a time (no temporary)
-        key[a : a + (1 << 20)] += ids[a : a + (1 << 20)].astype(kind) * n_docs
+    if consume and ids.dtype == kind:
+        key = ids  # the caller's ids become the keys, in place
+        key *= n_docs
+        ends = np.cumsum(lengths)
+        for a in range(0, n_tokens, _BLOCK):  # += each token's document, a block at a time
+            at = np.arange(a, min(a + _BLOCK, n_tokens))
+            key[a : a + _BLOCK] += np.searchsorted(ends, at, side="right").astype(kind)
+        del ends
+    else:
+        key = np.repeat(np.arange(n_docs, dtype=kind), lengths)
+        for a in range(0, n_tokens, _BLOCK):  # += ids * n_docs, a block at a time
+            key[a : a + _BLOCK] += ids[a : a + _BLOCK].astype(kind) * n_docs
     key.sort()
-    first = np.empty(len(key), dtype=bool)
+    first = np.empty(n_tokens, dtype=bool)
     first[0] = True
     np.not_equal(key[1:], key[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
-    del first
-    pairs = key[starts]
+    pairs = key[first]
+    # tf: the length of each run of equal keys, from the run starts found a block at a time;
+    # the caller's consumed ids hold it (and then the scores) instead of a new array
+    tf = key[: len(pairs)].view(np.int32) if key is ids else np.empty(len(pairs), np.int32)
     del key
-    tf = np.diff(starts, append=starts.dtype.type(len(ids)))
-    del starts
-    v, d = np.divmod(pairs, n_docs)
-    del pairs
-    d = d.astype(np.int32, copy=False)
-    df = np.bincount(v, minlength=n_vocab)
+    done, last = 0, 0
+    for a in range(0, n_tokens, _BLOCK):
+        at = np.flatnonzero(first[a : a + _BLOCK]) + a
+        if len(at):
+            if done:
+                tf[done - 1] = at[0] - last
+            tf[done : done + len(at) - 1] = np.diff(at)
+            done += len(at)
+            last = int(at[-1])
+    tf[done - 1] = n_tokens - last
+    del first
+    # Keys are sorted, so each token's pairs are one run: indptr by binary search, and each
+    # pair's token recomputed a block at a time (no array of them)
+    # (n_vocab * n_docs fits the keys' type: no widened copy of pairs)
+    indptr = np.searchsorted(pairs, np.arange(n_vocab + 1, dtype=kind) * kind(n_docs))
+    indptr = indptr.astype(np.int64, copy=False)
+    df = np.diff(indptr)
     idf = np.zeros(n_vocab, dtype=np.float32)
     for token, count in enumerate(df.tolist()):  # math.log, as bm25s computes it
         if count:
             idf[token] = math.log(1 + (n_docs - count + 0.5) / (count + 0.5))
     l_avg = np.asarray(lengths).mean()
     # bm25s: idf * (tf / (k1 * ((1 - b) + b * l_d / l_avg) + tf)), tf float32, the rest
-    # float64 (in place, same operations: x + tf, tf / x, then x * idf)
+    # float64 (in place, same operations: x + tf, tf / x, then x * idf), rounded to float32
     denom = k1 * ((1 - b) + b * lengths / l_avg)
-    tf64 = tf.astype(np.float32).astype(np.float64)
+    values = tf.view(np.float32) if tf.base is ids else np.empty(len(pairs), np.float32)
+    for a in range(0, len(pairs), _BLOCK):  # (each block's tf is read before its scores land)
+        v, d = np.divmod(pairs[a : a + _BLOCK], n_docs)
+        pairs[a : a + _BLOCK] = d  # pairs becomes each pair's document
+        tf64 = tf[a : a + _BLOCK].astype(np.float32).astype(np.float64)
+        x = denom[d]
+        x += tf64
+        np.divide(tf64, x, out=x)
+        x *= idf[v]
+        values[a : a + _BLOCK] = x
     del tf
-    values = denom[d]
-    values += tf64
-    np.divide(tf64, values, out=values)
-    del tf64
-    values *= idf[v]
-    del v
-    values = values.astype(np.float32)
-    indptr = np.zeros(n_vocab + 1, dtype=np.int64)
-    np.cumsum(df, out=indptr[1:])
+    if values.base is ids:
+        values = values.copy()  # the index keeps its own array, not the caller's
+    d = pairs.astype(np.int32, copy=False)
+    del pairs
     return {
         "data": values,
         "indices": d,
@@ -213,12 +250,11 @@ def _chunk_tokens(
     table: _TokenTable, chunks: Sequence, texts: Mapping[str, str]
 ) -> tuple[np.ndarray, np.ndarray, dict[str, int]] | None:
     """:func:`tokenize` of the chunks' texts, from the documents' shared tokens; ``None``
-    when some chunk does not start and end at whitespace or its document is not handled."""
+    when some chunk does not start and end at whitespace or its document is not handled.
+
+    Memory: the result (4 bytes a token) and one document's temporaries at a time."""
     n = len(chunks)
-    lo = np.empty(n, dtype=np.int64)
-    hi = np.empty(n, dtype=np.int64)
-    parts: list[np.ndarray] = []
-    base = 0
+    runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (doc's ids, lo, hi)
     i = 0
     while i < n:  # runs of consecutive chunks of one document
         doc_id = chunks[i].doc_id
@@ -237,45 +273,58 @@ def _chunk_tokens(
             a, b = c.start, c.end
             if (a > 0 and not text[a - 1].isspace()) or (b < size and not text[b].isspace()):
                 return None
-            if len(c.text) != b - a or not text.startswith(c.text, a):
+            if not c.is_span_of(text) and (len(c.text) != b - a or not text.startswith(c.text, a)):
                 return None  # a chunk whose text is not its span of the document
-        lo[i:j] = np.searchsorted(starts, cs, side="left") + base
-        hi[i:j] = np.searchsorted(starts, ce, side="left") + base
-        parts.append(gids)
-        base += len(gids)
+        lo = np.searchsorted(starts, cs, side="left")
+        hi = np.searchsorted(starts, ce, side="left")
+        runs.append((gids, lo, hi))
         i = j
-    all_gids = np.concatenate(parts) if parts else np.zeros(0, np.int32)
-    del parts
-    counts = hi - lo  # the chunks' tokens (stop words are out of the table already)
-    # Positions lo[c] .. hi[c]-1 of every chunk c, one after the other, as one running sum:
-    # +1 within a chunk, a jump to lo[c] where chunk c begins. One array, no temporaries (at a
-    # million chunks the token arrays are the run's largest).
-    pos = np.ones(int(counts.sum()), dtype=np.int32 if len(all_gids) < 2**31 else np.int64)
-    nonempty = np.flatnonzero(counts)
-    if len(nonempty):
+    lengths = np.concatenate([hi - lo for _, lo, hi in runs]) if runs else np.zeros(0, np.int64)
+    lengths = lengths.astype(np.int64, copy=False)  # the chunks' tokens (stop words are out)
+    ids = np.empty(int(lengths.sum()), dtype=np.int32)
+    at = 0
+    for gids, lo, hi in runs:
+        counts = hi - lo
+        m = int(counts.sum())
+        if not m:
+            continue
+        # Positions lo[c] .. hi[c]-1 of every chunk c, one after the other, as one running
+        # sum: +1 within a chunk, a jump to lo[c] where chunk c begins.
+        pos = np.ones(m, dtype=np.int64)
+        nonempty = np.flatnonzero(counts)
         jumps = lo[nonempty]
         jumps[1:] -= hi[nonempty[:-1]] - 1
         pos[(np.cumsum(counts) - counts)[nonempty]] = jumps
         np.cumsum(pos, out=pos)
-    gids = all_gids[pos]
-    del pos, all_gids
-    lengths = counts
+        np.take(gids, pos, out=ids[at : at + m])
+        at += m
+    del runs
     # bm25s numbers the vocabulary in order of first appearance. Global ids were given in
     # order of first appearance in the documents, which is usually that order already:
-    # check it in one pass (each new id is one more than every earlier one), else sort.
+    # check it a block at a time (each new id is one more than every earlier one), else sort.
     present = np.zeros(len(table.tokens), dtype=bool)
-    present[gids] = True
+    for a in range(0, len(ids), _BLOCK):  # (numpy widens an index array to 64 bits: blocks)
+        present[ids[a : a + _BLOCK]] = True
     ordered = np.flatnonzero(present)
     local = np.empty(len(table.tokens), dtype=np.int32)
     local[ordered] = np.arange(len(ordered), dtype=np.int32)
-    ranks = local[gids]
-    if len(ranks) and (ranks[0] != 0 or np.any(ranks[1:] > np.maximum.accumulate(ranks)[:-1] + 1)):
-        uniq, first = np.unique(gids, return_index=True)
+    in_order, top = True, -1
+    for a in range(0, len(ids), _BLOCK):
+        ranks = local[ids[a : a + _BLOCK]]
+        seen = np.maximum.accumulate(ranks)
+        np.maximum(seen, top, out=seen)
+        if ranks[0] > top + 1 or np.any(ranks[1:] > seen[:-1] + 1):
+            in_order = False
+            break
+        top = int(seen[-1])
+    if not in_order:
+        uniq, first = np.unique(ids, return_index=True)
         ordered = uniq[np.argsort(first, kind="stable")]
         local[ordered] = np.arange(len(ordered), dtype=np.int32)
-    del ranks
     vocab = {table.tokens[g]: i for i, g in enumerate(ordered.tolist())}
-    return local[gids], lengths, vocab
+    for a in range(0, len(ids), _BLOCK):  # global ids -> this vocabulary's, in place
+        np.take(local, ids[a : a + _BLOCK], out=ids[a : a + _BLOCK])
+    return ids, lengths, vocab
 
 
 class BM25Retriever(Retriever):
@@ -310,7 +359,7 @@ class BM25Retriever(Retriever):
         }
 
     def index(self, texts: Sequence[str]) -> None:
-        self._build(texts, tokenize(texts, self.stopwords))
+        self._build(len(texts), tokenize(texts, self.stopwords), lambda: list(texts))
 
     def prepare_documents(self, documents: Mapping[str, str]) -> None:
         """Tokenize each document of ``documents`` (id -> text) now, for the strategies of
@@ -326,26 +375,31 @@ class BM25Retriever(Retriever):
         if self._table is None:
             self._table = _TokenTable(self.stopwords)
         found = _chunk_tokens(self._table, chunks, documents)
-        texts = [c.text for c in chunks]
-        self._build(texts, found if found is not None else tokenize(texts, self.stopwords))
 
-    def _build(self, texts: Sequence[str], tokens) -> None:
+        def texts() -> list[str]:  # made only when needed: chunks are views of documents
+            return [c.text for c in chunks]
+
+        self._build(
+            len(chunks), found if found is not None else tokenize(texts(), self.stopwords), texts
+        )
+
+    def _build(self, n: int, tokens, texts: Callable[[], list[str]]) -> None:
         ids, lengths, vocab = tokens
         model = bm25s.BM25(k1=self.k1, b=self.b)
-        if len(texts) == 0 or len(vocab) == 0:
+        if n == 0 or len(vocab) == 0:
             # Nothing to vectorise: let bm25s build (or refuse) its own empty index.
             model.index(
-                bm25s.tokenize(list(texts), stopwords=self.stopwords, show_progress=False),
+                bm25s.tokenize(texts(), stopwords=self.stopwords, show_progress=False),
                 show_progress=False,
             )
         else:
-            model.scores = build_scores(ids, lengths, len(vocab), self.k1, self.b)
+            model.scores = build_scores(ids, lengths, len(vocab), self.k1, self.b, consume=True)
             model.nonoccurrence_array = None
             vocab[""] = len(vocab)  # bm25s's empty token, scored by no document
             model.vocab_dict = vocab
             model.unique_token_ids_set = set(vocab.values())
         self._model = model
-        self._n = len(texts)
+        self._n = n
 
     def release(self) -> None:
         """Drop the index (a run calls this once the system is ranked)."""
