@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ragmeter import chunking, grading, metrics
+from ragmeter._memory import release_free_memory
 from ragmeter.chunking import Chunk, Chunking
 from ragmeter.config import Config
 from ragmeter.corpus import Document, load_corpus
@@ -476,6 +477,7 @@ def run_search(
         chunking.prepare_sentences(
             (d.text for d in documents), engine, sentences_progress, prepare_documents
         )
+        release_free_memory()  # the segmentation's and tokenizing's temporaries
         t = _timed(timings, "chunk", t)
     for strategy in strategies if chunk_retrievers else []:
         if progress:
@@ -535,6 +537,7 @@ def run_search(
             step += 1
             _release(retriever)
         del chunked
+        release_free_memory()
     for retriever in span_retrievers:
         retriever.set_documents(documents)
         if progress:
