@@ -357,9 +357,15 @@ def test_tokenize_and_scores_equal_bm25s(texts):
     ] == tok.ids
     assert list(vocab) == [w for w in tok.vocab if w != ""]
     ours = bm25_mod.build_scores(ids, lengths, len(vocab), 1.5, 0.75)
+    # the run's own path: int32 ids turned into the keys in place, in blocks of a few elements
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bm25_mod, "_BLOCK", 3)
+        consumed = bm25_mod.build_scores(ids.astype(np.int32), lengths, len(vocab), 1.5, 0.75, True)
     for key in ("data", "indices", "indptr"):
         assert ours[key].dtype == model.scores[key].dtype
         assert np.array_equal(ours[key], model.scores[key]), key
+        assert consumed[key].dtype == model.scores[key].dtype
+        assert np.array_equal(consumed[key], model.scores[key]), key
 
 
 @settings(max_examples=60, deadline=None)
@@ -418,6 +424,57 @@ def test_index_chunks_equals_index_of_texts(texts, cuts, whole_words):
     assert list(a._model.vocab_dict) == list(b._model.vocab_dict)
     for key in ("data", "indices", "indptr"):
         assert np.array_equal(a._model.scores[key], b._model.scores[key])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(docs_text, min_size=2, max_size=4), st.integers(1, 4), st.sampled_from([2, 5, 64]))
+def test_index_chunks_in_another_document_order(texts, size, block):
+    """The token table numbers words in the order it first met them; a later strategy whose
+    chunks come in another order must still number its vocabulary as bm25s does."""
+    docs = {f"d{i}": t for i, t in enumerate(texts)}
+    first = [c for d, t in docs.items() for c in chunking.FixedStrategy(size=size).split(d, t)]
+    later = [c for d in reversed(docs) for c in chunking.FixedStrategy(size=size + 1).split(d, docs[d])]
+    if not later or not bm25_mod.tokenize([c.text for c in later], "en")[2]:
+        return
+    plain, shared = BM25Retriever(), BM25Retriever()
+    plain.index([c.text for c in later])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bm25_mod, "_BLOCK", block)
+        if bm25_mod.tokenize([c.text for c in first], "en")[2]:
+            shared.index_chunks(first, docs)
+        shared.index_chunks(later, docs)
+    assert list(plain._model.vocab_dict) == list(shared._model.vocab_dict)
+    for key in ("data", "indices", "indptr"):
+        assert np.array_equal(plain._model.scores[key], shared._model.scores[key]), key
+
+
+def test_chunk_views_equal_chunks_that_hold_their_text():
+    import pickle
+    import tracemalloc
+    from dataclasses import FrozenInstanceError
+
+    text = "Alpha beta gamma. " * 5000
+    view, held = Chunk.span("d", text, 6, 16, parent=2), Chunk("d", 6, 16, text[6:16], 2)
+    assert view.text == "beta gamma" and view == held and hash(view) == hash(held)
+    assert repr(view) == repr(held) == (
+        "Chunk(doc_id='d', start=6, end=16, text='beta gamma', parent=2)"
+    )
+    assert view.is_span_of(text) and not held.is_span_of(text)
+    assert view != Chunk("d", 6, 16, "beta gamma", None) and view != Chunk("e", 6, 16, "beta gamma", 2)
+    again = pickle.loads(pickle.dumps(view))
+    assert again == view and again.text == "beta gamma"
+    with pytest.raises(FrozenInstanceError):
+        view.start = 0  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError):
+        del held.text  # type: ignore[misc]
+    # a strategy's chunks are views: a few hundred bytes each, not a copy of the corpus
+    chunking.FixedStrategy(size=2000).split("warm", "up")
+    tracemalloc.start()
+    chunks = chunking.FixedStrategy(size=2000).split("d", text)
+    held_bytes = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert "".join(c.text + " " for c in chunks) == text
+    assert len(chunks) == 8 and held_bytes < len(text) / 20
 
 
 def test_index_chunks_uses_shared_tokens_for_whole_word_chunks():
