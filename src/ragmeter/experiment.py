@@ -483,6 +483,7 @@ def run_search(
         if progress:
             progress(f"{strategy.name} · chunking", step, n_steps)
         chunked = chunking.chunk_corpus(documents, strategy)
+        release_free_memory()  # the chunking's temporaries, before the index is built
         t = _timed(timings, "chunk", t)
         n_items = len(chunked.items)
         chunk_keys[strategy.name] = hash(
