@@ -361,11 +361,12 @@ def test_tokenize_and_scores_equal_bm25s(texts):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(bm25_mod, "_BLOCK", 3)
         consumed = bm25_mod.build_scores(ids.astype(np.int32), lengths, len(vocab), 1.5, 0.75, True)
+        mp.setattr(bm25_mod, "_KEY32_LIMIT", 0)  # 64-bit keys, as past 2**31 combinations
+        wide = bm25_mod.build_scores(ids.astype(np.int64), lengths, len(vocab), 1.5, 0.75, True)
     for key in ("data", "indices", "indptr"):
-        assert ours[key].dtype == model.scores[key].dtype
-        assert np.array_equal(ours[key], model.scores[key]), key
-        assert consumed[key].dtype == model.scores[key].dtype
-        assert np.array_equal(consumed[key], model.scores[key]), key
+        for built in (ours, consumed, wide):
+            assert built[key].dtype == model.scores[key].dtype, key
+            assert np.array_equal(built[key], model.scores[key]), key
 
 
 @settings(max_examples=60, deadline=None)

@@ -25,6 +25,8 @@ from ragmeter.retrieval.base import Ranking, Retriever, top_k
 QUESTION_BLOCK = 16
 # Elements per block of the index's array arithmetic (bounds its temporaries).
 _BLOCK = 1 << 16
+# Sort keys (token * texts + text) take 32 bits below this many (token, text) combinations.
+_KEY32_LIMIT = 2**31
 
 # bm25s.tokenize lower-cases, then finds r"(?u)\b\w\w+\b" (scikit-learn's pattern): the maximal
 # runs of two or more word characters, which is what this faster equivalent finds (tested).
@@ -92,7 +94,7 @@ def build_scores(
         }
     n_tokens = len(ids)
     # (token, document) keys sorted in place: CSC order; each distinct key once, with its count
-    kind = np.int32 if n_docs * n_vocab < 2**31 else np.int64  # 32 bits: half the memory
+    kind = np.int32 if n_docs * n_vocab < _KEY32_LIMIT else np.int64  # 32 bits: half the memory
     if consume and ids.dtype == kind:
         key = ids  # the caller's ids become the keys, in place
         key *= n_docs
@@ -112,7 +114,8 @@ def build_scores(
     pairs = key[first]
     # tf: the length of each run of equal keys, from the run starts found a block at a time;
     # the caller's consumed ids hold it (and then the scores) instead of a new array
-    tf = key[: len(pairs)].view(np.int32) if key is ids else np.empty(len(pairs), np.int32)
+    reuse = key is ids and key.dtype == np.int32
+    tf = key[: len(pairs)] if reuse else np.empty(len(pairs), np.int32)
     del key
     done, last = 0, 0
     for a in range(0, n_tokens, _BLOCK):
@@ -139,7 +142,7 @@ def build_scores(
     # bm25s: idf * (tf / (k1 * ((1 - b) + b * l_d / l_avg) + tf)), tf float32, the rest
     # float64 (in place, same operations: x + tf, tf / x, then x * idf), rounded to float32
     denom = k1 * ((1 - b) + b * lengths / l_avg)
-    values = tf.view(np.float32) if tf.base is ids else np.empty(len(pairs), np.float32)
+    values = tf.view(np.float32) if reuse else np.empty(len(pairs), np.float32)
     for a in range(0, len(pairs), _BLOCK):  # (each block's tf is read before its scores land)
         v, d = np.divmod(pairs[a : a + _BLOCK], n_docs)
         pairs[a : a + _BLOCK] = d  # pairs becomes each pair's document
@@ -150,7 +153,7 @@ def build_scores(
         x *= idf[v]
         values[a : a + _BLOCK] = x
     del tf
-    if values.base is ids:
+    if reuse:
         values = values.copy()  # the index keeps its own array, not the caller's
     d = pairs.astype(np.int32, copy=False)
     del pairs
