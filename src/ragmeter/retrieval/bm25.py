@@ -113,7 +113,7 @@ def build_scores(
     np.not_equal(key[1:], key[:-1], out=first[1:])
     pairs = key[first]
     # tf: the length of each run of equal keys, from the run starts found a block at a time;
-    # the caller's consumed ids hold it (and then the scores) instead of a new array
+    # the caller's consumed ids hold it, and then the scores (the index keeps that buffer)
     reuse = key is ids and key.dtype == np.int32
     tf = key[: len(pairs)] if reuse else np.empty(len(pairs), np.int32)
     del key
@@ -153,8 +153,6 @@ def build_scores(
         x *= idf[v]
         values[a : a + _BLOCK] = x
     del tf
-    if reuse:
-        values = values.copy()  # the index keeps its own array, not the caller's
     d = pairs.astype(np.int32, copy=False)
     del pairs
     return {
