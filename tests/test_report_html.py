@@ -263,7 +263,7 @@ def test_embedded_json_holds_every_system_and_question(hostile):
     for q in data["questions"]:
         assert len(q["items"]) == len(res.systems)
         assert all(len(row) <= 5 for row in q["items"])
-    texts = {d["id"]: d["text"] for d in data["docs"]}
+    texts = {d["id"]: " ".join(t for _, t in d["parts"]) for d in data["docs"]}
     assert HOSTILE_SCRIPT in texts["evil.md"] and HOSTILE_IMG in texts["evil.md"]
     by_id = {q["id"]: q for q in data["questions"]}
     assert HOSTILE_SCRIPT in by_id["q-script"]["text"]
@@ -303,24 +303,84 @@ def test_sections_exist(hostile):
 
 
 def test_item_offsets_are_utf16_for_javascript(hostile):
-    _, html = hostile
+    results, html = hostile
     data = embedded_data(html)
     docs = data["docs"]
     emoji = next(i for i, d in enumerate(docs) if d["id"] == "emoji.md")
-    text16 = docs[emoji]["text"].encode("utf-16-le")
+    full = Results(results).documents["emoji.md"]
+    text16 = full.encode("utf-16-le")
     q = next(q for q in data["questions"] if q["id"] == "q-emoji")
     doc, start, end, passage = q["answers"][0]
     assert doc == emoji
     # What JavaScript's String.slice returns for these offsets is the passage.
     assert text16[2 * start : 2 * end].decode("utf-16-le") == passage
+    # Each embedded part sits at its UTF-16 offset of the document ...
+    for at, part in docs[emoji]["parts"]:
+        assert text16[2 * at : 2 * at + len(part.encode("utf-16-le"))].decode("utf-16-le") == part
     seen = 0
     for row in q["items"]:
         for d, s, e, *_ in row:
             if d == emoji:
+                # ... and one part covers every shown item (what the page's spanText slices)
                 piece = text16[2 * s : 2 * e].decode("utf-16-le")
-                assert piece.strip() and piece in docs[emoji]["text"]
+                covering = [
+                    p
+                    for at, p in docs[emoji]["parts"]
+                    if at <= s and e <= at + len(p.encode("utf-16-le")) // 2
+                ]
+                assert piece.strip() and len(covering) == 1
+                p16 = covering[0].encode("utf-16-le")
+                at = next(a for a, p in docs[emoji]["parts"] if p == covering[0])
+                assert p16[2 * (s - at) : 2 * (e - at)].decode("utf-16-le") == piece
                 seen += 1
     assert seen
+
+
+@pytest.fixture(scope="module")
+def fixed_only(tmp_path_factory) -> tuple[Path, str]:
+    """The shipped example, 200-word chunks, plus a long document no question matches."""
+    from ragmeter.cli.app import example_dir
+
+    ex = example_dir()
+    root = tmp_path_factory.mktemp("fixed")
+    shutil.copytree(ex / "posts", root / "posts")
+    (root / "posts" / "zz-filler.md").write_text(filler(3, 2000) + "\n", encoding="utf-8")
+    cfg = Config(
+        corpus=str(root / "posts"),
+        testset=str(ex / "questions.jsonl"),
+        strategies=("fixed", "sentence"),
+        rounds=100,
+    )
+    results = save_results(run_search(cfg), root / "results")
+    return results, write_report(results).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("which", ["hostile", "fixed_only"])
+def test_documents_are_embedded_only_where_the_page_shows_them(which, request):
+    """The page carries the shown items' text, not the corpus: per document, its parts add
+    up to exactly the union of the shown items' spans (overlaps merged, nothing else)."""
+    results, html = request.getfixturevalue(which)
+    data = embedded_data(html)
+    if which == "fixed_only":  # the long document is never shown, so never embedded
+        corpus = json.loads((results / "meta.json").read_text(encoding="utf-8"))["corpus"]
+        embedded = sum(len(p) for d in data["docs"] for _, p in d["parts"])
+        assert corpus["documents"] == 26 and 0 < embedded < corpus["characters"] / 2
+        assert "zz-filler.md" not in html
+    covered: dict[int, set[int]] = {}
+    for q in data["questions"]:
+        for row in q["items"]:
+            for d, s, e, *_ in row:
+                covered.setdefault(d, set()).update(range(s, e))
+    assert sorted(covered) == list(range(len(data["docs"])))  # no document that is not shown
+    for d, doc in enumerate(data["docs"]):
+        starts = [at for at, _ in doc["parts"]]
+        assert starts == sorted(starts)
+        units = set()
+        for at, part in doc["parts"]:
+            units.update(range(at, at + len(part.encode("utf-16-le")) // 2))
+        assert units == covered[d], doc["id"]
+        total = sum(len(p.encode("utf-16-le")) // 2 for _, p in doc["parts"])
+        assert total == len(units), doc["id"]  # parts never overlap
 
 
 def test_json_for_script_escapes_and_round_trips():

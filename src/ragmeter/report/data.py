@@ -350,19 +350,26 @@ class _Utf16:
 def _drilldown(
     results: Results, metric: str, hit_metric: str, top: int
 ) -> tuple[list[dict], list[dict]]:
-    """Documents (once each) and per-question records pointing into them by index."""
+    """Documents (once each) and per-question records pointing into them by index.
+
+    A document is embedded only as the parts the page shows (the shown items' spans,
+    overlapping ones merged): ``parts`` holds ``[start, text]`` pairs in UTF-16 offsets, so
+    the page's size follows the questions, not the corpus.
+    """
     texts = results.documents
     runs = results.runs
     systems = results.systems
     doc_index: dict[str, int] = {}
-    docs: list[dict] = []
+    doc_ids: list[str] = []
     offsets: dict[str, _Utf16] = {}
+    shown: dict[str, list[tuple[int, int]]] = {}
 
     def ref(doc: str) -> int:
         if doc not in doc_index:
-            doc_index[doc] = len(docs)
-            docs.append({"id": doc, "text": texts.get(doc, "")})
+            doc_index[doc] = len(doc_ids)
+            doc_ids.append(doc)
             offsets[doc] = _Utf16(texts.get(doc, ""))
+            shown[doc] = []
         return doc_index[doc]
 
     main = {s: results.scores(s, metric) for s in systems}
@@ -380,6 +387,7 @@ def _drilldown(
             for it in runs.get(s, {}).get(q.id, [])[:top]:
                 d = ref(it.doc)
                 conv = offsets[it.doc]
+                shown[it.doc].append((it.start, it.end))
                 row.append(
                     [
                         d,
@@ -401,7 +409,22 @@ def _drilldown(
                 "items": items,
             }
         )
+    docs = []
+    for doc in doc_ids:
+        text, conv = texts.get(doc, ""), offsets[doc]
+        docs.append({"id": doc, "parts": [[conv(a), text[a:b]] for a, b in _merged(shown[doc])]})
     return docs, out
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` sorted, with overlapping or touching ones joined."""
+    out: list[list[int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
 
 
 # --------------------------------------------------------------------------- route diagram

@@ -542,8 +542,15 @@
 
   // ------------------------------------------------------------------ drill-down
 
+  // The text of DOCS[docIdx] between UTF-16 offsets start and end: the page holds only the
+  // parts of each document that it shows ([start, text] pairs), one of which covers it.
+  function spanText(docIdx, start, end) {
+    const part = DOCS[docIdx].parts.find((p) => p[0] <= start && end <= p[0] + p[1].length);
+    return part ? part[1].slice(start - part[0], end - part[0]) : "";
+  }
+
   function highlighted(docIdx, start, end, answers) {
-    const text = DOCS[docIdx].text.slice(start, end);
+    const text = spanText(docIdx, start, end);
     const ranges = answers
       .filter((a) => a[0] === docIdx)
       .map((a) => [Math.max(start, a[1]) - start, Math.min(end, a[2]) - start])
