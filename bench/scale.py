@@ -92,6 +92,8 @@ print(json.dumps({
            - (cpu0.user + cpu0.system + cpu0.children_user + cpu0.children_system),
     "base_mb": base, "lib_mb": base - bare, "peak_mb": peak, "child_peak_mb": kids,
     "chars": sum(len(d.text) for d in docs),
+    "text_mb": sum(sys.getsizeof(d.text) for d in docs) / 2**20,
+    "wide_docs": [sum(1 for d in docs if d.text and max(d.text) > "\xff"), len(docs)],
     "recall@5": [float(s.scores["recall@5"].mean()) for s in run.systems],
 }))
 """
@@ -354,6 +356,14 @@ def _goals(by: dict) -> None:
             f"  x{n} memory <= 3x the corpus: peak +{_extra_mb(r):.0f} MB = {ratio:.2f}x "
             f"-> {'met' if ratio <= 3 else 'NOT met'}"
         )
+        if "text_mb" in r:
+            wide, files = r["wide_docs"]
+            print(
+                f"    of which the documents themselves: {r['text_mb']:.0f} MB = "
+                f"{r['text_mb'] * 2**20 / r['bytes']:.2f}x the corpus bytes ({wide} of {files} "
+                f"files hold a character beyond Latin-1: Python keeps such a text at 2 bytes "
+                f"a character); peak = {_extra_mb(r) / r['text_mb']:.2f}x the corpus as held"
+            )
     if len(new) >= 2:
         xs = [n for n, _ in new]
         k = slope(xs, [r["total"] for _, r in new])
