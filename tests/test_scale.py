@@ -434,7 +434,9 @@ def test_index_chunks_in_another_document_order(texts, size, block):
     chunks come in another order must still number its vocabulary as bm25s does."""
     docs = {f"d{i}": t for i, t in enumerate(texts)}
     first = [c for d, t in docs.items() for c in chunking.FixedStrategy(size=size).split(d, t)]
-    later = [c for d in reversed(docs) for c in chunking.FixedStrategy(size=size + 1).split(d, docs[d])]
+    later = [
+        c for d in reversed(docs) for c in chunking.FixedStrategy(size=size + 1).split(d, docs[d])
+    ]
     if not later or not bm25_mod.tokenize([c.text for c in later], "en")[2]:
         return
     plain, shared = BM25Retriever(), BM25Retriever()
@@ -457,11 +459,15 @@ def test_chunk_views_equal_chunks_that_hold_their_text():
     text = "Alpha beta gamma. " * 5000
     view, held = Chunk.span("d", text, 6, 16, parent=2), Chunk("d", 6, 16, text[6:16], 2)
     assert view.text == "beta gamma" and view == held and hash(view) == hash(held)
-    assert repr(view) == repr(held) == (
-        "Chunk(doc_id='d', start=6, end=16, text='beta gamma', parent=2)"
+    assert (
+        repr(view)
+        == repr(held)
+        == ("Chunk(doc_id='d', start=6, end=16, text='beta gamma', parent=2)")
     )
     assert view.is_span_of(text) and not held.is_span_of(text)
-    assert view != Chunk("d", 6, 16, "beta gamma", None) and view != Chunk("e", 6, 16, "beta gamma", 2)
+    assert view != Chunk("d", 6, 16, "beta gamma", None) and view != Chunk(
+        "e", 6, 16, "beta gamma", 2
+    )
     again = pickle.loads(pickle.dumps(view))
     assert again == view and again.text == "beta gamma"
     with pytest.raises(FrozenInstanceError):

@@ -52,13 +52,7 @@ class Chunk:
     def __init__(
         self, doc_id: str, start: int, end: int, text: str, parent: int | None = None
     ) -> None:
-        _set = object.__setattr__
-        _set(self, "doc_id", doc_id)
-        _set(self, "start", start)
-        _set(self, "end", end)
-        _set(self, "parent", parent)
-        _set(self, "_text", text)
-        _set(self, "_source", None)
+        self._fill(doc_id, start, end, parent, text, None)
 
     @classmethod
     def span(
@@ -66,14 +60,13 @@ class Chunk:
     ) -> Chunk:
         """The chunk ``document[start:end]`` of document ``doc_id``, as a view."""
         chunk = cls.__new__(cls)
-        _set = object.__setattr__
-        _set(chunk, "doc_id", doc_id)
-        _set(chunk, "start", start)
-        _set(chunk, "end", end)
-        _set(chunk, "parent", parent)
-        _set(chunk, "_text", None)
-        _set(chunk, "_source", document)
+        chunk._fill(doc_id, start, end, parent, None, document)
         return chunk
+
+    def _fill(self, *values: object) -> None:
+        """Set every slot, in ``__slots__`` order (chunks refuse ``setattr`` otherwise)."""
+        for name, value in zip(self.__slots__, values, strict=True):
+            object.__setattr__(self, name, value)
 
     @property
     def text(self) -> str:
