@@ -216,3 +216,15 @@ def test_minilm_vectors_and_model_ids(minilm, tmp_path):
     assert re.fullmatch(r"st:model#[0-9a-f]{16}", by_path.model_id)
     by_path.encoder._model = minilm.encoder._load()  # same weights, skip a second load
     np.testing.assert_allclose(by_path.embed(["a short sentence"])[0], vecs[0], atol=1e-6)
+
+
+@needs_model
+def test_loading_minilm_prints_no_load_report_and_keeps_transformers_verbosity(capfd):
+    from transformers.utils import logging as hf_logging
+
+    before = hf_logging.get_verbosity()
+    r = DenseRetriever(cache=None)
+    assert r.embed(["one sentence"]).shape == (1, 384)
+    err = capfd.readouterr().err
+    assert "LOAD REPORT" not in err and "UNEXPECTED" not in err, err[-500:]
+    assert hf_logging.get_verbosity() == before

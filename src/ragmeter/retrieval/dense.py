@@ -129,12 +129,16 @@ class SentenceTransformerEncoder:
                     "pip install 'ragmeter[dense]'"
                 ) from None
             target = str(self.path) if self.path is not None else self._name
-            bars = None
-            try:  # no weight-loading progress bar on the user's terminal
+            bars, verbosity = None, None
+            try:  # no weight-loading progress bar or load report on the user's terminal
                 from transformers.utils import logging as hf_logging
 
                 bars = hf_logging.is_progress_bar_enabled()
                 hf_logging.disable_progress_bar()
+                # (a "LOAD REPORT" table of keys the sentence model does not use, such as
+                # BERT's position_ids: expected, and noise to a ragmeter user)
+                verbosity = hf_logging.get_verbosity()
+                hf_logging.set_verbosity_error()
             except (ImportError, AttributeError):
                 pass
             try:
@@ -142,6 +146,8 @@ class SentenceTransformerEncoder:
             finally:
                 if bars:
                     hf_logging.enable_progress_bar()
+                if verbosity is not None:
+                    hf_logging.set_verbosity(verbosity)
         return self._model
 
     @property
