@@ -428,8 +428,13 @@ def test_index_chunks_equals_index_of_texts(texts, cuts, whole_words):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(docs_text, min_size=2, max_size=4), st.integers(1, 4), st.sampled_from([2, 5, 64]))
-def test_index_chunks_in_another_document_order(texts, size, block):
+@given(
+    st.lists(docs_text, min_size=2, max_size=4),
+    st.integers(1, 4),
+    st.sampled_from([2, 5, 64]),
+    st.sampled_from([3, 8, 1 << 16]),
+)
+def test_index_chunks_in_another_document_order(texts, size, block, pack):
     """The token table numbers words in the order it first met them; a later strategy whose
     chunks come in another order must still number its vocabulary as bm25s does."""
     docs = {f"d{i}": t for i, t in enumerate(texts)}
@@ -443,12 +448,28 @@ def test_index_chunks_in_another_document_order(texts, size, block):
     plain.index([c.text for c in later])
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(bm25_mod, "_BLOCK", block)
+        mp.setattr(bm25_mod, "_PACK16", pack)  # small: the table's wide and mixed forms
         if bm25_mod.tokenize([c.text for c in first], "en")[2]:
             shared.index_chunks(first, docs)
         shared.index_chunks(later, docs)
     assert list(plain._model.vocab_dict) == list(shared._model.vocab_dict)
     for key in ("data", "indices", "indptr"):
         assert np.array_equal(plain._model.scores[key], shared._model.scores[key]), key
+
+
+def test_token_table_packs_only_what_fits_in_16_bits():
+    table = bm25_mod._TokenTable(None)
+    far = "alpha" + " " * (65536 - 5) + "omega beta"  # a gap of exactly 2**16
+    starts, gids = table.doc(far)
+    assert starts.tolist() == [0, 65536, 65542] and gids.tolist() == [0, 1, 2]
+    near = "alpha" + " " * (65535 - 5) + "omega"  # 2**16 - 1: packed, and the same
+    assert table.doc(near)[0].tolist() == [0, 65535]
+    assert table._docs[near][0].dtype == np.uint16 and table._docs[far][0].dtype != np.uint16
+    # ids: 16 bits while the vocabulary has at most 2**16 words, then wider
+    words = " ".join(f"w{i}" for i in range(65536 - 3))
+    assert table.doc(words)[1][-1] == 65535 and table._docs[words][1].dtype == np.uint16
+    more = "w1 brandnew"
+    assert table.doc(more)[1].tolist() == [4, 65536]
 
 
 def test_chunk_views_equal_chunks_that_hold_their_text():

@@ -22,11 +22,13 @@ from ragmeter.errors import InputError
 from ragmeter.retrieval.base import Ranking, Retriever, top_k
 
 # Questions ranked per block (bounds the score matrix, and top_k's copies of it, held at once).
-QUESTION_BLOCK = 16
+QUESTION_BLOCK = 8
 # Elements per block of the index's array arithmetic (bounds its temporaries).
 _BLOCK = 1 << 16
 # Sort keys (token * texts + text) take 32 bits below this many (token, text) combinations.
 _KEY32_LIMIT = 2**31
+# The token table keeps gaps between token starts, and token ids, in 16 bits below this.
+_PACK16 = 1 << 16
 
 # bm25s.tokenize lower-cases, then finds r"(?u)\b\w\w+\b" (scikit-learn's pattern): the maximal
 # runs of two or more word characters, which is what this faster equivalent finds (tested).
@@ -185,10 +187,19 @@ class _TokenTable:
         """``(token starts, global token ids)`` of ``text``, or ``None`` if not handled.
 
         Stop words are left out here already: a chunk's tokens are then exactly the kept
-        tokens that start inside it.
+        tokens that start inside it. Kept between calls as compactly as they fit (16-bit
+        gaps between starts and 16-bit ids where they fit: 4 bytes a token instead of 8).
         """
-        if text in self._docs:
-            return self._docs[text]
+        if text not in self._docs:
+            self._docs[text] = self._packed(text)
+        packed = self._docs[text]
+        if packed is None:
+            return None
+        gaps, gids = packed
+        starts = np.cumsum(gaps, dtype=np.int64) if gaps.dtype == np.uint16 else gaps
+        return starts, gids
+
+    def _packed(self, text: str) -> tuple[np.ndarray, np.ndarray] | None:
         low = text.lower()
         found = None
         if len(low) == len(text):
@@ -204,9 +215,12 @@ class _TokenTable:
             if self.stop and len(gids):
                 keep = ~self.is_stop[gids]
                 starts, gids = starts[keep], gids[keep]
-            # int32 (a document below 2**31 characters): 8 bytes a kept token for the run
-            found = (starts.astype(np.int32), gids) if len(text) < 2**31 else (starts, gids)
-        self._docs[text] = found
+            gaps = np.diff(starts, prepend=0)
+            if len(gaps) and gaps.max() < _PACK16:
+                starts = gaps.astype(np.uint16)
+            if len(self.tokens) <= _PACK16:  # every id below 2**16
+                gids = gids.astype(np.uint16)
+            found = (starts, gids)
         return found
 
 
@@ -297,7 +311,7 @@ def _chunk_tokens(
         jumps[1:] -= hi[nonempty[:-1]] - 1
         pos[(np.cumsum(counts) - counts)[nonempty]] = jumps
         np.cumsum(pos, out=pos)
-        np.take(gids, pos, out=ids[at : at + m])
+        ids[at : at + m] = gids[pos]
         at += m
     del runs
     # bm25s numbers the vocabulary in order of first appearance. Global ids were given in
