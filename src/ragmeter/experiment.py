@@ -503,6 +503,7 @@ def run_search(
                 index_chunks(chunked.chunks, doc_texts)
             else:
                 retriever.index([c.text for c in chunked.chunks])
+            release_free_memory()  # the index build's temporaries, before ranking
             t = _timed(timings, "index", t)
             ids, scores = rank_chunking(retriever, chunked, questions, config.depth, indexed=True)
             t = _timed(timings, "rank", t)
