@@ -347,16 +347,19 @@ def prepare_sentences(
     """
     from ragmeter import engine as engines
 
-    # Each text as (offset, paragraph number) pairs; only the distinct paragraphs are kept
-    # as strings (a corpus with repeated paragraphs is not copied in full).
-    todo: dict[str, list[tuple[int, int]]] = {}
+    # Each text as its paragraphs' offsets and numbers (two arrays); only the distinct
+    # paragraphs are kept as strings (a corpus with repeated paragraphs is not copied in full).
+    todo: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     unique: dict[str, int] = {}
     for text in texts:
         if text not in todo and not _CACHE.has(text):
-            todo[text] = [
-                (offset, unique.setdefault(p, len(unique)))
-                for offset, p in _segment.paragraphs(text)
-            ]
+            paras = _segment.paragraphs(text)
+            offsets = np.fromiter((o for o, _ in paras), dtype=np.int64, count=len(paras))
+            numbers = np.fromiter(
+                (unique.setdefault(p, len(unique)) for _, p in paras), np.int64, len(paras)
+            )
+            todo[text] = (offsets, numbers)
+            del paras
     if not todo:
         if meanwhile is not None:
             meanwhile()
@@ -377,12 +380,17 @@ def prepare_sentences(
             if progress is not None:
                 progress(i + 1, len(batches))
     del order, batches
-    found = [flat for part in results for flat in part]
+    # every distinct paragraph's sentence starts, one after the other, and where each begins
+    starts = np.concatenate([np.frombuffer(s, np.int64) for s, _ in results] or [_NO_INTS])
+    counts = np.concatenate([np.frombuffer(c, np.int64) for _, c in results] or [_NO_INTS])
     del results
-    for text, paras in todo.items():
-        firsts = [offset + a for offset, p in paras for a in found[p][0::2]]
+    begins = np.cumsum(counts) - counts
+    for text, (offsets, numbers) in todo.items():
+        n = counts[numbers]  # each of the text's paragraphs: its sentences, gathered in order
+        at = np.repeat(begins[numbers] - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
+        firsts = starts[at] + np.repeat(offsets, n)
         idx = _DocIndex(text)
-        _CACHE.put(text, _sentence_word_breaks(idx.starts, idx.ends, np.asarray(firsts, np.int64)))
+        _CACHE.put(text, _sentence_word_breaks(idx.starts, idx.ends, firsts))
     return chars
 
 
