@@ -295,6 +295,29 @@ def test_prepare_sentences_is_exact_with_shared_paragraphs_and_workers(texts, co
         assert chunking._CACHE.get(t).sentence_breaks.tolist() == expected[t]
 
 
+def test_a_run_larger_than_the_sentence_cache_segments_each_document_once(monkeypatch):
+    """The run cache is bounded for between runs; within a run nothing may be evicted, or
+    the strategies would segment evicted documents again, one by one (a corpus past the
+    bound took minutes instead of seconds)."""
+    ex = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
+    docs = load_corpus(ex / "posts")
+    monkeypatch.setattr(chunking._CACHE, "max_chars", 5000)  # about one document
+    chunking._CACHE.clear()
+    again = []
+    real = chunking.sentence_spans
+    monkeypatch.setattr(chunking, "sentence_spans", lambda t: again.append(t) or real(t))
+    cfg = Config(strategies=("sentence", "parent-200"), rounds=100)
+    testset = load_testset(ex / "questions.jsonl", docs)
+    small = run_search(cfg, docs, testset)
+    assert again == []  # every strategy found every document's breaks
+    assert 0 < chunking._CACHE._chars <= 5000  # and the bound holds again after the run
+    monkeypatch.setattr(chunking._CACHE, "max_chars", 256_000_000)
+    chunking._CACHE.clear()
+    usual = run_search(cfg, docs, testset)
+    for a, b in zip(small.systems, usual.systems, strict=True):
+        assert a.items == b.items
+
+
 def test_prepare_sentences_reports_progress_and_skips_cached_texts():
     seen = []
     texts = ["One. Two.\n\nThree.", "Four! Five?"]

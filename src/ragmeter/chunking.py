@@ -21,8 +21,9 @@ for the user's own chunker live in :mod:`ragmeter.chunkers`.
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import FrozenInstanceError, asdict, dataclass, fields
 from typing import Any, ClassVar, Protocol
 
@@ -258,13 +259,31 @@ class _IndexCache:
     recomputed in one vectorised pass per strategy: holding them for a whole corpus would
     cost several times the corpus. Entries are keyed by the text itself and bounded by the
     total characters of the texts they refer to (the texts belong to the caller's documents,
-    so a key costs no extra memory while those live).
+    so a key costs no extra memory while those live; the bound keeps the cache from holding
+    on to documents the caller has dropped). Within :meth:`run` nothing is evicted, however
+    large the corpus: every strategy of the run needs every document's breaks.
     """
 
     def __init__(self, max_chars: int = 256_000_000) -> None:
         self.max_chars = max_chars
         self._items: OrderedDict[str, np.ndarray] = OrderedDict()
         self._chars = 0
+        self._runs = 0  # runs in progress: the bound waits until the last one ends
+
+    @contextlib.contextmanager
+    def run(self) -> Iterator[None]:
+        """A run's scope: entries stay until it ends, then the bound applies again."""
+        self._runs += 1
+        try:
+            yield
+        finally:
+            self._runs -= 1
+            self._evict()
+
+    def _evict(self) -> None:
+        while not self._runs and self._chars > self.max_chars:
+            old, _ = self._items.popitem(last=False)
+            self._chars -= len(old)
 
     def get(self, text: str) -> _DocIndex:
         """The word index of ``text``, with its sentence breaks when they are known."""
@@ -277,15 +296,13 @@ class _IndexCache:
         return text in self._items
 
     def put(self, text: str, breaks: np.ndarray) -> None:
-        if len(text) > self.max_chars:
+        if len(text) > self.max_chars and not self._runs:
             return
         if text not in self._items:
             self._chars += len(text)
         self._items[text] = breaks
         self._items.move_to_end(text)
-        while self._chars > self.max_chars:
-            old, _ = self._items.popitem(last=False)
-            self._chars -= len(old)
+        self._evict()
 
     def sentence_breaks(self, text: str, idx: _DocIndex | None = None) -> np.ndarray:
         breaks = self._items.get(text)
@@ -305,6 +322,12 @@ class _IndexCache:
 
 
 _CACHE = _IndexCache()
+
+
+def run_scope() -> contextlib.AbstractContextManager[None]:
+    """Keep every document's sentence breaks for the whole of a run (see :class:`_IndexCache`)."""
+    return _CACHE.run()
+
 
 # Below this many characters of paragraphs still to segment, worker processes cost more than
 # they save (each one starts a Python interpreter and imports syntok).

@@ -417,6 +417,16 @@ def run_search(
     progress: Progress | None = None,
 ) -> SearchRun:
     """Run every strategy x retriever over the test set and score each question."""
+    with chunking.run_scope():  # one sentence segmentation per document for the whole run
+        return _run_search(config, documents, testset, progress)
+
+
+def _run_search(
+    config: Config,
+    documents: Sequence[Document] | None,
+    testset: TestSet | None,
+    progress: Progress | None,
+) -> SearchRun:
     config = config.validate()
     timings: dict[str, float] = {}
     t = time.perf_counter()
