@@ -392,6 +392,31 @@ def test_tokenize_and_scores_equal_bm25s(texts):
             assert np.array_equal(built[key], model.scores[key]), key
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 9), max_size=12), min_size=1, max_size=8),
+    st.integers(0, 3),
+    st.sampled_from([2, 3, 64]),
+)
+def test_both_index_builds_agree_with_unused_tokens(texts, unused, block):
+    """The 32-bit key build and the by-token build (for past 2**31 combinations) give the
+    same matrix, also for ids that no text uses (between and after the used ones)."""
+    lengths = np.array([len(t) for t in texts], dtype=np.int64)
+    ids = np.array([i for t in texts for i in t], dtype=np.int64)
+    if not len(ids):
+        return
+    n_vocab = 10 + unused
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bm25_mod, "_BLOCK", block)
+        keyed = bm25_mod.build_scores(ids, lengths, n_vocab, 1.5, 0.75)
+        mp.setattr(bm25_mod, "_KEY32_LIMIT", 0)
+        by_token = bm25_mod.build_scores(ids, lengths, n_vocab, 1.5, 0.75)
+    for key in ("data", "indices", "indptr"):
+        assert keyed[key].dtype == by_token[key].dtype, key
+        assert np.array_equal(keyed[key], by_token[key]), key
+    assert keyed["indptr"][-1] == len(keyed["data"])
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     chunk_texts,
