@@ -38,9 +38,9 @@ class Chunk:
 
     ``Chunk(doc_id, start, end, text, parent=None)`` holds the text it is given.
     :meth:`span` makes a view instead: it keeps a reference to the document's text and
-    slices it when ``text`` is read, so a corpus's chunks cost a few dozen bytes each rather
-    than a copy of the corpus (every built-in strategy makes views). Both kinds compare,
-    hash and pickle alike; chunks are immutable.
+    slices it when ``text`` is read, so a chunk costs a couple of hundred bytes at most, not
+    a copy of its text (every built-in strategy makes views). Both kinds compare, hash and
+    pickle alike; chunks are immutable.
     """
 
     __slots__ = ("doc_id", "start", "end", "parent", "_text", "_source")
