@@ -566,6 +566,21 @@ def test_index_chunks_uses_shared_tokens_for_whole_word_chunks():
     assert bm25_mod._TokenTable("en").doc("İstanbul") is None  # lower() changes its length
 
 
+def test_bm25_question_blocks_give_the_same_ranking(monkeypatch):
+    texts = [f"alpha beta {w} gamma {w} {w}" for w in ("delta", "eps", "zeta", "eta", "theta")]
+    questions = ["alpha delta", "zeta zeta", "gamma", "nothing here", "theta eps"]
+    r = BM25Retriever()
+    r.index(texts)
+    whole = r.rank(questions, 3)
+    monkeypatch.setattr(bm25_mod, "SCORE_BLOCK", 6)  # one question a block at 5 chunks
+    one = r.rank(questions, 3)
+    monkeypatch.setattr(bm25_mod, "SCORE_BLOCK", 10)  # two
+    two = r.rank(questions, 3)
+    for other in (one, two):
+        assert np.array_equal(whole.ids, other.ids)
+        assert np.array_equal(whole.scores, other.scores)
+
+
 def test_release_drops_the_index():
     r = BM25Retriever()
     r.index(["a cat", "a dog"])

@@ -21,8 +21,10 @@ from bm25s.tokenization import _infer_stopwords
 from ragmeter.errors import InputError
 from ragmeter.retrieval.base import Ranking, Retriever, top_k
 
-# Questions ranked per block (bounds the score matrix, and top_k's copies of it, held at once).
-QUESTION_BLOCK = 8
+# Questions ranked per block: at most this many, and at most SCORE_BLOCK scores a block
+# (bounds the score matrix, and top_k's copies of it, however large the index).
+QUESTION_BLOCK = 64
+SCORE_BLOCK = 1 << 18
 # Elements per block of the index's array arithmetic (bounds its temporaries).
 _BLOCK = 1 << 16
 # Sort keys (token * texts + text) take 32 bits below this many (token, text) combinations.
@@ -493,11 +495,12 @@ class BM25Retriever(Retriever):
         queries = bm25s.tokenize(
             list(questions), stopwords=self.stopwords, return_ids=False, show_progress=False
         )
-        # Questions in blocks: the score matrix (and top_k's copies of it) stays at
-        # QUESTION_BLOCK x chunks however many questions there are. Rows are independent.
+        # Questions in blocks: the score matrix (and top_k's copies of it) stays at about
+        # SCORE_BLOCK scores however many questions and chunks there are. Rows are independent.
+        rows = max(1, min(QUESTION_BLOCK, SCORE_BLOCK // max(self._n, 1)))
         parts = []
-        for start in range(0, max(len(queries), 1), QUESTION_BLOCK):
-            block = queries[start : start + QUESTION_BLOCK]
+        for start in range(0, max(len(queries), 1), rows):
+            block = queries[start : start + rows]
             scores = np.empty((len(block), self._n), dtype=np.float64)
             for i, q in enumerate(block):
                 scores[i] = self._model.get_scores(q) if q else 0.0
