@@ -85,10 +85,10 @@ def build_scores(
     entry is bit-identical; only the loops are replaced by array operations.
 
     Memory: 32-bit arrays only. While (token, text) combinations fit 32 bits, one sort key
-    per token (with ``consume``, ``ids`` itself is turned into the keys, and later holds the
-    scores); past that, each token's texts gathered by token, 4 bytes a token. Then 12 bytes
-    a distinct (token, text) pair, of which 8 stay in the index; the float64 arithmetic runs
-    a block at a time.
+    per token (with ``consume``, ``ids`` itself is turned into the keys), compacted in place
+    into the distinct pairs' texts, the index's ``indices``; past that, each token's texts
+    gathered by token, 4 bytes a token. Then 4 bytes a distinct (token, text) pair for its
+    count, which the scores replace; the float64 arithmetic runs a block at a time.
     """
     n_docs = len(lengths)
     if n_docs == 0 or len(ids) == 0:
@@ -99,9 +99,9 @@ def build_scores(
             "num_docs": n_docs,
         }
     if n_docs * n_vocab < _KEY32_LIMIT:
-        d, tf, indptr, in_place = _pairs_by_key(ids, lengths, n_vocab, consume)
+        d, tf, indptr = _pairs_by_key(ids, lengths, n_vocab, consume)
     else:
-        (d, tf, indptr), in_place = _pairs_by_token(ids, lengths, n_vocab), False
+        d, tf, indptr = _pairs_by_token(ids, lengths, n_vocab)
     df = np.diff(indptr)
     idf = np.zeros(n_vocab, dtype=np.float32)
     for token, count in enumerate(df.tolist()):  # math.log, as bm25s computes it
@@ -111,7 +111,7 @@ def build_scores(
     # bm25s: idf * (tf / (k1 * ((1 - b) + b * l_d / l_avg) + tf)), tf float32, the rest
     # float64 (in place, same operations: x + tf, tf / x, then x * idf), rounded to float32
     denom = k1 * ((1 - b) + b * lengths / l_avg)
-    values = tf.view(np.float32) if in_place else np.empty(len(d), np.float32)
+    values = tf.view(np.float32)  # tf is ours: the scores take its place
     for a in range(0, len(d), _BLOCK):  # (each block's tf is read before its scores land)
         v = np.searchsorted(indptr, np.arange(a, min(a + _BLOCK, len(d))), side="right") - 1
         tf64 = tf[a : a + _BLOCK].astype(np.float32).astype(np.float64)
@@ -145,7 +145,7 @@ def _run_lengths(first: np.ndarray, out: np.ndarray) -> None:
 
 def _pairs_by_key(
     ids: np.ndarray, lengths: np.ndarray, n_vocab: int, consume: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each distinct (token, text) pair in CSC order: its text, its count, and ``indptr``,
     from one sorted 32-bit key per token (``token * texts + text``)."""
     n_docs, n_tokens = len(lengths), len(ids)
@@ -162,24 +162,39 @@ def _pairs_by_key(
         for a in range(0, n_tokens, _BLOCK):  # += ids * n_docs, a block at a time
             key[a : a + _BLOCK] += ids[a : a + _BLOCK].astype(np.int32) * n_docs
     key.sort()
-    first = np.empty(n_tokens, dtype=bool)
-    first[0] = True
-    np.not_equal(key[1:], key[:-1], out=first[1:])
-    pairs = key[first]
-    # tf: the length of each run of equal keys; the caller's consumed ids hold it, and then
-    # the scores (the index keeps that buffer)
-    in_place = key is ids
-    tf = key[: len(pairs)] if in_place else np.empty(len(pairs), np.int32)
+    # Runs of equal keys are the pairs: counted in one pass, then compacted in place (the
+    # keys' first elements become the distinct keys) with their lengths, tf, a block at a
+    # time: no array of flags, no second array of keys.
+    n_pairs = 1 + sum(
+        int(np.count_nonzero(key[a : a + _BLOCK + 1][1:] != key[a : a + _BLOCK + 1][:-1]))
+        for a in range(0, n_tokens, _BLOCK)
+    )
+    tf = np.empty(n_pairs, dtype=np.int32)
+    done, last, prev = 0, 0, None
+    for a in range(0, n_tokens, _BLOCK):
+        block = key[a : a + _BLOCK].copy()  # (the compaction below may overwrite its place)
+        new = np.empty(len(block), dtype=bool)
+        new[0] = prev is None or block[0] != prev
+        np.not_equal(block[1:], block[:-1], out=new[1:])
+        at = np.flatnonzero(new) + a
+        if len(at):
+            if done:
+                tf[done - 1] = at[0] - last
+            tf[done : done + len(at) - 1] = np.diff(at)
+            key[done : done + len(at)] = block[new]
+            done += len(at)
+            last = int(at[-1])
+        prev = block[-1]
+    tf[done - 1] = n_tokens - last
+    pairs = key[:done]
     del key
-    _run_lengths(first, tf)
-    del first
     # Keys are sorted, so each token's pairs are one run: indptr by binary search
     # (n_vocab * n_docs fits 32 bits: no widened copy of pairs)
     bounds = np.arange(n_vocab + 1, dtype=np.int32) * np.int32(n_docs)
     indptr = np.searchsorted(pairs, bounds).astype(np.int64, copy=False)
     for a in range(0, len(pairs), _BLOCK):
         pairs[a : a + _BLOCK] %= n_docs  # each pair's text
-    return pairs, tf, indptr, in_place
+    return pairs, tf, indptr
 
 
 def _pairs_by_token(
