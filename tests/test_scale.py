@@ -31,6 +31,7 @@ from ragmeter.corpus import Document, load_corpus
 from ragmeter.errors import InputError
 from ragmeter.experiment import count_words, run_search
 from ragmeter.retrieval import bm25 as bm25_mod
+from ragmeter.retrieval import bm25_index
 from ragmeter.retrieval.bm25 import BM25Retriever
 from ragmeter.testset import load_testset
 
@@ -379,13 +380,14 @@ def test_tokenize_and_scores_equal_bm25s(texts):
         for a, b in zip(np.r_[0, np.cumsum(lengths)[:-1]], np.cumsum(lengths), strict=True)
     ] == tok.ids
     assert list(vocab) == [w for w in tok.vocab if w != ""]
-    ours = bm25_mod.build_scores(ids, lengths, len(vocab), 1.5, 0.75)
+    ours = bm25_index.build_scores(ids, lengths, len(vocab), 1.5, 0.75)
     # the run's own path: int32 ids turned into the keys in place, in blocks of a few elements
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(bm25_mod, "_BLOCK", 3)
-        consumed = bm25_mod.build_scores(ids.astype(np.int32), lengths, len(vocab), 1.5, 0.75, True)
-        mp.setattr(bm25_mod, "_KEY32_LIMIT", 0)  # 64-bit keys, as past 2**31 combinations
-        wide = bm25_mod.build_scores(ids.astype(np.int64), lengths, len(vocab), 1.5, 0.75, True)
+        mp.setattr(bm25_index, "_BLOCK", 3)
+        build = bm25_index.build_scores
+        consumed = build(ids.astype(np.int32), lengths, len(vocab), 1.5, 0.75, True)
+        mp.setattr(bm25_index, "_KEY32_LIMIT", 0)  # the build past 2**31 combinations
+        wide = build(ids.astype(np.int64), lengths, len(vocab), 1.5, 0.75, True)
     for key in ("data", "indices", "indptr"):
         for built in (ours, consumed, wide):
             assert built[key].dtype == model.scores[key].dtype, key
@@ -407,10 +409,10 @@ def test_both_index_builds_agree_with_unused_tokens(texts, unused, block):
         return
     n_vocab = 10 + unused
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(bm25_mod, "_BLOCK", block)
-        keyed = bm25_mod.build_scores(ids, lengths, n_vocab, 1.5, 0.75)
-        mp.setattr(bm25_mod, "_KEY32_LIMIT", 0)
-        by_token = bm25_mod.build_scores(ids, lengths, n_vocab, 1.5, 0.75)
+        mp.setattr(bm25_index, "_BLOCK", block)
+        keyed = bm25_index.build_scores(ids, lengths, n_vocab, 1.5, 0.75)
+        mp.setattr(bm25_index, "_KEY32_LIMIT", 0)
+        by_token = bm25_index.build_scores(ids, lengths, n_vocab, 1.5, 0.75)
     for key in ("data", "indices", "indptr"):
         assert keyed[key].dtype == by_token[key].dtype, key
         assert np.array_equal(keyed[key], by_token[key]), key
@@ -496,6 +498,7 @@ def test_index_chunks_in_another_document_order(texts, size, block, pack):
     plain.index([c.text for c in later])
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(bm25_mod, "_BLOCK", block)
+        mp.setattr(bm25_index, "_BLOCK", block)
         mp.setattr(bm25_mod, "_PACK16", pack)  # small: the table's wide and mixed forms
         if bm25_mod.tokenize([c.text for c in first], "en")[2]:
             shared.index_chunks(first, docs)
