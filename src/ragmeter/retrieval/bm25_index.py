@@ -2,7 +2,7 @@
 
 bm25s indexes with per-document Python loops; :func:`build_scores` makes the same matrix
 (Lucene BM25, float32, CSC over tokens), bit for bit, from one array of token ids and the
-texts' lengths, in a memory of about 8 bytes a token at the peak (tested against bm25s).
+texts' lengths, in 32-bit arrays (tested against bm25s).
 """
 
 from __future__ import annotations
