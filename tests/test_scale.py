@@ -349,12 +349,20 @@ _WORDY = st.text(
 
 
 @settings(max_examples=300, deadline=None)
-@given(_WORDY)
-def test_word_runs_are_the_token_pattern_matches(text):
-    starts, words = bm25_mod._word_runs(text)
+@given(_WORDY, st.sampled_from([1, 3, 1 << 16]))
+def test_word_runs_are_the_token_pattern_matches(text, piece):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bm25_mod, "_PIECE", piece)  # small: words cut into several pieces
+        starts, pieces = bm25_mod._word_runs(text)
+        pieces = list(pieces)
     found = list(bm25_mod._TOKEN.finditer(text))
-    assert words == [m.group() for m in found]
+    assert [w for words in pieces for w in words] == [m.group() for m in found]
     assert starts.tolist() == [m.start() for m in found]
+
+    with pytest.MonkeyPatch.context() as mp:  # one piece's strings alive at a time
+        mp.setattr(bm25_mod, "_PIECE", 6)
+        _, cut = bm25_mod._word_runs("alpha beta, gamma delta epsilon")
+        assert list(cut) == [["alpha", "beta"], ["gamma"], ["delta"], ["epsilon"]]
 
 
 def _bm25s_reference(texts, stopwords="en", k1=1.5, b=0.75):
@@ -506,6 +514,86 @@ def test_index_chunks_in_another_document_order(texts, size, block, pack):
     assert list(plain._model.vocab_dict) == list(shared._model.vocab_dict)
     for key in ("data", "indices", "indptr"):
         assert np.array_equal(plain._model.scores[key], shared._model.scores[key]), key
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(docs_text, min_size=1, max_size=4),
+    st.lists(docs_text, min_size=1, max_size=4),
+    st.integers(1, 4),
+    st.sampled_from([3, 1 << 16]),
+)
+def test_index_for_questions_ranks_them_as_the_whole_index(texts, questions, size, block):
+    """An index of only the questions' words gives every question the same scores, bit for
+    bit, as the whole index, and the same ranking, ties included."""
+    docs = {f"d{i}": t for i, t in enumerate(texts)}
+    chunks = [c for d, t in docs.items() for c in chunking.FixedStrategy(size=size).split(d, t)]
+    if not chunks or not bm25_mod.tokenize([c.text for c in chunks], "en")[2]:
+        return
+    whole, small = BM25Retriever(), BM25Retriever()
+    whole.index([c.text for c in chunks])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bm25_mod, "_BLOCK", block)
+        small.index_chunks(chunks, docs, questions=questions)
+    assert len(small._model.scores["data"]) <= len(whole._model.scores["data"])
+    a, b = whole.rank(questions, len(chunks)), small.rank(questions, len(chunks))
+    assert a.ids.tolist() == b.ids.tolist()
+    assert [s.hex() for s in a.scores.ravel()] == [s.hex() for s in b.scores.ravel()]
+
+
+def test_index_for_questions_keeps_only_their_words_and_refuses_others():
+    text = "Alpha beta gamma delta. Beta gamma epsilon!\n\nZeta beta theta."
+    docs = {"d": text}
+    chunks = chunking.FixedStrategy(size=3).split("d", text)
+    r = BM25Retriever()
+    r.index_chunks(chunks, docs, questions=["beta?", "Theta and omega"])
+    assert set(r._model.vocab_dict) == {"beta", "theta", ""}  # no "omega" in the corpus
+    whole = BM25Retriever()
+    whole.index([c.text for c in chunks])
+    # the lengths are still the whole chunks': the same scores as the whole index
+    assert (
+        r.rank(["theta beta"], 3).scores.tolist() == whole.rank(["theta beta"], 3).scores.tolist()
+    )
+    with pytest.raises(ValueError, match="gamma"):
+        r.rank(["beta gamma"], 2)
+    r.index_chunks(chunks, docs)  # indexed again for any question
+    assert r.rank(["beta gamma"], 2).ids.tolist() == whole.rank(["beta gamma"], 2).ids.tolist()
+    # no question word in the chunks at all: a whole index, which ranks anything
+    r.index_chunks(chunks, docs, questions=["omega"])
+    assert "gamma" in r._model.vocab_dict and r.rank(["gamma"], 1).ids.tolist() == [[0]]
+
+
+def test_build_scores_keeps_lengths_apart_from_the_ids_given():
+    ids = np.array([0, 1, 1, 0], dtype=np.int32)
+    got = bm25_index.build_scores(ids.copy(), np.array([5, 2]), 2, 1.5, 0.75, counts=[3, 1])
+    ref = bm25_index.build_scores(
+        np.array([0, 1, 1, 2, 2, 0, 2], dtype=np.int32), np.array([5, 2]), 3, 1.5, 0.75
+    )
+    assert got["indices"].tolist() == ref["indices"].tolist()[:3]
+    assert got["data"].tolist() == ref["data"].tolist()[:3]
+    with pytest.raises(ValueError, match="counts"):
+        bm25_index.build_scores(ids.copy(), np.array([5, 2]), 2, 1.5, 0.75, counts=[3, 2])
+    # the index keeps an array of its pairs only, not the larger array of sort keys
+    twice = np.array([0, 0, 1, 1], dtype=np.int32)  # two texts, each one word twice
+    scores = bm25_index.build_scores(twice, np.array([2, 2]), 2, 1.5, 0.75, consume=True)
+    assert scores["indices"].tolist() == [0, 1] and scores["indices"].base is None
+
+
+def test_a_run_indexes_only_its_questions_words(monkeypatch):
+    docs = load_corpus(EXAMPLE / "posts")
+    testset = load_testset(EXAMPLE / "questions.jsonl", docs)
+    seen = []
+    build = BM25Retriever._build
+
+    def spy(self, n, tokens, texts):
+        seen.append(set(tokens[2]))
+        build(self, n, tokens, texts)
+
+    monkeypatch.setattr(BM25Retriever, "_build", spy)
+    run_search(Config(strategies=("fixed",), ks=(1, 3)), docs, testset)
+    asked = bm25s.tokenize([q.text for q in testset.questions], "en", return_ids=False)
+    words = {w for q in asked for w in q}
+    assert len(seen) == 1 and seen[0] and seen[0] <= words
 
 
 def test_token_table_packs_only_what_fits_in_16_bits():

@@ -418,7 +418,10 @@ def run_search(
 ) -> SearchRun:
     """Run every strategy x retriever over the test set and score each question."""
     with chunking.run_scope():  # one sentence segmentation per document for the whole run
-        return _run_search(config, documents, testset, progress)
+        try:
+            return _run_search(config, documents, testset, progress)
+        finally:
+            release_free_memory()  # what the run's indexes and token tables held
 
 
 def _run_search(
@@ -442,6 +445,7 @@ def _run_search(
         else:
             testset = load_testset(config.testset, documents, config.testset_format)
     questions = testset.questions
+    question_texts = [q.text for q in questions]
     t = _timed(timings, "load", t)
     retrievers = [make_retriever(r) for r in config.retrievers]
     strategies = resolve_strategies(config)
@@ -509,8 +513,8 @@ def _run_search(
                 progress(f"{strategy.name} · {retriever.name}", step, n_steps)
                 _embedding_progress(retriever, progress, f"{strategy.name} · embedding")
             index_chunks = getattr(retriever, "index_chunks", None)
-            if callable(index_chunks):
-                index_chunks(chunked.chunks, doc_texts)
+            if callable(index_chunks):  # BM25: only the questions' words are indexed
+                index_chunks(chunked.chunks, doc_texts, questions=question_texts)
             else:
                 retriever.index([c.text for c in chunked.chunks])
             release_free_memory()  # the index build's temporaries, before ranking

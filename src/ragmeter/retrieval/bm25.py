@@ -13,12 +13,13 @@ from __future__ import annotations
 import itertools
 import re
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import bm25s
 import numpy as np
 from bm25s.tokenization import _infer_stopwords
 
+from ragmeter._memory import release_free_memory
 from ragmeter.errors import InputError
 from ragmeter.retrieval.base import Ranking, Retriever, top_k
 from ragmeter.retrieval.bm25_index import build_scores
@@ -26,11 +27,13 @@ from ragmeter.retrieval.bm25_index import build_scores
 # Questions ranked per block: at most this many, and at most SCORE_BLOCK scores a block
 # (bounds the score matrix, and top_k's copies of it, however large the index).
 QUESTION_BLOCK = 64
-SCORE_BLOCK = 1 << 18
+SCORE_BLOCK = 1 << 16
 # Elements per block of the array work on token ids (bounds its temporaries).
 _BLOCK = 1 << 16
 # The token table keeps gaps between token starts, and token ids, in 16 bits below this.
 _PACK16 = 1 << 16
+# Characters of a document whose tokens are made into strings at a time.
+_PIECE = 1 << 16
 
 # bm25s.tokenize lower-cases, then finds r"(?u)\b\w\w+\b" (scikit-learn's pattern): the maximal
 # runs of two or more word characters, which is what this faster equivalent finds (tested).
@@ -109,10 +112,15 @@ class _TokenTable:
         low = text.lower()
         found = None
         if len(low) == len(text):
-            starts, words = _word_runs(low)
+            starts, pieces = _word_runs(low)
             known = len(self.tokens)
             # every new word gets the next id as it is first met: one pass, in C
-            gids = np.fromiter(map(self.ids.__getitem__, words), dtype=np.int32, count=len(words))
+            gids = np.empty(len(starts), dtype=np.int32)
+            at = 0
+            for words in pieces:
+                m = len(words)
+                gids[at : at + m] = np.fromiter(map(self.ids.__getitem__, words), np.int32, m)
+                at += m
             if len(self.ids) > known:
                 new = list(itertools.islice(self.ids, known, None))
                 self.tokens.extend(new)
@@ -142,11 +150,16 @@ _BMP = 0x10000
 _BMP_WORD: list[np.ndarray] = []  # the table of the basic plane, made on first use
 
 
-def _word_runs(text: str) -> tuple[np.ndarray, list[str]]:
+def _word_runs(text: str) -> tuple[np.ndarray, Iterator[list[str]]]:
     """Starts and texts of the runs of two or more ``\\w`` characters of ``text``: the
-    matches of :data:`_TOKEN`, found with numpy over the code points and ``str.split``."""
+    matches of :data:`_TOKEN`, found with numpy over the code points and ``str.split``.
+
+    The texts come a piece of about :data:`_PIECE` characters at a time, so only one piece's
+    strings are alive at once: a whole document's would scatter the vocabulary's new words
+    over megabytes of Python's small-object arenas, which stay allocated while they live.
+    """
     if not text:
-        return np.zeros(0, np.int64), []
+        return np.zeros(0, np.int64), iter(())
     if not _BMP_WORD:
         _BMP_WORD.append(_word_table(_BMP))
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
@@ -164,18 +177,35 @@ def _word_runs(text: str) -> tuple[np.ndarray, list[str]]:
     # Every other character made a space: str.split() then yields exactly the runs of two
     # or more (no \w character is whitespace).
     spaced = np.where(word, cps, np.uint32(32)).tobytes().decode("utf-32-le", "surrogatepass")
-    return starts, spaced.split()
+    return starts, _pieces(spaced)
+
+
+def _pieces(spaced: str) -> Iterator[list[str]]:
+    """``spaced.split()``, cut at spaces into pieces of about :data:`_PIECE` characters."""
+    a, n = 0, len(spaced)
+    while a < n:
+        b = spaced.find(" ", a + _PIECE) if a + _PIECE < n else -1
+        b = n if b < 0 else b
+        yield spaced[a:b].split()
+        a = b
 
 
 def _chunk_tokens(
-    table: _TokenTable, chunks: Sequence, texts: Mapping[str, str]
-) -> tuple[np.ndarray, np.ndarray, dict[str, int]] | None:
-    """:func:`tokenize` of the chunks' texts, from the documents' shared tokens; ``None``
-    when some chunk does not start and end at whitespace or its document is not handled.
+    table: _TokenTable,
+    chunks: Sequence,
+    texts: Mapping[str, str],
+    keep: frozenset[str] | None = None,
+) -> tuple[np.ndarray, np.ndarray, dict[str, int], np.ndarray] | None:
+    """:func:`tokenize` of the chunks' texts, from the documents' shared tokens, and the
+    number of ids of each chunk; ``None`` when some chunk does not start and end at
+    whitespace or its document is not handled. With ``keep``, only the tokens in it are
+    returned (the lengths still count every token; the counts, only the kept ones).
 
     Memory: the result (4 bytes a token) and one document's temporaries at a time."""
     n = len(chunks)
-    runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (doc's ids, lo, hi)
+    wanted = np.zeros(0, dtype=bool)  # with keep: global id -> kept? (grows with the table)
+    runs: list[tuple[np.ndarray | str, np.ndarray, np.ndarray]] = []  # (ids or text, lo, hi)
+    all_lengths: list[np.ndarray] = []
     i = 0
     while i < n:  # runs of consecutive chunks of one document
         doc_id = chunks[i].doc_id
@@ -198,17 +228,33 @@ def _chunk_tokens(
                 return None  # a chunk whose text is not its span of the document
         lo = np.searchsorted(starts, cs, side="left")
         hi = np.searchsorted(starts, ce, side="left")
+        all_lengths.append(hi - lo)
+        if keep is not None:  # the kept tokens, and each chunk's range of them
+            if len(wanted) < len(table.tokens):
+                new = table.tokens[len(wanted) :]
+                flags = np.fromiter((w in keep for w in new), dtype=bool, count=len(new))
+                wanted = np.concatenate((wanted, flags))
+            at = np.flatnonzero(wanted[gids])
+            lo, hi = np.searchsorted(at, lo), np.searchsorted(at, hi)
+            gids = text  # its kept ids are picked again below: not held for every document
         runs.append((gids, lo, hi))
         i = j
-    lengths = np.concatenate([hi - lo for _, lo, hi in runs]) if runs else np.zeros(0, np.int64)
+    lengths = np.concatenate(all_lengths) if runs else np.zeros(0, np.int64)
     lengths = lengths.astype(np.int64, copy=False)  # the chunks' tokens (stop words are out)
-    ids = np.empty(int(lengths.sum()), dtype=np.int32)
+    del all_lengths
+    per_chunk = lengths  # ids per chunk: fewer when only the kept tokens are returned
+    if keep is not None and runs:
+        per_chunk = np.concatenate([hi - lo for _, lo, hi in runs]).astype(np.int64, copy=False)
+    ids = np.empty(int(per_chunk.sum()), dtype=np.int32)
     at = 0
     for gids, lo, hi in runs:
         counts = hi - lo
         m = int(counts.sum())
         if not m:
             continue
+        if isinstance(gids, str):  # a document's kept tokens
+            gids = table.doc(gids)[1]
+            gids = gids[wanted[gids]]
         # Positions lo[c] .. hi[c]-1 of every chunk c, one after the other, as one running
         # sum: +1 within a chunk, a jump to lo[c] where chunk c begins.
         pos = np.ones(m, dtype=np.int64)
@@ -245,7 +291,7 @@ def _chunk_tokens(
     vocab = {table.tokens[g]: i for i, g in enumerate(ordered.tolist())}
     for a in range(0, len(ids), _BLOCK):  # global ids -> this vocabulary's, in place
         np.take(local, ids[a : a + _BLOCK], out=ids[a : a + _BLOCK])
-    return ids, lengths, vocab
+    return ids, lengths, vocab, per_chunk
 
 
 class BM25Retriever(Retriever):
@@ -268,6 +314,7 @@ class BM25Retriever(Retriever):
         self._model: bm25s.BM25 | None = None
         self._n = 0
         self._table: _TokenTable | None = None
+        self._kept: frozenset[str] | None = None  # the only words an index for questions has
 
     def describe(self) -> dict:
         return {
@@ -280,6 +327,7 @@ class BM25Retriever(Retriever):
         }
 
     def index(self, texts: Sequence[str]) -> None:
+        self._kept = None
         self._build(len(texts), tokenize(texts, self.stopwords), lambda: list(texts))
 
     def prepare_documents(self, documents: Mapping[str, str]) -> None:
@@ -290,12 +338,33 @@ class BM25Retriever(Retriever):
         for text in documents.values():
             self._table.doc(text)
 
-    def index_chunks(self, chunks: Sequence, documents: Mapping[str, str]) -> None:
+    def index_chunks(
+        self,
+        chunks: Sequence,
+        documents: Mapping[str, str],
+        questions: Sequence[str] | None = None,
+    ) -> None:
         """Index ``[c.text for c in chunks]``, exactly as :meth:`index` would, but tokenize
-        each document of ``documents`` (id -> text) once for all the strategies of a run."""
+        each document of ``documents`` (id -> text) once for all the strategies of a run.
+
+        With ``questions``, the index keeps only the columns of their words: their scores
+        are the same bit for bit, the index is smaller (about half, on Chroma's corpora and
+        questions) and :meth:`rank` then refuses a question with any other word.
+        """
         if self._table is None:
             self._table = _TokenTable(self.stopwords)
-        found = _chunk_tokens(self._table, chunks, documents)
+        keep = None
+        if questions is not None:
+            words = bm25s.tokenize(
+                list(questions), stopwords=self.stopwords, return_ids=False, show_progress=False
+            )
+            keep = frozenset(w for q in words for w in q)
+        found = _chunk_tokens(self._table, chunks, documents, keep)
+        if found is not None and keep is not None and not found[2]:
+            keep = None  # no question word occurs in these chunks: a plain index
+            found = _chunk_tokens(self._table, chunks, documents)
+        self._kept = keep if found is not None else None
+        release_free_memory()  # the per-document temporaries, before the index is built
 
         def texts() -> list[str]:  # made only when needed: chunks are views of documents
             return [c.text for c in chunks]
@@ -305,7 +374,7 @@ class BM25Retriever(Retriever):
         )
 
     def _build(self, n: int, tokens, texts: Callable[[], list[str]]) -> None:
-        ids, lengths, vocab = tokens
+        ids, lengths, vocab, *counts = tokens  # (counts: ids per text, if not every token)
         model = bm25s.BM25(k1=self.k1, b=self.b)
         if n == 0 or len(vocab) == 0:
             # Nothing to vectorise: let bm25s build (or refuse) its own empty index.
@@ -314,7 +383,15 @@ class BM25Retriever(Retriever):
                 show_progress=False,
             )
         else:
-            model.scores = build_scores(ids, lengths, len(vocab), self.k1, self.b, consume=True)
+            model.scores = build_scores(
+                ids,
+                lengths,
+                len(vocab),
+                self.k1,
+                self.b,
+                consume=True,
+                counts=next(iter(counts), None),
+            )
             model.nonoccurrence_array = None
             vocab[""] = len(vocab)  # bm25s's empty token, scored by no document
             model.vocab_dict = vocab
@@ -333,6 +410,13 @@ class BM25Retriever(Retriever):
         queries = bm25s.tokenize(
             list(questions), stopwords=self.stopwords, return_ids=False, show_progress=False
         )
+        if self._kept is not None:
+            for text, words in zip(questions, queries, strict=True):
+                if not self._kept.issuperset(words):
+                    raise ValueError(
+                        f"this index keeps only the words of the questions it was built for, "
+                        f"not those of {text!r}: index again without questions= to rank it"
+                    )
         # Questions in blocks: the score matrix (and top_k's copies of it) stays at about
         # SCORE_BLOCK scores however many questions and chunks there are. Rows are independent.
         rows = max(1, min(QUESTION_BLOCK, SCORE_BLOCK // max(self._n, 1)))

@@ -24,8 +24,14 @@ def build_scores(
     k1: float,
     b: float,
     consume: bool = False,
+    counts: np.ndarray | None = None,
 ) -> dict[str, np.ndarray | int]:
     """bm25s's eager score matrix (Lucene BM25, float32 CSC over tokens) from token ids.
+
+    ``ids`` are the texts' tokens one text after the other and ``lengths`` the texts' lengths
+    in tokens. When only some of each text's tokens are given (an index of the columns that
+    some questions need), ``counts`` says how many ids each text has; the lengths, and so
+    every score, stay those of the whole texts.
 
     The arithmetic is bm25s's, operation for operation and in the same precision, so every
     entry is bit-identical; only the loops are replaced by array operations.
@@ -37,6 +43,9 @@ def build_scores(
     count, which the scores replace; the float64 arithmetic runs a block at a time.
     """
     n_docs = len(lengths)
+    counts = lengths if counts is None else counts
+    if len(counts) != n_docs or int(np.sum(counts)) != len(ids):
+        raise ValueError("counts must give each text's number of ids")
     if n_docs == 0 or len(ids) == 0:
         return {
             "data": np.zeros(0, np.float32),
@@ -45,9 +54,9 @@ def build_scores(
             "num_docs": n_docs,
         }
     if n_docs * n_vocab < _KEY32_LIMIT:
-        d, tf, indptr = _pairs_by_key(ids, lengths, n_vocab, consume)
+        d, tf, indptr = _pairs_by_key(ids, counts, n_vocab, consume)
     else:
-        d, tf, indptr = _pairs_by_token(ids, lengths, n_vocab)
+        d, tf, indptr = _pairs_by_token(ids, counts, n_vocab)
     df = np.diff(indptr)
     idf = np.zeros(n_vocab, dtype=np.float32)
     for token, count in enumerate(df.tolist()):  # math.log, as bm25s computes it
@@ -132,7 +141,11 @@ def _pairs_by_key(
             last = int(at[-1])
         prev = block[-1]
     tf[done - 1] = n_tokens - last
-    pairs = key[:done]
+    if key.flags.owndata:  # give the keys' tail back in place (no copy): the index keeps
+        key.resize(done, refcheck=False)  # only its pairs' texts
+        pairs = key
+    else:
+        pairs = key[:done]
     del key
     # Keys are sorted, so each token's pairs are one run: indptr by binary search
     # (n_vocab * n_docs fits 32 bits: no widened copy of pairs)
