@@ -55,7 +55,7 @@ _GOLDEN = 0x6D2B79F5
 _MASK = 0xFFFFFFFF
 _METHODS = ("percentile", "bca")
 # Draws generated per block (rows x questions); bounds memory for large inputs.
-_BLOCK = 1 << 19
+_BLOCK = 1 << 18
 # Generator outputs computed per step; small enough to stay in cache.
 _CHUNK = 1 << 15
 # Flipped sums within this share of sum(|d|) of the observed sum count as ties.
