@@ -349,20 +349,38 @@ _WORDY = st.text(
 
 
 @settings(max_examples=300, deadline=None)
-@given(_WORDY, st.sampled_from([1, 3, 1 << 16]))
-def test_word_runs_are_the_token_pattern_matches(text, piece):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(bm25_mod, "_PIECE", piece)  # small: words cut into several pieces
-        starts, pieces = bm25_mod._word_runs(text)
-        pieces = list(pieces)
+@given(_WORDY)
+def test_word_runs_are_the_token_pattern_matches(text):
+    starts, words = bm25_mod._word_runs(text)
     found = list(bm25_mod._TOKEN.finditer(text))
-    assert [w for words in pieces for w in words] == [m.group() for m in found]
+    assert words == [m.group() for m in found]
     assert starts.tolist() == [m.start() for m in found]
 
-    with pytest.MonkeyPatch.context() as mp:  # one piece's strings alive at a time
-        mp.setattr(bm25_mod, "_PIECE", 6)
-        _, cut = bm25_mod._word_runs("alpha beta, gamma delta epsilon")
-        assert list(cut) == [["alpha", "beta"], ["gamma"], ["delta"], ["epsilon"]]
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(_WORDY, st.sampled_from(_PIECES)), max_size=12).map("".join))
+def test_token_table_gives_the_same_tokens_a_piece_at_a_time(text):
+    """Documents are tokenized in pieces cut at whitespace: the same starts and ids as in
+    one piece (no token crosses whitespace; lower-casing, final sigma included, never
+    looks across it)."""
+    whole = bm25_mod._TokenTable("en").doc(text)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bm25_mod, "_PIECE", 1)  # a cut at every whitespace character
+        cut = bm25_mod._TokenTable("en").doc(text)
+    if whole is None:
+        assert cut is None
+        return
+    assert cut is not None
+    assert whole[0].tolist() == cut[0].tolist() and whole[1].tolist() == cut[1].tolist()
+
+
+def test_documents_are_cut_at_whitespace_into_pieces(monkeypatch):
+    monkeypatch.setattr(bm25_mod, "_PIECE", 6)
+    text = "alpha beta,\ngamma delta epsilonzeta"
+    assert [text[a:b] for a, b in bm25_mod._cuts(text)] == [
+        "alpha beta,", "\ngamma", " delta", " epsilonzeta",
+    ]  # fmt: skip
+    assert list(bm25_mod._cuts("")) == []
 
 
 def _bm25s_reference(texts, stopwords="en", k1=1.5, b=0.75):
@@ -508,6 +526,7 @@ def test_index_chunks_in_another_document_order(texts, size, block, pack):
         mp.setattr(bm25_mod, "_BLOCK", block)
         mp.setattr(bm25_index, "_BLOCK", block)
         mp.setattr(bm25_mod, "_PACK16", pack)  # small: the table's wide and mixed forms
+        mp.setattr(bm25_mod, "_GAP8", 2 if pack == 3 else 255)  # small: many gaps apart
         if bm25_mod.tokenize([c.text for c in first], "en")[2]:
             shared.index_chunks(first, docs)
         shared.index_chunks(later, docs)
@@ -596,19 +615,20 @@ def test_a_run_indexes_only_its_questions_words(monkeypatch):
     assert len(seen) == 1 and seen[0] and seen[0] <= words
 
 
-def test_token_table_packs_only_what_fits_in_16_bits():
+def test_token_table_packs_gaps_in_8_bits_and_ids_in_16_while_they_fit():
     table = bm25_mod._TokenTable(None)
-    far = "alpha" + " " * (65536 - 5) + "omega beta"  # a gap of exactly 2**16
-    starts, gids = table.doc(far)
-    assert starts.tolist() == [0, 65536, 65542] and gids.tolist() == [0, 1, 2]
-    near = "alpha" + " " * (65535 - 5) + "omega"  # 2**16 - 1: packed, and the same
-    assert table.doc(near)[0].tolist() == [0, 65535]
-    assert table._docs[near][0].dtype == np.uint16 and table._docs[far][0].dtype != np.uint16
+    # gaps between starts of 254 (8 bits), 255 and 65536 (kept apart), and a first start
+    text = " " * 300 + "alpha" + " " * 249 + "omega" + " " * 250 + "beta" + " " * 65532 + "pi"
+    starts, gids = table.doc(text)
+    assert starts.tolist() == [300, 554, 809, 66345] and gids.tolist() == [0, 1, 2, 3]
+    small, wide, packed_ids = table._docs[text]
+    assert small.dtype == np.uint8 and small.tolist() == [255, 254, 255, 255]
+    assert wide.tolist() == [300, 255, 65536]
     # ids: 16 bits while the vocabulary has at most 2**16 words, then wider
-    words = " ".join(f"w{i}" for i in range(65536 - 3))
-    assert table.doc(words)[1][-1] == 65535 and table._docs[words][1].dtype == np.uint16
+    words = " ".join(f"w{i}" for i in range(65536 - 4))
+    assert table.doc(words)[1][-1] == 65535 and table._docs[words][2].dtype == np.uint16
     more = "w1 brandnew"
-    assert table.doc(more)[1].tolist() == [4, 65536]
+    assert table.doc(more)[1].tolist() == [5, 65536] and table._docs[more][2].dtype != np.uint16
 
 
 def test_chunk_views_equal_chunks_that_hold_their_text():

@@ -30,9 +30,12 @@ QUESTION_BLOCK = 64
 SCORE_BLOCK = 1 << 16
 # Elements per block of the array work on token ids (bounds its temporaries).
 _BLOCK = 1 << 16
-# The token table keeps gaps between token starts, and token ids, in 16 bits below this.
+# The token table keeps token ids in 16 bits below this many words,
 _PACK16 = 1 << 16
-# Characters of a document whose tokens are made into strings at a time.
+# and the gaps between token starts in 8 bits: this value marks a gap this wide or wider,
+# kept apart.
+_GAP8 = 255
+# Characters of a document tokenized at a time (bounds the temporaries of a large one).
 _PIECE = 1 << 16
 
 # bm25s.tokenize lower-cases, then finds r"(?u)\b\w\w+\b" (scikit-learn's pattern): the maximal
@@ -90,37 +93,43 @@ class _TokenTable:
         self.ids: defaultdict[str, int] = defaultdict(itertools.count().__next__)
         self.tokens: list[str] = []  # global id -> token
         self.is_stop = np.zeros(0, dtype=bool)  # global id -> a stop word?
-        self._docs: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+        self._docs: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray] | None] = {}
 
     def doc(self, text: str) -> tuple[np.ndarray, np.ndarray] | None:
         """``(token starts, global token ids)`` of ``text``, or ``None`` if not handled.
 
         Stop words are left out here already: a chunk's tokens are then exactly the kept
-        tokens that start inside it. Kept between calls as compactly as they fit (16-bit
-        gaps between starts and 16-bit ids where they fit: 4 bytes a token instead of 8).
+        tokens that start inside it. Kept between calls compactly: the gaps between starts
+        in 8 bits (the rare wider gap kept apart) and the ids in 16 bits where they fit: 3
+        bytes a token instead of 12.
         """
         if text not in self._docs:
             self._docs[text] = self._packed(text)
         packed = self._docs[text]
         if packed is None:
             return None
-        gaps, gids = packed
-        starts = np.cumsum(gaps, dtype=np.int64) if gaps.dtype == np.uint16 else gaps
-        return starts, gids
+        small, wide, gids = packed
+        gaps = small.astype(np.int64)
+        if len(wide):
+            gaps[small == _GAP8] = wide
+        return np.cumsum(gaps, out=gaps), gids
 
-    def _packed(self, text: str) -> tuple[np.ndarray, np.ndarray] | None:
-        low = text.lower()
-        found = None
-        if len(low) == len(text):
-            starts, pieces = _word_runs(low)
+    def _packed(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        # A piece of about _PIECE characters at a time, cut at whitespace (no token crosses
+        # it and lower-casing never looks across it), so a document's temporaries stay
+        # small: a whole large document's would take several times its size at once, and
+        # its words' strings would scatter the new ones over Python's small-object arenas.
+        all_starts, all_gids = [], []
+        for a, b in _cuts(text):
+            piece = text[a:b]
+            low = piece.lower()
+            if len(low) != len(piece):
+                return None
+            starts, words = _word_runs(low)
             known = len(self.tokens)
             # every new word gets the next id as it is first met: one pass, in C
-            gids = np.empty(len(starts), dtype=np.int32)
-            at = 0
-            for words in pieces:
-                m = len(words)
-                gids[at : at + m] = np.fromiter(map(self.ids.__getitem__, words), np.int32, m)
-                at += m
+            gids = np.fromiter(map(self.ids.__getitem__, words), np.int32, len(words))
+            del words, low, piece
             if len(self.ids) > known:
                 new = list(itertools.islice(self.ids, known, None))
                 self.tokens.extend(new)
@@ -129,13 +138,31 @@ class _TokenTable:
             if self.stop and len(gids):
                 keep = ~self.is_stop[gids]
                 starts, gids = starts[keep], gids[keep]
-            gaps = np.diff(starts, prepend=0)
-            if len(gaps) and gaps.max() < _PACK16:
-                starts = gaps.astype(np.uint16)
-            if len(self.tokens) <= _PACK16:  # every id below 2**16
-                gids = gids.astype(np.uint16)
-            found = (starts, gids)
-        return found
+            all_starts.append(starts + a)
+            all_gids.append(gids)
+        starts = np.concatenate(all_starts) if all_starts else np.zeros(0, np.int64)
+        gids = np.concatenate(all_gids) if all_gids else np.zeros(0, np.int32)
+        del all_starts, all_gids
+        gaps = np.diff(starts, prepend=0)
+        wide = gaps[gaps >= _GAP8]  # each gap of _GAP8 or more, in order
+        small = np.minimum(gaps, _GAP8).astype(np.uint8)
+        if len(self.tokens) <= _PACK16:  # every id below 2**16
+            gids = gids.astype(np.uint16)
+        return small, wide, gids
+
+
+_SPACE = re.compile(r"\s")
+
+
+def _cuts(text: str) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of consecutive pieces of ``text``, each about :data:`_PIECE`
+    characters long and ending just before a whitespace character (or at the end)."""
+    a, n = 0, len(text)
+    while a < n:
+        found = _SPACE.search(text, a + _PIECE) if a + _PIECE < n else None
+        b = found.start() if found else n
+        yield a, b
+        a = b
 
 
 def _word_table(limit: int) -> np.ndarray:
@@ -150,16 +177,11 @@ _BMP = 0x10000
 _BMP_WORD: list[np.ndarray] = []  # the table of the basic plane, made on first use
 
 
-def _word_runs(text: str) -> tuple[np.ndarray, Iterator[list[str]]]:
+def _word_runs(text: str) -> tuple[np.ndarray, list[str]]:
     """Starts and texts of the runs of two or more ``\\w`` characters of ``text``: the
-    matches of :data:`_TOKEN`, found with numpy over the code points and ``str.split``.
-
-    The texts come a piece of about :data:`_PIECE` characters at a time, so only one piece's
-    strings are alive at once: a whole document's would scatter the vocabulary's new words
-    over megabytes of Python's small-object arenas, which stay allocated while they live.
-    """
+    matches of :data:`_TOKEN`, found with numpy over the code points and ``str.split``."""
     if not text:
-        return np.zeros(0, np.int64), iter(())
+        return np.zeros(0, np.int64), []
     if not _BMP_WORD:
         _BMP_WORD.append(_word_table(_BMP))
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
@@ -177,17 +199,7 @@ def _word_runs(text: str) -> tuple[np.ndarray, Iterator[list[str]]]:
     # Every other character made a space: str.split() then yields exactly the runs of two
     # or more (no \w character is whitespace).
     spaced = np.where(word, cps, np.uint32(32)).tobytes().decode("utf-32-le", "surrogatepass")
-    return starts, _pieces(spaced)
-
-
-def _pieces(spaced: str) -> Iterator[list[str]]:
-    """``spaced.split()``, cut at spaces into pieces of about :data:`_PIECE` characters."""
-    a, n = 0, len(spaced)
-    while a < n:
-        b = spaced.find(" ", a + _PIECE) if a + _PIECE < n else -1
-        b = n if b < 0 else b
-        yield spaced[a:b].split()
-        a = b
+    return starts, spaced.split()
 
 
 def _chunk_tokens(
