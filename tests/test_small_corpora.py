@@ -123,3 +123,26 @@ def test_identical_rankings_are_named_but_distinct_ones_are_not():
     )
     run = run_search(cfg, docs, TestSet(qs))
     assert checks.run_warnings(run) == []
+
+
+def test_chunking_key_tells_chunkings_apart_by_documents_offsets_and_parents():
+    from ragmeter.chunking import Chunk, Chunking
+    from ragmeter.experiment import chunking_key
+
+    text = "alpha beta gamma delta"
+    base = [Chunk.span("a", text, 0, 10), Chunk.span("a", text, 11, 22)]
+    same = [Chunk("a", 0, 10, "alpha beta"), Chunk("a", 11, 22, "gamma delta")]
+    key = chunking_key(Chunking("s", base))
+    assert key == chunking_key(Chunking("s", same))  # views or held texts: the same chunks
+    others = [
+        [Chunk.span("a", text, 0, 10), Chunk.span("a", text, 11, 21)],  # an offset
+        [Chunk.span("a", text, 0, 10), Chunk.span("b", text, 11, 22)],  # a document
+        [Chunk.span("a", text, 0, 10, parent=0), Chunk.span("a", text, 11, 22, parent=0)],
+        base[:1],
+    ]
+    assert len({key, *(chunking_key(Chunking("s", o)) for o in others)}) == 1 + len(others)
+    parents = [Chunk.span("a", text, 0, 22)]
+    with_parents = [Chunk.span("a", text, 0, 10, parent=0), Chunk.span("a", text, 11, 22, parent=0)]
+    assert chunking_key(Chunking("s", with_parents, parents)) != chunking_key(
+        Chunking("s", with_parents)
+    )

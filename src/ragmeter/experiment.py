@@ -11,6 +11,8 @@ them.
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -406,6 +408,23 @@ def score_system(
     )
 
 
+def chunking_key(chunked: Chunking) -> int:
+    """A hash of a chunking's chunks and parents (documents, offsets, parent numbers): equal
+    chunkings, equal keys. Made a document at a time, without a tuple per chunk."""
+    h = hashlib.blake2b(digest_size=8)
+    for group in (chunked.chunks, chunked.parents or ()):
+        for doc_id, run in itertools.groupby(group, key=lambda c: c.doc_id):
+            name = doc_id.encode("utf-8", "surrogatepass")
+            chunks = list(run)
+            h.update(len(name).to_bytes(8, "little") + name + len(chunks).to_bytes(8, "little"))
+            fields = (
+                x for c in chunks for x in (c.start, c.end, -1 if c.parent is None else c.parent)
+            )
+            h.update(np.fromiter(fields, dtype=np.int64, count=3 * len(chunks)).tobytes())
+        h.update(b"|")
+    return int.from_bytes(h.digest(), "little")
+
+
 def system_name(strategy: str, retriever: str, n_retrievers: int) -> str:
     return strategy if n_retrievers == 1 else f"{strategy}/{retriever}"
 
@@ -500,9 +519,7 @@ def _run_search(
         release_free_memory()  # the chunking's temporaries, before the index is built
         t = _timed(timings, "chunk", t)
         n_items = len(chunked.items)
-        chunk_keys[strategy.name] = hash(
-            tuple((c.doc_id, c.start, c.end, c.parent) for c in chunked.chunks)
-        ) ^ hash(tuple((c.doc_id, c.start, c.end) for c in chunked.parents or ()))
+        chunk_keys[strategy.name] = chunking_key(chunked)
         if n_items == 0:
             raise InputError(
                 f"strategy {strategy.name!r} makes no items from the corpus (is it empty?)"
