@@ -20,7 +20,8 @@ process's baseline) and the CLI end to end, for
   installed), at the sizes of ``--ray-sizes``.
 
 Memory is the peak resident size over a baseline taken once ragmeter, bm25s and syntok are
-imported (their own 70 MB or so do not grow with the corpus; printed apart). At the end the
+imported (their own 70 MB or so do not grow with the corpus; printed apart); with
+``--repeat``, the highest peak of the tries counts (times: the fastest). At the end the
 issue's goals are checked: x16 from the CLI in 8 s or less, peak memory at most 3x the corpus
 bytes, growth no worse than linear.
 
@@ -196,7 +197,9 @@ def main() -> int:
     ap.add_argument("--old-max", type=int, default=16, help="largest size run on the old path")
     ap.add_argument("--ray-sizes", default="1,16", help="sizes run on the Ray engine")
     ap.add_argument("--cli-sizes", default="1,16", help="sizes also timed from the CLI")
-    ap.add_argument("--repeat", type=int, default=1, help="runs per cell; the fastest counts")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="runs per cell: fastest time, highest memory"
+    )
     args = ap.parse_args()
     if not CHROMA.is_dir():
         print(f"skipped: {CHROMA} is not present")
@@ -241,7 +244,11 @@ def main() -> int:
                             )
                         tries[eng].append(res)
                 for eng in engines:
-                    res = min(tries[eng], key=lambda r: r["total"])
+                    res = dict(min(tries[eng], key=lambda r: r["total"]))
+                    # memory: the highest peak of the tries (it varies a little with timing)
+                    worst = max(tries[eng], key=_extra_mb)
+                    res["peak_mb"], res["base_mb"] = worst["peak_mb"], worst["base_mb"]
+                    res["peaks_all"] = [round(_extra_mb(r)) for r in tries[eng]]
                     if n in cli_sizes:
                         fastest = min(tries[eng], key=lambda r: r["cli"])
                         res["cli"], res["cli_cpu"] = fastest["cli"], fastest["cli_cpu"]
@@ -270,7 +277,7 @@ def _line(variant: str, r: dict) -> str:
             else ""
         )
         + f"peak +{_extra_mb(r):.0f} MB = {_extra_mb(r) * 2**20 / r['bytes']:.2f}x the corpus "
-        f"(libraries +{r['lib_mb']:.0f} MB)"
+        f"(tries {r.get('peaks_all')} MB; libraries +{r['lib_mb']:.0f} MB)"
     )
 
 
