@@ -296,6 +296,56 @@ def test_prepare_sentences_is_exact_with_shared_paragraphs_and_workers(texts, co
         assert chunking._CACHE.get(t).sentence_breaks.tolist() == expected[t]
 
 
+class _RecordingEngine:
+    """Runs tasks in this process and keeps them, like an engine with two workers."""
+
+    name, workers = "recording", 2
+
+    def __init__(self, shares_memory: bool) -> None:
+        self.shares_memory = shares_memory
+        self.tasks: list = []
+
+    def map(self, fn, tasks, progress=None, meanwhile=None):
+        self.tasks = list(tasks)
+        if meanwhile is not None:
+            meanwhile()
+        return [fn(t) for t in self.tasks]
+
+
+def test_prepare_sentences_sends_forked_workers_spans_not_paragraphs(monkeypatch):
+    """Forked workers read the paragraphs from memory they share with the run: the tasks are
+    ranges of paragraph numbers, and the run holds no string per paragraph; other engines get
+    the paragraphs' texts. Both give the breaks of syntok on each whole text."""
+    from ragmeter import _segment
+
+    texts = [
+        "One. Two three.\r\rFour five! Six?\r",  # lone CRs: read as newlines
+        "Alpha beta. Gamma.\r\n\r\nDelta epsilon. Zeta.\n\nOne. Two three.",
+        "Mr. Smith went. He came back.\n\nAlpha beta. Gamma.\n\nEta theta iota.",
+    ]
+    expected = {}
+    for t in texts:
+        chunking._CACHE.clear()
+        expected[t] = chunking._CACHE.sentence_breaks(t).tolist()
+    monkeypatch.setattr(chunking, "PARALLEL_MIN_CHARS", 0)
+    monkeypatch.setattr(chunking, "BATCH_CHARS", 20)
+    for shares in (True, False):
+        chunking._CACHE.clear()
+        eng = _RecordingEngine(shares)
+        prepare_sentences(texts, eng)
+        assert [chunking._CACHE.get(t).sentence_breaks.tolist() for t in texts] == [
+            expected[t] for t in texts
+        ]
+        assert len(eng.tasks) > 1 and _segment.SHARED == []
+        if shares:
+            assert all(isinstance(a, int) and isinstance(b, int) for a, b in eng.tasks)
+        else:
+            assert all(isinstance(p, str) for task in eng.tasks for p in task)
+        # paragraphs that occur twice are segmented once
+        sent = [p for task in eng.tasks for p in task] if not shares else []
+        assert shares or sent.count("One. Two three.") == 1
+
+
 def test_a_run_larger_than_the_sentence_cache_segments_each_document_once(monkeypatch):
     """The run cache is bounded for between runs; within a run nothing may be evicted, or
     the strategies would segment evicted documents again, one by one (a corpus past the

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from syntok import segmenter
 from syntok.tokenizer import Tokenizer
@@ -21,16 +21,22 @@ _LONE_CR = re.compile(r"\r(?!\n)")
 
 
 def paragraphs(text: str) -> list[tuple[int, str]]:
-    """``(offset, paragraph)`` pairs as syntok splits ``text``.
+    """``(offset, paragraph)`` pairs as syntok splits ``text``; each paragraph is
+    ``source(text)[offset : offset + len(paragraph)]``.
 
     syntok breaks paragraphs at blank lines of ``\n`` or ``\r\n`` but not of a lone
     ``\r`` (old Mac line endings); such a ``\r`` is read as ``\n`` first. The two have
     the same length, so every offset still points into ``text`` (callers take the text of
     a sentence from ``text``, never from the paragraph returned).
     """
-    if "\r" in text:
-        text = _LONE_CR.sub("\n", text)
-    return segmenter.preprocess_with_offsets(text)
+    return segmenter.preprocess_with_offsets(source(text))
+
+
+def source(text: str) -> str:
+    """``text`` as syntok reads it: each lone ``\r`` as ``\n`` (the same length)."""
+    if "\r" in text and _LONE_CR.search(text):
+        return _LONE_CR.sub("\n", text)
+    return text
 
 
 def paragraph_sentences(paragraph: str) -> tuple[int, ...]:
@@ -49,7 +55,7 @@ def paragraph_sentences(paragraph: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-def segment_batch(batch: Sequence[str]) -> tuple[array, array]:
+def segment_batch(batch: Iterable[str]) -> tuple[array, array]:
     """The sentence starts of every paragraph of ``batch`` (a worker task): all of them one
     after the other (offsets into their paragraph), and how many each paragraph has.
 
@@ -61,3 +67,19 @@ def segment_batch(batch: Sequence[str]) -> tuple[array, array]:
         starts.extend(flat[0::2])
         counts.append(len(flat) // 2)
     return starts, counts
+
+
+# The paragraphs a forked worker segments, read from the memory it shares with the process
+# that forked it: (texts as syntok reads them, and each paragraph's text number, start and
+# length). Set by that process before its workers start, so that the paragraphs are neither
+# copied into tasks nor held as strings there.
+SHARED: list[tuple[Sequence[str], Sequence[int], Sequence[int], Sequence[int]]] = []
+
+
+def segment_shared(span: tuple[int, int]) -> tuple[array, array]:
+    """:func:`segment_batch` of the shared paragraphs ``span[0] .. span[1] - 1``."""
+    texts, text_of, start, length = SHARED[0]
+    first, end = span
+    return segment_batch(
+        texts[text_of[i]][start[i] : start[i] + length[i]] for i in range(first, end)
+    )

@@ -22,6 +22,8 @@ for the user's own chunker live in :mod:`ragmeter.chunkers`.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import FrozenInstanceError, asdict, dataclass, fields
@@ -337,18 +339,18 @@ PARALLEL_MIN_CHARS = 1_000_000
 BATCH_CHARS = 200_000
 
 
-def _batches(paragraphs: Sequence[str], batch_chars: int) -> list[list[str]]:
-    out: list[list[str]] = []
-    cur: list[str] = []
-    size = 0
-    for p in paragraphs:
-        cur.append(p)
-        size += len(p)
+def _batches(lengths: Sequence[int], batch_chars: int) -> list[tuple[int, int]]:
+    """Consecutive ranges ``(first, end)`` of paragraphs of these lengths, each closed once
+    it holds ``batch_chars`` characters or more (the last one with the rest)."""
+    out: list[tuple[int, int]] = []
+    first, size = 0, 0
+    for i, n in enumerate(lengths):
+        size += n
         if size >= batch_chars:
-            out.append(cur)
-            cur, size = [], 0
-    if cur:
-        out.append(cur)
+            out.append((first, i + 1))
+            first, size = i + 1, 0
+    if first < len(lengths):
+        out.append((first, len(lengths)))
     return out
 
 
@@ -370,39 +372,65 @@ def prepare_sentences(
     """
     from ragmeter import engine as engines
 
-    # Each text as its paragraphs' offsets and numbers (two arrays); only the distinct
-    # paragraphs are kept as strings (a corpus with repeated paragraphs is not copied in full).
+    # Each text as its paragraphs' offsets and numbers (two arrays). A distinct paragraph is
+    # known by a digest and kept as (text, start, length), not as a string: a corpus whose
+    # paragraphs do not repeat would otherwise be copied in full.
     todo: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    unique: dict[str, int] = {}
+    seen: dict[bytes, int] = {}
+    sources: list[str] = []  # the texts as syntok reads them
+    text_of, start_of, length_of = array("q"), array("q"), array("q")  # distinct paragraphs
     for text in texts:
         if text not in todo and not _CACHE.has(text):
+            source = _segment.source(text)
             paras = _segment.paragraphs(text)
+            numbers = np.empty(len(paras), dtype=np.int64)
+            for j, (offset, p) in enumerate(paras):
+                key = hashlib.blake2b(p.encode("utf-8", "surrogatepass"), digest_size=16)
+                number = seen.setdefault(key.digest(), len(seen))
+                if number == len(text_of):  # a new paragraph
+                    text_of.append(len(sources))
+                    start_of.append(offset)
+                    length_of.append(len(p))
+                numbers[j] = number
             offsets = np.fromiter((o for o, _ in paras), dtype=np.int64, count=len(paras))
-            numbers = np.fromiter(
-                (unique.setdefault(p, len(unique)) for _, p in paras), np.int64, len(paras)
-            )
             todo[text] = (offsets, numbers)
+            sources.append(source)
             del paras
+    del seen
     if not todo:
         if meanwhile is not None:
             meanwhile()
         return 0
-    order = list(unique)
-    del unique
-    chars = sum(map(len, order))
+    chars = sum(length_of)
     eng = engine if engine is not None else engines.default_engine()
-    batches = _batches(order, BATCH_CHARS)
-    if chars >= PARALLEL_MIN_CHARS and len(batches) > 1 and eng.workers > 1:
-        results = eng.map(_segment.segment_batch, batches, progress=progress, meanwhile=meanwhile)
+    spans = _batches(length_of, BATCH_CHARS)
+
+    def batch(span: tuple[int, int]) -> Iterator[str]:
+        return (sources[text_of[i]][start_of[i] : start_of[i] + length_of[i]] for i in range(*span))
+
+    parallel = chars >= PARALLEL_MIN_CHARS and len(spans) > 1 and eng.workers > 1
+    if parallel and getattr(eng, "shares_memory", False):
+        # forked workers read the paragraphs from the memory they share with this process
+        _segment.SHARED.append((sources, text_of, start_of, length_of))
+        try:
+            results = eng.map(
+                _segment.segment_shared, spans, progress=progress, meanwhile=meanwhile
+            )
+        finally:
+            _segment.SHARED.clear()
+    elif parallel:
+        tasks = [list(batch(span)) for span in spans]  # each batch's paragraphs, sent
+        results = eng.map(_segment.segment_batch, tasks, progress=progress, meanwhile=meanwhile)
+        del tasks
     else:
         if meanwhile is not None:
             meanwhile()
         results = []
-        for i, batch in enumerate(batches):
-            results.append(_segment.segment_batch(batch))
+        for i, span in enumerate(spans):
+            results.append(_segment.segment_batch(batch(span)))
             if progress is not None:
-                progress(i + 1, len(batches))
-    del order, batches
+                progress(i + 1, len(spans))
+    del spans
     # every distinct paragraph's sentence starts, one after the other, and where each begins
     starts = np.concatenate([np.frombuffer(s, np.int64) for s, _ in results] or [_NO_INTS])
     counts = np.concatenate([np.frombuffer(c, np.int64) for _, c in results] or [_NO_INTS])

@@ -125,6 +125,12 @@ class LocalEngine:
                     progress(len(results), len(tasks))
         return results
 
+    @property
+    def shares_memory(self) -> bool:
+        """Whether the workers :meth:`map` starts are forked from this process and so see
+        its memory as it was when the tasks were sent (Linux)."""
+        return self.workers > 1 and _start_method() == "fork"
+
     def describe(self) -> dict[str, Any]:
         return {"kind": "local", "workers": self.workers}
 
