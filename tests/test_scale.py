@@ -336,14 +336,40 @@ def test_prepare_sentences_sends_forked_workers_spans_not_paragraphs(monkeypatch
         assert [chunking._CACHE.get(t).sentence_breaks.tolist() for t in texts] == [
             expected[t] for t in texts
         ]
-        assert len(eng.tasks) > 1 and _segment.SHARED == []
-        if shares:
-            assert all(isinstance(a, int) and isinstance(b, int) for a, b in eng.tasks)
+        assert len(eng.tasks) > 1 and _segment.SHARED == {}
+        if shares:  # (the run's key, first paragraph, end)
+            assert all(all(isinstance(x, int) for x in task) for task in eng.tasks)
+            assert len({key for key, _, _ in eng.tasks}) == 1
         else:
             assert all(isinstance(p, str) for task in eng.tasks for p in task)
         # paragraphs that occur twice are segmented once
         sent = [p for task in eng.tasks for p in task] if not shares else []
         assert shares or sent.count("One. Two three.") == 1
+
+
+def test_shared_paragraphs_of_runs_at_the_same_time_stay_apart(monkeypatch):
+    """Two runs segmenting at once (threads of one process) each read their own paragraphs."""
+    from ragmeter import _segment
+
+    first = ["One sentence here. And a second one.\n\nA new paragraph!"]
+    second = ["Quite different words. Nothing alike?\n\nNo. Not at all."]
+    expected = {}
+    for t in first + second:
+        chunking._CACHE.clear()
+        expected[t] = chunking._CACHE.sentence_breaks(t).tolist()
+    chunking._CACHE.clear()
+    monkeypatch.setattr(chunking, "PARALLEL_MIN_CHARS", 0)
+    monkeypatch.setattr(chunking, "BATCH_CHARS", 10)
+
+    class Interleaved(_RecordingEngine):
+        def map(self, fn, tasks, progress=None, meanwhile=None):
+            prepare_sentences(second, _RecordingEngine(True))  # the other run, meanwhile
+            return super().map(fn, tasks, progress, meanwhile)
+
+    prepare_sentences(first, Interleaved(True))
+    for t in first + second:
+        assert chunking._CACHE.get(t).sentence_breaks.tolist() == expected[t]
+    assert _segment.SHARED == {}
 
 
 def test_a_run_larger_than_the_sentence_cache_segments_each_document_once(monkeypatch):

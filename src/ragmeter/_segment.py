@@ -9,6 +9,7 @@ in any order. This module imports only syntok so that a worker process starts qu
 
 from __future__ import annotations
 
+import itertools
 import re
 from array import array
 from collections.abc import Iterable, Sequence
@@ -69,17 +70,27 @@ def segment_batch(batch: Iterable[str]) -> tuple[array, array]:
     return starts, counts
 
 
-# The paragraphs a forked worker segments, read from the memory it shares with the process
-# that forked it: (texts as syntok reads them, and each paragraph's text number, start and
-# length). Set by that process before its workers start, so that the paragraphs are neither
-# copied into tasks nor held as strings there.
-SHARED: list[tuple[Sequence[str], Sequence[int], Sequence[int], Sequence[int]]] = []
+# The paragraphs forked workers segment, read from the memory they share with the process
+# that forked them: per run, (texts as syntok reads them, and each paragraph's text number,
+# start and length). A run adds its entry before its workers start and removes it after, so
+# the paragraphs are neither copied into tasks nor held as strings; runs in other threads
+# have entries of their own.
+SHARED: dict[int, tuple[Sequence[str], Sequence[int], Sequence[int], Sequence[int]]] = {}
+_KEYS = itertools.count()
 
 
-def segment_shared(span: tuple[int, int]) -> tuple[array, array]:
-    """:func:`segment_batch` of the shared paragraphs ``span[0] .. span[1] - 1``."""
-    texts, text_of, start, length = SHARED[0]
-    first, end = span
+def share(texts, text_of, start, length) -> int:
+    """Add a run's paragraphs to :data:`SHARED`; returns the key its tasks name."""
+    key = next(_KEYS)
+    SHARED[key] = (texts, text_of, start, length)
+    return key
+
+
+def segment_shared(task: tuple[int, int, int]) -> tuple[array, array]:
+    """:func:`segment_batch` of the paragraphs ``first .. end - 1`` of the run ``key``
+    (``task = (key, first, end)``)."""
+    key, first, end = task
+    texts, text_of, start, length = SHARED[key]
     return segment_batch(
         texts[text_of[i]][start[i] : start[i] + length[i]] for i in range(first, end)
     )

@@ -411,13 +411,14 @@ def prepare_sentences(
     parallel = chars >= PARALLEL_MIN_CHARS and len(spans) > 1 and eng.workers > 1
     if parallel and getattr(eng, "shares_memory", False):
         # forked workers read the paragraphs from the memory they share with this process
-        _segment.SHARED.append((sources, text_of, start_of, length_of))
+        key = _segment.share(sources, text_of, start_of, length_of)
         try:
+            tasks = [(key, first, end) for first, end in spans]
             results = eng.map(
-                _segment.segment_shared, spans, progress=progress, meanwhile=meanwhile
+                _segment.segment_shared, tasks, progress=progress, meanwhile=meanwhile
             )
         finally:
-            _segment.SHARED.clear()
+            del _segment.SHARED[key]
     elif parallel:
         tasks = [list(batch(span)) for span in spans]  # each batch's paragraphs, sent
         results = eng.map(_segment.segment_batch, tasks, progress=progress, meanwhile=meanwhile)
