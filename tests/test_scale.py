@@ -546,6 +546,12 @@ def test_bm25_rankings_bit_identical_to_bm25s(texts, questions):
                 assert s.hex() == float(ref[i]).hex()
 
 
+def _fixed_chunks(docs: dict[str, str], size: int, order=None) -> list[Chunk]:
+    """Strategy ``fixed`` of ``size`` words over ``docs``, in ``order`` (their ids) or theirs."""
+    split = chunking.FixedStrategy(size=size).split
+    return [c for d in (order or docs) for c in split(d, docs[d])]
+
+
 def _chunks_of(doc_id: str, text: str, cuts: list[int]) -> list[Chunk]:
     bounds = sorted({0, len(text), *[c % (len(text) + 1) for c in cuts]})
     return [Chunk(doc_id, a, b, text[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
@@ -590,10 +596,8 @@ def test_index_chunks_in_another_document_order(texts, size, block, pack):
     """The token table numbers words in the order it first met them; a later strategy whose
     chunks come in another order must still number its vocabulary as bm25s does."""
     docs = {f"d{i}": t for i, t in enumerate(texts)}
-    first = [c for d, t in docs.items() for c in chunking.FixedStrategy(size=size).split(d, t)]
-    later = [
-        c for d in reversed(docs) for c in chunking.FixedStrategy(size=size + 1).split(d, docs[d])
-    ]
+    first = _fixed_chunks(docs, size)
+    later = _fixed_chunks(docs, size + 1, order=reversed(docs))
     if not later or not bm25_mod.tokenize([c.text for c in later], "en")[2]:
         return
     plain, shared = BM25Retriever(), BM25Retriever()
@@ -622,7 +626,7 @@ def test_index_for_questions_ranks_them_as_the_whole_index(texts, questions, siz
     """An index of only the questions' words gives every question the same scores, bit for
     bit, as the whole index, and the same ranking, ties included."""
     docs = {f"d{i}": t for i, t in enumerate(texts)}
-    chunks = [c for d, t in docs.items() for c in chunking.FixedStrategy(size=size).split(d, t)]
+    chunks = _fixed_chunks(docs, size)
     if not chunks or not bm25_mod.tokenize([c.text for c in chunks], "en")[2]:
         return
     whole, small = BM25Retriever(), BM25Retriever()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from syntok import segmenter
 from syntok.tokenizer import Tokenizer
@@ -30,7 +30,12 @@ def paragraphs(text: str) -> list[tuple[int, str]]:
     the same length, so every offset still points into ``text`` (callers take the text of
     a sentence from ``text``, never from the paragraph returned).
     """
-    return segmenter.preprocess_with_offsets(source(text))
+    return source_paragraphs(source(text))
+
+
+def source_paragraphs(source_text: str) -> list[tuple[int, str]]:
+    """:func:`paragraphs` of a text already read by :func:`source`."""
+    return segmenter.preprocess_with_offsets(source_text)
 
 
 def source(text: str) -> str:
@@ -86,11 +91,17 @@ def share(texts, text_of, start, length) -> int:
     return key
 
 
+def paragraph_texts(
+    parts: tuple[Sequence[str], Sequence[int], Sequence[int], Sequence[int]], first: int, end: int
+) -> Iterator[str]:
+    """The texts of paragraphs ``first .. end - 1`` of ``parts`` (an entry of :data:`SHARED`),
+    sliced one at a time."""
+    texts, text_of, start, length = parts
+    return (texts[text_of[i]][start[i] : start[i] + length[i]] for i in range(first, end))
+
+
 def segment_shared(task: tuple[int, int, int]) -> tuple[array, array]:
     """:func:`segment_batch` of the paragraphs ``first .. end - 1`` of the run ``key``
     (``task = (key, first, end)``)."""
     key, first, end = task
-    texts, text_of, start, length = SHARED[key]
-    return segment_batch(
-        texts[text_of[i]][start[i] : start[i] + length[i]] for i in range(first, end)
-    )
+    return segment_batch(paragraph_texts(SHARED[key], first, end))

@@ -382,7 +382,7 @@ def prepare_sentences(
     for text in texts:
         if text not in todo and not _CACHE.has(text):
             source = _segment.source(text)
-            paras = _segment.paragraphs(text)
+            paras = _segment.source_paragraphs(source)
             numbers = np.empty(len(paras), dtype=np.int64)
             for j, (offset, p) in enumerate(paras):
                 key = hashlib.blake2b(p.encode("utf-8", "surrogatepass"), digest_size=16)
@@ -405,13 +405,11 @@ def prepare_sentences(
     eng = engine if engine is not None else engines.default_engine()
     spans = _batches(length_of, BATCH_CHARS)
 
-    def batch(span: tuple[int, int]) -> Iterator[str]:
-        return (sources[text_of[i]][start_of[i] : start_of[i] + length_of[i]] for i in range(*span))
-
+    parts = (sources, text_of, start_of, length_of)
     parallel = chars >= PARALLEL_MIN_CHARS and len(spans) > 1 and eng.workers > 1
     if parallel and getattr(eng, "shares_memory", False):
         # forked workers read the paragraphs from the memory they share with this process
-        key = _segment.share(sources, text_of, start_of, length_of)
+        key = _segment.share(*parts)
         try:
             tasks = [(key, first, end) for first, end in spans]
             results = eng.map(
@@ -420,7 +418,7 @@ def prepare_sentences(
         finally:
             del _segment.SHARED[key]
     elif parallel:
-        tasks = [list(batch(span)) for span in spans]  # each batch's paragraphs, sent
+        tasks = [list(_segment.paragraph_texts(parts, *span)) for span in spans]  # sent
         results = eng.map(_segment.segment_batch, tasks, progress=progress, meanwhile=meanwhile)
         del tasks
     else:
@@ -428,7 +426,7 @@ def prepare_sentences(
             meanwhile()
         results = []
         for i, span in enumerate(spans):
-            results.append(_segment.segment_batch(batch(span)))
+            results.append(_segment.segment_batch(_segment.paragraph_texts(parts, *span)))
             if progress is not None:
                 progress(i + 1, len(spans))
     del spans

@@ -114,6 +114,15 @@ class _TokenTable:
             gaps[small == _GAP8] = wide
         return np.cumsum(gaps, out=gaps), gids
 
+    def flags(self, flags: np.ndarray, words: frozenset[str]) -> np.ndarray:
+        """``flags`` (global id -> is the word in ``words``?) extended to every word the
+        table knows now."""
+        new = self.tokens[len(flags) :]
+        if not new:
+            return flags
+        more = np.fromiter((w in words for w in new), dtype=bool, count=len(new))
+        return np.concatenate((flags, more))
+
     def _packed(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         # A piece of about _PIECE characters at a time, cut at whitespace (no token crosses
         # it and lower-casing never looks across it), so a document's temporaries stay
@@ -131,10 +140,8 @@ class _TokenTable:
             gids = np.fromiter(map(self.ids.__getitem__, words), np.int32, len(words))
             del words, low, piece
             if len(self.ids) > known:
-                new = list(itertools.islice(self.ids, known, None))
-                self.tokens.extend(new)
-                flags = np.fromiter((w in self.stop for w in new), dtype=bool, count=len(new))
-                self.is_stop = np.concatenate((self.is_stop, flags))
+                self.tokens.extend(itertools.islice(self.ids, known, None))
+                self.is_stop = self.flags(self.is_stop, self.stop)
             if self.stop and len(gids):
                 keep = ~self.is_stop[gids]
                 starts, gids = starts[keep], gids[keep]
@@ -242,10 +249,7 @@ def _chunk_tokens(
         hi = np.searchsorted(starts, ce, side="left")
         all_lengths.append(hi - lo)
         if keep is not None:  # the kept tokens, and each chunk's range of them
-            if len(wanted) < len(table.tokens):
-                new = table.tokens[len(wanted) :]
-                flags = np.fromiter((w in keep for w in new), dtype=bool, count=len(new))
-                wanted = np.concatenate((wanted, flags))
+            wanted = table.flags(wanted, keep)
             at = np.flatnonzero(wanted[gids])
             lo, hi = np.searchsorted(at, lo), np.searchsorted(at, hi)
             gids = text  # its kept ids are picked again below: not held for every document
