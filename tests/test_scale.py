@@ -909,9 +909,9 @@ def test_summary_unchanged_on_the_example():
 
 
 def test_shared_draws_equal_fresh_draws_and_stay_bounded(monkeypatch):
-    from ragmeter import stats
+    from ragmeter import stats, stats_draws
 
-    monkeypatch.setattr(stats, "_DRAWS", stats._DrawCache(max_bytes=3 * 50 * 2))
+    monkeypatch.setattr(stats_draws, "_DRAWS", stats._DrawCache(max_bytes=3 * 50 * 2))
     fresh = stats._mulberry32_indices(5, 50 * 3, 0, 50).reshape(3, 50)
     first = stats.resample_indices(50, 3, seed=5)
     again = stats.resample_indices(50, 3, seed=5)
@@ -920,9 +920,9 @@ def test_shared_draws_equal_fresh_draws_and_stay_bounded(monkeypatch):
     assert np.array_equal(stats.resample_indices(50, 3, seed=5), fresh)
     other = stats.resample_indices(50, 3, seed=6)  # evicts seed 5 (bound: one entry)
     assert np.array_equal(other, stats._mulberry32_indices(6, 150, 0, 50).reshape(3, 50))
-    assert list(stats._DRAWS._items) == [(6, 50, 3, 0)]
+    assert list(stats_draws._DRAWS._items) == [(6, 50, 3, 0)]
     big = stats.resample_indices(50, 4, seed=5)  # larger than the bound: never kept
-    assert big.shape == (4, 50) and list(stats._DRAWS._items) == [(6, 50, 3, 0)]
+    assert big.shape == (4, 50) and list(stats_draws._DRAWS._items) == [(6, 50, 3, 0)]
 
 
 @pytest.mark.parametrize(
@@ -930,9 +930,9 @@ def test_shared_draws_equal_fresh_draws_and_stay_bounded(monkeypatch):
 )
 @pytest.mark.parametrize("block", [100, 1 << 21])  # many blocks, one block
 def test_sample_sizes_from_one_stream_equal_one_stream_per_size(monkeypatch, sizes, block):
-    from ragmeter import stats
+    from ragmeter import stats, stats_draws
 
-    monkeypatch.setattr(stats, "_BLOCK", block)
+    monkeypatch.setattr(stats_draws, "_BLOCK", block)
     x = np.array([0.1, 1 / 3, 0.5, 0.0, 1.0, 2 / 7, 0.25])  # sums that round: sequential
     got = stats.sample_size(x, sizes=sizes, rounds=300, seed=3)
     for row, m in zip(got, sizes, strict=True):

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter import stats
+from ragmeter import stats, stats_draws
 from ragmeter.stats import (
     Estimate,
     agreement,
@@ -250,8 +250,8 @@ def test_results_do_not_depend_on_block_size(monkeypatch):
         sample_size(g[0], rounds=250, seed=5),
         agreement(h[0].tolist(), h[1].tolist(), rounds=250, seed=5),
     )
-    monkeypatch.setattr(stats, "_BLOCK", 100)  # a few rounds per block
-    monkeypatch.setattr(stats, "_CHUNK", 64)
+    monkeypatch.setattr(stats_draws, "_BLOCK", 100)  # a few rounds per block
+    monkeypatch.setattr(stats_draws, "_CHUNK", 64)
     after = (
         bootstrap_many(np.vstack([g, h]), rounds=250, seed=5),
         compare_all(g, ["x", "y", "z"], rounds=250, seed=5),
