@@ -47,6 +47,22 @@ def count_words(text: str) -> int:
     return len(text.split())
 
 
+class WordCounts(dict):
+    """``counts[i]``: :func:`count_words` of ``items[i].text``, counted once per item.
+
+    Chunks are views of their document, so each read of ``text`` slices it anew; an item
+    ranked again (by another question) is looked up instead of split again.
+    """
+
+    def __init__(self, items: Sequence[Chunk]) -> None:
+        super().__init__()
+        self.items = items
+
+    def __missing__(self, i: int) -> int:
+        n = self[i] = count_words(self.items[i].text)
+        return n
+
+
 def _needs_sentences(strategy) -> bool:
     return isinstance(strategy, chunking.SentenceStrategy | chunking.ParentChildStrategy)
 
@@ -538,6 +554,7 @@ def _run_search(
             t = _timed(timings, "index", t)
             ids, scores = rank_chunking(retriever, chunked, questions, config.depth, indexed=True)
             t = _timed(timings, "rank", t)
+            words = WordCounts(chunked.items)  # ranked items only, each counted once
             items = []
             for q, question in enumerate(questions):
                 found = [
@@ -546,7 +563,7 @@ def _run_search(
                         chunked.items[i].start,
                         chunked.items[i].end,
                         s,
-                        count_words(chunked.items[i].text),  # ranked items only
+                        words[i],
                     )
                     for i, s in zip(ids[q], scores[q], strict=True)
                 ]
