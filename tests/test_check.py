@@ -14,7 +14,8 @@ import pytest
 
 from ragmeter.errors import InputError
 from ragmeter.results import Results
-from ragmeter.verdicts import check_noninferior, tango_interval
+from ragmeter.gate import check_noninferior
+from ragmeter.paired_tests import tango_interval
 
 
 def _results(path: Path, scores: dict[str, list[float]], ids: list[str], texts=None) -> Path:

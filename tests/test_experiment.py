@@ -117,7 +117,7 @@ def test_unknown_strategy_is_bad_input():
 def test_failed_save_leaves_no_directory(tmp_path, monkeypatch):
     docs, ts = small_case()
     run = run_search(Config(strategies=("whole",), ks=(1,), rounds=200), docs, ts)
-    import ragmeter.results as results
+    import ragmeter.saving as results
 
     def boom(*args, **kwargs):
         raise OSError("disk full")

@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from ragmeter import stats, verdicts
+from ragmeter import paired_tests, stats, verdicts
 from ragmeter.cli import app
 from ragmeter.cli.search_views import comparison_table
 from ragmeter.errors import InputError
@@ -276,7 +276,7 @@ def test_interval_side_is_fixed_by_the_decision():
 
     est = np.array([0.5, -0.2, 0.3])
     reject = np.array([True, True, False])
-    low, high = verdicts._ends(est, reject, always, np.full(3, -1.0), np.full(3, 1.0))
+    low, high = paired_tests._ends(est, reject, always, np.full(3, -1.0), np.full(3, 1.0))
     assert 0 < low[0] <= 0.5 and high[0] == 1.0
     assert high[1] < 0 and low[1] == -1.0
     assert low[2] == -1.0 and high[2] == 1.0
@@ -291,7 +291,7 @@ def test_signflip_interval_ends_are_where_the_test_turns():
         a = rng.random(n).round(2)
         b = np.where(rng.random(n) < 0.5, a, rng.random(n).round(2)) + 0.1 * rng.normal()
         p, low, high = verdicts.signflip_interval(a, b, level=0.05, rounds=999, seed=trial)
-        flips = verdicts._Flips((a - b)[:, None], 999, trial)
+        flips = paired_tests.Flips((a - b)[:, None], 999, trial)
 
         def pv(x, flips=flips):
             return flips.p_values(np.array([x]), np.array([0]))[0]

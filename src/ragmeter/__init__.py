@@ -29,7 +29,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "Config": "ragmeter.config",
     "Results": "ragmeter.results",
-    "SearchRun": "ragmeter.experiment",
+    "SearchRun": "ragmeter.runs",
     "Summary": "ragmeter.summary",
     "bootstrap": "ragmeter.stats",
     "compare": "ragmeter.api",
@@ -55,8 +55,8 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time see __getattr__
     from ragmeter.api import compare, search
     from ragmeter.config import Config
     from ragmeter.corpus import load_corpus
-    from ragmeter.experiment import SearchRun
     from ragmeter.results import Results
+    from ragmeter.runs import SearchRun
     from ragmeter.stats import bootstrap
     from ragmeter.summary import Summary
     from ragmeter.testset import load_testset

@@ -17,10 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ragmeter.comparison import compare_run
 from ragmeter.config import Config, load_config
 from ragmeter.errors import InputError
-from ragmeter.experiment import SearchRun, run_search
+from ragmeter.experiment import run_search
 from ragmeter.results import Results
+from ragmeter.runs import SearchRun
 from ragmeter.tables import Comparisons
 
 __all__ = ["compare", "search"]
@@ -91,47 +93,30 @@ def compare(
     metric: str | None = None,
     seed: int | None = None,
     rounds: int | None = None,
-    adjust: str = "holm",
+    adjust: str | None = None,
     baseline: str | None = None,
-    pairs: list[tuple[str, str]] | None = None,
+    pairs: list[tuple[str, str]] | str | None = None,
 ) -> Comparisons:
     """Paired comparisons of the systems of a search (in memory or a results directory).
 
-    With ``a`` and ``b``, that one pair (a family of one); else every pair, every
-    system against ``baseline``, or the planned ``pairs``, under one decision rule
-    (:func:`ragmeter.verdicts.compare_family`: Holm over the family by default,
-    ``adjust="none"`` for the seed's per-pair rule), the same rule the CLI and the
-    report use. ``metric``, ``seed`` and ``rounds`` default to the run's own (the
-    comparison metric of its config, seed 1 and 10,000 rounds unless set). The
-    list returned shows itself as a table and converts with ``to_pandas()`` /
-    ``to_markdown()``; each item is a :class:`ragmeter.verdicts.Row`, and ``rule``
-    names the rule.
+    By default the run's own table, row for row as ``summary.json``, the terminal and
+    the report show it (:func:`ragmeter.comparison.compare_run`: its metric, seed,
+    rounds, confidence, family and rule). With ``a`` and ``b``, that one pair (a
+    family of one); ``baseline`` or planned ``pairs`` choose another family;
+    ``adjust="none"`` the seed's per-pair rule. The list returned shows itself as a
+    table and converts with ``to_pandas()`` / ``to_markdown()``; each item is a
+    :class:`ragmeter.verdicts.Row`, and ``rule`` names the rule.
     """
-    from ragmeter import verdicts
-
     run = _open(results)
-    summary = run.summary
-    if isinstance(run, SearchRun):
-        cfg = run.config
-        metric = metric or cfg.metric
-        seed = cfg.seed if seed is None else seed
-        rounds = rounds or cfg.rounds
-    else:
-        metric = metric or summary.metric
-        seed = summary.seed if seed is None else seed
-        rounds = rounds or summary.rounds
-    if (a is None) != (b is None):
-        raise InputError("give both a and b, or neither to compare every pair")
-    names = [a, b] if a is not None else [str(s) for s in run.systems]
-    if len(names) < 2:
-        raise InputError("a comparison needs at least two systems")
-    table = verdicts.compare_family(
-        run.matrix(metric, names),
-        names,
-        adjust=adjust,  # type: ignore[arg-type]
+    plan = run.comparison_plan.choose(
+        a,
+        b,
+        metric=metric,
+        seed=seed,
+        rounds=rounds,
+        adjust=adjust,
         baseline=baseline,
         pairs=pairs,
-        rounds=rounds,
-        seed=seed,
     )
-    return Comparisons(table.rows, metric, seed, rounds, rule=table.rule)
+    table = compare_run(run, plan)
+    return Comparisons(table.rows, plan.metric, plan.seed, plan.rounds, rule=table.rule)

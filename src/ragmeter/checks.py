@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragmeter.experiment import SearchRun, SystemRun
+from ragmeter.runs import SearchRun, SystemRun
 
 
 def _plural(n: int, word: str) -> str:

@@ -18,8 +18,8 @@ from ragmeter import metrics
 from ragmeter.config import Config
 from ragmeter.corpus import Document
 from ragmeter.errors import InputError
-from ragmeter.experiment import RankedItem, SearchRun, SystemRun
 from ragmeter.qrels import COMPAT_MEASURES, Evaluation, evaluate_run, read_qrels, read_run
+from ragmeter.runs import RankedItem, SearchRun, SystemRun
 from ragmeter.testset import Question, TestSet
 
 TOP = 5

@@ -2,11 +2,10 @@
 
 Every step is a plain function over plain data: load, chunk, index, rank, grade,
 score. :func:`run_search` ties them together and returns a :class:`SearchRun`
-that :mod:`ragmeter.results` saves and loads.
+that :mod:`ragmeter.saving` writes and :mod:`ragmeter.results` reads back.
 
-Size: one pipeline (rank, grade, score, per system) read top to bottom; the result types
-:class:`SearchRun` and :class:`RankedItem` are what its steps return, so they stay beside
-them.
+The run's data types live in :mod:`ragmeter.runs` and scoring in :mod:`ragmeter.scoring`;
+this module runs the pipeline and neither summarises nor saves.
 """
 
 from __future__ import annotations
@@ -15,14 +14,10 @@ import hashlib
 import itertools
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from functools import cached_property
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragmeter import chunking, grading, metrics
+from ragmeter import chunking, scoring
 from ragmeter._memory import release_free_memory
 from ragmeter.chunking import Chunk, Chunking
 from ragmeter.config import Config
@@ -30,11 +25,9 @@ from ragmeter.corpus import Document, load_corpus
 from ragmeter.errors import InputError
 from ragmeter.retrieval.base import Hit, Retriever, SpanRetriever
 from ragmeter.retrieval.registry import make_retriever
-from ragmeter.tables import ShowsItself
+from ragmeter.runs import RankedItem, SearchRun, SystemRun  # noqa: F401 (their old home)
+from ragmeter.scoring import grade_items, relevance_level, score_system  # noqa: F401
 from ragmeter.testset import Question, TestSet, load_judged_testset, load_testset
-
-if TYPE_CHECKING:
-    from ragmeter.summary import Summary
 
 Progress = Callable[[str, int, int], None]
 
@@ -72,128 +65,6 @@ def _release(retriever) -> None:
     release = getattr(retriever, "release", None)
     if callable(release):
         release()
-
-
-@dataclass(frozen=True, slots=True)
-class RankedItem:
-    """One ranked result of one question: a span of a document, graded.
-
-    ``rank`` counts from 1. ``text`` is the span's text where it was read back from a
-    results directory (:attr:`ragmeter.results.Results.runs`, :attr:`SearchRun.runs`);
-    items made by a search leave it ``None``, as the documents hold it.
-    """
-
-    rank: int
-    doc: str
-    start: int
-    end: int
-    score: float
-    grade: int
-    words: int
-    text: str | None = None
-
-
-@dataclass
-class SystemRun:
-    """One strategy x retriever: the ranked items and per-question scores."""
-
-    name: str
-    strategy: dict
-    retriever: dict
-    n_items: int
-    items: list[list[RankedItem]]  # per question, best first, at most `depth`
-    scores: dict[str, np.ndarray]  # metric name -> per-question vector
-    k_cap: int | None = None  # set when a k was larger than n_items: scored at n_items
-
-    def __str__(self) -> str:
-        return self.name
-
-
-@dataclass
-class SearchRun(ShowsItself):
-    """Everything a search produced, in memory.
-
-    It reads like :class:`ragmeter.results.Results`, so a notebook needs no
-    disk: ``scores(system, metric)``, ``matrix(metric, systems)``, ``metrics``,
-    ``question_ids``, ``questions``, ``runs`` (ranked items with their text) and
-    ``summary`` (a :class:`ragmeter.summary.Summary`, computed once on first use);
-    :meth:`save` writes the results directory.
-    ``systems`` holds :class:`SystemRun` objects whose ``str`` is the system's
-    name; every reading method takes a name or one of them. It shows itself as
-    a table (``_repr_html_``, ``to_markdown()``, ``to_pandas()``).
-    """
-
-    config: Config
-    documents: list[Document]
-    testset: TestSet
-    systems: list[SystemRun]
-    timings: dict[str, float] = field(default_factory=dict)
-    chunk_keys: dict[str, int] = field(default_factory=dict)  # strategy -> hash of its chunks
-
-    @property
-    def questions(self) -> list[Question]:
-        return self.testset.questions
-
-    @property
-    def question_ids(self) -> list[str]:
-        return [q.id for q in self.testset.questions]
-
-    @property
-    def metric_names(self) -> list[str]:
-        return list(self.systems[0].scores) if self.systems else []
-
-    @property
-    def metrics(self) -> list[str]:
-        """The metric names, as :attr:`ragmeter.results.Results.metrics`."""
-        return self.metric_names
-
-    def system(self, name: str | SystemRun) -> SystemRun:
-        """The :class:`SystemRun` of ``name``."""
-        for s in self.systems:
-            if s is name or s.name == str(name):
-                return s
-        raise InputError(
-            f"unknown system {str(name)!r}; choose one of {[s.name for s in self.systems]}"
-        )
-
-    def scores(self, system: str | SystemRun, metric: str) -> np.ndarray:
-        """Per-question scores of one system on one metric."""
-        found = self.system(system)
-        if metric not in found.scores:
-            raise InputError(f"unknown metric {metric!r}; choose one of {self.metric_names}")
-        return np.asarray(found.scores[metric], dtype=np.float64)
-
-    def matrix(self, metric: str, systems: Sequence[str | SystemRun] | None = None) -> np.ndarray:
-        """(systems x questions) scores for one metric (all systems by default)."""
-        chosen = self.systems if systems is None else systems
-        return np.vstack([self.scores(s, metric) for s in chosen])
-
-    @cached_property
-    def summary(self) -> Summary:
-        """Intervals, paired comparisons and sample sizes, as ``summary.json`` holds them
-        (:func:`ragmeter.summary.summarize_run`; computed on first use)."""
-        from ragmeter.summary import summarize_run
-
-        return summarize_run(self)
-
-    @cached_property
-    def runs(self) -> dict[str, dict[str, list[RankedItem]]]:
-        """``runs[system][question_id]``: the ranked items, best first, with their text,
-        as :attr:`ragmeter.results.Results.runs` reads them back."""
-        texts = {d.id: d.text for d in self.documents}
-        return {
-            s.name: {
-                q.id: [replace(it, text=texts[it.doc][it.start : it.end]) for it in row]
-                for q, row in zip(self.questions, s.items, strict=True)
-            }
-            for s in self.systems
-        }
-
-    def save(self, path: str | Path) -> Path:
-        """Write this run as a results directory (:func:`ragmeter.results.save_results`)."""
-        from ragmeter.results import save_results
-
-        return save_results(self, path)
 
 
 def resolve_strategies(config: Config) -> list:
@@ -271,157 +142,6 @@ def rank_chunking(
         if not short or k >= n:
             return out_ids, out_scores
         k = min(n, k * 4)
-
-
-def grade_items(
-    found: Sequence[tuple[str, int, int, float, int]], question: Question
-) -> list[RankedItem]:
-    """Grade ranked spans ``(doc, start, end, score, words)`` against a question's key
-    (all of its spans, any one of its alternatives, or its relevant documents)."""
-    triples = [(d, s, e) for d, s, e, _, _ in found]
-    if question.qrels:
-        grades = grading.grade_documents(triples, dict(question.qrels))
-    elif question.any_of:
-        grades = grading.grade_any(triples, [(a.doc, a.start, a.end) for a in question.any_of])
-    else:
-        spans = [(a.doc, a.start, a.end) for a in question.answers]
-        grades = grading.grade_ranking(triples, spans)
-    return [
-        RankedItem(rank, d, s, e, float(score), int(g), int(words))
-        for rank, ((d, s, e, score, words), g) in enumerate(
-            zip(found, grades, strict=True), start=1
-        )
-    ]
-
-
-def relevance_level(questions: Sequence[Question], config: Config) -> int:
-    """The lowest relevant grade: 1 (trec_eval's) for document-level keys, else
-    ``config.relevant_grade``."""
-    return 1 if any(q.qrels for q in questions) else config.relevant_grade
-
-
-def _key_spans(question: Question, doc_lengths: dict[str, int] | None, level: int) -> list:
-    """The spans whose characters coverage counts: the key's spans, or the whole
-    text of each relevant document of a document-level key."""
-    if question.qrels:
-        lengths = doc_lengths or {}
-        return [(d, 0, lengths[d]) for d, g in question.qrels if g >= level and lengths.get(d)]
-    return [(a.doc, a.start, a.end) for a in question.answers]
-
-
-def _coverage(
-    row: Sequence[RankedItem], question: Question, spans: list, ks: Sequence[int]
-) -> np.ndarray:
-    items = [(it.doc, it.start, it.end) for it in row]
-    if not spans:
-        return np.zeros(len(ks), dtype=np.float64)
-    if question.any_of:
-        return np.max(
-            [grading.coverage_curve(items, [(a.doc, a.start, a.end)], ks) for a in question.any_of],
-            axis=0,
-        )
-    return grading.coverage_curve(items, spans, ks)
-
-
-def _index_ideal(
-    index: grading.SpanIndex, chunks_per_doc: dict[str, int], q: Question
-) -> np.ndarray:
-    if q.qrels:
-        return np.array(
-            sorted(
-                (g for d, g in q.qrels if g > 0 for _ in range(chunks_per_doc.get(d, 0))),
-                reverse=True,
-            ),
-            dtype=np.int64,
-        )
-    if q.any_of:
-        best: dict[int, int] = {}
-        for a in q.any_of:
-            pos, g = index.nonzero([(a.doc, a.start, a.end)])
-            for p, x in zip(pos.tolist(), g.tolist(), strict=True):
-                best[p] = max(best.get(p, 0), x)
-        return np.array(sorted(best.values(), reverse=True), dtype=np.int64)
-    return index.ideal_grades([(a.doc, a.start, a.end) for a in q.answers])
-
-
-def _judged_ideal(q: Question) -> np.ndarray:
-    if q.qrels:
-        return np.array(sorted((g for _, g in q.qrels if g > 0), reverse=True), dtype=np.int64)
-    return np.array([2], dtype=np.int64)  # one unit: an item holding the whole passage
-
-
-def score_system(
-    items: Sequence[Sequence[RankedItem]],
-    questions: Sequence[Question],
-    config: Config,
-    index_items: Sequence[Chunk] | None = None,
-    k_cap: int | None = None,
-    doc_lengths: dict[str, int] | None = None,
-) -> dict[str, np.ndarray]:
-    """Per-question metric vectors for one system's graded rankings.
-
-    With ``k_cap``, every k above it is scored at ``k_cap`` (a system with fewer items
-    than k): the names stay those of ``config.ks``.
-    """
-    if k_cap is not None and k_cap < max(config.ks):
-        ks = sorted({min(k, k_cap) for k in config.ks})
-        capped = score_system(
-            items, questions, replace(config, ks=tuple(ks)), index_items, doc_lengths=doc_lengths
-        )
-        out: dict[str, np.ndarray] = {}
-        for name in metrics.metric_names(config.ks):
-            m = metrics.Metric.parse(name)
-            key = name if m.k is None else str(metrics.Metric(m.name, min(m.k, k_cap)))
-            if key in capped:
-                out[name] = capped[key]
-        for key, values in capped.items():  # measures over the whole list have no k to cap
-            if metrics.Metric.parse(key).k is None:
-                out.setdefault(key, values)
-        return out
-    depth = config.depth
-    n = len(questions)
-    level = relevance_level(questions, config)
-    grades = np.zeros((n, depth), dtype=np.int64)
-    words = np.zeros((n, depth), dtype=np.int64)
-    found = np.zeros((n, depth), dtype=np.int64)
-    n_relevant = np.ones(n, dtype=np.int64)
-    coverage = np.zeros((n, len(config.ks)), dtype=np.float64)
-    for q, (row, question) in enumerate(zip(items, questions, strict=True)):
-        m = len(row)
-        grades[q, :m] = [it.grade for it in row]
-        words[q, :m] = [it.words for it in row]
-        by_doc = bool(question.qrels)
-        f = grading.found_units(
-            [(it.doc, it.start, it.end) for it in row], grades[q, :m].tolist(), level, by_doc
-        )
-        found[q, :m] = f
-        if m:
-            found[q, m:] = f[-1]
-        if by_doc:
-            n_relevant[q] = sum(1 for _, g in question.qrels if g >= level)
-        spans = _key_spans(question, doc_lengths, level)
-        coverage[q] = _coverage(row, question, spans, config.ks)
-    ideal_kind = "judged" if config.trec_eval_compat else config.ideal
-    ideal = None
-    if ideal_kind == "index" and index_items is not None:
-        index = grading.SpanIndex([(c.doc_id, c.start, c.end) for c in index_items])
-        per_doc: dict[str, int] = {}
-        for c in index_items:
-            per_doc[c.doc_id] = per_doc.get(c.doc_id, 0) + 1
-        ideal = [_index_ideal(index, per_doc, q) for q in questions]
-    elif ideal_kind == "judged":
-        ideal = [_judged_ideal(q) for q in questions]
-    return metrics.score_questions(
-        grades,
-        words,
-        ks=config.ks,
-        coverage=coverage,
-        ideal=ideal,
-        relevant_grade=level,
-        n_relevant=n_relevant,
-        found=found,
-        gain="linear" if config.trec_eval_compat else config.gain,
-    )
 
 
 def chunking_key(chunked: Chunking) -> int:
@@ -555,9 +275,8 @@ def _run_search(
             ids, scores = rank_chunking(retriever, chunked, questions, config.depth, indexed=True)
             t = _timed(timings, "rank", t)
             words = WordCounts(chunked.items)  # ranked items only, each counted once
-            items = []
-            for q, question in enumerate(questions):
-                found = [
+            found = [
+                [
                     (
                         chunked.items[i].doc_id,
                         chunked.items[i].start,
@@ -567,9 +286,11 @@ def _run_search(
                     )
                     for i, s in zip(ids[q], scores[q], strict=True)
                 ]
-                items.append(grade_items(found, question))
+                for q in range(len(questions))
+            ]
+            items = scoring.grade_rankings(found, questions)
             t = _timed(timings, "grade", t)
-            per_q = score_system(
+            per_q = scoring.score_system(
                 items, questions, config, chunked.items, k_cap, doc_lengths=doc_lengths
             )
             t = _timed(timings, "score", t)
@@ -594,11 +315,10 @@ def _run_search(
             progress(f"{retriever.name}", step, n_steps)
         hits = retriever.search([(q.id, q.text) for q in questions], config.depth)
         t = _timed(timings, "rank", t)
-        items = []
-        for question, row in zip(questions, hits, strict=True):
-            items.append(grade_items([_hit_tuple(h, docs_by_id) for h in row], question))
+        found = [[_hit_tuple(h, docs_by_id) for h in row] for row in hits]
+        items = scoring.grade_rankings(found, questions)
         t = _timed(timings, "grade", t)
-        per_q = score_system(items, questions, config, doc_lengths=doc_lengths)
+        per_q = scoring.score_system(items, questions, config, doc_lengths=doc_lengths)
         t = _timed(timings, "score", t)
         systems.append(
             SystemRun(

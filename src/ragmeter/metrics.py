@@ -59,7 +59,6 @@ import operator
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -71,7 +70,6 @@ __all__ = [
     "SHARE_FAMILIES",
     "Metric",
     "family",
-    "format_estimate",
     "is_share",
     "metric_names",
     "ndcg_at_k",
@@ -213,25 +211,6 @@ def family(metric: str | Metric) -> str:
 def is_share(metric: str | Metric) -> bool:
     """Whether ``metric`` is a share (recall, hit rate, precision, coverage): percent."""
     return family(metric) in SHARE_FAMILIES
-
-
-def format_estimate(est: Any, metric: str | Metric = "") -> str:
-    """An estimate as printed everywhere: ``"80.7 [74.1, 87.4]"`` for a share (percent),
-    ``"0.612 [0.552, 0.671]"`` for MRR, nDCG, MAP, ``"885 [842, 930]"`` for words.
-
-    ``est`` is a :class:`ragmeter.stats.Estimate` or its dict. The terminal tables,
-    the report's data and charts, and the notebook tables all call this.
-    """
-    from ragmeter.stats import format_interval
-
-    get = est.get if isinstance(est, dict) else lambda name: getattr(est, name)
-    if is_share(metric):
-        scale, digits = 100, 1
-    elif family(metric) == "words":
-        scale, digits = 1, 0
-    else:
-        scale, digits = 1, 3
-    return format_interval(get("mean"), get("low"), get("high"), scale, digits)
 
 
 DEFAULT_WHOLE = ("map", "rprec")

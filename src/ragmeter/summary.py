@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragmeter import stats, verdicts
+from ragmeter.comparison import ComparisonPlan, compare_systems
 from ragmeter.errors import InputError
 
 if TYPE_CHECKING:
-    from ragmeter.experiment import SearchRun
+    from ragmeter.runs import SearchRun
 
 DEFAULT_METRIC = "recall@5"
 DEFAULT_SEED = 1
@@ -137,10 +138,9 @@ def summarize(
     """Intervals for every metric x system, paired comparisons and sample sizes on ``metric``.
 
     The comparisons form one family (every pair, every system against ``baseline``,
-    or the planned ``pairs``) under one rule (``adjust``; see
-    :func:`ragmeter.verdicts.compare_family`); ``comparison_rule`` records the rule,
-    the family, seed and rounds. Systems with identical scores on every question and
-    metric are compared once and reported as identical.
+    or the planned ``pairs``) under one rule (``adjust``), built by
+    :func:`ragmeter.comparison.compare_systems` as every view builds it;
+    ``comparison_rule`` records the rule, the family, seed and rounds.
     """
     if metric not in matrices:
         raise InputError(f"metric {metric!r} was not computed; choose one of {sorted(matrices)}")
@@ -158,17 +158,16 @@ def summarize(
     comparisons: list[verdicts.Row] = []
     rule = None
     if len(systems) > 1:
-        table = verdicts.compare_family(
-            main,
-            systems,
-            adjust=adjust,  # type: ignore[arg-type]
-            baseline=baseline or None,
-            pairs=pairs or None,
-            identical=verdicts.identical_groups(list(matrices.values()), systems),
-            alpha=round(1.0 - confidence, 12),
-            rounds=rounds,
-            seed=seed,
+        plan = ComparisonPlan(
+            metric,
+            seed,
+            rounds,
+            confidence,
+            adjust,
+            baseline or None,
+            tuple(pairs) if pairs else None,
         )
+        table = compare_systems(matrices, systems, plan)
         comparisons = list(table.rows)
         rule = table.rule
     sizes = {

@@ -15,7 +15,8 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.metrics import format_estimate, is_share  # the one formatter
+from ragmeter.formatting import format_estimate, shown_difference, shown_p  # the one formatter
+from ragmeter.metrics import is_share
 
 if TYPE_CHECKING:
     from ragmeter.summary import Summary
@@ -182,7 +183,6 @@ class Comparisons(list):
         self.rule = rule
 
     def _rows(self) -> list[list[str]]:
-        from ragmeter.verdicts import shown_difference, shown_p
 
         alpha = self.rule.alpha if self.rule is not None else 0.05
         rows = []

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ragmeter import checks, chunking, stats, verdicts
+from ragmeter import checks, chunking, stats
 from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import (
     REPORT_STATUS,
@@ -30,6 +30,7 @@ from ragmeter.cli.app import (
     warn,
 )
 from ragmeter.cli.progress import status, step_bar
+from ragmeter.comparison import compare_run
 from ragmeter.config import Config, check_seed, load_config
 from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
@@ -299,7 +300,7 @@ def compare(
     b: Annotated[str | None, typer.Option("--b", help="Second system")] = None,
     seed: Annotated[int | None, typer.Option()] = None,
     rounds: Annotated[int | None, typer.Option()] = None,
-    adjust: Annotated[str, _ADJUST] = "holm",
+    adjust: Annotated[str | None, _ADJUST] = None,
     baseline: Annotated[str | None, _BASELINE] = None,
     pairs: Annotated[str | None, _PAIRS] = None,
 ) -> None:
@@ -308,30 +309,12 @@ def compare(
     One pair (--a, --b) is a family of one: its p-value is not adjusted.
     """
     res = Results(results)
-    metric, seed, rounds = _run_settings(res, metric, seed, rounds)
-    if (a is None) != (b is None):
-        raise InputError("give both --a and --b, or neither to compare all pairs")
-    chosen = verdicts.parse_pairs(pairs) if pairs else None
-    if a is not None:
-        if baseline or chosen:
-            raise InputError("--a/--b is one pair; do not combine it with --baseline or --pairs")
-        chosen = [(a, b)]
-    if baseline and chosen:
-        raise InputError("give --baseline or --pairs, not both")
-    systems = res.systems
-    matrix = res.matrix(metric, systems)
-    confidence = res.summary.confidence
-    table = verdicts.compare_family(
-        matrix,
-        systems,
-        adjust=adjust,  # type: ignore[arg-type]
-        baseline=baseline,
-        pairs=chosen,
-        identical=verdicts.identical_groups([res.matrix(m) for m in res.metrics], systems),
-        alpha=round(1.0 - confidence, 12),
-        rounds=rounds,
-        seed=seed,
+    _run_settings(res, metric, seed, rounds)  # checks --seed and --rounds
+    plan = res.comparison_plan.choose(
+        a, b, metric=metric, seed=seed, rounds=rounds, adjust=adjust, baseline=baseline, pairs=pairs
     )
+    table = compare_run(res, plan)
+    metric, seed, rounds = plan.metric, plan.seed, plan.rounds
     console.print(terminal.comparison_table(table.rows, metric, seed, rounds, table.rule))
 
 

@@ -11,23 +11,13 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ragmeter.metrics import format_estimate, is_share
-from ragmeter.stats import Estimate, SizeRow
+from ragmeter.formatting import column_labels, format_estimate, shown_difference, shown_p
+from ragmeter.metrics import is_share
+from ragmeter.stats import SizeRow
 from ragmeter.summary import Summary
-from ragmeter.verdicts import Row, Rule, column_labels, shown_difference, shown_p
+from ragmeter.verdicts import Row, Rule
 
 RANK_METRICS = ("mrr@10", "ndcg@10", "precision@5", "coverage@5")
-
-
-def fmt_estimate(est: Estimate, percent: bool = True, digits: int = 1) -> str:
-    """``85.0 [77.5, 92.5]`` in percent; ``0.843 [0.790, 0.890]`` otherwise.
-
-    For a named metric use :func:`ragmeter.metrics.format_estimate`, which picks
-    the scale from the metric; both print through :func:`ragmeter.stats.format_interval`.
-    """
-    if percent:
-        return est.format(100, digits)
-    return est.format(1, 3)
 
 
 _is_share = is_share
@@ -67,7 +57,7 @@ def hit_table(summary: Summary, ks: list[int], title: str = "") -> Table:
         row: list = [Text(system)]
         for k in ks:
             mark = _cap_mark(summary, system, f"recall@{k}")
-            row.append(fmt_estimate(est[f"recall@{k}"]) + mark)
+            row.append(format_estimate(est[f"recall@{k}"], f"recall@{k}") + mark)
             row.append(f"{est[f'words@{k}'].mean:.0f}{mark}")
         table.add_row(*row)
     return table

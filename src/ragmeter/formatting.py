@@ -1,0 +1,116 @@
+"""How every number is printed: one home for each format.
+
+Estimates (``80.7 [74.1, 87.4]``), interval ends and p-values that never round
+across a decision boundary, and a comparison's difference and p columns. The
+terminal, the report, the notebook tables and ``ragmeter check`` all print
+through these functions, so a rule about printing changes here once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragmeter.metrics import family, is_share
+
+__all__ = [
+    "column_labels",
+    "fmt_end",
+    "fmt_p",
+    "format_estimate",
+    "format_interval",
+    "shown_difference",
+    "shown_p",
+]
+
+
+def format_interval(
+    mean: float, low: float, high: float, scale: float = 100, digits: int = 1
+) -> str:
+    """``"85.0 [77.5, 92.5]"``: every printed estimate goes through here.
+
+    :func:`format_estimate` picks ``scale`` and ``digits`` from the metric (percent
+    for shares); :meth:`ragmeter.stats.Estimate.format` takes them as given.
+    """
+    return f"{mean * scale:.{digits}f} [{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
+
+
+def metric_scale(metric: Any) -> tuple[float, int]:
+    """Scale and digits a metric prints with: percent for shares, whole words, else 3
+    decimals."""
+    if is_share(metric):
+        return 100, 1
+    if family(metric) == "words":
+        return 1, 0
+    return 1, 3
+
+
+def format_estimate(est: Any, metric: Any = "") -> str:
+    """An estimate as printed everywhere: ``"80.7 [74.1, 87.4]"`` for a share (percent),
+    ``"0.612 [0.552, 0.671]"`` for MRR, nDCG, MAP, ``"885 [842, 930]"`` for words.
+
+    ``est`` is a :class:`ragmeter.stats.Estimate` or its dict. The terminal tables,
+    the report's data and charts, and the notebook tables all call this.
+    """
+    get = est.get if isinstance(est, dict) else lambda name: getattr(est, name)
+    scale, digits = metric_scale(metric)
+    return format_interval(get("mean"), get("low"), get("high"), scale, digits)
+
+
+def fmt_end(x: float, scale: float = 100.0, digits: int = 1) -> str:
+    """A signed interval end, with extra digits when rounding would move it onto 0.
+
+    ``fmt_end(0.0003)`` is ``"+0.03"``, not ``"+0.0"``: a printed end reads as 0 only
+    when it is exactly 0, so a printed interval excludes 0 exactly when the real one does.
+    """
+    v = x * scale
+    if v == 0:
+        return f"{0.0:.{digits}f}"
+    d = digits
+    while float(f"{v:.{d}f}") == 0.0 and d < 12:
+        d += 1
+    text = f"{v:+.{d}f}"
+    return text if float(text) != 0.0 else f"{v:+.1e}"
+
+
+def fmt_p(p: float | None, alpha: float = 0.05) -> str:
+    """A p-value to 3 significant digits, with more when rounding would cross ``alpha``."""
+    if p is None:
+        return ""
+    d = 3
+    text = f"{p:.{d}g}"
+    while (float(text) < alpha) != (p < alpha) and d < 17:
+        d += 1
+        text = f"{p:.{d}g}"
+    return text
+
+
+def shown_difference(row: Any, metric: str) -> str:
+    """A comparison's difference as every view prints it: ``+12.6 [+1.8, +24.4]`` in
+    points for shares, three decimals otherwise, ``identical`` for identical systems;
+    no end is rounded onto 0 (:func:`fmt_end`)."""
+    if row.identical:
+        return "identical"
+    scale, digits = (100, 1) if is_share(metric) else (1, 3)
+    d = row.difference
+    return (
+        f"{d.mean * scale:+.{digits}f} [{fmt_end(d.low, scale, digits)}, "
+        f"{fmt_end(d.high, scale, digits)}]"
+    )
+
+
+def shown_p(row: Any, alpha: float) -> str:
+    """The rule's p-value of a comparison as every view prints it (empty when the rule
+    has none or the systems are identical)."""
+    return "" if row.p is None or row.identical else fmt_p(row.p, alpha)
+
+
+def column_labels(rule: Any) -> tuple[str, str | None]:
+    """The headers of the difference and p columns under ``rule`` (``None``: a summary
+    saved before the rule was recorded, whose p-values are Holm's)."""
+    if rule is None:
+        return "A - B [95% CI]", "p (Holm)"
+    if rule.adjust == "none":
+        return f"A - B [{(1 - rule.alpha) * 100:g}% CI]", None
+    if rule.pairs == 1:
+        return f"A - B [{(1 - rule.alpha) * 100:g}% CI]", "p"
+    return "A - B [Holm-level CI]", "p (Holm)"

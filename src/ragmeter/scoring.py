@@ -1,0 +1,183 @@
+"""Scoring one system: its ranked spans graded against the answer keys, then measured.
+
+The pipeline calls :func:`grade_rankings` and :func:`score_system` once per system;
+everything between a ranked span and a per-question metric vector (span grades,
+units found, character coverage, the ideal ranking for nDCG) happens here, over
+:mod:`ragmeter.grading` and :mod:`ragmeter.metrics`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from ragmeter import grading, metrics
+from ragmeter.chunking import Chunk
+from ragmeter.config import Config
+from ragmeter.runs import RankedItem
+from ragmeter.testset import Question
+
+__all__ = ["grade_items", "grade_rankings", "relevance_level", "score_system"]
+
+Found = tuple[str, int, int, float, int]
+"""A ranked span before grading: ``(doc, start, end, score, words)``."""
+
+
+def grade_rankings(
+    found: Sequence[Sequence[Found]], questions: Sequence[Question]
+) -> list[list[RankedItem]]:
+    """Every question's ranked spans graded against its key (one row per question)."""
+    return [grade_items(row, q) for row, q in zip(found, questions, strict=True)]
+
+
+def grade_items(
+    found: Sequence[tuple[str, int, int, float, int]], question: Question
+) -> list[RankedItem]:
+    """Grade ranked spans ``(doc, start, end, score, words)`` against a question's key
+    (all of its spans, any one of its alternatives, or its relevant documents)."""
+    triples = [(d, s, e) for d, s, e, _, _ in found]
+    if question.qrels:
+        grades = grading.grade_documents(triples, dict(question.qrels))
+    elif question.any_of:
+        grades = grading.grade_any(triples, [(a.doc, a.start, a.end) for a in question.any_of])
+    else:
+        spans = [(a.doc, a.start, a.end) for a in question.answers]
+        grades = grading.grade_ranking(triples, spans)
+    return [
+        RankedItem(rank, d, s, e, float(score), int(g), int(words))
+        for rank, ((d, s, e, score, words), g) in enumerate(
+            zip(found, grades, strict=True), start=1
+        )
+    ]
+
+
+def relevance_level(questions: Sequence[Question], config: Config) -> int:
+    """The lowest relevant grade: 1 (trec_eval's) for document-level keys, else
+    ``config.relevant_grade``."""
+    return 1 if any(q.qrels for q in questions) else config.relevant_grade
+
+
+def _key_spans(question: Question, doc_lengths: dict[str, int] | None, level: int) -> list:
+    """The spans whose characters coverage counts: the key's spans, or the whole
+    text of each relevant document of a document-level key."""
+    if question.qrels:
+        lengths = doc_lengths or {}
+        return [(d, 0, lengths[d]) for d, g in question.qrels if g >= level and lengths.get(d)]
+    return [(a.doc, a.start, a.end) for a in question.answers]
+
+
+def _coverage(
+    row: Sequence[RankedItem], question: Question, spans: list, ks: Sequence[int]
+) -> np.ndarray:
+    items = [(it.doc, it.start, it.end) for it in row]
+    if not spans:
+        return np.zeros(len(ks), dtype=np.float64)
+    if question.any_of:
+        return np.max(
+            [grading.coverage_curve(items, [(a.doc, a.start, a.end)], ks) for a in question.any_of],
+            axis=0,
+        )
+    return grading.coverage_curve(items, spans, ks)
+
+
+def _index_ideal(
+    index: grading.SpanIndex, chunks_per_doc: dict[str, int], q: Question
+) -> np.ndarray:
+    if q.qrels:
+        return np.array(
+            sorted(
+                (g for d, g in q.qrels if g > 0 for _ in range(chunks_per_doc.get(d, 0))),
+                reverse=True,
+            ),
+            dtype=np.int64,
+        )
+    if q.any_of:
+        best: dict[int, int] = {}
+        for a in q.any_of:
+            pos, g = index.nonzero([(a.doc, a.start, a.end)])
+            for p, x in zip(pos.tolist(), g.tolist(), strict=True):
+                best[p] = max(best.get(p, 0), x)
+        return np.array(sorted(best.values(), reverse=True), dtype=np.int64)
+    return index.ideal_grades([(a.doc, a.start, a.end) for a in q.answers])
+
+
+def _judged_ideal(q: Question) -> np.ndarray:
+    if q.qrels:
+        return np.array(sorted((g for _, g in q.qrels if g > 0), reverse=True), dtype=np.int64)
+    return np.array([2], dtype=np.int64)  # one unit: an item holding the whole passage
+
+
+def score_system(
+    items: Sequence[Sequence[RankedItem]],
+    questions: Sequence[Question],
+    config: Config,
+    index_items: Sequence[Chunk] | None = None,
+    k_cap: int | None = None,
+    doc_lengths: dict[str, int] | None = None,
+) -> dict[str, np.ndarray]:
+    """Per-question metric vectors for one system's graded rankings.
+
+    With ``k_cap``, every k above it is scored at ``k_cap`` (a system with fewer items
+    than k): the names stay those of ``config.ks``.
+    """
+    if k_cap is not None and k_cap < max(config.ks):
+        ks = sorted({min(k, k_cap) for k in config.ks})
+        capped = score_system(
+            items, questions, replace(config, ks=tuple(ks)), index_items, doc_lengths=doc_lengths
+        )
+        out: dict[str, np.ndarray] = {}
+        for name in metrics.metric_names(config.ks):
+            m = metrics.Metric.parse(name)
+            key = name if m.k is None else str(metrics.Metric(m.name, min(m.k, k_cap)))
+            if key in capped:
+                out[name] = capped[key]
+        for key, values in capped.items():  # measures over the whole list have no k to cap
+            if metrics.Metric.parse(key).k is None:
+                out.setdefault(key, values)
+        return out
+    depth = config.depth
+    n = len(questions)
+    level = relevance_level(questions, config)
+    grades = np.zeros((n, depth), dtype=np.int64)
+    words = np.zeros((n, depth), dtype=np.int64)
+    found = np.zeros((n, depth), dtype=np.int64)
+    n_relevant = np.ones(n, dtype=np.int64)
+    coverage = np.zeros((n, len(config.ks)), dtype=np.float64)
+    for q, (row, question) in enumerate(zip(items, questions, strict=True)):
+        m = len(row)
+        grades[q, :m] = [it.grade for it in row]
+        words[q, :m] = [it.words for it in row]
+        by_doc = bool(question.qrels)
+        f = grading.found_units(
+            [(it.doc, it.start, it.end) for it in row], grades[q, :m].tolist(), level, by_doc
+        )
+        found[q, :m] = f
+        if m:
+            found[q, m:] = f[-1]
+        if by_doc:
+            n_relevant[q] = sum(1 for _, g in question.qrels if g >= level)
+        spans = _key_spans(question, doc_lengths, level)
+        coverage[q] = _coverage(row, question, spans, config.ks)
+    ideal_kind = "judged" if config.trec_eval_compat else config.ideal
+    ideal = None
+    if ideal_kind == "index" and index_items is not None:
+        index = grading.SpanIndex([(c.doc_id, c.start, c.end) for c in index_items])
+        per_doc: dict[str, int] = {}
+        for c in index_items:
+            per_doc[c.doc_id] = per_doc.get(c.doc_id, 0) + 1
+        ideal = [_index_ideal(index, per_doc, q) for q in questions]
+    elif ideal_kind == "judged":
+        ideal = [_judged_ideal(q) for q in questions]
+    return metrics.score_questions(
+        grades,
+        words,
+        ks=config.ks,
+        coverage=coverage,
+        ideal=ideal,
+        relevant_grade=level,
+        n_relevant=n_relevant,
+        found=found,
+        gain="linear" if config.trec_eval_compat else config.gain,
+    )
