@@ -75,7 +75,7 @@ def test_read_beir_tsv_and_json(tmp_path):
 
 
 def test_reading_in_blocks_changes_nothing(tmp_path, monkeypatch):
-    from ragmeter import qrels as module
+    from ragmeter import qrels_bytes as module
 
     rp = tmp_path / "r.txt"
     rp.write_text("".join(f"q{i % 7} Q0 d{i} {i} {i / 3:.5f} run\n" for i in range(300)) + "\n\n")

@@ -1,17 +1,7 @@
-"""Relevance judgments (qrels) and run files, read fast and scored with ragmeter's measures.
+"""Scoring runs against relevance judgments (qrels) with ragmeter's measures.
 
-Formats read
-------------
-* TREC qrels: ``qid iter docid grade`` per line (whitespace-separated).
-* BEIR qrels: a TSV with the header ``query-id corpus-id score`` and one
-  judgment per line.
-* TREC runs: ``qid Q0 docid rank score tag`` per line; fields after the sixth
-  are ignored, as trec_eval ignores them. The tag names the system.
-* JSON as ranx and ir_measures write it: ``{qid: {docid: grade}}`` for qrels,
-  ``{qid: {docid: score}}`` for a run.
-
-Files are parsed with numpy over the raw bytes (no Python loop per line), so
-a run of ten million lines reads in seconds. Errors name the file and line.
+The readers (:func:`read_qrels`, :func:`read_run`, :class:`Qrels`, :class:`Run`) live in
+:mod:`ragmeter.qrels_read` and are importable from here too.
 
 Scoring (:func:`evaluate_run`)
 ------------------------------
@@ -24,28 +14,19 @@ trec_eval breaks them (document id, descending). An unjudged document has
 grade 0. A document is relevant when its grade is at least ``level`` (default
 1, trec_eval's); every relevant document is one relevant unit for recall, MAP
 and R-precision.
-
-Size: the fast TREC readers (memory-mapped qrels and run files) and the evaluation that
-uses their in-memory layout; splitting them would expose that layout as an interface.
 """
 
 from __future__ import annotations
 
-import gzip
-import json
-import mmap
-import os
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from ragmeter import metrics
 from ragmeter.errors import InputError
-
-PathLike = str | os.PathLike[str]
+from ragmeter.qrels_bytes import _numbers, _tokenize, decode_ids  # noqa: F401 (older callers)
+from ragmeter.qrels_read import Qrels, Run, _positions, read_qrels, read_run
 
 __all__ = [
     "COMPAT_MEASURES",
@@ -67,502 +48,6 @@ COMPAT_MEASURES = (
     "rprec",
 )
 """Measures ``ragmeter evaluate`` reports by default."""
-
-
-# ---------------------------------------------------------------------------
-# tokenizing bytes with numpy
-
-
-def _map_bytes(path: Path, what: str):
-    """The file's bytes, memory-mapped (read as a whole for ``.gz`` and empty files)."""
-    if path.suffix == ".gz":
-        return _read_bytes(path, what)
-    try:
-        with path.open("rb") as fh:
-            if os.fstat(fh.fileno()).st_size == 0:
-                return b""
-            return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    except OSError as exc:
-        raise InputError(f"cannot read {what} file {path}: {exc.strerror or exc}") from None
-
-
-def _read_bytes(path: Path, what: str) -> bytes:
-    try:
-        if path.suffix == ".gz":
-            with gzip.open(path, "rb") as fh:
-                return fh.read()
-        return path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {what} file {path}: {exc.strerror or exc}") from None
-
-
-@dataclass
-class _Lines:
-    """Whitespace-separated fields of every non-blank line."""
-
-    buf: np.ndarray  # uint8 view of the bytes
-    starts: np.ndarray  # token start offsets
-    ends: np.ndarray  # token end offsets (exclusive)
-    first: np.ndarray  # index of each line's first token
-    count: np.ndarray  # tokens on each line
-    line: np.ndarray  # 1-based line number of each non-blank line
-
-    def field(self, j: int) -> tuple[np.ndarray, np.ndarray]:
-        idx = self.first + j
-        return self.starts[idx], self.ends[idx]
-
-
-def _tokenize(data: bytes) -> _Lines:
-    buf = np.frombuffer(data, dtype=np.uint8)
-    # bytes up to 32 separate fields: space, tab, newline, CR and other controls
-    word = (buf > 32).view(np.int8)
-    edges = np.flatnonzero(np.diff(word)) + 1  # starts and ends alternate
-    parts = [edges]
-    if buf.size and word[0]:
-        parts.insert(0, np.zeros(1, dtype=edges.dtype))
-    if buf.size and word[-1]:
-        parts.append(np.array([buf.size], dtype=edges.dtype))
-    if len(parts) > 1:
-        edges = np.concatenate(parts)
-    starts, ends = edges[0::2], edges[1::2]
-    del word, edges
-    # newlines in the gap before each token: gaps of one byte (nearly all) are
-    # read directly, longer ones counted between the newline positions
-    n = starts.size
-    gap_start = np.empty(n, dtype=np.int64)
-    if n:
-        gap_start[0] = 0
-        gap_start[1:] = ends[:-1]
-    gap_len = starts - gap_start
-    newlines = np.zeros(n, dtype=np.int64)
-    one = gap_len == 1
-    newlines[one] = buf[gap_start[one]] == 10
-    many = np.flatnonzero(gap_len > 1)
-    if many.size:
-        nl = np.flatnonzero(buf == 10)
-        newlines[many] = np.searchsorted(nl, starts[many]) - np.searchsorted(nl, gap_start[many])
-    new_line = newlines > 0
-    if n:
-        new_line[0] = True
-    first = np.flatnonzero(new_line)
-    line_of = np.cumsum(newlines)[first]  # 0-based line of each line's first token
-    count = np.diff(np.append(first, starts.size))
-    return _Lines(buf, starts, ends, first, count, line_of + 1)
-
-
-BLOCK = 1 << 22
-"""Bytes tokenized at a time (cut after a newline): bounds the working memory and
-keeps the temporary arrays small enough to be reused rather than mapped anew."""
-
-
-def _blocks(data: bytes, size: int | None = None):
-    """``(lines before, block)`` pieces of ``data``, each ending after a newline."""
-    size = size or BLOCK
-    at, lines = 0, 0
-    while at < len(data):
-        end = min(at + size, len(data))
-        if end < len(data):
-            cut = data.rfind(b"\n", at, end)
-            end = cut + 1 if cut >= at else (data.find(b"\n", end) + 1 or len(data))
-        block = memoryview(data)[at:end]
-        yield lines, block
-        lines += int(np.count_nonzero(np.frombuffer(block, dtype=np.uint8) == 10))
-        del block
-        at = end
-
-
-def _strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Tokens as a fixed-width ``S`` array (zero-padded; compares like strcmp)."""
-    lens = ends - starts
-    width = max(int(lens.max()) if lens.size else 1, 1)
-    mat = np.zeros((starts.size, width), dtype=np.uint8)
-    last = max(buf.size - 1, 0)
-    for j in range(width):  # one column at a time: no (n x width) index matrix
-        live = lens > j
-        col = buf[np.minimum(starts + j, last)] if buf.size else np.zeros(starts.size, np.uint8)
-        mat[:, j] = np.where(live, col, 0)
-    return mat.view(f"S{width}").reshape(-1)
-
-
-def _words(values: np.ndarray, width: int) -> np.ndarray:
-    """Zero-padded byte strings as big-endian 64-bit words, ``(n, ceil(width / 8))``
-    uint64: rows compare (lexicographically) as the strings do with strcmp."""
-    words = max(-(-width // 8), 1)
-    mat = np.zeros((values.size, words * 8), dtype=np.uint8)
-    if values.size:
-        size = values.dtype.itemsize
-        mat[:, :size] = values.view(np.uint8).reshape(values.size, size)
-    return mat.view(">u8").astype(np.uint64)
-
-
-def _mix(h: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser (uint64, wrapping)."""
-    h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return h ^ (h >> np.uint64(31))
-
-
-def _hash(words: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each row of words."""
-    h = np.zeros(words.shape[0], dtype=np.uint64)
-    for j in range(words.shape[1]):
-        h = _mix(h ^ words[:, j] ^ np.uint64(j + 1))
-    return h
-
-
-def _numbers(
-    buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, integer: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """Parse decimal tokens; returns ``(values, ok)``.
-
-    Tokens of at most 15 significant digits without an exponent are parsed here
-    exactly (one correctly rounded division, as strtod's fast path); the rest go
-    through Python's float (``ok`` is False only for tokens that are not numbers).
-    """
-    n = starts.size
-    lens = ends - starts
-    width = int(lens.max()) if n else 0
-    mant = np.zeros(n, dtype=np.int64)
-    digits = np.zeros(n, dtype=np.int64)
-    frac = np.zeros(n, dtype=np.int64)
-    dot = np.zeros(n, dtype=bool)
-    slow = np.zeros(n, dtype=bool)
-    neg = np.zeros(n, dtype=bool)
-    for j in range(width):
-        live = lens > j
-        c = buf[np.minimum(starts + j, buf.size - 1)].astype(np.int64)
-        is_digit = live & (c >= 48) & (c <= 57)
-        sign = live & (j == 0) & ((c == 45) | (c == 43))
-        neg |= sign & (c == 45)
-        is_dot = live & (c == 46) & ~dot
-        other = live & ~is_digit & ~sign & ~is_dot
-        slow |= other
-        mant = np.where(is_digit, mant * 10 + (c - 48), mant)
-        digits += is_digit
-        frac += is_digit & dot
-        dot |= is_dot
-    slow |= digits > 15
-    slow |= digits == 0
-    if integer:
-        slow |= dot
-    values = mant.astype(np.float64) / np.power(10.0, frac)
-    values = np.where(neg, -values, values)
-    ok = np.ones(n, dtype=bool)
-    for i in np.flatnonzero(slow):
-        tok = bytes(buf[starts[i] : ends[i]]).decode("ascii", "replace")
-        try:
-            v = int(tok) if integer else float(tok)
-        except ValueError:
-            ok[i] = False
-            continue
-        if not integer and not np.isfinite(v):
-            ok[i] = False
-            continue
-        values[i] = v
-    return values, ok
-
-
-def _check_numbers(ok: np.ndarray, lines: _Lines, j: int, path: Path, what: str, kind: str) -> None:
-    if ok.all():
-        return
-    i = int(np.flatnonzero(~ok)[0])
-    s, e = lines.field(j)
-    tok = bytes(lines.buf[s[i] : e[i]]).decode("utf-8", "replace")
-    if kind == "a finite number":  # 'high' is not a number; 'nan' is one, but not finite
-        try:
-            float(tok)
-        except ValueError:
-            kind = "a number"
-    raise InputError(f"{path}:{lines.line[i]}: {what} {tok!r} is not {kind}")
-
-
-def decode_ids(values: np.ndarray, source: str, what: str) -> list[str]:
-    """Byte-string ids as text, in order. An id that is not UTF-8 is an error naming
-    the first line of ``source`` (the file they were read from) that is not."""
-    uniq, inverse = np.unique(values, return_inverse=True)
-    try:
-        texts = [v.decode("utf-8") for v in uniq.tolist()]
-    except UnicodeDecodeError:
-        raise _not_utf8(source, what) from None
-    return [texts[j] for j in inverse.tolist()]
-
-
-def _not_utf8(source: str, what: str) -> InputError:
-    if source:
-        data = _read_bytes(Path(source), what)
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            head = data[: exc.start]  # lines as the reader counts them: LF, CRLF or CR
-            line = head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
-            return InputError(
-                f"{source}:{line}: not valid UTF-8 (byte {exc.start}); "
-                f"re-save the {what} file as UTF-8"
-            )
-    return InputError(f"{source or what}: an id is not valid UTF-8; re-save the file as UTF-8")
-
-
-def _lone_cr(data):
-    """``data`` with lone CR line ends (old Mac files) read as LF, as Python's text files
-    read them; any other file is returned as it is. Without this, a run whose lines end
-    in CR alone would read as one line of many fields, of which only six are used."""
-    if data.find(b"\r") < 0 or not re.search(rb"\r(?!\n)", data):
-        return data
-    return re.sub(rb"\r(?!\n)", b"\n", bytes(data))
-
-
-# ---------------------------------------------------------------------------
-# qrels
-
-
-@dataclass
-class Qrels:
-    """Judgments sorted by query, then document: ``grade[i]`` of ``doc[i]`` for
-    query ``qids[q[i]]`` (``qids`` sorted, unique)."""
-
-    qids: np.ndarray
-    q: np.ndarray
-    doc: np.ndarray
-    grade: np.ndarray
-    source: str = ""
-
-    def __len__(self) -> int:
-        return int(self.q.size)
-
-    @classmethod
-    def from_dict(cls, judged: Mapping[str, Mapping[str, int]], source: str = "") -> Qrels:
-        qs, docs, grades = [], [], []
-        for qid, per in judged.items():
-            for doc, g in per.items():
-                if isinstance(g, bool) or int(g) != g:
-                    raise InputError(
-                        f"{source or 'qrels'}: grade of {qid}/{doc} is not a whole number"
-                    )
-                qs.append(str(qid).encode())
-                docs.append(str(doc).encode())
-                grades.append(int(g))
-        return cls._build(
-            np.array(qs, dtype="S") if qs else np.zeros(0, "S1"),
-            np.array(docs, dtype="S") if docs else np.zeros(0, "S1"),
-            np.array(grades, dtype=np.int64),
-            np.arange(len(qs)),
-            source,
-        )
-
-    @classmethod
-    def _build(cls, qid, doc, grade, order_key, source) -> Qrels:
-        qids, q = np.unique(qid, return_inverse=True)
-        # sort by query, document, then line; a repeated judgment keeps the last line
-        order = np.lexsort((order_key, doc, q))
-        q, doc, grade = q[order], doc[order], grade[order]
-        if q.size > 1:
-            last = np.ones(q.size, dtype=bool)
-            last[:-1] = (q[1:] != q[:-1]) | (doc[1:] != doc[:-1])
-            q, doc, grade = q[last], doc[last], grade[last]
-        return cls(qids, q.astype(np.int64), doc, grade.astype(np.int64), source)
-
-    def to_dict(self) -> dict[str, dict[str, int]]:
-        """``{qid: {docid: grade}}``; an id that is not UTF-8 is an error naming its line."""
-        qids = decode_ids(self.qids, self.source, "qrels")
-        docs = decode_ids(self.doc, self.source, "qrels")
-        out: dict[str, dict[str, int]] = {}
-        for q, d, g in zip(self.q.tolist(), docs, self.grade.tolist(), strict=True):
-            out.setdefault(qids[q], {})[d] = int(g)
-        return out
-
-    def n_relevant(self, level: int = 1) -> np.ndarray:
-        """Relevant documents per query (grade >= ``level``)."""
-        return np.bincount(self.q[self.grade >= level], minlength=self.qids.size)
-
-    def ideal(self, width: int | None = None) -> np.ndarray:
-        """``(queries, w)`` judged grades above 0, high to low (the judged ideal)."""
-        pos_mask = self.grade > 0
-        q, g = self.q[pos_mask], self.grade[pos_mask]
-        order = np.lexsort((-g, q))
-        q, g = q[order], g[order]
-        rank = _positions(q)
-        w = int(rank.max()) + 1 if rank.size else 0
-        if width is not None:
-            w = width
-        out = np.zeros((self.qids.size, w), dtype=np.int64)
-        keep = rank < w
-        out[q[keep], rank[keep]] = g[keep]
-        return out
-
-
-def _positions(sorted_groups: np.ndarray) -> np.ndarray:
-    """0-based position of each element inside its run of equal values."""
-    n = sorted_groups.size
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    start = np.empty(n, dtype=bool)
-    start[0] = True
-    np.not_equal(sorted_groups[1:], sorted_groups[:-1], out=start[1:])
-    idx = np.arange(n)
-    first = np.maximum.accumulate(np.where(start, idx, 0))
-    return idx - first
-
-
-def read_qrels(path: PathLike, format: str = "auto") -> Qrels:
-    """Read TREC qrels, a BEIR qrels TSV or ranx/ir_measures JSON (``auto``
-    decides by the suffix and the first line)."""
-    path = Path(path)
-    if format == "auto":
-        format = "json" if path.suffix == ".json" else "text"
-    if format == "json":
-        return Qrels.from_dict(_read_json_mapping(path, "qrels"), str(path))
-    if format not in ("text", "trec", "beir"):
-        raise InputError(f"unknown qrels format {format!r}; choose trec, beir or json")
-    lines = _tokenize(_lone_cr(_read_bytes(path, "qrels")))
-    if lines.first.size == 0:
-        raise InputError(f"{path}: no judgments; the qrels file is empty")
-    keep = np.ones(lines.first.size, dtype=bool)
-    # BEIR: a header line "query-id corpus-id score", then 3 fields per line
-    s, e = lines.field(0)
-    head = bytes(lines.buf[s[0] : e[0]]).lower()
-    if head in (b"query-id", b"query_id", b"qid", b"query"):
-        keep[0] = False
-    counts = lines.count[keep]
-    if counts.size and np.all(counts == 3):
-        fields = (0, 1, 2)
-    else:
-        bad = np.flatnonzero(keep & (lines.count != 4))
-        if bad.size:
-            i = int(bad[0])
-            raise InputError(
-                f"{path}:{lines.line[i]}: expected 4 fields 'qid 0 docid grade' (TREC) or 3 "
-                f"'query-id corpus-id score' (BEIR TSV), found {lines.count[i]}"
-            )
-        fields = (0, 2, 3)
-    sub = _Lines(
-        lines.buf,
-        lines.starts,
-        lines.ends,
-        lines.first[keep],
-        lines.count[keep],
-        lines.line[keep],
-    )
-    qid = _strings(lines.buf, *sub.field(fields[0]))
-    doc = _strings(lines.buf, *sub.field(fields[1]))
-    grade, ok = _numbers(lines.buf, *sub.field(fields[2]), integer=True)
-    if not ok.all():
-        i = int(np.flatnonzero(~ok)[0])
-        s, e = sub.field(fields[2])
-        tok = bytes(lines.buf[s[i] : e[i]]).decode("utf-8", "replace")
-        raise InputError(f"{path}:{sub.line[i]}: grade {tok!r} is not an integer")
-    return Qrels._build(qid, doc, grade.astype(np.int64), sub.line, str(path))
-
-
-def _read_json_mapping(path: Path, what: str) -> dict:
-    try:
-        data = json.loads(_read_bytes(path, what).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(
-            f"{path}: not valid JSON ({exc}); expected {{qid: {{docid: value}}}}"
-        ) from None
-    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
-        raise InputError(f"{path}: expected a JSON object {{qid: {{docid: value}}}}")
-    return data
-
-
-# ---------------------------------------------------------------------------
-# runs
-
-
-@dataclass
-class Run:
-    """A run file: one line per retrieved document, in file order."""
-
-    qid: np.ndarray
-    doc: np.ndarray
-    score: np.ndarray
-    rank: np.ndarray | None
-    line: np.ndarray
-    name: str
-    source: str = ""
-
-    def __len__(self) -> int:
-        return int(self.qid.size)
-
-    @classmethod
-    def from_dict(
-        cls, run: Mapping[str, Mapping[str, float]], name: str = "run", source: str = ""
-    ) -> Run:
-        qs, docs, scores = [], [], []
-        for qid, per in run.items():
-            for doc, v in per.items():
-                qs.append(str(qid).encode())
-                docs.append(str(doc).encode())
-                scores.append(float(v))
-        n = len(qs)
-        return cls(
-            np.array(qs, dtype="S") if qs else np.zeros(0, "S1"),
-            np.array(docs, dtype="S") if docs else np.zeros(0, "S1"),
-            np.array(scores, dtype=np.float64),
-            np.arange(1, n + 1, dtype=np.int64),
-            np.arange(1, n + 1, dtype=np.int64),
-            name,
-            source,
-        )
-
-
-def read_run(path: PathLike, format: str = "auto", ranks: bool = True) -> Run:
-    """Read a TREC run (6 or more fields per line) or ranx/ir_measures JSON.
-
-    The run is named by its tag (the sixth field of its first line) or, for
-    JSON or when the lines carry several tags, by the file name without suffix.
-    ``ranks=False`` skips parsing the rank field (trec_eval ignores it).
-    """
-    path = Path(path)
-    stem = path.name.removesuffix(".gz")
-    stem = stem.rsplit(".", 1)[0] if "." in stem else stem
-    if format == "auto":
-        format = "json" if path.suffix == ".json" else "trec"
-    if format == "json":
-        data = _read_json_mapping(path, "run")
-        for qid, per in data.items():
-            for doc, v in per.items():
-                if isinstance(v, bool) or not isinstance(v, int | float) or not np.isfinite(v):
-                    raise InputError(f"{path}: score of {qid}/{doc} is not a finite number")
-        return Run.from_dict(data, stem, str(path))
-    if format != "trec":
-        raise InputError(f"unknown run format {format!r}; choose trec or json")
-    data = _lone_cr(_map_bytes(path, "run"))
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("qid", "doc", "score", "rank", "line")}
-    name: str | None = None
-    one_tag = True
-    for before, block in _blocks(data):
-        lines = _tokenize(block)
-        lines.line = lines.line + before
-        short = np.flatnonzero(lines.count < 6)
-        if short.size:
-            i = int(short[0])
-            raise InputError(
-                f"{path}:{lines.line[i]}: expected 6 fields 'qid Q0 docid rank score tag', "
-                f"found {lines.count[i]}"
-            )
-        cols["qid"].append(_strings(lines.buf, *lines.field(0)))
-        cols["doc"].append(_strings(lines.buf, *lines.field(2)))
-        score, ok = _numbers(lines.buf, *lines.field(4), integer=False)
-        _check_numbers(ok, lines, 4, path, "score", "a finite number")
-        cols["score"].append(score)
-        if ranks:
-            rank_f, ok = _numbers(lines.buf, *lines.field(3), integer=True)
-            _check_numbers(ok, lines, 3, path, "rank", "an integer")
-            cols["rank"].append(rank_f.astype(np.int64))
-        cols["line"].append(lines.line.astype(np.int64))
-        if lines.first.size:
-            tags = _strings(lines.buf, *lines.field(5))
-            if name is None:
-                name = tags[0].decode("utf-8", "replace")
-            one_tag = one_tag and bool(np.all(tags == name.encode()))
-    if not cols["line"] or not sum(x.size for x in cols["line"]):
-        raise InputError(f"{path}: no lines; the run file is empty")
-    qid, doc = np.concatenate(cols["qid"]), np.concatenate(cols["doc"])
-    score, line = np.concatenate(cols["score"]), np.concatenate(cols["line"])
-    rank = np.concatenate(cols["rank"]) if ranks else None
-    name = name if one_tag and name else stem
-    return Run(qid, doc, score, rank, line, name, str(path))
 
 
 # ---------------------------------------------------------------------------
@@ -671,17 +156,10 @@ def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int
         # that sorts as the float does (-0.0 as 0.0)
         bits = (score + 0.0).view(np.int64)
         skey = bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
-        order = _presorted(q, skey, run_w, rank) if contiguous else False
+        order = _presorted(q, skey, run_w, rank, trec_eval_compat) if contiguous else False
         if order is False:
-            if trec_eval_compat:
-                # trec_eval: score descending, then document id descending (strcmp):
-                # sort everything ascending and read it backwards
-                doc_keys = tuple(run_w[:, j] for j in range(run_w.shape[1] - 1, -1, -1))
-                order = np.lexsort((*doc_keys, skey, q))[::-1]
-            else:
-                # score descending, then rank, then file order (the sorts are stable)
-                keys = (-skey - 1, q) if rank is None else (rank, -skey - 1, q)
-                order = np.lexsort(keys)
+            # by query, score descending (~skey), then the tie order
+            order = np.lexsort((*_tie_keys(run_w, rank, trec_eval_compat), ~skey, q))
         if order is not None:
             q, grade, score = q[order], grade[order], score[order]
             if keep:
@@ -693,6 +171,32 @@ def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int
             docs[q[top], pos[top]] = run_doc[top]
             scores[q[top], pos[top]] = score[top]
     return Matrix(gm, ~present, unjudged, docs, scores)
+
+
+def _words(values: np.ndarray, width: int) -> np.ndarray:
+    """Zero-padded byte strings as big-endian 64-bit words, ``(n, ceil(width / 8))``
+    uint64: rows compare (lexicographically) as the strings do with strcmp."""
+    words = max(-(-width // 8), 1)
+    mat = np.zeros((values.size, words * 8), dtype=np.uint8)
+    if values.size:
+        size = values.dtype.itemsize
+        mat[:, :size] = values.view(np.uint8).reshape(values.size, size)
+    return mat.view(">u8").astype(np.uint64)
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser (uint64, wrapping)."""
+    h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return h ^ (h >> np.uint64(31))
+
+
+def _hash(words: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each row of words."""
+    h = np.zeros(words.shape[0], dtype=np.uint64)
+    for j in range(words.shape[1]):
+        h = _mix(h ^ words[:, j] ^ np.uint64(j + 1))
+    return h
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -796,16 +300,33 @@ def _grades_exact(q: np.ndarray, docs: np.ndarray, qrels: Qrels) -> np.ndarray:
     return grade
 
 
+def _tie_keys(
+    doc: np.ndarray, rank: np.ndarray | None, trec_eval_compat: bool
+) -> tuple[np.ndarray, ...]:
+    """The order of documents with equal scores in one query, as :func:`numpy.lexsort`
+    keys (least significant first); both ways of ordering a run end with these.
+
+    trec_eval's order (``trec_eval_compat``): document id descending, compared as strcmp
+    compares (``doc`` holds each id as big-endian words, :func:`_words`; the complement
+    of a word sorts backwards). Otherwise rank ascending when the run has ranks, then
+    file order (the sort is stable).
+    """
+    if trec_eval_compat:
+        return tuple(~doc[:, j] for j in range(doc.shape[1] - 1, -1, -1))
+    return () if rank is None else (rank,)
+
+
 def _presorted(
-    q: np.ndarray, skey: np.ndarray, doc: np.ndarray, rank: np.ndarray | None
+    q: np.ndarray,
+    skey: np.ndarray,
+    doc: np.ndarray,
+    rank: np.ndarray | None,
+    trec_eval_compat: bool,
 ) -> np.ndarray | None | bool:
     """The order without a full sort when the lines already come grouped by query
     and by descending score (as run files are written): only runs of tied scores
-    are sorted; ``None`` when the lines are in order as they are, ``False`` when
-    they are not so grouped.
-
-    Wanted: score descending, then document id descending (``rank is None``,
-    trec_eval's order), or score descending, then rank ascending, then file order.
+    are sorted, by :func:`_tie_keys`; ``None`` when the lines are in order as they
+    are, ``False`` when they are not so grouped.
     """
     n = q.size
     if n < 2:
@@ -827,13 +348,8 @@ def _presorted(
     start = np.ones(idx.size, dtype=bool)
     start[1:] = ~tie[idx[1:] - 1]  # a new run where the previous pair is not a tie
     run_id = np.cumsum(start)
-    if rank is None:
-        # document id descending: the complement of each word sorts backwards
-        words = doc[idx]
-        sub = np.lexsort((*(~words[:, j] for j in range(words.shape[1] - 1, -1, -1)), run_id))
-    else:
-        sub = np.lexsort((rank[idx], run_id))
-    order[idx] = idx[sub]
+    rank_in = None if rank is None else rank[idx]
+    order[idx] = idx[np.lexsort((*_tie_keys(doc[idx], rank_in, trec_eval_compat), run_id))]
     return order
 
 
