@@ -6,13 +6,12 @@ import statistics
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ragmeter import checks, chunking, stats
+from ragmeter import checks, chunking
 from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import (
     REPORT_STATUS,
@@ -36,6 +35,7 @@ from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
 from ragmeter.experiment import count_words, resolve_strategies, run_search
 from ragmeter.outputs import check_results_target
+from ragmeter.planning import plan_questions
 from ragmeter.results import Results, save_results
 from ragmeter.summary import Summary, summarize_run
 
@@ -332,7 +332,15 @@ def plan(
     """How many questions would settle it: intervals at n, 2n, 4n, 8n and targets."""
     res = Results(results)
     metric, seed, rounds = _run_settings(res, metric, seed, rounds)
-    systems = [system] if system else res.systems
+    found = plan_questions(
+        res,
+        metric,
+        half_width=half_width,
+        difference=difference,
+        systems=[system] if system else None,
+        seed=seed,
+        rounds=rounds,
+    )
     share = terminal._is_share(metric)
     unit = "points" if share else ""
     scale = 100 if share else 1
@@ -340,20 +348,13 @@ def plan(
     need.add_column("system")
     need.add_column(f"for ± {half_width * scale:g} {unit}".rstrip(), justify="right")
     flat: dict[str, list[str]] = {}
-    for s in systems:
-        scores = res.scores(s, metric)
-        console.print(
-            terminal.size_table(
-                stats.sample_size(scores, rounds=rounds, seed=seed),
-                metric,
-                s,
-            )
-        )
-        if np.ptp(scores) == 0:
-            flat.setdefault(f"{scores[0] * scale:g}{'%' if share else ''}", []).append(s)
-            need.add_row(escape(s), "no spread")
+    for s in found.systems:
+        console.print(terminal.size_table(s.sizes, metric, s.system))
+        if s.needed is None:
+            flat.setdefault(f"{s.constant * scale:g}{'%' if share else ''}", []).append(s.system)
+            need.add_row(escape(s.system), "no spread")
         else:
-            need.add_row(escape(s), str(stats.questions_for_half_width(scores, half_width)))
+            need.add_row(escape(s.system), str(s.needed))
     console.print(need)
     for shown, names in flat.items():
         warn(
@@ -361,7 +362,7 @@ def plan(
             f"question: {metric} has no spread, so no number of questions narrows it "
             f"(more varied questions would)"
         )
-    if len(systems) > 1:
+    if found.pairs:
         sep = Table(
             title=f"Questions needed to separate a paired difference of "
             f"{difference * scale:g}{' points' if share else ''} (95%, power 0.8)",
@@ -369,19 +370,14 @@ def plan(
         )
         for col in ("A", "B", "questions"):
             sep.add_column(col)
-        same: list[tuple[str, str]] = []
-        for i, sa in enumerate(systems):
-            for sb in systems[i + 1 :]:
-                a_scores, b_scores = res.scores(sa, metric), res.scores(sb, metric)
-                diff = a_scores - b_scores
-                if np.ptp(diff) == 0:
-                    cell = "identical" if diff[0] == 0 else "constant difference"
-                    if diff[0] == 0:
-                        same.append((sa, sb))
-                else:
-                    cell = str(stats.questions_to_separate(a_scores, b_scores, difference))
-                sep.add_row(escape(sa), escape(sb), cell)
+        for pair in found.pairs:
+            if pair.needed is not None:
+                cell = str(pair.needed)
+            else:
+                cell = "identical" if pair.identical else "constant difference"
+            sep.add_row(escape(pair.a), escape(pair.b), cell)
         console.print(sep)
+        same = [(p.a, p.b) for p in found.pairs if p.identical]
         if same:
             pairs = ", ".join(f"{a} = {b}" for a, b in same[:6])
             more = f" and {plural(len(same) - 6, 'more pair')}" if len(same) > 6 else ""
