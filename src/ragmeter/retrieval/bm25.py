@@ -14,13 +14,14 @@ import itertools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import bm25s
 import numpy as np
 from bm25s.tokenization import _infer_stopwords
 
 from ragmeter._memory import release_free_memory
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, MissingExtra
 from ragmeter.retrieval.base import Ranking, Retriever, top_k
 from ragmeter.retrieval.bm25_index import build_scores
 
@@ -44,13 +45,17 @@ _TOKEN = re.compile(r"\w{2,}")
 
 
 def tokenize(
-    texts: Sequence[str], stopwords: str | Sequence[str] | None = "en"
+    texts: Sequence[str], stopwords: str | Sequence[str] | None = "en", stemmer: Any = None
 ) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
-    """Token ids of ``texts`` exactly as ``bm25s.tokenize(texts, stopwords=...)`` gives them.
+    """Token ids of ``texts`` exactly as ``bm25s.tokenize(texts, stopwords=..., stemmer=...)``
+    gives them.
 
     Returns ``(ids, lengths, vocab)``: every text's token ids one after the other, the number
     of tokens of each text, and the vocabulary in order of first appearance. The per-token
-    work runs in C (``findall``, ``dict.fromkeys``, ``map``), not in a Python loop.
+    work runs in C (``findall``, ``dict.fromkeys``, ``map``), not in a Python loop. With a
+    ``stemmer`` (a PyStemmer ``Stemmer``) the vocabulary holds the stems of the words kept
+    after stop words are removed, as bm25s does; bm25s numbers them in set order, this in
+    order of first appearance, which changes no score.
     """
     stop = frozenset(_infer_stopwords(stopwords) if stopwords else ())
     findall = _TOKEN.findall
@@ -60,11 +65,13 @@ def tokenize(
     del per_text
     vocab: dict[str, int] = {}
     lookup: dict[str, int] = {}
-    for w in dict.fromkeys(flat):  # distinct tokens in order of first appearance
-        if w in stop:
-            lookup[w] = -1
-        else:
-            lookup[w] = vocab[w] = len(vocab)
+    distinct = dict.fromkeys(flat)  # distinct tokens in order of first appearance
+    kept = [w for w in distinct if w not in stop]
+    terms = stemmer.stemWords(kept) if stemmer is not None else kept
+    for w, term in zip(kept, terms, strict=True):
+        lookup[w] = vocab.setdefault(term, len(vocab))
+    lookup.update((w, -1) for w in distinct if w in stop)
+    del distinct, kept, terms
     ids = np.fromiter(map(lookup.__getitem__, flat), dtype=np.int64, count=len(flat))
     del flat
     if stop and len(ids):
@@ -85,18 +92,25 @@ class _TokenTable:
     never looks across it. So each document is lower-cased and tokenized once, and a
     strategy's chunks only pick their ranges of token ids (array operations). Documents whose
     lower-cased text changes length are not handled here (the caller falls back).
+
+    The ids a document's tokens are given are those of their *terms*: the tokens themselves,
+    or with a ``stemmer`` their stems (each distinct token is stemmed once).
     """
 
-    def __init__(self, stopwords: str | Sequence[str] | None) -> None:
+    def __init__(self, stopwords: str | Sequence[str] | None, stemmer: Any = None) -> None:
         self.stop = frozenset(_infer_stopwords(stopwords) if stopwords else ())
         # token -> global id; a new token gets the next id as it is first looked up
         self.ids: defaultdict[str, int] = defaultdict(itertools.count().__next__)
         self.tokens: list[str] = []  # global id -> token
         self.is_stop = np.zeros(0, dtype=bool)  # global id -> a stop word?
+        self.stemmer = stemmer
+        self.terms: list[str] = self.tokens if stemmer is None else []  # term id -> term
+        self._term_ids: dict[str, int] = {}  # term -> term id (with a stemmer)
+        self._term_of = np.zeros(0, dtype=np.int32)  # global id -> term id (with a stemmer)
         self._docs: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray] | None] = {}
 
     def doc(self, text: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(token starts, global token ids)`` of ``text``, or ``None`` if not handled.
+        """``(token starts, term ids)`` of ``text``, or ``None`` if not handled.
 
         Stop words are left out here already: a chunk's tokens are then exactly the kept
         tokens that start inside it. Kept between calls compactly: the gaps between starts
@@ -115,13 +129,20 @@ class _TokenTable:
         return np.cumsum(gaps, out=gaps), gids
 
     def flags(self, flags: np.ndarray, words: frozenset[str]) -> np.ndarray:
-        """``flags`` (global id -> is the word in ``words``?) extended to every word the
+        """``flags`` (term id -> is the term in ``words``?) extended to every term the
         table knows now."""
-        new = self.tokens[len(flags) :]
-        if not new:
-            return flags
-        more = np.fromiter((w in words for w in new), dtype=bool, count=len(new))
-        return np.concatenate((flags, more))
+        return _extend_flags(flags, words, self.terms)
+
+    def _stem_new(self, known: int) -> None:
+        """Give the tokens from global id ``known`` on their term ids (their stems')."""
+        stems = self.stemmer.stemWords(self.tokens[known:])
+        ids = self._term_ids
+        for stem in stems:
+            if stem not in ids:
+                ids[stem] = len(self.terms)
+                self.terms.append(stem)
+        more = np.fromiter(map(ids.__getitem__, stems), np.int32, len(stems))
+        self._term_of = np.concatenate((self._term_of, more))
 
     def _packed(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         # A piece of about _PIECE characters at a time, cut at whitespace (no token crosses
@@ -141,10 +162,14 @@ class _TokenTable:
             del words, low, piece
             if len(self.ids) > known:
                 self.tokens.extend(itertools.islice(self.ids, known, None))
-                self.is_stop = self.flags(self.is_stop, self.stop)
+                self.is_stop = _extend_flags(self.is_stop, self.stop, self.tokens)
+                if self.stemmer is not None:
+                    self._stem_new(known)
             if self.stop and len(gids):
                 keep = ~self.is_stop[gids]
                 starts, gids = starts[keep], gids[keep]
+            if self.stemmer is not None:
+                gids = self._term_of[gids]
             all_starts.append(starts + a)
             all_gids.append(gids)
         starts = np.concatenate(all_starts) if all_starts else np.zeros(0, np.int64)
@@ -153,9 +178,18 @@ class _TokenTable:
         gaps = np.diff(starts, prepend=0)
         wide = gaps[gaps >= _GAP8]  # each gap of _GAP8 or more, in order
         small = np.minimum(gaps, _GAP8).astype(np.uint8)
-        if len(self.tokens) <= _PACK16:  # every id below 2**16
+        if len(self.terms) <= _PACK16:  # every id below 2**16
             gids = gids.astype(np.uint16)
         return small, wide, gids
+
+
+def _extend_flags(flags: np.ndarray, words: frozenset[str], names: list[str]) -> np.ndarray:
+    """``flags`` (id -> is ``names[id]`` in ``words``?) extended to every id of ``names``."""
+    new = names[len(flags) :]
+    if not new:
+        return flags
+    more = np.fromiter((w in words for w in new), dtype=bool, count=len(new))
+    return np.concatenate((flags, more))
 
 
 _SPACE = re.compile(r"\s")
@@ -285,11 +319,11 @@ def _chunk_tokens(
     # bm25s numbers the vocabulary in order of first appearance. Global ids were given in
     # order of first appearance in the documents, which is usually that order already:
     # check it a block at a time (each new id is one more than every earlier one), else sort.
-    present = np.zeros(len(table.tokens), dtype=bool)
+    present = np.zeros(len(table.terms), dtype=bool)
     for a in range(0, len(ids), _BLOCK):  # (numpy widens an index array to 64 bits: blocks)
         present[ids[a : a + _BLOCK]] = True
     ordered = np.flatnonzero(present)
-    local = np.empty(len(table.tokens), dtype=np.int32)
+    local = np.empty(len(table.terms), dtype=np.int32)
     local[ordered] = np.arange(len(ordered), dtype=np.int32)
     in_order, top = True, -1
     for a in range(0, len(ids), _BLOCK):
@@ -304,7 +338,7 @@ def _chunk_tokens(
         uniq, first = np.unique(ids, return_index=True)
         ordered = uniq[np.argsort(first, kind="stable")]
         local[ordered] = np.arange(len(ordered), dtype=np.int32)
-    vocab = {table.tokens[g]: i for i, g in enumerate(ordered.tolist())}
+    vocab = {table.terms[g]: i for i, g in enumerate(ordered.tolist())}
     for a in range(0, len(ids), _BLOCK):  # global ids -> this vocabulary's, in place
         np.take(local, ids[a : a + _BLOCK], out=ids[a : a + _BLOCK])
     return ids, lengths, vocab, per_chunk
@@ -315,18 +349,25 @@ class BM25Retriever(Retriever):
 
     Scores every indexed text for each question and breaks score ties by
     index order, so rankings are reproducible. A text sharing no word with the
-    question scores 0 (``unmatched_score``).
+    question scores 0 (``unmatched_score``). ``stemmer`` (a PyStemmer language such as
+    ``"english"``; none by default) matches words by their stems, as bm25s does.
     """
 
     unmatched_score = 0.0
 
     def __init__(
-        self, name: str = "bm25", k1: float = 1.5, b: float = 0.75, stopwords: str | None = "en"
+        self,
+        name: str = "bm25",
+        k1: float = 1.5,
+        b: float = 0.75,
+        stopwords: str | None = "en",
+        stemmer: str | None = None,
     ) -> None:
         self.name = name
         self.k1 = k1
         self.b = b
         self.stopwords = _check_stopwords(stopwords)
+        self.stemmer, self._stem = _make_stemmer(stemmer)
         self._model: bm25s.BM25 | None = None
         self._n = 0
         self._table: _TokenTable | None = None
@@ -339,18 +380,19 @@ class BM25Retriever(Retriever):
             "k1": self.k1,
             "b": self.b,
             "stopwords": self.stopwords,
+            **({"stemmer": self.stemmer} if self.stemmer else {}),
             "library": f"bm25s {bm25s.__version__}",
         }
 
     def index(self, texts: Sequence[str]) -> None:
         self._kept = None
-        self._build(len(texts), tokenize(texts, self.stopwords), lambda: list(texts))
+        self._build(len(texts), tokenize(texts, self.stopwords, self._stem), lambda: list(texts))
 
     def prepare_documents(self, documents: Mapping[str, str]) -> None:
         """Tokenize each document of ``documents`` (id -> text) now, for the strategies of
         the run to come (:meth:`index_chunks` would otherwise do it on first use)."""
         if self._table is None:
-            self._table = _TokenTable(self.stopwords)
+            self._table = _TokenTable(self.stopwords, self._stem)
         for text in documents.values():
             self._table.doc(text)
 
@@ -368,13 +410,10 @@ class BM25Retriever(Retriever):
         questions) and :meth:`rank` then refuses a question with any other word.
         """
         if self._table is None:
-            self._table = _TokenTable(self.stopwords)
+            self._table = _TokenTable(self.stopwords, self._stem)
         keep = None
         if questions is not None:
-            words = bm25s.tokenize(
-                list(questions), stopwords=self.stopwords, return_ids=False, show_progress=False
-            )
-            keep = frozenset(w for q in words for w in q)
+            keep = frozenset(w for q in self._query_terms(questions) for w in q)
         found = _chunk_tokens(self._table, chunks, documents, keep)
         if found is not None and keep is not None and not found[2]:
             keep = None  # no question word occurs in these chunks: a plain index
@@ -386,7 +425,9 @@ class BM25Retriever(Retriever):
             return [c.text for c in chunks]
 
         self._build(
-            len(chunks), found if found is not None else tokenize(texts(), self.stopwords), texts
+            len(chunks),
+            found if found is not None else tokenize(texts(), self.stopwords, self._stem),
+            texts,
         )
 
     def _build(self, n: int, tokens, texts: Callable[[], list[str]]) -> None:
@@ -395,7 +436,9 @@ class BM25Retriever(Retriever):
         if n == 0 or len(vocab) == 0:
             # Nothing to vectorise: let bm25s build (or refuse) its own empty index.
             model.index(
-                bm25s.tokenize(texts(), stopwords=self.stopwords, show_progress=False),
+                bm25s.tokenize(
+                    texts(), stopwords=self.stopwords, stemmer=self._stem, show_progress=False
+                ),
                 show_progress=False,
             )
         else:
@@ -415,6 +458,16 @@ class BM25Retriever(Retriever):
         self._model = model
         self._n = n
 
+    def _query_terms(self, questions: Sequence[str]) -> list[list[str]]:
+        """Each question's terms, as bm25s tokenizes (and stems) them."""
+        return bm25s.tokenize(
+            list(questions),
+            stopwords=self.stopwords,
+            stemmer=self._stem,
+            return_ids=False,
+            show_progress=False,
+        )
+
     def release(self) -> None:
         """Drop the index (a run calls this once the system is ranked)."""
         self._model = None
@@ -423,9 +476,7 @@ class BM25Retriever(Retriever):
     def rank(self, questions: Sequence[str], k: int) -> Ranking:
         if self._model is None:
             raise RuntimeError("index() must be called before rank()")
-        queries = bm25s.tokenize(
-            list(questions), stopwords=self.stopwords, return_ids=False, show_progress=False
-        )
+        queries = self._query_terms(questions)
         if self._kept is not None:
             for text, words in zip(questions, queries, strict=True):
                 if not self._kept.issuperset(words):
@@ -463,3 +514,26 @@ def _check_stopwords(stopwords: str | Sequence[str] | None) -> str | Sequence[st
             '"en", "de" or "fr", a list of words, or "" for none'
         ) from None
     return stopwords
+
+
+def _make_stemmer(stemmer: str | None) -> tuple[str | None, Any]:
+    """``(language, PyStemmer stemmer)`` for a ``stemmer`` setting; none for ``None`` or
+    ``""``. An unknown language is an :class:`InputError`; PyStemmer missing, a
+    :class:`MissingExtra`."""
+    if stemmer is None or stemmer == "":
+        return None, None
+    if not isinstance(stemmer, str):
+        raise InputError(f'bm25 stemmer must be a language such as "english", got {stemmer!r}')
+    try:
+        import Stemmer  # PyStemmer: only a retriever that stems needs it
+    except ImportError:
+        raise MissingExtra(
+            f"bm25 stemmer {stemmer!r} needs PyStemmer: pip install PyStemmer "
+            "(or pip install 'ragmeter[stem]')"
+        ) from None
+    known = Stemmer.algorithms()
+    if stemmer not in known:
+        raise InputError(
+            f'bm25 stemmer {stemmer!r} is not known: give one of {", ".join(known)}, or "" for none'
+        )
+    return stemmer, Stemmer.Stemmer(stemmer)
