@@ -29,7 +29,8 @@ from ragmeter.answers import (
     load_answer_set,
 )
 from ragmeter.answers.analysis import accuracy, check_against_hand, compare_judges, search_hits
-from ragmeter.answers.hand import sample_order
+from ragmeter.answers.failure_counts import leniency_flags
+from ragmeter.answers.hand import flagged_first_order, sample_order
 from ragmeter.answers.prompts import (
     GRADE_SCHEMA,
     JUDGE_PROMPT,
@@ -506,7 +507,8 @@ def test_hand_grade_loop_saves_each_key_and_resumes(results):
     answer_questions(results, Scripted("reader", reader))
     grade_answers(results, [Scripted("j", judge_by_question({"Bloom": "wrong"}))])
     aset = load_answer_set(results)
-    order = sample_order(aset.ordered_keys(), seed=7)
+    # answers the judge passed with a changed or left-out number come first
+    order = flagged_first_order(sample_order(aset.ordered_keys(), seed=7), leniency_flags(aset))
     out = quiet()
     run = grade_by_hand(
         results, n=4, seed=7, input=io.StringIO("c\nx\n\nP\ns\nq\nw\n"), console=out

@@ -9,6 +9,12 @@ run resumes). Each key is appended to ``answers/hand.jsonl`` and synced to disk
 before the next answer is shown; answers already graded or skipped are not
 shown again. ``n`` is the number of hand-graded answers wanted in all.
 
+Answers a judge graded correct while their number changed or was left out
+(:func:`ragmeter.answers.failure_counts.leniency_flags`) come first, in the same
+seeded order among themselves, unless ``flagged_first=False``. Hand grades taken
+that way are not a random sample: the judge-corrected accuracy reads the hand
+grades as one, so grade with ``flagged_first=False`` for that number.
+
 The library keeps the sample, the order and the saving; showing an answer and
 reading a key is the caller's ``ask`` (the terminal loop is
 :func:`ragmeter.cli.answer_views.grade_by_hand`).
@@ -34,7 +40,16 @@ from ragmeter.answers.store import (
 from ragmeter.errors import InputError
 from ragmeter.results import Results
 
-__all__ = ["CHOICES", "KEYS", "HandItem", "HandRun", "hand_grade", "parse_key", "sample_order"]
+__all__ = [
+    "CHOICES",
+    "KEYS",
+    "HandItem",
+    "HandRun",
+    "flagged_first_order",
+    "hand_grade",
+    "parse_key",
+    "sample_order",
+]
 
 KEYS = {
     "c": "correct",
@@ -90,6 +105,7 @@ class HandRun:
     total: int
     stopped: bool
     available: int
+    flagged: int = 0
 
     @property
     def remaining(self) -> int:
@@ -103,19 +119,26 @@ def sample_order(keys: list[Key], seed: int) -> list[Key]:
     return order
 
 
+def flagged_first_order(order: list[Key], flagged: set[Key]) -> list[Key]:
+    """``order`` with the ``flagged`` keys moved to the front, each part keeping its order."""
+    return [k for k in order if k in flagged] + [k for k in order if k not in flagged]
+
+
 def hand_grade(
     results: Results | str | Path,
     n: int = 20,
     seed: int = 1,
     *,
     ask: Callable[[HandItem], str],
+    flagged_first: bool = True,
 ) -> HandRun:
     """Hand each sampled answer to ``ask`` and save the choice it returns at once.
 
     ``ask(item)`` returns one of :data:`CHOICES`; ``"quit"`` stops (the next call
     resumes), ``"skip"`` lets the next answer in the order take this one's place.
     Rewrites ``answers/answers.jsonl`` after every grade, so the merged view always
-    holds the hand grades.
+    holds the hand grades. With ``flagged_first`` the answers a judge passed although
+    their number changed or was left out come first (``HandRun.flagged`` counts them).
     """
     if n < 1:
         raise InputError("--n must be at least 1")
@@ -124,12 +147,23 @@ def hand_grade(
     if not keys:
         raise InputError(f"{aset.folder}: no answers to grade; run `ragmeter answer` first")
     folder = aset.folder
-    update_meta(folder, hand={"seed": seed, "n": n, "order": "random.Random(seed).shuffle"})
+    order = sample_order(keys, seed)
+    flagged: set[Key] = set()
+    described = "random.Random(seed).shuffle"
+    if flagged_first:
+        from ragmeter.answers.failure_counts import leniency_flags
+
+        flagged = leniency_flags(aset) & set(keys)
+        order = flagged_first_order(order, flagged)
+        described = (
+            "judge-passed answers with a changed or left-out number first, then " + described
+        )
+    update_meta(folder, hand={"seed": seed, "n": n, "order": described})
     total = len(aset.hand)
     graded = skipped = 0
     stopped = False
     texts = {q.id: q.text for q in aset.results.questions}
-    pending = [k for k in sample_order(keys, seed) if k not in aset.hand_seen]
+    pending = [k for k in order if k not in aset.hand_seen]
     for key in pending:
         if total >= n:
             break
@@ -174,4 +208,5 @@ def hand_grade(
         total=total,
         stopped=stopped,
         available=len(keys),
+        flagged=len(flagged),
     )

@@ -211,7 +211,18 @@ def grade_command(
             )
     report = answer_report(results, judge=accuracy_judge, systems=_system_list(results, systems))
     print_answer_report(report, console)
+    _failures_after_grading(results, report.judge, console)
     return report
+
+
+def _failures_after_grading(results: str | Path, judge: str | None, console: Console) -> None:
+    """The failure counts in one line per system, and ``answers/failures.json`` rewritten."""
+    from ragmeter.answers.failure_counts import failure_report, write_failures
+    from ragmeter.cli.failure_views import print_failure_summary
+
+    failures = failure_report(results, judge)
+    print_failure_summary(failures, console)
+    write_failures(failures, results)
 
 
 def _system_list(results: str | Path, systems: str | Sequence[str] | None) -> list[str] | None:
@@ -314,6 +325,10 @@ def judges_command(
     corrected = corrected_by_judge(aset)
     if corrected:
         print_corrected(corrected, console, "Each judge, all systems together", chosen)
+    from ragmeter.answers.failure_counts import failure_report
+    from ragmeter.cli.failure_views import print_leniency
+
+    print_leniency(failure_report(aset, chosen).leniency, console)
     return pairs
 
 
@@ -460,10 +475,30 @@ def handgrade_command(
     seed: int = 1,
     input: TextIO | None = None,
     console: Console | None = None,
+    flagged_first: bool = True,
 ) -> HandRun:
-    """``ragmeter handgrade RESULTS [--n 20] [--seed 1]``: grade a sample by hand."""
+    """``ragmeter handgrade RESULTS [--n 20] [--seed 1]``: grade a sample by hand.
+
+    With ``flagged_first`` (``--flagged-first``, the default) answers a judge passed
+    although their number changed or was left out come first; ``--random-order``
+    keeps the plain seeded random order (a random sample, as the judge-corrected
+    accuracy needs).
+    """
+    import sys
+
+    from ragmeter.answers.hand import hand_grade
+    from ragmeter.cli.hand_views import terminal_ask
+
     console = console or Console()
-    run = grade_by_hand(results, n=n, seed=seed, input=input, console=console)
+    stream = input if input is not None else sys.stdin
+    run = hand_grade(
+        results, n=n, seed=seed, ask=terminal_ask(console, stream), flagged_first=flagged_first
+    )
+    if run.flagged:
+        console.print(
+            f"{run.flagged} {'answer' if run.flagged == 1 else 'answers'} a judge passed with a "
+            "changed or left-out number came first (--random-order for a random sample)."
+        )
     console.print(
         f"Hand-graded {run.graded} {'answer' if run.graded == 1 else 'answers'} this time "
         f"({run.skipped} skipped); "

@@ -1,4 +1,4 @@
-"""Answer-route commands: answer, grade, judges, handgrade."""
+"""Answer-route commands: answer, grade, judges, handgrade, failures."""
 
 from __future__ import annotations
 
@@ -148,9 +148,51 @@ def handgrade(
     results: Annotated[Path, typer.Argument(help="A results directory with answers")],
     n: Annotated[int, typer.Option(help="How many answers to grade")] = 20,
     seed: Annotated[int, typer.Option(help="Seed of the random sample")] = 1,
+    flagged_first: Annotated[
+        bool,
+        typer.Option(
+            "--flagged-first/--random-order",
+            help="Answers a judge passed with a changed or left-out number first (default), "
+            "or a plain random sample",
+        ),
+    ] = True,
 ) -> None:
     """Grade a seeded random sample of answers by hand: c / p / w, s to skip, q to stop."""
     from ragmeter.cli.answer_views import handgrade_command
 
-    handgrade_command(results, n=n, seed=seed, console=console)
+    handgrade_command(results, n=n, seed=seed, console=console, flagged_first=flagged_first)
     refresh_report(results)
+
+
+@app.command()
+@handle_errors
+def failures(
+    results: Annotated[Path, typer.Argument(help="A results directory with answers")],
+    accuracy_judge: AccuracyJudge = None,
+    refusal: Annotated[
+        list[str] | None,
+        typer.Option(help="Another refusal pattern, a regular expression (repeatable)"),
+    ] = None,
+    support: Annotated[
+        float | None,
+        typer.Option(help="Share of a sentence's content words a passage must hold (0.5)"),
+    ] = None,
+    show: Annotated[int, typer.Option(help="Answers listed per failure type (0: all)")] = 10,
+    seed: Annotated[int | None, typer.Option(help="Bootstrap seed (default: the run's)")] = None,
+    rounds: Annotated[
+        int | None, typer.Option(help="Bootstrap rounds (default: the run's)")
+    ] = None,
+) -> None:
+    """How answers fail, checked without a model: refusals, changed or missing numbers,
+    unsupported sentences, correct without the passage; counted per system."""
+    from ragmeter.cli.failure_views import check_settings, failures_command
+
+    failures_command(
+        results,
+        accuracy_judge=judge_name(accuracy_judge),
+        seed=seed,
+        rounds=rounds,
+        settings=check_settings(refusal, support),
+        show=show,
+        console=console,
+    )

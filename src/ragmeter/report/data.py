@@ -108,7 +108,7 @@ def report_data(
     data["questions"] = questions
     optional: dict[str, Any] = {}
     for section in OPTIONAL_SECTIONS:
-        if section.key == "answers":
+        if section.key in ("answers", "failures"):
             loaded = section.load(results, judge=accuracy_judge)
         else:
             loaded = section.load(results)

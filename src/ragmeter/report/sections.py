@@ -1,4 +1,4 @@
-"""The report's optional sections: answer grades and question audits, as plain data.
+"""The report's optional sections: answer grades, answer failures and question audits.
 
 A section is shown only when its files are in the results directory. Nothing is
 computed here: answer numbers are :func:`ragmeter.answers.analysis.answer_figures`
@@ -144,6 +144,126 @@ def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] |
     }
 
 
+def _segments(text: str, marks: list[tuple[int, int, str]]) -> list[list[Any]]:
+    """``text`` cut into ``[piece, kind]`` runs; later marks win where marks overlap, and
+    pieces with no mark have kind None. The page sets each piece as text."""
+    kinds: list[str | None] = [None] * len(text)
+    for start, end, kind in marks:
+        for i in range(max(0, start), min(len(text), end)):
+            kinds[i] = kind
+    out: list[list[Any]] = []
+    for ch, kind in zip(text, kinds, strict=True):
+        if out and out[-1][1] == kind:
+            out[-1][0] += ch
+        else:
+            out.append([ch, kind])
+    return out
+
+
+def _failure_case(check: Any, answer: str, references: list[str], question: str) -> dict:
+    """One failing answer for the page: the answer and the reference passage as
+    segments, its numbers marked (changed, same, missing) and unsupported sentences."""
+    from ragmeter.answers.numbers import numbers, stated_in
+
+    marks: list[tuple[int, int, str]] = []
+    for u in check.unsupported:
+        at = answer.find(u.sentence)
+        if at >= 0:
+            marks.append((at, at + len(u.sentence), "unsupported"))
+    ref_text = "\n".join(references)
+    ref_numbers = numbers(ref_text)
+    stated = [n for n in numbers(answer) if not n.weak]
+    changed = {(c.start, c.end) for c in check.changed}
+    for n in stated:
+        if (n.start, n.end) in changed:
+            marks.append((n.start, n.end, "changed"))
+        elif stated_in(n, ref_numbers):
+            marks.append((n.start, n.end, "same"))
+    given = numbers(question)
+    ref_marks = []
+    for r in ref_numbers:
+        said = any(stated_in(n, [r]) for n in stated)
+        kind = "same" if said else "missing" if not stated_in(r, given) else "number"
+        ref_marks.append((r.start, r.end, kind))
+    return {
+        "system": check.system,
+        "question": check.question,
+        "failures": list(check.failures),
+        "number_flag": check.number_flag,
+        "grade": check.grade,
+        "hit": check.hit,
+        "answer": _segments(answer, marks),
+        "reference": _segments(ref_text, ref_marks),
+        "changed": [[c.stated, c.reference, c.elsewhere] for c in check.changed],
+        "unsupported": [[u.sentence, u.support] for u in check.unsupported],
+    }
+
+
+def load_failures(results: Results, judge: str | None = None) -> dict[str, Any] | None:
+    """The failure section: :func:`ragmeter.answers.failure_counts.failure_report`, as data.
+
+    Per system the count and rate of each failure type, each judge's passes of answers
+    whose number changed or was left out, the checks against hand grades, and every
+    failing answer with its reference passage, the numbers marked.
+    """
+    folder = results.path / "answers"
+    if not ((folder / "reader.jsonl").is_file() or (folder / "answers.jsonl").is_file()):
+        return None
+    from ragmeter.answers.failure_counts import ANY, failure_report
+    from ragmeter.answers.failures import FAILURES, LABELS
+    from ragmeter.answers.store import load_answer_set, load_merged_answer_set
+
+    if (folder / "reader.jsonl").is_file():
+        aset = load_answer_set(results)
+    else:
+        aset = load_merged_answer_set(results)
+    if aset is None or not aset.answers:
+        return None
+    report = failure_report(aset, judge)
+    texts = {q.id: q for q in results.questions}
+    cases = []
+    for check in report.checks:
+        if check.failures or check.number_flag:
+            q = texts[check.question]
+            cases.append(
+                _failure_case(
+                    check, aset.answers[check.key].answer, [a.text for a in q.answers], q.text
+                )
+            )
+    return {
+        "judge": report.judge,
+        "k": report.k,
+        "seed": report.seed,
+        "rounds": report.rounds,
+        "order": [*FAILURES, ANY],
+        "labels": {**LABELS, ANY: "any failure"},
+        "threshold": report.settings.threshold,
+        "systems": [
+            {
+                "system": row.system,
+                "n": row.n,
+                "counts": row.counts,
+                "rates": {k: _est(e, SHARE) for k, e in row.rates.items()},
+            }
+            for row in report.systems
+        ],
+        "leniency": [
+            {
+                "judge": j.judge,
+                "flagged": j.flagged,
+                "passed": len(j.passed),
+                "rate": _est_or_none(j.rate),
+            }
+            for j in report.leniency
+        ],
+        "precision": [
+            {"failure": p.failure, "hand_graded": p.hand_graded, "confirmed": p.confirmed}
+            for p in report.precision
+        ],
+        "cases": cases,
+    }
+
+
 def load_audit(results: Results) -> dict[str, Any] | None:
     """Question audit flags: ``audit/flags.jsonl`` (and optional ``audit/meta.json``).
 
@@ -188,6 +308,7 @@ def load_audit(results: Results) -> dict[str, Any] | None:
 
 OPTIONAL_SECTIONS: list[OptionalSection] = [
     OptionalSection("answers", "Answer grades", load_answers),
+    OptionalSection("failures", "Answer failures", load_failures),
     OptionalSection("audit", "Question audit", load_audit),
 ]
 """Sections drawn only when present; each loader returns None when its files are absent."""

@@ -122,6 +122,7 @@
     const links = [["summary", "Summary"], ["routes", "Routes"], ["measures", "Measures"],
       ["comparisons", "Comparisons"], ["sample-size", "Sample size"]];
     if (OPT.answers) links.push(["answers", "Answers"]);
+    if (OPT.failures) links.push(["failures", "Failures"]);
     if (OPT.audit) links.push(["audit", "Audit"]);
     links.push(["questions", "Questions"]);
     links.forEach((l) => nav.append(el("a", { href: "#" + l[0], text: l[1] })));
@@ -516,6 +517,98 @@
     }
   }
 
+  // Text cut into [piece, kind] runs; a kind is drawn as <mark class="f-KIND">.
+  function segmentsNode(cls, segs) {
+    const box = el("div", { class: cls });
+    segs.forEach((s) => {
+      if (s[1]) box.append(el("mark", { class: "f-" + s[1], text: s[0] }));
+      else box.append(document.createTextNode(s[0]));
+    });
+    return box;
+  }
+
+  function failureCase(f, c) {
+    const box = el("div", { class: "failcase", "data-system": c.system, "data-question": c.question });
+    box.append(el("div", { class: "itemhead" }, el("b", { text: c.system }), " · ",
+      el("a", { href: "#q/" + encodeURIComponent(c.question), text: c.question }), " ",
+      c.failures.map((k) => el("span", { class: "chip flag", text: f.labels[k] })),
+      c.grade ? [" graded ", gradeSpan(c.grade)] : null, " ",
+      el("span", { class: "chip " + (c.hit ? "hit" : "miss"), text: c.hit ? "passage in top " + f.k : "passage missed" })));
+    box.append(el("b", { text: "Answer" }), segmentsNode("answerbox", c.answer));
+    if (c.changed.length) {
+      box.append(el("p", { text: "Changed: " + c.changed.map((x) => x[0] + " (reference: " + x[1] +
+        (x[2] ? ", from another passage" : "") + ")").join("; ") }));
+    }
+    if (c.unsupported.length) {
+      box.append(el("p", { text: "Unsupported: " + c.unsupported.map((u) => "\u201c" + u[0] + "\u201d (" +
+        Math.round(u[1] * 100) + "% of its words in one passage)").join("; ") }));
+    }
+    box.append(el("b", { text: "Answer passage" }), segmentsNode("passage", c.reference));
+    return box;
+  }
+
+  function renderFailures() {
+    const f = OPT.failures;
+    if (!f) return;
+    document.getElementById("failures").hidden = false;
+    const body = document.getElementById("failures-body");
+    const LIMIT = 100;
+    append(body, el("p", { class: "lead", text: "Every answer checked without a model against its answer " +
+      "passage and the top " + f.k + " passages the reader saw: a refusal while the passage was there, a number " +
+      "changed or left out, a sentence with under " + Math.round(f.threshold * 100) + "% of its content words " +
+      "in any one passage, and an answer graded correct" + (f.judge ? " by " + f.judge : "") +
+      " although search missed the passage. Rates are shares of each system's answers, with 95% bootstrap " +
+      "intervals (seed " + f.seed + ", " + f.rounds + " rounds). Choose a count to list its answers." }));
+    const sysSel = el("select", { id: "failure-system" }, el("option", { value: "", text: "all systems" }),
+      f.systems.map((r) => el("option", { value: r.system, text: r.system })));
+    const kindSel = el("select", { id: "failure-kind" }, el("option", { value: "", text: "any failure" }),
+      f.order.filter((k) => k !== "any").map((k) => el("option", { value: k, text: f.labels[k] })));
+    const list = el("div", { id: "failure-cases" });
+    function show() {
+      const s = sysSel.value;
+      const k = kindSel.value;
+      const picked = f.cases.filter((c) => (!s || c.system === s) &&
+        (k ? c.failures.indexOf(k) >= 0 : c.failures.length > 0));
+      list.replaceChildren(el("p", { class: "muted", id: "failure-count", text: picked.length +
+        (picked.length === 1 ? " answer" : " answers") + (picked.length > LIMIT ? "; the first " + LIMIT + " shown" : "") }));
+      picked.slice(0, LIMIT).forEach((c) => list.append(failureCase(f, c)));
+    }
+    sysSel.addEventListener("change", show);
+    kindSel.addEventListener("change", show);
+    const tbl = el("table", { class: "data", id: "failures-table" });
+    table(tbl, ["system", { text: "answers", num: true }].concat(f.order.map((k) => ({
+      text: f.labels[k] + ": count, % [95% CI]", num: true }))),
+    f.systems.map((r) => [r.system, { text: r.n, cls: "num" }].concat(f.order.map((k) => ({
+      cls: "num", node: el("button", { type: "button", class: "cell", "data-system": r.system, "data-kind": k,
+        text: r.counts[k] + ": " + fmtEst(r.rates[k]),
+        onclick: () => { sysSel.value = r.system; kindSel.value = k === "any" ? "" : k; show(); } }) })))));
+    append(body, el("div", { class: "scroll" }, tbl));
+    if (f.leniency.some((j) => j.flagged)) {
+      append(body, el("h3", { text: "Judges passing a changed or missing number" }));
+      const len = el("table", { class: "data", id: "leniency-table" });
+      table(len, ["judge", { text: "answers flagged", num: true }, { text: "graded correct", num: true },
+        { text: "passed (%) [95% CI]", num: true }], f.leniency.map((j) => [j.judge,
+        { text: j.flagged, cls: "num" }, { text: j.passed, cls: "num" }, { text: fmtEst(j.rate), cls: "num" }]));
+      append(body, el("div", { class: "scroll" }, len));
+    }
+    if (f.precision.some((p) => p.hand_graded)) {
+      append(body, el("h3", { text: "Checks against the hand grades" }));
+      const pr = el("table", { class: "data", id: "failure-precision" });
+      table(pr, ["check", { text: "flagged and hand-graded", num: true }, { text: "not correct by hand", num: true },
+        { text: "precision (%)", num: true }], f.precision.map((p) => [f.labels[p.failure],
+        { text: p.hand_graded, cls: "num" }, { text: p.confirmed, cls: "num" },
+        { text: p.hand_graded ? (100 * p.confirmed / p.hand_graded).toFixed(0) : "–", cls: "num" }]));
+      append(body, el("div", { class: "scroll" }, pr));
+    }
+    append(body, el("h3", { text: "The answers" }));
+    append(body, el("div", { class: "controls" }, el("label", null, "System ", sysSel),
+      el("label", null, "Failure ", kindSel)));
+    append(body, el("p", { class: "muted", text: "Marked: a changed number, a reference number the answer " +
+      "left out, one it states the same, and a sentence without support." }));
+    append(body, list);
+    show();
+  }
+
   function renderAudit() {
     const a = OPT.audit;
     if (!a) return;
@@ -764,6 +857,7 @@
   renderComparisons();
   renderSampleSize();
   renderAnswers();
+  renderFailures();
   renderAudit();
   setupQuestions();
   renderFooter();

@@ -1,0 +1,220 @@
+"""The body of ``ragmeter failures`` and the failure tables ``grade`` and ``judges`` print.
+
+The numbers come from :func:`ragmeter.answers.failure_counts.failure_report`; this
+module only prints them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ragmeter.answers.failure_counts import (
+    ANY,
+    FailureReport,
+    Leniency,
+    failure_report,
+    write_failures,
+)
+from ragmeter.answers.failures import DEFAULT, FAILURES, LABELS, AnswerCheck, CheckSettings
+from ragmeter.answers.store import load_answer_set
+from ragmeter.errors import InputError
+
+__all__ = [
+    "check_settings",
+    "failures_command",
+    "print_failure_details",
+    "print_failure_summary",
+    "print_failure_table",
+    "print_leniency",
+    "print_precision",
+]
+
+
+def check_settings(
+    refusals: Sequence[str] | None = None, support: float | None = None
+) -> CheckSettings:
+    """The checks' settings from ``--refusal PATTERN`` (added to the built-in ones) and
+    ``--support SHARE``; a pattern that does not compile is a one-line error."""
+    settings = DEFAULT
+    for pattern in refusals or ():
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise InputError(f"--refusal {pattern!r}: not a regular expression ({exc})") from None
+    if refusals:
+        settings = settings.with_refusals(list(refusals))
+    if support is not None:
+        if not 0.0 < support <= 1.0:
+            raise InputError(f"--support must be above 0 and at most 1, not {support}")
+        settings = CheckSettings(settings.refusals, settings.quantity, support, settings.min_words)
+    return settings
+
+
+def _seed_note(report: FailureReport) -> str:
+    return (
+        f"[dim]Rates are shares of each system's answers; {round(report.confidence * 100)}% "
+        f"percentile bootstrap intervals, seed {report.seed}, {report.rounds} rounds.[/]"
+    )
+
+
+def print_failure_table(report: FailureReport, console: Console) -> None:
+    """Per system: each failure type's count and rate (%) with its interval."""
+    table = Table(
+        title=Text(
+            f"Answer failures: count, % of answers [95% CI]; reader {report.reader}, "
+            f"top {report.k}, judge {report.judge or '-'}"
+        ),
+        title_justify="left",
+    )
+    table.add_column("system", style="bold")
+    table.add_column("answers", justify="right")
+    for kind in (*FAILURES, ANY):
+        table.add_column(LABELS.get(kind, "any failure"), justify="right")
+    for row in report.systems:
+        cells = [Text(row.system), str(row.n)]
+        for kind in (*FAILURES, ANY):
+            cells.append(f"{row.counts[kind]}: {row.rates[kind].format()}")
+        table.add_row(*cells)
+    console.print(table)
+    console.print(_seed_note(report))
+
+
+def print_failure_summary(report: FailureReport, console: Console) -> None:
+    """One line per system with each failure type's count (what ``grade`` prints)."""
+    console.print(Text("Answer failures (checked without a model; details: ragmeter failures):"))
+    for row in report.systems:
+        parts = [f"{row.counts[k]} {LABELS[k]}" for k in FAILURES]
+        console.print(Text(f"  {row.system} ({row.n} answers): " + ", ".join(parts)))
+
+
+def _describe(check: AnswerCheck, kind: str) -> str:
+    if kind == "number_changed":
+        where = {True: ", from another passage", False: ""}
+        return "; ".join(
+            f"{c.stated} (reference: {c.reference}{where[c.elsewhere]})" for c in check.changed
+        )
+    if kind == "unsupported":
+        return "; ".join(f"{u.sentence!r} ({u.support:.0%} support)" for u in check.unsupported)
+    if kind == "without_passage":
+        return f"graded {check.grade}, passage not in the top k"
+    if kind == "refused":
+        return "declined with the passage in the top k"
+    return "states none of the reference's numbers"
+
+
+def print_failure_details(report: FailureReport, console: Console, show: int = 10) -> None:
+    """The answers behind each failure type, ``show`` per type (0: all)."""
+    for kind in FAILURES:
+        failing = report.failing(kind)
+        if not failing:
+            continue
+        console.print(Text(f"{LABELS[kind]} ({len(failing)}):", style="bold"))
+        for check in failing[: show or None]:
+            console.print(Text(f"  {check.system}/{check.question}: {_describe(check, kind)}"))
+        if show and len(failing) > show:
+            console.print(
+                Text(
+                    f"  ... and {len(failing) - show} more (all in answers/failures.json)",
+                    style="dim",
+                )
+            )
+
+
+def print_comparisons(report: FailureReport, console: Console) -> None:
+    if not report.comparisons:
+        return
+    table = Table(
+        title="Share of answers with any failure, system against system (paired over questions)",
+        title_justify="left",
+    )
+    for col, just in (
+        ("a", "left"),
+        ("b", "left"),
+        ("a - b (points) [95% CI]", "right"),
+        ("p (Holm)", "right"),
+        ("verdict", "left"),
+    ):
+        table.add_column(col, justify=just)
+    for c in report.comparisons:
+        p = c.p_holm if c.p_holm is not None else c.p_value
+        # fewer failures is better: the verdict names the system with the lower share
+        d = c.difference
+        verdict = f"{c.b} fails less" if d.low > 0 else f"{c.a} fails less" if d.high < 0 else "tie"
+        table.add_row(Text(c.a), Text(c.b), d.format(), f"{p:.3g}", verdict)
+    console.print(table)
+
+
+def print_leniency(rows: Sequence[Leniency], console: Console) -> None:
+    """How often each judge graded correct an answer whose number changed or was left out."""
+    if not any(r.flagged for r in rows):
+        return
+    table = Table(
+        title="Judges passing answers whose number changed or was left out",
+        title_justify="left",
+        caption="flagged: such answers the judge scored; passed: graded correct (a leniency flag)",
+        caption_justify="left",
+    )
+    table.add_column("judge", style="bold")
+    table.add_column("flagged", justify="right")
+    table.add_column("passed", justify="right")
+    table.add_column("passed (%) [95% CI]", justify="right")
+    for r in rows:
+        table.add_row(
+            Text(r.judge), str(r.flagged), str(len(r.passed)), r.rate.format() if r.rate else "-"
+        )
+    console.print(table)
+    for r in rows:
+        if r.passed:
+            console.print(Text(f"  {r.judge} passed: {' '.join(r.passed)}"))
+
+
+def print_precision(report: FailureReport, console: Console) -> None:
+    """Each check against the hand grades: flagged answers the hand grade did not pass."""
+    if not any(p.hand_graded for p in report.precision):
+        return
+    table = Table(
+        title="Checks against the hand grades",
+        title_justify="left",
+        caption="precision: of the flagged answers graded by hand, the share not graded correct",
+        caption_justify="left",
+    )
+    table.add_column("check", style="bold")
+    table.add_column("flagged and hand-graded", justify="right")
+    table.add_column("not correct by hand", justify="right")
+    table.add_column("precision", justify="right")
+    for p in report.precision:
+        value = "-" if p.precision is None else f"{p.precision:.0%}"
+        table.add_row(LABELS[p.failure], str(p.hand_graded), str(p.confirmed), value)
+    console.print(table)
+
+
+def failures_command(
+    results: str | Path,
+    *,
+    accuracy_judge: str | None = None,
+    seed: int | None = None,
+    rounds: int | None = None,
+    settings: CheckSettings = DEFAULT,
+    show: int = 10,
+    console: Console | None = None,
+) -> FailureReport:
+    """``ragmeter failures RESULTS``: check every answer, count per system, write failures.json."""
+    console = console or Console()
+    aset = load_answer_set(results)
+    if not aset.answers:
+        raise InputError(f"{aset.folder}: no answers to check; run `ragmeter answer` first")
+    report = failure_report(aset, accuracy_judge, seed=seed, rounds=rounds, settings=settings)
+    print_failure_table(report, console)
+    print_comparisons(report, console)
+    print_failure_details(report, console, show)
+    print_leniency(report.leniency, console)
+    print_precision(report, console)
+    path = write_failures(report, results)
+    console.print(Text.assemble("Failures: ", (str(path), "bold")))
+    return report
