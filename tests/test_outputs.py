@@ -12,6 +12,7 @@ from ragmeter.cli import app
 from ragmeter.config import Config
 from ragmeter.errors import InputError
 from ragmeter.experiment import run_search
+from ragmeter.io import atomic_write_text
 from ragmeter.outputs import (
     TMP_PREFIX,
     check_results_target,
@@ -235,7 +236,11 @@ def test_generate_and_audit_refuse_the_inputs(tiny):
     (tiny / "notes.jsonl").write_text('{"mine": 1}\n')
     with pytest.raises(InputError, match="not a generated test set written by ragmeter"):
         check_generate_targets(tiny / "notes.jsonl", docs, None)
+    # a file that looks generated but that ragmeter did not record writing is the user's
     (tiny / "gen.jsonl").write_text('{"source": "generated", "id": "q"}\n')
+    with pytest.raises(InputError, match="not a generated test set written by ragmeter"):
+        check_generate_targets(tiny / "gen.jsonl", docs, None)
+    atomic_write_text(tiny / "gen.jsonl", '{"source": "generated", "id": "q"}\n')
     check_generate_targets(tiny / "gen.jsonl", docs, None)  # our own: may be rewritten
     with pytest.raises(InputError, match="inside the corpus"):
         check_audit_targets(docs, "audit", docs, q)
@@ -286,3 +291,138 @@ def test_a_file_write_cleans_what_a_killed_write_left(tmp_path):
     atomic_write_text(tmp_path / "reader.jsonl", "{}\n")
     assert not leftover.exists() and mine.exists()
     assert (tmp_path / "reader.jsonl").read_text() == "{}\n"
+
+
+# --- every writer: nothing of the user's is overwritten, renamed over, or deleted ------------
+
+
+def test_export_refuses_the_test_set_the_corpus_and_user_files(tiny):
+    out = tiny / "results"
+    assert search(tiny, out).exit_code == 0
+    (tiny / "mine.txt").write_text("keep")
+    before = snapshot(tiny / "docs") | {"q": (tiny / "q.jsonl").read_bytes()}
+    for flag, target, needle in (
+        ("--qrels", tiny / "q.jsonl", "is the test set"),
+        ("--run", tiny / "docs" / "cats.md", "inside the corpus"),
+        ("--run", tiny / "mine.txt", "not a TREC file written by ragmeter"),
+        ("--qrels", out / "qrels.txt", "inside the results directory"),
+    ):
+        one_line_error(runner.invoke(app, ["export", str(out), flag, str(target)]), needle)
+    assert snapshot(tiny / "docs") | {"q": (tiny / "q.jsonl").read_bytes()} == before
+    assert (tiny / "mine.txt").read_text() == "keep"
+    # its own files it may rewrite; a user file named like a temporary is never touched
+    (tiny / "run.txt.tmp").write_text("mine too")
+    for _ in range(2):
+        result = runner.invoke(app, ["export", str(out), "--run", str(tiny / "run.txt")])
+        assert result.exit_code == 0, result.output
+    assert (tiny / "run.txt.tmp").read_text() == "mine too"
+    (tiny / "run.txt").write_text("edited by hand")  # now it is the user's
+    one_line_error(runner.invoke(app, ["export", str(out), "--run", str(tiny / "run.txt")]))
+    assert (tiny / "run.txt").read_text() == "edited by hand"
+
+
+def test_check_markdown_refuses_user_files_and_the_results(tiny):
+    out = tiny / "results"
+    assert search(tiny, out).exit_code == 0
+    (tiny / "notes.md").write_text("keep")
+    args = ["check", str(out), str(out), "--system", "whole", "--rounds", "200", "--margin", "100"]
+    for target, needle in (
+        (tiny / "notes.md", "not a Markdown summary written by ragmeter"),
+        (tiny / "q.jsonl", "is the test set"),
+        (out / "scores.json", "inside the results directory"),
+    ):
+        one_line_error(runner.invoke(app, [*args, "--markdown", str(target)]), needle)
+    assert (tiny / "notes.md").read_text() == "keep"
+    assert runner.invoke(app, [*args, "--markdown", str(tiny / "pr.md")]).exit_code == 0
+    assert runner.invoke(app, [*args, "--markdown", str(tiny / "pr.md")]).exit_code == 0
+
+
+def trec_files(root, runs=None):
+    runs = runs or root
+    (root / "qrels.txt").write_text("1 0 d1 1\n2 0 d2 1\n3 0 d3 1\n")
+    (runs / "a.run").write_text("1 Q0 d1 1 3 a\n2 Q0 d9 1 3 a\n3 Q0 d3 1 3 a\n")
+    return root / "qrels.txt", runs / "a.run"
+
+
+def test_evaluate_refuses_an_out_holding_its_run_file(tmp_path):
+    res = tmp_path / "res"
+    res.mkdir()
+    qrels, run = trec_files(tmp_path, res)
+    args = ["evaluate", str(run), "--qrels", str(qrels), "--rounds", "200", "--out", str(res)]
+    one_line_error(runner.invoke(app, args), "contains the run file")
+    assert run.read_text().startswith("1 Q0 d1") and qrels.exists()
+    # an earlier results directory with the run file moved in later is refused too
+    qrels, run = trec_files(tmp_path)
+    out = tmp_path / "out"
+    args = ["evaluate", str(run), "--qrels", str(qrels), "--rounds", "200", "--out", str(out)]
+    assert runner.invoke(app, args).exit_code == 0
+    (out / "a.run").write_text(run.read_text())
+    one_line_error(runner.invoke(app, args), "a.run", "did not write")
+    assert (out / "a.run").exists()
+
+
+def test_replacing_results_keeps_what_the_user_put_inside(tiny):
+    out = tiny / "results"
+    assert search(tiny, out).exit_code == 0
+    (out / "notes.txt").write_text("my notes")
+    one_line_error(search(tiny, out), "notes.txt", "did not write")
+    assert (out / "notes.txt").read_text() == "my notes"
+    (out / "notes.txt").unlink()
+    (out / "summary.json").write_text("{}")  # a file of ours, changed by hand
+    one_line_error(search(tiny, out), "summary.json")
+    assert (out / "summary.json").read_text() == "{}"
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"meta.json": json.dumps({"format": "ragmeter-results", "format_version": 1})},
+        {"meta.json": json.dumps({"versions": {"ragmeter": "0.1"}}), "scores.json": "{}"},
+    ],
+    ids=["marker", "legacy pair"],
+)
+def test_a_hand_made_marker_does_not_let_a_folder_be_replaced(tiny, files):
+    mine = tiny / "mine"
+    mine.mkdir()
+    for name, text in files.items():
+        (mine / name).write_text(text)
+    (mine / "thesis.tex").write_text("keep")
+    before = snapshot(mine)
+    one_line_error(search(tiny, mine), "no record that ragmeter wrote the folder")
+    assert snapshot(mine) == before
+
+
+def test_report_keeps_a_user_file_at_report_html(tiny):
+    out = tiny / "results"
+    assert search(tiny, out).exit_code == 0
+    (out / "report.html").write_text("<html>mine</html>")
+    one_line_error(runner.invoke(app, ["report", str(out)]), "not a ragmeter report")
+    assert (out / "report.html").read_text() == "<html>mine</html>"
+
+
+def test_a_cache_that_is_the_users_own_database_is_refused(tiny):
+    import sqlite3
+
+    from ragmeter.llm import ReplyCache
+
+    db = tiny / "my.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE people (name TEXT)")
+        conn.execute("INSERT INTO people VALUES ('ada')")
+    conn.close()
+    before = db.read_bytes()
+    with pytest.raises(InputError, match="not a ragmeter reply cache"):
+        ReplyCache(db)
+    (tiny / "text.db").write_text("not a database at all")
+    with pytest.raises(InputError, match="is not a reply cache"):
+        ReplyCache(tiny / "text.db")
+    out = tiny / "results"
+    assert search(tiny, out).exit_code == 0
+    result = runner.invoke(app, ["answer", str(out), "--reader", "ollama:x", "--cache", str(db)])
+    one_line_error(result, "my.db", "not a ragmeter reply cache")
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tiny.iterdir() if p.name.startswith("my.db")) == ["my.db"]
+    with ReplyCache(tiny / "fresh.sqlite"):  # a new file, and then its own, are fine
+        pass
+    with ReplyCache(tiny / "fresh.sqlite"):
+        pass

@@ -14,10 +14,12 @@ from pathlib import Path
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` via a temporary file and a rename.
 
-    The temporary is named ``.ragmeter-tmp-<name>.<pid>.new-…``; those left by a
-    killed process are removed by the next write of the same file.
+    The temporary is named ``.ragmeter-tmp-<name>.<pid>.new-…`` (unique); those
+    left by a killed process are removed by the next write of the same file. The
+    file is recorded in its folder's manifest as ragmeter's. This writes without
+    checking the target: callers use :func:`ragmeter.outputs.write_output`.
     """
-    from ragmeter.outputs import clean_stale_temporaries, temp_name
+    from ragmeter.outputs import clean_stale_temporaries, record_written, temp_name
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -35,6 +37,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    record_written(path)
 
 
 def read_text(path: Path) -> str:

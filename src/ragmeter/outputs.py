@@ -8,6 +8,14 @@ and the test set). Files it writes alone (a report, a generated test set, an
 audit) go only where no file is, or over a file of the same kind that ragmeter
 wrote. Anything else is an :class:`InputError` saying what to do.
 
+What ragmeter wrote is recorded in a manifest in the file's folder
+(``.ragmeter-manifest.json``: name, size and modification time of each file).
+An existing file is overwritten only when the manifest records it unchanged; a
+results directory is replaced only when its manifest records every file in it
+(``answers/`` and ``audit/`` are carried over), so a file of the user's placed
+inside it, or a hand-made ``meta.json`` marker, is never deleted.
+:func:`write_output` is the one call every file writer goes through.
+
 A results directory is built under a temporary name next to it
 (``.ragmeter-tmp-<name>.<pid>.…``) and renamed into place; temporaries left by
 a process that no longer runs are removed (or, for a replaced directory whose
@@ -27,6 +35,7 @@ import json
 import os
 import shutil
 import socket
+import stat
 import sys
 import threading
 import time
@@ -42,16 +51,23 @@ except ImportError:  # pragma: no cover
 
 __all__ = [
     "LOCK_WAIT_S",
+    "MANIFEST",
     "RESULTS_FORMAT",
     "RESULTS_FORMAT_VERSION",
     "TMP_PREFIX",
     "check_output_file",
+    "check_replaceable",
+    "is_recorded",
+    "record_written",
     "check_results_target",
     "clean_stale_temporaries",
     "is_results_dir",
     "lock_path",
     "results_lock",
+    "results_inputs",
     "results_marker",
+    "write_manifest",
+    "write_output",
 ]
 
 RESULTS_FORMAT = "ragmeter-results"
@@ -126,6 +142,17 @@ def check_not_inputs(out: str | Path, inputs: Inputs, *, folder: bool, flag: str
         )
 
 
+def results_inputs(path: str | Path, meta: object) -> list[tuple[str, str | Path | None]]:
+    """The inputs of a command reading the results directory ``path``: the directory
+    itself and the corpus and test set its ``meta.json`` names."""
+    inputs: list[tuple[str, str | Path | None]] = [("results directory", path)]
+    for label, key in (("corpus", "corpus"), ("test set", "testset")):
+        entry = meta.get(key) if isinstance(meta, dict) else None
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+            inputs.append((label, entry["path"]))
+    return inputs
+
+
 def check_results_target(
     path: str | Path,
     inputs: Inputs = (),
@@ -149,6 +176,7 @@ def check_results_target(
         )
     if is_results_dir(path):
         if overwrite:
+            check_replaceable(path, flag)
             return
         raise InputError(
             f"{path}: already holds ragmeter results; pass overwrite=True to replace them, "
@@ -165,20 +193,184 @@ def check_results_target(
 
 def check_output_file(
     path: str | Path,
-    recognise: Callable[[Path], bool],
-    kind: str,
+    recognise: Callable[[Path], bool] | None = None,
+    kind: str = "file",
     inputs: Inputs = (),
     flag: str = "--out",
 ) -> None:
-    """Raise unless ``path`` is a free file name, or a file ``recognise`` says is a ``kind``."""
+    """Raise unless ``path`` is a free file name, an empty file, or a file ragmeter wrote.
+
+    A file counts as ragmeter's only when its folder's manifest records it as it
+    is now (:func:`is_recorded`); ``recognise`` (a check of the file's content)
+    is no longer consulted, since a file of the user's can look like ours.
+    """
+    del recognise
     path = Path(path)
     check_not_inputs(path, inputs, folder=False, flag=flag)
     if path.is_dir():
         raise InputError(f"{path}: is a folder; {flag} takes a file name for the {kind}")
-    if path.exists() and not recognise(path):
+    if path.is_symlink() or (path.exists() and not is_empty_file(path) and not is_recorded(path)):
         raise InputError(
-            f"{path}: exists and is not a {kind} written by ragmeter; give another {flag}, "
-            f"or move the file away"
+            f"{path}: exists and is not a {kind} written by ragmeter (or it changed since); "
+            f"give another {flag}, or move the file away"
+        )
+
+
+def write_output(
+    path: str | Path,
+    text: str,
+    kind: str,
+    inputs: Inputs = (),
+    flag: str = "--out",
+    *,
+    check: bool = True,
+) -> Path:
+    """Write ``text`` to ``path`` the one safe way: checked, atomic, recorded.
+
+    ``check``: apply :func:`check_output_file` first (``False`` only for files
+    inside a folder ragmeter owns and guards otherwise, such as ``answers/``).
+    The file is written to a unique temporary in its folder, renamed into place
+    and recorded in the folder's manifest.
+    """
+    from ragmeter.io import atomic_write_text
+
+    path = Path(path)
+    if check:
+        check_output_file(path, None, kind, inputs, flag)
+    atomic_write_text(path, text)
+    return path
+
+
+# --- the manifest ----------------------------------------------------------------------------
+
+MANIFEST = ".ragmeter-manifest.json"
+MANIFEST_FORMAT = "ragmeter-manifest"
+CARRIED = ("answers", "audit")
+"""Folders of later stages a rerun carries over whole (or refuses), never deletes."""
+
+
+def _stamp(path: Path) -> list[int] | None:
+    """``[size, mtime_ns]`` of a regular file (not a link), or ``None``."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _parse_manifest(raw: bytes) -> dict[str, list[int]] | None:
+    """The recorded files, ``{}`` for an empty file, ``None`` when it is not a manifest."""
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+        return None
+    files = data.get("files")
+    if not isinstance(files, dict):
+        return None
+    return {k: v for k, v in files.items() if isinstance(v, list)}
+
+
+def read_manifest(folder: str | Path) -> dict[str, list[int]]:
+    """What ragmeter recorded writing in ``folder``: ``{name: [size, mtime_ns]}``."""
+    try:
+        raw = (Path(folder) / MANIFEST).read_bytes()
+    except OSError:
+        return {}
+    return _parse_manifest(raw) or {}
+
+
+def is_recorded(path: str | Path) -> bool:
+    """Whether the manifest beside ``path`` records it, unchanged since ragmeter wrote it."""
+    path = Path(path)
+    stamp = _stamp(path)
+    return stamp is not None and read_manifest(path.parent).get(path.name) == stamp
+
+
+def _manifest_text(files: dict[str, list[int]]) -> str:
+    return json.dumps({"format": MANIFEST_FORMAT, "files": files}, sort_keys=True, indent=1) + "\n"
+
+
+def record_written(path: str | Path) -> None:
+    """Record ``path``, just written by ragmeter, in its folder's manifest.
+
+    Entries of files that are gone are dropped. A file at the manifest's name
+    that is not a manifest is left alone (nothing is recorded then).
+    """
+    path = Path(path)
+    stamp = _stamp(path)
+    manifest = path.parent / MANIFEST
+    if stamp is None or path.name == MANIFEST or manifest.is_symlink():
+        return
+    if manifest.exists() and not manifest.is_file():
+        return
+    fd = os.open(manifest, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        files = _parse_manifest(b"".join(chunks))
+        if files is None:
+            return
+        files = {k: v for k, v in files.items() if (path.parent / k).exists()}
+        files[path.name] = stamp
+        data = _manifest_text(files).encode("utf-8")
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.ftruncate(fd, 0)
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def write_manifest(folder: str | Path) -> None:
+    """Record every file directly in ``folder`` (a results directory being built)."""
+    folder = Path(folder)
+    files = {}
+    for entry in folder.iterdir():
+        stamp = _stamp(entry)
+        if stamp is not None and entry.name != MANIFEST:
+            files[entry.name] = stamp
+    (folder / MANIFEST).write_text(_manifest_text(files), encoding="utf-8")
+
+
+def check_replaceable(path: str | Path, flag: str = "--out") -> None:
+    """Raise unless the results directory ``path`` holds only what ragmeter wrote there.
+
+    Its manifest must record ``meta.json`` and every other file, unchanged;
+    ``answers/`` and ``audit/`` are carried into the new directory. A
+    ``meta.json`` marker alone (a folder made by hand, or by a ragmeter too old
+    to write a manifest) is not enough.
+    """
+    path = Path(path)
+    recorded = read_manifest(path)
+    if recorded.get("meta.json") is None or recorded["meta.json"] != _stamp(path / "meta.json"):
+        raise InputError(
+            f"{path}: has a meta.json but no record that ragmeter wrote the folder (made by "
+            f"hand, or by an older ragmeter); ragmeter would replace it, so move {path} away "
+            f"or give another {flag}"
+        )
+    foreign = []
+    for entry in sorted(path.iterdir(), key=lambda p: p.name):
+        name = entry.name
+        if name == MANIFEST or (name in CARRIED and entry.is_dir() and not entry.is_symlink()):
+            continue
+        if recorded.get(name) != _stamp(entry):
+            foreign.append(name)
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (
+            f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        )
+        raise InputError(
+            f"{path}: holds {shown}, which ragmeter did not write (or which changed since), "
+            f"and replacing the results would delete it; move it out of {path}, "
+            f"or give another {flag}"
         )
 
 

@@ -16,6 +16,7 @@ The reply cache (:mod:`ragmeter.llm.cache`) and the embedding cache
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 import time
@@ -24,9 +25,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ragmeter.errors import CacheError
+from ragmeter.errors import CacheError, InputError
 
 T = TypeVar("T")
+
+_TABLE = re.compile(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`]?(\w+)", re.IGNORECASE)
 
 __all__ = ["SQLiteStore"]
 
@@ -57,6 +60,7 @@ class SQLiteStore:
                 self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False
             )
             self.conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+            self._check_ours(schema)
             self.journal_mode = _retry_locked(
                 lambda: self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0], timeout_s
             )
@@ -67,6 +71,34 @@ class SQLiteStore:
                 _retry_locked(lambda: self._create(schema), timeout_s)
         except (OSError, sqlite3.Error) as exc:
             raise CacheError(f"cannot open {what} {self.path}: {exc}") from None
+
+    def _check_ours(self, schema: Sequence[str]) -> None:
+        """Refuse an existing database that is not this store's (before anything is written).
+
+        It must hold no tables, or only tables ``schema`` creates: a database of
+        the user's given as ``--cache`` is never changed.
+        """
+        ours = {m.group(1).lower() for st in schema if (m := _TABLE.search(st))}
+        if self.path == ":memory:" or not ours:
+            return
+        try:
+            rows = self.conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            ).fetchall()
+        except sqlite3.DatabaseError as exc:
+            self.conn.close()
+            raise InputError(
+                f"{self.path}: is not a {self.what} ({exc}); give another path, "
+                f"or move the file away"
+            ) from None
+        foreign = sorted(name for (name,) in rows if name.lower() not in ours)
+        if foreign:
+            self.conn.close()
+            raise InputError(
+                f"{self.path}: is an SQLite database that is not a ragmeter {self.what} "
+                f"(it holds table {', '.join(foreign[:3])}); give another path, "
+                f"or move the file away"
+            )
 
     def _create(self, schema: Sequence[str]) -> None:
         with self.lock:

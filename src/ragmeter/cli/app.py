@@ -234,6 +234,9 @@ def refresh_report(results: Path, accuracy_judge: str | None = None) -> None:
         where = escape(shlex.quote(str(results)))
         hint(f"HTML report: pip install 'ragmeter\\[report]', then: ragmeter report {where}")
         return
+    except InputError as exc:  # e.g. a file of the user's at report.html: kept, not replaced
+        warn(f"no HTML report written: {exc}")
+        return
     console.print(Text.assemble("Report: ", (str(path), "bold")))
 
 

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from ragmeter.cli.app import app, console, handle_errors
-from ragmeter.io import atomic_write_text
-from ragmeter.verdicts import check_noninferior
+from ragmeter.gate import check_noninferior
+from ragmeter.outputs import check_output_file, results_inputs, write_output
 
 
 @app.command()
@@ -36,9 +36,13 @@ def check(
     from ragmeter.results import Results
 
     base = Results(baseline)
+    cand = Results(candidate)
+    inputs = [*results_inputs(base.path, base.meta), *results_inputs(cand.path, cand.meta)]
+    if markdown is not None:  # before any work, and again when writing
+        check_output_file(markdown, None, "Markdown summary", inputs, "--markdown")
     result = check_noninferior(
         base,
-        Results(candidate),
+        cand,
         system,
         metric or base.summary.metric,
         margin,
@@ -47,7 +51,7 @@ def check(
         seed=seed,
     )
     if markdown is not None:
-        atomic_write_text(markdown, result.markdown())
+        write_output(markdown, result.markdown(), "Markdown summary", inputs, "--markdown")
     console.print(result.line, markup=False, highlight=False, soft_wrap=True)
     if not result.passed:
         raise typer.Exit(1)

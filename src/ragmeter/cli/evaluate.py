@@ -11,6 +11,8 @@ from rich.table import Table
 
 from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import _csv, _progress, app, console, err, handle_errors, refresh_report
+from ragmeter.formatting import format_estimate
+from ragmeter.outputs import check_results_target, results_lock
 from ragmeter.qrels import COMPAT_MEASURES
 
 
@@ -63,6 +65,8 @@ def evaluate(
     from ragmeter.summary import summarize_run
 
     names = _csv(measures) or COMPAT_MEASURES
+    inputs = [("qrels", qrels), *(("run file", r) for r in runs)]
+    check_results_target(out, inputs)  # before any work
     with _progress() as bar:
         task = bar.add_task("evaluate", total=len(runs))
 
@@ -87,7 +91,9 @@ def evaluate(
         bar.update(task, description="intervals", completed=len(runs))
         run = result.run
         summary = summarize_run(run)
-        path = save_results(run, out, summary, overwrite=True)  # earlier results only
+        with results_lock(out):
+            check_results_target(out, inputs)  # as it is now, under the lock
+            path = save_results(run, out, summary, overwrite=True)  # earlier results only
     n_q = len(run.questions)
     console.print(
         f"[bold]{n_q}[/] judged queries, {len(run.systems)} "
@@ -116,7 +122,8 @@ def evaluate(
         table.add_column(escape(m), justify="right")
     for system, est in summary.estimates.items():
         table.add_row(
-            escape(system), *(terminal.fmt_estimate(est[m], percent=False) for m in result.measures)
+            escape(system),
+            *(format_estimate(est[m]) for m in result.measures),  # scale 0-1
         )
     console.print(table)
     if summary.comparisons:

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from ragmeter.cli.app import app, console, handle_errors, plural
 from ragmeter.errors import InputError
+from ragmeter.outputs import check_output_file, results_inputs
 from ragmeter.results import Results
 from ragmeter.retrieval.trec import write_qrels, write_run
 
@@ -55,6 +56,8 @@ def export_trec(
     for s in systems:
         if s not in res.systems:
             raise InputError(f"unknown system {s!r}; choose one of {res.systems}")
+    targets = [(p, "--run") for p in (run_paths(run, systems).values() if run else ())]
+    _check_targets(res, targets + ([(qrels, "--qrels")] if qrels is not None else []))
     written: list[Path] = []
     if run is not None:
         for system, path in run_paths(run, systems).items():
@@ -84,6 +87,18 @@ def export_trec(
         write_qrels(qrels, judged)
         written.append(qrels)
     return written
+
+
+def _check_targets(res: Results, targets: list[tuple[Path, str]]) -> None:
+    """The output rule for every file to write (``(path, flag)``), before any is written."""
+    inputs = results_inputs(res.path, res.meta)
+    seen: set[Path] = set()
+    for target, flag in targets:
+        key = target.resolve()
+        if key in seen:
+            raise InputError(f"{target}: would be written twice; give different file names")
+        seen.add(key)
+        check_output_file(target, None, "TREC file", inputs, flag)
 
 
 @app.command()

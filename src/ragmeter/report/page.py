@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.io import atomic_write_text
 from ragmeter.report.charts import (
     _altair,
     _vega_version,
@@ -54,7 +53,7 @@ def write_report(
     ``accuracy_judge`` names the judge whose grades give the answer accuracy
     (default: ``accuracy_judge`` in ``answers/meta.json``, else its first judge).
     """
-    from ragmeter.outputs import check_output_file, results_lock
+    from ragmeter.outputs import check_output_file, results_lock, write_output
 
     Results(results_dir)  # a results directory, or a one-line error before any lock
     with results_lock(results_dir):  # no search may replace the directory while it is read
@@ -64,16 +63,15 @@ def write_report(
             raise InputError(
                 f"{out}: is a directory; give a file name such as {out / 'report.html'}"
             )
-        if out_path is not None:
-            inputs = [(label, _meta_path(results.meta, key)) for label, key in _INPUTS]
-            check_output_file(out, is_report_file, "ragmeter report", inputs)
+        inputs = [(label, _meta_path(results.meta, key)) for label, key in _INPUTS]
+        check_output_file(out, None, "ragmeter report", inputs)  # before the work
         text = render_report(
             results,
             target_half_width=target_half_width,
             page_size=page_size,
             accuracy_judge=accuracy_judge,
         )
-        atomic_write_text(out, text)
+        write_output(out, text, "ragmeter report", inputs)
     return out
 
 

@@ -38,13 +38,9 @@ def _check_id(value: str, what: str) -> str:
 
 
 def _atomic_write(path: PathLike, lines: Iterator[str]) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        for line in lines:
-            fh.write(line)
-    os.replace(tmp, path)
+    from ragmeter.io import atomic_write_text  # a unique temporary, never NAME.tmp
+
+    atomic_write_text(Path(path), "".join(lines))
 
 
 def write_qrels(path: PathLike, qrels: Mapping[str, Mapping[str, int]]) -> None:
