@@ -319,3 +319,48 @@ def test_search_in_trec_eval_compat_mode_scores_as_evaluate(trec):
     np.testing.assert_allclose(s["map"], ev.scores["map"], atol=1e-12)
     default = run_search(cfg.with_overrides(trec_eval_compat=False)).systems[0].scores
     assert not np.allclose(default["ndcg@3"], s["ndcg@3"])  # the gain differs (grade 2)
+
+
+def test_a_qrels_run_records_the_level_it_scored_with(trec, tmp_path):
+    # qrels count grade 1 as relevant; meta.json used to say 2, so the answer views
+    # called question 402's first item (FT-2, grade 1) a miss although hit@1 was 1
+    from ragmeter.answers.analysis import search_hits
+    from ragmeter.results import Results
+
+    cfg = Config(
+        corpus=str(trec / "corpus"),
+        testset=str(trec / "topics.txt"),
+        qrels=str(trec / "qrels.txt"),
+        strategies=("whole",),
+        ks=(1, 3),
+        rounds=200,
+        gain="exponential",
+        ideal="returned",
+        trec_eval_compat=True,
+    )
+    res = Results(run_search(cfg).save(tmp_path / "res"))
+    assert res.meta["relevant_grade"] == 1 and res.meta["measurement"]["relevant_grade"] == 1
+    # compat mode scores with the judged ideal and linear gain: the record says so
+    assert res.meta["ideal"] == "judged" and res.meta["measurement"]["gain"] == "linear"
+    hits = search_hits(res, "whole", 1)
+    assert [hits[q] for q in res.question_ids] == res.scores("whole", "hit@1").astype(bool).tolist()
+    assert hits["402"] is True
+
+
+def test_compat_mode_saves_the_settings_it_used(trec, tmp_path):
+    import tomllib
+
+    cfg = Config(
+        corpus=str(trec / "corpus"),
+        testset=str(trec / "topics.txt"),
+        qrels=str(trec / "qrels.txt"),
+        strategies=("whole",),
+        ks=(1, 3),
+        rounds=200,
+        gain="exponential",
+        ideal="returned",
+        trec_eval_compat=True,
+    )
+    out = run_search(cfg).save(tmp_path / "res")
+    saved = tomllib.loads((out / "config.toml").read_text(encoding="utf-8"))["search"]
+    assert (saved["ideal"], saved["gain"]) == ("judged", "linear")

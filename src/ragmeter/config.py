@@ -165,6 +165,8 @@ class Config:
         metric = Metric.parse(self.metric)
         if metric.k is not None and metric.k not in self.ks:
             raise InputError(f"metric {self.metric!r} needs k={metric.k} in ks {list(self.ks)}")
+        if self.trec_eval_compat:  # trec_eval's nDCG; the saved config says what was used
+            return replace(self, ideal="judged", gain="linear")
         return self
 
 

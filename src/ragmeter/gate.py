@@ -13,10 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter import stats
+from ragmeter import measurement, stats
 from ragmeter.comparison import ComparisonPlan, compare_systems
 from ragmeter.errors import InputError
 from ragmeter.formatting import fmt_end
+from ragmeter.metrics import COST_FAMILIES, family
 from ragmeter.results import Results
 
 __all__ = ["Check", "check_noninferior"]
@@ -98,9 +99,10 @@ def check_noninferior(
     """Is the candidate run no worse than the baseline by more than ``margin`` points?
 
     ``baseline`` and ``candidate`` are :class:`ragmeter.results.Results` (or their
-    paths). Questions are paired by id; both runs must hold the same questions
-    (same ids and texts), the system and the metric. Seed and rounds default to
-    the baseline run's.
+    paths). Both runs must have measured the same thing (corpus, questions, answer
+    keys and measurement settings: :mod:`ragmeter.measurement`) and hold the system
+    and the metric; questions are paired by id. A cost (``words@k``) is refused.
+    Seed and rounds default to the baseline run's.
     """
     base = baseline if isinstance(baseline, Results) else Results(baseline)
     cand = candidate if isinstance(candidate, Results) else Results(candidate)
@@ -115,6 +117,20 @@ def check_noninferior(
             raise InputError(
                 f"{res.path}: no metric {metric!r} in the {label} run; it has {res.metrics}"
             )
+    if family(metric) in COST_FAMILIES:
+        raise InputError(
+            f"{metric} is a cost (lower is better), not a score a margin protects; check a "
+            f"score such as recall@5, and read {metric} beside it"
+        )
+    differ = measurement.differences(
+        base.meta.get("measurement") or {}, cand.meta.get("measurement") or {}, metric
+    )
+    if differ:
+        raise InputError(
+            f"baseline {base.path} and candidate {cand.path} measured different things "
+            f"({'; '.join(differ)}); the system under test may change, the measurement may "
+            f"not: run both on the same corpus and test set with the same settings"
+        )
     ids_b, ids_c = base.question_ids, cand.question_ids
     if set(ids_b) != set(ids_c) or len(ids_b) != len(ids_c):
         only_b = sorted(set(ids_b) - set(ids_c))

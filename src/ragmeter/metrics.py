@@ -67,6 +67,7 @@ from ragmeter.errors import InputError
 __all__ = [
     "DEFAULT_KS",
     "METRIC_NAMES",
+    "COST_FAMILIES",
     "SHARE_FAMILIES",
     "Metric",
     "family",
@@ -201,6 +202,10 @@ class Metric:
 
 SHARE_FAMILIES = ("recall", "hit", "precision", "coverage")
 """Families that are shares of questions or characters: shown in percent."""
+
+
+COST_FAMILIES = frozenset({"words"})
+"""Families where lower is better: what a result costs, not how good it is."""
 
 
 def family(metric: str | Metric) -> str:

@@ -19,6 +19,7 @@ import tomli_w
 from ragmeter import __version__
 from ragmeter.errors import InputError
 from ragmeter.io import atomic_directory, dumps
+from ragmeter.measurement import describe
 from ragmeter.outputs import check_results_target, results_lock, results_marker, write_manifest
 
 if TYPE_CHECKING:
@@ -69,6 +70,7 @@ def _save_results(run: SearchRun, path: Path, summary: Summary | None) -> Path:
     used_docs = {a.doc for q in questions for a in q.answers}
     used_docs |= {it.doc for s in run.systems for row in s.items for it in row}
     carried = _later_stages(path, systems, [q.id for q in questions])
+    measured = describe(cfg, run.documents, questions)
     with atomic_directory(path) as tmp:
         for name in carried:
             shutil.copytree(path / name, tmp / name)
@@ -98,8 +100,9 @@ def _save_results(run: SearchRun, path: Path, summary: Summary | None) -> Path:
             ],
             "ks": list(cfg.ks),
             "depth": cfg.depth,
-            "relevant_grade": cfg.relevant_grade,
-            "ideal": cfg.ideal,
+            "relevant_grade": measured["relevant_grade"],  # as scored: 1 for qrels keys
+            "ideal": measured["ideal"],
+            "measurement": measured,
             "seed": cfg.seed,
             "rounds": cfg.rounds,
             "metrics": metric_names,

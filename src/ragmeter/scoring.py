@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ragmeter import grading, metrics
+from ragmeter import grading, measurement, metrics
 from ragmeter.chunking import Chunk
 from ragmeter.config import Config
 from ragmeter.runs import RankedItem
@@ -55,8 +55,8 @@ def grade_items(
 
 def relevance_level(questions: Sequence[Question], config: Config) -> int:
     """The lowest relevant grade: 1 (trec_eval's) for document-level keys, else
-    ``config.relevant_grade``."""
-    return 1 if any(q.qrels for q in questions) else config.relevant_grade
+    ``config.relevant_grade`` (:func:`ragmeter.measurement.relevance_level`)."""
+    return measurement.relevance_level(questions, config.relevant_grade)
 
 
 def _key_spans(question: Question, doc_lengths: dict[str, int] | None, level: int) -> list:
@@ -160,7 +160,8 @@ def score_system(
             n_relevant[q] = sum(1 for _, g in question.qrels if g >= level)
         spans = _key_spans(question, doc_lengths, level)
         coverage[q] = _coverage(row, question, spans, config.ks)
-    ideal_kind = "judged" if config.trec_eval_compat else config.ideal
+    settings = measurement.effective_settings(config, questions)
+    ideal_kind = settings["ideal"]
     ideal = None
     if ideal_kind == "index" and index_items is not None:
         index = grading.SpanIndex([(c.doc_id, c.start, c.end) for c in index_items])
@@ -179,5 +180,5 @@ def score_system(
         relevant_grade=level,
         n_relevant=n_relevant,
         found=found,
-        gain="linear" if config.trec_eval_compat else config.gain,
+        gain=settings["gain"],
     )
