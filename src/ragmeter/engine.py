@@ -220,6 +220,29 @@ class RayEngine:
             for ref in ready:
                 yield position[ref], ray.get(ref)
 
+    def _actor_pool(self, actor: type, args: tuple, tasks: Sequence[Any], most: int, method: str):
+        """Yield what ``actor.<method>(index, task)`` returns for each task, as they finish.
+
+        At most ``most`` actors of class ``actor`` are made, each from ``args`` once (on a
+        GPU each when the cluster has them), and they take the tasks in turn; lost actors
+        are restarted and their tasks retried.
+        """
+        from ray.util import ActorPool
+
+        ray = self._ray
+        per_actor = {"num_gpus": 1} if self.gpus else {"num_cpus": 1}
+        actor_cls = ray.remote(max_restarts=2, max_task_retries=2, **per_actor)(actor)
+        n_actors = max(1, min(len(tasks), most, self.gpus or self.workers))
+        made = [actor_cls.remote(*args) for _ in range(n_actors)]
+        pool = ActorPool(made)
+        try:
+            yield from pool.map_unordered(
+                lambda a, task: getattr(a, method).remote(*task), list(enumerate(tasks))
+            )
+        finally:
+            for handle in made:
+                ray.kill(handle)
+
     def encode_batches(self, encoder: Any, batches: Sequence[Sequence[str]]):
         """Yield ``(batch index, vectors)`` as an actor pool encodes ``batches``.
 
@@ -228,21 +251,9 @@ class RayEngine:
         each one at once (the embedding cache commits it), so a lost worker costs only the
         batches it held, which Ray retries on a restarted actor.
         """
-        from ray.util import ActorPool
-
-        ray = self._ray
-        per_actor = {"num_gpus": 1} if self.gpus else {"num_cpus": 1}
-        actor_cls = ray.remote(max_restarts=2, max_task_retries=2, **per_actor)(_EncoderActor)
-        n_actors = max(1, min(len(batches), self.gpus or self.workers))
         device = "cuda" if self.gpus else None
-        actors = [actor_cls.remote(encoder, device) for _ in range(n_actors)]
-        pool = ActorPool(actors)
-        tasks = list(enumerate(batches))
-        try:
-            yield from pool.map_unordered(lambda a, task: a.encode.remote(*task), tasks)
-        finally:
-            for actor in actors:
-                ray.kill(actor)
+        args = (encoder, device)
+        yield from self._actor_pool(_EncoderActor, args, batches, len(batches), "encode")
 
     def chat_calls(
         self,
@@ -250,34 +261,23 @@ class RayEngine:
         options: dict[str, Any],
         requests: Sequence[Any],
         *,
+        actor: type,
         actors: int,
         timeout_s: float,
         retries: int,
     ):
         """Yield ``(request index, reply, counts)`` as an actor pool answers ``requests``.
 
-        Each of at most ``actors`` actors opens the backend of ``spec`` once (a GGUF model
-        is loaded once per actor, on a GPU when the cluster has them) and runs each request
-        through its own :class:`ragmeter.llm.Runner` (retries and backoff as on this
-        machine; no cache: the caller caches each reply as it arrives). ``counts`` are the
-        actor's :class:`ragmeter.llm.RunStats` for that request. An unreachable server
+        ``actor`` is the class that holds a model on a worker
+        (:class:`ragmeter.llm.settings.ChatActor`, handed in so that this module never
+        imports the model code above it): each of at most ``actors`` actors is made once
+        from ``(spec, options, timeout_s, retries)`` (a GGUF model is loaded once per
+        actor, on a GPU when the cluster has them) and answers one request per
+        ``call(index, request)``. An unreachable server
         (:class:`ragmeter.errors.ServerUnavailable`) is raised here as it is locally.
         """
-        from ray.util import ActorPool
-
-        ray = self._ray
-        per_actor = {"num_gpus": 1} if self.gpus else {"num_cpus": 1}
-        actor_cls = ray.remote(max_restarts=2, max_task_retries=2, **per_actor)(_ChatActor)
-        n_actors = max(1, min(len(requests), actors, self.gpus or self.workers))
-        made = [actor_cls.remote(spec, dict(options), timeout_s, retries) for _ in range(n_actors)]
-        pool = ActorPool(made)
-        try:
-            yield from pool.map_unordered(
-                lambda a, task: a.call.remote(*task), list(enumerate(requests))
-            )
-        finally:
-            for actor in made:
-                ray.kill(actor)
+        args = (spec, dict(options), timeout_s, retries)
+        yield from self._actor_pool(actor, args, requests, actors, "call")
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -301,33 +301,6 @@ class _EncoderActor:
         import numpy as np
 
         return index, np.asarray(self.encoder.encode(list(texts)), dtype=np.float32)
-
-
-class _ChatActor:
-    """Holds one model backend on a Ray worker and answers requests one at a time."""
-
-    def __init__(self, spec: str, options: dict[str, Any], timeout_s: float, retries: int):
-        from ragmeter.llm.backends import make_backend
-        from ragmeter.llm.runner import Runner
-
-        self.backend = make_backend(spec, **options)
-        self.runner = Runner(
-            self.backend, None, concurrency=1, timeout_s=timeout_s, retries=retries
-        )
-
-    def call(self, index: int, request: Any):
-        import dataclasses
-
-        from ragmeter.llm.runner import RunStats
-
-        self.runner.stats = RunStats()
-        reply = self.runner.run([request])[0]
-        counts = {
-            f.name: getattr(self.runner.stats, f.name)
-            for f in dataclasses.fields(RunStats)
-            if f.compare
-        }
-        return index, reply, counts
 
 
 def make_engine(kind: str = "local", address: str = "auto", workers: int | None = None) -> Engine:

@@ -168,6 +168,7 @@ class ModelCalls:
                 engine.chat_calls,  # type: ignore[attr-defined]
                 str(s.spec),
                 dict(s.options),
+                actor=ChatActor,
                 actors=s.concurrency,
                 timeout_s=s.timeout_s,
                 retries=s.retries,
@@ -196,6 +197,31 @@ class ModelCalls:
     ) -> list[ChatReply]:
         """One reply per request, in order (see :func:`ragmeter.llm.run_all`)."""
         return self.runner(progress, seed=seed, stats=stats).run(requests)
+
+
+class ChatActor:
+    """Holds one model backend on a Ray worker and answers requests one at a time.
+
+    The Ray engine (:meth:`ragmeter.engine.RayEngine.chat_calls`) makes a pool of these;
+    each runs its requests through its own :class:`Runner` (no cache: the caller caches
+    each reply as it arrives) and returns the :class:`RunStats` counts of each call.
+    """
+
+    def __init__(self, spec: str, options: dict[str, Any], timeout_s: float, retries: int):
+        self.backend = make_backend(spec, **options)
+        self.runner = Runner(
+            self.backend, None, concurrency=1, timeout_s=timeout_s, retries=retries
+        )
+
+    def call(self, index: int, request: ChatRequest):
+        self.runner.stats = RunStats()
+        reply = self.runner.run([request])[0]
+        counts = {
+            f.name: getattr(self.runner.stats, f.name)
+            for f in dataclasses.fields(RunStats)
+            if f.compare
+        }
+        return index, reply, counts
 
 
 @contextlib.contextmanager
