@@ -210,7 +210,7 @@ def check_whole_or_inside(ranges: list[tuple[int, int]], unit_spans: list[tuple[
 
 
 def test_whitespace_table_matches_str_isspace():
-    from ragmeter.chunking import _WHITESPACE
+    from ragmeter.doc_index import _WHITESPACE
 
     assert list(_WHITESPACE) == [c for c in range(0x110000) if chr(c).isspace()]
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmeter.chunking import Chunk
+from ragmeter.chunk_types import Chunk
 from ragmeter.errors import InputError
 
 Splitter = Callable[[str], Sequence[Any]]

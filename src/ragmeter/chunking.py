@@ -10,326 +10,69 @@ Strategies (``STRATEGIES`` holds the named defaults, ``make_strategy`` builds ot
 * ``whole``: one chunk per document;
 * ``fixed``: consecutive windows of ``size`` words;
 * ``overlap``: windows of ``size`` words starting every ``size - overlap`` words;
-* ``sentence``: whole sentences (syntok) packed greedily up to ``size`` words;
+* ``sentence``: whole sentences packed greedily up to ``size`` words;
 * ``recursive``: paragraphs, then lines, then sentences, then words, merged up to ``size``;
 * ``parent-child``: ``recursive(parent_size)`` parents, ``sentence(child_size)`` children.
 
-Size: every built-in strategy shares the sentence index and span packing above it; split
-apart, each strategy would import the private helpers of another module. The adapters
-for the user's own chunker live in :mod:`ragmeter.chunkers`.
+Sentences come from ``segmenter = "syntok"`` (the default) or ``"blingfire"`` (compiled).
+Modules, each importing only those below it: :mod:`ragmeter.chunk_types` (``Chunk``,
+``Chunking``), :mod:`ragmeter.doc_index` (words, sentence breaks, the run cache),
+:mod:`ragmeter.chunkers` (your own chunker, other frameworks' splitters), then this one
+(segmenting a corpus at once, the strategies). Every name of the first two is importable
+from here.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 from array import array
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import FrozenInstanceError, asdict, dataclass, fields
-from typing import Any, ClassVar, Protocol
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar
 
 import numpy as np
 
-from ragmeter import _segment
+from ragmeter import _segment, chunkers
+from ragmeter.chunk_types import Chunk, Chunking, HasText
+from ragmeter.doc_index import (
+    _CACHE,
+    _NO_INTS,
+    DEFAULT_SEGMENTER,
+    SEGMENTERS,
+    _DocIndex,
+    _sentence_word_breaks,
+    check_segmenter,
+    run_scope,
+    sentence_spans,
+    word_spans,
+)
 from ragmeter.errors import InputError
 
-
-class Chunk:
-    """A span of one document: ``doc.text[start:end] == text``.
-
-    ``Chunk(doc_id, start, end, text, parent=None)`` holds the text it is given.
-    :meth:`span` makes a view instead: it keeps a reference to the document's text and
-    slices it when ``text`` is read, so a chunk costs a couple of hundred bytes at most, not
-    a copy of its text (every built-in strategy makes views). Both kinds compare, hash and
-    pickle alike; chunks are immutable.
-    """
-
-    __slots__ = ("doc_id", "start", "end", "parent", "_text", "_source")
-
-    doc_id: str
-    start: int
-    end: int
-    parent: int | None  # index into Chunking.parents (parent-child strategies)
-
-    def __init__(
-        self, doc_id: str, start: int, end: int, text: str, parent: int | None = None
-    ) -> None:
-        self._fill(doc_id, start, end, parent, text, None)
-
-    @classmethod
-    def span(
-        cls, doc_id: str, document: str, start: int, end: int, parent: int | None = None
-    ) -> Chunk:
-        """The chunk ``document[start:end]`` of document ``doc_id``, as a view."""
-        chunk = cls.__new__(cls)
-        chunk._fill(doc_id, start, end, parent, None, document)
-        return chunk
-
-    def _fill(self, *values: object) -> None:
-        """Set every slot, in ``__slots__`` order (chunks refuse ``setattr`` otherwise)."""
-        for name, value in zip(self.__slots__, values, strict=True):
-            object.__setattr__(self, name, value)
-
-    @property
-    def text(self) -> str:
-        text = self._text
-        return text if text is not None else self._source[self.start : self.end]
-
-    def is_span_of(self, document: str) -> bool:
-        """Whether this chunk is a view of ``document`` (its text is then, by construction,
-        ``document[start:end]``)."""
-        return self._source is document
-
-    def _key(self) -> tuple:
-        return (self.doc_id, self.start, self.end, self.text, self.parent)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._key() == other._key()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return (
-            f"Chunk(doc_id={self.doc_id!r}, start={self.start!r}, end={self.end!r}, "
-            f"text={self.text!r}, parent={self.parent!r})"
-        )
-
-    def __reduce__(self) -> tuple:
-        return (Chunk, (self.doc_id, self.start, self.end, self.text, self.parent))
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-
-@dataclass(frozen=True)
-class Chunking:
-    """What a strategy made of a corpus.
-
-    ``chunks`` are what the retriever indexes and matches. ``parents`` is set for
-    parent-child strategies: then the items returned to the reader are the parents,
-    and ``chunk.parent`` says which parent each chunk belongs to.
-    """
-
-    strategy: str
-    chunks: list[Chunk]
-    parents: list[Chunk] | None = None
-
-    @property
-    def items(self) -> list[Chunk]:
-        """What a search returns: parents when present, else the chunks."""
-        return self.parents if self.parents is not None else self.chunks
-
-
-# --------------------------------------------------------------------------- documents
-
-
-class HasText(Protocol):
-    """Anything with an ``id`` and a ``text`` (``ragmeter.corpus.Document`` is one)."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def text(self) -> str: ...
-
-
-# --------------------------------------------------------------------------- word index
-
-# Every code point for which ``str.isspace()`` is true: exactly what ``\s`` matches in ``re``.
-_WHITESPACE = (
-    0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x85, 0xA0, 0x1680,
-    0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A,
-    0x2028, 0x2029, 0x202F, 0x205F, 0x3000,
-)  # fmt: skip
-_WS_LIMIT = 0x3001  # first code point above the last whitespace one
-_WS_TABLE = np.zeros(_WS_LIMIT + 1, dtype=bool)
-_WS_TABLE[list(_WHITESPACE)] = True
-
-_NO_INTS = np.zeros(0, dtype=np.int64)
-
-
-def word_spans(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end offsets of the words of ``text``: the matches of ``\\S+``.
-
-    Computed with numpy over the code points, so it is one vectorised pass.
-    """
-    if not text:
-        return _NO_INTS, _NO_INTS
-    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    solid = ~_WS_TABLE[np.minimum(cps, _WS_LIMIT)]
-    edges = np.diff(solid.view(np.int8), prepend=np.int8(0), append=np.int8(0))
-    return np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Sentences found by syntok, as ``(start, end)`` offsets into ``text``.
-
-    A sentence runs from its first token's offset to its last token's end. Paragraphs are
-    tokenized one at a time (as ``syntok.segmenter.analyze`` does, but without padding each
-    paragraph to its offset, which is quadratic in the number of paragraphs). syntok works on
-    ``str`` directly, so its offsets are code-point indices into ``text``.
-    """
-    spans: list[tuple[int, int]] = []
-    for offset, paragraph in _segment.paragraphs(text):
-        flat = _segment.paragraph_sentences(paragraph)
-        spans.extend((offset + flat[i], offset + flat[i + 1]) for i in range(0, len(flat), 2))
-    return spans
-
-
-def _sentence_word_breaks(starts: np.ndarray, ends: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """Word indices (never 0) at which the sentences starting at offsets ``first`` begin.
-
-    A sentence start that falls inside a word (syntok splits at a few characters that are
-    not whitespace, such as the zero-width space) is dropped, so sentences are always whole
-    words and together cover every word.
-    """
-    n = len(starts)
-    if n < 2 or len(first) == 0:
-        return _NO_INTS
-    k = np.searchsorted(starts, first, side="left")
-    inside = (k > 0) & (first < ends[np.maximum(k - 1, 0)])
-    k = k[~inside & (k > 0) & (k < n)]
-    return np.unique(k)
-
-
-class _DocIndex:
-    """Words of one text and, computed on first use, its line, paragraph and sentence breaks.
-
-    A *break* is the index of a word that begins a new unit (never 0). Only the sentence
-    breaks are costly (syntok runs in pure Python); :class:`_IndexCache` keeps those for
-    the run, everything else is recomputed in one vectorised pass when needed.
-    """
-
-    __slots__ = ("text", "starts", "ends", "_lines", "_sentences")
-
-    def __init__(self, text: str, sentences: np.ndarray | None = None) -> None:
-        self.text = text
-        self.starts, self.ends = word_spans(text)
-        self._lines: tuple[np.ndarray, np.ndarray] | None = None
-        self._sentences = sentences
-
-    @property
-    def n(self) -> int:
-        return len(self.starts)
-
-    def _line_and_paragraph_breaks(self) -> tuple[np.ndarray, np.ndarray]:
-        if self._lines is None:
-            if self.n < 2:
-                self._lines = (_NO_INTS, _NO_INTS)
-            else:
-                # Line terminators: "\n", and "\r" not followed by "\n".
-                cps = np.frombuffer(self.text.encode("utf-32-le", "surrogatepass"), np.uint32)
-                cr = cps == 13
-                cr[:-1] &= cps[1:] != 10
-                term = (cps == 10) | cr
-                cum = np.concatenate(([0], np.cumsum(term)))
-                per_gap = cum[self.starts[1:]] - cum[self.ends[:-1]]  # terminators before word i+1
-                self._lines = (
-                    np.flatnonzero(per_gap >= 1) + 1,  # lines
-                    np.flatnonzero(per_gap >= 2) + 1,  # paragraphs: a blank line between
-                )
-        return self._lines
-
-    @property
-    def line_breaks(self) -> np.ndarray:
-        return self._line_and_paragraph_breaks()[0]
-
-    @property
-    def paragraph_breaks(self) -> np.ndarray:
-        return self._line_and_paragraph_breaks()[1]
-
-    @property
-    def sentence_breaks(self) -> np.ndarray:
-        """Words that begin a syntok sentence (see :func:`_sentence_word_breaks`)."""
-        if self._sentences is None:
-            self._sentences = _CACHE.sentence_breaks(self.text, self)
-        return self._sentences
-
-
-class _IndexCache:
-    """The sentence breaks of recently chunked texts, so that every strategy of a run shares
-    one sentence segmentation per document.
-
-    Only the breaks are kept (a few bytes per sentence), not the word offsets, which are
-    recomputed in one vectorised pass per strategy: holding them for a whole corpus would
-    cost several times the corpus. Entries are keyed by the text itself and bounded by the
-    total characters of the texts they refer to (the texts belong to the caller's documents,
-    so a key costs no extra memory while those live; the bound keeps the cache from holding
-    on to documents the caller has dropped). Within :meth:`run` nothing is evicted, however
-    large the corpus: every strategy of the run needs every document's breaks.
-    """
-
-    def __init__(self, max_chars: int = 256_000_000) -> None:
-        self.max_chars = max_chars
-        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._chars = 0
-        self._runs = 0  # runs in progress: the bound waits until the last one ends
-
-    @contextlib.contextmanager
-    def run(self) -> Iterator[None]:
-        """A run's scope: entries stay until it ends, then the bound applies again."""
-        self._runs += 1
-        try:
-            yield
-        finally:
-            self._runs -= 1
-            self._evict()
-
-    def _evict(self) -> None:
-        while not self._runs and self._chars > self.max_chars:
-            old, _ = self._items.popitem(last=False)
-            self._chars -= len(old)
-
-    def get(self, text: str) -> _DocIndex:
-        """The word index of ``text``, with its sentence breaks when they are known."""
-        breaks = self._items.get(text)
-        if breaks is not None:
-            self._items.move_to_end(text)
-        return _DocIndex(text, breaks)
-
-    def has(self, text: str) -> bool:
-        return text in self._items
-
-    def put(self, text: str, breaks: np.ndarray) -> None:
-        if len(text) > self.max_chars and not self._runs:
-            return
-        if text not in self._items:
-            self._chars += len(text)
-        self._items[text] = breaks
-        self._items.move_to_end(text)
-        self._evict()
-
-    def sentence_breaks(self, text: str, idx: _DocIndex | None = None) -> np.ndarray:
-        breaks = self._items.get(text)
-        if breaks is None:
-            idx = idx if idx is not None else _DocIndex(text)
-            if idx.n < 2:
-                breaks = _NO_INTS
-            else:
-                first = np.fromiter((s for s, _ in sentence_spans(text)), dtype=np.int64)
-                breaks = _sentence_word_breaks(idx.starts, idx.ends, first)
-            self.put(text, breaks)
-        return breaks
-
-    def clear(self) -> None:
-        self._items.clear()
-        self._chars = 0
-
-
-_CACHE = _IndexCache()
-
-
-def run_scope() -> contextlib.AbstractContextManager[None]:
-    """Keep every document's sentence breaks for the whole of a run (see :class:`_IndexCache`)."""
-    return _CACHE.run()
-
+__all__ = [
+    "BATCH_CHARS",
+    "DEFAULT_SEGMENTER",
+    "KINDS",
+    "PARALLEL_MIN_CHARS",
+    "SEGMENTERS",
+    "STRATEGIES",
+    "Chunk",
+    "Chunking",
+    "FixedStrategy",
+    "HasText",
+    "OverlapStrategy",
+    "ParentChildStrategy",
+    "RecursiveStrategy",
+    "SentenceStrategy",
+    "Strategy",
+    "WholeStrategy",
+    "check_segmenter",
+    "chunk_corpus",
+    "make_strategy",
+    "prepare_sentences",
+    "run_scope",
+    "sentence_spans",
+    "word_spans",
+]
 
 # Below this many characters of paragraphs still to segment, worker processes cost more than
 # they save (each one starts a Python interpreter and imports syntok).
@@ -359,6 +102,7 @@ def prepare_sentences(
     engine: Any = None,
     progress: Callable[[int, int], None] | None = None,
     meanwhile: Callable[[], None] | None = None,
+    segmenter: str = DEFAULT_SEGMENTER,
 ) -> int:
     """Segment the sentences of every text not yet in the run cache, all in one pass.
 
@@ -366,9 +110,9 @@ def prepare_sentences(
     this is exact), and when there are at least :data:`PARALLEL_MIN_CHARS` characters to
     segment the paragraphs are spread over worker processes (``engine``: a
     :mod:`ragmeter.engine` engine, the local one by default) in a fixed order, so the result
-    never depends on the number of workers. ``meanwhile()``, if given, runs in this process
-    while the workers segment (or first, when there are none). Returns the number of
-    characters segmented.
+    never depends on the number of workers; blingfire (``segmenter``) always runs in this
+    process. ``meanwhile()``, if given, runs in this process while the workers segment (or
+    first, when there are none). Returns the number of characters segmented.
     """
     from ragmeter import engine as engines
 
@@ -380,7 +124,7 @@ def prepare_sentences(
     sources: list[str] = []  # the texts as syntok reads them
     text_of, start_of, length_of = array("q"), array("q"), array("q")  # distinct paragraphs
     for text in texts:
-        if text not in todo and not _CACHE.has(text):
+        if text not in todo and not _CACHE.has(text, segmenter):
             source = _segment.source(text)
             paras = _segment.source_paragraphs(source)
             numbers = np.empty(len(paras), dtype=np.int64)
@@ -406,7 +150,9 @@ def prepare_sentences(
     spans = _batches(length_of, BATCH_CHARS)
 
     parts = (sources, text_of, start_of, length_of)
-    parallel = chars >= PARALLEL_MIN_CHARS and len(spans) > 1 and eng.workers > 1
+    parallel = (
+        segmenter == "syntok" and chars >= PARALLEL_MIN_CHARS and len(spans) > 1 and eng.workers > 1
+    )
     if parallel and getattr(eng, "shares_memory", False):
         # forked workers read the paragraphs from the memory they share with this process
         key = _segment.share(*parts)
@@ -426,7 +172,8 @@ def prepare_sentences(
             meanwhile()
         results = []
         for i, span in enumerate(spans):
-            results.append(_segment.segment_batch(_segment.paragraph_texts(parts, *span)))
+            batch = _segment.paragraph_texts(parts, *span)
+            results.append(_segment.segment_batch(batch, segmenter))
             if progress is not None:
                 progress(i + 1, len(spans))
     del spans
@@ -440,7 +187,7 @@ def prepare_sentences(
         at = np.repeat(begins[numbers] - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
         firsts = starts[at] + np.repeat(offsets, n)
         idx = _DocIndex(text)
-        _CACHE.put(text, _sentence_word_breaks(idx.starts, idx.ends, firsts))
+        _CACHE.put(text, _sentence_word_breaks(idx.starts, idx.ends, firsts), segmenter)
     return chars
 
 
@@ -554,8 +301,12 @@ class _Base:
     name: str
 
     def describe(self) -> dict[str, Any]:
-        """``{"name": ..., "kind": ..., **parameters}``; ``make_strategy(**d)`` rebuilds it."""
+        """``{"name": ..., "kind": ..., **parameters}``; ``make_strategy(**d)`` rebuilds it.
+
+        The default segmenter is left out, so results made before it was a choice match."""
         d = asdict(self)
+        if d.get("segmenter") == DEFAULT_SEGMENTER:
+            del d["segmenter"]
         return {"name": d.pop("name"), "kind": self.kind, **d}
 
 
@@ -633,7 +384,8 @@ class OverlapStrategy(_Base):
 
 @dataclass(frozen=True)
 class SentenceStrategy(_Base):
-    """Whole sentences (syntok) packed greedily up to ``size`` words.
+    """Whole sentences (of ``segmenter``: syntok or blingfire) packed greedily up to ``size``
+    words.
 
     A sentence longer than ``size`` words is cut into ``size``-word windows of its own.
     """
@@ -641,13 +393,15 @@ class SentenceStrategy(_Base):
     kind: ClassVar[str] = "sentence"
     name: str = "sentence"
     size: int = 200
+    segmenter: str = DEFAULT_SEGMENTER
 
     def __post_init__(self) -> None:
         _check_name(self.name)
         _check_size(self.name, "size", self.size)
+        check_segmenter(self.segmenter, f"chunking strategy {self.name!r}")
 
     def split(self, doc_id: str, text: str) -> list[Chunk]:
-        idx = _CACHE.get(text)
+        idx = _CACHE.get(text, self.segmenter)
         if idx.n == 0:
             return []
         bounds = [0, *idx.sentence_breaks.tolist(), idx.n]
@@ -659,7 +413,7 @@ class RecursiveStrategy(_Base):
     """Split at the coarsest boundary that gives pieces of at most ``size`` words.
 
     Boundaries, coarsest first: paragraphs (a blank or whitespace-only line between them),
-    lines (ended by ``\\n``, ``\\r\\n`` or ``\\r``), sentences (syntok), words.
+    lines (ended by ``\\n``, ``\\r\\n`` or ``\\r``), sentences (of ``segmenter``), words.
     Oversize pieces are split again at the next finer boundary; adjacent pieces of one level
     are then merged greedily while the merged piece stays within ``size`` words.
     """
@@ -667,13 +421,15 @@ class RecursiveStrategy(_Base):
     kind: ClassVar[str] = "recursive"
     name: str = "recursive"
     size: int = 200
+    segmenter: str = DEFAULT_SEGMENTER
 
     def __post_init__(self) -> None:
         _check_name(self.name)
         _check_size(self.name, "size", self.size)
+        check_segmenter(self.segmenter, f"chunking strategy {self.name!r}")
 
     def split(self, doc_id: str, text: str) -> list[Chunk]:
-        idx = _CACHE.get(text)
+        idx = _CACHE.get(text, self.segmenter)
         if idx.n == 0:
             return []
         return _make_chunks(doc_id, idx, _recursive_spans(idx, 0, idx.n, self.size))
@@ -685,25 +441,27 @@ class ParentChildStrategy(_Base):
 
     Parents are the ``recursive(parent_size)`` chunks. Children are the
     ``sentence(child_size)`` chunks of each parent: the document's sentences, cut at the
-    parent's edges, packed greedily within the parent.
+    parent's edges, packed greedily within the parent. Both use ``segmenter``'s sentences.
     """
 
     kind: ClassVar[str] = "parent-child"
     name: str = "parent-child"
     parent_size: int = 400
     child_size: int = 100
+    segmenter: str = DEFAULT_SEGMENTER
 
     def __post_init__(self) -> None:
         _check_name(self.name)
         _check_size(self.name, "parent_size", self.parent_size)
         _check_size(self.name, "child_size", self.child_size)
+        check_segmenter(self.segmenter, f"chunking strategy {self.name!r}")
 
     def split(self, doc_id: str, text: str) -> tuple[list[Chunk], list[Chunk]]:
         """``(children, parents)``; each child's ``parent`` indexes the returned parents."""
         return self._split(doc_id, text, 0)
 
     def _split(self, doc_id: str, text: str, first_parent: int) -> tuple[list[Chunk], list[Chunk]]:
-        idx = _CACHE.get(text)
+        idx = _CACHE.get(text, self.segmenter)
         if idx.n == 0:
             return [], []
         parent_spans = _recursive_spans(idx, 0, idx.n, self.parent_size)
@@ -767,9 +525,7 @@ def make_strategy(name: str, **params: Any) -> Strategy:
     elif kind is None:
         kind = name
     if kind not in KINDS:
-        from ragmeter import chunkers  # your own function, other frameworks' splitters
-
-        if kind in chunkers.KINDS:
+        if kind in chunkers.KINDS:  # your own function, other frameworks' splitters
             return chunkers.make_strategy(name, kind, **params)  # type: ignore[return-value]
         raise InputError(
             f"unknown chunking strategy {name!r}"
@@ -796,7 +552,7 @@ def chunk_corpus(docs: Iterable[HasText], strategy: Strategy | str) -> Chunking:
         strategy = make_strategy(strategy)
     docs = list(docs)
     if isinstance(strategy, SentenceStrategy | ParentChildStrategy):
-        prepare_sentences(doc.text for doc in docs)
+        prepare_sentences((doc.text for doc in docs), segmenter=strategy.segmenter)
     chunks: list[Chunk] = []
     if isinstance(strategy, ParentChildStrategy):
         parents: list[Chunk] = []
