@@ -16,6 +16,7 @@ from ragmeter.config import Config
 from ragmeter.corpus import Document
 from ragmeter.experiment import run_search
 from ragmeter.retrieval import registry
+from ragmeter.retrieval.base import Retriever
 from ragmeter.retrieval.bm25 import BM25Retriever
 from ragmeter.testset import AnswerSpan, Question, TestSet
 
@@ -25,11 +26,14 @@ runner = CliRunner()
 class BatchedRetriever(BM25Retriever):
     """BM25 that reports progress per batch of 2 texts, as the dense retriever does."""
 
-    index_chunks = None  # index through ``index(texts)``, as a retriever that embeds does
+    index_chunks = Retriever.index_chunks  # through ``index(texts)``, as dense retrievers do
 
     def __init__(self, name="batched", **kw):
         super().__init__(name=name, **kw)
         self.progress = None
+
+    def follow_progress(self, progress, label):
+        self.progress = lambda done, total: progress(label, done, total)
 
     def index(self, texts):
         for done in range(0, len(texts) + 1, 2):

@@ -60,13 +60,6 @@ def _needs_sentences(strategy) -> bool:
     return isinstance(strategy, chunking.SentenceStrategy | chunking.ParentChildStrategy)
 
 
-def _release(retriever) -> None:
-    """Let a retriever drop its index once its system is ranked (bounds a run's memory)."""
-    release = getattr(retriever, "release", None)
-    if callable(release):
-        release()
-
-
 def resolve_strategies(config: Config) -> list:
     """Strategy objects for the names in the config (custom ones by their name)."""
     custom = {s["name"]: s for s in config.custom_strategies}
@@ -83,11 +76,6 @@ def resolve_strategies(config: Config) -> list:
         else:
             out.append(chunking.make_strategy(name))
     return out
-
-
-def _describe(obj) -> dict:
-    describe = getattr(obj, "describe", None)
-    return describe() if callable(describe) else {"name": getattr(obj, "name", str(obj))}
 
 
 def _timed(timings: dict[str, float], stage: str, t0: float) -> float:
@@ -221,8 +209,7 @@ def _run_search(
 
         engine = make_engine(config.engine, config.engine_address, config.engine_workers or None)
         for r in chunk_retrievers:  # dense retrievers encode on the engine's workers
-            if hasattr(r, "engine") and hasattr(engine, "encode_batches"):
-                r.engine = engine
+            r.use_engine(engine)
     if engine is not None and any(_needs_sentences(s) for s in strategies):
         # One sentence segmentation per document, shared by every strategy, spread over the
         # engine's workers; the strategies below then find it in chunking's run cache.
@@ -236,9 +223,7 @@ def _run_search(
             # its time counts as indexing
             t0 = time.perf_counter()
             for r in chunk_retrievers:
-                prepare = getattr(r, "prepare_documents", None)
-                if callable(prepare):
-                    prepare(doc_texts)
+                r.prepare_documents(doc_texts)
             spent = time.perf_counter() - t0
             timings["index"] = timings.get("index", 0.0) + spent
             timings["chunk"] = timings.get("chunk", 0.0) - spent
@@ -264,12 +249,9 @@ def _run_search(
         for retriever in chunk_retrievers:
             if progress:
                 progress(f"{strategy.name} · {retriever.name}", step, n_steps)
-                _embedding_progress(retriever, progress, f"{strategy.name} · embedding")
-            index_chunks = getattr(retriever, "index_chunks", None)
-            if callable(index_chunks):  # BM25: only the questions' words are indexed
-                index_chunks(chunked.chunks, doc_texts, questions=question_texts)
-            else:
-                retriever.index([c.text for c in chunked.chunks])
+                retriever.follow_progress(progress, f"{strategy.name} · embedding")
+            # BM25 indexes only the questions' words
+            retriever.index_chunks(chunked.chunks, doc_texts, questions=question_texts)
             release_free_memory()  # the index build's temporaries, before ranking
             t = _timed(timings, "index", t)
             ids, scores = rank_chunking(retriever, chunked, questions, config.depth, indexed=True)
@@ -297,7 +279,7 @@ def _run_search(
             systems.append(
                 SystemRun(
                     name=system_name(strategy.name, retriever.name, len(retrievers)),
-                    strategy=_describe(strategy),
+                    strategy=strategy.describe(),
                     retriever=retriever.describe(),
                     n_items=n_items,
                     items=items,
@@ -306,7 +288,7 @@ def _run_search(
                 )
             )
             step += 1
-            _release(retriever)
+            retriever.release()  # its index, once its system is ranked
         del chunked
         release_free_memory()
     for retriever in span_retrievers:
@@ -334,17 +316,6 @@ def _run_search(
     if progress:
         progress("done", n_steps, n_steps)
     return SearchRun(config, list(documents), testset, systems, timings, chunk_keys)
-
-
-def _embedding_progress(retriever: Retriever, progress: Progress, label: str) -> None:
-    """Point the ``progress`` hook of a retriever that embeds (and of a hybrid's parts)
-    at ``progress(label, done, total)``, called after each batch of chunk texts."""
-    for r in (retriever, *getattr(retriever, "retrievers", ())):
-        if hasattr(r, "progress"):
-            r.progress = lambda done, total: progress(label, done, total)
-        if hasattr(r, "distill_progress"):  # a static model distilled on first use
-            what = f"{r.name} · distilling (once)"
-            r.distill_progress = lambda done, total, what=what: progress(what, done, total)
 
 
 def _hit_tuple(hit: Hit, docs: dict[str, Document]) -> tuple[str, int, int, float, int]:

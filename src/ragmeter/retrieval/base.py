@@ -14,7 +14,7 @@ callers use every hook directly and never probe for one::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -41,8 +41,10 @@ class Retriever(Protocol):
 
     Optional hooks, with their defaults: ``unmatched_score`` (the score at or
     below which the retriever did not match a text at all, as BM25 scores a
-    text sharing no word with the question 0; ``None``: every text is a match)
-    and :meth:`describe`.
+    text sharing no word with the question 0; ``None``: every text is a match),
+    :meth:`describe`, and the run's hooks :meth:`prepare_documents`,
+    :meth:`index_chunks`, :meth:`release`, :meth:`use_engine` and
+    :meth:`follow_progress`.
     """
 
     name: str
@@ -59,6 +61,37 @@ class Retriever(Protocol):
     def describe(self) -> dict[str, Any]:
         """What the retriever is, for the results directory (default: its name)."""
         return {"name": self.name}
+
+    def prepare_documents(self, documents: Mapping[str, str]) -> None:
+        """Per-document work done once per run, while sentences are segmented
+        (``{doc_id: text}``; BM25 tokenizes here). Default: none."""
+        return None
+
+    def index_chunks(
+        self,
+        chunks: Sequence[Any],
+        documents: Mapping[str, str],
+        questions: Sequence[str] | None = None,
+    ) -> None:
+        """Index one chunking's chunks (views into ``documents``); ``questions`` are
+        the run's, for a retriever that indexes only their words. Default:
+        :meth:`index` of the chunks' texts."""
+        self.index([c.text for c in chunks])
+
+    def release(self) -> None:
+        """Drop the index once the system is ranked (bounds a run's memory). Default:
+        nothing to drop."""
+        return None
+
+    def use_engine(self, engine: Any) -> None:
+        """The run's engine, for a retriever that can spread work over its workers
+        (dense encoding). Default: ignored."""
+        return None
+
+    def follow_progress(self, progress: Callable[[str, int, int], None], label: str) -> None:
+        """Report long work (embedding batches) as ``progress(label, done, total)``.
+        Default: nothing to report."""
+        return None
 
 
 def top_k(scores: np.ndarray, k: int) -> Ranking:

@@ -353,6 +353,12 @@ class DenseRetriever(Retriever):
             self._faiss_index = index
             self._search = "faiss-hnsw" if self.index_kind == "hnsw" else "faiss-flat"
 
+    def use_engine(self, engine: Any) -> None:
+        self.engine = engine
+
+    def follow_progress(self, progress: Callable[[str, int, int], None], label: str) -> None:
+        self.progress = lambda done, total: progress(label, done, total)
+
     def release(self) -> None:
         """Drop the vectors and the index (a run calls this once the system is ranked)."""
         self._doc_vecs = None

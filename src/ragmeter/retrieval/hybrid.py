@@ -26,7 +26,7 @@ builds them from config entries and passes them in.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -205,6 +205,14 @@ class HybridRetriever(Retriever):
     def index(self, texts: Sequence[str]) -> None:
         for r in self.retrievers:
             r.index(texts)
+
+    def follow_progress(self, progress: Callable[[str, int, int], None], label: str) -> None:
+        for r in self.retrievers:
+            r.follow_progress(progress, label)
+
+    def release(self) -> None:
+        for r in self.retrievers:
+            r.release()
 
     def rank(self, questions: Sequence[str], k: int) -> Ranking:
         depth = max(self.depth, k)

@@ -360,6 +360,11 @@ class StaticRetriever(DenseRetriever):
     def distill_progress(self, value: Progress | None) -> None:
         self.encoder.progress = value
 
+    def follow_progress(self, progress: Callable[[str, int, int], None], label: str) -> None:
+        super().follow_progress(progress, label)
+        what = f"{self.name} · distilling (once)"  # a static model distilled on first use
+        self.distill_progress = lambda done, total: progress(what, done, total)
+
     def describe(self) -> dict[str, Any]:
         info = super().describe()
         info["kind"] = "static"
