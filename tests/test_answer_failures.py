@@ -160,11 +160,19 @@ def test_numbers_stated_the_same_are_not_flagged(answer, reference):
     assert check_number_changed(answer, [reference], "") == []
 
 
+def test_a_lone_one_is_never_a_changed_number():
+    assert check_number_changed("The one it keeps costs 4.8 bits.", [BITS], BITS_Q) == []
+    assert check_number_left_out("One more bit.", [BITS], BITS_Q)  # and states nothing
+
+
 def test_numbers_the_question_gives_are_not_changed_ones():
     q = "What error rate should I expect with ten bits and seven hashes?"
     ref = "A filter that spends 10 bits per item and uses 7 hash functions has about 0.8%."
     assert check_number_changed("With 10 bits and 7 hashes, about 0.8%.", [ref], q) == []
     assert [c.stated for c in check_number_changed("About 8%.", [ref], q)] == ["8%"]
+    # the question's numbers may be repeated even when the reference does not state them
+    short = "The false-positive rate is about 0.8%."
+    assert check_number_changed("Ten bits and 7 hashes give about 0.8%.", [short], q) == []
     # a reference without numbers has none to change
     assert check_number_changed("It took 3 tries.", ["It took a few tries."], "") == []
 
@@ -252,6 +260,9 @@ def test_unsupported_statement():
     assert u.sentence == "Aliens built the pyramids on Mars quickly." and u.support == 0.0
     # stems and the question's words count as support
     assert check_unsupported("Bloom's filters were described in papers.", seen, q) == []
+    # the question's words are support: restating the question is no false claim
+    assert check_unsupported("Someone came up with the filter that year.", seen, q) == []
+    assert check_unsupported("Someone came up with the filter that year.", seen, "") != []
     # too short to judge
     assert check_unsupported("Mars, surely.", seen, q) == []
 
