@@ -67,7 +67,7 @@ class Config:
     confidence: float = 0.95
     method: str = "percentile"  # or "bca"
     metric: str = ""  # default: recall@5, or recall at the largest k below 5
-    adjust: str = "holm"  # or "none": the seed's per-pair rule
+    adjust: str = "holm"  # or "maxt" (step-down max-T), "none": the seed's per-pair rule
     baseline: str = ""  # compare every system with this one
     pairs: tuple[str, ...] = ()  # planned comparisons, "A:B"
     output: str = "ragmeter-results"
@@ -141,8 +141,8 @@ class Config:
             raise InputError("confidence must be between 0.5 and 1, e.g. 0.95")
         if self.method not in ("percentile", "bca"):
             raise InputError(f"method must be 'percentile' or 'bca', got {self.method!r}")
-        if self.adjust not in ("holm", "none"):
-            raise InputError(f"adjust must be 'holm' or 'none', got {self.adjust!r}")
+        if self.adjust not in ("holm", "maxt", "none"):
+            raise InputError(f"adjust must be 'holm', 'maxt' or 'none', got {self.adjust!r}")
         if self.baseline and self.pairs:
             raise InputError("give a baseline or planned pairs, not both")
         if not self.strategies:

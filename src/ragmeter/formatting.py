@@ -113,4 +113,5 @@ def column_labels(rule: Any) -> tuple[str, str | None]:
         return f"A - B [{(1 - rule.alpha) * 100:g}% CI]", None
     if rule.pairs == 1:
         return f"A - B [{(1 - rule.alpha) * 100:g}% CI]", "p"
-    return "A - B [Holm-level CI]", "p (Holm)"
+    name = "max-T" if rule.adjust == "maxt" else "Holm"
+    return f"A - B [{name}-level CI]", f"p ({name})"

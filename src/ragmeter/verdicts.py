@@ -13,6 +13,12 @@ and builds each row so that it cannot contradict itself:
   (``alpha / (m - r)``), searched on the side of 0 the decision fixed: a ``better``
   row's interval lies strictly on one side of 0, a tie's interval contains 0 (an
   end exactly at 0 is a tie).
+* ``adjust="maxt"``: the same tests and the same construction of the interval, with
+  Westfall-Young's step-down max-T over the family in place of Holm
+  (:mod:`ragmeter.stats_maxt`): the joint null distribution of every pair's p-value
+  comes from one set of sign flips of whole questions, so pairs that share questions
+  and systems are not paid for as if they were unrelated. The level of each pair is
+  the largest raw p its step rejects.
 * ``adjust="none"``: the seed's per-pair rule, bit for bit: the verdict reads the
   95% paired percentile bootstrap interval (``pairedDifference``), with no
   adjustment for the number of pairs and no p-value.
@@ -45,6 +51,7 @@ from ragmeter.paired_tests import (
     tango_interval,
     tango_z,
 )
+from ragmeter.stats_maxt import null_p_values, step_down
 
 __all__ = [
     "ADJUSTMENTS",
@@ -67,8 +74,9 @@ __all__ = [
     "tango_z",
 ]
 
-Adjust = Literal["holm", "none"]
-ADJUSTMENTS = ("holm", "none")
+Adjust = Literal["holm", "maxt", "none"]
+ADJUSTMENTS = ("holm", "maxt", "none")
+_RULE_NAMES = {"holm": "Holm", "maxt": "max-T"}
 
 
 def identical_groups(matrices: Sequence[ArrayLike], names: Sequence[str]) -> list[list[str]]:
@@ -144,6 +152,13 @@ class Rule:
                 f"Rule: a family of one pair ({self.family}), so no adjustment: 'better' when "
                 f"p < {self.alpha:g}; {self.test}; interval: {self.interval}"
             )
+        if self.adjust == "maxt":
+            return (
+                f"Rule: Westfall-Young step-down max-T over {self.pairs} pairs ({self.family}): "
+                f"'better' when the adjusted p < {self.alpha:g}; {self.test}, joint null from "
+                f"{self.rounds} sign flips of whole questions shared by every pair; interval: "
+                f"{self.interval} at the level max-T used for the pair"
+            )
         return (
             f"Rule: Holm over {self.pairs} pairs ({self.family}): 'better' when the adjusted "
             f"p < {self.alpha:g}; {self.test}; interval: {self.interval} at the level Holm "
@@ -154,7 +169,7 @@ class Rule:
     def p_label(self) -> str | None:
         if self.adjust == "none":
             return None
-        return "p" if self.pairs == 1 else "p (Holm)"
+        return "p" if self.pairs == 1 else f"p ({_RULE_NAMES[self.adjust]})"
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -194,7 +209,7 @@ class Row:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out["p_holm"] = self.p  # the name earlier summaries used
+        out["p_holm"] = self.p  # the name earlier summaries used (the rule's p, any rule)
         return out
 
     @classmethod
@@ -315,7 +330,8 @@ def compare_family(
     (default: systems with identical rows of ``matrix``) are compared once, through
     their first member, and reported as identical. ``binary`` (default: all scores
     0 or 1) picks McNemar's exact test and Tango's interval; otherwise the sign-flip
-    test and its inverted interval are used. ``adjust="none"`` reproduces the seed's
+    test and its inverted interval are used. ``adjust="maxt"`` replaces Holm with the
+    step-down max-T over the same tests; ``adjust="none"`` reproduces the seed's
     per-pair percentile rule exactly.
     """
     m = stats._as_matrix(matrix, "matrix")
@@ -425,14 +441,20 @@ def _rows(
                 )
             )
         return out
-    flips = None if binary else Flips(diffs, rounds, seed)
-    if binary:
-        p_raw = [mcnemar_exact(w, lo) for w, _, lo in counts]
+    maxt = adjust == "maxt" and k > 1  # a family of one is its own test under any rule
+    flips = None if binary and not maxt else Flips(diffs, rounds, seed)
+    if maxt:
+        raw, p_null = null_p_values(flips, binary, counts)
+        adj, reject, levels = step_down(raw, p_null, alpha)
+        p_raw, p_adj = [float(p) for p in raw], [float(p) for p in adj]
     else:
-        p_raw = [float(p) for p in flips.p_values(np.zeros(k), np.arange(k))]
-    p_adj = stats.holm(p_raw)
-    reject = np.array([p < alpha for p in p_adj])
-    levels = np.array(_levels(p_adj, p_raw, alpha))
+        if binary:
+            p_raw = [mcnemar_exact(w, lo) for w, _, lo in counts]
+        else:
+            p_raw = [float(p) for p in flips.p_values(np.zeros(k), np.arange(k))]
+        p_adj = stats.holm(p_raw)
+        reject = np.array([p < alpha for p in p_adj])
+        levels = np.array(_levels(p_adj, p_raw, alpha))
     if binary:
         wins = np.array([c[0] for c in counts], dtype=np.float64)
         losses = np.array([c[2] for c in counts], dtype=np.float64)

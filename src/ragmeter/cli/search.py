@@ -40,7 +40,8 @@ from ragmeter.results import Results, save_results
 from ragmeter.summary import Summary, summarize_run
 
 _ADJUST = typer.Option(
-    help="holm (default): Holm over the table's pairs; none: the seed's per-pair rule"
+    help="holm (default): Holm over the table's pairs; maxt: step-down max-T over the "
+    "same pairs (more power when pairs share questions); none: the seed's per-pair rule"
 )
 _BASELINE = typer.Option(help="Compare every system with this one (m - 1 pairs)")
 _PAIRS = typer.Option(help="Only these planned comparisons, e.g. A:B,C:D")

@@ -387,9 +387,11 @@
       "The verdict reads the 95% paired percentile interval; p is Holm-adjusted over all pairs.");
     const unit = isShare(m) ? " (points)" : "";
     const adjust = rule ? rule.adjust : "legacy";
-    const ci = adjust === "holm" ? (rule.pairs === 1 ? "[" + Math.round((1 - rule.alpha) * 100) +
-      "% CI]" : "[Holm-level CI]") : "[95% CI]";
-    const pLabel = adjust === "none" ? null : (rule && rule.pairs === 1 ? "p" : "p (Holm)");
+    const ruleName = adjust === "maxt" ? "max-T" : "Holm";
+    const ci = adjust === "holm" || adjust === "maxt" ? (rule.pairs === 1 ? "[" +
+      Math.round((1 - rule.alpha) * 100) + "% CI]" : "[" + ruleName + "-level CI]") : "[95% CI]";
+    const pLabel = adjust === "none" ? null : (rule && rule.pairs === 1 ? "p" :
+      "p (" + ruleName + ")");
     const head = ["A", "B", { text: "A − B" + unit + " " + ci, num: true },
       { text: "wins / ties / losses", num: true }];
     if (pLabel) head.push({ text: pLabel, num: true });

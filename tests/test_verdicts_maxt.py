@@ -1,0 +1,168 @@
+"""The step-down max-T rule: a direct transcription of Westfall and Young's algorithm
+decides the same rows, the flips are shared by every pair, and pairs that move
+together are not paid for twice."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ragmeter import stats
+from ragmeter.formatting import column_labels
+from ragmeter.paired_tests import Flips, mcnemar_exact
+from ragmeter.stats_maxt import null_p_values, step_down
+from ragmeter.verdicts import compare_family
+
+
+def _signs(n: int, rounds: int, seed: int) -> np.ndarray:
+    return np.concatenate([s for _, s in stats._sign_blocks(n, rounds, seed)])
+
+
+def _reference(x: np.ndarray, pairs, rounds: int, seed: int, alpha: float, binary: bool):
+    """Westfall-Young step-down min-p, written out loop by loop."""
+    n = x.shape[1]
+    signs = _signs(n, rounds, seed)
+    d = np.stack([x[i] - x[j] for i, j in pairs], axis=1)
+    k = len(pairs)
+    if binary:
+        raw = [mcnemar_exact(int((d[:, c] > 0).sum()), int((d[:, c] < 0).sum())) for c in range(k)]
+        null = np.empty((rounds, k))
+        for b in range(rounds):
+            flipped = signs[b][:, None] * d
+            for c in range(k):
+                null[b, c] = mcnemar_exact(
+                    int((flipped[:, c] > 0).sum()), int((flipped[:, c] < 0).sum())
+                )
+    else:
+        sums = np.abs(signs @ d)
+        obs = np.abs(d.sum(axis=0))
+        tol = 1e-9 * np.abs(d).sum(axis=0)
+        raw = [((sums[:, c] >= obs[c] - tol[c]).sum() + 1) / (rounds + 1) for c in range(k)]
+        null = np.empty((rounds, k))
+        for c in range(k):
+            for b in range(rounds):
+                v = sums[b, c] - tol[c]
+                null[b, c] = ((sums[:, c] >= v).sum() + (obs[c] >= v)) / (rounds + 1)
+    order = sorted(range(k), key=lambda c: raw[c])
+    adj = [0.0] * k
+    running = 0.0
+    for j, c in enumerate(order):
+        rest = order[j:]
+        hits = sum(1 for b in range(rounds) if min(null[b, r] for r in rest) <= raw[c] * (1 + 1e-9))
+        running = max(running, (hits + 1) / (rounds + 1))
+        adj[c] = running
+    return np.array(raw), np.array(adj)
+
+
+def _table(rng, m, n, binary, share=0.3, lift=0.0):
+    base = rng.random(n)
+    x = np.where(rng.random((m, n)) < share, rng.random((m, n)), base)
+    x[0] = np.minimum(1.0, x[0] + lift)
+    return (x > 0.4).astype(float) if binary else x.round(2)
+
+
+@pytest.mark.parametrize("binary", [True, False])
+@pytest.mark.parametrize("case", range(4))
+def test_matches_the_algorithm_written_out(binary, case):
+    rng = np.random.default_rng(case)
+    m, n, rounds = (4, 30, 300) if case % 2 else (3, 60, 250)
+    x = _table(rng, m, n, binary, lift=0.15 * case)
+    names = [f"s{i}" for i in range(m)]
+    got = compare_family(x, names, adjust="maxt", rounds=rounds, seed=case + 1, identical=[])
+    pairs = [(i, j) for i in range(m) for j in range(i + 1, m)]
+    raw, adj = _reference(x, pairs, rounds, case + 1, 0.05, binary)
+    assert [r.p_value for r in got.rows] == pytest.approx(raw, rel=1e-12)
+    assert [r.p for r in got.rows] == pytest.approx(adj, rel=1e-12)
+    for r in got.rows:
+        assert r.separated == (r.p < 0.05)
+        assert ("better" in r.verdict) == (r.difference.low > 0 or r.difference.high < 0)
+
+
+def test_flips_are_shared_by_every_pair():
+    """Round b flips question i's whole row: one pair's flipped wins follow from the signs."""
+    rng = np.random.default_rng(7)
+    x = _table(rng, 3, 40, True)
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    d = np.stack([x[i] - x[j] for i, j in pairs], axis=1)
+    counts = [
+        (int((d[:, c] > 0).sum()), int((d[:, c] == 0).sum()), int((d[:, c] < 0).sum()))
+        for c in range(3)
+    ]
+    flips = Flips(d, 200, 5)
+    _, null = null_p_values(flips, True, counts)
+    signs = _signs(40, 200, 5)
+    for b in (0, 17, 199):
+        f = signs[b][:, None] * d
+        for c in range(3):
+            assert null[b, c] == mcnemar_exact(int((f[:, c] > 0).sum()), int((f[:, c] < 0).sum()))
+
+
+def test_pairs_that_move_together_are_paid_for_once():
+    """Two copies of one comparison: max-T's adjusted p stays near the raw p, Holm doubles it."""
+    a = np.array([1.0] * 9 + [0.0] * 31)
+    b = np.array([0.0] * 40)
+    x = np.stack([a, b, b.copy()])
+    names = ["a", "b", "c"]
+    pairs = [("a", "b"), ("a", "c")]
+    holm = compare_family(x, names, pairs=pairs, identical=[], rounds=4000, seed=3)
+    maxt = compare_family(x, names, adjust="maxt", pairs=pairs, identical=[], rounds=4000, seed=3)
+    raw = mcnemar_exact(9, 0)  # 2 / 2**9
+    assert [r.p for r in holm.rows] == [2 * raw, 2 * raw]
+    for r in maxt.rows:
+        assert r.p_value == raw
+        assert r.p == pytest.approx(raw, abs=0.003)  # Monte Carlo, 4000 rounds
+        assert r.verdict == "a better"
+    # the level max-T used is about alpha itself, not alpha / 2
+    assert maxt.rows[0].level > 0.04
+
+
+def test_step_down_is_monotone_and_levels_match_the_decision():
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        k = int(rng.integers(2, 8))
+        null = rng.random((500, k))  # valid p-values: uniform under the null
+        raw = rng.random(k) ** 3
+        adj, reject, levels = step_down(raw, null, 0.05)
+        order = np.argsort(raw, kind="stable")
+        assert np.all(np.diff(adj[order]) >= 0)
+        assert np.all(adj >= 1 / 501)
+        assert np.all(levels <= 0.05) and np.all(levels > 0)
+        for c in range(k):
+            if reject[c]:
+                assert raw[c] < levels[c]
+            assert reject[c] == (adj[c] < 0.05)
+
+
+def test_a_family_of_one_is_its_own_exact_test():
+    rng = np.random.default_rng(2)
+    x = _table(rng, 2, 50, True, lift=0.2)
+    holm = compare_family(x, ["a", "b"], rounds=500, seed=1)
+    maxt = compare_family(x, ["a", "b"], adjust="maxt", rounds=500, seed=1)
+    assert maxt.rows == holm.rows
+    assert maxt.rule.p_label == "p"
+
+
+def test_rule_is_named_everywhere():
+    rng = np.random.default_rng(4)
+    x = _table(rng, 4, 30, False)
+    v = compare_family(x, ["a", "b", "c", "d"], adjust="maxt", rounds=300, seed=1)
+    assert v.rule.adjust == "maxt"
+    assert v.rule.header.startswith("Rule: Westfall-Young step-down max-T over 6 pairs (all pairs)")
+    assert "300 sign flips of whole questions" in v.rule.header
+    assert v.rule.p_label == "p (max-T)"
+    assert column_labels(v.rule) == ("A - B [max-T-level CI]", "p (max-T)")
+    assert v.rule.to_dict()["header"] == v.rule.header
+
+
+def test_max_t_is_never_stricter_than_holm_on_these_tables():
+    """Each step's level is at least Holm's (Bonferroni bounds it), up to Monte Carlo error."""
+    rng = np.random.default_rng(5)
+    for case in range(6):
+        x = _table(rng, 5, 120, case % 2 == 0, share=0.2, lift=0.1)
+        names = [f"s{i}" for i in range(5)]
+        holm = compare_family(x, names, rounds=2000, seed=case + 1)
+        maxt = compare_family(x, names, adjust="maxt", rounds=2000, seed=case + 1)
+        for h, t in zip(holm.rows, maxt.rows, strict=True):
+            assert t.level >= h.level * 0.9
+            if h.separated:
+                assert t.separated
