@@ -179,12 +179,12 @@ def gap_breaks(text: str, min_newlines: int) -> set[int]:
     return out
 
 
-def sentence_starts(text: str) -> set[int]:
-    """Words that begin a syntok sentence (a start inside a word does not count)."""
+def sentence_starts(text: str, segmenter: str = "syntok") -> set[int]:
+    """Words that begin a sentence of ``segmenter`` (a start inside a word does not count)."""
     ws = words(text)
     starts = {s: i for i, (s, _) in enumerate(ws)}
     out = set()
-    for s, _ in sentence_spans(text):
+    for s, _ in sentence_spans(text, segmenter):
         if s in starts:
             out.add(starts[s])
         elif not any(a < s < b for a, b in ws):
@@ -303,14 +303,15 @@ def test_overlap_property(text, size, data):
         assert b2 > b1  # never wholly inside the previous window
 
 
+@pytest.mark.parametrize("segmenter", ["syntok", "blingfire"])
 @SETTINGS
 @given(texts, sizes)
-def test_sentence_property(text, size):
-    chunks = SentenceStrategy(size=size).split("d", text)
+def test_sentence_property(segmenter, text, size):
+    chunks = SentenceStrategy(size=size, segmenter=segmenter).split("d", text)
     check_spans(text, chunks)
     ranges = check_partition(text, chunks)
     n = n_words(text)
-    sents = units(n, sentence_starts(text))
+    sents = units(n, sentence_starts(text, segmenter))
     sent_of = {}
     for k, (a, b) in enumerate(sents):
         for i in range(a, b):
@@ -352,15 +353,19 @@ def test_recursive_property(text, size):
             assert (b1 - a1) + (pb - pa) > size
 
 
+@pytest.mark.parametrize("segmenter", ["syntok", "blingfire"])
 @SETTINGS
 @given(texts, sizes, sizes)
-def test_parent_child_property(text, parent_size, child_size):
-    strategy = ParentChildStrategy(parent_size=parent_size, child_size=child_size)
+def test_parent_child_property(segmenter, text, parent_size, child_size):
+    strategy = ParentChildStrategy(
+        parent_size=parent_size, child_size=child_size, segmenter=segmenter
+    )
     children, parents = strategy.split("d", text)
     check_spans(text, children)
     check_spans(text, parents)
     check_partition(text, children)
-    assert parents == RecursiveStrategy(size=parent_size).split("d", text)
+    recursive = RecursiveStrategy(size=parent_size, segmenter=segmenter)
+    assert parents == recursive.split("d", text)
     assert all(p.parent is None for p in parents)
     for c in children:
         assert c.parent is not None and 0 <= c.parent < len(parents)

@@ -1,0 +1,170 @@
+"""The sentence segmenter option: syntok (default) or blingfire (compiled)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import blingfire
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from ragmeter import _segment, chunking
+from ragmeter.chunking import (
+    ParentChildStrategy,
+    RecursiveStrategy,
+    SentenceStrategy,
+    chunk_corpus,
+    make_strategy,
+    prepare_sentences,
+    sentence_spans,
+)
+from ragmeter.errors import InputError, MissingExtra
+
+
+@dataclass(frozen=True)
+class Doc:
+    id: str
+    text: str
+
+
+_PIECES = st.sampled_from(
+    [" ", "  ", "\n", "\t", "\u00a0", "\u2028", "\u3000", "\u200b", ". ", "! ", "? ", "Mr. ",
+     "Dr. ", "U.S. ", "e.g. ", "3.14", "é", "Straße", "日本語。", "😀", "👍🏽", "e\u0301",
+     "Привет. ", "Hello", "world", "The", "cat", "sat", "(", ")", '"', "“", "”"]
+)  # fmt: skip
+paragraphs = st.lists(st.one_of(_PIECES, st.text(max_size=4)), max_size=30).map("".join)
+
+
+def _wrapper_spans(paragraph: str) -> list[tuple[int, int]]:
+    """blingfire's own Python wrapper: offsets mapped back to characters byte by byte."""
+    _, offsets = blingfire.text_to_sentences_and_offsets(paragraph)
+    out = []
+    for a, b in offsets:  # with whitespace around a sentence left out, as ragmeter does
+        piece = paragraph[a:b]
+        a, b = a + len(piece) - len(piece.lstrip()), b - len(piece) + len(piece.rstrip())
+        if a < b:
+            out.append((a, b))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(paragraphs.filter(lambda p: p and "\ud800" not in p))
+@example("Ünïcödé straße. Zwei Sätze hier! 日本語の文。 Third one.  \u2028 Fourth\u00a0one. 😀 x")
+def test_blingfire_offsets_are_its_own_wrappers_in_characters(paragraph):
+    flat = _segment.blingfire_sentences(paragraph)
+    ours = list(zip(flat[0::2], flat[1::2], strict=True))
+    assert ours == _wrapper_spans(paragraph)
+    for a, b in ours:
+        assert 0 <= a < b <= len(paragraph)
+        text = paragraph[a:b]
+        assert text == text.strip()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(paragraphs, max_size=4).map("\n\n".join))
+def test_blingfire_sentences_lie_in_the_text_and_in_order(text):
+    spans = sentence_spans(text, "blingfire")
+    for (_, b), (c, _) in zip(spans, spans[1:], strict=False):
+        assert b <= c
+    for a, b in spans:
+        assert 0 <= a < b <= len(text) and text[a:b].strip() == text[a:b]
+
+
+def test_blingfire_breaks_where_syntok_does_not_and_each_is_cached_apart():
+    text = "Dr. Who came home. Then he left again."
+    syntok_breaks = chunking._CACHE.sentence_breaks(text).tolist()
+    bf_breaks = chunking._CACHE.sentence_breaks(text, segmenter="blingfire").tolist()
+    assert syntok_breaks == [4]  # "Then"
+    assert bf_breaks == [1, 4]  # blingfire also ends a sentence at "Dr."
+    assert chunking._CACHE.get(text).sentence_breaks.tolist() == syntok_breaks
+    chunks = SentenceStrategy(size=3, segmenter="blingfire").split("d", text)
+    assert [c.text for c in chunks] == ["Dr.", "Who came home.", "Then he left", "again."]
+    chunks = SentenceStrategy(size=3).split("d", text)
+    assert [c.text for c in chunks] == ["Dr. Who came", "home.", "Then he left", "again."]
+    chunking._CACHE.clear()
+
+
+def test_chunk_corpus_prepares_blingfire_in_this_process(monkeypatch):
+    monkeypatch.setattr(chunking, "PARALLEL_MIN_CHARS", 0)  # syntok would use workers here
+    monkeypatch.setattr(chunking, "BATCH_CHARS", 5)
+    docs = [Doc("a", "One two. Three four!\n\nFive six? Seven."), Doc("b", "Eight. Nine ten.")]
+
+    class NoWorkers:
+        name, workers = "refuses", 4
+
+        def map(self, *args, **kwargs):  # blingfire never goes to workers
+            raise AssertionError("blingfire segmented in workers")
+
+    chunking._CACHE.clear()
+    with chunking.run_scope():
+        prepare_sentences([d.text for d in docs], NoWorkers(), segmenter="blingfire")
+        assert all(chunking._CACHE.has(d.text, "blingfire") for d in docs)
+        assert not any(chunking._CACHE.has(d.text) for d in docs)  # syntok's left alone
+        got = chunk_corpus(docs, make_strategy("s", kind="sentence", size=2, segmenter="blingfire"))
+    assert [c.text for c in got.chunks] == [
+        "One two.",
+        "Three four!",
+        "Five six?",
+        "Seven.",
+        "Eight.",
+        "Nine ten.",
+    ]
+    for c in got.chunks:
+        assert {d.id: d.text for d in docs}[c.doc_id][c.start : c.end] == c.text
+    chunking._CACHE.clear()
+
+
+def test_segmenter_is_recorded_only_when_not_the_default():
+    assert "segmenter" not in make_strategy("sentence").describe()
+    assert "segmenter" not in make_strategy("parent-400").describe()
+    d = make_strategy("parent-400", segmenter="blingfire").describe()
+    assert d["segmenter"] == "blingfire"
+    assert make_strategy(**d) == ParentChildStrategy("parent-400", 400, 100, "blingfire")
+    assert RecursiveStrategy(segmenter="blingfire").describe()["segmenter"] == "blingfire"
+
+
+def test_unknown_segmenter_is_a_one_line_input_error():
+    with pytest.raises(InputError, match="unknown segmenter 'spacy'; valid: syntok, blingfire"):
+        make_strategy("s", kind="sentence", segmenter="spacy")
+    with pytest.raises(InputError, match="fixed.*unknown parameter.*segmenter"):
+        make_strategy("fixed", segmenter="blingfire")  # fixed windows have no sentences
+
+
+def test_blingfire_missing_names_the_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "blingfire", None)
+    monkeypatch.setattr("importlib.util.find_spec", lambda name, *a: None)
+    with pytest.raises(MissingExtra, match=r"pip install blingfire"):
+        SentenceStrategy(segmenter="blingfire")
+    assert SentenceStrategy().segmenter == "syntok"
+
+
+def test_a_run_of_blingfire_strategies_never_runs_syntok(monkeypatch):
+    from pathlib import Path
+
+    from ragmeter.config import Config
+    from ragmeter.corpus import load_corpus
+    from ragmeter.experiment import run_search
+    from ragmeter.testset import load_testset
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("syntok segmented a run that asked for blingfire")
+
+    example = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
+    docs = load_corpus(example / "posts")
+    testset = load_testset(example / "questions.jsonl", docs)
+    monkeypatch.setattr(_segment.segmenter, "segment", refuse)
+    chunking._CACHE.clear()
+    custom = (
+        {"name": "sb", "kind": "sentence", "segmenter": "blingfire"},
+        {"name": "pb", "kind": "parent-child", "segmenter": "blingfire"},
+    )
+    run = run_search(
+        Config(strategies=("sb", "pb", "fixed"), custom_strategies=custom, rounds=200),
+        docs,
+        testset,
+    )
+    assert [s.strategy.get("segmenter") for s in run.systems] == ["blingfire", "blingfire", None]
+    assert all(s.scores["recall@5"].mean() > 0.5 for s in run.systems)
+    chunking._CACHE.clear()
