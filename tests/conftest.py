@@ -126,3 +126,25 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("ci" if require_all() else os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# --------------------------------------------------------------------------- run history
+
+_HISTORY: list[str] = []
+
+
+def pytest_runtest_setup(item):
+    """Each test records its runs in a run history of its own, never in ./.ragmeter."""
+    import tempfile
+
+    if not _HISTORY:
+        _HISTORY.append(tempfile.mkdtemp(prefix="ragmeter-test-history-"))
+    _HISTORY.append("")
+    os.environ["RAGMETER_HISTORY"] = str(Path(_HISTORY[0]) / str(len(_HISTORY)))
+
+
+def pytest_sessionfinish(session):
+    if _HISTORY:
+        import shutil
+
+        shutil.rmtree(_HISTORY[0], ignore_errors=True)

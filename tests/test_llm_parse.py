@@ -88,9 +88,10 @@ def test_details_survive_repair():
     assert parsed["reason"] == "café ok"
 
 
-def test_first_valid_object_wins_over_earlier_invalid_one():
+def test_a_draft_and_a_final_object_are_ambiguous():
     raw = 'Draft: {"grade": "maybe", "reason": "x"}\nFinal: {"grade": "partial", "reason": "y"}'
-    assert parse_reply(raw, GRADE) == ({"grade": "partial", "reason": "y"}, None)
+    parsed, error = parse_reply(raw, GRADE)
+    assert parsed is None and error.startswith("ambiguous: ")
 
 
 def test_without_schema_any_object_is_accepted():

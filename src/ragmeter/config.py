@@ -444,3 +444,6 @@ def _resolve_retriever(spec: dict, base: Path) -> dict:
         if isinstance(value, str) and value and not Path(value).is_absolute():
             spec[key] = str((base / value).resolve())
     return spec
+
+
+declare_section("history", {"path": str, "enabled": bool})  # read by ragmeter.history

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragmeter.llm import ChatRequest
-from ragmeter.llm.fence import fence_tag
+from ragmeter.llm.fence import as_data, fence_tag
 
 __all__ = [
     "GRADES",
@@ -95,8 +95,8 @@ def numbered_passages(texts: Sequence[str]) -> str:
 
 
 def _block(text: str, tag: str) -> str:
-    """Fenced data: the tag removed, so no text can close its own block."""
-    return text.replace(tag, "")
+    """Fenced data: no line of it can open or close a block (:func:`as_data`)."""
+    return as_data(text, tag)
 
 
 def reader_request(question: str, passages: Sequence[str], max_tokens: int = 256) -> ChatRequest:

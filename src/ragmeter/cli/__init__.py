@@ -12,6 +12,7 @@ from ragmeter.cli import (  # noqa: F401  (register commands)
     check,
     evaluate,
     export,
+    history,
     questions,
     search,
 )

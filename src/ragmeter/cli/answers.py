@@ -21,6 +21,7 @@ from ragmeter.cli.app import (
     model_options,
     refresh_report,
 )
+from ragmeter.cli.history import NoHistory, record_run
 from ragmeter.cli.progress import calls_bar
 
 Systems = Annotated[str | None, typer.Option(help="Comma-separated systems (default: all)")]
@@ -108,6 +109,7 @@ def grade(
     cache: ReplyCachePath = None,
     engine: CallEngine = "local",
     engine_address: CallEngineAddress = "auto",
+    no_history: NoHistory = False,
 ) -> None:
     """Judge models grade each answer correct / partial / wrong against the answer key."""
     from ragmeter.cli.answer_views import grade_command
@@ -127,6 +129,7 @@ def grade(
         progress_console=err,
         progress_bar=calls_bar,
     )
+    record_run(results, "grade", None, no_history)
     refresh_report(results, accuracy_judge=chosen)
 
 

@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 
 from ragmeter.cli.app import app, console, handle_errors
+from ragmeter.cli.history import HistoryDir, history_baseline
+from ragmeter.errors import InputError
 from ragmeter.gate import check_noninferior
 from ragmeter.outputs import check_output_file, results_inputs, write_output
 
@@ -16,8 +18,10 @@ from ragmeter.outputs import check_output_file, results_inputs, write_output
 @handle_errors
 def check(
     baseline: Annotated[Path, typer.Argument(help="Results directory of the baseline run")],
-    candidate: Annotated[Path, typer.Argument(help="Results directory of the candidate run")],
     system: Annotated[str, typer.Option(help="The system to check (in both runs)")],
+    candidate: Annotated[
+        Path | None, typer.Argument(help="Results directory of the candidate run")
+    ] = None,
     metric: Annotated[str | None, typer.Option(help="Default: the baseline run's metric")] = None,
     margin: Annotated[
         float, typer.Option(help="Points the candidate may lose (non-inferiority margin)")
@@ -27,6 +31,15 @@ def check(
     ] = None,
     seed: Annotated[int | None, typer.Option(help="Default: the baseline run's")] = None,
     rounds: Annotated[int | None, typer.Option(help="Default: the baseline run's")] = None,
+    baseline_from_history: Annotated[
+        str | None,
+        typer.Option(
+            help="Baseline: a recorded run (an id, a commit, latest or latest:BRANCH); "
+            "then give only the candidate",
+            metavar="REF",
+        ),
+    ] = None,
+    history: HistoryDir = None,
 ) -> None:
     """Exit 0 when the candidate is no worse than the baseline by more than --margin points.
 
@@ -35,6 +48,12 @@ def check(
     """
     from ragmeter.results import Results
 
+    if baseline_from_history is not None:
+        baseline, candidate = history_baseline(
+            baseline_from_history, baseline, candidate, system, metric, history
+        )
+    elif candidate is None:
+        raise InputError("give the baseline's and the candidate's results directories")
     base = Results(baseline)
     cand = Results(candidate)
     inputs = [*results_inputs(base.path, base.meta), *results_inputs(cand.path, cand.meta)]

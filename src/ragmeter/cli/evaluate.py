@@ -11,6 +11,7 @@ from rich.table import Table
 
 from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import _csv, _progress, app, console, err, handle_errors, refresh_report
+from ragmeter.cli.history import NoHistory, record_run
 from ragmeter.formatting import format_estimate
 from ragmeter.outputs import check_results_target, results_lock
 from ragmeter.qrels import COMPAT_MEASURES
@@ -58,6 +59,7 @@ def evaluate(
     out: Annotated[Path, typer.Option("--out", "-o", help="Results directory")] = Path(
         "ragmeter-results"
     ),
+    no_history: NoHistory = False,
 ) -> None:
     """Score run files against qrels: intervals, paired comparisons, a results directory."""
     from ragmeter.evaluate import evaluate_files
@@ -133,4 +135,5 @@ def evaluate(
     console.print(terminal.interval_note(summary))
     console.print(f"Results: [bold]{escape(str(path))}[/]")
     err.print("[dim]Re-compare or plan from the results: ragmeter compare / plan.[/]")
+    record_run(path, "evaluate", None, no_history)
     refresh_report(path)

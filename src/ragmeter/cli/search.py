@@ -28,6 +28,7 @@ from ragmeter.cli.app import (
     refresh_report,
     warn,
 )
+from ragmeter.cli.history import NoHistory, record_run
 from ragmeter.cli.progress import status, step_bar
 from ragmeter.comparison import compare_run
 from ragmeter.config import Config, check_seed, load_config
@@ -89,6 +90,7 @@ def search(
     engine: Annotated[
         str | None, typer.Option(help="local (default) or ray: where chunking and encoding run")
     ] = None,
+    no_history: NoHistory = False,
 ) -> None:
     """Score every chunking strategy x retriever on the test set."""
     if config is None and Path("ragmeter.toml").is_file():
@@ -138,6 +140,7 @@ def search(
     for note in run.testset.notes:
         console.print(f"[yellow]{escape(note)}[/]")
     _print_summary(summary, list(cfg.ks), path)
+    record_run(path, "search", config, no_history)
     refresh_report(path)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 from ragmeter.errors import ServerRejected, ServerUnavailable
+from ragmeter.llm.fence import blocks
 from ragmeter.llm.parse import parse_reply
 
 ROLES = ("system", "user", "assistant")
@@ -166,13 +167,24 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
+def read_reply(request: ChatRequest, text: str) -> tuple[dict[str, Any] | None, str | None]:
+    """``(parsed, error)`` of a reply's text, read against the request's schema.
+
+    The fenced data blocks of the request (:func:`ragmeter.llm.fence.blocks`)
+    are what the reply may quote: an object found there is never taken as the
+    reply's own. ``(None, None)`` when the request has no schema.
+    """
+    if request.json_schema is None:
+        return None, None
+    quoted = [b for m in request.messages for b in blocks(m.content)]
+    return parse_reply(text, request.json_schema, quoted)
+
+
 def build_reply(
     request: ChatRequest, completion: Completion, backend: Backend, latency_s: float
 ) -> ChatReply:
     """Wrap a completion, reading its text against the request's schema."""
-    parsed, error = (None, None)
-    if request.json_schema is not None:
-        parsed, error = parse_reply(completion.text, request.json_schema)
+    parsed, error = read_reply(request, completion.text)
     return ChatReply(
         text=completion.text,
         parsed=parsed,

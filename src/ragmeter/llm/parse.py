@@ -3,7 +3,8 @@
 Models without constrained decoding wrap JSON in code fences or prose, use
 Python literals or single quotes, leave trailing commas, or stop mid-object
 when they run out of tokens. :func:`extract_objects` repairs all of these;
-:func:`parse_reply` takes the whole reply as the object, else the last one;
+:func:`parse_reply` takes the one object that fits the schema (two, or one the
+prompt's data holds, make the reply ambiguous);
 :func:`validate` checks the small JSON-Schema subset ragmeter uses (``type``,
 ``properties``, ``required``, ``enum``, ``const``, ``items``,
 ``additionalProperties: false``; other keywords are ignored).
@@ -12,7 +13,8 @@ when they run out of tokens. :func:`extract_objects` repairs all of these;
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 MAX_SCAN_CHARS = 100_000
@@ -29,34 +31,75 @@ _ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", "/": "/", "\\
 _CLOSERS = {"{": "}", "[": "]"}
 
 
-def parse_reply(text: str, schema: dict[str, Any] | None) -> tuple[dict | None, str | None]:
-    """The reply read as one JSON object: the whole reply, else its last object.
+def parse_reply(
+    text: str, schema: dict[str, Any] | None, quoted: Sequence[str] = ()
+) -> tuple[dict | None, str | None]:
+    """The reply read as the one JSON object it gives for ``schema``.
 
-    Returns ``(obj, None)`` on success and ``(None, "unparseable: ...")`` when
-    no object could be read or the one read does not fit ``schema``. Only the
-    last object counts: a reply that quotes an object (an answer's
-    ``{"grade": "correct"}``) before giving its own verdict is read by its
-    verdict, and never by the quote when the verdict is malformed. Enum strings
-    that differ only in case or surrounding spaces are mapped to the schema's
-    spelling.
+    Returns ``(obj, None)`` on success. A *candidate* is an object that holds
+    one of the schema's required keys (a ``{"grade": ...}``, valid or not).
+    Exactly one candidate may be in the reply (``<think>`` blocks aside), and
+    it must fit the schema: a reply with two (a verdict and a quoted grade, in
+    either order, or a malformed verdict beside a quote) is ``(None,
+    "ambiguous: ...")``, and so is one whose candidate also appears in
+    ``quoted`` (the untrusted texts of the prompt, such as the answer being
+    graded). No fitting candidate is ``(None, "unparseable: ...")``. Enum
+    strings that differ only in case or surrounding spaces are mapped to the
+    schema's spelling. Without a schema the last object is taken.
     """
-    objects = list(extract_objects(text))
-    if not objects:
+    text = _THINK.sub(" ", text[:MAX_SCAN_CHARS])
+    found = list(_objects(text))
+    if not found:
         snippet = " ".join(text.split())[:80]
         return None, f"unparseable: no JSON object in reply {snippet!r}"
-    obj = objects[-1]
     if schema is None:
-        return obj, None
-    obj = normalize(obj, schema)
+        return found[-1][0], None
+    required = list(schema.get("required") or [])
+    normal = [(normalize(obj, schema), source) for obj, source in found]
+    if required:
+        candidates = [(o, src) for o, src in normal if any(k in o for k in required)]
+    else:
+        candidates = [(o, src) for o, src in normal if not validate(o, schema)]
+    if len(candidates) > 1:
+        return None, (
+            f"ambiguous: the reply holds {len(candidates)} objects with the keys of a reply "
+            f"(a verdict and a quoted one?); none is taken"
+        )
+    obj, source = candidates[0] if candidates else normal[-1]
     errors = validate(obj, schema)
-    if not errors:
-        return obj, None
-    which = "the reply" if len(objects) == 1 else "the last object of the reply"
-    return None, f"unparseable: {which} does not match the schema: " + "; ".join(errors)[:300]
+    if errors:
+        which = "the reply" if len(found) == 1 else "the object of the reply"
+        return None, f"unparseable: {which} does not match the schema: " + "; ".join(errors)[:300]
+    if quoted and _is_quoted(obj, source, quoted, schema):
+        return None, (
+            "ambiguous: the reply's object is also in the data the prompt quoted "
+            "(the answer?); it is not taken as the reply's own"
+        )
+    return obj, None
+
+
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+
+
+def _is_quoted(obj: dict, source: str, quoted: Sequence[str], schema: dict[str, Any]) -> bool:
+    """Whether ``obj`` (read from ``source``) appears in one of the ``quoted`` texts."""
+    flat = " ".join(source.split())
+    for text in quoted:
+        if flat and flat in " ".join(text.split()):
+            return True
+        if "{" in text and any(normalize(o, schema) == obj for o, _ in _objects(text)):
+            return True
+    return False
 
 
 def extract_objects(text: str) -> Iterator[dict[str, Any]]:
     """Every JSON object found in ``text``, in order, repairing where needed."""
+    for obj, _ in _objects(text):
+        yield obj
+
+
+def _objects(text: str) -> Iterator[tuple[dict[str, Any], str]]:
+    """Every JSON object in ``text`` with the source text it was read from."""
     text = text[:MAX_SCAN_CHARS]
     stripped = text.strip()
     try:
@@ -65,7 +108,7 @@ def extract_objects(text: str) -> Iterator[dict[str, Any]]:
         pass
     else:
         if isinstance(value, dict):
-            yield value
+            yield value, stripped
             return
     i = text.find("{")
     while i != -1:
@@ -75,7 +118,7 @@ def extract_objects(text: str) -> Iterator[dict[str, Any]]:
         except ValueError:
             value = None
         if isinstance(value, dict):
-            yield value
+            yield value, text[i:end]
             i = text.find("{", end)
         else:
             i = text.find("{", i + 1)

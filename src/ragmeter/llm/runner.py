@@ -31,8 +31,8 @@ from ragmeter.llm.client import (
     RequestRejected,
     TransientError,
     build_reply,
+    read_reply,
 )
-from ragmeter.llm.parse import parse_reply
 
 Progress = Callable[[int, int, ChatReply], None]
 Remote = Callable[[Sequence[ChatRequest]], Iterator[tuple[int, ChatReply, dict[str, int]]]]
@@ -274,7 +274,7 @@ class Runner:
         """A cached reply parsed again, so parser fixes reach old entries."""
         if request.json_schema is None:
             return dataclasses.replace(reply, parsed=None, error=None)
-        parsed, error = parse_reply(reply.text, request.json_schema)
+        parsed, error = read_reply(request, reply.text)
         return dataclasses.replace(reply, parsed=parsed, error=error)
 
 

@@ -1,0 +1,308 @@
+"""``ragmeter history``: the recorded runs, one run, the trend across commits, an export.
+
+Also :func:`record_run`, the one call ``search``, ``evaluate`` and ``grade`` make
+to keep their run, and :data:`NoHistory`, their ``--no-history`` flag.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from ragmeter.cli.app import app, console, handle_errors, hint, warn
+from ragmeter.errors import InputError, RagmeterError
+from ragmeter.formatting import format_estimate, shown_difference, shown_p
+
+NoHistory = Annotated[
+    bool,
+    typer.Option("--no-history", help="Do not record this run in the run history (.ragmeter/)"),
+]
+HistoryDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--history",
+        help="The history folder (default: $RAGMETER_HISTORY, else \\[history] path of "
+        "./ragmeter.toml, else ./.ragmeter)",
+        metavar="FOLDER",
+    ),
+]
+SystemFilter = Annotated[str | None, typer.Option(help="Only runs holding this system")]
+MetricFilter = Annotated[str | None, typer.Option(help="Only runs holding this metric")]
+BranchFilter = Annotated[str | None, typer.Option(help="Only runs made on this git branch")]
+
+history_app = typer.Typer(
+    help="Every recorded run: list, show, the trend across commits, export.",
+    no_args_is_help=True,
+)
+app.add_typer(history_app, name="history")
+
+
+def record_run(
+    results: Path | str, command: str, config: Path | str | None = None, off: bool = False
+) -> None:
+    """Keep the run of ``results`` in the history (unless ``off`` or recording is off).
+
+    The run is already saved: a history that cannot be written is a warning, not a
+    failed command.
+    """
+    if off:
+        return
+    from ragmeter.history import record_if_enabled
+
+    if config is None and Path("ragmeter.toml").is_file():
+        config = Path("ragmeter.toml")
+    try:
+        kept = record_if_enabled(results, command, config)
+    except RagmeterError as exc:
+        warn(f"run not recorded in the history: {exc}")
+        return
+    except OSError as exc:
+        warn(f"run not recorded in the history: {exc.strerror or exc}")
+        return
+    if kept is not None:
+        hint(f"History: run {kept.id} recorded (ragmeter history list)")
+
+
+def _store(history: Path | None, create: bool = False):
+    from ragmeter.history import open_history
+
+    return open_history(history, create=create)
+
+
+def _when(at: str) -> str:
+    return at.replace("T", " ").removesuffix("+00:00")
+
+
+def _commit(r) -> str:
+    if not r.commit:
+        return ""
+    return r.commit[:7] + (" (dirty)" if r.dirty else "")
+
+
+@history_app.command("list")
+@handle_errors
+def history_list(
+    system: SystemFilter = None,
+    metric: MetricFilter = None,
+    branch: BranchFilter = None,
+    history: HistoryDir = None,
+) -> None:
+    """The recorded runs, oldest first."""
+    from ragmeter.history import HistoryStore, _file, locate
+
+    folder = history if history is not None else locate()
+    assert folder is not None
+    if not _file(folder).is_file():
+        console.print(f"No runs recorded in {escape(str(_file(folder)))} yet.")
+        return
+    with HistoryStore(folder, create=False) as store:
+        runs = store.runs(system=system, metric=metric, branch=branch)
+    table = Table(title=f"Recorded runs ({escape(str(store.path))})", title_justify="left")
+    for col in ("run", "recorded (UTC)", "command", "commit", "branch", "systems", "metric"):
+        table.add_column(col, justify="right" if col == "run" else "left")
+    table.add_column("questions", justify="right")
+    table.add_column("test set")
+    table.add_column("results")
+    for r in runs:
+        table.add_row(
+            str(r.id),
+            _when(r.recorded_at),
+            r.command,
+            _commit(r),
+            escape(r.branch),
+            str(len(r.systems)),
+            escape(r.metric),
+            str(r.questions),
+            str(r.measurement.get("testset", ""))[:8],
+            escape(r.results),
+        )
+    console.print(table)
+    if not runs:
+        console.print("No recorded run matches.")
+
+
+@history_app.command("show")
+@handle_errors
+def history_show(
+    run: Annotated[int, typer.Argument(help="The run id (see `ragmeter history list`)")],
+    metric: Annotated[str | None, typer.Option(help="Default: the run's metric")] = None,
+    history: HistoryDir = None,
+) -> None:
+    """One recorded run: where it came from, what it measured, every system's interval."""
+    from ragmeter.history_trend import _Run
+
+    with _store(history) as store:
+        r = store.get(run)
+        kept = _Run(store, r)
+    metric = metric or r.metric
+    if metric not in r.metrics:
+        raise InputError(f"history run {r.id} has no metric {metric!r}; it has {list(r.metrics)}")
+    lines = [
+        ("run", f"{r.id} ({r.uid})"),
+        ("recorded", f"{_when(r.recorded_at)} UTC by ragmeter {r.command} ({r.version})"),
+        ("commit", (r.commit + (" (dirty working tree)" if r.dirty else "")) or "no git"),
+        ("branch", r.branch or "-"),
+        ("results", r.results),
+        ("questions", str(r.questions)),
+    ]
+    lines += [(f"measured: {k}", json.dumps(v)) for k, v in sorted(r.measurement.items())]
+    for key, value in lines:
+        console.print(Text.assemble((f"{key}: ", "bold"), value))
+    table = Table(title=f"{escape(metric)} [95% interval]", title_justify="left")
+    table.add_column("system", style="bold")
+    table.add_column(escape(metric), justify="right")
+    for s in r.systems:
+        table.add_row(escape(s), format_estimate(kept.estimate(s, metric), metric))
+    console.print(table)
+
+
+@history_app.command("trend")
+@handle_errors
+def history_trend(
+    system: Annotated[str, typer.Option(help="The system to follow across runs")],
+    metric: Annotated[str | None, typer.Option(help="Default: the newest run's metric")] = None,
+    branch: BranchFilter = None,
+    history: HistoryDir = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the trend as JSON")] = False,
+) -> None:
+    """The metric across runs with intervals and the paired change between runs.
+
+    Between consecutive comparable runs: the paired difference (by question id), its
+    interval and verdict; where the measurement changed, a break (never compared).
+    """
+    from ragmeter.history_trend import Break, trend
+
+    with _store(history) as store:
+        found = trend(store, system, metric, branch=branch)
+    metric = found.metric
+    if as_json:
+        console.print_json(json.dumps(found.to_dict()))
+        return
+    table = Table(title=f"{escape(metric)} of {escape(system)} across runs", title_justify="left")
+    table.add_column("run", justify="right")
+    table.add_column("recorded (UTC)")
+    table.add_column("commit")
+    table.add_column("branch")
+    table.add_column(f"{escape(metric)} [95% CI]", justify="right")
+    table.add_column("change from the run before [CI]", justify="right")
+    table.add_column("p", justify="right")
+    table.add_column("verdict")
+    for p in found.points:
+        r, step = p.run, p.step
+        cells = [str(r.id), _when(r.recorded_at), _commit(r), escape(r.branch)]
+        cells.append(format_estimate(p.estimate, metric))
+        if step is None:
+            cells += ["", "", "first run"]
+        elif isinstance(step, Break):
+            cells += ["", "", Text(f"break: measured {'; '.join(step.reasons)}", style="yellow")]
+        else:
+            style = {"better": "green", "worse": "red"}.get(step.direction, "")
+            cells += [
+                shown_difference(step.row, metric),
+                shown_p(step.row, step.rule.alpha),
+                Text(step.row.verdict, style=style),
+            ]
+        table.add_row(*cells)
+    console.print(table)
+    rule = next((c.rule for c in found.changes), None)
+    if rule is not None:
+        console.print(
+            f"[dim]Changes: later - earlier, questions paired by id; {escape(rule.interval)}, "
+            f"seed and rounds of the earlier run. A break: the runs measured different "
+            f"things (corpus, test set or settings), so they are not compared.[/]"
+        )
+
+
+@history_app.command("export")
+@handle_errors
+def history_export(
+    format_: Annotated[str, typer.Option("--format", help="csv or json")] = "csv",
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="File to write (default: print)")
+    ] = None,
+    scores: Annotated[
+        bool, typer.Option("--scores", help="json: also every run's per-question scores")
+    ] = False,
+    system: SystemFilter = None,
+    metric: MetricFilter = None,
+    branch: BranchFilter = None,
+    history: HistoryDir = None,
+) -> None:
+    """Every recorded run as CSV (one row per run, system and metric) or JSON."""
+    from ragmeter.history_trend import export_json, export_rows
+    from ragmeter.outputs import check_output_file, write_output
+
+    if format_ not in ("csv", "json"):
+        raise InputError(f"--format must be csv or json, got {format_!r}")
+    if out is not None:
+        check_output_file(out, None, "history export", (), "--out")
+    with _store(history) as store:
+        runs = store.runs(system=system, metric=metric, branch=branch)
+        if format_ == "json":
+            text = json.dumps(export_json(runs, store, scores=scores), indent=1) + "\n"
+        else:
+            rows = export_rows(runs, store)
+            buf = io.StringIO()
+            fields = list(rows[0]) if rows else ["run"]
+            writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+            text = buf.getvalue()
+    if out is None:
+        console.file.write(text)
+        return
+    write_output(out, text, "history export", (), "--out")
+    console.print(Text.assemble("Exported: ", (str(out), "bold")))
+
+
+_KEPT: list = []  # temporary folders of baselines read from the history (removed at exit)
+
+
+def history_baseline(
+    ref: str,
+    first: Path,
+    second: Path | None,
+    system: str,
+    metric: str | None,
+    history: Path | None = None,
+) -> tuple[Path, Path]:
+    """``ragmeter check CANDIDATE --baseline-from-history REF``: the history run ``REF``
+    written as a temporary results directory, and the candidate's path."""
+    import tempfile
+
+    from ragmeter.cli.app import err
+    from ragmeter.history import materialise, resolve_ref, scores_digest
+
+    if second is not None:
+        raise InputError("with --baseline-from-history give only the candidate's results directory")
+    candidate = first
+    if not (candidate / "scores.json").is_file():
+        raise InputError(
+            f"{candidate}: not a ragmeter results directory (no scores.json); "
+            f"run `ragmeter search` first"
+        )
+    own = (str(candidate.resolve()), scores_digest(candidate))
+    with _store(history) as store:
+        run = resolve_ref(store, ref, system=system, metric=metric, exclude=own)
+        folder = tempfile.TemporaryDirectory(prefix="ragmeter-baseline-")
+        _KEPT.append(folder)
+        path = materialise(store, run.id, Path(folder.name) / f"run-{run.id}")
+    where = ", ".join(
+        x
+        for x in (
+            f"commit {_commit(run)}" if run.commit else "",
+            f"branch {run.branch}" if run.branch else "",
+            f"recorded {_when(run.recorded_at)} UTC",
+        )
+        if x
+    )
+    err.print(Text(f"Baseline: history run {run.id} ({where}; {run.results})"), soft_wrap=True)
+    return path, candidate

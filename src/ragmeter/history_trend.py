@@ -1,0 +1,275 @@
+"""The trend of one system's metric across recorded runs, with paired changes.
+
+Each run shows the interval its own summary holds. Between consecutive runs that
+measured the same thing (:func:`ragmeter.measurement.differences` is empty and
+the questions are the same) the change is the paired difference by question id,
+later - earlier, with its interval and verdict from
+:func:`ragmeter.comparison.compare_systems`: the rule ``ragmeter check`` uses
+(two runs of one system, never folded as identical; seed, rounds and
+confidence of the earlier run). Runs that measured different things are a
+break in the trend, never compared.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ragmeter import measurement, stats
+from ragmeter.comparison import ComparisonPlan, compare_systems
+from ragmeter.errors import InputError
+from ragmeter.history import HistoryStore, RunRecord
+from ragmeter.verdicts import Row, Rule
+
+__all__ = ["Break", "Change", "Trend", "TrendPoint", "comparable", "trend"]
+
+
+@dataclass(frozen=True)
+class Change:
+    """The paired change from run ``earlier`` to run ``later`` (later - earlier)."""
+
+    earlier: int
+    later: int
+    row: Row
+    rule: Rule
+
+    @property
+    def direction(self) -> str:
+        """``better``, ``worse`` or ``no change`` (the verdict, read from the later run)."""
+        if self.row.verdict.startswith(f"#{self.later} better"):
+            return "better"
+        if self.row.verdict.startswith(f"#{self.earlier} better"):
+            return "worse"
+        return "no change"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.row.difference
+        return {
+            "kind": "change",
+            "earlier": self.earlier,
+            "later": self.later,
+            "difference": d.to_dict(),
+            "p": self.row.p,
+            "wins": self.row.wins,
+            "ties": self.row.ties,
+            "losses": self.row.losses,
+            "verdict": self.row.verdict,
+            "direction": self.direction,
+            "interval": self.rule.interval,
+        }
+
+
+@dataclass(frozen=True)
+class Break:
+    """Runs ``earlier`` and ``later`` measured different things: not compared."""
+
+    earlier: int
+    later: int
+    reasons: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "break",
+            "earlier": self.earlier,
+            "later": self.later,
+            "reasons": list(self.reasons),
+        }
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    """One run on the trend: its estimate and its step from the run before it."""
+
+    run: RunRecord
+    estimate: stats.Estimate
+    step: Change | Break | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run": self.run.to_dict(),
+            "label": self.run.label,
+            "estimate": self.estimate.to_dict(),
+            "step": None if self.step is None else self.step.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Trend:
+    """``metric`` of ``system`` across runs, oldest first."""
+
+    system: str
+    metric: str
+    points: list[TrendPoint]
+
+    @property
+    def changes(self) -> list[Change]:
+        return [p.step for p in self.points if isinstance(p.step, Change)]
+
+    @property
+    def breaks(self) -> list[Break]:
+        return [p.step for p in self.points if isinstance(p.step, Break)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "system": self.system,
+            "metric": self.metric,
+            "points": [p.to_dict() for p in self.points],
+        }
+
+
+class _Run:
+    """One run's kept scores and summary, read once."""
+
+    def __init__(self, store: HistoryStore, record: RunRecord) -> None:
+        self.record = record
+        self.scores = store.file_json(record.id, "scores.json")
+        self.summary = store.file_json(record.id, "summary.json")
+        self.ids = [str(q) for q in self.scores.get("questions", [])]
+
+    def values(self, system: str, metric: str) -> np.ndarray:
+        return np.asarray(self.scores["values"][system][metric], dtype=np.float64)
+
+    @property
+    def seed(self) -> int:
+        return int(self.summary.get("seed", 1))
+
+    @property
+    def rounds(self) -> int:
+        return int(self.summary.get("rounds", 10_000))
+
+    @property
+    def confidence(self) -> float:
+        return float(self.summary.get("confidence", 0.95))
+
+    def estimate(self, system: str, metric: str) -> stats.Estimate:
+        """The interval the run's summary holds (computed as the run would, when absent)."""
+        saved = (self.summary.get("estimates") or {}).get(system, {}).get(metric)
+        if saved:
+            return stats.Estimate.from_dict(saved)
+        method = str(self.summary.get("method") or "percentile")
+        return stats.bootstrap(
+            self.values(system, metric), self.rounds, self.seed, method, self.confidence
+        )  # type: ignore[arg-type]
+
+
+def comparable(
+    a: RunRecord, b: RunRecord, metric: str, ids_a: Sequence[str] = (), ids_b=()
+) -> list[str]:
+    """Why runs ``a`` and ``b`` cannot be compared on ``metric`` (``[]``: they can)."""
+    reasons = measurement.differences(a.measurement, b.measurement, metric)
+    if not reasons and (sorted(ids_a) != sorted(ids_b) or len(set(ids_a)) != len(ids_a)):
+        reasons = ["the questions (their ids)"]
+    return reasons
+
+
+def _change(before: _Run, after: _Run, system: str, metric: str) -> Change:
+    earlier, later = before.record.id, after.record.id
+    order = {q: i for i, q in enumerate(after.ids)}
+    y = before.values(system, metric)
+    x = after.values(system, metric)[[order[q] for q in before.ids]]
+    names = [f"#{later}", f"#{earlier}"]
+    plan = ComparisonPlan(
+        metric, before.seed, before.rounds, before.confidence, pairs=((names[0], names[1]),)
+    )
+    # two runs of one system: never folded as "identical", however alike
+    table = compare_systems({metric: np.stack([x, y])}, names, plan, fold_identical=False)
+    return Change(earlier, later, table.rows[0], table.rule)
+
+
+def trend(
+    store: HistoryStore,
+    system: str,
+    metric: str | None = None,
+    *,
+    branch: str | None = None,
+    runs: Sequence[RunRecord] | None = None,
+) -> Trend:
+    """``metric`` (default: the newest run's) of ``system`` across the recorded runs
+    holding both (on ``branch`` when given, or the ``runs`` given), with the paired
+    change or the break between each run and the one before it."""
+    if runs is None:
+        held = store.runs(system=system, branch=branch)
+        if not held:
+            raise InputError(
+                f"{store.path}: no recorded run holds system {system!r}"
+                + (f" on branch {branch!r}" if branch is not None else "")
+                + "; `ragmeter history list` shows the runs"
+            )
+        metric = metric or held[-1].metric
+        runs = [r for r in held if metric in r.metrics]
+        if not runs:
+            raise InputError(
+                f"{store.path}: no recorded run of system {system!r} has metric {metric!r}; "
+                f"they have {', '.join(held[-1].metrics)}"
+            )
+    elif metric is None:
+        raise InputError("give the metric of the trend")
+    points: list[TrendPoint] = []
+    before: _Run | None = None
+    for record in runs:
+        now = _Run(store, record)
+        step: Change | Break | None = None
+        if before is not None:
+            why = comparable(before.record, record, metric, before.ids, now.ids)
+            if why:
+                step = Break(before.record.id, record.id, tuple(why))
+            else:
+                step = _change(before, now, system, metric)
+        points.append(TrendPoint(record, now.estimate(system, metric), step))
+        before = now
+    return Trend(system, metric, points)
+
+
+def export_rows(records: Sequence[RunRecord], store: HistoryStore) -> list[dict[str, Any]]:
+    """One row per run, system and metric: the run's fields and its estimate (for CSV)."""
+    out = []
+    for r in records:
+        summary = store.file_json(r.id, "summary.json")
+        estimates = summary.get("estimates") or {}
+        for system in r.systems:
+            for metric in r.metrics:
+                e = estimates.get(system, {}).get(metric) or {}
+                out.append(
+                    {
+                        "run": r.id,
+                        "uid": r.uid,
+                        "recorded_at": r.recorded_at,
+                        "command": r.command,
+                        "commit": r.commit,
+                        "branch": r.branch,
+                        "dirty": "" if r.dirty is None else str(r.dirty).lower(),
+                        "results": r.results,
+                        "system": system,
+                        "metric": metric,
+                        "mean": e.get("mean", ""),
+                        "low": e.get("low", ""),
+                        "high": e.get("high", ""),
+                        "questions": r.questions,
+                        "confidence": e.get("confidence", ""),
+                        "corpus": r.measurement.get("corpus", ""),
+                        "testset": r.measurement.get("testset", ""),
+                    }
+                )
+    return out
+
+
+def export_json(
+    records: Sequence[RunRecord], store: HistoryStore, *, scores: bool = False
+) -> list[dict[str, Any]]:
+    """Each run's fields with its summary's estimates (and per-question scores)."""
+    out = []
+    for r in records:
+        summary = store.file_json(r.id, "summary.json")
+        entry = {**r.to_dict(), "estimates": summary.get("estimates") or {}}
+        if scores:
+            kept = store.file_json(r.id, "scores.json")
+            entry["scores"] = {
+                "questions": kept.get("questions", []),
+                "values": kept.get("values", {}),
+            }
+        out.append(json.loads(json.dumps(entry, allow_nan=True)))
+    return out

@@ -1,0 +1,257 @@
+"""The run history store: records survive concurrent writers and a writer killed with
+SIGKILL mid-record; a file that is not a run history is refused, never changed."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragmeter import history
+from ragmeter.errors import InputError
+from ragmeter.history import HistoryStore, locate, materialise, record, resolve_ref
+from ragmeter.results import Results
+
+
+def results_dir(
+    path: Path, values: list[float], ids: list[str] | None = None, testset: str = "t1"
+) -> Path:
+    """A small results directory: recall@5 of system ``s`` on each question."""
+    ids = ids or [f"q{i}" for i in range(len(values))]
+    path.mkdir(parents=True)
+    (path / "scores.json").write_text(
+        json.dumps(
+            {
+                "systems": ["s"],
+                "questions": ids,
+                "metrics": ["recall@5"],
+                "values": {"s": {"recall@5": values}},
+            }
+        )
+    )
+    measured = {"corpus": "c1", "testset": testset, "relevant_grade": 2, "depth": 10}
+    (path / "meta.json").write_text(
+        json.dumps({"seed": 1, "rounds": 1000, "measurement": measured})
+    )
+    (path / "summary.json").write_text(
+        json.dumps({"metric": "recall@5", "seed": 1, "rounds": 1000, "confidence": 0.95})
+    )
+    (path / "config.toml").write_text("[stats]\nseed = 1\nrounds = 1000\n")
+    (path / "questions.jsonl").write_text(
+        "".join(json.dumps({"id": q, "question": f"{q}?", "answers": []}) + "\n" for q in ids)
+    )
+    return path
+
+
+def _writer(folder: str, results: str, start, n: int, tag: str) -> None:
+    start.wait(30)
+    for _ in range(n):
+        record(results, command=tag, history=folder)
+
+
+def test_concurrent_writers_lose_no_record(tmp_path):
+    res = results_dir(tmp_path / "r", [1.0, 0.0, 1.0, 1.0])
+    folder = tmp_path / "hist"
+    ctx = multiprocessing.get_context("spawn")
+    start = ctx.Event()
+    workers, each = 4, 6
+    procs = [
+        ctx.Process(target=_writer, args=(str(folder), str(res), start, each, f"w{i}"))
+        for i in range(workers)
+    ]
+    for p in procs:
+        p.start()
+    start.set()  # all at once
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    with HistoryStore(folder, create=False) as store:
+        runs = store.runs()
+        assert len(runs) == workers * each
+        assert sorted(r.command for r in runs) == sorted(
+            f"w{i}" for i in range(workers) for _ in range(each)
+        )
+        assert len({r.uid for r in runs}) == len(runs)
+        for r in runs:  # every record whole: all its files
+            assert sorted(store.files(r.id)) == sorted(history.RESULT_FILES)
+        assert store.store.query("PRAGMA integrity_check") == [("ok",)]
+
+
+_KILLED = """
+import sys, time
+from pathlib import Path
+from ragmeter import history
+folder, results, flag = sys.argv[1:4]
+history.record(results, command="whole", history=folder)
+history.record(results, command="whole", history=folder)
+real = history._pack
+calls = []
+def pack(data):
+    calls.append(1)
+    if len(calls) == 2:  # inside the transaction: the run's row and one file written
+        Path(flag).write_text("inside")
+        time.sleep(600)
+    return real(data)
+history._pack = pack
+history.record(results, command="killed", history=folder)
+"""
+
+
+def test_a_writer_killed_mid_record_leaves_no_half_record(tmp_path):
+    res = results_dir(tmp_path / "r", [1.0, 0.0, 1.0])
+    folder, flag = tmp_path / "hist", tmp_path / "inside.flag"
+    child = subprocess.Popen([sys.executable, "-c", _KILLED, str(folder), str(res), str(flag)])
+    try:
+        deadline = time.monotonic() + 120
+        while not flag.exists():  # wait for the child to be inside its transaction
+            assert child.poll() is None, "the writer ended before the kill"
+            assert time.monotonic() < deadline, "the writer never reached the transaction"
+            time.sleep(0.02)
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.wait(30) == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            child.kill()
+    with HistoryStore(folder, create=False) as store:
+        runs = store.runs()
+        assert [r.command for r in runs] == ["whole", "whole"]
+        orphans = store.store.query(
+            "SELECT count(*) FROM run_files WHERE run NOT IN (SELECT id FROM runs)"
+        )
+        assert orphans == [(0,)]
+        assert store.store.query("PRAGMA integrity_check") == [("ok",)]
+    # the lock died with the writer: the next record goes through
+    after = record(res, command="after", history=folder)
+    assert after.id > runs[-1].id
+
+
+def test_a_file_that_is_not_a_run_history_is_refused_and_left_as_it_is(tmp_path):
+    res = results_dir(tmp_path / "r", [1.0, 0.0])
+    text = tmp_path / "text" / "history.sqlite"
+    text.parent.mkdir()
+    text.write_text("not a database at all, " * 10)
+    other = tmp_path / "other" / "history.sqlite"
+    other.parent.mkdir()
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE users (name TEXT)")
+    marked = tmp_path / "marked" / "history.sqlite"
+    marked.parent.mkdir()
+    with sqlite3.connect(marked) as conn:
+        conn.execute("PRAGMA application_id = 1234")
+        conn.execute("CREATE TABLE runs (id INTEGER)")
+    newer = tmp_path / "newer"
+    record(res, history=newer)
+    with sqlite3.connect(newer / "history.sqlite") as conn:
+        conn.execute(f"PRAGMA user_version = {history.SCHEMA_VERSION + 1}")
+    for folder, why in (
+        (text, "not an SQLite file"),
+        (other, "table users"),
+        (marked, "application_id 0x4d2"),
+        (newer, "newer ragmeter"),
+    ):
+        before = (folder if folder.suffix else folder / "history.sqlite").read_bytes()
+        with pytest.raises(InputError, match=why):
+            record(res, history=folder.parent if folder.suffix else folder)
+        assert (folder if folder.suffix else folder / "history.sqlite").read_bytes() == before
+
+
+def test_where_the_history_lives(tmp_path, monkeypatch):
+    monkeypatch.delenv("RAGMETER_HISTORY", raising=False)
+    assert locate(cwd=tmp_path) == tmp_path / ".ragmeter"
+    cfg = tmp_path / "proj" / "ragmeter.toml"
+    cfg.parent.mkdir()
+    cfg.write_text('[history]\npath = "runs"\n')
+    assert locate(cfg) == tmp_path / "proj" / "runs"
+    assert locate(cwd=cfg.parent) == cfg.parent / "runs"  # ./ragmeter.toml is read
+    cfg.write_text("[history]\nenabled = false\n")
+    assert locate(cfg, recording=True) is None
+    assert locate(cfg) == cfg.parent / ".ragmeter"  # reading still finds it
+    cfg.write_text('[history]\nenabled = "no"\n')
+    with pytest.raises(InputError, match=r"\[history\] enabled must be true or false"):
+        locate(cfg)
+    monkeypatch.setenv("RAGMETER_HISTORY", str(tmp_path / "env"))
+    cfg.write_text("")
+    assert locate(cfg, recording=True) == tmp_path / "env"
+    monkeypatch.setenv("RAGMETER_HISTORY", "off")
+    assert locate(cfg, recording=True) is None
+
+
+def test_record_from_a_notebook_uses_the_current_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv("RAGMETER_HISTORY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    res = results_dir(tmp_path / "r", [1.0, 0.0, 1.0])
+    kept = history.record(res)
+    assert kept.id == 1 and kept.results == str(res.resolve())
+    assert (tmp_path / ".ragmeter" / "history.sqlite").is_file()
+    assert (tmp_path / ".ragmeter" / ".gitignore").read_text() == "*\n"
+    assert kept.commit == "" and kept.dirty is None  # no git here
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@e",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@e",
+    }
+    return subprocess.run(
+        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def test_git_state_commit_branch_and_dirty(tmp_path):
+    assert history.git_state(tmp_path) == {"commit": "", "branch": "", "dirty": None}
+    _git(tmp_path, "init", "-q", "-b", "trunk")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    _git(tmp_path, "add", "code.py")
+    _git(tmp_path, "commit", "-q", "-m", "one")
+    head = _git(tmp_path, "rev-parse", "HEAD")
+    (tmp_path / "results.json").write_text("{}")  # untracked: still clean
+    assert history.git_state(tmp_path) == {"commit": head, "branch": "trunk", "dirty": False}
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert history.git_state(tmp_path)["dirty"] is True
+
+
+def test_refs_and_the_baseline_written_back(tmp_path):
+    rng = np.random.default_rng(3)
+    folder = tmp_path / "hist"
+    kept = []
+    for i, branch in enumerate(["main", "main", "feature"]):
+        res = results_dir(
+            tmp_path / f"r{i}", (rng.random(50) < 0.5 + 0.1 * i).astype(float).tolist()
+        )
+        with HistoryStore(folder) as store:
+            files = history.read_results_files(res)
+            git = {"commit": f"{i}abc{i}" * 5, "branch": branch, "dirty": False}
+            kept.append(store.add(files, command="search", results=str(res), git=git))
+    with HistoryStore(folder, create=False) as store:
+        assert resolve_ref(store, "2").id == 2 == resolve_ref(store, "#2").id
+        assert resolve_ref(store, "latest").id == 3
+        assert resolve_ref(store, "latest:main").id == 2
+        assert resolve_ref(store, "1abc").id == 2
+        own = (kept[2].results, kept[2].scores_digest)
+        assert resolve_ref(store, "latest", exclude=own).id == 2
+        for bad, why in (
+            ("latest:nope", "no recorded run"),
+            ("x!", "give a run id"),
+            ("9", "no run 9"),
+        ):
+            with pytest.raises(InputError, match=why):
+                resolve_ref(store, bad)
+        with pytest.raises(InputError, match="no system 'z'"):
+            resolve_ref(store, "1", system="z")
+        back = materialise(store, 2, tmp_path / "back")
+    original, copy = Results(tmp_path / "r1"), Results(back)
+    assert copy.question_ids == original.question_ids
+    assert np.array_equal(copy.scores("s", "recall@5"), original.scores("s", "recall@5"))
+    assert copy.meta == original.meta
