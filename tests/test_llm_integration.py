@@ -545,6 +545,7 @@ def test_server_stopped_mid_run_raises_and_keeps_finished_replies(tmp_path):
                 retries=2,
                 progress=stop_server_after_2,
                 **FAST,
+                **PATIENT,  # no timeout before the kill: the retries counted are the kill's
             )
             with pytest.raises(BackendUnavailable) as info:
                 runner.run(requests)

@@ -13,12 +13,13 @@ from ragmeter.results import Results, save_results
 
 CHILD = textwrap.dedent(
     """
-    import sys, time
+    import fcntl, sys, time
     from pathlib import Path
     import ragmeter.answers.run as run
     from ragmeter.llm.client import Completion
 
-    results, system, go = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+    results, system, other, go = sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4])
+    events = go.parent
 
     class Echo:
         kind, model, base_url, max_concurrency = "test", "echo", None, None
@@ -27,17 +28,35 @@ CHILD = textwrap.dedent(
         def close(self):
             pass
 
-    # Widen the window between reading reader.jsonl and writing it back, so that
-    # without the lock the two runs would overwrite each other's answers.
+    # Events, not timing: a run that finds the lock taken says so ("blocked-NAME").
+    flock = fcntl.flock
+    def watched_flock(fd, op):
+        try:
+            return flock(fd, op)
+        except BlockingIOError:
+            (events / f"blocked-{system}").touch()
+            raise
+    fcntl.flock = watched_flock
+
+    # Between reading reader.jsonl and writing it back, wait until the other run has
+    # met the lock (or has finished). With the lock, it is waiting for us; without it,
+    # both runs sit here at once and overwrite each other's answers.
     write = run.write_answers
-    def slow_write(folder, answers):
-        time.sleep(0.4)
+    def held_write(folder, answers):
+        deadline = time.monotonic() + 120  # only a broken lock waits this long
+        while not any((events / f"{e}-{other}").exists() for e in ("blocked", "done")):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
         write(folder, answers)
-    run.write_answers = slow_write
+    run.write_answers = held_write
 
     while not go.exists():
         time.sleep(0.01)
-    run.answer_questions(results, Echo(), k=1, systems=system, cache=":memory:")
+    try:
+        run.answer_questions(results, Echo(), k=1, systems=system, cache=":memory:")
+    finally:
+        (events / f"done-{system}").touch()
     print("done", system)
     """
 )
@@ -75,16 +94,18 @@ def env() -> dict[str, str]:
 def test_two_answer_runs_at_once_keep_both_answers(tmp_path):
     results = make_results(tmp_path)
     for attempt in range(2):
-        go = tmp_path / f"go-{attempt}"
+        events = tmp_path / f"events-{attempt}"
+        events.mkdir()
+        go = events / "go"
         procs = [
             subprocess.Popen(
-                [sys.executable, "-c", CHILD, str(results), system, str(go)],
+                [sys.executable, "-c", CHILD, str(results), system, other, str(go)],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
                 env=env(),
             )
-            for system in ("whole", "sentence")
+            for system, other in (("whole", "sentence"), ("sentence", "whole"))
         ]
         go.touch()
         outs = [p.communicate(timeout=120) for p in procs]
@@ -98,6 +119,7 @@ def test_two_answer_runs_at_once_keep_both_answers(tmp_path):
         assert keys == {(s, q) for s in ("whole", "sentence") for q in ("q1", "q2")}
         merged = (results / "answers" / "answers.jsonl").read_text().splitlines()
         assert len(merged) == 4
+        assert any(events.glob("blocked-*"))  # the runs did meet at the lock
         (results / "answers" / "reader.jsonl").unlink()  # the next attempt starts afresh
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -212,7 +211,11 @@ def test_hostile_corpus_runs_nothing(driver, tmp_path):
     marks = [m.text for m in emoji.find_elements(By.CSS_SELECTOR, "mark")]
     assert passage in marks, marks  # offsets survive the astral-plane emoji before it
 
-    time.sleep(0.3)
+    # let every task the page queued run (an image's onerror, a timer) before looking
+    driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "requestAnimationFrame(() => setTimeout(() => setTimeout(done, 0), 0));"
+    )
     assert driver.execute_script("return typeof window.__pwned") == "undefined"
     assert driver.execute_script("return document.querySelectorAll('img').length") == 0
     errors = severe(driver)
