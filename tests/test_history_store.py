@@ -15,10 +15,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 from ragmeter import history
+from ragmeter.cli import app
 from ragmeter.errors import InputError
-from ragmeter.history import HistoryStore, locate, materialise, record, resolve_ref
+from ragmeter.history import HistoryStore, locate, record
+from ragmeter.history_baseline import materialise, resolve_ref
 from ragmeter.results import Results
 
 
@@ -255,3 +258,22 @@ def test_refs_and_the_baseline_written_back(tmp_path):
     assert copy.question_ids == original.question_ids
     assert np.array_equal(copy.scores("s", "recall@5"), original.scores("s", "recall@5"))
     assert copy.meta == original.meta
+
+
+def test_recording_off_and_a_foreign_history(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RAGMETER_HISTORY", raising=False)
+    res = tmp_path / "r"
+    (tmp_path / "ragmeter.toml").write_text("[history]\nenabled = false\n")
+    results_dir(res, [1.0, 0.0, 1.0])
+    assert history.record_if_enabled(res, "search", tmp_path / "ragmeter.toml") is None
+    assert not (tmp_path / ".ragmeter").exists()
+    (tmp_path / "ragmeter.toml").write_text('[history]\npath = "elsewhere"\n')
+    kept = history.record_if_enabled(res, "search", tmp_path / "ragmeter.toml")
+    assert kept is not None and (tmp_path / "elsewhere" / "history.sqlite").is_file()
+    # a file that is not a history: commands refuse it on one line, exit 2
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "history.sqlite").write_text("hello")
+    result = CliRunner().invoke(app, ["history", "list", "--history", str(bad)])
+    assert result.exit_code == 2 and "not a ragmeter run history" in result.output

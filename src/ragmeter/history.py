@@ -41,10 +41,8 @@ __all__ = [
     "RunRecord",
     "git_state",
     "locate",
-    "materialise",
     "open_history",
     "record",
-    "resolve_ref",
 ]
 
 APPLICATION_ID = 0x52474D48  # "RGMH": a ragmeter run history
@@ -521,76 +519,3 @@ def record_if_enabled(
     if folder is None:
         return None
     return record(results_dir, command=command, history=folder, config=config)
-
-
-# --- a run as a baseline ---------------------------------------------------------------------
-
-
-def resolve_ref(
-    store: HistoryStore,
-    ref: str,
-    *,
-    system: str | None = None,
-    metric: str | None = None,
-    exclude: tuple[str, str] | None = None,
-) -> RunRecord:
-    """The run ``ref`` names: ``N`` or ``#N`` (a run id), ``latest`` or
-    ``latest:BRANCH`` (the newest run, on that branch), or a commit (its newest run;
-    at least 4 hex digits of it). Only runs holding ``system`` and ``metric`` count;
-    ``exclude`` (results path, scores digest) leaves out the newest such record: the
-    candidate's own."""
-    ref = ref.strip()
-    if ref.lstrip("#").isdigit():
-        run = store.get(int(ref.lstrip("#")))
-        for want, have, what in ((system, run.systems, "system"), (metric, run.metrics, "metric")):
-            if want is not None and want not in have:
-                raise InputError(
-                    f"history run {run.id} has no {what} {want!r}; it has {', '.join(have)}"
-                )
-        return run
-    runs = store.runs(system=system, metric=metric)
-    if exclude is not None:
-        own = [r for r in runs if (r.results, r.scores_digest) == exclude]
-        if own:
-            runs = [r for r in runs if r.id != own[-1].id]
-    what = "" if system is None else f" holding system {system!r}"
-    if ref == "latest" or ref.startswith("latest:"):
-        branch = ref.partition(":")[2]
-        found = [r for r in runs if not branch or r.branch == branch]
-        where = f" on branch {branch!r}" if branch else ""
-    elif len(ref) >= 4 and all(c in "0123456789abcdefABCDEF" for c in ref):
-        found = [r for r in runs if r.commit.startswith(ref.lower())]
-        where = f" at commit {ref}"
-    else:
-        raise InputError(
-            f"history reference {ref!r}: give a run id (3 or #3), latest, latest:BRANCH "
-            f"or a commit (at least 4 hex digits)"
-        )
-    if not found:
-        raise InputError(
-            f"{store.path}: no recorded run{what}{where} (other than the candidate's own); "
-            f"`ragmeter history list` shows the runs"
-        )
-    return found[-1]
-
-
-def materialise(store: HistoryStore, run_id: int, folder: str | Path) -> Path:
-    """Write run ``run_id``'s kept files as a results directory in ``folder`` (new or
-    empty), which :class:`ragmeter.results.Results` and ``ragmeter check`` read."""
-    folder = Path(folder)
-    if folder.exists() and any(folder.iterdir()):
-        raise InputError(f"{folder}: not empty; give a new or empty folder for the run")
-    files = store.files(run_id)
-    if "scores.json" not in files:
-        raise InputError(f"{store.path}: run {run_id} has no scores kept; record it again")
-    for name, data in files.items():
-        target = folder / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    return folder
-
-
-def scores_digest(results_dir: str | Path) -> str:
-    """The digest a record keeps of a results directory's ``scores.json``."""
-    data = (Path(results_dir) / "scores.json").read_bytes()
-    return blake2b(data, digest_size=16).hexdigest()

@@ -1,13 +1,14 @@
 """The trend of one system's metric across recorded runs, with paired changes.
 
-Each run shows the interval its own summary holds. Between consecutive runs that
-measured the same thing (:func:`ragmeter.measurement.differences` is empty and
-the questions are the same) the change is the paired difference by question id,
-later - earlier, with its interval and verdict from
-:func:`ragmeter.comparison.compare_systems`: the rule ``ragmeter check`` uses
-(two runs of one system, never folded as identical; seed, rounds and
-confidence of the earlier run). Runs that measured different things are a
-break in the trend, never compared.
+Each run shows the interval its own summary holds. Runs that measured the same
+thing (:func:`ragmeter.measurement.differences` is empty and the questions are
+the same) form a series; each run is compared with the run before it in its
+series: the paired difference by question id, later - earlier, with its
+interval and verdict from :func:`ragmeter.comparison.compare_systems`, the rule
+``ragmeter check`` uses (two runs of one system, never folded as identical;
+seed, rounds and confidence of the earlier run). Where the measurement changes
+from one run to the next the trend shows a break; runs of different series are
+never compared.
 """
 
 from __future__ import annotations
@@ -82,18 +83,24 @@ class Break:
 
 @dataclass(frozen=True)
 class TrendPoint:
-    """One run on the trend: its estimate and its step from the run before it."""
+    """One run on the trend: its estimate, its ``series`` (runs that measured the same
+    thing share one), the ``change`` from the run before it in its series, and the
+    ``gap``: a break when the run just before it measured something else."""
 
     run: RunRecord
     estimate: stats.Estimate
-    step: Change | Break | None
+    series: int
+    change: Change | None = None
+    gap: Break | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "run": self.run.to_dict(),
             "label": self.run.label,
             "estimate": self.estimate.to_dict(),
-            "step": None if self.step is None else self.step.to_dict(),
+            "series": self.series,
+            "change": None if self.change is None else self.change.to_dict(),
+            "break": None if self.gap is None else self.gap.to_dict(),
         }
 
 
@@ -107,11 +114,11 @@ class Trend:
 
     @property
     def changes(self) -> list[Change]:
-        return [p.step for p in self.points if isinstance(p.step, Change)]
+        return [p.change for p in self.points if p.change is not None]
 
     @property
     def breaks(self) -> list[Break]:
-        return [p.step for p in self.points if isinstance(p.step, Break)]
+        return [p.gap for p in self.points if p.gap is not None]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -209,18 +216,29 @@ def trend(
     elif metric is None:
         raise InputError("give the metric of the trend")
     points: list[TrendPoint] = []
-    before: _Run | None = None
+    last: list[tuple[int, _Run]] = []  # (series, its newest run), newest series first
     for record in runs:
         now = _Run(store, record)
-        step: Change | Break | None = None
-        if before is not None:
-            why = comparable(before.record, record, metric, before.ids, now.ids)
+        gap = change = None
+        if points:
+            why = comparable(last[0][1].record, record, metric, last[0][1].ids, now.ids)
             if why:
-                step = Break(before.record.id, record.id, tuple(why))
-            else:
-                step = _change(before, now, system, metric)
-        points.append(TrendPoint(record, now.estimate(system, metric), step))
-        before = now
+                gap = Break(last[0][1].record.id, record.id, tuple(why))
+        same = next(
+            (
+                i
+                for i, (_, r) in enumerate(last)
+                if not comparable(r.record, record, metric, r.ids, now.ids)
+            ),
+            None,
+        )
+        if same is None:
+            series = len(last)
+        else:
+            series, before = last.pop(same)
+            change = _change(before, now, system, metric)
+        last.insert(0, (series, now))
+        points.append(TrendPoint(record, now.estimate(system, metric), series, change, gap))
     return Trend(system, metric, points)
 
 

@@ -178,7 +178,7 @@ def history_trend(
     Between consecutive comparable runs: the paired difference (by question id), its
     interval and verdict; where the measurement changed, a break (never compared).
     """
-    from ragmeter.history_trend import Break, trend
+    from ragmeter.history_trend import trend
 
     with _store(history) as store:
         found = trend(store, system, metric, branch=branch)
@@ -192,32 +192,40 @@ def history_trend(
     table.add_column("commit")
     table.add_column("branch")
     table.add_column(f"{escape(metric)} [95% CI]", justify="right")
-    table.add_column("change from the run before [CI]", justify="right")
+    table.add_column("from run", justify="right")
+    table.add_column("change [CI]", justify="right")
     table.add_column("p", justify="right")
     table.add_column("verdict")
     for p in found.points:
-        r, step = p.run, p.step
+        r, change = p.run, p.change
         cells = [str(r.id), _when(r.recorded_at), _commit(r), escape(r.branch)]
         cells.append(format_estimate(p.estimate, metric))
-        if step is None:
-            cells += ["", "", "first run"]
-        elif isinstance(step, Break):
-            cells += ["", "", Text(f"break: measured {'; '.join(step.reasons)}", style="yellow")]
+        verdict = Text()
+        if p.gap is not None:
+            verdict.append(
+                f"break: {'; '.join(p.gap.reasons)} changed since run {p.gap.earlier}. ",
+                style="yellow",
+            )
+        if change is None:
+            cells += ["", "", ""]
+            verdict.append("first run of this measurement" if p.gap or p.series else "first run")
         else:
-            style = {"better": "green", "worse": "red"}.get(step.direction, "")
             cells += [
-                shown_difference(step.row, metric),
-                shown_p(step.row, step.rule.alpha),
-                Text(step.row.verdict, style=style),
+                str(change.earlier),
+                shown_difference(change.row, metric),
+                shown_p(change.row, change.rule.alpha),
             ]
-        table.add_row(*cells)
+            style = {"better": "green", "worse": "red"}.get(change.direction, "")
+            verdict.append(change.row.verdict, style=style)
+        table.add_row(*cells, verdict)
     console.print(table)
     rule = next((c.rule for c in found.changes), None)
     if rule is not None:
         console.print(
             f"[dim]Changes: later - earlier, questions paired by id; {escape(rule.interval)}, "
-            f"seed and rounds of the earlier run. A break: the runs measured different "
-            f"things (corpus, test set or settings), so they are not compared.[/]"
+            f"seed and rounds of the earlier run; each run against the one before it that "
+            f"measured the same thing. A break: the measurement (corpus, test set or "
+            f"settings) changed, and runs that measured different things are never compared.[/]"
         )
 
 
@@ -279,19 +287,16 @@ def history_baseline(
     import tempfile
 
     from ragmeter.cli.app import err
-    from ragmeter.history import materialise, resolve_ref, scores_digest
+    from ragmeter.history_baseline import materialise, resolve_ref, scores_digest
+    from ragmeter.results import Results
 
     if second is not None:
         raise InputError("with --baseline-from-history give only the candidate's results directory")
     candidate = first
-    if not (candidate / "scores.json").is_file():
-        raise InputError(
-            f"{candidate}: not a ragmeter results directory (no scores.json); "
-            f"run `ragmeter search` first"
-        )
+    like = Results(candidate).meta.get("measurement") or {}
     own = (str(candidate.resolve()), scores_digest(candidate))
     with _store(history) as store:
-        run = resolve_ref(store, ref, system=system, metric=metric, exclude=own)
+        run = resolve_ref(store, ref, system=system, metric=metric, exclude=own, like=like)
         folder = tempfile.TemporaryDirectory(prefix="ragmeter-baseline-")
         _KEPT.append(folder)
         path = materialise(store, run.id, Path(folder.name) / f"run-{run.id}")
