@@ -83,4 +83,4 @@ def fenced(prompt: str, name: str) -> str:
     return prompt[start + len(head) : end] if end != -1 else ""
 
 
-_TAG = re.compile(r"<<<\S+ (data-[0-9a-f]{" + str(TAG_CHARS) + "})")
+_TAG = re.compile(r"<<<\S+ (data-[0-9a-f]+)$", re.MULTILINE)
