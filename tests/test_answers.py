@@ -148,21 +148,23 @@ def text_of(console: Console) -> str:
 # --- statistics on hand-made grades ----------------------------------------------------------
 
 
-def test_accuracy_keeps_unscored_out_of_the_mean_and_counts_it():
+def test_accuracy_counts_unscored_as_not_correct_and_says_how_many():
     acc = accuracy(["correct", "correct", "partial", "wrong", "unscored"], rounds=500, seed=3)
     assert (acc.scored, acc.unscored) == (4, 1)
     assert acc.counts == {"correct": 2, "partial": 1, "wrong": 1, "unscored": 1}
-    assert acc.correct.mean == 0.5  # 2 of the 4 scored; 2/5 if unscored counted as wrong
-    assert acc.correct_or_partial.mean == 0.75
-    assert acc.correct.n == 4
-    # the interval is the bootstrap of the 0/1 scores of the scored answers only
-    assert acc.correct == stats.bootstrap([1.0, 1.0, 0.0, 0.0], rounds=500, seed=3)
+    assert acc.correct.mean == 0.4  # 2 of 5: an unscored answer is not a correct one
+    assert acc.correct_or_partial.mean == 0.6
+    assert acc.correct.n == 5
+    assert acc.correct == stats.bootstrap([1.0, 1.0, 0.0, 0.0, 0.0], rounds=500, seed=3)
+    # beside it: the accuracy had every unscored answer been correct
+    assert acc.correct_if_unscored.mean == 0.6
 
 
-def test_accuracy_all_unscored_has_no_estimate():
+def test_accuracy_all_unscored_is_zero_with_its_upper_bound():
     acc = accuracy(["unscored"] * 3)
-    assert acc.correct is None and acc.correct_or_partial is None
+    assert acc.correct.mean == 0.0 and acc.correct_if_unscored.mean == 1.0
     assert (acc.scored, acc.unscored) == (0, 3)
+    assert accuracy([]).correct is None
     with pytest.raises(InputError, match="unknown grades"):
         accuracy(["right"])
 
@@ -339,7 +341,7 @@ def test_answers_grades_and_merged_file(results):
     assert by[("sentence", "q002")]["grades"] == {"test:a": "unscored", "test:b": "correct"}
     assert by[("fixed-40", "q001")]["grades"] == {"test:a": "partial", "test:b": "wrong"}
 
-    # the report: unscored kept out of the mean and counted
+    # the report: unscored counted as not correct, and counted
     report = answer_report(results)
     assert report.judge == "test:a" and report.k == 5
     sent = next(s for s in report.systems if s.system == "sentence")
@@ -351,7 +353,7 @@ def test_answers_grades_and_merged_file(results):
         if s == "sentence"
     }
     assert sent.accuracy.correct.mean == pytest.approx(
-        sum(g == "correct" for g in grades_a.values()) / 7
+        sum(g == "correct" for g in grades_a.values()) / 8
     )
     # hit = whole passage in the top 5, the same as the results' recall@5
     hits = search_hits(res, "sentence", 5)

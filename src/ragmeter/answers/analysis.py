@@ -75,9 +75,13 @@ def _key_str(key: Hashable) -> str:
 
 @dataclass(frozen=True)
 class Accuracy:
-    """Share correct, and share correct or partial, over the scored answers only.
+    """Share correct, and share correct or partial, over every answer.
 
-    ``unscored`` answers are counted but kept out of both means; never wrong.
+    An ``unscored`` answer (the judge's reply could not be read, or was
+    ambiguous) counts as not correct: leaving it out would raise the score, and
+    an answer that talks the judge out of a readable grade would gain by it.
+    ``unscored`` says how many there are; ``correct_if_unscored`` is the share
+    correct had they all been correct (the most they could add).
     """
 
     correct: stats.Estimate | None
@@ -85,6 +89,7 @@ class Accuracy:
     counts: dict[str, int]
     scored: int
     unscored: int
+    correct_if_unscored: stats.Estimate | None = None
 
 
 def accuracy(
@@ -92,25 +97,30 @@ def accuracy(
 ) -> Accuracy:
     """Bootstrap intervals of the share correct and correct-or-partial.
 
-    ``grades`` are correct / partial / wrong / unscored; unscored ones are left
-    out of the means and counted in ``unscored``.
+    ``grades`` are correct / partial / wrong / unscored; unscored ones count as
+    not correct in both means, and in ``unscored``.
     """
     labels = list(grades)
     bad = sorted({g for g in labels if g not in COLUMNS})
     if bad:
         raise InputError(f"unknown grades {bad}; use one of {', '.join(COLUMNS)}")
     counts = {c: labels.count(c) for c in COLUMNS}
-    scored = [g for g in labels if g != UNSCORED]
-    if not scored:
-        return Accuracy(None, None, counts, 0, counts[UNSCORED])
-    correct = np.array([g == "correct" for g in scored], dtype=np.float64)
-    either = np.array([g in ("correct", "partial") for g in scored], dtype=np.float64)
+    n_scored = len(labels) - counts[UNSCORED]
+    if not labels:
+        return Accuracy(None, None, counts, 0, 0)
+    correct = np.array([g == "correct" for g in labels], dtype=np.float64)
+    either = np.array([g in ("correct", "partial") for g in labels], dtype=np.float64)
+    upper = None
+    if counts[UNSCORED]:
+        best = np.array([g in ("correct", UNSCORED) for g in labels], dtype=np.float64)
+        upper = stats.bootstrap(best, rounds=rounds, seed=seed, confidence=confidence)
     return Accuracy(
         stats.bootstrap(correct, rounds=rounds, seed=seed, confidence=confidence),
         stats.bootstrap(either, rounds=rounds, seed=seed, confidence=confidence),
         counts,
-        len(scored),
+        n_scored,
         counts[UNSCORED],
+        upper,
     )
 
 
