@@ -29,8 +29,12 @@ The machine is shared: compare the ratios within one run (same load), not the ab
 seconds across runs; CPU seconds are printed beside wall seconds for that reason. The fitted
 growth exponent is the slope of log(seconds) on log(size): 1.0 is linear.
 
+With ``--segmenter blingfire`` the ``new`` and ``ray`` rows segment sentences with blingfire
+(compiled) instead of syntok (the ``old`` rows stay syntok's).
+
 Run: python bench/scale.py [--quick] [--sizes 1,4,16,64] [--variant shuffled,rotated]
      [--repeat 2] [--cli-sizes 1,16] [--ray-sizes 1,16] [--old-max 16]
+     [--segmenter syntok|blingfire]
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ from ragmeter.corpus import load_corpus
 from ragmeter.experiment import run_search
 from ragmeter.results import save_results, summarize_run
 from ragmeter.testset import load_testset
-corpus, testset_path, out, engine = sys.argv[1:5]
+corpus, testset_path, out, engine, segmenter = sys.argv[1:6]
 def rss_mb():
     with open("/proc/self/status") as f:
         for line in f:
@@ -74,6 +78,8 @@ docs = load_corpus(corpus)
 ts = load_testset(testset_path, docs)
 load_s = time.perf_counter() - t
 kw = {} if engine == "old" else {"engine": engine, "engine_address": ""}
+if segmenter != "syntok":
+    kw["custom_strategies"] = ({"name": "sentence", "kind": "sentence", "segmenter": segmenter},)
 cfg = Config(strategies=("sentence", "fixed"), ks=(1, 3, 5), output=out, **kw)
 t = time.perf_counter()
 run = run_search(cfg, docs, ts)
@@ -145,11 +151,11 @@ def old_tree(rev: str, into: Path) -> Path | None:
     return into / "src"
 
 
-def run_api(src: Path, corpus: Path, out: Path, engine: str) -> dict:
+def run_api(src: Path, corpus: Path, out: Path, engine: str, segmenter: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(src)}
     proc = subprocess.run(
         [sys.executable, "-c", DRIVER, str(corpus), str(CHROMA / "questions_df.csv"), str(out),
-         engine],
+         engine, segmenter],
         capture_output=True, text=True, env=env,
     )  # fmt: skip
     if proc.returncode != 0:
@@ -157,16 +163,23 @@ def run_api(src: Path, corpus: Path, out: Path, engine: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def run_cli(src: Path, corpus: Path, out: Path, engine: str) -> tuple[float, float, float]:
+def run_cli(
+    src: Path, corpus: Path, out: Path, engine: str, segmenter: str
+) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds (with worker processes) and peak MB of one CLI search."""
     env = {**os.environ, "PYTHONPATH": str(src)}
     cmd = [sys.executable, "-m", "ragmeter.cli", "search", "--corpus", str(corpus),
            "--testset", str(CHROMA / "questions_df.csv"), "--strategies", "sentence,fixed",
            "--ks", "1,3,5", "--out", str(out)]  # fmt: skip
+    toml = ""
     if engine == "ray":  # a Ray started on this machine for the run: [engine] address = ""
-        toml = out.parent / f"{out.name}.toml"
-        toml.write_text('[engine]\nkind = "ray"\naddress = ""\n', encoding="utf-8")
-        cmd.insert(4, str(toml))
+        toml += '[engine]\nkind = "ray"\naddress = ""\n'
+    if segmenter != "syntok":
+        toml += f'[[strategy]]\nname = "sentence"\nkind = "sentence"\nsegmenter = "{segmenter}"\n'
+    if toml:
+        path = out.parent / f"{out.name}.toml"
+        path.write_text(toml, encoding="utf-8")
+        cmd.insert(4, str(path))
     t = time.perf_counter()
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
@@ -199,6 +212,9 @@ def main() -> int:
     ap.add_argument("--cli-sizes", default="1,16", help="sizes also timed from the CLI")
     ap.add_argument(
         "--repeat", type=int, default=1, help="runs per cell: fastest time, highest memory"
+    )
+    ap.add_argument(
+        "--segmenter", default="syntok", help="sentence segmenter of the new and ray rows"
     )
     args = ap.parse_args()
     if not CHROMA.is_dir():
@@ -237,10 +253,11 @@ def main() -> int:
                         src = old_src if eng == "old" else new_src
                         kind = {"new": "local", "old": "old", "ray": "ray"}[eng]
                         out = tmp / f"out-{variant}-{n}-{eng}-{i}"
-                        res = run_api(src, corpus, out, kind)
+                        seg = "syntok" if eng == "old" else args.segmenter
+                        res = run_api(src, corpus, out, kind, seg)
                         if n in cli_sizes:
                             res["cli"], res["cli_cpu"], res["cli_peak_mb"] = run_cli(
-                                src, corpus, Path(f"{out}-cli"), kind
+                                src, corpus, Path(f"{out}-cli"), kind, seg
                             )
                         tries[eng].append(res)
                 for eng in engines:

@@ -168,3 +168,21 @@ def test_a_run_of_blingfire_strategies_never_runs_syntok(monkeypatch):
     assert [s.strategy.get("segmenter") for s in run.systems] == ["blingfire", "blingfire", None]
     assert all(s.scores["recall@5"].mean() > 0.5 for s in run.systems)
     chunking._CACHE.clear()
+
+
+def test_segmenter_from_the_config_and_a_bad_one_exits_2_with_one_line(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ragmeter.toml").write_text(
+        '[[strategy]]\nname = "s"\nkind = "sentence"\nsegmenter = "spacy"\n'
+        '[search]\nstrategies = ["s"]\n',
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(app, ["search", "--out", "out", "--rounds", "200"])
+    assert result.exit_code == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "unknown segmenter 'spacy'" in errors[0]
+    assert not (tmp_path / "out").exists()
