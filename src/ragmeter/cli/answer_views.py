@@ -253,6 +253,8 @@ def print_answer_report(report: AnswerReport, console: Console) -> None:
     for row in report.systems:
         acc = row.accuracy
         unscored = str(acc.unscored) + (f" (+{row.ungraded} ungraded)" if row.ungraded else "")
+        if acc.correct_if_unscored is not None:  # counted as not correct; this if all were
+            unscored += f", not correct (up to {acc.correct_if_unscored.mean:.0%} if correct)"
         cells = [Text(row.system), _est(row.hit), _est(acc.correct), _est(acc.correct_or_partial)]
         if corrected:
             c = row.corrected
