@@ -63,7 +63,12 @@ TARGETS: dict[str, list[str]] = {
         "tests/test_search_wiring.py",
     ],
     "grading.py": ["tests/test_grading.py", "tests/test_grading_edges.py"],
-    "stats.py": ["tests/test_stats.py", "tests/test_stats_contract.py"],
+    "stats_draws.py": ["tests/test_stats.py", "tests/test_stats_contract.py"],
+    "stats_bootstrap.py": ["tests/test_stats.py", "tests/test_stats_contract.py"],
+    "stats_compare.py": ["tests/test_stats.py", "tests/test_stats_contract.py"],
+    "stats_size.py": ["tests/test_stats.py", "tests/test_stats_contract.py"],
+    "stats_agreement.py": ["tests/test_stats.py", "tests/test_stats_contract.py"],
+    "stats_checks.py": ["tests/test_stats.py", "tests/test_stats_contract.py"],
     "chunking.py": [
         "tests/test_chunking.py",
         "tests/test_line_endings.py",
@@ -137,19 +142,24 @@ EQUIVALENT: set[tuple] = {
     # hold every word, and then the piece fitted whole and returned early
     ("chunking.py", "if cur_lo >= 0:", 3, "`>=` -> `>`", 5),
     ("chunking.py", "cum = np.concatenate(([0], np.cumsum(term)))", 23, "0 -> 1"),
-    # stats.py: block and chunk sizes, packing widths and rounds per pass only cut
-    # the work into pieces; the draws and sums are the same (bit for bit)
-    ("stats.py", "_BLOCK = 1 << 22", 9, "1 -> 2"),
-    ("stats.py", "_BLOCK = 1 << 22", 14, "22 -> 21"),
-    ("stats.py", "_CHUNK = 1 << 15", 14, "15 -> 14"),
-    ("stats.py", "if sum(g[2] for g in group) + f[2] > 64:", 37, "64 -> 63"),
-    ("stats.py", _SUB, 6, "2048 -> 2049"),
-    ("stats.py", _SUB, 19, "8 -> 9"),
-    ("stats.py", "w.cols, w.shifts, w.widths, w.lows, w.scales, strict=True", 53, "True -> False"),
-    ("stats.py", _SUB, 14, "`<=` -> `<`"),
-    ("stats.py", "if rows < 256:", 10, "256 -> 257"),  # two exact summation paths
+    # stats_draws.py, stats_bootstrap.py: block and chunk sizes, packing widths and rounds
+    # per pass only cut the work into pieces; the draws and sums are the same (bit for bit)
+    ("stats_draws.py", "_BLOCK = 1 << 18", 9, "1 -> 2"),
+    ("stats_draws.py", "_BLOCK = 1 << 18", 14, "18 -> 17"),
+    ("stats_draws.py", "_CHUNK = 1 << 15", 14, "15 -> 14"),
+    ("stats_bootstrap.py", "if sum(g[2] for g in group) + f[2] > 64:", 37, "64 -> 63"),
+    ("stats_bootstrap.py", _SUB, 6, "2048 -> 2049"),
+    ("stats_bootstrap.py", _SUB, 19, "8 -> 9"),
+    (
+        "stats_bootstrap.py",
+        "w.cols, w.shifts, w.widths, w.lows, w.scales, strict=True",
+        53,
+        "True -> False",
+    ),
+    ("stats_bootstrap.py", _SUB, 14, "`<=` -> `<`"),
+    ("stats_bootstrap.py", "if rows < 256:", 10, "256 -> 257"),  # two exact summation paths
     # the scale search only picks the fast exact path over the sequential one
-    ("stats.py", "for s in range(41):", 15, "41 -> 42"),
+    ("stats_bootstrap.py", "for s in range(41):", 15, "41 -> 42"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",
