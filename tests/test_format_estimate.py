@@ -38,7 +38,7 @@ def test_every_view_prints_the_same_text(a, b, c, metric):
     text = format_estimate(est, metric)
     assert text == format_estimate(est.to_dict(), metric) == tables.format_estimate(est, metric)
     assert _est(est, metric)["shown"] == text  # the report prints this text as it is
-    if is_share(metric):
+    if is_share(metric) and low != high:  # a zero-width interval is never printed
         assert text == est.format()
 
 

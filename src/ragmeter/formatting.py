@@ -13,7 +13,10 @@ from typing import Any
 from ragmeter.metrics import family, is_share
 
 __all__ = [
+    "EXACT_NOTE",
+    "NO_SPREAD",
     "column_labels",
+    "exact_note",
     "fmt_end",
     "fmt_p",
     "format_estimate",
@@ -44,16 +47,44 @@ def metric_scale(metric: Any) -> tuple[float, int]:
     return 1, 3
 
 
+NO_SPREAD = "no spread: interval not estimable"
+EXACT_MARK = "exact"
+EXACT_NOTE = (
+    "exact: 0/1 scores on fewer than 30 questions or with fewer than 5 hits or misses, "
+    "where resampling understates the uncertainty: the exact binomial (Clopper-Pearson) "
+    "interval is shown; summary.json keeps the bootstrap interval, with this one beside "
+    "it (exact)."
+)
+
+
 def format_estimate(est: Any, metric: Any = "") -> str:
     """An estimate as printed everywhere: ``"80.7 [74.1, 87.4]"`` for a share (percent),
     ``"0.612 [0.552, 0.671]"`` for MRR, nDCG, MAP, ``"885 [842, 930]"`` for words.
 
+    An estimate carrying an exact binomial interval prints that one, marked
+    ``"100.0 [83.2, 100.0] exact"``; an interval of zero width otherwise prints as
+    ``"1.000 (no spread: interval not estimable)"``: no view shows ``[x, x]``.
     ``est`` is a :class:`ragmeter.stats.Estimate` or its dict. The terminal tables,
     the report's data and charts, and the notebook tables all call this.
     """
-    get = est.get if isinstance(est, dict) else lambda name: getattr(est, name)
+    get = est.get if isinstance(est, dict) else lambda name: getattr(est, name, None)
     scale, digits = metric_scale(metric)
+    exact = get("exact")
+    if exact is not None:
+        text = format_interval(get("mean"), exact[0], exact[1], scale, digits)
+        return f"{text} {EXACT_MARK}"
+    if get("low") == get("high"):
+        return f"{get('mean') * scale:.{digits}f} ({NO_SPREAD})"
     return format_interval(get("mean"), get("low"), get("high"), scale, digits)
+
+
+def exact_note(estimates: Any) -> str | None:
+    """The footnote for tables where some estimate printed its exact interval."""
+    for est in estimates:
+        get = est.get if isinstance(est, dict) else lambda name, e=est: getattr(e, name, None)
+        if get("exact") is not None:
+            return EXACT_NOTE
+    return None
 
 
 def fmt_end(x: float, scale: float = 100.0, digits: int = 1) -> str:

@@ -2,7 +2,9 @@
 
 For each system, the interval its metric would have at n, 2n, 4n and 8n questions
 and the questions a target half-width needs; for each pair, the questions a paired
-difference of a given size needs. Systems with no spread and pairs that never
+difference of a given size needs, alone and as one of the run's family of pairs under
+its rule (a table of 21 pairs tests its first pair at 0.05/21 under Holm, so a pair
+needs more questions there than alone). Systems with no spread and pairs that never
 differ are named, since no number of questions narrows or separates them.
 """
 
@@ -16,8 +18,30 @@ import numpy as np
 
 from ragmeter.errors import InputError
 from ragmeter.stats import SizeRow, questions_for_half_width, questions_to_separate, sample_size
+from ragmeter.stats_exact import exact_interval
 
-__all__ = ["PairNeed", "Plan", "SystemNeed", "plan_questions"]
+__all__ = [
+    "PairNeed",
+    "Plan",
+    "SystemNeed",
+    "family_level",
+    "family_sentence",
+    "pair_needs",
+    "plan_questions",
+]
+
+
+def family_level(pairs: int, alpha: float = 0.05) -> float:
+    """The level one true difference must pass in a family of ``pairs`` pairs.
+
+    Holm tests the smallest p-value first, at ``alpha / pairs``; when one pair truly
+    differs and the others do not, that first step decides it. The step-down max-T
+    rule is never stricter (its first level is at least this one, more when the
+    pairs share questions), so questions planned at this level suffice under either.
+    """
+    if pairs < 1:
+        raise InputError(f"a family has at least one pair, got {pairs}")
+    return alpha / pairs
 
 
 @dataclass(frozen=True)
@@ -29,17 +53,20 @@ class SystemNeed:
     sizes: list[SizeRow]
     needed: int | None
     constant: float | None = None  # the one score of a system with no spread
+    exact: tuple[float, float] | None = None  # 0/1 scores with no spread: the exact interval
 
 
 @dataclass(frozen=True)
 class PairNeed:
-    """One pair: the questions a paired difference needs (``None`` when the pair's
-    difference is the same on every question: ``identical`` when that is 0)."""
+    """One pair: the questions a paired difference needs alone (``needed``) and as one
+    of the family (``in_family``, at :func:`family_level`); ``None`` when the pair's
+    difference is the same on every question (``identical`` when that is 0)."""
 
     a: str
     b: str
     needed: int | None
     identical: bool = False
+    in_family: int | None = None
 
 
 @dataclass(frozen=True)
@@ -53,6 +80,24 @@ class Plan:
     rounds: int
     systems: list[SystemNeed] = field(default_factory=list)
     pairs: list[PairNeed] = field(default_factory=list)
+    family: int = 1  # pairs in the family the run's table decides on together
+    rule: str = "holm"
+    alpha: float = 0.05
+
+    @property
+    def level(self) -> float:
+        """The level one true difference must pass in the family (:func:`family_level`)."""
+        return family_level(self.family, self.alpha)
+
+    def family_needed(self) -> int | None:
+        """Median over the pairs of the questions needed in the family (None: no pair)."""
+        need = sorted(p.in_family for p in self.pairs if p.in_family is not None)
+        return need[len(need) // 2] if need else None
+
+    def single_needed(self) -> int | None:
+        """Median over the pairs of the questions one planned pair alone would need."""
+        need = sorted(p.needed for p in self.pairs if p.needed is not None)
+        return need[len(need) // 2] if need else None
 
 
 def plan_questions(
@@ -64,19 +109,35 @@ def plan_questions(
     systems: Sequence[str] | None = None,
     seed: int = 1,
     rounds: int = 10_000,
+    family: int | None = None,
+    rule: str = "holm",
+    alpha: float = 0.05,
 ) -> Plan:
     """The sample-size view of a run (a :class:`ragmeter.results.Results` or an
     in-memory :class:`ragmeter.runs.SearchRun`) on ``metric``.
 
     ``half_width`` and ``difference`` are on the metric's own scale (0.04 is 4 points
-    of a share).
+    of a share). ``family`` is the number of pairs the run's table decides on
+    together under ``rule`` (default: every pair of the systems); each pair's
+    ``in_family`` is planned at :func:`family_level`.
     """
     for name, value in (("half-width", half_width), ("difference", difference)):
         if not (isinstance(value, int | float) and np.isfinite(value) and value > 0):
             raise InputError(f"the {name} must be a positive number, got {value}")
     names = [str(s) for s in (systems or run.systems)]
     scores = {s: run.scores(s, metric) for s in names}
-    plan = Plan(metric, float(half_width), float(difference), seed, rounds)
+    m = len(names)
+    k = max(1, m * (m - 1) // 2) if family is None else int(family)
+    plan = Plan(
+        metric,
+        float(half_width),
+        float(difference),
+        seed,
+        rounds,
+        family=k,
+        rule=rule,
+        alpha=float(alpha),
+    )
     for s in names:
         x = scores[s]
         flat = bool(np.ptp(x) == 0)
@@ -86,14 +147,63 @@ def plan_questions(
                 sample_size(x, rounds=rounds, seed=seed),
                 None if flat else questions_for_half_width(x, half_width),
                 float(x[0]) if flat else None,
+                exact_interval(x, 0.0, 0.0, 1.0 - alpha) if flat else None,
             )
         )
+    plan.pairs.extend(pair_needs(scores, names, difference, k, alpha))
+    return plan
+
+
+def pair_needs(
+    scores: dict[str, np.ndarray],
+    names: Sequence[str],
+    difference: float,
+    family: int,
+    alpha: float = 0.05,
+) -> list[PairNeed]:
+    """Every pair of ``names``: questions to separate ``difference`` alone and as one of
+    ``family`` pairs (:func:`family_level`), at power 0.8."""
+    level = family_level(family, alpha)
+    out = []
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
             diff = scores[a] - scores[b]
             if np.ptp(diff) == 0:
-                plan.pairs.append(PairNeed(a, b, None, identical=bool(diff[0] == 0)))
+                out.append(PairNeed(a, b, None, identical=bool(diff[0] == 0)))
             else:
-                need = questions_to_separate(scores[a], scores[b], difference)
-                plan.pairs.append(PairNeed(a, b, need))
-    return plan
+                need = questions_to_separate(scores[a], scores[b], difference, 1.0 - alpha)
+                wide = questions_to_separate(scores[a], scores[b], difference, 1.0 - level)
+                out.append(PairNeed(a, b, need, in_family=wide))
+    return out
+
+
+def family_sentence(
+    needs: list[PairNeed],
+    difference: float,
+    family: int,
+    rule: str,
+    alpha: float = 0.05,
+    scale: float = 100.0,
+) -> str | None:
+    """One sentence for the sample-size views: what a family of this size costs."""
+    wide = sorted(p.in_family for p in needs if p.in_family is not None)
+    alone = sorted(p.needed for p in needs if p.needed is not None)
+    if not wide:
+        return None
+    unit = " points" if scale == 100 else ""
+    if rule == "none":
+        return (
+            f"Separating a difference of {difference * scale:g}{unit} takes about "
+            f"{alone[len(alone) // 2]:,} questions per pair at power 0.8 (median over the "
+            f"pairs); the seed's per-pair rule makes no adjustment for the "
+            f"{family} pairs, so its tables show false differences."
+        )
+    name = "max-T" if rule == "maxt" else "Holm"
+    return (
+        f"Separating a difference of {difference * scale:g}{unit} at power 0.8 takes about "
+        f"{wide[len(wide) // 2]:,} questions per pair in this table ({name} over {family} "
+        f"pairs tests the first at {alpha:g}/{family}"
+        + ("; max-T is never stricter, so this is an upper bound" if rule == "maxt" else "")
+        + f"), against {alone[len(alone) // 2]:,} for one pair planned in advance "
+        f"(median over the pairs)."
+    )

@@ -13,6 +13,8 @@ This module is the one place to import them from; each lives in its own room:
 * :mod:`ragmeter.stats_draws`: the mulberry32 generator and the resampling draws;
 * :mod:`ragmeter.stats_bootstrap`: exact resampled sums, :class:`Estimate`, :func:`bootstrap`;
 * :mod:`ragmeter.stats_compare`: :func:`paired`, :func:`compare_all`, :func:`holm`;
+* :mod:`ragmeter.stats_exact`: :func:`clopper_pearson`, exact intervals near 0% and 100%;
+* :mod:`ragmeter.stats_maxt`: the step-down max-T over a family of paired comparisons;
 * :mod:`ragmeter.stats_size`: :func:`sample_size` and the ``questions_*`` planners;
 * :mod:`ragmeter.stats_agreement`: :func:`agreement`, :func:`cohen_kappa`;
 * :mod:`ragmeter.stats_checks`: the input checks they share.
@@ -83,6 +85,7 @@ from ragmeter.stats_draws import (  # noqa: F401
     resample_indices,
     rng_name,
 )
+from ragmeter.stats_exact import clopper_pearson  # noqa: F401
 from ragmeter.stats_size import (  # noqa: F401
     SizeRow,
     _shared_stream_means,
@@ -99,6 +102,7 @@ __all__ = [
     "agreement",
     "bootstrap",
     "bootstrap_many",
+    "clopper_pearson",
     "cohen_kappa",
     "compare_all",
     "holm",

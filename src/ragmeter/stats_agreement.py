@@ -7,7 +7,7 @@ Both intervals resample the items with the bootstrap's draws, so ``percent`` equ
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ from ragmeter.errors import InputError
 from ragmeter.stats_bootstrap import Estimate, _estimate, _interval
 from ragmeter.stats_checks import Seed, _check_common, _seed_record
 from ragmeter.stats_draws import _index_blocks, rng_name
+from ragmeter.stats_exact import exact_interval
 
 # --------------------------------------------------------------------------- agreement
 
@@ -120,6 +121,9 @@ def agreement(
 
     hits = (code // k == code % k).astype(np.float64)
     percent = _estimate(hits, diag / n, rounds, seed, "percentile", confidence)
+    exact = exact_interval(hits, percent.low, percent.high, confidence)
+    if exact is not None:  # all agree, or nearly: the exact binomial interval beside it
+        percent = replace(percent, exact=exact)
     kappas = _kappa_from_counts(diag, expected, n)
     observed = cohen_kappa(table)
     low, high = _interval(kappas, observed, hits, "percentile", confidence)

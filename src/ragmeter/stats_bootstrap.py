@@ -10,7 +10,7 @@ packed integers; the others are added draw by draw, as the reference loop adds t
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from statistics import NormalDist
 from typing import Any
 
@@ -26,6 +26,7 @@ from ragmeter.stats_checks import (
     _seed_record,
 )
 from ragmeter.stats_draws import _index_blocks, rng_name
+from ragmeter.stats_exact import exact_interval
 
 # --------------------------------------------------------------------------- sums
 
@@ -177,7 +178,13 @@ def from_fields(cls, data: dict[str, Any]):
 
 @dataclass(frozen=True)
 class Estimate:
-    """A mean with its bootstrap interval, and everything needed to reproduce it."""
+    """A mean with its bootstrap interval, and everything needed to reproduce it.
+
+    ``low`` and ``high`` are always the bootstrap interval of ``method`` (the seed's
+    numbers, bit for bit). ``exact``, when set, is the exact binomial (Clopper-Pearson)
+    interval at the same confidence, which the views show instead for 0/1 scores where
+    the bootstrap cannot be trusted (:mod:`ragmeter.stats_exact`).
+    """
 
     mean: float
     low: float
@@ -188,15 +195,24 @@ class Estimate:
     method: str
     rng: str
     confidence: float = 0.95
+    exact: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict (JSON-ready)."""
-        return asdict(self)
+        """Plain dict (JSON-ready); ``exact`` only when there is one."""
+        out = asdict(self)
+        if self.exact is None:
+            del out["exact"]
+        else:
+            out["exact"] = list(self.exact)
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Estimate:
         """The inverse of :meth:`to_dict`."""
-        return from_fields(cls, data)
+        est = from_fields(cls, data)
+        if est.exact is not None:
+            est = replace(est, exact=(float(est.exact[0]), float(est.exact[1])))
+        return est
 
     def format(self, scale: float = 100, digits: int = 1) -> str:
         """``"85.0 [77.5, 92.5]"``: the mean and interval, multiplied by ``scale``."""
@@ -285,15 +301,20 @@ def bootstrap_many(
     """One :class:`Estimate` per row of ``matrix`` (series x questions).
 
     All rows share one set of resampling indices, drawn once; each row's result
-    equals ``bootstrap(row, rounds, seed, ...)`` for an integer seed.
+    equals ``bootstrap(row, rounds, seed, ...)`` for an integer seed. A row of 0/1
+    scores whose interval has zero width, or with few hits or misses, also carries
+    its exact binomial interval (``exact``); ``low`` and ``high`` stay the bootstrap's.
     """
     m = _as_matrix(matrix, "matrix")
     _check_common(rounds, seed, method, confidence)
     n = m.shape[1]
     means = _resampled_means(np.ascontiguousarray(m.T), n, rounds, seed)
-    return [
-        _estimate(m[j], means[:, j], rounds, seed, method, confidence) for j in range(m.shape[0])
-    ]
+    out = []
+    for j in range(m.shape[0]):
+        est = _estimate(m[j], means[:, j], rounds, seed, method, confidence)
+        exact = exact_interval(m[j], est.low, est.high, confidence)
+        out.append(est if exact is None else replace(est, exact=exact))
+    return out
 
 
 def _estimate(

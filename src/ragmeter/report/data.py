@@ -314,6 +314,7 @@ def _sample_size(results: Results, summary: Summary, metric: str, target: float)
                 "half_width": _r(r.half_width),
             }
             for r in rows_by_system.get(s, [])
+            if sd > 0  # no spread: resampling shows none, and none is claimed (not ± 0)
         ]
         observed = next((r for r in rows if r["n"] == n), None)
         out_rows.append(
@@ -331,7 +332,25 @@ def _sample_size(results: Results, summary: Summary, metric: str, target: float)
         "target": target,
         "confidence": confidence,
         "systems": out_rows,
+        "family": _family_need(results, summary, metric),
     }
+
+
+def _family_need(results: Results, summary: Summary, metric: str) -> str | None:
+    """What the run's family of pairs costs in questions (:mod:`ragmeter.planning`)."""
+    from ragmeter.metrics import is_share
+    from ragmeter.planning import family_sentence, pair_needs
+
+    names = [str(s) for s in results.systems]
+    rule = summary.comparison_rule
+    pairs = rule.pairs if rule is not None else len(names) * (len(names) - 1) // 2
+    if pairs < 2 or len(names) < 2:
+        return None
+    alpha = rule.alpha if rule is not None else 0.05
+    scores = {s: results.scores(s, metric) for s in names}
+    needs = pair_needs(scores, names, 0.05, pairs, alpha)
+    scale = 100.0 if is_share(metric) else 1.0
+    return family_sentence(needs, 0.05, pairs, rule.adjust if rule else "holm", alpha, scale)
 
 
 class _Utf16:

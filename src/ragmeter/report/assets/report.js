@@ -428,6 +428,7 @@
         " carries ± " + (first.half_width * 100).toFixed(1) + " points on " + ss.metric + "; ± " +
         target + " points would take about " + int(first.needed || 0) + "."]);
     }
+    if (ss.family) append(lead, [" " + ss.family]);
     const sizes = [];
     ss.systems.forEach((r) => r.rows.forEach((row) => { if (sizes.indexOf(row.n) < 0) sizes.push(row.n); }));
     sizes.sort((a, b) => a - b);

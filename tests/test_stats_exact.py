@@ -1,0 +1,136 @@
+"""Exact binomial intervals where the bootstrap cannot show the uncertainty.
+
+20 hits of 20 resample to [100, 100]; the exact (Clopper-Pearson) interval says
+[83.2, 100]. The bootstrap estimate stays bit for bit beside it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.stats import beta, binom
+
+from ragmeter import stats
+from ragmeter.formatting import EXACT_NOTE, NO_SPREAD, exact_note, format_estimate
+from ragmeter.report.common import _est
+from ragmeter.stats_exact import binom_cdf, clopper_pearson, exact_interval
+from ragmeter.summary import Summary, summarize
+
+
+@pytest.mark.parametrize(
+    ("hits", "n"),
+    [
+        (0, 1),
+        (1, 1),
+        (0, 20),
+        (20, 20),
+        (19, 20),
+        (1, 5),
+        (68, 80),
+        (3, 472),
+        (470, 472),
+        (250, 500),
+        (0, 5000),
+        (4999, 5000),
+    ],
+)
+@pytest.mark.parametrize("confidence", [0.95, 0.9, 0.99])
+def test_clopper_pearson_equals_the_beta_quantiles(hits, n, confidence):
+    tail = (1 - confidence) / 2
+    lo, hi = clopper_pearson(hits, n, confidence)
+    want_lo = 0.0 if hits == 0 else beta.ppf(tail, hits, n - hits + 1)
+    want_hi = 1.0 if hits == n else beta.ppf(1 - tail, hits + 1, n - hits)
+    assert lo == pytest.approx(want_lo, rel=1e-9, abs=1e-14)
+    assert hi == pytest.approx(want_hi, rel=1e-9, abs=1e-14)
+    assert lo <= hits / n <= hi
+
+
+def test_binomial_cdf_matches_scipy():
+    for k, n, p in [(0, 10, 0.3), (5, 10, 0.5), (19, 20, 0.9), (100, 472, 0.2), (7, 7, 0.4)]:
+        assert binom_cdf(k, n, p) == pytest.approx(binom.cdf(k, n, p), rel=1e-10)
+
+
+def test_twenty_of_twenty_is_not_certainty():
+    est = stats.bootstrap([1.0] * 20)
+    assert (est.low, est.high) == (1.0, 1.0)  # the seed's numbers, unchanged
+    assert est.method == "percentile"
+    assert est.exact == pytest.approx((0.8315665290169146, 1.0))
+    assert format_estimate(est, "recall@5") == "100.0 [83.2, 100.0] exact"
+    assert est.format() == "100.0 [100.0, 100.0]"  # the seed's method, named and kept
+
+
+def test_the_bootstrap_stays_bit_for_bit_and_exact_only_where_needed():
+    rng = np.random.default_rng(3)
+    mid = (rng.random(80) < 0.6).astype(float)
+    est = stats.bootstrap(mid)
+    assert est.exact is None and "exact" not in est.to_dict()
+    assert stats.bootstrap([1.0] * 68 + [0.0] * 12).format() == "85.0 [77.5, 92.5]"
+    few = np.array([1.0] * 77 + [0.0] * 3)  # 3 misses of 80: too few to resample
+    e = stats.bootstrap(few)
+    assert e.exact == clopper_pearson(77, 80) and e.low != e.high
+    small = np.array([1.0, 0.0] * 10)  # 20 questions
+    assert stats.bootstrap(small).exact == clopper_pearson(10, 20)
+    graded = np.full(30, 0.5)  # no spread, not 0/1: nothing exact to say
+    g = stats.bootstrap(graded)
+    assert g.exact is None
+    assert format_estimate(g, "ndcg@10") == f"0.500 ({NO_SPREAD})"
+    assert exact_interval(graded, 0.5, 0.5) is None
+
+
+def test_many_rows_each_get_their_own():
+    m = np.stack([np.ones(40), np.r_[np.ones(20), np.zeros(20)], np.zeros(40)])
+    out = stats.bootstrap_many(m, rounds=500)
+    assert out[0].exact == clopper_pearson(40, 40)
+    assert out[1].exact is None
+    assert out[2].exact == clopper_pearson(0, 40)
+    for row, e in zip(m, out, strict=True):  # each equals the one-row call
+        assert e == stats.bootstrap(row, rounds=500)
+
+
+def test_summary_json_keeps_both_and_reads_back(tmp_path):
+    x = np.stack([np.ones(25), np.r_[np.ones(20), np.zeros(5)]])
+    summary = summarize({"recall@5": x}, ["a", "b"], "recall@5", 1, 400)
+    saved = json.loads(json.dumps(summary.to_json()))
+    a = saved["estimates"]["a"]["recall@5"]
+    assert (a["low"], a["high"], a["method"]) == (1.0, 1.0, "percentile")
+    assert a["exact"] == pytest.approx(list(clopper_pearson(25, 25)))
+    assert Summary.from_json(saved) == summary
+    page = _est(summary.estimates["a"]["recall@5"], "recall@5")
+    assert page["shown"].endswith(" exact") and page["low"] < page["high"]
+    assert page["bootstrap"] == [1.0, 1.0]
+    assert exact_note(summary.estimates["a"].values()) == EXACT_NOTE
+    assert exact_note([stats.bootstrap(np.r_[np.ones(60), np.zeros(40)], rounds=200)]) is None
+
+
+def test_no_view_prints_a_zero_width_interval():
+    rng = np.random.default_rng(8)
+    for _ in range(200):
+        n = int(rng.integers(1, 60))
+        p = rng.choice([0.0, 0.02, 0.5, 0.98, 1.0])
+        x = (rng.random(n) < p).astype(float)
+        e = stats.bootstrap(x, rounds=200)
+        text = format_estimate(e, "recall@5")
+        low, high = e.exact if e.exact is not None else (e.low, e.high)
+        assert low < high or NO_SPREAD in text, text
+        if e.exact is not None:
+            assert e.exact[0] <= e.mean <= e.exact[1]
+
+
+def test_agreement_percent_carries_it_too():
+    labels = ["a", "b"] * 10
+    ag = stats.agreement(labels, labels, rounds=300)
+    assert (ag.percent.low, ag.percent.high) == (1.0, 1.0)
+    assert ag.percent.exact == clopper_pearson(20, 20)
+
+
+def test_bad_counts_are_refused():
+    from ragmeter.errors import InputError
+
+    with pytest.raises(InputError):
+        clopper_pearson(5, 4)
+    with pytest.raises(InputError):
+        clopper_pearson(1, 0)
+    with pytest.raises(InputError):
+        clopper_pearson(1, 3, confidence=1.0)
