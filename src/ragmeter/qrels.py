@@ -25,8 +25,18 @@ import numpy as np
 
 from ragmeter import metrics
 from ragmeter.errors import InputError
-from ragmeter.qrels_bytes import _numbers, _tokenize, decode_ids  # noqa: F401 (older callers)
-from ragmeter.qrels_read import Qrels, Run, _positions, read_qrels, read_run
+from ragmeter.qrels_bytes import BLOCK, _numbers, _tokenize, decode_ids  # noqa: F401
+from ragmeter.qrels_read import (  # noqa: F401
+    PathLike,
+    Qrels,
+    Run,
+    _positions,
+    read_qrels,
+    read_run,
+)
+
+# BLOCK, _numbers, _tokenize and PathLike are here for older callers; setting BLOCK here
+# changes nothing (the tokenizer reads its own, ragmeter.qrels_bytes.BLOCK).
 
 __all__ = [
     "COMPAT_MEASURES",
