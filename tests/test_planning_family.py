@@ -44,10 +44,7 @@ def test_each_pair_is_planned_alone_and_in_the_family():
     for p in plan.pairs:
         if p.needed is None:
             continue
-        a, b = (
-            run.scores(p.a, ""),
-            run.scores(p.b, ""),
-        )
+        a, b = run.scores(p.a, ""), run.scores(p.b, "")
         assert p.needed == questions_to_separate(a, b, 0.05, 0.95)
         assert p.in_family == questions_to_separate(a, b, 0.05, 1 - 0.005)
         assert p.in_family > p.needed
