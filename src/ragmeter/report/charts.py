@@ -113,6 +113,9 @@ def chart_specs(data: dict, alt=None) -> dict[str, dict]:
     }
     if data["comparisons"]:
         specs["chart-compare"] = _compare_chart(alt, data)
+    from ragmeter.report.history import history_chart
+
+    specs["chart-history"] = history_chart(alt, data)  # None without a run history
     return {k: v for k, v in specs.items() if v is not None}
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from ragmeter import stats
 from ragmeter.errors import InputError
 from ragmeter.report.common import GRADE_LABELS, RATIO, SHARE, _est
+from ragmeter.report.history import load_history
 from ragmeter.results import Results
 
 
@@ -310,6 +311,7 @@ OPTIONAL_SECTIONS: list[OptionalSection] = [
     OptionalSection("answers", "Answer grades", load_answers),
     OptionalSection("failures", "Answer failures", load_failures),
     OptionalSection("audit", "Question audit", load_audit),
+    OptionalSection("history", "Run history", load_history),
 ]
 """Sections drawn only when present; each loader returns None when its files are absent."""
 

@@ -124,6 +124,7 @@
     if (OPT.answers) links.push(["answers", "Answers"]);
     if (OPT.failures) links.push(["failures", "Failures"]);
     if (OPT.audit) links.push(["audit", "Audit"]);
+    if (OPT.history) links.push(["history", "History"]);
     links.push(["questions", "Questions"]);
     links.forEach((l) => nav.append(el("a", { href: "#" + l[0], text: l[1] })));
   }
@@ -636,6 +637,40 @@
       "choose \u201cflagged by the audit\u201d to list only them." }));
   }
 
+  // ------------------------------------------------------------------ run history
+
+  function renderHistory() {
+    const h = OPT.history;
+    if (!h) return;
+    document.getElementById("history").hidden = false;
+    const body = document.getElementById("history-body");
+    append(body, el("p", { class: "lead", text: "This run among the " + h.runs + " recorded runs " +
+      "that measured the same thing (corpus, test set, answer keys and settings)" +
+      (h.other ? "; " + h.other + " other recorded runs measured something else and are left out" : "") +
+      ". The band is each run's 95% interval of " + h.metric + "; a point's colour is the paired " +
+      "change from the run before it (questions paired by id, under the rule ragmeter check uses). " +
+      "History file: " + h.path + "." }));
+    const sel = el("select", { id: "history-system" },
+      h.systems.map((s) => el("option", { value: s, text: s, selected: s === h.default })));
+    append(body, el("div", { class: "controls" }, el("label", null, "Table: system ", sel)));
+    function show() {
+      const points = h.series[sel.value] || [];
+      table("history-table", ["run", "commit", "branch", "recorded (UTC)",
+        { text: h.metric + " [95% CI]", num: true }, { text: "change [CI]", num: true }, "verdict"],
+      points.slice().reverse().map((p) => [
+        p.run + (p.current ? " (this run)" : ""),
+        p.commit ? p.commit.slice(0, 7) + (p.dirty ? " (dirty)" : "") : "",
+        p.branch,
+        p.recorded_at.replace("T", " ").replace("+00:00", ""),
+        { text: p.shown, cls: "num" },
+        { text: p.change ? p.change.shown + " from run " + p.change.earlier : "", cls: "num" },
+        { text: p.change ? p.change.verdict : "first run", cls: "verdict-" + p.direction.replace(" ", "-") },
+      ]));
+    }
+    sel.addEventListener("change", show);
+    show();
+  }
+
   // ------------------------------------------------------------------ drill-down
 
   // The text of DOCS[docIdx] between UTF-16 offsets start and end: the page holds only the
@@ -862,6 +897,7 @@
   renderAnswers();
   renderFailures();
   renderAudit();
+  renderHistory();
   setupQuestions();
   renderFooter();
   renderCharts();

@@ -1,0 +1,163 @@
+"""The report's run-history section: this run among the recorded runs that measured
+the same thing, with interval bands and the paired changes marked.
+
+Shown only when the run history (:func:`ragmeter.history.locate`, from the
+current folder) holds at least two runs comparable with this one for some system.
+Nothing is computed here: the trend, its intervals and changes are
+:func:`ragmeter.history_trend.trend`; this module shapes them into JSON-ready
+data and one Vega-Lite chart.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ragmeter import measurement
+from ragmeter.errors import RagmeterError
+from ragmeter.formatting import format_estimate, shown_difference
+from ragmeter.metrics import is_share
+from ragmeter.results import Results
+
+MAX_RUNS = 60
+"""The newest runs shown per system."""
+
+
+def load_history(results: Results, folder: str | Path | None = None) -> dict[str, Any] | None:
+    """The section's data, or None when the history holds no comparable runs."""
+    from ragmeter.history import HistoryStore, _file, locate
+    from ragmeter.history_baseline import scores_digest
+    from ragmeter.history_trend import trend
+
+    folder = folder if folder is not None else locate()
+    if folder is None or not _file(folder).is_file():
+        return None
+    metric = results.summary.metric
+    this = results.meta.get("measurement") or {}
+    own = (str(results.path.resolve()), scores_digest(results.path))
+    try:
+        with HistoryStore(folder, create=False) as store:
+            held = store.runs(metric=metric)
+            same = [r for r in held if not measurement.differences(r.measurement, this, metric)]
+            series: dict[str, list[dict[str, Any]]] = {}
+            for system in results.systems:
+                runs = [r for r in same if system in r.systems][-MAX_RUNS:]
+                if len(runs) < 2:
+                    continue
+                found = trend(store, system, metric, runs=runs)
+                series[system] = [_point(p, metric, own) for p in found.points]
+    except (RagmeterError, OSError):
+        return None  # an unreadable history leaves the section out; the report still renders
+    if not series:
+        return None
+    best = max(series, key=lambda s: series[s][-1]["mean"])
+    return {
+        "metric": metric,
+        "share": is_share(metric),
+        "path": str(_file(folder)),
+        "systems": list(series),
+        "default": best,
+        "runs": len(same),
+        "other": len(held) - len(same),
+        "series": series,
+    }
+
+
+def _point(p: Any, metric: str, own: tuple[str, str]) -> dict[str, Any]:
+    r, e, c = p.run, p.estimate, p.change
+    scale = 100 if is_share(metric) else 1
+    out: dict[str, Any] = {
+        "run": r.id,
+        "label": r.label,
+        "commit": r.commit,
+        "branch": r.branch,
+        "dirty": r.dirty,
+        "recorded_at": r.recorded_at,
+        "mean": e.mean * scale,
+        "low": e.low * scale,
+        "high": e.high * scale,
+        "shown": format_estimate(e, metric),
+        "current": (r.results, r.scores_digest) == own,
+        "direction": "first" if c is None else c.direction,
+        "change": None,
+    }
+    if c is not None:
+        out["change"] = {
+            "earlier": c.earlier,
+            "shown": shown_difference(c.row, metric),
+            "verdict": c.row.verdict,
+            "wins": c.row.wins,
+            "losses": c.row.losses,
+        }
+    return out
+
+
+DIRECTION_COLORS = {
+    "better": "#2e7d32",
+    "worse": "#c62828",
+    "no change": "#777777",
+    "first": "#1d3f6e",
+}
+
+
+def history_chart(alt: Any, data: dict) -> dict | None:
+    """The trend chart: a band per run's interval, the means joined, each run's point
+    coloured by its paired change from the run before it; a select picks the system."""
+    h = (data.get("optional") or {}).get("history")
+    if not h:
+        return None
+    rows = []
+    for system, points in h["series"].items():
+        for order, p in enumerate(points):
+            change = p["change"]
+            rows.append(
+                {
+                    "system": system,
+                    "order": order,
+                    "run": p["label"] + (" (this run)" if p["current"] else ""),
+                    "mean": p["mean"],
+                    "low": p["low"],
+                    "high": p["high"],
+                    "shown": p["shown"],
+                    "change": (
+                        f"{change['shown']} from run {change['earlier']}: {change['verdict']}"
+                        if change
+                        else "first run"
+                    ),
+                    "direction": p["direction"],
+                }
+            )
+    pick = alt.param(
+        name="history_system",
+        value=h["default"],
+        bind=alt.binding_select(options=h["systems"], name="system "),
+    )
+    unit = " (%)" if h["share"] else ""
+    base = alt.Chart().transform_filter("datum.system == history_system")
+    x = alt.X("run:N", sort=alt.EncodingSortField("order"), title="recorded run (id, commit)")
+    tooltip = [
+        alt.Tooltip("run:N"),
+        alt.Tooltip("shown:N", title=f"{h['metric']} [95% interval]"),
+        alt.Tooltip("change:N", title="paired change"),
+    ]
+    band = base.mark_area(opacity=0.25, color="#4c78a8").encode(
+        x=x, y=alt.Y("low:Q", title=h["metric"] + unit, scale=alt.Scale(zero=False)), y2="high:Q"
+    )
+    line = base.mark_line(color="#1d3f6e").encode(x=x, y="mean:Q")
+    domain = list(DIRECTION_COLORS)
+    point = base.mark_point(filled=True, size=90).encode(
+        x=x,
+        y="mean:Q",
+        color=alt.Color(
+            "direction:N",
+            title="change from the run before",
+            scale=alt.Scale(domain=domain, range=[DIRECTION_COLORS[d] for d in domain]),
+        ),
+        tooltip=tooltip,
+    )
+    chart = (
+        alt.layer(band, line, point, data=alt.Data(values=rows))
+        .properties(width=640, height=240)
+        .add_params(pick)
+    )
+    return chart.to_dict()
