@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import os as _os
 import shlex
 import sys
+from collections.abc import Iterable
 from importlib.resources import files
 from pathlib import Path
 from typing import Annotated
@@ -13,11 +15,13 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress
+from rich.segment import Segment
 from rich.text import Text
 from typer.core import TyperGroup
 
 from ragmeter.cli import progress
 from ragmeter.errors import InputError, RagmeterError
+from ragmeter.io import printable, redact_text
 
 # click's exception base, whether typer uses click or its own copy of it
 _ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -68,9 +72,27 @@ app = typer.Typer(
     add_completion=False,
     cls=OneLineErrors,
 )
-# Piped output (logs, CI) gets a wide console so tables do not wrap.
-console = Console(width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True)
+
+
+class SafeConsole(Console):
+    """A console that shows every control character of its text as ``\\xNN``.
+
+    Ids, paths and messages come from input files; an escape sequence in one
+    (clear screen, a moved cursor) must never reach the terminal raw. Rich's
+    own control segments (progress bars, live displays) pass unchanged.
+    """
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            seg if seg.control else Segment(printable(seg.text), seg.style, seg.control)
+            for seg in buffer
+        )
+
+
+# Piped output (logs, CI) gets a wide console so tables do not wrap; COLUMNS, when
+# set, wins (``COLUMNS=80 ragmeter demo | cat`` prints what an 80-column terminal shows).
+console = SafeConsole(width=None if sys.stdout.isatty() or _os.environ.get("COLUMNS") else 160)
+err = SafeConsole(stderr=True)
 
 
 def _plain_metavars() -> None:
@@ -143,14 +165,20 @@ def plural(n: int, word: str, words: str | None = None) -> str:
     return f"{n} {word if n == 1 else words or word + 's'}"
 
 
+def shown(message: str) -> str:
+    """A message as it may be printed: secrets redacted, control characters as ``\\xNN``."""
+    return printable(redact_text(message))
+
+
 def warn(message: str) -> None:
     """One warning line on stderr (the message is printed as plain text, never as markup)."""
-    err.print(Text.assemble(("warning: ", "bold yellow"), message), soft_wrap=True)
+    err.print(Text.assemble(("warning: ", "bold yellow"), shown(message)), soft_wrap=True)
 
 
 def _one_line(message: str) -> None:
-    """``error: message`` on stderr, as one line whatever the message holds (no markup)."""
-    flat = " ".join(message.splitlines()) or "bad input"
+    """``error: message`` on stderr, as one line whatever the message holds (no markup,
+    no control character, no secret)."""
+    flat = " ".join(shown(message).splitlines()) or "bad input"
     err.print(Text.assemble(("error: ", "bold red"), flat), soft_wrap=True, markup=False)
 
 

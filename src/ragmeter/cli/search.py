@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import statistics
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Annotated
 
@@ -29,14 +33,16 @@ from ragmeter.cli.app import (
     warn,
 )
 from ragmeter.cli.history import NoHistory, record_run
+from ragmeter.cli.layout import FORMAT_HELP, check_format, fit, render
 from ragmeter.cli.progress import status, step_bar
 from ragmeter.comparison import compare_run
 from ragmeter.config import Config, check_seed, load_config
 from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
 from ragmeter.experiment import count_words, resolve_strategies, run_search
+from ragmeter.formatting import exact_note
 from ragmeter.outputs import check_results_target
-from ragmeter.planning import plan_questions
+from ragmeter.planning import Plan, pair_needs, plan_questions
 from ragmeter.results import Results, save_results
 from ragmeter.summary import Summary, summarize_run
 
@@ -46,16 +52,99 @@ _ADJUST = typer.Option(
 )
 _BASELINE = typer.Option(help="Compare every system with this one (m - 1 pairs)")
 _PAIRS = typer.Option(help="Only these planned comparisons, e.g. A:B,C:D")
+_FORMAT = typer.Option("--format", help=FORMAT_HELP, metavar="FORMAT")
+_ALL = typer.Option("--all", help="Print every pair (a long table lists the decisive ones first)")
 
 
-def _print_summary(summary: Summary, ks: list[int], out: Path | None) -> None:
-    console.print(terminal.hit_table(summary, ks))
-    console.print(terminal.rank_table(summary))
+@contextlib.contextmanager
+def to_stderr(chosen: str) -> Iterator[None]:
+    """For markdown, csv and json: everything else the command prints goes to stderr,
+    so stdout holds only the table."""
+    if chosen == "table":
+        yield
+        return
+    before = console._file  # rich has no public way to redirect and restore
+    console.file = sys.stderr
+    try:
+        yield
+    finally:
+        console._file = before
+
+
+def emit(text: str) -> None:
+    """Markdown, CSV or JSON to stdout, as it is (no wrapping, no markup)."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def shown_path(path: Path) -> str:
+    """A path as the user would type it: relative under the working folder, else absolute."""
+    full = Path(path).resolve()
+    try:
+        return str(full.relative_to(Path.cwd().resolve())) or "."
+    except ValueError:
+        return str(full)
+
+
+def print_tables(renderables: list, notes: list[str] = ()) -> None:
+    for r in renderables:
+        console.print(r)
+    for line in notes:
+        console.print(Text(line, style="dim"))
+
+
+def print_comparisons(
+    rows: list, metric: str, seed: int, rounds: int, rule, *, every: bool = False
+) -> None:
+    """The comparison table fitted to the terminal, long families summarised."""
+    tables, notes = terminal.comparison_views(
+        rows,
+        metric,
+        seed,
+        rounds,
+        rule,
+        terminal.terminal_width(),
+        limit=None if every else terminal.LONG_FAMILY,
+    )
+    print_tables(tables, notes)
+
+
+def summary_text(summary: Summary, ks: list[int], chosen: str) -> str:
+    """The summary's tables as markdown, csv (one row per system and metric) or json
+    (the saved ``summary.json``)."""
+    grids = [terminal.hit_grid(summary, ks), terminal.rank_grid(summary)]
     if summary.comparisons:
-        console.print(terminal.summary_comparisons(summary))
+        grids.append(
+            terminal.comparison_grid(
+                summary.comparisons,
+                summary.metric,
+                summary.seed,
+                summary.rounds,
+                summary.comparison_rule,
+            )
+        )
+    return render(grids, chosen, terminal.estimate_records(summary), summary.to_json())
+
+
+def _print_summary(summary: Summary, ks: list[int], out: Path | None, every: bool = False) -> None:
+    width = terminal.terminal_width()
+    print_tables(fit(terminal.hit_grid(summary, ks), width))
+    print_tables(fit(terminal.rank_grid(summary), width))
+    if summary.comparisons:
+        print_comparisons(
+            summary.comparisons,
+            summary.metric,
+            summary.seed,
+            summary.rounds,
+            summary.comparison_rule,
+            every=every,
+        )
     console.print(terminal.interval_note(summary))
+    note = exact_note(e for per in summary.estimates.values() for e in per.values())
+    if note:
+        console.print(Text(note, style="dim"))
     if out is not None:
-        console.print(Text.assemble("Results: ", (str(out), "bold")))
+        console.print(Text.assemble("Results: ", (shown_path(out), "bold")))
 
 
 @app.command()
@@ -91,8 +180,11 @@ def search(
         str | None, typer.Option(help="local (default) or ray: where chunking and encoding run")
     ] = None,
     no_history: NoHistory = False,
+    format_: Annotated[str | None, _FORMAT] = None,
+    every: Annotated[bool, _ALL] = False,
 ) -> None:
     """Score every chunking strategy x retriever on the test set."""
+    chosen = check_format(format_)
     if config is None and Path("ragmeter.toml").is_file():
         config = Path("ragmeter.toml")
     cfg = load_config(config) if config is not None else Config()
@@ -124,6 +216,13 @@ def search(
     cfg = cfg.validate()
     # before the (slow) search: refuse an --out that is not ours, or that holds the inputs
     check_results_target(cfg.output, (("corpus", cfg.corpus), ("test set", cfg.testset)))
+    with to_stderr(chosen):
+        path = _run_and_print(cfg, config, no_history, chosen, every)
+        refresh_report(path)
+
+
+def _run_and_print(cfg: Config, config: Path | None, no_history: bool, chosen: str, every: bool):
+    """Run the search, save it and print its tables; the results directory."""
     with step_bar("loading corpus and questions") as progress:
         run = run_search(cfg, progress=progress)
         progress("intervals", 0, 1)
@@ -139,9 +238,13 @@ def search(
     )
     for note in run.testset.notes:
         console.print(f"[yellow]{escape(note)}[/]")
-    _print_summary(summary, list(cfg.ks), path)
+    if chosen == "table":
+        _print_summary(summary, list(cfg.ks), path, every)
+    else:
+        emit(summary_text(summary, list(cfg.ks), chosen))
+        console.print(Text.assemble("Results: ", (shown_path(path), "bold")))
     record_run(path, "search", config, no_history)
-    refresh_report(path)
+    return path
 
 
 @app.command()
@@ -300,18 +403,26 @@ def _run_settings(
 def compare(
     results: Annotated[Path, typer.Argument(help="A results directory")],
     metric: Annotated[str | None, typer.Option(help="Default: the run's metric")] = None,
-    a: Annotated[str | None, typer.Option("--a", help="First system (default: all pairs)")] = None,
-    b: Annotated[str | None, typer.Option("--b", help="Second system")] = None,
     seed: Annotated[int | None, typer.Option()] = None,
     rounds: Annotated[int | None, typer.Option()] = None,
     adjust: Annotated[str | None, _ADJUST] = None,
     baseline: Annotated[str | None, _BASELINE] = None,
     pairs: Annotated[str | None, _PAIRS] = None,
+    every: Annotated[bool, _ALL] = False,
+    format_: Annotated[str | None, _FORMAT] = None,
+    a: Annotated[str | None, typer.Option("--a", hidden=True)] = None,
+    b: Annotated[str | None, typer.Option("--b", hidden=True)] = None,
 ) -> None:
     """Paired comparisons from a saved results directory (no search is re-run).
 
-    One pair (--a, --b) is a family of one: its p-value is not adjusted.
+    One pair (--pairs A:B) is a family of one: its p-value is not adjusted.
     """
+    chosen = check_format(format_)
+    if a is not None or b is not None:
+        warn(
+            f"--a/--b are deprecated: write --pairs {a or 'A'}:{b or 'B'} "
+            "(one pair is a family of one, as before)"
+        )
     res = Results(results)
     _run_settings(res, metric, seed, rounds)  # checks --seed and --rounds
     plan = res.comparison_plan.choose(
@@ -319,7 +430,76 @@ def compare(
     )
     table = compare_run(res, plan)
     metric, seed, rounds = plan.metric, plan.seed, plan.rounds
-    console.print(terminal.comparison_table(table.rows, metric, seed, rounds, table.rule))
+    if chosen != "table":
+        grid = terminal.comparison_grid(table.rows, metric, seed, rounds, table.rule)
+        records = terminal.comparison_records(table.rows, metric)
+        emit(render([grid], chosen, records, {"metric": metric, **table.to_dict()}))
+        return
+    print_comparisons(table.rows, metric, seed, rounds, table.rule, every=every)
+
+
+def _points(value: float, flag: str) -> float:
+    """A half-width or difference given in points, on the metric's own scale (4 -> 0.04).
+
+    A value below 1 is read as the fraction earlier versions took (0.04 is 4 points),
+    with a note; write points.
+    """
+    if 0 < value < 1:
+        warn(
+            f"{flag} {value:g} is read as a fraction ({value * 100:g} points); {flag} now "
+            f"takes points, as check's --margin does: write {flag} {value * 100:g}"
+        )
+        return float(value)
+    return value / 100.0
+
+
+def _planned_pairs(
+    systems: Sequence[str], baseline: str | None, pairs: str | None
+) -> list[tuple[str, str]] | None:
+    """The pairs --baseline or --pairs choose (None: every pair)."""
+    from ragmeter.verdicts import parse_pairs
+
+    if baseline and pairs:
+        raise InputError("give --baseline or --pairs, not both")
+    names = [str(s) for s in systems]
+    chosen = [baseline] if baseline else [x for p in parse_pairs(pairs) for x in p] if pairs else []
+    for name in chosen:
+        if name not in names:
+            raise InputError(f"unknown system {name!r}; choose one of {names}")
+    if baseline:
+        return [(s, baseline) for s in names if s != baseline]
+    return parse_pairs(pairs) if pairs else None
+
+
+def plan_text(found: Plan, chosen: str) -> str:
+    """The plan as markdown (its two tables), csv (one row per system and pair) or
+    json (every number)."""
+    from ragmeter.cli.layout import Grid
+
+    scale, _ = terminal._scale(found.metric)
+    systems = terminal.sizes_grid(found.systems, found.metric, f"± {found.half_width * 100:g}")
+    pairs = Grid(
+        f"Questions needed to separate a paired difference of {found.difference * 100:g} "
+        f"points (power 0.8)",
+        ["A", "B", f"in this table ({found.family} pairs)", "alone"],
+        right={2, 3},
+        key="pairs",
+    )
+    for p in found.pairs:
+        if p.needed is None:
+            cells = ["identical" if p.identical else "constant difference", ""]
+        else:
+            cells = [str(p.in_family), str(p.needed)]
+        pairs.rows.append([p.a, p.b, *cells])
+    records = [
+        {"kind": "system", "a": s.system, "b": "", "questions": s.needed, "alone": ""}
+        for s in found.systems
+    ] + [
+        {"kind": "pair", "a": p.a, "b": p.b, "questions": p.in_family, "alone": p.needed}
+        for p in found.pairs
+    ]
+    data = asdict(found)
+    return render([systems, pairs], chosen, records, data)
 
 
 @app.command()
@@ -327,15 +507,32 @@ def compare(
 def plan(
     results: Annotated[Path, typer.Argument(help="A results directory")],
     metric: Annotated[str | None, typer.Option(help="Default: the run's metric")] = None,
-    half_width: Annotated[float, typer.Option(help="Target ± half-width, e.g. 0.04")] = 0.04,
-    difference: Annotated[float, typer.Option(help="Paired difference to separate")] = 0.05,
+    half_width: Annotated[
+        float, typer.Option(help="Target ± half-width in points (hundredths of the scale)")
+    ] = 4.0,
+    difference: Annotated[
+        float, typer.Option(help="Paired difference to separate, in points")
+    ] = 5.0,
     system: Annotated[str | None, typer.Option(help="One system (default: all)")] = None,
     seed: Annotated[int | None, typer.Option()] = None,
     rounds: Annotated[int | None, typer.Option()] = None,
+    baseline: Annotated[str | None, _BASELINE] = None,
+    pairs: Annotated[str | None, _PAIRS] = None,
+    every: Annotated[bool, _ALL] = False,
+    format_: Annotated[str | None, _FORMAT] = None,
 ) -> None:
-    """How many questions would settle it: intervals at n, 2n, 4n, 8n and targets."""
+    """How many questions would settle it: intervals at n, 2n, 4n, 8n and targets.
+
+    --half-width and --difference are points, as check's --margin: hundredths of the
+    metric's scale (4 is 4 points of a share, 0.04 of MRR).
+    """
+    chosen = check_format(format_)
+    half_width = _points(half_width, "--half-width")
+    difference = _points(difference, "--difference")
     res = Results(results)
     metric, seed, rounds = _run_settings(res, metric, seed, rounds)
+    wanted = _planned_pairs(res.systems, baseline, pairs)
+    rule = res.summary.comparison_rule
     found = plan_questions(
         res,
         metric,
@@ -344,7 +541,27 @@ def plan(
         systems=[system] if system else None,
         seed=seed,
         rounds=rounds,
+        family=(1 if rule.adjust == "none" else rule.pairs)
+        if rule is not None and rule.pairs > 0 and not system
+        else None,
+        rule=rule.adjust if rule is not None else "holm",
+        alpha=rule.alpha if rule is not None else 0.05,
     )
+    if wanted is not None:  # only the chosen family's pairs, planned as that family
+        k = 1 if found.rule == "none" else len(wanted)
+        scores = {s: res.scores(s, metric) for s in {x for pair in wanted for x in pair}}
+        found = replace(
+            found,
+            family=k,
+            pairs=[
+                need
+                for a, b in wanted
+                for need in pair_needs(scores, [a, b], found.difference, k, found.alpha)
+            ],
+        )
+    if chosen != "table":
+        emit(plan_text(found, chosen))
+        return
     share = terminal._is_share(metric)
     unit = "points" if share else ""
     scale = 100 if share else 1
@@ -352,14 +569,25 @@ def plan(
     need.add_column("system")
     need.add_column(f"for ± {half_width * scale:g} {unit}".rstrip(), justify="right")
     flat: dict[str, list[str]] = {}
+    detail = len(found.systems) <= 3  # more systems: one table of half-widths, below
     for s in found.systems:
-        console.print(terminal.size_table(s.sizes, metric, s.system))
-        if s.needed is None:
+        if s.needed is None:  # no spread: resampling shows none, so no size table
             flat.setdefault(f"{s.constant * scale:g}{'%' if share else ''}", []).append(s.system)
-            need.add_row(escape(s.system), "no spread")
+            cell = "no spread"
+            if s.exact is not None:
+                lo, hi = s.exact[0] * scale, s.exact[1] * scale
+                cell += f" (exact {1 - found.alpha:.0%} interval [{lo:.1f}, {hi:.1f}])"
+            need.add_row(escape(s.system), cell)
         else:
+            if detail:
+                console.print(terminal.size_table(s.sizes, metric, s.system))
             need.add_row(escape(s.system), str(s.needed))
-    console.print(need)
+    spread = [s for s in found.systems if s.needed is not None]
+    if not detail and spread:
+        target = f"± {half_width * scale:g}{' points' if share else ''}"
+        print_tables(fit(terminal.sizes_grid(spread, metric, target), terminal.terminal_width()))
+    else:
+        console.print(need)
     for shown, names in flat.items():
         warn(
             f"{', '.join(names)} {'scores' if len(names) == 1 else 'score'} {shown} on every "
@@ -367,20 +595,37 @@ def plan(
             f"(more varied questions would)"
         )
     if found.pairs:
-        sep = Table(
-            title=f"Questions needed to separate a paired difference of "
-            f"{difference * scale:g}{' points' if share else ''} (95%, power 0.8)",
-            title_justify="left",
+        rule_name = "max-T" if found.rule == "maxt" else "Holm"
+        caption = (
+            f"In the table: {rule_name} over {plural(found.family, 'pair')} tests its first "
+            f"pair at {found.alpha:g}/{found.family} = {found.level:.3g}"
+            + (" (max-T is never stricter: an upper bound)" if found.rule == "maxt" else "")
+            + f"; alone: one pair planned in advance, at {found.alpha:g}."
         )
-        for col in ("A", "B", "questions"):
+        if found.rule == "none":
+            caption = "The seed's per-pair rule: no adjustment, every pair at its own 95%."
+        # the title as a line of its own: a table's title wraps at the table's width
+        console.print(
+            f"Questions needed to separate a paired difference of "
+            f"{difference * scale:g}{' points' if share else ''} (power 0.8)",
+            style="italic",
+        )
+        sep = Table(
+            caption=caption,
+            caption_justify="left",
+        )
+        for col in ("A", "B", f"in this table ({plural(found.family, 'pair')})", "alone"):
             sep.add_column(col)
-        for pair in found.pairs:
+        shown, rest = _most_needed(found.pairs, None if every else terminal.LONG_FAMILY)
+        for pair in shown:
             if pair.needed is not None:
-                cell = str(pair.needed)
+                cells = [str(pair.in_family), str(pair.needed)]
             else:
-                cell = "identical" if pair.identical else "constant difference"
-            sep.add_row(escape(pair.a), escape(pair.b), cell)
+                cells = ["identical" if pair.identical else "constant difference", ""]
+            sep.add_row(escape(pair.a), escape(pair.b), *cells)
         console.print(sep)
+        if rest:
+            console.print(Text(rest, style="dim"))
         same = [(p.a, p.b) for p in found.pairs if p.identical]
         if same:
             pairs = ", ".join(f"{a} = {b}" for a, b in same[:6])
@@ -389,3 +634,18 @@ def plan(
                 f"{plural(len(same), 'pair')} of systems score the same on every question "
                 f"({pairs}{more}): no number of questions separates them"
             )
+
+
+def _most_needed(needs: list, limit: int | None) -> tuple[list, str]:
+    """The pairs to print (those needing the most questions first) and a line counting
+    the rest, when there are more than ``limit``."""
+    if limit is None or len(needs) <= limit:
+        return needs, ""
+    ordered = sorted(needs, key=lambda p: -(p.in_family or p.needed or 0))
+    rest = ordered[limit:]
+    most = max((p.in_family or p.needed or 0) for p in rest)
+    return ordered[:limit], (
+        f"{len(rest)} more pairs not shown, each needing at most {most:,} questions "
+        f"(identical pairs and constant differences among them); --all prints every pair, "
+        f"--baseline NAME or --pairs A:B,C:D plans only the comparisons you will make"
+    )

@@ -7,10 +7,11 @@ imports rich, so the terminal tables live with the command line.)
 
 from __future__ import annotations
 
-from rich.markup import escape
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ragmeter.cli.layout import Grid, as_table, fit, natural_width
 from ragmeter.formatting import column_labels, format_estimate, shown_difference, shown_p
 from ragmeter.metrics import is_share
 from ragmeter.stats import SizeRow
@@ -18,6 +19,8 @@ from ragmeter.summary import Summary
 from ragmeter.verdicts import Row, Rule
 
 RANK_METRICS = ("mrr@10", "ndcg@10", "precision@5", "coverage@5")
+#: A comparison table longer than this lists its decisive rows and counts the rest.
+LONG_FAMILY = 30
 
 
 _is_share = is_share
@@ -41,26 +44,33 @@ def cap_note(summary: Summary) -> str | None:
     )
 
 
-def hit_table(summary: Summary, ks: list[int], title: str = "") -> Table:
+def hit_grid(summary: Summary, ks: list[int], title: str = "") -> Grid:
     """Hit rate (recall@k) with its interval and the words sent, per k."""
-    table = Table(
-        title=title or "Hit rate (recall@k, %) and words sent to the model",
-        title_justify="left",
-        caption=cap_note(summary),
-        caption_justify="left",
-    )
-    table.add_column("system", style="bold")
+    header = ["system"]
     for k in ks:
-        table.add_column(f"recall@{k}", justify="right")
-        table.add_column(f"words@{k}", justify="right", style="dim")
+        header += [f"recall@{k}", f"words@{k}"]
+    grid = Grid(
+        title or "Hit rate (recall@k, %) and words sent to the model",
+        header,
+        right=set(range(1, len(header))),
+        groups=[[i, i + 1] for i in range(1, len(header), 2)],
+        caption=cap_note(summary),
+        key="hit_rate",
+        dim=set(range(2, len(header), 2)),
+    )
     for system, est in summary.estimates.items():
-        row: list = [Text(system)]
+        row: list = [system]
         for k in ks:
             mark = _cap_mark(summary, system, f"recall@{k}")
             row.append(format_estimate(est[f"recall@{k}"], f"recall@{k}") + mark)
             row.append(f"{est[f'words@{k}'].mean:.0f}{mark}")
-        table.add_row(*row)
-    return table
+        grid.rows.append(row)
+    return grid
+
+
+def hit_table(summary: Summary, ks: list[int], title: str = "") -> Table:
+    """:func:`hit_grid` as one rich table."""
+    return as_table(hit_grid(summary, ks, title))
 
 
 def _rank_metrics(available: dict) -> list[str]:
@@ -75,30 +85,45 @@ def _rank_metrics(available: dict) -> list[str]:
     return [m for m in wanted if m in available]
 
 
-def rank_table(summary: Summary, metrics: tuple[str, ...] | None = None) -> Table:
+def rank_grid(summary: Summary, metrics: tuple[str, ...] | None = None) -> Grid:
     """MRR, nDCG, precision and coverage with intervals."""
     first = next(iter(summary.estimates.values()))
     present = [m for m in metrics if m in first] if metrics else _rank_metrics(first)
-    table = Table(
-        title="Rank-aware scores",
-        title_justify="left",
+    grid = Grid(
+        "Rank-aware scores",
+        ["system", *(m + (" (%)" if _is_share(m) else "") for m in present)],
+        right=set(range(1, len(present) + 1)),
         caption=cap_note(summary),
-        caption_justify="left",
+        key="rank_aware",
     )
-    table.add_column("system", style="bold")
-    for m in present:
-        table.add_column(m + (" (%)" if _is_share(m) else ""), justify="right")
     for system, est in summary.estimates.items():
-        table.add_row(
-            escape(system),
-            *(format_estimate(est[m], m) + _cap_mark(summary, system, m) for m in present),
+        grid.rows.append(
+            [system, *(format_estimate(est[m], m) + _cap_mark(summary, system, m) for m in present)]
         )
-    return table
+    return grid
 
 
-def comparison_table(
+def rank_table(summary: Summary, metrics: tuple[str, ...] | None = None) -> Table:
+    """:func:`rank_grid` as one rich table."""
+    return as_table(rank_grid(summary, metrics))
+
+
+def comparison_title(metric: str, seed: int, rounds: int, rule: Rule | None = None) -> str:
+    """The comparison table's title: the metric, the seed and the rule's header line."""
+    title = (
+        f"Paired comparisons on {metric} (A - B{', points' if _is_share(metric) else ''}; "
+        f"seed {seed}, {rounds} rounds)"
+    )
+    return title + ("\n" + rule.header if rule is not None else "")
+
+
+def _verdict(c: Row) -> Text:
+    return Text(c.verdict, style="green" if "better" in c.verdict else "yellow")
+
+
+def comparison_grid(
     comparisons: list[Row], metric: str, seed: int, rounds: int, rule: Rule | None = None
-) -> Table:
+) -> Grid:
     """Paired differences A - B with interval, p-value and verdict, under one named rule.
 
     ``rule`` is the summary's ``comparison_rule`` (see ``ragmeter.verdicts``); its
@@ -106,34 +131,115 @@ def comparison_table(
     :func:`ragmeter.verdicts.shown_difference` and :func:`~ragmeter.verdicts.shown_p`,
     as in the report and the notebook tables, so none rounds across the decision.
     """
-    title = (
-        f"Paired comparisons on {metric} (A - B{', points' if _is_share(metric) else ''}; "
-        f"seed {seed}, {rounds} rounds)"
-    )
-    if rule is not None:
-        title += "\n" + escape(rule.header)
-    table = Table(title=title, title_justify="left")
     alpha = rule.alpha if rule is not None else 0.05
     ci, p_label = column_labels(rule)
-    cols = [("A", "left"), ("B", "left"), (ci, "right"), ("win/tie/loss", "right")]
-    if p_label:
-        cols.append((p_label, "right"))
-    cols.append(("verdict", "left"))
-    for col, just in cols:
-        table.add_column(col, justify=just)
+    header = ["A", "B", ci, "win/tie/loss", *([p_label] if p_label else []), "verdict"]
+    grid = Grid(
+        comparison_title(metric, seed, rounds, rule),
+        header,
+        right={2, 3, 4} if p_label else {2, 3},
+        key="comparisons",
+    )
     for c in comparisons:
-        style = "green" if "better" in c.verdict else "yellow"
-        row = [
-            escape(c.a),
-            escape(c.b),
-            shown_difference(c, metric),
-            f"{c.wins}/{c.ties}/{c.losses}",
-        ]
+        row = [c.a, c.b, shown_difference(c, metric), f"{c.wins}/{c.ties}/{c.losses}"]
         if p_label:
             row.append(shown_p(c, alpha))
-        row.append(f"[{style}]{escape(c.verdict)}[/{style}]")
-        table.add_row(*row)
-    return table
+        grid.rows.append([*row, _verdict(c)])
+    return grid
+
+
+def narrow_comparison_grid(
+    comparisons: list[Row], metric: str, seed: int, rounds: int, rule: Rule | None = None
+) -> Grid:
+    """:func:`comparison_grid` for a narrow terminal: each pair on two lines (A over
+    B, the difference over win/tie/loss), names and intervals whole."""
+    alpha = rule.alpha if rule is not None else 0.05
+    ci, p_label = column_labels(rule)
+    header = ["A\n- B", f"{ci}\nwin/tie/loss", *([p_label] if p_label else []), "verdict"]
+    grid = Grid(
+        comparison_title(metric, seed, rounds, rule),
+        header,
+        right={1, 2} if p_label else {1},
+        key="comparisons",
+    )
+    for c in comparisons:
+        row = [f"{c.a}\n- {c.b}", f"{shown_difference(c, metric)}\n{c.wins}/{c.ties}/{c.losses}"]
+        if p_label:
+            row.append(shown_p(c, alpha))
+        grid.rows.append([*row, _verdict(c)])
+    return grid
+
+
+def comparison_table(
+    comparisons: list[Row], metric: str, seed: int, rounds: int, rule: Rule | None = None
+) -> Table:
+    """:func:`comparison_grid` as one rich table."""
+    return as_table(comparison_grid(comparisons, metric, seed, rounds, rule))
+
+
+def decisive_first(rows: list[Row], limit: int | None = LONG_FAMILY) -> tuple[list[Row], str]:
+    """The rows to print (the pairs found different first) and a line counting the
+    rest, when there are more than ``limit`` (``None``: every row, no line)."""
+    if limit is None or len(rows) <= limit:
+        return rows, ""
+    ordered = [r for r in rows if "better" in r.verdict]
+    ordered += [r for r in rows if "better" not in r.verdict]
+    rest = ordered[limit:]
+    better = sum("better" in r.verdict for r in rest)
+    same = sum(r.identical for r in rest)
+    ties = len(rest) - better - same
+    kinds = ", ".join(
+        f"{n} {word}"
+        for n, word in ((better, "with a better system"), (ties, "ties"), (same, "identical"))
+        if n
+    )
+    return ordered[:limit], (
+        f"{len(rest)} more pairs not shown ({kinds}); the pairs found different come "
+        f"first. --all prints every pair, --format csv writes them"
+    )
+
+
+def family_notes(rows: list[Row], rule: Rule | None, systems: int) -> list[str]:
+    """Lines under a comparison table: identical systems left out of the rule's count,
+    and ``--baseline`` when every pair of many systems is compared."""
+    notes = []
+    same = [r for r in rows if r.identical]
+    if same and rule is not None:
+        shown = ", ".join(f"{r.a} = {r.b}" for r in same[:4])
+        more = f" and {len(same) - 4} more" if len(same) > 4 else ""
+        notes.append(
+            f"{len(same)} of the {len(rows)} pairs are identical systems (the same score on "
+            f"every question: {shown}{more}); the rule counts the other {rule.pairs}"
+        )
+    if rule is not None and rule.family == "all pairs" and systems > 6:
+        notes.append(
+            f"{systems} systems make {systems * (systems - 1) // 2} pairs; --baseline NAME "
+            f"compares each with one system ({systems - 1} pairs, each with more power), "
+            f"--pairs A:B,C:D only the pairs planned"
+        )
+    return notes
+
+
+def comparison_views(
+    comparisons: list[Row],
+    metric: str,
+    seed: int,
+    rounds: int,
+    rule: Rule | None,
+    width: int | None,
+    *,
+    limit: int | None = LONG_FAMILY,
+) -> tuple[list[RenderableType], list[str]]:
+    """The comparison table fitted to ``width`` (two lines a pair when one is too
+    wide) and the lines to print under it."""
+    systems = len({r.a for r in comparisons} | {r.b for r in comparisons})
+    shown, rest = decisive_first(comparisons, limit)
+    grid = comparison_grid(shown, metric, seed, rounds, rule)
+    tables = fit(grid, None)  # [title, table]
+    if width is not None and natural_width(tables[-1]) > width:  # two lines a pair
+        tables = fit(narrow_comparison_grid(shown, metric, seed, rounds, rule), None)
+    notes = [rest] if rest else []
+    return tables, notes + family_notes(comparisons, rule, systems)
 
 
 def summary_comparisons(summary: Summary) -> Table | None:
@@ -157,18 +263,100 @@ def interval_note(summary: Summary) -> str:
     )
 
 
-def size_table(rows: list[SizeRow], metric: str, system: str) -> Table:
+def _scale(metric: str) -> tuple[int, int]:
+    """Points with one decimal for shares, three decimals for the rest."""
+    return (100, 1) if _is_share(metric) else (1, 3)
+
+
+def size_grid(rows: list[SizeRow], metric: str, system: str) -> Grid:
     """The interval each number of questions would give (resampled up from n)."""
-    table = Table(title=Text(f"Sample size: {system} on {metric}"), title_justify="left")
-    for col in ("questions", "mean", "95% interval", "± half-width"):
-        table.add_column(col, justify="right")
-    scale = 100 if _is_share(metric) else 1
-    d = 1 if scale == 100 else 3  # points for shares, three decimals for the rest
+    scale, d = _scale(metric)
+    grid = Grid(
+        f"Sample size: {system} on {metric}",
+        ["questions", "mean", "95% interval", "± half-width"],
+        right={0, 1, 2, 3},
+        key="sample_size",
+    )
     for r in rows:
-        table.add_row(
-            str(r.n),
-            f"{r.mean * scale:.{d}f}",
-            f"[{r.low * scale:.{d}f}, {r.high * scale:.{d}f}]",
-            f"{r.half_width * scale:.{d}f}",
+        grid.rows.append(
+            [
+                str(r.n),
+                f"{r.mean * scale:.{d}f}",
+                f"[{r.low * scale:.{d}f}, {r.high * scale:.{d}f}]",
+                f"{r.half_width * scale:.{d}f}",
+            ]
         )
-    return table
+    return grid
+
+
+def size_table(rows: list[SizeRow], metric: str, system: str) -> Table:
+    """:func:`size_grid` as one rich table."""
+    return as_table(size_grid(rows, metric, system))
+
+
+def sizes_grid(needs: list, metric: str, target: str) -> Grid:
+    """Every system's ± half-width at n, 2n, 4n and 8n questions in one table, and the
+    questions ``target`` (``± 4 points``) needs (``needs``: :class:`SystemNeed`)."""
+    scale, d = _scale(metric)
+    ns = [r.n for r in needs[0].sizes] if needs else []
+    header = ["system", *(f"± at {n}" for n in ns), f"questions\nfor {target}"]
+    grid = Grid(
+        f"Sample size on {metric}: the ± half-width at more questions",
+        header,
+        right=set(range(1, len(header))),
+        key="sample_size",
+    )
+    for s in needs:
+        cells = [f"{r.half_width * scale:.{d}f}" for r in s.sizes]
+        grid.rows.append([s.system, *cells, "no spread" if s.needed is None else str(s.needed)])
+    return grid
+
+
+def estimate_records(summary: Summary) -> list[dict]:
+    """One CSV row per system and metric: the mean and its interval, as saved
+    (shares as fractions: 0.807 is 80.7%)."""
+    return [
+        {
+            "system": system,
+            "metric": metric,
+            "mean": est.mean,
+            "low": est.low,
+            "high": est.high,
+            "n": est.n,
+            "confidence": est.confidence,
+        }
+        for system, per in summary.estimates.items()
+        for metric, est in per.items()
+    ]
+
+
+def comparison_records(rows: list[Row], metric: str) -> list[dict]:
+    """One CSV row per pair: A - B with its interval, p-values and verdict."""
+    return [
+        {
+            "a": r.a,
+            "b": r.b,
+            "metric": metric,
+            "difference": r.difference.mean,
+            "low": r.difference.low,
+            "high": r.difference.high,
+            "wins": r.wins,
+            "ties": r.ties,
+            "losses": r.losses,
+            "p_value": r.p_value,
+            "p": r.p,
+            "identical": r.identical,
+            "verdict": r.verdict,
+        }
+        for r in rows
+    ]
+
+
+def terminal_width() -> int:
+    """The width tables are fitted to: ``COLUMNS`` when set, else the console's."""
+    import os
+
+    from ragmeter.cli.app import console
+
+    cols = os.environ.get("COLUMNS", "")
+    return int(cols) if cols.isdigit() and int(cols) > 0 else console.width

@@ -1,0 +1,188 @@
+"""Tables that fit the terminal, and the same tables as Markdown, CSV or JSON.
+
+A :class:`Grid` is a table as plain cells. :func:`fit` renders it with rich at the
+console's width: whole when it fits, else its value columns split over several
+tables (the name column repeated), else with the names replaced by short labels and
+a legend. No cell is ever cut to ``…``: a column that still does not fit folds.
+:func:`render` writes grids as ``markdown``, ``csv`` or ``json`` for pipes and files.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from ragmeter.errors import InputError
+
+FORMATS = ("table", "markdown", "csv", "json")
+FORMAT_HELP = "table (default), markdown, csv or json (markdown, csv and json go to stdout)"
+
+
+@dataclass
+class Grid:
+    """One table as plain cells (``str`` or rich ``Text`` for colour).
+
+    ``right`` holds the right-aligned columns; ``groups`` the value columns that stay
+    together when the table is split (default: each column after the first alone).
+    ``key`` names the table in JSON output.
+    """
+
+    title: str
+    header: list[str]
+    rows: list[list[Any]] = field(default_factory=list)
+    right: set[int] = field(default_factory=set)
+    groups: list[list[int]] | None = None
+    caption: str | None = None
+    key: str = "table"
+    dim: set[int] = field(default_factory=set)
+
+    def plain_rows(self) -> list[list[str]]:
+        return [[_plain(c) for c in r] for r in self.rows]
+
+
+def _plain(cell: Any) -> str:
+    return cell.plain if isinstance(cell, Text) else str(cell)
+
+
+def check_format(value: str | None) -> str:
+    """``table`` when not given; one line naming the choices otherwise."""
+    chosen = (value or "table").lower()
+    if chosen not in FORMATS:
+        raise InputError(f"--format must be one of {', '.join(FORMATS)}, got {value!r}")
+    return chosen
+
+
+def _rich(
+    grid: Grid, cols: Sequence[int], title: str | None, first: list[Any], caption: bool = True
+) -> Table:
+    table = Table(
+        title=Text(title) if title else None,
+        title_justify="left",
+        caption=Text(grid.caption) if grid.caption and caption else None,
+        caption_justify="left",
+    )
+    for i in cols:
+        table.add_column(
+            Text(grid.header[i]),
+            justify="right" if i in grid.right else "left",
+            style="bold" if i == 0 else ("dim" if i in grid.dim else None),
+            overflow="fold",
+        )
+    for label, row in zip(first, grid.rows, strict=True):
+        cells = [label if i == 0 else row[i] for i in cols]
+        table.add_row(*(c if isinstance(c, Text) else Text(str(c)) for c in cells))
+    return table
+
+
+def as_table(grid: Grid) -> Table:
+    """``grid`` as one rich table with its title, whatever its width."""
+    return _rich(grid, range(len(grid.header)), grid.title, [r[0] for r in grid.rows])
+
+
+def natural_width(renderable: RenderableType) -> int:
+    """The width a renderable takes when nothing limits it."""
+    wide = Console(width=100_000, file=io.StringIO())
+    return wide.measure(renderable).maximum
+
+
+def fit(grid: Grid, width: int | None) -> list[RenderableType]:
+    """``grid`` as rich renderables no wider than ``width`` (``None``: no limit): one
+    table when it fits; else the title, then tables of as many value columns as fit
+    (the name column repeated); else the same with short labels and a legend."""
+    names = [r[0] for r in grid.rows]
+    whole = _rich(grid, range(len(grid.header)), None, names)
+    if width is None or natural_width(whole) <= width:
+        # the title as a line of its own: a table's title wraps at the table's width
+        return [Text(grid.title, style="italic"), whole] if grid.title else [whole]
+    groups = grid.groups or [[i] for i in range(1, len(grid.header))]
+    for labels, legend in ((names, None), _legend(names)):
+        tables = _pack(grid, groups, labels, width)
+        if tables is not None or legend is not None:
+            head: list[RenderableType] = [Text(grid.title, style="italic")]
+            if legend is not None:
+                head.append(legend)
+            # with a legend every group fits alone; failing that, columns fold
+            return head + (tables or _pack(grid, groups, labels, None) or [])
+    return [whole]  # not reached: with a legend every group is packed
+
+
+def _pack(
+    grid: Grid, groups: list[list[int]], labels: list[Any], width: int | None
+) -> list[Table] | None:
+    """Tables of as many groups as fit in ``width`` (None: one group each); None when
+    one group alone is too wide."""
+    tables: list[Table] = []
+    chunk: list[list[int]] = []
+
+    def build(part: list[list[int]]) -> Table:
+        return _rich(grid, [0, *(c for g in part for c in g)], None, labels, caption=False)
+
+    for g in groups:
+        if width is None:
+            tables.append(build([g]))
+            continue
+        if chunk and natural_width(build([*chunk, g])) <= width:
+            chunk.append(g)
+            continue
+        if chunk:
+            tables.append(build(chunk))
+        if natural_width(build([g])) > width:
+            return None
+        chunk = [g]
+    if chunk:
+        tables.append(build(chunk))
+    if grid.caption and tables:  # the footnote once, under the last table
+        tables[-1].caption = Text(grid.caption)
+    return tables
+
+
+def _legend(names: list[Any]) -> tuple[list[Any], Table]:
+    """Short labels (``S1``, ``S2`` ...) for long names, and the table that maps them."""
+    labels = [f"S{i}" for i in range(1, len(names) + 1)]
+    legend = Table(title="Systems", title_justify="left", show_header=False, box=None)
+    legend.add_column(style="bold", no_wrap=True)
+    legend.add_column(overflow="fold")
+    for label, name in zip(labels, names, strict=True):
+        legend.add_row(label, name if isinstance(name, Text) else Text(str(name)))
+    return labels, legend
+
+
+def markdown(grid: Grid) -> str:
+    """The grid as a GitHub Markdown table under its title."""
+    from ragmeter.tables import _markdown
+
+    first, _, rest = grid.title.partition("\n")
+    head = f"**{first}**\n\n" + (f"{rest}\n\n" if rest else "") if grid.title else ""
+    body = _markdown(
+        [h.replace("\n", " ") for h in grid.header],
+        [[c.replace("\n", " ") for c in r] for r in grid.plain_rows()],
+        grid.right,
+    )
+    foot = f"\n\n{grid.caption}" if grid.caption else ""
+    return head + body + foot + "\n"
+
+
+def render(grids: Sequence[Grid], chosen: str, records: Sequence[dict], data: Any = None) -> str:
+    """``markdown``: every grid as shown; ``csv``: ``records``, one row each, with
+    numbers rather than formatted text (shares as fractions, as saved); ``json``:
+    ``data`` when given, else ``records``."""
+    if chosen == "markdown":
+        return "\n".join(markdown(g) for g in grids)
+    if chosen == "csv":
+        columns: dict[str, None] = {}
+        for rec in records:
+            columns.update(dict.fromkeys(rec))
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, list(columns), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(records)
+        return buf.getvalue()
+    return json.dumps(records if data is None else data, indent=2, allow_nan=False) + "\n"
