@@ -87,7 +87,7 @@ def blingfire_sentences(paragraph: str) -> tuple[int, ...]:
     first = np.empty(cap, np.int32)
     last = np.empty(cap, np.int32)
     ptr = ctypes.c_void_p
-    got = _blingfire().TextToSentencesWithOffsets(
+    got = blingfire_library().TextToSentencesWithOffsets(
         data, n, out.ctypes.data_as(ptr), first.ctypes.data_as(ptr), last.ctypes.data_as(ptr), cap
     )
     if got <= 0 or got > cap:
@@ -110,8 +110,9 @@ def blingfire_sentences(paragraph: str) -> tuple[int, ...]:
 _LIB: list = []
 
 
-def _blingfire():
-    """blingfire's library (its C functions), loaded on first use."""
+def blingfire_library():
+    """blingfire's library (its C functions), loaded on first use (``ImportError`` without
+    blingfire, ``OSError`` where its wheel has no binary for this machine)."""
     if not _LIB:
         import blingfire
 

@@ -11,7 +11,6 @@ importable from :mod:`ragmeter.chunking` too.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 from collections import OrderedDict
 from collections.abc import Iterator
 
@@ -57,11 +56,14 @@ def check_segmenter(segmenter: object, where: str) -> str:
         raise InputError(
             f"{where}: unknown segmenter {segmenter!r}; valid: {', '.join(SEGMENTERS)}"
         )
-    if segmenter == "blingfire" and importlib.util.find_spec("blingfire") is None:
-        raise MissingExtra(
-            f"{where}: segmenter 'blingfire' needs blingfire: pip install blingfire "
-            "(or pip install 'ragmeter[segment]')"
-        )
+    if segmenter == "blingfire":
+        try:
+            _segment.blingfire_library()
+        except (ImportError, OSError) as exc:  # not installed, or no binary for this machine
+            raise MissingExtra(
+                f"{where}: segmenter 'blingfire' needs blingfire: pip install blingfire "
+                f"(or pip install 'ragmeter[segment]'); {type(exc).__name__}: {exc}"
+            ) from None
     return segmenter  # type: ignore[return-value]
 
 
