@@ -123,3 +123,81 @@ def test_report_isolates_bidi_text(tmp_path):
         assert isolated and set(isolated) <= {"isolate", "plaintext"}
     finally:
         driver.quit()
+
+
+# --- control characters and secrets ----------------------------------------------------------
+
+
+def test_escape_sequences_in_ids_never_reach_the_terminal_raw(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "cats.md").write_text("Cats sleep.")
+    row = {"id": "q\x1b[2J1", "question": "cats?", "answers": [{"doc": "c\x1b]0;t\x07.md"}]}
+    (tmp_path / "q.jsonl").write_text(json.dumps(row) + "\n")
+    args = ["search", "--corpus", str(docs), "--testset", str(tmp_path / "q.jsonl")]
+    result = runner.invoke(app, [*args, "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert "q\\x1b[2J1" in result.stderr and "\\x07" in result.stderr
+
+
+def test_printable_keeps_newline_and_tab_only():
+    from ragmeter.io import printable
+
+    text = "".join(map(chr, range(0x00, 0xA0))) + "é€\u202e"
+    out = printable(text)
+    assert not any(ord(c) < 0x20 and c not in "\n\t" or 0x7F <= ord(c) < 0xA0 for c in out)
+    assert "\n" in out and "\t" in out and "\\x1b" in out and "\\x9b" in out
+    assert out.endswith("é€\u202e")  # ordinary text is untouched (bidi is the report's)
+
+
+def test_the_terminal_console_escapes_what_any_view_prints():
+    from ragmeter.cli.app import SafeConsole
+
+    buf = io.StringIO()
+    SafeConsole(file=buf, width=80).print("system \x1b[2Jx", markup=False)
+    assert buf.getvalue() == "system \\x1b[2Jx\n"
+
+
+SECRET = "sk-abc123secret"
+
+
+def test_an_api_key_given_as_an_option_is_never_written_or_shown(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from ragmeter.outputs import lock_path, results_lock
+
+    argv = ["ragmeter", "answer", "r", "--option", f"api_key={SECRET}", "--option", "n_ctx=9"]
+    monkeypatch.setattr(sys, "argv", argv)
+    out = tmp_path / "r"
+    with results_lock(out):
+        text = lock_path(out).read_text()
+        assert SECRET not in text and "api_key=***" in text and "n_ctx=9" in text
+        code = (
+            "from ragmeter.outputs import results_lock\n"
+            "from ragmeter.errors import InputError\n"
+            "try:\n"
+            f"    with results_lock({str(out)!r}, wait_s=0.2): pass\n"
+            "except InputError as exc: print(exc)\n"
+        )
+        other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert "in use by" in other.stdout and SECRET not in other.stdout, other.stdout
+
+
+def test_secrets_are_redacted_in_config_and_error_messages():
+    from ragmeter.cli.app import shown
+    from ragmeter.io import is_secret_name, redact
+
+    cfg = Config(extra={"reader": {"api_key": SECRET, "max_tokens": 5, "api_key_env": "K"}})
+    saved = cfg.to_dict()["reader"]
+    assert saved == {"api_key": "***", "max_tokens": 5, "api_key_env": "K"}
+    line = shown(f"http 401 from http://h/v1?key={SECRET}: Authorization: Bearer {SECRET}")
+    assert SECRET not in line and "Authorization: ***" in line
+    assert [is_secret_name(n) for n in ("token", "password", "Authorization", "n_ctx")] == [
+        True,
+        True,
+        True,
+        False,
+    ]
+    assert redact({"headers": {"X-Api-Key": SECRET}}) == {"headers": {"X-Api-Key": "***"}}

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import InputError
+from ragmeter.io import redact
 
 DEFAULT_STRATEGIES = (
     "whole",
@@ -78,7 +79,11 @@ class Config:
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """A TOML-ready nested dict of this config (the form it is saved in)."""
+        """A TOML-ready nested dict of this config (the form it is saved in); the values
+        of secret-named keys (``api_key``, ``token``...) are ``***``."""
+        return redact(self._as_dict(), strings=False)  # type: ignore[return-value]
+
+    def _as_dict(self) -> dict[str, Any]:
         d = asdict(self)
         return {
             "corpus": {"path": d["corpus"], "format": d["corpus_format"]},

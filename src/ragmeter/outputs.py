@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ragmeter.errors import InputError
+from ragmeter.io import redact_text
 
 try:  # POSIX; elsewhere the lock is advisory only through the holder file
     import fcntl
@@ -479,14 +480,15 @@ _held_guard = threading.Lock()
 def _holder_text(lock: Path) -> str:
     try:
         info = json.loads(lock.read_text(encoding="utf-8"))
-        return f"pid {info['pid']} on {info['host']} ({info['command']}, since {info['since']})"
+        command = redact_text(str(info["command"]))
+        return f"pid {info['pid']} on {info['host']} ({command}, since {info['since']})"
     except (OSError, ValueError, KeyError, TypeError):
         return "another ragmeter process"
 
 
 def _command() -> str:
     argv = [Path(sys.argv[0]).name if sys.argv else "python", *sys.argv[1:]]
-    text = " ".join(argv)
+    text = redact_text(" ".join(argv))  # never a key given as --option api_key=...
     return text if len(text) <= 160 else text[:157] + "..."
 
 
