@@ -1,0 +1,45 @@
+"""docs/history.md: the worked example runs as written, and says what it shows."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "history.md"
+
+
+def bash_blocks(text: str) -> list[str]:
+    """The ```bash blocks of the worked example (from its marker on), in order."""
+    start = text.index("<!-- example: history -->")
+    return re.findall(r"```bash\n(.*?)```", text[start:], re.S)
+
+
+def test_the_worked_example_runs_as_written(tmp_path):
+    blocks = bash_blocks(DOC.read_text(encoding="utf-8"))
+    assert len(blocks) == 2
+    env = {k: v for k, v in os.environ.items() if k != "RAGMETER_HISTORY"}
+    env.update(
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+        GIT_AUTHOR_NAME="A",
+        GIT_AUTHOR_EMAIL="a@example.org",
+        GIT_COMMITTER_NAME="A",
+        GIT_COMMITTER_EMAIL="a@example.org",
+        COLUMNS="200",
+    )
+    script = "set -euo pipefail\n" + "\n".join(blocks)
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert (tmp_path / "demo" / ".ragmeter" / "history.sqlite").is_file()
+    assert out.count("│ search  │") == 4  # history list: four runs recorded
+    assert "#2 better" in out  # 200-word chunks beat 60-word ones, paired by question
+    assert "tie: too few differing questions (0 of 135 differ" in out
+    assert "break: relevant_grade: 2 vs 1 changed since run 3" in out
+    assert "Baseline: history run 3 (commit" in out
+    assert "FAIL recall@5 mine: candidate - baseline = -" in out
+    assert "check failed with exit code 1" in out
