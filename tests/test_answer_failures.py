@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import shlex
 import shutil
 
 import numpy as np
@@ -420,7 +421,7 @@ def test_failures_command_prints_and_writes_json(answered):
     out = flat(result.output)
     assert "Answer failures" in out and "number changed" in out
     assert "sentence/q002: 8% (reference: 0.8%)" in out
-    assert "Judges passing answers whose number changed or was left out" in out
+    assert "Judges passing a changed or left-out number" in out
     data = json.loads((answers_dir(answered) / "failures.json").read_text())
     res = Results(answered)
     assert (data["seed"], data["rounds"]) == (res.summary.seed, res.summary.rounds)
@@ -489,7 +490,7 @@ def test_grade_and_judges_show_failures(answered):
     out = quiet()
     judges_command(answered, console=out)
     printed = flat(out.file.getvalue())
-    assert "Judges passing answers whose number changed or was left out" in printed
+    assert "Judges passing a changed or left-out number" in printed
     assert "test:lenient 4 4 100.0" in printed and "test:strict 4 0 0.0" in printed
 
 
@@ -573,3 +574,42 @@ def test_report_has_the_failure_section_with_marked_numbers(answered):
     case = next(c for c in f["cases"] if (c["system"], c["question"]) == ("sentence", "q005"))
     assert ["Elephants never forget a face at the zoo.", "unsupported"] in case["answer"]
     assert {j["judge"]: j["passed"] for j in f["leniency"]} == {"test:lenient": 4, "test:strict": 0}
+
+
+# --- the worked example of docs/answers.md ------------------------------------------------------
+
+
+def _docs_example() -> tuple[list[list[str]], str, str]:
+    """The worked example's commands, its answers.jsonl and its printed output."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "answers.md").read_text()
+    section = text.split("## How answers fail: `ragmeter failures`", 1)[1]
+    example = section.split("### Worked example", 1)[1]
+    bash = example.split("```bash\n", 1)[1].split("```", 1)[0]
+    shown = example.split("```text\n", 1)[1].split("```", 1)[0]
+    jsonl = bash.split("<<'EOF'\n", 1)[1].split("EOF\n", 1)[0]
+    commands = [shlex.split(line)[1:] for line in bash.splitlines() if line.startswith("ragmeter ")]
+    return commands, jsonl, shown
+
+
+def test_docs_worked_example_runs_as_shown(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    commands, jsonl, shown = _docs_example()
+    assert [c[0] for c in commands] == ["search", "failures"]
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    done = runner.invoke(app, commands[0])
+    assert done.exit_code == 0, done.output
+    (tmp_path / "ex" / "answers").mkdir()
+    (tmp_path / "ex" / "answers" / "answers.jsonl").write_text(jsonl)
+    done = runner.invoke(app, commands[1])
+    assert done.exit_code == 0, done.output
+    printed = flat(done.output)
+    for line in shown.splitlines():
+        line = flat(line)
+        if line and not set(line) <= set("┏┓┗┛┡┩└┘┳┻╇┴━─ "):
+            assert line in printed, line

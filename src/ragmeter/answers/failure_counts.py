@@ -30,7 +30,14 @@ from ragmeter.answers.failures import (
     CheckSettings,
     check_answer,
 )
-from ragmeter.answers.store import AnswerSet, Key, answers_dir, load_answer_set
+from ragmeter.answers.store import (
+    AnswerSet,
+    Key,
+    answers_dir,
+    load_answer_set,
+    load_merged_answer_set,
+)
+from ragmeter.errors import InputError
 from ragmeter.io import atomic_write_text, dumps
 from ragmeter.outputs import results_lock
 from ragmeter.results import Results
@@ -44,6 +51,7 @@ __all__ = [
     "check_answers",
     "failure_report",
     "leniency_flags",
+    "load_answers",
     "write_failures",
 ]
 
@@ -148,6 +156,17 @@ class FailureReport:
             "precision": [{**asdict(p), "precision": p.precision} for p in self.precision],
             "answers": [asdict(c) for c in self.checks if c.failures or c.number_flag],
         }
+
+
+def load_answers(results: Results | str | Path) -> AnswerSet | None:
+    """The answers of ``results``: ``answers/reader.jsonl`` with its grades, else a
+    hand-made ``answers/answers.jsonl``; None when neither holds an answer."""
+    res = results if isinstance(results, Results) else Results(results)
+    if (answers_dir(res) / "reader.jsonl").is_file():
+        aset = load_answer_set(res)
+    else:
+        aset = load_merged_answer_set(res)
+    return aset if aset is not None and aset.answers else None
 
 
 def _key_str(key: Key) -> str:
@@ -271,7 +290,9 @@ def failure_report(
     accuracy judge, see :func:`ragmeter.answers.analysis.accuracy_judge`). Intervals use
     ``seed`` and ``rounds``, by default those of the run's summary.
     """
-    aset = results if isinstance(results, AnswerSet) else load_answer_set(results)
+    aset = results if isinstance(results, AnswerSet) else load_answers(results)
+    if aset is None:
+        raise InputError(f"{results}: no answers to check; run `ragmeter answer` first")
     res = aset.results
     seed = res.summary.seed if seed is None else seed
     rounds = res.summary.rounds if rounds is None else rounds

@@ -19,10 +19,10 @@ from ragmeter.answers.failure_counts import (
     FailureReport,
     Leniency,
     failure_report,
+    load_answers,
     write_failures,
 )
 from ragmeter.answers.failures import DEFAULT, FAILURES, LABELS, AnswerCheck, CheckSettings
-from ragmeter.answers.store import load_answer_set
 from ragmeter.errors import InputError
 
 __all__ = [
@@ -64,23 +64,23 @@ def _seed_note(report: FailureReport) -> str:
 
 
 def print_failure_table(report: FailureReport, console: Console) -> None:
-    """Per system: each failure type's count and rate (%) with its interval."""
-    table = Table(
-        title=Text(
-            f"Answer failures: count, % of answers [95% CI]; reader {report.reader}, "
-            f"top {report.k}, judge {report.judge or '-'}"
-        ),
-        title_justify="left",
+    """Each failure type (rows) per system (columns): count, and rate (%) with its interval."""
+    console.print(
+        Text(
+            f"Answers of {report.reader or 'the reader'} from the top {report.k}; "
+            f"graded by {report.judge or 'no judge yet'}."
+        )
     )
-    table.add_column("system", style="bold")
-    table.add_column("answers", justify="right")
-    for kind in (*FAILURES, ANY):
-        table.add_column(LABELS.get(kind, "any failure"), justify="right")
+    table = Table(title="Answer failures (count: % of answers [95% CI])", title_justify="left")
+    table.add_column("failure", style="bold")
     for row in report.systems:
-        cells = [Text(row.system), str(row.n)]
-        for kind in (*FAILURES, ANY):
-            cells.append(f"{row.counts[kind]}: {row.rates[kind].format()}")
-        table.add_row(*cells)
+        table.add_column(Text(row.system), justify="right")
+    table.add_row("answers", *(str(row.n) for row in report.systems))
+    for kind in (*FAILURES, ANY):
+        label = LABELS.get(kind, "any failure")
+        table.add_row(
+            label, *(f"{row.counts[kind]}: {row.rates[kind].format()}" for row in report.systems)
+        )
     console.print(table)
     console.print(_seed_note(report))
 
@@ -154,12 +154,7 @@ def print_leniency(rows: Sequence[Leniency], console: Console) -> None:
     """How often each judge graded correct an answer whose number changed or was left out."""
     if not any(r.flagged for r in rows):
         return
-    table = Table(
-        title="Judges passing answers whose number changed or was left out",
-        title_justify="left",
-        caption="flagged: such answers the judge scored; passed: graded correct (a leniency flag)",
-        caption_justify="left",
-    )
+    table = Table(title="Judges passing a changed or left-out number", title_justify="left")
     table.add_column("judge", style="bold")
     table.add_column("flagged", justify="right")
     table.add_column("passed", justify="right")
@@ -169,6 +164,10 @@ def print_leniency(rows: Sequence[Leniency], console: Console) -> None:
             Text(r.judge), str(r.flagged), str(len(r.passed)), r.rate.format() if r.rate else "-"
         )
     console.print(table)
+    console.print(
+        "[dim]flagged: answers the judge scored whose number changed or was left out; "
+        "passed: those it graded correct (each a leniency flag)[/]"
+    )
     for r in rows:
         if r.passed:
             console.print(Text(f"  {r.judge} passed: {' '.join(r.passed)}"))
@@ -206,9 +205,11 @@ def failures_command(
 ) -> FailureReport:
     """``ragmeter failures RESULTS``: check every answer, count per system, write failures.json."""
     console = console or Console()
-    aset = load_answer_set(results)
-    if not aset.answers:
-        raise InputError(f"{aset.folder}: no answers to check; run `ragmeter answer` first")
+    aset = load_answers(results)
+    if aset is None:
+        raise InputError(
+            f"{Path(results) / 'answers'}: no answers to check; run `ragmeter answer` first"
+        )
     report = failure_report(aset, accuracy_judge, seed=seed, rounds=rounds, settings=settings)
     print_failure_table(report, console)
     print_comparisons(report, console)

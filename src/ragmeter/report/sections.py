@@ -210,15 +210,11 @@ def load_failures(results: Results, judge: str | None = None) -> dict[str, Any] 
     folder = results.path / "answers"
     if not ((folder / "reader.jsonl").is_file() or (folder / "answers.jsonl").is_file()):
         return None
-    from ragmeter.answers.failure_counts import ANY, failure_report
+    from ragmeter.answers.failure_counts import ANY, failure_report, load_answers
     from ragmeter.answers.failures import FAILURES, LABELS
-    from ragmeter.answers.store import load_answer_set, load_merged_answer_set
 
-    if (folder / "reader.jsonl").is_file():
-        aset = load_answer_set(results)
-    else:
-        aset = load_merged_answer_set(results)
-    if aset is None or not aset.answers:
+    aset = load_answers(results)
+    if aset is None:
         return None
     report = failure_report(aset, judge)
     texts = {q.id: q for q in results.questions}

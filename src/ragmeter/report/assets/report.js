@@ -607,8 +607,11 @@
     append(body, el("h3", { text: "The answers" }));
     append(body, el("div", { class: "controls" }, el("label", null, "System ", sysSel),
       el("label", null, "Failure ", kindSel)));
-    append(body, el("p", { class: "muted", text: "Marked: a changed number, a reference number the answer " +
-      "left out, one it states the same, and a sentence without support." }));
+    append(body, el("p", { class: "muted" }, "Marked: ", el("mark", { class: "f-changed", text: "a changed number" }),
+      ", ", el("mark", { class: "f-missing", text: "a reference number the answer left out" }), ", ",
+      el("mark", { class: "f-same", text: "one it states the same" }), ", ",
+      el("mark", { class: "f-number", text: "one the question gives" }), " and ",
+      el("mark", { class: "f-unsupported", text: "a sentence without support" }), "."));
     append(body, list);
     show();
   }
