@@ -6,7 +6,7 @@ sentences do not depend on the text around it. That makes two exact speed-ups po
 paragraph that occurs twice is segmented once, and paragraphs can be segmented in any process
 in any order. blingfire (compiled) segments the same paragraphs, in this process: it is fast
 enough that workers would cost more than they save. This module imports only syntok (and
-blingfire when it is asked for) so that a worker process starts quickly.
+blingfire and numpy when blingfire is asked for) so that a worker process starts quickly.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import re
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 
-import numpy as np
 from syntok import segmenter
 from syntok.tokenizer import Tokenizer
 
@@ -78,6 +77,8 @@ def blingfire_sentences(paragraph: str) -> tuple[int, ...]:
     the offsets are mapped with numpy: a sentence's start is its first byte's character,
     its end the character after its last byte. Whitespace around a sentence is left out.
     """
+    import numpy as np  # here, not above: syntok's workers start without it
+
     if not paragraph or paragraph.isspace():
         return ()
     data = paragraph.encode("utf-8", "surrogatepass")

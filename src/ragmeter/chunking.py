@@ -18,8 +18,8 @@ Sentences come from ``segmenter = "syntok"`` (the default) or ``"blingfire"`` (c
 Modules, each importing only those below it: :mod:`ragmeter.chunk_types` (``Chunk``,
 ``Chunking``), :mod:`ragmeter.doc_index` (words, sentence breaks, the run cache),
 :mod:`ragmeter.chunkers` (your own chunker, other frameworks' splitters), then this one
-(segmenting a corpus at once, the strategies). Every name of the first two is importable
-from here.
+(segmenting a corpus at once, the strategies). Every public name of the first two is
+importable from here.
 """
 
 from __future__ import annotations
