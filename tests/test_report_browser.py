@@ -127,7 +127,7 @@ def test_example_report_renders_offline(example_results, driver, tmp_path):
 
     rows = driver.find_elements(By.CSS_SELECTOR, "#summary-table tbody tr")
     assert len(rows) == n_systems
-    assert "Best on" in driver.find_element(By.ID, "headline").text
+    assert "Highest on" in driver.find_element(By.ID, "headline").text
     for cid in CHART_IDS:
         host = driver.find_element(By.ID, cid)
         assert host.get_attribute("data-state") == "rendered", cid

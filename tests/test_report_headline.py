@@ -197,6 +197,33 @@ def test_the_first_screen_holds_twelve_systems(tmp_path, retrievers):
     finally:
         driver.quit()
     assert bottom <= height, f"the summary ends at {bottom}px, below the {height}px screen"
-    assert "Best on recall@5: whole" in headline and "3,322 words" in headline
-    assert "Next best: parent-400" in headline and "more words" in headline
+    assert "no system beats any of these on both" in headline
+    assert "3,322 words" in headline
+    if retrievers == 1:
+        assert "Highest on recall@5: whole at" in headline
+        assert "Next highest: parent-400" in headline and "more words" in headline
+    else:  # the two retrievers score the same at the top: named as a tie, not one best
+        assert "Highest on recall@5, tied: whole/bm25 and whole/bm25-k09" in headline
     assert "paired comparisons are ties" in headline
+
+
+def test_frontier_names_every_system_no_other_beats_on_both_and_ties_at_the_top():
+    estimates = {
+        "whole": {"recall@5": est(0.97), "words@5": est(3322)},
+        "parent": {"recall@5": est(0.90), "words@5": est(1718)},
+        "recursive": {"recall@5": est(0.80), "words@5": est(835)},
+        "sentence": {"recall@5": est(0.80), "words@5": est(885)},  # beaten: same, more words
+        "small": {"recall@5": est(0.72), "words@5": est(849)},  # beaten by recursive
+        "twin": {"recall@5": est(0.97), "words@5": est(3322)},  # ties whole on both
+    }
+    comparisons = [
+        comparison("whole", "twin", "identical"),
+        comparison("whole", "parent", "tie (interval includes 0)"),
+        comparison("whole", "recursive", "whole better"),
+    ]
+    comparisons[0]["identical"] = True
+    h = headline_extras(list(estimates), estimates, comparisons, "recall@5", 5)
+    assert h["frontier"] == ["recursive", "parent", "whole", "twin"]
+    assert h["top"] == ["whole", "twin"]
+    # The identical pair is not one of the compared pairs, as the rule counts them.
+    assert (h["tie_count"], h["pair_count"], h["identical_count"]) == (1, 2, 1)

@@ -123,7 +123,7 @@ def report_data(
 def _comparisons(results: Results, summary: Summary, metric: str) -> list[dict]:
     """The comparisons as the page shows them; ``shown`` holds the texts the terminal
     prints (:func:`ragmeter.verdicts.shown_difference` / :func:`~ragmeter.verdicts.shown_p`)."""
-    from ragmeter.verdicts import shown_difference, shown_p
+    from ragmeter.formatting import shown_difference, shown_p
 
     out = []
     for c in summary.comparisons:
@@ -211,7 +211,11 @@ def headline_extras(
     * ``cheapest_tied``: of the systems no verdict puts below the best, the one that sends
       the fewest words, when it sends fewer than the best;
     * ``tie_count`` / ``pair_count``, ``named_ties`` (a few, those with the best first) and
-      ``not_below_best`` (systems no verdict puts below the best).
+      ``not_below_best`` (systems no verdict puts below the best); identical systems
+      (``identical_count`` pairs) are counted apart, as the rule counts them;
+    * ``frontier``: the systems no other system beats on both ``metric`` and words sent
+      (higher and fewer, one at least strictly), fewest words first; ``top``: every
+      system at the highest mean (more than one is a tie, named as one).
     """
     k = _k(metric) or main_k
     words_key = f"words@{k}"
@@ -227,13 +231,18 @@ def headline_extras(
         "pair_count": 0,
         "named_ties": [],
         "not_below_best": [],
+        "identical_count": 0,
+        "frontier": [],
+        "top": [],
     }
     if not ranked:
         return out
     best = ranked[0]
     below_best: set[str] = set()
     ties: list[list[str]] = []
-    for c in comparisons:
+    compared = [c for c in comparisons if not c.get("identical")]
+    out["identical_count"] = len(comparisons) - len(compared)
+    for c in compared:
         winner = _verdict_winner(c)
         if winner is None:
             ties.append([c["a"], c["b"]])
@@ -241,7 +250,7 @@ def headline_extras(
             below_best.add(c["b"] if c["a"] == best else c["a"])
     ties.sort(key=lambda t: best not in t)  # those with the best first (stable otherwise)
     out["tie_count"] = len(ties)
-    out["pair_count"] = len(comparisons)
+    out["pair_count"] = len(compared)
     out["named_ties"] = ties[:3]
     out["not_below_best"] = [
         s for s in ranked[1:] if s not in below_best and any(best in t and s in t for t in ties)
@@ -257,6 +266,9 @@ def headline_extras(
         e = estimates[s].get(words_key)
         return None if e is None else e["mean"]
 
+    top = estimates[best][metric]["mean"]
+    out["top"] = [s for s in ranked if estimates[s][metric]["mean"] == top]
+    out["frontier"] = frontier(ranked, estimates, metric, words_key)
     best_words = words(best)
     candidates = [s for s in out["not_below_best"] if words(s) is not None]
     if best_words is not None and candidates:
@@ -264,6 +276,23 @@ def headline_extras(
         if words(cheapest) < best_words:
             out["cheapest_tied"] = cheapest
     return out
+
+
+def frontier(systems: list[str], estimates: dict, metric: str, words_key: str) -> list[str]:
+    """The systems no other beats on both ``metric`` (higher) and ``words_key`` (fewer),
+    fewest words first; without words, the systems at the highest mean."""
+    have = [s for s in systems if metric in estimates[s] and words_key in estimates[s]]
+    if not have:
+        return []
+
+    def point(s: str) -> tuple[float, float]:
+        return estimates[s][metric]["mean"], estimates[s][words_key]["mean"]
+
+    def beaten(s: str) -> bool:
+        m, w = point(s)
+        return any((om >= m and ow <= w) and (om > m or ow < w) for om, ow in map(point, have))
+
+    return sorted((s for s in have if not beaten(s)), key=lambda s: (point(s)[1], -point(s)[0]))
 
 
 def _strategy_of(system: str) -> str:

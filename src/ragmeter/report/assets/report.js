@@ -66,7 +66,7 @@
   const int = (x) => Math.round(x).toLocaleString("en-US");
 
   // Every estimate arrives with `shown`, the text the terminal prints for it
-  // (ragmeter.metrics.format_estimate): the page never formats a number itself.
+  // (ragmeter.formatting.format_estimate): the page never formats a number itself.
   function fmtEst(e) {
     return e ? e.shown : "–";
   }
@@ -167,15 +167,33 @@
     if (h.best) {
       const e = DATA.estimates[h.best][m];
       const bw = words(h.best);
-      append(line, el("span", { class: "hl" }, ["Best on ", el("b", { text: m }), ": ",
-        el("strong", { text: h.best }), " at " + fmtEst(e, m) + capMark(h.best, m),
-        bw === null ? "" : ", sending " + int(bw) + " words in its top " + kOf(wk), "."]));
-      if (h.next) {
+      const front = h.frontier || [];
+      if (front.length > 1) {
+        // No single winner: recall at a fixed k rewards large items, so it is read
+        // beside the words each system sends.
+        const parts = ["On ", el("b", { text: m }), " against words sent in the top " + kOf(wk) +
+          ", no system beats " + (front.length === 2 ? "either" : "any") + " of these on both: "];
+        const shown = front.slice(0, 6);
+        shown.forEach((s, i) => parts.push(i ? (i === shown.length - 1 && front.length <= 6 ? " and " : ", ") : "",
+          el("strong", { text: s }), " " + fmtEst(DATA.estimates[s][m], m) + capMark(s, m) +
+          " with " + int(words(s)) + " words"));
+        if (front.length > 6) parts.push(" and " + (front.length - 6) + " more");
+        parts.push(".");
+        append(line, el("span", { class: "hl" }, parts));
+      }
+      const top = h.top && h.top.length > 1 ? h.top : [h.best];
+      const lead = top.length > 1
+        ? [" Highest on ", el("b", { text: m }), ", tied: "].concat(names(top, 4), [" at " + fmtEst(e, m)])
+        : [(front.length > 1 ? " Highest on " : "Highest on "), el("b", { text: m }), ": ",
+          el("strong", { text: h.best }), " at " + fmtEst(e, m) + capMark(h.best, m)];
+      append(line, el("span", { class: "hl" }, lead.concat([
+        bw === null || top.length > 1 ? "" : ", sending " + int(bw) + " words in its top " + kOf(wk), "."])));
+      if (h.next && top.length === 1) {
         const nw = words(h.next);
-        const cost = [" Next best: ", el("b", { text: h.next }), " at " +
+        const cost = [" Next highest: ", el("b", { text: h.next }), " at " +
           fmtEst(DATA.estimates[h.next][m], m) + capMark(h.next, m)];
         if (bw !== null && nw !== null) {
-          cost.push(" with " + int(nw) + " words; the best gains " + gap(h.best, h.next) +
+          cost.push(" with " + int(nw) + " words; the highest gains " + gap(h.best, h.next) +
             (bw > nw ? " for " + int(bw - nw) + " more words" +
               (nw > 0 ? " (" + (bw / nw).toFixed(1) + "× the words)" : "") :
               " and sends " + int(nw - bw) + " fewer words") + ".");
@@ -186,12 +204,16 @@
       }
       if (h.cheapest_tied) {
         append(line, el("span", { class: "hl" }, [" ", el("b", { text: h.cheapest_tied }),
-          " is not separated from the best and sends " + int(words(h.cheapest_tied)) + " words."]));
+          " is not separated from the highest and sends " + int(words(h.cheapest_tied)) + " words."]));
       }
       if (h.pair_count) {
         const ties = [" " + h.tie_count + " of " + h.pair_count + " paired comparisons are ties"];
+        if (h.identical_count) {
+          ties.push(" (and " + h.identical_count + " more pair" + (h.identical_count === 1 ? " is" : "s are") +
+            " identical systems, left out of the rule's count)");
+        }
         if (h.not_below_best.length) {
-          ties.push("; not separated from the best: ");
+          ties.push("; not separated from the highest: ");
           ties.push(names(h.not_below_best, 3));
         } else if (h.named_ties.length) {
           ties.push(", among them ");
