@@ -13,7 +13,7 @@ never compared.
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -201,10 +201,11 @@ def trend(
     if runs is None:
         held = store.runs(system=system, branch=branch)
         if not held:
+            known = sorted({s for r in store.runs(branch=branch) for s in r.systems})
             raise InputError(
                 f"{store.path}: no recorded run holds system {system!r}"
                 + (f" on branch {branch!r}" if branch is not None else "")
-                + "; `ragmeter history list` shows the runs"
+                + (f"; the runs hold {', '.join(known[:12])}" if known else "; no run recorded")
             )
         metric = metric or held[-1].metric
         runs = [r for r in held if metric in r.metrics]
@@ -289,5 +290,16 @@ def export_json(
                 "questions": kept.get("questions", []),
                 "values": kept.get("values", {}),
             }
-        out.append(json.loads(json.dumps(entry, allow_nan=True)))
+        out.append(_finite(entry))
     return out
+
+
+def _finite(obj: Any) -> Any:
+    """``obj`` with NaN and infinities as None, so the export is strict JSON."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj

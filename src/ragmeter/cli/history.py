@@ -255,7 +255,8 @@ def history_export(
     with _store(history) as store:
         runs = store.runs(system=system, metric=metric, branch=branch)
         if format_ == "json":
-            text = json.dumps(export_json(runs, store, scores=scores), indent=1) + "\n"
+            rows = export_json(runs, store, scores=scores)
+            text = json.dumps(rows, indent=1, allow_nan=False) + "\n"
         else:
             rows = export_rows(runs, store)
             buf = io.StringIO()

@@ -19,8 +19,11 @@ from ragmeter.formatting import format_estimate, shown_difference
 from ragmeter.metrics import is_share
 from ragmeter.results import Results
 
-MAX_RUNS = 60
-"""The newest runs shown per system."""
+MAX_RUNS = 20
+"""The newest comparable runs shown per system (``ragmeter history trend`` shows all)."""
+
+MAX_SYSTEMS = 8
+"""Systems shown: this run's best by its metric (each costs one paired comparison per run)."""
 
 
 def load_history(results: Results, folder: str | Path | None = None) -> dict[str, Any] | None:
@@ -40,7 +43,8 @@ def load_history(results: Results, folder: str | Path | None = None) -> dict[str
             held = store.runs(metric=metric)
             same = [r for r in held if not measurement.differences(r.measurement, this, metric)]
             series: dict[str, list[dict[str, Any]]] = {}
-            for system in results.systems:
+            means = {s: float(results.scores(s, metric).mean()) for s in results.systems}
+            for system in sorted(results.systems, key=lambda s: -means[s])[:MAX_SYSTEMS]:
                 runs = [r for r in same if system in r.systems][-MAX_RUNS:]
                 if len(runs) < 2:
                     continue
