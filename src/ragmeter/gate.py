@@ -44,6 +44,20 @@ class Check:
     losses: int
     interval: str
     passed: bool
+    #: points: the smallest margin an unchanged candidate would pass on these questions
+    #: (the lower end of the interval of a difference of 0 on every question); set on FAIL
+    supported_margin: float | None = None
+
+    def _support(self) -> str:
+        if self.supported_margin is None:
+            return ""
+        if self.supported_margin == 0:
+            return f"; these {self.difference.n} questions support any margin above 0"
+        return (
+            f"; these {self.difference.n} questions support a margin above "
+            f"{self.supported_margin:.1f} points (an unchanged candidate's interval "
+            f"reaches -{self.supported_margin:.1f})"
+        )
 
     @property
     def line(self) -> str:
@@ -54,7 +68,7 @@ class Check:
             f"{verdict} {self.metric} {self.system}: candidate - baseline = "
             f"{d.mean * 100:+.1f} [{fmt_end(d.low)}, {fmt_end(d.high)}] points "
             f"({d.confidence * 100:g}% {self.interval}, {d.n} questions, seed {d.seed}, "
-            f"{d.rounds} rounds); lower end {rel} -{self.margin:g} (margin)"
+            f"{d.rounds} rounds); lower end {rel} -{self.margin:g} (margin)" + self._support()
         )
 
     def markdown(self) -> str:
@@ -75,7 +89,10 @@ class Check:
                 "",
                 f"Non-inferiority: the check passes when the lower end of the paired interval "
                 f"is above -{self.margin:g} points. Interval: {self.interval}; "
-                f"{d.n} questions paired by id; seed {d.seed}, {d.rounds} rounds.",
+                f"{d.n} questions paired by id; seed {d.seed}, {d.rounds} rounds"
+                + (self._support().replace(";", ".", 1).replace(" these", " These", 1) + ".")
+                if self.supported_margin is not None
+                else f"{d.n} questions paired by id; seed {d.seed}, {d.rounds} rounds.",
                 "",
             ]
         )
@@ -171,6 +188,13 @@ def check_noninferior(
     )
     row = table.rows[0]
     diff = row.difference
+    passed = bool(diff.low > -margin / 100.0)
+    supported = None
+    if not passed:  # what an unchanged candidate would get on these questions
+        same = compare_systems(
+            {metric: np.stack([y, y])}, ["candidate", "baseline"], plan, fold_identical=False
+        ).rows[0]
+        supported = max(0.0, -same.difference.low * 100.0)
     return Check(
         system=system,
         metric=metric,
@@ -182,7 +206,8 @@ def check_noninferior(
         ties=row.ties,
         losses=row.losses,
         interval=table.rule.interval,
-        passed=bool(diff.low > -margin / 100.0),
+        passed=passed,
+        supported_margin=supported,
     )
 
 
