@@ -238,13 +238,16 @@ class HistoryStore:
 
     def _claim(self) -> None:
         """Mark a new file as a run history; refuse one that is another's or newer."""
-        with self.store.batch() as conn:
-            app = conn.execute("PRAGMA application_id").fetchone()[0]
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if app == 0 and version == 0:
-                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                return
+        ((app,),) = self.store.query("PRAGMA application_id")
+        ((version,),) = self.store.query("PRAGMA user_version")
+        if app == 0 and version == 0:
+            with self.store.batch() as conn:  # a new file: mark it, once
+                app = conn.execute("PRAGMA application_id").fetchone()[0]
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                if app == 0 and version == 0:
+                    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                    return
         _refuse_foreign(self.path, app, version)
 
     def close(self) -> None:
@@ -472,16 +475,19 @@ def git_state(folder: str | Path | None = None) -> dict[str, Any]:
 
 
 def read_results_files(results_dir: str | Path) -> dict[str, bytes]:
-    """The files of a results directory a record keeps, checked by reading it as
-    :class:`ragmeter.results.Results` first."""
+    """The files of a results directory a record keeps, read under its lock (no search
+    replaces it meanwhile) and checked by reading it as :class:`ragmeter.results.Results`."""
+    from ragmeter.outputs import results_lock
     from ragmeter.results import Results
 
-    res = Results(results_dir)  # a results directory, or a one-line error
-    out = {}
-    for name in (*RESULT_FILES, *EXTRA_FILES):
-        path = res.path / name
-        if path.is_file():
-            out[name] = path.read_bytes()
+    Results(results_dir)  # a results directory, or a one-line error before any lock
+    with results_lock(results_dir):
+        res = Results(results_dir)
+        out = {}
+        for name in (*RESULT_FILES, *EXTRA_FILES):
+            path = res.path / name
+            if path.is_file():
+                out[name] = path.read_bytes()
     return out
 
 
