@@ -613,3 +613,18 @@ def test_docs_worked_example_runs_as_shown(tmp_path, monkeypatch):
         line = flat(line)
         if line and not set(line) <= set("┏┓┗┛┡┩└┘┳┻╇┴━─ "):
             assert line in printed, line
+
+
+def test_the_shipped_passages_as_answers_are_never_flagged():
+    """Each question of the shipped example answered with its own answer passage: no
+    check may fire, and no sentence of the corpus reads as a refusal."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / EXAMPLE
+    for line in (root / "questions.jsonl").read_text().splitlines():
+        q = json.loads(line)
+        refs = [a["text"] for a in q["answers"]]
+        check = check_answer("s", q["id"], " ".join(refs), refs, refs, q["question"], True)
+        assert check.failures == () and not check.refused, q["id"]
+    for post in sorted((root / "posts").glob("*.md")):
+        assert not [s for s in sentences(post.read_text()) if refuses(s)], post.name
