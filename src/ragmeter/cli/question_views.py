@@ -62,7 +62,9 @@ def audit_table(
         else "no copy ratio (no content words)"
     )
     more = f"; {len(rows) - len(shown)} more in the files" if len(shown) < len(rows) else ""
-    table.caption = f"{ratio_text}; {counts or 'no flags'}{more}"
+    skipped = getattr(summary, "not_run", None) or {}
+    not_run = f"; model checks not run: {', '.join(skipped)}" if skipped else ""
+    table.caption = f"{ratio_text}; {counts or 'no flags'}{more}{not_run}"
     table.caption_justify = "left"
     return table
 

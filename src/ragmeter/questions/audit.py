@@ -184,13 +184,32 @@ def summarize_audit(
     rounds: int = 10_000,
     thresholds: dict[str, float] | None = None,
     llm: str | None = None,
+    model_checks: Iterable[str] | None = None,
 ) -> AuditSummary:
-    """Mean copy ratio with a bootstrap interval (:func:`ragmeter.stats.bootstrap`) and counts."""
+    """Mean copy ratio with a bootstrap interval (:func:`ragmeter.stats.bootstrap`) and counts.
+
+    ``model_checks`` are the model checks that ran (default: both with ``llm``, none
+    without); the others are named in ``not_run`` and ``misstated``, which only the
+    model finds, is left out of the counts rather than counted 0.
+    """
     from ragmeter import stats
 
+    ran = set(("misstated", "context") if model_checks is None and llm else model_checks or ())
+    not_run = {}
+    if "misstated" not in ran:
+        not_run["misstated"] = "needs a model (--model): no question was checked against it"
+    if "context" not in ran:
+        not_run["context"] = (
+            "the model's context check needs a model (--model); only the wording rules "
+            "for context-dependent questions ran"
+        )
     ratios = [f.copy_ratio for f in flagged if f.copy_ratio is not None]
     estimate = stats.bootstrap(ratios, rounds=rounds, seed=seed) if ratios else None
-    counts = {kind: sum(kind in f.kinds for f in flagged) for kind in FLAG_KINDS}
+    counts = {
+        kind: sum(kind in f.kinds for f in flagged)
+        for kind in FLAG_KINDS
+        if not (kind == "misstated" and "misstated" in not_run)
+    }
     n_flagged = sum(bool(f.kinds - {"unscored"}) for f in flagged)
     return AuditSummary(
         n=len(flagged),
@@ -200,6 +219,7 @@ def summarize_audit(
         counts=counts,
         thresholds=thresholds or {"copy": 0.6, "restate": 0.7, "duplicate": 0.8},
         llm=llm,
+        not_run=not_run,
     )
 
 
@@ -243,6 +263,7 @@ def audit_files(
     from ragmeter.corpus import load_corpus
     from ragmeter.testset import load_testset
 
+    llm_checks = tuple(llm_checks)
     for label, value in (
         ("copy", copy_threshold),
         ("restate", restate_threshold),
@@ -270,7 +291,7 @@ def audit_files(
         copy_threshold=copy_threshold,
         restate_threshold=restate_threshold,
         duplicate_threshold=duplicate_threshold,
-        llm_checks=tuple(llm_checks),
+        llm_checks=llm_checks,
         cache_path=cache_path,
         progress=progress,
         **call,
@@ -285,6 +306,7 @@ def audit_files(
             "duplicate": duplicate_threshold,
         },
         llm=llm_label,
+        model_checks=llm_checks if llm is not None else (),
     )
     from ragmeter.outputs import is_results_dir, results_lock
 

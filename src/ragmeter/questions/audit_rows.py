@@ -113,6 +113,8 @@ class AuditSummary:
     counts: dict[str, int]
     thresholds: dict[str, float]
     llm: str | None = None
+    #: model checks that did not run, with why (a count of 0 would read as checked)
+    not_run: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -123,6 +125,7 @@ class AuditSummary:
             "counts": dict(self.counts),
             "thresholds": dict(self.thresholds),
             "llm": self.llm,
+            "checks_not_run": dict(self.not_run),
         }
 
 
