@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from ragmeter import history
 from ragmeter.cli import app
+from ragmeter.config import load_config
 from ragmeter.errors import InputError
 from ragmeter.history import HistoryStore, locate, record
 from ragmeter.history_baseline import materialise, resolve_ref
@@ -175,6 +176,10 @@ def test_where_the_history_lives(tmp_path, monkeypatch):
     cfg.write_text('[history]\npath = "runs"\n')
     assert locate(cfg) == tmp_path / "proj" / "runs"
     assert locate(cwd=cfg.parent) == cfg.parent / "runs"  # ./ragmeter.toml is read
+    assert load_config(cfg).extra["history"] == {"path": "runs"}  # a section of the config
+    cfg.write_text('[history]\npth = "runs"\n')
+    with pytest.raises(InputError, match="unknown key \\[history\\] pth .*did you mean 'path'"):
+        load_config(cfg)
     cfg.write_text("[history]\nenabled = false\n")
     assert locate(cfg, recording=True) is None
     assert locate(cfg) == cfg.parent / ".ragmeter"  # reading still finds it
