@@ -583,8 +583,9 @@
       "passage and the top " + f.k + " passages the reader saw: a refusal while the passage was there, a number " +
       "changed or left out, a sentence with under " + Math.round(f.threshold * 100) + "% of its content words " +
       "in any one passage, and an answer graded correct" + (f.judge ? " by " + f.judge : "") +
-      " although search missed the passage. Rates are shares of each system's answers, with 95% bootstrap " +
-      "intervals (seed " + f.seed + ", " + f.rounds + " rounds). Choose a count to list its answers." }));
+      " although search missed the passage. Each cell: the count, then the share of the system's answers (%) " +
+      "with its 95% bootstrap interval (seed " + f.seed + ", " + f.rounds + " rounds). Choose a count to list " +
+      "its answers." }));
     const sysSel = el("select", { id: "failure-system" }, el("option", { value: "", text: "all systems" }),
       f.systems.map((r) => el("option", { value: r.system, text: r.system })));
     const kindSel = el("select", { id: "failure-kind" }, el("option", { value: "", text: "any failure" }),
@@ -602,12 +603,13 @@
     sysSel.addEventListener("change", show);
     kindSel.addEventListener("change", show);
     const tbl = el("table", { class: "data", id: "failures-table" });
-    table(tbl, ["system", { text: "answers", num: true }].concat(f.order.map((k) => ({
-      text: f.labels[k] + ": count, % [95% CI]", num: true }))),
-    f.systems.map((r) => [r.system, { text: r.n, cls: "num" }].concat(f.order.map((k) => ({
-      cls: "num", node: el("button", { type: "button", class: "cell", "data-system": r.system, "data-kind": k,
-        text: r.counts[k] + ": " + fmtEst(r.rates[k]),
-        onclick: () => { sysSel.value = r.system; kindSel.value = k === "any" ? "" : k; show(); } }) })))));
+    // one row per failure type, one column per system: count: % of answers [95% CI]
+    table(tbl, ["failure"].concat(f.systems.map((r) => ({ text: r.system, num: true }))),
+    [["answers"].concat(f.systems.map((r) => ({ text: r.n, cls: "num" })))].concat(f.order.map((k) =>
+      [f.labels[k]].concat(f.systems.map((r) => ({
+        cls: "num", node: el("button", { type: "button", class: "cell", "data-system": r.system, "data-kind": k,
+          title: "list these answers", text: r.counts[k] + ": " + fmtEst(r.rates[k]),
+          onclick: () => { sysSel.value = r.system; kindSel.value = k === "any" ? "" : k; show(); } }) }))))));
     append(body, el("div", { class: "scroll" }, tbl));
     if (f.leniency.some((j) => j.flagged)) {
       append(body, el("h3", { text: "Judges passing a changed or missing number" }));
