@@ -133,6 +133,11 @@ def test_the_trend_pairs_consecutive_runs_and_breaks_at_another_test_set(project
     out = _ragmeter("history", "trend", "--system", "mine", "--history", ".ragmeter").output
     assert "break: the test set" in out and "mine better" not in out
     assert "#2 better" in out and "#3 better" in out  # run 2 over 1, run 3 over run 5
+    cost = runner.invoke(
+        app,
+        ["history", "trend", "--system", "mine", "--metric", "words@5", "--history", ".ragmeter"],
+    )
+    assert cost.exit_code == 2 and "words@5 is a cost" in cost.output
     data = json.loads(
         _ragmeter(
             "history", "trend", "--system", "mine", "--json", "--history", str(repo / ".ragmeter")

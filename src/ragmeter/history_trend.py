@@ -24,6 +24,7 @@ from ragmeter import measurement, stats
 from ragmeter.comparison import ComparisonPlan, compare_systems
 from ragmeter.errors import InputError
 from ragmeter.history import HistoryStore, RunRecord
+from ragmeter.metrics import COST_FAMILIES, family
 from ragmeter.verdicts import Row, Rule
 
 __all__ = ["Break", "Change", "Trend", "TrendPoint", "comparable", "trend"]
@@ -216,6 +217,11 @@ def trend(
             )
     elif metric is None:
         raise InputError("give the metric of the trend")
+    if family(metric) in COST_FAMILIES:
+        raise InputError(
+            f"{metric} is a cost (lower is better), not a score a verdict reads as better or "
+            f"worse; follow a score such as recall@5 (`ragmeter history export` lists {metric})"
+        )
     points: list[TrendPoint] = []
     last: list[tuple[int, _Run]] = []  # (series, its newest run), newest series first
     for record in runs:
