@@ -648,3 +648,162 @@ def test_fuzz_answer_flags(saved, flag, value):
     assert "Traceback" not in result.output
     assert not (copy / "answers").exists()
     shutil.rmtree(root, ignore_errors=True)
+
+
+# --- known bad inputs: one line naming the file or key, exit 2, nothing written --------------
+
+
+def one_line(result, *needles):
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = [x for x in result.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1, result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+def small_project(root: Path) -> Path:
+    docs = root / "docs"
+    docs.mkdir()
+    for d in DOCS:
+        (docs / d.id).write_text(d.text)
+    rows = [
+        {"id": "q1", "question": "how long do cats sleep", "answers": [{"text": "Cats sleep"}]},
+        {"id": "q2", "question": "do dogs bark", "answers": [{"text": "Dogs bark"}]},
+    ]
+    (root / "q.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return root
+
+
+@pytest.mark.parametrize(
+    ("grade", "needle"),
+    [
+        ("null", "None, not a whole number"),
+        ("NaN", "nan, not a whole number"),
+        ("Infinity", "inf, not a whole number"),
+        ("[1]", "[1], not a whole number"),
+        ('"2"', "'2', not a whole number"),
+        ("99999999999999999999", "out of range"),
+    ],
+)
+def test_qrels_json_grades_are_whole_numbers_in_range(tmp_path, grade, needle):
+    (tmp_path / "qrels.json").write_text('{"1": {"d1": ' + grade + "}}")
+    (tmp_path / "a.run").write_text("1 Q0 d1 1 3 a\n")
+    out = tmp_path / "out"
+    args = ["evaluate", str(tmp_path / "a.run"), "--qrels", str(tmp_path / "qrels.json")]
+    one_line(runner.invoke(app, [*args, "--out", str(out)]), "qrels.json", "1/d1", needle)
+    assert not out.exists()
+
+
+def test_trec_qrels_grade_past_the_range_never_wraps(tmp_path):
+    from ragmeter.qrels import read_qrels
+
+    (tmp_path / "q.txt").write_text("1 0 d1 99999999999999999999\n")
+    with pytest.raises(InputError, match=r"q.txt:1: grade .* out of range"):
+        read_qrels(tmp_path / "q.txt")
+
+
+def test_empty_qrels_names_the_file(tmp_path):
+    (tmp_path / "qrels.json").write_text("{}")
+    (tmp_path / "a.run").write_text("1 Q0 d1 1 3 a\n")
+    args = ["evaluate", str(tmp_path / "a.run"), "--qrels", str(tmp_path / "qrels.json")]
+    one_line(runner.invoke(app, [*args, "--out", str(tmp_path / "o")]), "qrels.json", "no judg")
+
+
+def test_a_gz_cut_short_names_the_file(tmp_path):
+    import gzip
+
+    data = gzip.compress(b"1 0 d1 1\n" * 50)
+    (tmp_path / "q.txt.gz").write_bytes(data[: len(data) // 2])
+    (tmp_path / "a.run").write_text("1 Q0 d1 1 3 a\n")
+    args = ["evaluate", str(tmp_path / "a.run"), "--qrels", str(tmp_path / "q.txt.gz")]
+    one_line(runner.invoke(app, [*args, "--out", str(tmp_path / "o")]), "q.txt.gz", "cut short")
+    rows = json.dumps({"id": "q1", "question": "cats?", "answers": [{"doc": "cats.md"}]})
+    data = gzip.compress((rows + "\n").encode() * 40)
+    (tmp_path / "t.json.gz").write_bytes(data[: len(data) // 2])
+    from ragmeter.testset import _gz_text
+
+    with pytest.raises(InputError, match="t.json.gz: cannot read .* cut short"):
+        _gz_text(tmp_path / "t.json.gz")
+
+
+CONFIG_CASES = {
+    "depth": ("[search]\ndepth = -1\n", "depth must be at least 1, got -1"),
+    "rounds": ("[stats]\nrounds = 1000000000000\n", "rounds must be at least 100 and at most"),
+    "k1": (
+        '[search]\nretrievers = ["b"]\n[[retriever]]\nname = "b"\nkind = "bm25"\nk1 = "high"\n',
+        "'b': k1 = 'high' must be a number",
+    ),
+    "same name": (
+        '[search]\nstrategies = ["s"]\n[[strategy]]\nname = "s"\nkind = "whole"\n'
+        '[[strategy]]\nname = "s"\nkind = "sentence"\n',
+        "[[strategy]] number 2 has the name 's' of number 1",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONFIG_CASES))
+def test_bad_config_values_are_one_line_naming_the_key(tmp_path, case):
+    root = small_project(tmp_path)
+    body, needle = CONFIG_CASES[case]
+    toml = '[corpus]\npath = "docs"\n[testset]\npath = "q.jsonl"\n' + body
+    (root / "ragmeter.toml").write_text(toml)
+    out = root / "out"
+    result = runner.invoke(app, ["search", str(root / "ragmeter.toml"), "--out", str(out)])
+    one_line(result, "ragmeter.toml", needle)
+    assert not out.exists()
+
+
+def test_rounds_and_seed_flags_are_checked_everywhere(tmp_path):
+    root = small_project(tmp_path)
+    args = ["search", "--corpus", str(root / "docs"), "--testset", str(root / "q.jsonl")]
+    out = root / "out"
+    one_line(runner.invoke(app, [*args, "--rounds", str(10**12), "--out", str(out)]), "rounds")
+    assert runner.invoke(app, [*args, "--rounds", "200", "--out", str(out)]).exit_code == 0
+    check = ["check", str(out), str(out), "--system", "whole"]
+    one_line(runner.invoke(app, [*check, "--seed", "-1"]), "--seed", "got -1")
+    one_line(runner.invoke(app, [*check, "--rounds", str(10**12)]), "--rounds")
+
+
+def test_metric_names_are_case_insensitive_on_the_command_line(tmp_path):
+    root = small_project(tmp_path)
+    args = ["search", "--corpus", str(root / "docs"), "--testset", str(root / "q.jsonl")]
+    out = root / "out"
+    result = runner.invoke(
+        app, [*args, "--ks", "1,2", "--metric", "RECALL@2", "--rounds", "200", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert Results(out).summary.metric == "recall@2"
+
+
+def python_chunker_project(root: Path, body: str) -> Path:
+    small_project(root)
+    proj = root / "proj"
+    proj.mkdir()
+    (proj / "mine.py").write_text(body)
+    (proj / "ragmeter.toml").write_text(
+        '[corpus]\npath = "../docs"\n[testset]\npath = "../q.jsonl"\n'
+        '[search]\nstrategies = ["mine"]\n'
+        '[[strategy]]\nname = "mine"\nkind = "python"\nfunction = "mine.py:chunk"\n'
+    )
+    return proj / "ragmeter.toml"
+
+
+def test_a_python_chunker_file_is_found_beside_its_config(tmp_path, monkeypatch):
+    config = python_chunker_project(tmp_path, "def chunk(text):\n    return [text]\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = runner.invoke(app, ["search", str(config), "--rounds", "200", "--out", "r"])
+    assert result.exit_code == 0, result.output
+    assert Results(elsewhere / "r").systems
+
+
+def test_a_chunker_that_calls_sys_exit_is_an_error_not_a_silent_success(tmp_path):
+    body = "import sys\n\ndef chunk(text):\n    sys.exit(0)\n"
+    config = python_chunker_project(tmp_path, body)
+    out = tmp_path / "r"
+    result = runner.invoke(app, ["search", str(config), "--rounds", "200", "--out", str(out)])
+    one_line(result, "mine.py:4", "sys.exit(0)")
+    assert not out.exists()

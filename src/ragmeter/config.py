@@ -129,6 +129,8 @@ class Config:
         from ragmeter.metrics import check_ks
 
         object.__setattr__(self, "ks", tuple(check_ks(self.ks, what="ks")))
+        if self.depth < 1:
+            raise InputError(f"depth must be at least 1, got {self.depth}; e.g. depth = 10")
         if self.depth < max(self.ks):
             object.__setattr__(self, "depth", max(self.ks))
         if self.relevant_grade not in (1, 2):
@@ -140,8 +142,7 @@ class Config:
         if self.depth < 1:
             raise InputError(f"depth must be at least 1, got {self.depth}")
         check_seed(self.seed)
-        if self.rounds < 100:
-            raise InputError("rounds must be at least 100 (10000 is the default)")
+        check_rounds(self.rounds)
         if not 0.5 < self.confidence < 1:
             raise InputError("confidence must be between 0.5 and 1, e.g. 0.95")
         if self.method not in ("percentile", "bca"):
@@ -222,6 +223,20 @@ def declare_section(name: str, keys: dict[str, Any]) -> None:
     EXTRA_SECTIONS[name] = dict(keys)
 
 
+MAX_ROUNDS = 10_000_000
+"""More bootstrap rounds than this add no precision and only cost memory and time."""
+
+
+def check_rounds(rounds: object, what: str = "rounds") -> int:
+    """Bootstrap rounds: a whole number from 100 to :data:`MAX_ROUNDS`."""
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or not 100 <= rounds <= MAX_ROUNDS:
+        raise InputError(
+            f"{what} must be at least 100 and at most {MAX_ROUNDS:,}, a whole number "
+            f"(10000 is the default), got {rounds!r}"
+        )
+    return rounds
+
+
 def check_seed(seed: object, what: str = "seed") -> int:
     """A bootstrap seed must be a whole number in 0..2**32-1 (mulberry32 has 32 bits)."""
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**32 - 1:
@@ -243,6 +258,7 @@ def load_config(path: str | Path) -> Config:
     sections = _section_keys()
     known = sorted({*sections, *EXTRA_SECTIONS, *NAMED_ENTRIES})
     custom = _named_entries(path, raw.pop("strategy", []), "strategy")
+    custom = [_resolve_strategy(s, base) for s in custom]  # python files: beside the config
     named_retrievers = _named_entries(path, raw.pop("retriever", []), "retriever")
     for section, body in raw.items():
         if section not in sections and section not in EXTRA_SECTIONS:
@@ -424,7 +440,25 @@ def _named_entries(path: Path, entries: Any, kind: str) -> list[dict]:
             raise InputError(f"{path}: [[{kind}]] number {i} needs a name (a string)")
         if not entry["name"].strip():
             raise InputError(f"{path}: [[{kind}]] number {i} has an empty name")
+        for key in _NUMBER_KEYS.get(kind, ()):
+            value = entry.get(key)
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if value is not None and not number:
+                raise InputError(
+                    f"{path}: [[{kind}]] {entry['name']!r}: {key} = {value!r} must be a number, "
+                    f"e.g. {key} = {_NUMBER_KEYS[kind][key]}"
+                )
+        earlier = [e["name"] for e in entries[: i - 1]]
+        if entry["name"] in earlier:
+            raise InputError(
+                f"{path}: [[{kind}]] number {i} has the name {entry['name']!r} of number "
+                f"{earlier.index(entry['name']) + 1}; give each {kind} its own name"
+            )
     return entries
+
+
+_NUMBER_KEYS = {"retriever": {"k1": 1.5, "b": 0.75, "alpha": 0.5}}
+"""Keys of named entries that must be numbers whatever reads them."""
 
 
 def _header(name: str) -> str:
@@ -439,6 +473,18 @@ def _did_you_mean(word: str, choices: Any) -> str:
 
 
 _PATH_KEYS = ("path", "corpus")
+
+
+def _resolve_strategy(spec: dict, base: Path) -> dict:
+    """A ``[[strategy]]`` entry whose ``function = "file.py:name"`` names its file
+    relative to the config file, made absolute (so it runs from any folder)."""
+    fn = spec.get("function")
+    if spec.get("kind") != "python" or not isinstance(fn, str) or ":" not in fn:
+        return spec
+    file, _, attr = fn.rpartition(":")
+    if not file.endswith(".py") or Path(file).is_absolute():
+        return spec
+    return {**spec, "function": f"{(base / file).resolve()}:{attr}"}
 
 
 def _resolve_retriever(spec: dict, base: Path) -> dict:

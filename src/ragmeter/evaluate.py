@@ -66,6 +66,8 @@ def evaluate_files(
     if not run_paths:
         raise InputError("give at least one run file")
     qrels = read_qrels(qrels_path)
+    if not len(qrels):
+        raise InputError(f"{qrels_path}: holds no judgments; give qrels with at least one line")
     wanted = [metrics.Metric.parse(m) for m in measures]
     if not wanted:
         raise InputError("no measures asked for")

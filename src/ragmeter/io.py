@@ -185,8 +185,9 @@ def redact_text(text: str) -> str:
     holds a secret (:func:`is_secret_name`), and every bearer token, replaced by ``***``."""
 
     def hide(m: re.Match) -> str:
-        if not is_secret_name(m.group("name")):
-            return m.group()
+        value = m.group("value")
+        if not is_secret_name(m.group("name")) or (value.isalpha() and value.isupper()):
+            return m.group()  # not a secret, or a placeholder (KEY=VALUE)
         return m.group("name") + m.group("sep") + REDACTED
 
     return _ASSIGNMENT.sub(hide, _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text))

@@ -40,8 +40,11 @@ def _read_bytes(path: Path, what: str) -> bytes:
             with gzip.open(path, "rb") as fh:
                 return fh.read()
         return path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {what} file {path}: {exc.strerror or exc}") from None
+    except (OSError, EOFError) as exc:  # EOFError: a .gz cut short
+        raise InputError(
+            f"cannot read {what} file {path}: {getattr(exc, 'strerror', None) or exc}; "
+            f"if it is cut short, copy or download it again"
+        ) from None
 
 
 @dataclass

@@ -37,6 +37,7 @@ from ragmeter.qrels_bytes import (
     _tokenize,
     decode_ids,
 )
+from ragmeter.schemas import MAX_GRADE, whole_grade
 
 PathLike = str | os.PathLike[str]
 
@@ -64,10 +65,7 @@ class Qrels:
         qs, docs, grades = [], [], []
         for qid, per in judged.items():
             for doc, g in per.items():
-                if isinstance(g, bool) or int(g) != g:
-                    raise InputError(
-                        f"{source or 'qrels'}: grade of {qid}/{doc} is not a whole number"
-                    )
+                g = whole_grade(g, f"{source or 'qrels'}: grade of {qid}/{doc}")
                 qs.append(str(qid).encode())
                 docs.append(str(doc).encode())
                 grades.append(int(g))
@@ -180,6 +178,8 @@ def read_qrels(path: PathLike, format: str = "auto") -> Qrels:
         s, e = sub.field(fields[2])
         tok = bytes(lines.buf[s[i] : e[i]]).decode("utf-8", "replace")
         raise InputError(f"{path}:{sub.line[i]}: grade {tok!r} is not an integer")
+    for i in np.flatnonzero(np.abs(grade) > MAX_GRADE)[:1].tolist():  # never wrapped
+        whole_grade(float(grade[i]), f"{path}:{sub.line[i]}: grade")
     return Qrels._build(qid, doc, grade.astype(np.int64), sub.line, str(path))
 
 

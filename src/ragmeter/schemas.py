@@ -30,6 +30,7 @@ __all__ = [
     "SquadTestSet",
     "check",
     "describe_error",
+    "whole_grade",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -44,6 +45,28 @@ class _Model(BaseModel):
 
 class _Closed(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+
+MAX_GRADE = 2**31 - 1
+
+
+def whole_grade(value: Any, where: str) -> int:
+    """A relevance grade as an ``int``, or an :class:`InputError` naming ``where``.
+
+    A whole number within +-2**31 (``1``, ``2.0``); ``null``, ``NaN``,
+    ``Infinity``, text, booleans, lists and numbers past the range are errors,
+    never wrapped or truncated.
+    """
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if ok and isinstance(value, float):
+        ok = value == value and abs(value) != float("inf") and value.is_integer()
+    if not ok:
+        raise InputError(
+            f"{where} is {value!r}, not a whole number; write a grade such as 0, 1 or 2"
+        )
+    if abs(int(value)) > MAX_GRADE:
+        raise InputError(f"{where} is {value!r}, out of range; grades are small whole numbers")
+    return int(value)
 
 
 def _non_blank(value: str) -> str:

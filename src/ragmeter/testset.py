@@ -410,8 +410,10 @@ def _gz_text(path: Path) -> str:
     try:
         with gzip.open(path, "rb") as fh:
             return fh.read().decode("utf-8", "replace")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc})") from None
+    except (OSError, EOFError) as exc:  # EOFError: a .gz cut short
+        raise InputError(
+            f"{path}: cannot read ({exc}); if it is cut short, copy or download it again"
+        ) from None
 
 
 def _listed(ids: Sequence[str], limit: int = 10) -> str:

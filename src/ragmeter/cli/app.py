@@ -32,6 +32,7 @@ class OneLineErrors(TyperGroup):
     like every other bad input, instead of a usage box."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        args = _metric_names(sys.argv[1:] if args is None else list(args))
         try:
             rv = super().main(
                 args=args,
@@ -57,6 +58,19 @@ class OneLineErrors(TyperGroup):
         if not standalone_mode:
             return rv
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _metric_names(args: list[str]) -> list[str]:
+    """``--metric`` values in lower case: metric names are case-insensitive
+    (``RECALL@5`` is ``recall@5``), while results store them in lower case."""
+    out = []
+    for i, arg in enumerate(args):
+        if i and args[i - 1] == "--metric":
+            arg = arg.lower()
+        elif arg.startswith("--metric="):
+            arg = "--metric=" + arg.removeprefix("--metric=").lower()
+        out.append(arg)
+    return out
 
 
 app = typer.Typer(
@@ -156,8 +170,25 @@ def handle_errors(fn):
             where = f"{exc.filename}: " if exc.filename else ""
             _one_line(f"{where}{exc.strerror or exc}; check the path and its permissions")
             raise typer.Exit(2) from None
+        except SystemExit as exc:  # ragmeter never exits from inside a command: user code did
+            _one_line(
+                f"{_caller(exc)} called sys.exit({exc.code!r}) while ragmeter ran it; nothing "
+                f"was saved. Raise an exception there instead (or remove the call)"
+            )
+            raise typer.Exit(2) from None
 
     return wrapper
+
+
+def _caller(exc: BaseException) -> str:
+    """``file:line`` of the innermost frame outside ragmeter that raised ``exc``."""
+    import traceback
+
+    here = str(Path(__file__).resolve().parents[1])
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename]
+    outside = [f for f in frames if not str(Path(f.filename).resolve()).startswith(here)]
+    last = (outside or frames or [None])[-1]
+    return f"{last.filename}:{last.lineno}" if last is not None else "code run by ragmeter"
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:

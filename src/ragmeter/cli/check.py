@@ -9,6 +9,7 @@ import typer
 
 from ragmeter.cli.app import app, console, handle_errors
 from ragmeter.cli.history import HistoryDir, history_baseline
+from ragmeter.config import check_rounds, check_seed
 from ragmeter.errors import InputError
 from ragmeter.gate import check_noninferior
 from ragmeter.outputs import check_output_file, results_inputs, write_output
@@ -54,6 +55,10 @@ def check(
         )
     elif candidate is None:
         raise InputError("give the baseline's and the candidate's results directories")
+    if seed is not None:
+        check_seed(seed, "--seed")
+    if rounds is not None:
+        check_rounds(rounds, "--rounds")
     base = Results(baseline)
     cand = Results(candidate)
     inputs = [*results_inputs(base.path, base.meta), *results_inputs(cand.path, cand.meta)]
