@@ -7,7 +7,8 @@ and a judge's grade:
 - :func:`check_refused`: the answer declines ("not in the context", "die Passagen
   enthalten keine ...", ...) while the answering passage was in the reader's top k;
 - :func:`check_number_changed`: the answer states a number that is none of the
-  reference's (nor the question's): 4.8 read as 48, or 4.8 x 9 = 43.2;
+  reference's (nor the question's, nor copied from another passage it saw): 4.8
+  read as 48, or 4.8 x 9 = 43.2;
 - :func:`check_number_left_out`: the question asks for a quantity and the answer
   states none of the reference's numbers (those the question does not already give);
 - :func:`check_unsupported`: answer sentences with too few of their content words in
@@ -161,14 +162,12 @@ DEFAULT = CheckSettings()
 
 @dataclass(frozen=True)
 class Change:
-    """A number the answer states that the reference does not: ``stated`` as written
-    (at ``start:end`` of the answer), ``reference`` the reference number nearest to it,
-    ``elsewhere`` True when another passage the reader saw holds it (the answer took it
-    from the wrong place)."""
+    """A number the answer states that neither the reference nor anything else the reader
+    saw does: ``stated`` as written (at ``start:end`` of the answer), ``reference`` the
+    reference number it most likely stands for."""
 
     stated: str
     reference: str | None
-    elsewhere: bool = False
     start: int = 0
     end: int = 0
 
@@ -255,11 +254,13 @@ def check_number_changed(
     question: str = "",
     seen: Sequence[str] = (),
 ) -> list[Change]:
-    """Failure: numbers the answer states that match none of the reference's.
+    """Failure: numbers the answer made: stated in none of the reference, the question
+    or the other passages the reader saw (``seen``).
 
-    Only when the reference states a number at all; numbers the question gives, a
-    lone "one" and citations like ``[2]`` never count. ``seen`` (the passages the
-    reader had) only says whether a changed number came from one of them.
+    Only when the reference states a number at all. A number copied as written from
+    another passage is not a changed one (a wrong quantity taken from the wrong
+    passage is a number left out instead); nor are a lone "one" and citations like
+    ``[2]``.
     """
     refs = _all_numbers(references)
     if not refs:
@@ -270,9 +271,10 @@ def check_number_changed(
     for n in numbers(answer):
         if n.weak or stated_in(n, refs) or stated_in(n, given):
             continue
+        if any(same_as_written(n, e) for e in elsewhere):
+            continue
         near = _nearest(n, refs)
-        from_elsewhere = any(same_as_written(n, e) for e in elsewhere)
-        out.append(Change(n.text, near.text if near else None, from_elsewhere, n.start, n.end))
+        out.append(Change(n.text, near.text if near else None, n.start, n.end))
     return out
 
 

@@ -95,10 +95,7 @@ def print_failure_summary(report: FailureReport, console: Console) -> None:
 
 def _describe(check: AnswerCheck, kind: str) -> str:
     if kind == "number_changed":
-        where = {True: ", from another passage", False: ""}
-        return "; ".join(
-            f"{c.stated} (reference: {c.reference}{where[c.elsewhere]})" for c in check.changed
-        )
+        return "; ".join(f"{c.stated} (reference: {c.reference})" for c in check.changed)
     if kind == "unsupported":
         return "; ".join(f"{u.sentence!r} ({u.support:.0%} support)" for u in check.unsupported)
     if kind == "without_passage":
@@ -130,7 +127,7 @@ def print_comparisons(report: FailureReport, console: Console) -> None:
     if not report.comparisons:
         return
     table = Table(
-        title="Share of answers with any failure, system against system (paired over questions)",
+        title="Any failure, system against system (paired over questions)",
         title_justify="left",
     )
     for col, just in (

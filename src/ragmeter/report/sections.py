@@ -195,7 +195,7 @@ def _failure_case(check: Any, answer: str, references: list[str], question: str)
         "hit": check.hit,
         "answer": _segments(answer, marks),
         "reference": _segments(ref_text, ref_marks),
-        "changed": [[c.stated, c.reference, c.elsewhere] for c in check.changed],
+        "changed": [[c.stated, c.reference] for c in check.changed],
         "unsupported": [[u.sentence, u.support] for u in check.unsupported],
     }
 

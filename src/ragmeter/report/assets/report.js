@@ -562,8 +562,8 @@
       el("span", { class: "chip " + (c.hit ? "hit" : "miss"), text: c.hit ? "passage in top " + f.k : "passage missed" })));
     box.append(el("b", { text: "Answer" }), segmentsNode("answerbox", c.answer));
     if (c.changed.length) {
-      box.append(el("p", { text: "Changed: " + c.changed.map((x) => x[0] + " (reference: " + x[1] +
-        (x[2] ? ", from another passage" : "") + ")").join("; ") }));
+      box.append(el("p", { text: "Changed: " + c.changed.map((x) => x[0] + " (reference: " + x[1] + ")")
+        .join("; ") }));
     }
     if (c.unsupported.length) {
       box.append(el("p", { text: "Unsupported: " + c.unsupported.map((u) => "\u201c" + u[0] + "\u201d (" +
