@@ -219,6 +219,8 @@ def test_show_and_export(project):
     where = ("--history", str(repo / ".ragmeter"))
     shown = _ragmeter("history", "show", "2", *where).output
     assert commits[1] in shown and "recall@5" in shown and "testset" in shown
+    kept = _ragmeter("history", "show", "2", "--config", *where).output
+    assert "size = 200" in kept and 'name = "mine"' in kept
     rows = list(csv.DictReader(io.StringIO(_ragmeter("history", "export", *where).output)))
     mine = [r for r in rows if r["metric"] == "recall@5"]
     assert [r["commit"] for r in mine] == [

@@ -11,15 +11,16 @@ from pathlib import Path
 DOC = Path(__file__).resolve().parents[1] / "docs" / "history.md"
 
 
-def bash_blocks(text: str) -> list[str]:
-    """The ```bash blocks of the worked example (from its marker on), in order."""
+def blocks(text: str, language: str) -> list[str]:
+    """The code blocks of the worked example (from its marker on), in order."""
     start = text.index("<!-- example: history -->")
-    return re.findall(r"```bash\n(.*?)```", text[start:], re.S)
+    return re.findall(rf"```{language}\n(.*?)```", text[start:], re.S)
 
 
 def test_the_worked_example_runs_as_written(tmp_path):
-    blocks = bash_blocks(DOC.read_text(encoding="utf-8"))
-    assert len(blocks) == 2
+    text = DOC.read_text(encoding="utf-8")
+    shell, python = blocks(text, "bash"), blocks(text, "python")
+    assert len(shell) == 2 and len(python) == 2  # the second Python block: MLflow, not run
     env = {k: v for k, v in os.environ.items() if k != "RAGMETER_HISTORY"}
     env.update(
         PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
@@ -29,7 +30,7 @@ def test_the_worked_example_runs_as_written(tmp_path):
         GIT_COMMITTER_EMAIL="a@example.org",
         COLUMNS="200",
     )
-    script = "set -euo pipefail\n" + "\n".join(blocks)
+    script = "set -euo pipefail\n" + "\n".join(shell)
     done = subprocess.run(
         ["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
     )
@@ -43,3 +44,10 @@ def test_the_worked_example_runs_as_written(tmp_path):
     assert "Baseline: history run 3 (commit" in out
     assert "FAIL recall@5 mine: candidate - baseline = -" in out
     assert "check failed with exit code 1" in out
+    done = subprocess.run(
+        [sys.executable, "-c", python[0]], cwd=tmp_path / "demo", capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [line.split() for line in done.stdout.splitlines()]
+    assert [line[-1] for line in lines] == ["-", "better", "change", "break", "break"]
+    assert lines[4][-2] == "worse" and lines[2][-2:] == ["no", "change"]

@@ -134,6 +134,9 @@ def history_list(
 def history_show(
     run: Annotated[int, typer.Argument(help="The run id (see `ragmeter history list`)")],
     metric: Annotated[str | None, typer.Option(help="Default: the run's metric")] = None,
+    config: Annotated[
+        bool, typer.Option("--config", help="Also print the run's config.toml as kept")
+    ] = False,
     history: HistoryDir = None,
 ) -> None:
     """One recorded run: where it came from, what it measured, every system's interval."""
@@ -142,6 +145,7 @@ def history_show(
     with _store(history) as store:
         r = store.get(run)
         kept = _Run(store, r)
+        toml = store.files(r.id).get("config.toml", b"").decode("utf-8") if config else ""
     metric = metric or r.metric
     if metric not in r.metrics:
         raise InputError(f"history run {r.id} has no metric {metric!r}; it has {list(r.metrics)}")
@@ -162,6 +166,9 @@ def history_show(
     for s in r.systems:
         table.add_row(escape(s), format_estimate(kept.estimate(s, metric), metric))
     console.print(table)
+    if config:
+        console.rule("config.toml")
+        console.print(toml or "(not kept)", markup=False, highlight=False)
 
 
 @history_app.command("trend")
