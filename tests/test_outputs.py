@@ -426,3 +426,27 @@ def test_a_cache_that_is_the_users_own_database_is_refused(tiny):
         pass
     with ReplyCache(tiny / "fresh.sqlite"):
         pass
+
+
+def test_a_cache_created_and_left_empty_is_removed(tmp_path):
+    from ragmeter.llm import ChatReply, ReplyCache
+
+    with ReplyCache(tmp_path / "new.sqlite"):
+        pass  # a run that failed before its first reply
+    assert list(tmp_path.iterdir()) == []
+    with ReplyCache(tmp_path / "used.sqlite") as cache:
+        cache.put("k", ChatReply("hello"))
+    with ReplyCache(tmp_path / "used.sqlite"):
+        pass
+    assert (tmp_path / "used.sqlite").is_file()
+    (tmp_path / "mine.sqlite").write_bytes(b"")  # an empty file of the user's stays
+    with ReplyCache(tmp_path / "mine.sqlite"):
+        pass
+    assert (tmp_path / "mine.sqlite").exists()
+
+
+def test_a_failed_audit_leaves_no_empty_cache(tiny):
+    args = ["questions", "audit", str(tiny / "q.jsonl"), "--model", "openai:x"]
+    result = runner.invoke(app, [*args, "--option", "base_url=http://127.0.0.1:9"])
+    assert result.exit_code == 2, result.output
+    assert not [p.name for p in tiny.iterdir() if "sqlite" in p.name]

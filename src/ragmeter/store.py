@@ -51,6 +51,8 @@ class SQLiteStore:
         what: str = "cache",
     ) -> None:
         self.path = str(path)
+        # a file this store creates and leaves empty is removed again on close
+        self._created = self.path != ":memory:" and not Path(self.path).exists()
         self.what = what
         self.lock = threading.Lock()
         try:
@@ -141,8 +143,24 @@ class SQLiteStore:
             return self.conn.execute(sql, params).fetchall()
 
     def close(self) -> None:
+        """Close the file; one this store created that still holds no row is removed
+        (a run that failed before its first reply leaves no empty cache behind)."""
         with self.lock:
+            empty = self._created and self._holds_nothing()
             self.conn.close()
+        if empty:
+            for suffix in ("", "-wal", "-shm"):
+                Path(self.path + suffix).unlink(missing_ok=True)
+
+    def _holds_nothing(self) -> bool:
+        try:
+            tables = self.conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            ).fetchall()
+            rows = (self.conn.execute(f'SELECT 1 FROM "{n}" LIMIT 1').fetchone() for (n,) in tables)
+            return not any(rows)
+        except sqlite3.Error:
+            return False
 
     def __enter__(self) -> SQLiteStore:
         return self
