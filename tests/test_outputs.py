@@ -446,7 +446,9 @@ def test_a_cache_created_and_left_empty_is_removed(tmp_path):
 
 
 def test_a_failed_audit_leaves_no_empty_cache(tiny):
-    args = ["questions", "audit", str(tiny / "q.jsonl"), "--model", "openai:x"]
-    result = runner.invoke(app, [*args, "--option", "base_url=http://127.0.0.1:9"])
+    args = ["questions", "audit", str(tiny / "q.jsonl"), "--corpus", str(tiny / "docs")]
+    args += ["--model", "openai:x", "--option", "base_url=http://127.0.0.1:9"]
+    result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
+    assert "unreachable" in result.stderr
     assert not [p.name for p in tiny.iterdir() if "sqlite" in p.name]
