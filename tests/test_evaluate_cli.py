@@ -62,8 +62,11 @@ def test_evaluate_writes_results_that_compare_and_plan_read(files, tmp_path):
     )
     assert r.exit_code == 0, r.output
     assert "40 judged queries, 2 runs" in r.stdout
-    assert "dense: 1 judged queries are not in the run and score 0" in r.stdout
-    assert "1 run queries have no judgments and are left out: x1" in r.stdout
+    # one id after a count reads as ids, not as a second count
+    assert "dense: 1 judged query is not in the run and scores 0 (as trec_eval -c); ids: 7" in (
+        r.stdout
+    )
+    assert "1 run query has no judgments and is left out; ids: x1" in r.stdout
     res = Results(out)
     assert res.systems == ["bm25", "dense"]
     assert res.metrics == ["map", "ndcg@10", "precision@10", "recall@100", "mrr", "hit@10", "rprec"]

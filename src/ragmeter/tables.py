@@ -86,18 +86,20 @@ class ShowsItself:
         raise NotImplementedError
 
     def default_metrics(self) -> list[str]:
-        """The columns shown by default: recall at every k, then the other
-        measures at the comparison metric's k."""
+        """The columns shown by default, as the terminal shows them: recall at every k,
+        MRR and nDCG at 10 (else the largest k), precision and coverage at 5 (else the
+        largest k below 5, or the smallest), and the words sent at the comparison
+        metric's k."""
         metrics = list(self.metrics)
-        main = self.summary.metric
-        k = main.partition("@")[2]
+        k = self.summary.metric.partition("@")[2]
         recall = [m for m in metrics if m.startswith("recall@")]
-        others = [
-            f"{family}@{k}"
-            for family in ("precision", "mrr", "ndcg", "coverage", "words")
-            if f"{family}@{k}" in metrics
-        ]
-        return recall + others or metrics
+        ks = sorted({int(m.split("@")[1]) for m in metrics if m.split("@")[-1].isdigit()})
+        if not ks:
+            return recall or metrics
+        top = 10 if 10 in ks else ks[-1]
+        mid = 5 if 5 in ks else max([x for x in ks if x < 5] or [ks[0]])
+        wanted = (f"precision@{mid}", f"mrr@{top}", f"ndcg@{top}", f"coverage@{mid}", f"words@{k}")
+        return recall + [m for m in wanted if m in metrics] or metrics
 
     def _caption(self) -> str:
         s = self.summary
@@ -122,6 +124,18 @@ class ShowsItself:
         header, rows = self._table(metrics)
         table = _markdown(header, rows, right=set(range(1, len(header))))
         return f"{table}\n\n{self._caption()}"
+
+    def __repr__(self) -> str:
+        """``<Results 'out': 7 systems x 135 questions, compared on recall@5>``."""
+        try:
+            where = getattr(self, "path", None)
+            head = type(self).__name__ + (f" {str(where)!r}" if where is not None else "")
+            return (
+                f"<{head}: {len(self.systems)} systems x {len(self.question_ids)} questions, "
+                f"compared on {self.summary.metric}>"
+            )
+        except Exception:  # a repr never raises: fall back to the plain one
+            return object.__repr__(self)
 
     def _repr_html_(self) -> str:
         header, rows = self._table(None)

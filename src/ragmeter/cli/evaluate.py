@@ -7,14 +7,26 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import _csv, _progress, app, console, err, handle_errors, refresh_report
 from ragmeter.cli.history import NoHistory, record_run
+from ragmeter.cli.layout import FORMAT_HELP, Grid, check_format, fit, render
 from ragmeter.formatting import format_estimate
 from ragmeter.outputs import check_results_target, results_lock
 from ragmeter.qrels import COMPAT_MEASURES
+
+
+def _queries(n: int, kind: str) -> str:
+    """``1 judged query is`` / ``3 judged queries are`` (with ``have``/``has`` for runs)."""
+    if kind == "run":
+        return f"{n} run {'query has' if n == 1 else 'queries have'}"
+    return f"{n} {kind} {'query is' if n == 1 else 'queries are'}"
+
+
+def _score(n: int) -> str:
+    return "scores" if n == 1 else "score"
 
 
 def _listed(ids: list[str], limit: int = 10) -> str:
@@ -60,8 +72,24 @@ def evaluate(
         "ragmeter-results"
     ),
     no_history: NoHistory = False,
+    format_: Annotated[str | None, typer.Option("--format", help=FORMAT_HELP)] = None,
 ) -> None:
     """Score run files against qrels: intervals, paired comparisons, a results directory."""
+    from ragmeter.cli.search import to_stderr
+
+    chosen = check_format(format_)
+    with to_stderr(chosen):
+        _evaluate(
+            runs, qrels, measures, metric, level, gain, ideal, trec_eval_compat, seed, rounds,
+            method, out, no_history, chosen,
+        )  # fmt: skip
+
+
+def _evaluate(
+    runs, qrels, measures, metric, level, gain, ideal, trec_eval_compat, seed, rounds, method,
+    out, no_history, chosen,
+) -> None:  # fmt: skip
+    from ragmeter.cli.search import emit, print_comparisons, print_tables, shown_path
     from ragmeter.evaluate import evaluate_files
     from ragmeter.results import save_results
     from ragmeter.summary import summarize_run
@@ -110,30 +138,46 @@ def evaluate(
     for e in result.evaluations:
         if e.missing:
             console.print(
-                f"[yellow]{escape(e.name)}: {len(e.missing)} judged queries are not in the run "
-                f"and score 0 (as trec_eval -c): {_listed(e.missing)}[/]"
+                f"[yellow]{escape(e.name)}: {_queries(len(e.missing), 'judged')} not in the "
+                f"run and {_score(len(e.missing))} 0 (as trec_eval -c); ids: "
+                f"{_listed(e.missing)}[/]"
             )
         if e.unjudged:
             console.print(
-                f"[yellow]{escape(e.name)}: {len(e.unjudged)} run queries have no judgments and "
-                f"are left out: {_listed(e.unjudged)}[/]"
+                f"[yellow]{escape(e.name)}: {_queries(len(e.unjudged), 'run')} no judgments "
+                f"and {'is' if len(e.unjudged) == 1 else 'are'} left out; ids: "
+                f"{_listed(e.unjudged)}[/]"
             )
-    table = Table(title="Mean over queries [95% interval]", title_justify="left")
-    table.add_column("run", style="bold")
-    for m in result.measures:
-        table.add_column(escape(m), justify="right")
+    grid = Grid(
+        "Mean over queries [95% interval]",
+        ["run", *result.measures],
+        right=set(range(1, len(result.measures) + 1)),
+        key="estimates",
+    )
     for system, est in summary.estimates.items():
-        table.add_row(
-            escape(system),
-            *(format_estimate(est[m]) for m in result.measures),  # scale 0-1
-        )
-    console.print(table)
-    if summary.comparisons:
-        console.print(terminal.summary_comparisons(summary))
-    for system, rows in summary.sample_size.items():
-        console.print(terminal.size_table(rows, summary.metric, escape(system)))
-    console.print(terminal.interval_note(summary))
-    console.print(f"Results: [bold]{escape(str(path))}[/]")
+        grid.rows.append([system, *(format_estimate(est[m]) for m in result.measures)])  # 0-1
+    if chosen != "table":
+        records = terminal.estimate_records(summary)
+        emit(render([grid], chosen, records, summary.to_json()))
+    else:
+        print_tables(fit(grid, terminal.terminal_width()))
+        if summary.comparisons:
+            print_comparisons(
+                summary.comparisons,
+                summary.metric,
+                summary.seed,
+                summary.rounds,
+                summary.comparison_rule,
+            )
+        for system, rows in list(summary.sample_size.items())[:3]:
+            console.print(terminal.size_table(rows, summary.metric, system))
+        if len(summary.sample_size) > 3:
+            console.print(
+                f"[dim]Sample sizes of the other {len(summary.sample_size) - 3} runs: "
+                "ragmeter plan on the results.[/]"
+            )
+        console.print(terminal.interval_note(summary))
+    console.print(Text.assemble("Results: ", (shown_path(path), "bold")))
     err.print("[dim]Re-compare or plan from the results: ragmeter compare / plan.[/]")
     record_run(path, "evaluate", None, no_history)
     refresh_report(path)

@@ -43,6 +43,8 @@ class Grid:
     caption: str | None = None
     key: str = "table"
     dim: set[int] = field(default_factory=set)
+    #: columns that wrap (long verdicts); the others keep each line of a cell whole
+    wrap: set[int] = field(default_factory=set)
 
     def plain_rows(self) -> list[list[str]]:
         return [[_plain(c) for c in r] for r in self.rows]
@@ -74,6 +76,7 @@ def _rich(
             Text(grid.header[i]),
             justify="right" if i in grid.right else "left",
             style="bold" if i == 0 else ("dim" if i in grid.dim else None),
+            no_wrap=i not in grid.wrap,
             overflow="fold",
         )
     for label, row in zip(first, grid.rows, strict=True):

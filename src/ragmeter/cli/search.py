@@ -33,7 +33,7 @@ from ragmeter.cli.app import (
     warn,
 )
 from ragmeter.cli.history import NoHistory, record_run
-from ragmeter.cli.layout import FORMAT_HELP, check_format, fit, render
+from ragmeter.cli.layout import FORMAT_HELP, as_table, check_format, fit, natural_width, render
 from ragmeter.cli.progress import status, step_bar
 from ragmeter.comparison import compare_run
 from ragmeter.config import Config, check_seed, load_config
@@ -47,8 +47,8 @@ from ragmeter.results import Results, save_results
 from ragmeter.summary import Summary, summarize_run
 
 _ADJUST = typer.Option(
-    help="holm (default): Holm over the table's pairs; maxt: step-down max-T over the "
-    "same pairs (more power when pairs share questions); none: the seed's per-pair rule"
+    help="maxt (default): step-down max-T over the table's pairs (more power when pairs "
+    "share questions); holm: Holm over the same pairs; none: the seed's per-pair rule"
 )
 _BASELINE = typer.Option(help="Compare every system with this one (m - 1 pairs)")
 _PAIRS = typer.Option(help="Only these planned comparisons, e.g. A:B,C:D")
@@ -87,10 +87,12 @@ def shown_path(path: Path) -> str:
 
 
 def print_tables(renderables: list, notes: list[str] = ()) -> None:
+    """Tables (fitted already) and dim notes, wrapped at the width they were fitted to."""
+    width = terminal.terminal_width()
     for r in renderables:
-        console.print(r)
+        console.print(r, width=width)
     for line in notes:
-        console.print(Text(line, style="dim"))
+        console.print(Text(line, style="dim"), width=width)
 
 
 def print_comparisons(
@@ -214,6 +216,7 @@ def search(
     elif pairs:
         cfg = cfg.with_overrides(baseline="")
     cfg = cfg.validate()
+    check_strategy_names(cfg)
     # before the (slow) search: refuse an --out that is not ours, or that holds the inputs
     check_results_target(cfg.output, (("corpus", cfg.corpus), ("test set", cfg.testset)))
     with to_stderr(chosen):
@@ -264,7 +267,12 @@ def report(
     if open_:
         import webbrowser
 
-        webbrowser.open(path.resolve().as_uri())
+        try:
+            opened = webbrowser.open(path.resolve().as_uri())
+        except webbrowser.Error:
+            opened = False
+        if not opened:
+            warn(f"no browser found to open the report: open {shown_path(path)} in one")
 
 
 @app.command()
@@ -272,6 +280,28 @@ def report(
 def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("ragmeter-results")) -> None:
     """Run the search on the shipped example (25 blog posts, 135 reader-style questions)."""
     search(config=None, out=out)
+
+
+def check_strategy_names(cfg: Config) -> None:
+    """An unknown strategy name is one line with the closest name and every name there
+    is (built in, the config's own, the kinds), before any work."""
+    import difflib
+
+    from ragmeter import chunkers
+
+    custom = [str(s.get("name")) for s in cfg.custom_strategies]
+    known = [*chunking.STRATEGIES, *custom, *chunking.KINDS, *chunkers.KINDS]
+    for name in cfg.strategies:
+        if name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
+        raise InputError(
+            f"unknown chunking strategy {name!r}"
+            + (f" (did you mean {close[0]!r}?)" if close else "")
+            + f"; built in: {', '.join(chunking.STRATEGIES)}"
+            + (f"; in the config: {', '.join(custom)}" if custom else "")
+            + f"; kinds: {', '.join(chunking.KINDS)}"
+        )
 
 
 def _strategy_sizes(describe: dict) -> str:
@@ -285,12 +315,28 @@ def _strategy_sizes(describe: dict) -> str:
         return f"{params['size']} words, {params['overlap']} shared"
     if "size" in params and describe.get("kind") in chunking.KINDS:
         return f"{params['size']} words"
-    return ", ".join(f"{k}={v}" for k, v in params.items())
+    shown = ", ".join(f"{k}={v}" for k, v in params.items())
+    unit = _FRAMEWORK_UNITS.get(str(describe.get("kind")))
+    return f"{shown} ({unit})" if unit and shown else shown
+
+
+# What other frameworks' sizes count by default: not words
+_FRAMEWORK_UNITS = {
+    "langchain": "characters, as LangChain counts",
+    "llamaindex": "tokens, as LlamaIndex counts",
+    "chonkie": "chonkie's unit: characters by default",
+    "semantic-text-splitter": "characters, as semantic-text-splitter counts",
+    "python": "your function's unit",
+}
 
 
 def strategy_table(cfg: Config) -> Table:
-    """Every built-in strategy and every one the config defines, with its size in words."""
-    table = Table(title="Chunking strategies (sizes in words)", title_justify="left")
+    """Every built-in strategy and every one the config defines, with its size (in words
+    for ragmeter's own kinds, in the framework's unit for other frameworks' splitters)."""
+    table = Table(
+        title="Chunking strategies (ragmeter's sizes in words, other frameworks' in theirs)",
+        title_justify="left",
+    )
     for col in ("name", "kind", "size", "from"):
         table.add_column(col)
     for name, strat in chunking.STRATEGIES.items():
@@ -331,7 +377,7 @@ def chunk(
     ] = None,
     show: Annotated[int, typer.Option(help="How many sample chunks to print", metavar="N")] = 3,
     list_: Annotated[
-        bool, typer.Option("--list", help="List the strategies and their sizes in words")
+        bool, typer.Option("--list", help="List the strategies and their sizes")
     ] = False,
 ) -> None:
     """Show what a strategy makes of a corpus: counts, sizes and a sample."""
@@ -471,26 +517,38 @@ def _planned_pairs(
     return parse_pairs(pairs) if pairs else None
 
 
-def plan_text(found: Plan, chosen: str) -> str:
-    """The plan as markdown (its two tables), csv (one row per system and pair) or
-    json (every number)."""
+def pair_need_grid(found: Plan, shown: list, caption: str | None = None, narrow: bool = False):
+    """The questions each pair needs, in the family and alone; ``narrow``: A over B."""
     from ragmeter.cli.layout import Grid
 
-    scale, _ = terminal._scale(found.metric)
-    systems = terminal.sizes_grid(found.systems, found.metric, f"± {found.half_width * 100:g}")
-    pairs = Grid(
-        f"Questions needed to separate a paired difference of {found.difference * 100:g} "
-        f"points (power 0.8)",
-        ["A", "B", f"in this table ({found.family} pairs)", "alone"],
-        right={2, 3},
+    share = terminal._is_share(found.metric)
+    scale = 100 if share else 1
+    family = f"in this table ({plural(found.family, 'pair')})"
+    grid = Grid(
+        f"Questions needed to separate a paired difference of "
+        f"{found.difference * scale:g}{' points' if share else ''} (power 0.8)",
+        ["A\n- B", family, "alone"] if narrow else ["A", "B", family, "alone"],
+        right={1, 2} if narrow else {2, 3},
+        caption=caption,
         key="pairs",
     )
-    for p in found.pairs:
+    for p in shown:
         if p.needed is None:
             cells = ["identical" if p.identical else "constant difference", ""]
         else:
             cells = [str(p.in_family), str(p.needed)]
-        pairs.rows.append([p.a, p.b, *cells])
+        names = [f"{p.a}\n- {p.b}"] if narrow else [p.a, p.b]
+        grid.rows.append([*names, *cells])
+    return grid
+
+
+def plan_text(found: Plan, chosen: str) -> str:
+    """The plan as markdown (its two tables), csv (one row per system and pair) or
+    json (every number)."""
+    share = terminal._is_share(found.metric)
+    target = f"± {found.half_width * (100 if share else 1):g}{' points' if share else ''}"
+    systems = terminal.sizes_grid(found.systems, found.metric, target)
+    pairs = pair_need_grid(found, found.pairs)
     records = [
         {"kind": "system", "a": s.system, "b": "", "questions": s.needed, "alone": ""}
         for s in found.systems
@@ -604,28 +662,14 @@ def plan(
         )
         if found.rule == "none":
             caption = "The seed's per-pair rule: no adjustment, every pair at its own 95%."
-        # the title as a line of its own: a table's title wraps at the table's width
-        console.print(
-            f"Questions needed to separate a paired difference of "
-            f"{difference * scale:g}{' points' if share else ''} (power 0.8)",
-            style="italic",
-        )
-        sep = Table(
-            caption=caption,
-            caption_justify="left",
-        )
-        for col in ("A", "B", f"in this table ({plural(found.family, 'pair')})", "alone"):
-            sep.add_column(col)
         shown, rest = _most_needed(found.pairs, None if every else terminal.LONG_FAMILY)
-        for pair in shown:
-            if pair.needed is not None:
-                cells = [str(pair.in_family), str(pair.needed)]
-            else:
-                cells = ["identical" if pair.identical else "constant difference", ""]
-            sep.add_row(escape(pair.a), escape(pair.b), *cells)
-        console.print(sep)
+        width = terminal.terminal_width()
+        sep = pair_need_grid(found, shown, caption)
+        if natural_width(as_table(sep)) > width:  # A over B, each name whole
+            sep = pair_need_grid(found, shown, caption, narrow=True)
+        print_tables(fit(sep, width))
         if rest:
-            console.print(Text(rest, style="dim"))
+            print_tables([], [rest])
         same = [(p.a, p.b) for p in found.pairs if p.identical]
         if same:
             pairs = ", ".join(f"{a} = {b}" for a, b in same[:6])

@@ -139,6 +139,7 @@ def comparison_grid(
         header,
         right={2, 3, 4} if p_label else {2, 3},
         key="comparisons",
+        wrap={len(header) - 1},
     )
     for c in comparisons:
         row = [c.a, c.b, shown_difference(c, metric), f"{c.wins}/{c.ties}/{c.losses}"]
@@ -161,6 +162,7 @@ def narrow_comparison_grid(
         header,
         right={1, 2} if p_label else {1},
         key="comparisons",
+        wrap={len(header) - 1},
     )
     for c in comparisons:
         row = [f"{c.a}\n- {c.b}", f"{shown_difference(c, metric)}\n{c.wins}/{c.ties}/{c.losses}"]

@@ -1,0 +1,164 @@
+"""Readable anywhere: tables fit an 80-column terminal without cutting a name or an
+interval, long families are summarised, one flag vocabulary and one unit (points),
+and every table also comes as Markdown, CSV or JSON."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from ragmeter.cli import app
+from ragmeter.cli import search_views as terminal
+from ragmeter.cli.app import example_dir
+from ragmeter.cli.layout import Grid, fit
+from ragmeter.config import Config
+from ragmeter.experiment import run_search
+from ragmeter.results import Results, save_results
+
+runner = CliRunner()
+STRATEGIES = ("whole", "fixed", "overlap", "sentence", "recursive", "parent-400", "parent-200")
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory):
+    """14 systems (7 strategies x 2 BM25 settings): 91 pairs, a long family."""
+    ex = example_dir()
+    cfg = Config(
+        corpus=str(ex / "posts"),
+        testset=str(ex / "questions.jsonl"),
+        strategies=STRATEGIES,
+        retrievers=("bm25", {"name": "bm25-k09", "kind": "bm25", "k1": 0.9}),
+        rounds=200,
+    )
+    return save_results(run_search(cfg), tmp_path_factory.mktemp("many") / "r")
+
+
+def _rendered(renderables, width: int) -> str:
+    console = Console(width=width, record=True, file=io.StringIO())
+    for r in renderables:
+        console.print(r)
+    return console.export_text()
+
+
+def _fits(text: str, width: int) -> None:
+    assert "…" not in text
+    assert max(len(line) for line in text.splitlines()) <= width
+
+
+def test_the_first_tables_fit_80_columns_with_names_and_intervals_whole(many):
+    summary = Results(many).summary
+    for grid in (terminal.hit_grid(summary, [1, 3, 5, 10]), terminal.rank_grid(summary)):
+        text = _rendered(fit(grid, 80), 80)
+        _fits(text, 80)
+        for system in summary.estimates:  # parent-400/bm25 and parent-200/bm25 both whole
+            assert system in text
+        est = summary.estimates["parent-400/bm25-k09"]["recall@5"]
+        if grid.key == "hit_rate":
+            assert terminal.format_estimate(est, "recall@5") in text
+    wide = _rendered(fit(terminal.hit_grid(summary, [1, 3, 5, 10]), 200), 200)
+    assert wide.count("┏") == 1  # one table when it fits
+
+
+def test_names_too_long_for_the_width_get_a_legend_not_an_ellipsis():
+    name = "a-very-long-system-name-that-no-narrow-terminal-holds/with-its-retriever"
+    grid = Grid("Scores", ["system", "recall@5", "words@5"], right={1, 2})
+    grid.rows = [[name + str(i), "80.7 [74.1, 87.4]", "885"] for i in range(3)]
+    text = _rendered(fit(grid, 60), 60)
+    _fits(text, 60)
+    assert "S1" in text and "80.7 [74.1, 87.4]" in text
+    assert name.split("/")[0] in text.replace("\n", "")  # the legend folds, never cuts
+
+
+def test_compare_at_80_columns_lists_decisive_pairs_first_and_counts_the_rest(many):
+    out = runner.invoke(app, ["compare", str(many)], env={"COLUMNS": "80"})
+    assert out.exit_code == 0, out.output
+    _fits(out.stdout, 80)
+    rows = [line for line in out.stdout.splitlines() if line.startswith("│ ")]
+    assert sum(r.startswith("│ - ") for r in rows) == terminal.LONG_FAMILY  # A over - B
+    first = rows[: next(i for i, r in enumerate(rows) if r.startswith("│ - ")) + 1]
+    assert "better" in " ".join(first)  # the pairs found different come first
+    assert re.search(r"[+-]\d+\.\d \[[+-]?\d+\.\d+, [+-]?\d+\.\d+\]", rows[0])  # whole
+    assert "61 more pairs not shown" in " ".join(out.stdout.split())
+    assert "--baseline NAME" in out.stdout
+    every = runner.invoke(app, ["compare", str(many), "--all"], env={"COLUMNS": "200"})
+    assert "more pairs not shown" not in every.stdout
+    firsts = [
+        line for line in every.stdout.splitlines() if line.startswith("│ ") and line[2] != " "
+    ]
+    assert len(firsts) == 91  # one line a pair (long verdicts continue on the next)
+
+
+def test_compare_formats_write_only_the_table_to_stdout(many):
+    got = runner.invoke(app, ["compare", str(many), "--format", "csv"])
+    assert got.exit_code == 0, got.output
+    rows = list(csv.DictReader(io.StringIO(got.stdout)))
+    assert len(rows) == 91 and {"a", "b", "difference", "low", "high", "verdict"} <= set(rows[0])
+    data = json.loads(runner.invoke(app, ["compare", str(many), "--format", "json"]).stdout)
+    assert data["rule"]["pairs"] == 91 and len(data["rows"]) == 91
+    md = runner.invoke(
+        app, ["compare", str(many), "--pairs", "whole/bm25:fixed/bm25", "--format", "markdown"]
+    )
+    assert md.stdout.startswith("**Paired comparisons on recall@5")
+    assert "| whole/bm25 | fixed/bm25 |" in md.stdout
+    bad = runner.invoke(app, ["compare", str(many), "--format", "xml"])
+    assert bad.exit_code == 2 and "--format must be one of" in bad.stderr
+
+
+def test_old_pair_flags_still_work_and_say_what_replaces_them(many):
+    old = runner.invoke(app, ["compare", str(many), "--a", "whole/bm25", "--b", "fixed/bm25"])
+    new = runner.invoke(app, ["compare", str(many), "--pairs", "whole/bm25:fixed/bm25"])
+    assert old.exit_code == new.exit_code == 0
+    assert old.stdout == new.stdout
+    assert "--a/--b are deprecated: write --pairs whole/bm25:fixed/bm25" in old.stderr
+
+
+def test_plan_takes_points_reads_old_fractions_with_a_note_and_plans_a_baseline(many):
+    args = ["plan", str(many), "--rounds", "200", "--format", "json"]
+    points = runner.invoke(app, [*args, "--half-width", "4", "--difference", "5"])
+    old = runner.invoke(app, [*args, "--half-width", "0.04", "--difference", "0.05"])
+    assert points.exit_code == old.exit_code == 0, old.output
+    assert json.loads(points.stdout) == json.loads(old.stdout)
+    assert json.loads(points.stdout)["half_width"] == pytest.approx(0.04)
+    assert "--half-width 0.04 is read as a fraction (4 points)" in old.stderr
+    base = json.loads(runner.invoke(app, [*args, "--baseline", "fixed/bm25"]).stdout)
+    assert base["family"] == 13 and len(base["pairs"]) == 13
+    assert all("fixed/bm25" in (p["a"], p["b"]) for p in base["pairs"])
+    table = runner.invoke(app, ["plan", str(many), "--rounds", "200"], env={"COLUMNS": "80"})
+    _fits(table.stdout, 80)
+    assert "Sample size on recall@5" in table.stdout  # one table, not one per system
+    assert "Sample size: " not in table.stdout
+    assert "more pairs not shown" in " ".join(table.stdout.split())
+    unknown = runner.invoke(app, ["plan", str(many), "--baseline", "nope"])
+    assert unknown.exit_code == 2 and "unknown system 'nope'" in unknown.stderr
+
+
+def test_a_misspelt_strategy_gets_the_closest_name(tmp_path):
+    got = runner.invoke(app, ["search", "--strategies", "sentnce", "-o", str(tmp_path / "o")])
+    assert got.exit_code == 2
+    assert "unknown chunking strategy 'sentnce' (did you mean 'sentence'?)" in got.stderr
+
+
+def test_results_say_what_they_hold_and_show_the_terminals_columns(many):
+    res = Results(many)
+    assert repr(res) == f"<Results {str(many)!r}: 14 systems x 135 questions, compared on recall@5>"
+    shown = res.default_metrics()
+    assert {"mrr@10", "ndcg@10", "precision@5", "coverage@5"} <= set(shown)
+    assert "mrr@5" not in shown
+
+
+def test_search_formats_and_the_results_path_as_typed(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ["search", "--strategies", "fixed,sentence", "--rounds", "200", "-o", "out"]
+    got = runner.invoke(app, [*args, "--format", "csv"])
+    assert got.exit_code == 0, got.output
+    rows = list(csv.DictReader(io.StringIO(got.stdout)))
+    assert {r["system"] for r in rows} == {"fixed", "sentence"} and "mean" in rows[0]
+    assert "Results: out" in got.stderr
+    table = runner.invoke(app, args)
+    assert "Results: out\n" in table.stdout
