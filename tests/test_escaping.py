@@ -142,7 +142,7 @@ def test_escape_sequences_in_ids_never_reach_the_terminal_raw(tmp_path):
 
 
 def test_printable_keeps_newline_and_tab_only():
-    from ragmeter.io import printable
+    from ragmeter._safe_text import printable
 
     text = "".join(map(chr, range(0x00, 0xA0))) + "é€\u202e"
     out = printable(text)
@@ -187,7 +187,7 @@ def test_an_api_key_given_as_an_option_is_never_written_or_shown(tmp_path, monke
 
 def test_secrets_are_redacted_in_config_and_error_messages():
     from ragmeter.cli.app import shown
-    from ragmeter.io import is_secret_name, redact
+    from ragmeter._safe_text import is_secret_name, redact
 
     cfg = Config(extra={"reader": {"api_key": SECRET, "max_tokens": 5, "api_key_env": "K"}})
     saved = cfg.to_dict()["reader"]

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.io import redact
+from ragmeter._safe_text import redact
 
 DEFAULT_STRATEGIES = (
     "whole",
@@ -68,7 +68,7 @@ class Config:
     confidence: float = 0.95
     method: str = "percentile"  # or "bca"
     metric: str = ""  # default: recall@5, or recall at the largest k below 5
-    adjust: str = "holm"  # or "maxt" (step-down max-T), "none": the seed's per-pair rule
+    adjust: str = "maxt"  # step-down max-T; "holm"; "none": the seed's per-pair rule
     baseline: str = ""  # compare every system with this one
     pairs: tuple[str, ...] = ()  # planned comparisons, "A:B"
     output: str = "ragmeter-results"

@@ -1,11 +1,9 @@
-"""Small file helpers: atomic writes (nothing is ever left half-written), and the
-text that may be shown or saved (no control characters, no secrets)."""
+"""Small file helpers: atomic writes, so nothing is ever left half-written."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -14,32 +12,15 @@ from pathlib import Path
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and a rename.
+    """Write ``text`` to ``path`` via a unique temporary file and a rename, and record
+    it in the folder's manifest (:func:`ragmeter.outputs.atomic_write`).
 
-    The temporary is named ``.ragmeter-tmp-<name>.<pid>.new-…`` (unique); those
-    left by a killed process are removed by the next write of the same file. The
-    file is recorded in its folder's manifest as ragmeter's. This writes without
-    checking the target: callers use :func:`ragmeter.outputs.write_output`.
+    This writes without checking the target: commands use
+    :func:`ragmeter.outputs.write_output`.
     """
-    from ragmeter.outputs import clean_stale_temporaries, record_written, temp_name
+    from ragmeter.outputs import atomic_write
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale_temporaries(path)
-    fd, tmp = tempfile.mkstemp(prefix=temp_name(path, "new-"), dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; this is an ordinary file
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    record_written(path)
+    atomic_write(Path(path), text)
 
 
 def read_text(path: Path) -> str:
@@ -144,66 +125,3 @@ def atomic_directory(path: Path) -> Iterator[Path]:
     os.replace(tmp, path)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
-
-
-# --- what may be shown or saved --------------------------------------------------------------
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """``text`` with every control character but newline and tab shown as ``\\xNN``.
-
-    Ids, paths and messages from input files reach the terminal through this,
-    so no escape sequence (clear screen, colours, a moved cursor, a title) in
-    them is ever sent raw.
-    """
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-SECRET_WORDS = ("key", "apikey", "token", "secret", "password", "passwd", "authorization")
-REDACTED = "***"
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether an option named ``name`` holds a secret (``api_key``, ``token``,
-    ``Authorization``...; not ``max_tokens`` nor ``api_key_env``, which names a variable)."""
-    parts = [p for p in re.split(r"[^a-z0-9]+", str(name).lower()) if p]
-    if not parts or parts[-1] == "env":
-        return False
-    return any(p in SECRET_WORDS or p.endswith(("apikey", "password")) for p in parts)
-
-
-_ASSIGNMENT = re.compile(
-    r"""(?P<name>[\w.-]+)(?P<sep>["']?\s*[=:]\s*["']?)(?P<value>[^\s"',;}&?]+)"""
-)
-_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
-
-
-def redact_text(text: str) -> str:
-    """``text`` with the value of every ``NAME=VALUE`` / ``"NAME": "VALUE"`` whose name
-    holds a secret (:func:`is_secret_name`), and every bearer token, replaced by ``***``."""
-
-    def hide(m: re.Match) -> str:
-        value = m.group("value")
-        if not is_secret_name(m.group("name")) or (value.isalpha() and value.isupper()):
-            return m.group()  # not a secret, or a placeholder (KEY=VALUE)
-        return m.group("name") + m.group("sep") + REDACTED
-
-    return _ASSIGNMENT.sub(hide, _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text))
-
-
-def redact(value: object, *, strings: bool = True) -> object:
-    """A copy of ``value`` (dicts, lists, strings) with secrets replaced by ``***``:
-    values under secret names, and (with ``strings``) secrets written inside
-    strings (:func:`redact_text`)."""
-    if isinstance(value, dict):
-        return {
-            k: REDACTED if is_secret_name(k) and v not in (None, "") else redact(v, strings=strings)
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return type(value)(redact(v, strings=strings) for v in value)
-    if isinstance(value, str) and strings:
-        return redact_text(value)
-    return value

@@ -37,13 +37,14 @@ import shutil
 import socket
 import stat
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ragmeter.errors import InputError
-from ragmeter.io import redact_text
+from ragmeter._safe_text import redact_text
 
 try:  # POSIX; elsewhere the lock is advisory only through the holder file
     import fcntl
@@ -67,6 +68,7 @@ __all__ = [
     "results_lock",
     "results_inputs",
     "results_marker",
+    "atomic_write",
     "write_manifest",
     "write_output",
 ]
@@ -233,13 +235,36 @@ def write_output(
     The file is written to a unique temporary in its folder, renamed into place
     and recorded in the folder's manifest.
     """
-    from ragmeter.io import atomic_write_text
-
     path = Path(path)
     if check:
         check_output_file(path, None, kind, inputs, flag)
-    atomic_write_text(path, text)
+    atomic_write(path, text)
     return path
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file and a rename; record it.
+
+    The temporary is named ``.ragmeter-tmp-<name>.<pid>.new-…`` (unique, in the
+    target's folder); those left by a killed process are removed by the next
+    write of the same file. The file is then recorded in its folder's manifest.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale_temporaries(path)
+    fd, tmp = tempfile.mkstemp(prefix=temp_name(path, "new-"), dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; this is an ordinary file
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    record_written(path)
 
 
 # --- the manifest ----------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from typer.core import TyperGroup
 
 from ragmeter.cli import progress
 from ragmeter.errors import InputError, RagmeterError
-from ragmeter.io import printable, redact_text
+from ragmeter._safe_text import printable, redact_text
 
 # click's exception base, whether typer uses click or its own copy of it
 _ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
