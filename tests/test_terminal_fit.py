@@ -162,3 +162,20 @@ def test_search_formats_and_the_results_path_as_typed(tmp_path, monkeypatch):
     assert "Results: out" in got.stderr
     table = runner.invoke(app, args)
     assert "Results: out\n" in table.stdout
+
+
+def test_identical_systems_are_named_under_the_table_beside_the_rules_count(tmp_path):
+    ex = example_dir()
+    cfg = Config(
+        corpus=str(ex / "posts"),
+        testset=str(ex / "questions.jsonl"),
+        strategies=("fixed", "twin", "sentence"),
+        custom_strategies=({"name": "twin", "kind": "fixed", "size": 200},),
+        rounds=200,
+    )
+    out = save_results(run_search(cfg), tmp_path / "r")
+    got = runner.invoke(app, ["compare", str(out)], env={"COLUMNS": "200"})
+    assert got.exit_code == 0, got.output
+    text = " ".join(got.stdout.split())
+    assert "a family of one pair (all pairs)" in text  # fixed and twin are compared once
+    assert "are compared once: fixed = twin; the rule counts 1 pair, not all 3 pairs" in text

@@ -209,9 +209,16 @@ def family_notes(rows: list[Row], rule: Rule | None, systems: int) -> list[str]:
     if same and rule is not None:
         shown = ", ".join(f"{r.a} = {r.b}" for r in same[:4])
         more = f" and {len(same) - 4} more" if len(same) > 4 else ""
+        every = systems * (systems - 1) // 2
         notes.append(
-            f"{len(same)} of the {len(rows)} pairs are identical systems (the same score on "
-            f"every question: {shown}{more}); the rule counts the other {rule.pairs}"
+            f"Identical systems (the same score on every question) are compared once: "
+            f"{shown}{more}; the rule counts {rule.pairs} "
+            f"{'pair' if rule.pairs == 1 else 'pairs'}"
+            + (
+                f", not all {every} pairs of the {systems} systems"
+                if "all pairs" in rule.family
+                else ""
+            )
         )
     if rule is not None and rule.family == "all pairs" and systems > 6:
         notes.append(
