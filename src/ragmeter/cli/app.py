@@ -6,22 +6,20 @@ import functools
 import os as _os
 import shlex
 import sys
-from collections.abc import Iterable
 from importlib.resources import files
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress
-from rich.segment import Segment
 from rich.text import Text
 from typer.core import TyperGroup
 
-from ragmeter.cli import progress
-from ragmeter.errors import InputError, RagmeterError
 from ragmeter._safe_text import printable, redact_text
+from ragmeter.cli import progress
+from ragmeter.cli.safe_console import SafeConsole
+from ragmeter.errors import InputError, RagmeterError
 
 # click's exception base, whether typer uses click or its own copy of it
 _ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -86,21 +84,6 @@ app = typer.Typer(
     add_completion=False,
     cls=OneLineErrors,
 )
-
-
-class SafeConsole(Console):
-    """A console that shows every control character of its text as ``\\xNN``.
-
-    Ids, paths and messages come from input files; an escape sequence in one
-    (clear screen, a moved cursor) must never reach the terminal raw. Rich's
-    own control segments (progress bars, live displays) pass unchanged.
-    """
-
-    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
-        return super()._render_buffer(
-            seg if seg.control else Segment(printable(seg.text), seg.style, seg.control)
-            for seg in buffer
-        )
 
 
 # Piped output (logs, CI) gets a wide console so tables do not wrap; COLUMNS, when

@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     Progress,
@@ -24,6 +23,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from ragmeter.cli.safe_console import SafeConsole
+
 
 @dataclass
 class Settings:
@@ -32,7 +33,7 @@ class Settings:
 
 
 settings = Settings()
-bars = Console(stderr=True)  # progress only: silenced by --quiet (warnings and errors are not)
+bars = SafeConsole(stderr=True)  # progress only: silenced by --quiet (warnings and errors are not)
 
 
 def set_quiet(quiet: bool) -> None:
