@@ -1,26 +1,27 @@
 """How often do comparison tables say "better" when nothing differs, and how often when it does?
 
-Simulates tables of m systems scored on the same n questions, where a share of the
-questions differ between systems, for 0/1 scores (hit rates) and graded scores
-(reciprocal ranks), and runs the library's own ``compare_family`` on each:
+Simulates tables of m systems scored on the same n questions, where any two systems
+differ on a share of the questions, for 0/1 scores (hit rates) and graded scores
+(reciprocal ranks), and runs the library's own ``compare_family`` on each table under
+every rule and family:
 
-(a) per-pair coverage: how often each row's interval holds the true difference (rows
-    that report two systems as identical show no interval and are left out);
-(b) family-wise false "better": the share of tables with at least one "better" row
-    when every system has the same true mean;
-(c) power: how often system s0, truly better by 5 or 10 points, is called better
-    than each other system.
+* Holm over all pairs, step-down max-T over all pairs;
+* Holm and max-T over every system against one baseline (s1);
+* one planned pair (s0:s1, a family of one: no adjustment);
+* the seed's per-pair rule (``adjust="none"``: the unadjusted 95% interval decides).
 
-The default rule (Holm over all pairs, exact tests, intervals from the same decision)
-is compared in the same run with the seed's per-pair rule (``adjust="none"``: the
-unadjusted 95% percentile interval decides), and the ratio of their family-wise
-false-"better" rates is printed.
+For each it reports (a) family-wise false "better": the share of tables with at least
+one "better" row between systems whose true means are equal (or a "better" in the
+wrong direction); with no true difference this is the family-wise error rate;
+(b) power: how often system s0, truly better by 5 or 10 points, is called better than
+the systems it is compared with; (c) per-pair coverage of the intervals (Holm / max-T).
 
-    python bench/paired_coverage.py            # full grid (a few minutes on one core)
+    python bench/paired_coverage.py            # full grid, 500 tables a cell
     python bench/paired_coverage.py --quick    # a smaller grid
+    python bench/paired_coverage.py --only binary:472:7 --null --sims 2000 --seed 7
 
-Goal: family-wise false "better" <= 5% in every cell under the default rule;
-per-pair coverage >= 94% for n >= 80.
+Goal: family-wise false "better" <= 5% (within Monte Carlo error) in every cell with
+no true difference, for every rule but the seed's.
 """
 
 from __future__ import annotations
@@ -43,6 +44,15 @@ from ragmeter.verdicts import compare_family  # noqa: E402
 RANK_P = np.array([0.45, 0.12, 0.08, 0.05, 0.04, 0.03, 0.03, 0.02, 0.02, 0.02, 0.14])
 RANK_V = np.array([1 / r for r in range(1, 11)] + [0.0])
 HIT_P = 0.7
+RULES = ("holm", "maxt", "holm-base", "maxt-base", "planned", "none")
+LABELS = {
+    "holm": "Holm, all pairs",
+    "maxt": "max-T, all pairs",
+    "holm-base": "Holm, baseline",
+    "maxt-base": "max-T, baseline",
+    "planned": "one planned pair",
+    "none": "seed's per-pair rule",
+}
 
 
 def simulate(rng: np.random.Generator, kind: str, n: int, share: float, m: int, delta: float):
@@ -75,141 +85,140 @@ def binom_tail(k: int, n: int, p: float) -> float:
     return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1))
 
 
-def run_cell(kind, n, share, m, sims, rounds, seed, null_sims=None, seed_rule_sims=60):
-    rng = np.random.default_rng([seed, n, int(share * 1000), m, kind == "binary"])
-    names = [f"s{i}" for i in range(m)]
+def _tables(x, names, rounds, seed):
     out = {}
-    null_sims = null_sims or sims
-    for delta in (0.0, 0.05, 0.10):
-        covered = total = false_tables = none_false = 0
-        power = []
-        count = null_sims if delta == 0 else sims
-        for s in range(count):
-            x = simulate(rng, kind, n, share, m, delta)
-            table = compare_family(x, names, rounds=rounds, seed=s + 1)
-            any_false = False
+    for rule in ("holm", "maxt"):
+        out[rule] = compare_family(x, names, adjust=rule, rounds=rounds, seed=seed)
+        out[f"{rule}-base"] = compare_family(
+            x, names, adjust=rule, baseline="s1", rounds=rounds, seed=seed
+        )
+    out["planned"] = compare_family(x, names, pairs=[("s0", "s1")], rounds=rounds, seed=seed)
+    out["none"] = compare_family(x, names, adjust="none", rounds=rounds, seed=seed)
+    return out
+
+
+def run_cell(kind, n, share, m, delta, sims, rounds, seed):
+    rng = np.random.default_rng([seed, n, int(share * 1000), m, kind == "binary", int(delta * 100)])
+    names = [f"s{i}" for i in range(m)]
+    false = dict.fromkeys(RULES, 0)
+    found = {r: [0, 0] for r in RULES}  # s0 called better, s0 pairs
+    covered = {"holm": [0, 0], "maxt": [0, 0]}
+    both = [0, 0]  # tables where only Holm / only max-T found s0 better than s1 (all pairs)
+    for s in range(sims):
+        x = simulate(rng, kind, n, share, m, delta)
+        tables = _tables(x, names, rounds, s + 1)
+        for rule, table in tables.items():
+            wrong = False
             for r in table.rows:
                 true = delta if r.a == "s0" else (-delta if r.b == "s0" else 0.0)
-                d = r.difference
-                if not r.identical:  # an "identical" row shows no interval
-                    covered += d.low - 1e-12 <= true <= d.high + 1e-12
-                    total += 1
-                if true == 0 and "better" in r.verdict:
-                    any_false = True
+                better = "better" in r.verdict and not r.identical
+                if better and (true == 0 or (r.verdict == "s0 better") != (true > 0)):
+                    wrong = True
                 if delta and "s0" in (r.a, r.b):
-                    power.append(r.verdict == "s0 better")
-            false_tables += any_false
-            if delta == 0 and s < seed_rule_sims:
-                seed_rule = compare_family(x, names, adjust="none", rounds=rounds, seed=s + 1)
-                none_false += any("better" in r.verdict for r in seed_rule.rows)
-        out[delta] = {
-            "coverage": covered / total if total else 1.0,
-            "fwer": false_tables / count,
-            "false": false_tables,
-            "tables": count,
-            "fwer_none": none_false / min(count, seed_rule_sims) if delta == 0 else None,
-            "power": float(np.mean(power)) if power else None,
-        }
-    return out
+                    found[rule][0] += r.verdict == "s0 better"
+                    found[rule][1] += 1
+                if rule in covered and not r.identical:
+                    d = r.difference
+                    covered[rule][0] += d.low - 1e-12 <= true <= d.high + 1e-12
+                    covered[rule][1] += 1
+            false[rule] += wrong
+        if delta:
+            h, t = (
+                any(r.verdict == "s0 better" and "s1" in (r.a, r.b) for r in tables[k].rows)
+                for k in ("holm", "maxt")
+            )
+            both[0] += h and not t
+            both[1] += t and not h
+    return {
+        "false": false,
+        "power": {r: (f / t if t else None) for r, (f, t) in found.items()},
+        "coverage": {r: c / t if t else 1.0 for r, (c, t) in covered.items()},
+        "only": both,
+        "tables": sims,
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a smaller grid and fewer tables")
-    ap.add_argument("--sims", type=int, default=None, help="tables per cell and true difference")
-    ap.add_argument(
-        "--null-sims", type=int, default=None, help="tables per cell with no true difference"
-    )
-    ap.add_argument(
-        "--seed-rule-sims", type=int, default=60, help="null tables also run under the seed's rule"
-    )
+    ap.add_argument("--sims", type=int, default=None, help="tables per cell (default 500)")
+    ap.add_argument("--share", type=float, default=0.2, help="share of questions a pair differs on")
     ap.add_argument("--rounds", type=int, default=1000, help="sign-flip rounds per table")
     ap.add_argument("--seed", type=int, default=20240601)
+    ap.add_argument(
+        "--only", default=None, help="one cell, KIND:N:M (e.g. binary:472:7), to check it again"
+    )
+    ap.add_argument("--null", action="store_true", help="only tables with no true difference")
     args = ap.parse_args()
+    kinds = ("binary", "graded")
     if args.quick:
-        ns, shares, ms, sims = (25, 135), (0.05, 0.20), (3, 8), args.sims or 60
-        null_sims = args.null_sims or 120
+        ns, ms, sims = (25, 135), (3, 7), args.sims or 100
     else:
-        ns, shares, ms, sims = (
-            (25, 80, 135, 472),
-            (0.02, 0.05, 0.10, 0.20, 0.40),
-            (3, 5, 8),
-            args.sims or 120,
-        )
-        null_sims = args.null_sims or 600
+        ns, ms, sims = (25, 80, 135, 472), (3, 7), args.sims or 500
+    if args.only:
+        kind, n, m = args.only.split(":")
+        kinds, ns, ms = (kind,), (int(n),), (int(m),)
+    deltas = (0.0,) if args.null else (0.0, 0.05, 0.10)
     start = time.perf_counter()
     print(
-        f"{null_sims} tables per cell with no true difference ({args.seed_rule_sims} of them also "
-        f"under the seed's rule), {sims} per cell at 5 and 10 points; sign-flip rounds "
-        f"{args.rounds}; seed {args.seed}"
+        f"{sims} tables per cell; any two systems differ on {args.share * 100:g}% of the "
+        f"questions; sign-flip rounds {args.rounds}; seed {args.seed}"
     )
-    print(
-        "| scores | n | share differing | per-pair coverage (min) | family-wise false "
-        '"better", Holm (max) | same, seed\'s per-pair rule (max) | power at 5 points '
-        f"(m={ms[0]} / m={ms[-1]}) | power at 10 points (m={ms[0]} / m={ms[-1]}) |"
-    )
-    print("|---|--:|--:|--:|--:|--:|--:|--:|")
-    worst_fwer = worst_cov = 0.0
-    worst_cov = 1.0
-    ratios = []
-    pooled = {"binary": [0, 0], "graded": [0, 0]}  # false tables, tables (Holm, null)
-    above = 0  # cells whose false-"better" count is significantly above 5%
-    for kind in ("binary", "graded"):
-        for n in ns:
-            for share in shares:
-                cells = {
-                    m: run_cell(
-                        kind,
-                        n,
-                        share,
-                        m,
-                        sims,
-                        args.rounds,
-                        args.seed,
-                        null_sims,
-                        args.seed_rule_sims,
-                    )
-                    for m in ms
-                }
-                cov = min(c[d]["coverage"] for c in cells.values() for d in c)
-                fwer = max(c[0.0]["fwer"] for c in cells.values())
-                fwer_none = max(c[0.0]["fwer_none"] for c in cells.values())
-                p5 = " / ".join(f"{cells[m][0.05]['power'] * 100:.0f}" for m in (ms[0], ms[-1]))
-                p10 = " / ".join(f"{cells[m][0.10]['power'] * 100:.0f}" for m in (ms[0], ms[-1]))
-                label = "0/1 (hit)" if kind == "binary" else "graded (RR)"
-                print(
-                    f"| {label} | {n} | {share * 100:.0f}% | {cov * 100:.1f} | "
-                    f"{fwer * 100:.1f} | {fwer_none * 100:.1f} | {p5} | {p10} |",
-                    flush=True,
-                )
-                worst_fwer = max(worst_fwer, fwer)
-                for c in cells.values():
-                    false, tables = c[0.0]["false"], c[0.0]["tables"]
-                    pooled[kind][0] += false
-                    pooled[kind][1] += tables
-                    above += binom_tail(false, tables, 0.05) < 0.01
-                if n >= 80:
-                    worst_cov = min(worst_cov, cov)
-                if fwer_none > 0:
-                    ratios.append(fwer / fwer_none)
-    se = math.sqrt(0.05 * 0.95 / null_sims) * 100
     print()
     print(
-        f"largest family-wise false-'better' rate, Holm: {worst_fwer * 100:.1f}% "
-        f"(Monte Carlo standard error near 5%: {se:.1f} points)"
+        "| scores | n | m | true gain | "
+        + " | ".join(f"{LABELS[r]}: false / power" for r in RULES)
+        + " | coverage Holm / max-T |"
     )
-    for kind, (false, total) in pooled.items():
+    print("|---|--:|--:|--:|" + "--:|" * (len(RULES) + 1))
+    above = {r: 0 for r in RULES}
+    worst = dict.fromkeys(RULES, 0.0)
+    weaker = []  # cells where max-T found s0 less often than Holm
+    only = [0, 0]
+    for kind in kinds:
+        for n in ns:
+            for m in ms:
+                for delta in deltas:
+                    c = run_cell(kind, n, args.share, m, delta, sims, args.rounds, args.seed)
+                    label = "0/1 (hit)" if kind == "binary" else "graded (RR)"
+                    cells = []
+                    for r in RULES:
+                        f = c["false"][r] / sims * 100
+                        p = c["power"][r]
+                        cells.append(f"{f:.1f} / " + ("–" if p is None else f"{p * 100:.1f}"))
+                        if delta == 0:
+                            worst[r] = max(worst[r], f)
+                            above[r] += binom_tail(c["false"][r], sims, 0.05) < 0.01
+                    cov = " / ".join(f"{c['coverage'][r] * 100:.1f}" for r in ("holm", "maxt"))
+                    print(
+                        f"| {label} | {n} | {m} | {delta * 100:.0f} | "
+                        + " | ".join(cells)
+                        + f" | {cov} |",
+                        flush=True,
+                    )
+                    if delta:
+                        for fam in ("", "-base"):
+                            ph, pt = c["power"]["holm" + fam], c["power"]["maxt" + fam]
+                            if pt < ph:
+                                weaker.append(f"{label} n={n} m={m} +{delta * 100:.0f}{fam}")
+                        only[0] += c["only"][0]
+                        only[1] += c["only"][1]
+    se = math.sqrt(0.05 * 0.95 / sims) * 100
+    print()
+    for r in RULES:
         print(
-            f"{kind}: {false} of {total} simulated null tables ({false / total * 100:.2f}%) "
-            f"showed a false 'better' under Holm"
+            f"{LABELS[r]}: largest false-'better' rate with no true difference "
+            f"{worst[r]:.1f}%, cells significantly above 5% (one-sided p < 0.01): {above[r]}"
         )
-    print(f"cells significantly above 5% (one-sided binomial p < 0.01): {above}")
-    print(f"smallest per-pair coverage for n >= 80: {worst_cov * 100:.1f}%")
-    if ratios:
-        print(
-            "false-'better' rate, Holm / seed's per-pair rule (cells where the latter is > 0): "
-            f"median {float(np.median(ratios)):.2f}, max {max(ratios):.2f}"
-        )
+    print(f"Monte Carlo standard error near 5%: {se:.1f} points")
+    print(
+        "cells where max-T found the true gain less often than Holm: "
+        + (", ".join(weaker) if weaker else "none")
+    )
+    print(
+        f"tables (all pairs, s0 vs s1) where only Holm found the gain: {only[0]}; "
+        f"only max-T: {only[1]}"
+    )
     print(f"{time.perf_counter() - start:.0f} s", file=sys.stderr)
 
 

@@ -141,8 +141,8 @@ def test_compare_in_memory_and_on_disk_agree_with_stats(notebook):
         expected.difference.high,
     )
     table = every.to_markdown()
-    assert table.startswith("| A ") and "| p (Holm) |" in table.splitlines()[0]
-    assert "Paired comparisons on recall@5. Rule: Holm over 3 pairs" in table
+    assert table.startswith("| A ") and "| p (max-T) |" in table.splitlines()[0]
+    assert "Paired comparisons on recall@5. Rule: Westfall-Young step-down max-T over 3" in table
     assert table.endswith("seed 1, 500 rounds")
     assert all(c.verdict in table for c in every)
     assert every.to_pandas()["verdict"].tolist() == [c.verdict for c in every]

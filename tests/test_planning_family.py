@@ -53,8 +53,9 @@ def test_each_pair_is_planned_alone_and_in_the_family():
 
 def test_the_runs_family_and_rule_are_used():
     run = _run()
-    base = plan_questions(run, "recall@5", rounds=200, family=4, rule="maxt")
-    assert base.family == 4 and base.rule == "maxt" and base.level == 0.05 / 4
+    base = plan_questions(run, "recall@5", rounds=200, family=4, rule="holm")
+    assert base.family == 4 and base.rule == "holm" and base.level == 0.05 / 4
+    assert plan_questions(run, "recall@5", rounds=200).rule == "maxt"  # the default rule
     p = next(p for p in base.pairs if p.needed is not None)
     a, b = run.scores(p.a, ""), run.scores(p.b, "")
     assert p.in_family == questions_to_separate(a, b, 0.05, 1 - 0.05 / 4)
@@ -75,7 +76,7 @@ def test_the_sentence_names_the_family_and_both_numbers():
     wide = sorted(p.in_family for p in needs if p.in_family)[
         len([p for p in needs if p.in_family]) // 2
     ]
-    assert f"{wide:,} questions per pair in this table (Holm over 10 pairs" in text
+    assert f"{wide:,} questions per pair in this table of 10 pairs (Holm over 10 pairs" in text
     assert "0.05/10" in text and "planned in advance" in text
     assert "upper bound" in family_sentence(needs, 0.05, 10, "maxt")
     assert "no adjustment" in family_sentence(needs, 0.05, 10, "none")

@@ -116,7 +116,9 @@ def test_holm_rows_agree_with_themselves(kind):
         noise = rng.random((k, n)) < 0.25
         m = np.where(noise, rng.random((k, n)), base) + shift
         m = (m > 0.5).astype(float) if kind == "binary" else np.clip(m, 0, 1).round(3)
-        table = compare_family(m, [f"s{i}" for i in range(k)], rounds=500, seed=trial)
+        table = compare_family(
+            m, [f"s{i}" for i in range(k)], adjust="holm", rounds=500, seed=trial
+        )
         assert table.rule.adjust == "holm"
         p_adj = stats.holm([r.p_value for r in table.rows if not r.identical])
         for r, p in zip([r for r in table.rows if not r.identical], p_adj, strict=True):
@@ -163,9 +165,15 @@ def test_holm_can_overrule_the_unadjusted_interval():
     m = np.stack(rows)
     names = [f"s{i}" for i in range(7)]
     none = compare_family(m, names, adjust="none", rounds=2000)
-    holm = compare_family(m, names, rounds=2000)
+    holm = compare_family(m, names, adjust="holm", rounds=2000)
     assert none.rows[0].verdict == "s0 better"
     assert holm.rows[0].p >= 0.05 and "too few differing questions" in holm.rows[0].verdict
+    # The default, max-T, does not pay for the 20 pairs that differ on one or two
+    # questions (none of them can ever reach a small p): s0's wins are enough.
+    maxt = compare_family(m, names, rounds=2000)
+    assert maxt.rule.adjust == "maxt"
+    assert maxt.rows[0].p < 0.05 and maxt.rows[0].verdict == "s0 better"
+    assert maxt.rows[0].level > holm.rows[0].level
 
 
 # --------------------------------------------------------------------------- families
@@ -261,7 +269,9 @@ def test_cli_compare_one_pair_is_a_family_of_one(tmp_path):
     assert "p (Holm)" not in one.stdout
     base = runner.invoke(app, ["compare", str(out), "--baseline", "fixed"])
     assert base.exit_code == 0, base.output
-    assert "Holm over 2 pairs (every system against fixed)" in base.stdout
+    assert "max-T over 2 pairs (every system against fixed)" in base.stdout  # the default
+    holm = runner.invoke(app, ["compare", str(out), "--baseline", "fixed", "--adjust", "holm"])
+    assert "Holm over 2 pairs (every system against fixed)" in holm.stdout
     bad = runner.invoke(app, ["compare", str(out), "--baseline", "nope"])
     assert bad.exit_code == 2 and "unknown system 'nope'" in bad.output
     none = runner.invoke(app, ["compare", str(out), "--adjust", "none"])
@@ -335,7 +345,9 @@ def test_search_with_a_baseline_saves_the_family(tmp_path):
         ("sentence", "fixed"),
         ("recursive", "fixed"),
     }
-    assert "Holm over 2 pairs (every system against fixed)" in " ".join(result.stdout.split())
+    assert rule["adjust"] == "maxt"  # the default rule
+    shown = " ".join(result.stdout.split())
+    assert "Westfall-Young step-down max-T over 2 pairs (every system against fixed)" in shown
 
 
 def test_mcnemar_large_counts_and_other_confidence():

@@ -104,7 +104,7 @@ def test_pairs_that_move_together_are_paid_for_once():
     x = np.stack([a, b, b.copy()])
     names = ["a", "b", "c"]
     pairs = [("a", "b"), ("a", "c")]
-    holm = compare_family(x, names, pairs=pairs, identical=[], rounds=4000, seed=3)
+    holm = compare_family(x, names, adjust="holm", pairs=pairs, identical=[], rounds=4000, seed=3)
     maxt = compare_family(x, names, adjust="maxt", pairs=pairs, identical=[], rounds=4000, seed=3)
     raw = mcnemar_exact(9, 0)  # 2 / 2**9
     assert [r.p for r in holm.rows] == [2 * raw, 2 * raw]
@@ -136,10 +136,15 @@ def test_step_down_is_monotone_and_levels_match_the_decision():
 def test_a_family_of_one_is_its_own_exact_test():
     rng = np.random.default_rng(2)
     x = _table(rng, 2, 50, True, lift=0.2)
-    holm = compare_family(x, ["a", "b"], rounds=500, seed=1)
+    holm = compare_family(x, ["a", "b"], adjust="holm", rounds=500, seed=1)
     maxt = compare_family(x, ["a", "b"], adjust="maxt", rounds=500, seed=1)
     assert maxt.rows == holm.rows
     assert maxt.rule.p_label == "p"
+
+
+def test_max_t_is_the_default():
+    x = _table(np.random.default_rng(1), 3, 30, True)
+    assert compare_family(x, ["a", "b", "c"], rounds=200).rule.adjust == "maxt"
 
 
 def test_rule_is_named_everywhere():
@@ -160,7 +165,7 @@ def test_max_t_is_never_stricter_than_holm_on_these_tables():
     for case in range(6):
         x = _table(rng, 5, 120, case % 2 == 0, share=0.2, lift=0.1)
         names = [f"s{i}" for i in range(5)]
-        holm = compare_family(x, names, rounds=2000, seed=case + 1)
+        holm = compare_family(x, names, adjust="holm", rounds=2000, seed=case + 1)
         maxt = compare_family(x, names, adjust="maxt", rounds=2000, seed=case + 1)
         for h, t in zip(holm.rows, maxt.rows, strict=True):
             assert t.level >= h.level * 0.9

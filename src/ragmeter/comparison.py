@@ -27,7 +27,8 @@ class ComparisonPlan:
     """What a comparison table compares and under which rule.
 
     ``metric`` is compared at level ``1 - confidence``; ``adjust`` names the rule
-    (``"holm"`` or ``"none"``); the family is every pair, every system against
+    (``"maxt"``, the default, ``"holm"`` or ``"none"``; a saved run that names none
+    was decided under Holm); the family is every pair, every system against
     ``baseline``, or the planned ``pairs``; ``seed`` and ``rounds`` drive the
     resampling.
     """
@@ -36,7 +37,7 @@ class ComparisonPlan:
     seed: int
     rounds: int
     confidence: float = 0.95
-    adjust: str = "holm"
+    adjust: str = "maxt"
     baseline: str | None = None
     pairs: tuple[tuple[str, str], ...] | None = None
 

@@ -81,7 +81,7 @@ class Plan:
     systems: list[SystemNeed] = field(default_factory=list)
     pairs: list[PairNeed] = field(default_factory=list)
     family: int = 1  # pairs in the family the run's table decides on together
-    rule: str = "holm"
+    rule: str = "maxt"
     alpha: float = 0.05
 
     @property
@@ -110,7 +110,7 @@ def plan_questions(
     seed: int = 1,
     rounds: int = 10_000,
     family: int | None = None,
-    rule: str = "holm",
+    rule: str = "maxt",
     alpha: float = 0.05,
 ) -> Plan:
     """The sample-size view of a run (a :class:`ragmeter.results.Results` or an
@@ -198,12 +198,15 @@ def family_sentence(
             f"pairs); the seed's per-pair rule makes no adjustment for the "
             f"{family} pairs, so its tables show false differences."
         )
-    name = "max-T" if rule == "maxt" else "Holm"
+    how = (
+        f"planned at Holm's first level, {alpha:g}/{family}; max-T's is never lower, so "
+        f"this is an upper bound"
+        if rule == "maxt"
+        else f"Holm over {family} pairs tests the first at {alpha:g}/{family}"
+    )
     return (
         f"Separating a difference of {difference * scale:g}{unit} at power 0.8 takes about "
-        f"{wide[len(wide) // 2]:,} questions per pair in this table ({name} over {family} "
-        f"pairs tests the first at {alpha:g}/{family}"
-        + ("; max-T is never stricter, so this is an upper bound" if rule == "maxt" else "")
-        + f"), against {alone[len(alone) // 2]:,} for one pair planned in advance "
-        f"(median over the pairs)."
+        f"{wide[len(wide) // 2]:,} questions per pair in this table of {family} pairs ({how}), "
+        f"against {alone[len(alone) // 2]:,} for one pair planned in advance (median over "
+        f"the pairs)."
     )

@@ -5,7 +5,7 @@ pairs: every pair of systems, every system against one baseline, or pairs named
 in advance. :func:`compare_family` applies one decision rule to the whole family
 and builds each row so that it cannot contradict itself:
 
-* ``adjust="holm"`` (the default). Each pair gets an exact paired test (McNemar's
+* ``adjust="holm"``. Each pair gets an exact paired test (McNemar's
   exact test when the scores are 0/1, else the seeded sign-flip test; both in
   :mod:`ragmeter.paired_tests`), Holm's step-down adjustment over the family, and
   a verdict ``better`` exactly when the adjusted p-value is below ``alpha``. The
@@ -13,8 +13,8 @@ and builds each row so that it cannot contradict itself:
   (``alpha / (m - r)``), searched on the side of 0 the decision fixed: a ``better``
   row's interval lies strictly on one side of 0, a tie's interval contains 0 (an
   end exactly at 0 is a tie).
-* ``adjust="maxt"``: the same tests and the same construction of the interval, with
-  Westfall-Young's step-down max-T over the family in place of Holm
+* ``adjust="maxt"`` (the default): the same tests and the same construction of the
+  interval, with Westfall-Young's step-down max-T over the family in place of Holm
   (:mod:`ragmeter.stats_maxt`): the joint null distribution of every pair's p-value
   comes from one set of sign flips of whole questions, so pairs that share questions
   and systems are not paid for as if they were unrelated. The level of each pair is
@@ -314,7 +314,7 @@ def compare_family(
     matrix: ArrayLike,
     names: Sequence[str],
     *,
-    adjust: Adjust = "holm",
+    adjust: Adjust = "maxt",
     baseline: str | None = None,
     pairs: Sequence[tuple[str, str]] | None = None,
     identical: list[list[str]] | None = None,
@@ -330,9 +330,9 @@ def compare_family(
     (default: systems with identical rows of ``matrix``) are compared once, through
     their first member, and reported as identical. ``binary`` (default: all scores
     0 or 1) picks McNemar's exact test and Tango's interval; otherwise the sign-flip
-    test and its inverted interval are used. ``adjust="maxt"`` replaces Holm with the
-    step-down max-T over the same tests; ``adjust="none"`` reproduces the seed's
-    per-pair percentile rule exactly.
+    test and its inverted interval are used. ``adjust="maxt"`` (the default) decides
+    with the step-down max-T over those tests, ``adjust="holm"`` with Holm's
+    procedure; ``adjust="none"`` reproduces the seed's per-pair percentile rule exactly.
     """
     m = stats._as_matrix(matrix, "matrix")
     names = list(names)
