@@ -653,11 +653,14 @@ def plan(
             f"(more varied questions would)"
         )
     if found.pairs:
-        rule_name = "max-T" if found.rule == "maxt" else "Holm"
         caption = (
-            f"In the table: {rule_name} over {plural(found.family, 'pair')} tests its first "
-            f"pair at {found.alpha:g}/{found.family} = {found.level:.3g}"
-            + (" (max-T is never stricter: an upper bound)" if found.rule == "maxt" else "")
+            f"In the table: Holm over {plural(found.family, 'pair')} tests its first pair at "
+            f"{found.alpha:g}/{found.family} = {found.level:.3g}"
+            + (
+                "; max-T (this run's rule) is never stricter, so its numbers are at most these"
+                if found.rule == "maxt"
+                else ""
+            )
             + f"; alone: one pair planned in advance, at {found.alpha:g}."
         )
         if found.rule == "none":
