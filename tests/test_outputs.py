@@ -452,3 +452,16 @@ def test_a_failed_audit_leaves_no_empty_cache(tiny):
     assert result.exit_code == 2, result.output
     assert "unreachable" in result.stderr
     assert not [p.name for p in tiny.iterdir() if "sqlite" in p.name]
+
+
+def test_a_copy_that_lost_its_times_is_still_ours_but_an_edit_is_not(tiny):
+    out = tiny / "results"
+    assert search(tiny, out).exit_code == 0
+    for p in out.iterdir():
+        if p.is_file():
+            os.utime(p, ns=(1, 1))  # as after `cp -r` or a checkout
+    assert search(tiny, out).exit_code == 0
+    summary = out / "summary.json"
+    text = summary.read_text()
+    summary.write_text(text.replace("0", "1", 1))  # same size, other content
+    one_line_error(search(tiny, out), "summary.json", "did not write")

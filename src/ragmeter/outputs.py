@@ -35,7 +35,6 @@ import json
 import os
 import shutil
 import socket
-import stat
 import sys
 import tempfile
 import threading
@@ -43,8 +42,15 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from ragmeter.errors import InputError
+from ragmeter._manifest import (
+    MANIFEST,
+    check_replaceable,
+    is_recorded,
+    record_written,
+    write_manifest,
+)
 from ragmeter._safe_text import redact_text
+from ragmeter.errors import InputError
 
 try:  # POSIX; elsewhere the lock is advisory only through the holder file
     import fcntl
@@ -265,139 +271,6 @@ def atomic_write(path: Path, text: str) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     record_written(path)
-
-
-# --- the manifest ----------------------------------------------------------------------------
-
-MANIFEST = ".ragmeter-manifest.json"
-MANIFEST_FORMAT = "ragmeter-manifest"
-CARRIED = ("answers", "audit")
-"""Folders of later stages a rerun carries over whole (or refuses), never deletes."""
-
-
-def _stamp(path: Path) -> list[int] | None:
-    """``[size, mtime_ns]`` of a regular file (not a link), or ``None``."""
-    try:
-        st = path.lstat()
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return [st.st_size, st.st_mtime_ns]
-
-
-def _parse_manifest(raw: bytes) -> dict[str, list[int]] | None:
-    """The recorded files, ``{}`` for an empty file, ``None`` when it is not a manifest."""
-    if not raw.strip():
-        return {}
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
-        return None
-    files = data.get("files")
-    if not isinstance(files, dict):
-        return None
-    return {k: v for k, v in files.items() if isinstance(v, list)}
-
-
-def read_manifest(folder: str | Path) -> dict[str, list[int]]:
-    """What ragmeter recorded writing in ``folder``: ``{name: [size, mtime_ns]}``."""
-    try:
-        raw = (Path(folder) / MANIFEST).read_bytes()
-    except OSError:
-        return {}
-    return _parse_manifest(raw) or {}
-
-
-def is_recorded(path: str | Path) -> bool:
-    """Whether the manifest beside ``path`` records it, unchanged since ragmeter wrote it."""
-    path = Path(path)
-    stamp = _stamp(path)
-    return stamp is not None and read_manifest(path.parent).get(path.name) == stamp
-
-
-def _manifest_text(files: dict[str, list[int]]) -> str:
-    return json.dumps({"format": MANIFEST_FORMAT, "files": files}, sort_keys=True, indent=1) + "\n"
-
-
-def record_written(path: str | Path) -> None:
-    """Record ``path``, just written by ragmeter, in its folder's manifest.
-
-    Entries of files that are gone are dropped. A file at the manifest's name
-    that is not a manifest is left alone (nothing is recorded then).
-    """
-    path = Path(path)
-    stamp = _stamp(path)
-    manifest = path.parent / MANIFEST
-    if stamp is None or path.name == MANIFEST or manifest.is_symlink():
-        return
-    if manifest.exists() and not manifest.is_file():
-        return
-    fd = os.open(manifest, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-        files = _parse_manifest(b"".join(chunks))
-        if files is None:
-            return
-        files = {k: v for k, v in files.items() if (path.parent / k).exists()}
-        files[path.name] = stamp
-        data = _manifest_text(files).encode("utf-8")
-        os.lseek(fd, 0, os.SEEK_SET)
-        os.ftruncate(fd, 0)
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-
-
-def write_manifest(folder: str | Path) -> None:
-    """Record every file directly in ``folder`` (a results directory being built)."""
-    folder = Path(folder)
-    files = {}
-    for entry in folder.iterdir():
-        stamp = _stamp(entry)
-        if stamp is not None and entry.name != MANIFEST:
-            files[entry.name] = stamp
-    (folder / MANIFEST).write_text(_manifest_text(files), encoding="utf-8")
-
-
-def check_replaceable(path: str | Path, flag: str = "--out") -> None:
-    """Raise unless the results directory ``path`` holds only what ragmeter wrote there.
-
-    Its manifest must record ``meta.json`` and every other file, unchanged;
-    ``answers/`` and ``audit/`` are carried into the new directory. A
-    ``meta.json`` marker alone (a folder made by hand, or by a ragmeter too old
-    to write a manifest) is not enough.
-    """
-    path = Path(path)
-    recorded = read_manifest(path)
-    if recorded.get("meta.json") is None or recorded["meta.json"] != _stamp(path / "meta.json"):
-        raise InputError(
-            f"{path}: has a meta.json but no record that ragmeter wrote the folder (made by "
-            f"hand, or by an older ragmeter); ragmeter would replace it, so move {path} away "
-            f"or give another {flag}"
-        )
-    foreign = []
-    for entry in sorted(path.iterdir(), key=lambda p: p.name):
-        name = entry.name
-        if name == MANIFEST or (name in CARRIED and entry.is_dir() and not entry.is_symlink()):
-            continue
-        if recorded.get(name) != _stamp(entry):
-            foreign.append(name)
-    if foreign:
-        shown = ", ".join(foreign[:3]) + (
-            f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
-        )
-        raise InputError(
-            f"{path}: holds {shown}, which ragmeter did not write (or which changed since), "
-            f"and replacing the results would delete it; move it out of {path}, "
-            f"or give another {flag}"
-        )
 
 
 def first_json_line(path: Path) -> object:
