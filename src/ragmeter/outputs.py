@@ -1,20 +1,15 @@
 """Where ragmeter may write, and one writer at a time per results directory.
 
 The output rule: a command writes a results directory only at a path that
-does not exist yet, or that already holds ragmeter results (its ``meta.json``
-carries ``"format": "ragmeter-results"``); an existing empty folder is
-accepted too. It never writes into, over or around its own inputs (the corpus
-and the test set). Files it writes alone (a report, a generated test set, an
-audit) go only where no file is, or over a file of the same kind that ragmeter
-wrote. Anything else is an :class:`InputError` saying what to do.
-
-What ragmeter wrote is recorded in a manifest in the file's folder
-(``.ragmeter-manifest.json``: name, size and modification time of each file).
-An existing file is overwritten only when the manifest records it unchanged; a
-results directory is replaced only when its manifest records every file in it
-(``answers/`` and ``audit/`` are carried over), so a file of the user's placed
-inside it, or a hand-made ``meta.json`` marker, is never deleted.
-:func:`write_output` is the one call every file writer goes through.
+does not exist yet, an empty folder, or an earlier results directory whose
+manifest (:mod:`ragmeter._manifest`) records every file in it. It never
+writes into, over or around its own inputs (the corpus, the test set, run
+files and qrels, the results it reads). Files it writes alone (a report, a
+generated test set, an audit, an export) go only where no file is, or over a
+file the manifest records ragmeter writing, unchanged since. Anything else is
+an :class:`InputError` saying what to do. :func:`write_output` is the one call
+a file writer goes through: checked, written to a unique temporary, renamed,
+recorded.
 
 A results directory is built under a temporary name next to it
 (``.ragmeter-tmp-<name>.<pid>.…``) and renamed into place; temporaries left by
