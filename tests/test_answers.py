@@ -638,3 +638,103 @@ def test_judge_order_and_a_judge_whose_server_is_gone(results):
     assert meta["judges"] == ["test:b", "test:a"]  # a judge with no grades never leads
     rows = (answers_dir(results) / "answers.jsonl").read_text().splitlines()
     assert all(set(json.loads(r)["grades"]) == {"test:a", "test:b"} for r in rows)
+
+
+def test_hand_grading_touches_the_disk_once_per_grade(results, monkeypatch):
+    # each key press: one locked append of one line; the merged view is written once at
+    # the end of the loop, also when the loop is interrupted
+    import ragmeter.answers.hand as hand_module
+    import ragmeter.answers.store as store
+
+    answer_questions(results, Scripted("reader", reader), limit=3)
+    locks, merges = [], []
+    real_lock, real_merge = store.results_lock, hand_module.write_merged
+
+    def counting_lock(*args, **kwargs):
+        locks.append(args)
+        return real_lock(*args, **kwargs)
+
+    def counting_merge(*args, **kwargs):
+        merges.append(args)
+        return real_merge(*args, **kwargs)
+
+    monkeypatch.setattr(store, "results_lock", counting_lock)
+    monkeypatch.setattr(hand_module, "write_merged", counting_merge)
+    between: list[tuple[int, int]] = []  # (locks, merges) since the previous answer shown
+
+    def asked(item: HandItem) -> str:
+        if asked.seen:
+            between.append((len(locks), len(merges)))
+        locks.clear()
+        if len(asked.seen) == 2:
+            raise KeyboardInterrupt  # the user presses Ctrl-C at the third answer
+        asked.seen.append(item)
+        return "correct"
+
+    asked.seen = []
+    with pytest.raises(KeyboardInterrupt):
+        hand_grade(results, n=3, seed=3, ask=asked)
+    assert between == [(1, 0), (1, 0)]  # one locked append per grade, nothing else
+    assert len(asked.seen) == 2 and len(merges) == 1  # merged once, on the way out
+    hand = read_hand(answers_dir(results))
+    assert [h.hand for h in hand] == ["correct", "correct"]
+    merged = [
+        json.loads(line)
+        for line in (answers_dir(results) / "answers.jsonl").read_text().splitlines()
+    ]
+    assert sum(1 for r in merged if r.get("hand") == "correct") == 2
+
+
+def test_appending_a_hand_grade_reads_only_the_last_byte(tmp_path, monkeypatch):
+    from ragmeter.answers.store import HandGrade, _append_hand
+
+    folder = tmp_path / "answers"
+    grade = HandGrade("s", "q1", "correct", "sha", 1, "2026-01-01T00:00:00+00:00")
+    _append_hand(folder, grade)
+    path = folder / "hand.jsonl"
+    path.write_bytes(path.read_bytes() * 200)  # a long file of complete lines
+    import builtins
+
+    sizes = []
+    real_open = builtins.open
+
+    class Spy:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def __getattr__(self, name):
+            return getattr(self.fh, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return self.fh.__exit__(*exc)
+
+        def read(self, n=-1):
+            data = self.fh.read(n)
+            sizes.append(len(data))
+            return data
+
+    monkeypatch.setattr(builtins, "open", lambda *a, **k: Spy(real_open(*a, **k)))
+    _append_hand(folder, grade)
+    monkeypatch.undo()
+    assert sizes == [1]  # the last byte, not the file
+    assert path.read_text().count("\n") == 201
+    # a line cut off by a crash is dropped before the next grade is appended
+    path.write_bytes(path.read_bytes() + b'{"system": "s", "quest')
+    _append_hand(folder, grade)
+    lines = path.read_text().splitlines()
+    assert len(lines) == 202 and all(line.endswith("}") for line in lines)
+
+
+def test_the_hand_grade_loop_loads_no_model_code():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, ragmeter.answers.hand, ragmeter.answers.store; "
+        "print(sorted(m for m in sys.modules if m.startswith(('ragmeter.llm', 'llama_cpp'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

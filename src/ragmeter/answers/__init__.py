@@ -20,23 +20,29 @@ schemas and file helpers stay in their modules (:mod:`.prompts`, :mod:`.store`);
 printing is the command line's (:mod:`ragmeter.cli.answer_views`).
 """
 
-from ragmeter.answers.analysis import (
-    Accuracy,
-    AnswerReport,
-    CrossTable,
-    HandCheck,
-    JudgePair,
-    SystemAnswers,
-    accuracy,
-    answer_report,
-    cross_table,
-    hand_checks,
-    judge_pairs,
-)
-from ragmeter.answers.hand import HandItem, HandRun, hand_grade
-from ragmeter.answers.prompts import GRADES
-from ragmeter.answers.run import GradeRun, JudgeRun, ReaderRun, answer_questions, grade_answers
-from ragmeter.answers.store import Answer, AnswerSet, Grade, HandGrade, load_answer_set
+from importlib import import_module
+from typing import Any
+
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "Accuracy AnswerReport CrossTable HandCheck JudgePair SystemAnswers accuracy "
+            "answer_report cross_table hand_checks judge_pairs"
+        ).split(),
+        "ragmeter.answers.analysis",
+    ),
+    **dict.fromkeys(("HandItem", "HandRun", "hand_grade"), "ragmeter.answers.hand"),
+    **dict.fromkeys(
+        ("GradeRun", "JudgeRun", "ReaderRun", "answer_questions", "grade_answers"),
+        "ragmeter.answers.run",
+    ),
+    **dict.fromkeys(
+        ("GRADES", "Answer", "AnswerSet", "Grade", "HandGrade", "load_answer_set"),
+        "ragmeter.answers.store",
+    ),
+}
+"""Names imported on first use, so that a module of the package (the hand-grade loop,
+the files) loads without the model layer the reader and judge runs need."""
 
 __all__ = [
     "GRADES",
@@ -65,3 +71,16 @@ __all__ = [
     "judge_pairs",
     "load_answer_set",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ragmeter.answers' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

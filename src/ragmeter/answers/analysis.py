@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from ragmeter import stats
-from ragmeter.answers.prompts import GRADES
 from ragmeter.answers.store import (
+    GRADES,
     UNSCORED,
     AnswerSet,
     answers_dir,

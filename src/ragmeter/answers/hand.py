@@ -28,12 +28,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ragmeter.answers.run import reference_text
+from ragmeter.answers.failure_counts import leniency_flags
 from ragmeter.answers.store import (
+    AnswerSet,
     HandGrade,
     Key,
     append_hand,
     load_answer_set,
+    reference_text,
     update_meta,
     write_merged,
 )
@@ -136,9 +138,11 @@ def hand_grade(
 
     ``ask(item)`` returns one of :data:`CHOICES`; ``"quit"`` stops (the next call
     resumes), ``"skip"`` lets the next answer in the order take this one's place.
-    Rewrites ``answers/answers.jsonl`` after every grade, so the merged view always
-    holds the hand grades. With ``flagged_first`` the answers a judge passed although
-    their number changed or was left out come first (``HandRun.flagged`` counts them).
+    Each grade is appended to ``answers/hand.jsonl`` (one line, synced, under the
+    results lock) before the next answer is shown; ``answers/answers.jsonl``, the
+    merged view, is rewritten once when the loop ends, however it ends. With
+    ``flagged_first`` the answers a judge passed although their number changed or was
+    left out come first (``HandRun.flagged`` counts them).
     """
     if n < 1:
         raise InputError("--n must be at least 1")
@@ -151,21 +155,49 @@ def hand_grade(
     flagged: set[Key] = set()
     described = "random.Random(seed).shuffle"
     if flagged_first:
-        from ragmeter.answers.failure_counts import leniency_flags
-
         flagged = leniency_flags(aset) & set(keys)
         order = flagged_first_order(order, flagged)
         described = (
             "judge-passed answers with a changed or left-out number first, then " + described
         )
     update_meta(folder, hand={"seed": seed, "n": n, "order": described})
-    total = len(aset.hand)
-    graded = skipped = 0
-    stopped = False
     texts = {q.id: q.text for q in aset.results.questions}
     pending = [k for k in order if k not in aset.hand_seen]
+    counts = {"graded": 0, "skipped": 0, "total": len(aset.hand)}
+    stopped = False
+    try:
+        stopped = _grade_in_order(aset, pending, n, seed, texts, len(keys), ask, counts)
+    finally:
+        # each grade went to hand.jsonl as one line when it was given; the merged view
+        # (answers.jsonl) is rewritten once, however the loop ended
+        if counts["graded"] or counts["skipped"]:
+            write_merged(aset.results)
+    return HandRun(
+        seed=seed,
+        target=n,
+        graded=counts["graded"],
+        skipped=counts["skipped"],
+        total=counts["total"],
+        stopped=stopped,
+        available=len(keys),
+        flagged=len(flagged),
+    )
+
+
+def _grade_in_order(
+    aset: AnswerSet,
+    pending: list[Key],
+    n: int,
+    seed: int,
+    texts: dict[str, str],
+    available: int,
+    ask: Callable[[HandItem], str],
+    counts: dict[str, int],
+) -> bool:
+    """Ask for each pending answer's grade and append it (one line, under the results
+    lock) before the next is shown; ``counts`` is kept current. True when stopped."""
     for key in pending:
-        if total >= n:
+        if counts["total"] >= n:
             break
         answer = aset.answers[key]
         item = HandItem(
@@ -174,17 +206,16 @@ def hand_grade(
             question_text=texts[key[1]],
             answer=answer.answer or "",
             reference=reference_text(aset.results, key[1]),
-            position=total + 1,
-            target=min(n, len(keys)),
+            position=counts["total"] + 1,
+            target=min(n, available),
         )
         choice = ask(item)
         if choice not in CHOICES:
             raise ValueError(f"ask returned {choice!r}, not one of {', '.join(CHOICES)}")
         if choice == "quit":
-            stopped = True
-            break
+            return True
         append_hand(
-            folder,
+            aset.folder,
             HandGrade(
                 system=key[0],
                 question=key[1],
@@ -195,18 +226,8 @@ def hand_grade(
             ),
         )
         if choice == "skip":
-            skipped += 1
+            counts["skipped"] += 1
         else:
-            graded += 1
-            total += 1
-        write_merged(aset.results)
-    return HandRun(
-        seed=seed,
-        target=n,
-        graded=graded,
-        skipped=skipped,
-        total=total,
-        stopped=stopped,
-        available=len(keys),
-        flagged=len(flagged),
-    )
+            counts["graded"] += 1
+            counts["total"] += 1
+    return False

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ragmeter.answers.store import GRADES
 from ragmeter.llm import ChatRequest
 from ragmeter.llm.fence import as_data, fence_tag
 
@@ -26,8 +27,6 @@ __all__ = [
     "reader_request",
 ]
 
-GRADES: tuple[str, str, str] = ("correct", "partial", "wrong")
-"""The three grades a judge gives; ``unscored`` marks a reply that could not be read."""
 
 NOT_IN_CONTEXT = "not in the context"
 

@@ -28,6 +28,7 @@ from ragmeter.answers.store import (
     read_answers,
     read_grades,
     read_meta,
+    reference_text,
     update_meta,
     write_answers,
     write_grades,
@@ -117,12 +118,6 @@ def _questions(results: Results, limit: int | None) -> list[str]:
 def top_passages(results: Results, system: str, question: str, k: int) -> list[str]:
     """The text of the top ``k`` items, best first: what the reader is given."""
     return [item.text for item in results.runs[system][question][:k]]
-
-
-def reference_text(results: Results, question: str) -> str:
-    """The answer key: the text of the question's answer span(s), one per line."""
-    q = _question_map(results)[question]
-    return "\n".join(span.text for span in q.answers)
 
 
 def _question_map(results: Results) -> dict[str, Any]:

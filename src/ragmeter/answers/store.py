@@ -31,13 +31,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmeter.answers.prompts import GRADES
 from ragmeter.errors import InputError
 from ragmeter.io import atomic_write_text, dumps, read_json, read_jsonl
 from ragmeter.outputs import results_lock
 from ragmeter.results import Results
 
+GRADES: tuple[str, str, str] = ("correct", "partial", "wrong")
+"""The three grades a judge gives; ``unscored`` marks a reply that could not be read."""
+
 __all__ = [
+    "GRADES",
     "Answer",
     "AnswerSet",
     "Grade",
@@ -258,11 +261,12 @@ def _append_hand(folder: Path, grade: HandGrade) -> None:
     with open(path, "a+b") as fh:
         size = fh.seek(0, os.SEEK_END)
         if size:
-            fh.seek(0)
-            data = fh.read()
-            if not data.endswith(b"\n"):
-                # a line cut off by a crash was never a saved grade: drop it
-                fh.truncate(data.rfind(b"\n") + 1)
+            fh.seek(size - 1)
+            if fh.read(1) != b"\n":
+                # a line cut off by a crash was never a saved grade: drop it (the only
+                # case that reads more than the last byte)
+                fh.seek(0)
+                fh.truncate(fh.read().rfind(b"\n") + 1)
         fh.seek(0, os.SEEK_END)
         fh.write(line.encode("utf-8"))
         fh.flush()
@@ -463,6 +467,14 @@ def merged_rows(aset: AnswerSet) -> list[dict[str, Any]]:
             row["hand"] = aset.hand[key].hand
         rows.append(row)
     return rows
+
+
+def reference_text(results: Results, question: str) -> str:
+    """The answer key: the text of the question's answer span(s), one per line."""
+    for q in results.questions:
+        if q.id == question:
+            return "\n".join(span.text for span in q.answers)
+    raise KeyError(question)
 
 
 def write_merged(results: Results | str | Path) -> Path:
