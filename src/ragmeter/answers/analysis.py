@@ -5,10 +5,9 @@ The pure functions (:func:`accuracy`, :func:`cross_table`, :func:`compare_judges
 :func:`judge_pairs` and :func:`hand_checks` read them from a results directory.
 Intervals use the seed and rounds of the results' own summary unless given.
 
-Size: this is the one place answer numbers are computed (accuracy, judge-corrected
-accuracy, the cross-table, judge agreement, hand checks, and the bundle the terminal
-and the report both render); splitting it would put definitions of one number in
-two files.
+Judge agreement and hand checks are computed in :mod:`ragmeter.answers.judges` and
+re-exported here; :func:`answer_figures` bundles every answer number for the terminal
+and the report.
 """
 
 from __future__ import annotations
@@ -21,6 +20,17 @@ from typing import Any
 import numpy as np
 
 from ragmeter import stats
+from ragmeter.answers.judges import (
+    HandCheck,
+    JudgePair,
+    as_answer_set,
+    check_against_hand,
+    compare_judges,
+    hand_checks,
+    interval_settings,
+    judge_pairs,
+    run_confidence,
+)
 from ragmeter.answers.store import (
     GRADES,
     UNSCORED,
@@ -57,19 +67,6 @@ __all__ = [
 ]
 
 COLUMNS = (*GRADES, UNSCORED)
-BINARY = ("correct", "not correct")
-
-
-def _binary(label: str) -> str:
-    return "correct" if label == "correct" else "not correct"
-
-
-def _key_str(key: Hashable) -> str:
-    if isinstance(key, tuple):
-        return "/".join(str(p) for p in key)
-    return str(key)
-
-
 # --- accuracy --------------------------------------------------------------------------------
 
 
@@ -242,14 +239,14 @@ def corrected_by_judge(
     rounds: int | None = None,
 ) -> list[Corrected]:
     """Each judge's corrected accuracy over all systems' answers (where hand grades allow)."""
-    aset = _load(results)
-    seed, rounds = _interval_settings(aset.results, seed, rounds)
+    aset = as_answer_set(results)
+    seed, rounds = interval_settings(aset.results, seed, rounds)
     hand = {k: h.hand for k, h in aset.hand.items()}
     keys = aset.ordered_keys()
     out = []
     for j in aset.judges:
         c = corrected_accuracy(
-            aset.labels(j, keys), hand, j, None, rounds, seed, _confidence(aset.results)
+            aset.labels(j, keys), hand, j, None, rounds, seed, run_confidence(aset.results)
         )
         if c is not None:
             out.append(c)
@@ -358,16 +355,6 @@ class AnswerReport:
         return asdict(self)
 
 
-def _interval_settings(res: Results, seed: int | None, rounds: int | None) -> tuple[int, int]:
-    s = seed if seed is not None else res.summary.seed
-    r = rounds if rounds is not None else res.summary.rounds
-    return s, r
-
-
-def _confidence(res: Results) -> float:
-    return res.summary.confidence
-
-
 def accuracy_judge(aset: AnswerSet, judge: str | None = None) -> str | None:
     """The judge whose grades give the accuracy, the first of these that names one:
 
@@ -396,10 +383,6 @@ def accuracy_judge(aset: AnswerSet, judge: str | None = None) -> str | None:
     return judge
 
 
-def _load(results: Results | str | Path | AnswerSet) -> AnswerSet:
-    return results if isinstance(results, AnswerSet) else load_answer_set(results)
-
-
 def answer_report(
     results: Results | str | Path | AnswerSet,
     judge: str | None = None,
@@ -413,10 +396,10 @@ def answer_report(
     bootstrap intervals (scored answers only), counts of each grade, the search
     hit rate over the same questions, and the hit x grade table with question ids.
     """
-    aset = _load(results)
+    aset = as_answer_set(results)
     res = aset.results
-    seed, rounds = _interval_settings(res, seed, rounds)
-    conf = _confidence(res)
+    seed, rounds = interval_settings(res, seed, rounds)
+    conf = run_confidence(res)
     judge = accuracy_judge(aset, judge)
     rows = []
     hand = {k: h.hand for k, h in aset.hand.items()}
@@ -450,189 +433,6 @@ def answer_report(
             aset.labels(judge, every), hand, judge, None, rounds, seed, conf
         )
     return AnswerReport(aset.reader, judge, list(aset.judges), aset.k, seed, rounds, rows, overall)
-
-
-# --- judge against judge ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Disagreement:
-    key: str
-    a: str
-    b: str
-
-
-@dataclass(frozen=True)
-class JudgePair:
-    """How two raters compare on the items both scored.
-
-    ``binary`` is agreement on correct-or-not, ``three`` on correct / partial /
-    wrong (percent and Cohen's kappa with intervals, confusion matrix).
-    ``lenient`` names the rater that marked more answers correct (``None`` on a
-    tie) and ``margin`` by how many; ``a_only`` / ``b_only`` list the items only
-    one of them marked correct, ``differ`` every item graded differently.
-    """
-
-    a: str
-    b: str
-    n: int
-    binary: stats.Agreement | None
-    three: stats.Agreement | None
-    correct_a: int
-    correct_b: int
-    a_only: list[str]
-    b_only: list[str]
-    differ: list[Disagreement]
-    unscored_a: int = 0
-    unscored_b: int = 0
-
-    @property
-    def lenient(self) -> str | None:
-        if self.correct_a == self.correct_b:
-            return None
-        return self.a if self.correct_a > self.correct_b else self.b
-
-    @property
-    def margin(self) -> int:
-        return abs(self.correct_a - self.correct_b)
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["lenient"], out["margin"] = self.lenient, self.margin
-        return out
-
-
-def compare_judges(
-    a: Mapping[Hashable, str],
-    b: Mapping[Hashable, str],
-    name_a: str = "a",
-    name_b: str = "b",
-    rounds: int = 10_000,
-    seed: int = 1,
-    confidence: float = 0.95,
-) -> JudgePair:
-    """Compare two raters' grades over the keys both scored (unscored left out)."""
-    both = [k for k in a if k in b and a[k] != UNSCORED and b[k] != UNSCORED]
-    la = [a[k] for k in both]
-    lb = [b[k] for k in both]
-    binary = three = None
-    if both:
-        binary = stats.agreement(
-            [_binary(x) for x in la],
-            [_binary(y) for y in lb],
-            classes=BINARY,
-            rounds=rounds,
-            seed=seed,
-            confidence=confidence,
-        )
-        three = stats.agreement(
-            la, lb, classes=GRADES, rounds=rounds, seed=seed, confidence=confidence
-        )
-    return JudgePair(
-        a=name_a,
-        b=name_b,
-        n=len(both),
-        binary=binary,
-        three=three,
-        correct_a=la.count("correct"),
-        correct_b=lb.count("correct"),
-        a_only=[_key_str(k) for k in both if a[k] == "correct" and b[k] != "correct"],
-        b_only=[_key_str(k) for k in both if b[k] == "correct" and a[k] != "correct"],
-        differ=[Disagreement(_key_str(k), a[k], b[k]) for k in both if a[k] != b[k]],
-        unscored_a=sum(1 for k in a if a[k] == UNSCORED),
-        unscored_b=sum(1 for k in b if b[k] == UNSCORED),
-    )
-
-
-def judge_pairs(
-    results: Results | str | Path | AnswerSet,
-    seed: int | None = None,
-    rounds: int | None = None,
-) -> list[JudgePair]:
-    """Every pair of judges in ``meta.json`` order, over all answers both scored."""
-    aset = _load(results)
-    seed, rounds = _interval_settings(aset.results, seed, rounds)
-    keys = aset.ordered_keys()
-    labels = {j: aset.labels(j, keys) for j in aset.judges}
-    conf = _confidence(aset.results)
-    return [
-        compare_judges(labels[ja], labels[jb], ja, jb, rounds, seed, conf)
-        for i, ja in enumerate(aset.judges)
-        for jb in aset.judges[i + 1 :]
-    ]
-
-
-# --- judge against hand ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class HandCheck:
-    """A judge against the hand grades, over the answers both graded.
-
-    ``matched`` counts agreement on correct-or-not, ``exact`` on all three
-    grades. A miss is ``lenient`` (the judge said correct, the hand did not) or
-    ``strict`` (the hand said correct, the judge did not); ``partial_wrong``
-    lists the remaining three-class differences (partial against wrong).
-    """
-
-    judge: str
-    n: int
-    matched: int
-    exact: int
-    binary: stats.Agreement | None
-    three: stats.Agreement | None
-    lenient: list[str]
-    strict: list[str]
-    partial_wrong: list[str]
-    unscored: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def check_against_hand(
-    judge: Mapping[Hashable, str],
-    hand: Mapping[Hashable, str],
-    name: str = "judge",
-    rounds: int = 10_000,
-    seed: int = 1,
-    confidence: float = 0.95,
-) -> HandCheck:
-    """Agreement of one judge with the hand grades, and its misses by direction."""
-    pair = compare_judges(judge, hand, name, "hand", rounds, seed, confidence)
-    both = [k for k in judge if k in hand and judge[k] != UNSCORED and hand[k] != UNSCORED]
-    return HandCheck(
-        judge=name,
-        n=pair.n,
-        matched=sum(1 for k in both if _binary(judge[k]) == _binary(hand[k])),
-        exact=sum(1 for k in both if judge[k] == hand[k]),
-        binary=pair.binary,
-        three=pair.three,
-        lenient=pair.a_only,
-        strict=pair.b_only,
-        partial_wrong=[
-            _key_str(k)
-            for k in both
-            if judge[k] != hand[k] and "correct" not in (judge[k], hand[k])
-        ],
-        unscored=sum(1 for k in hand if k in judge and judge[k] == UNSCORED),
-    )
-
-
-def hand_checks(
-    results: Results | str | Path | AnswerSet,
-    seed: int | None = None,
-    rounds: int | None = None,
-) -> list[HandCheck]:
-    """Each judge against the hand grades of the current answers."""
-    aset = _load(results)
-    seed, rounds = _interval_settings(aset.results, seed, rounds)
-    hand = {k: h.hand for k, h in aset.hand.items()}
-    keys = [k for k in aset.ordered_keys() if k in hand]
-    conf = _confidence(aset.results)
-    return [
-        check_against_hand(aset.labels(j, keys), hand, j, rounds, seed, conf) for j in aset.judges
-    ]
 
 
 # --- everything at once, for the report -------------------------------------------------
