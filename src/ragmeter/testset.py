@@ -537,9 +537,10 @@ def load_testset(path: str | Path, docs: Sequence[Document], format: str = "auto
 
 
 def save_jsonl_testset(testset: TestSet | Sequence[Question], path: str | Path) -> None:
-    """Write questions in ragmeter's JSONL format (written atomically)."""
-    from ragmeter.io import atomic_write_text
+    """Write questions in ragmeter's JSONL format (atomically, under the output rule:
+    an existing file is replaced only when ragmeter wrote it)."""
+    from ragmeter.outputs import write_output
 
     questions = testset.questions if isinstance(testset, TestSet) else testset
     lines = [json.dumps(q.to_dict(), ensure_ascii=False, sort_keys=True) for q in questions]
-    atomic_write_text(Path(path), "\n".join(lines) + "\n")
+    write_output(Path(path), "\n".join(lines) + "\n", "test set", flag="path")
