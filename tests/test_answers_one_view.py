@@ -89,8 +89,9 @@ def fmt(est: dict) -> str:
     """The text the report prints for an estimate (made in Python, as the terminal's),
     checked against the estimate's own rounded numbers."""
     mean, low, high = (float(x) for x in re.findall(r"-?\d+\.\d+", est["shown"]))
+    ends = est.get("exact") or (est["low"], est["high"])  # few questions: the exact interval
     assert (mean, low, high) == pytest.approx(
-        (est["mean"] * 100, est["low"] * 100, est["high"] * 100), abs=0.051
+        (est["mean"] * 100, ends[0] * 100, ends[1] * 100), abs=0.051
     )
     return est["shown"]
 
@@ -262,7 +263,10 @@ def report_page_answers(results) -> dict:
 
 def accuracy_cells(results, judge: str) -> list[str]:
     """How the terminal writes each system's accuracy by ``judge``."""
-    return [row.accuracy.correct.format() for row in answer_report(results, judge=judge).systems]
+    return [
+        format_estimate(row.accuracy.correct, "hit")  # as every view prints it
+        for row in answer_report(results, judge=judge).systems
+    ]
 
 
 def test_accuracy_by_the_two_judges_differ(results):
@@ -283,7 +287,7 @@ def test_accuracy_judge_flag_names_and_uses_the_judge_in_both_views(results):
     typed = answer_report(results, judge="test:b")
     for row, sys_row in zip(page["accuracy"], typed.systems, strict=True):
         assert row["judge"] == "test:b"
-        assert fmt(row["correct"]) == sys_row.accuracy.correct.format()
+        assert fmt(row["correct"]) == format_estimate(sys_row.accuracy.correct, "hit")
     # nothing was recorded: without the flag the first judge gives accuracy again
     done = cli("report", str(results))
     assert done.exit_code == 0, done.output

@@ -82,7 +82,7 @@ def _bar(console: Console) -> Iterator[Any]:
 
 
 def _est(est: Any) -> str:
-    return est.format() if est is not None else "-"
+    return format_estimate(est, "hit") if est is not None else "-"  # never [x, x]
 
 
 def _calls(stats: Any, seconds: float) -> str:
@@ -380,7 +380,7 @@ def _seed_rounds(results: Results) -> tuple[int, int]:
 def _agree(ag: Any) -> tuple[str, str]:
     if ag is None:
         return "-", "-"
-    return ag.percent.format(), format_estimate(ag.kappa, "kappa")
+    return format_estimate(ag.percent, "hit"), format_estimate(ag.kappa, "kappa")
 
 
 def print_judge_pairs(

@@ -24,6 +24,7 @@ from ragmeter.answers.failure_counts import (
 )
 from ragmeter.answers.failures import DEFAULT, FAILURES, LABELS, AnswerCheck, CheckSettings
 from ragmeter.errors import InputError
+from ragmeter.formatting import format_estimate
 
 __all__ = [
     "check_settings",
@@ -79,7 +80,11 @@ def print_failure_table(report: FailureReport, console: Console) -> None:
     for kind in (*FAILURES, ANY):
         label = LABELS.get(kind, "any failure")
         table.add_row(
-            label, *(f"{row.counts[kind]}: {row.rates[kind].format()}" for row in report.systems)
+            label,
+            *(
+                f"{row.counts[kind]}: {format_estimate(row.rates[kind], 'hit')}"
+                for row in report.systems
+            ),
         )
     console.print(table)
     console.print(_seed_note(report))
@@ -158,7 +163,10 @@ def print_leniency(rows: Sequence[Leniency], console: Console) -> None:
     table.add_column("passed (%) [95% CI]", justify="right")
     for r in rows:
         table.add_row(
-            Text(r.judge), str(r.flagged), str(len(r.passed)), r.rate.format() if r.rate else "-"
+            Text(r.judge),
+            str(r.flagged),
+            str(len(r.passed)),
+            format_estimate(r.rate, "hit") if r.rate else "-",
         )
     console.print(table)
     console.print(

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from rich.table import Table
 from rich.text import Text
 
+from ragmeter.formatting import format_estimate
 from ragmeter.questions.audit import AuditSummary, Flagged, summarize_audit
 from ragmeter.questions.compare import SetComparison
 
@@ -88,11 +89,13 @@ def compare_table(result: SetComparison) -> Table:
         d = s.diff.difference
         table.add_row(
             Text(s.system),
-            s.a.format(),
-            s.b.format(),
+            format_estimate(s.a, "hit"),
+            format_estimate(s.b, "hit"),
             f"{d.mean * 100:+.1f} [{d.low * 100:+.1f}, {d.high * 100:+.1f}]",
             Text(s.diff.verdict),
-            f"{s.b_clean.format()} (n={s.b_clean.n})" if s.b_clean is not None else "-",
+            f"{format_estimate(s.b_clean, 'hit')} (n={s.b_clean.n})"
+            if s.b_clean is not None
+            else "-",
         )
     table.caption = Text(
         f"Percent; 95% bootstrap intervals, paired on the same passages; seed {result.seed}, "

@@ -44,24 +44,17 @@ def _est(e: Any, metric: str) -> dict[str, Any]:
     """An estimate (:class:`ragmeter.stats.Estimate`) for the page: ends rounded for the
     charts, and ``shown``, the text every view prints for ``metric``
     (:func:`ragmeter.metrics.format_estimate`); the page prints ``shown`` as it is."""
-    exact = getattr(e, "exact", None)
-    if exact is not None:  # 0/1 scores near 0% or 100%: the exact interval is the one shown
-        return {
-            "mean": _r(e.mean),
-            "low": _r(exact[0]),
-            "high": _r(exact[1]),
-            "n": e.n,
-            "exact": [_r(exact[0]), _r(exact[1])],
-            "bootstrap": [_r(e.low), _r(e.high)],
-            "shown": format_estimate(e, metric),
-        }
-    return {
+    out = {
         "mean": _r(e.mean),
         "low": _r(e.low),
         "high": _r(e.high),
         "n": e.n,
-        "shown": format_estimate(e, metric),
+        "shown": format_estimate(e, metric),  # the exact interval, where there is one
     }
+    exact = getattr(e, "exact", None)
+    if exact is not None:  # 0/1 scores near 0% or 100%: kept beside the bootstrap's ends
+        out["exact"] = [_r(exact[0]), _r(exact[1])]
+    return out
 
 
 def _r(x: float) -> float:
