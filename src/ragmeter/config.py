@@ -31,8 +31,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import InputError
 from ragmeter._safe_text import redact
+from ragmeter.errors import InputError
+from ragmeter.metrics import Metric, check_ks
 
 DEFAULT_STRATEGIES = (
     "whole",
@@ -126,7 +127,6 @@ class Config:
 
     def validate(self) -> Config:
         _check_field_types(self)
-        from ragmeter.metrics import check_ks
 
         object.__setattr__(self, "ks", tuple(check_ks(self.ks, what="ks")))
         if self.depth < 1:
@@ -166,7 +166,6 @@ class Config:
         if not self.metric:
             k = max([k for k in self.ks if k <= 5] or [min(self.ks)])
             object.__setattr__(self, "metric", f"recall@{k}")
-        from ragmeter.metrics import Metric
 
         metric = Metric.parse(self.metric)
         if metric.k is not None and metric.k not in self.ks:

@@ -34,6 +34,8 @@ from typing import Any
 
 from ragmeter import __version__
 from ragmeter.errors import InputError
+from ragmeter.outputs import results_lock
+from ragmeter.results import Results
 from ragmeter.store import SQLiteStore
 
 __all__ = [
@@ -477,8 +479,6 @@ def git_state(folder: str | Path | None = None) -> dict[str, Any]:
 def read_results_files(results_dir: str | Path) -> dict[str, bytes]:
     """The files of a results directory a record keeps, read under its lock (no search
     replaces it meanwhile) and checked by reading it as :class:`ragmeter.results.Results`."""
-    from ragmeter.outputs import results_lock
-    from ragmeter.results import Results
 
     Results(results_dir)  # a results directory, or a one-line error before any lock
     with results_lock(results_dir):

@@ -10,6 +10,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ragmeter.errors import InputError
+from ragmeter.outputs import atomic_write, clean_stale_temporaries, temp_name
+
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` via a unique temporary file and a rename, and record
@@ -18,14 +21,12 @@ def atomic_write_text(path: Path, text: str) -> None:
     This writes without checking the target: commands use
     :func:`ragmeter.outputs.write_output`.
     """
-    from ragmeter.outputs import atomic_write
 
     atomic_write(Path(path), text)
 
 
 def read_text(path: Path) -> str:
     """Read a file as UTF-8 exactly (no newline translation), with one-line errors."""
-    from ragmeter.errors import InputError
 
     try:
         data = Path(path).read_bytes()
@@ -52,7 +53,6 @@ def read_jsonl(
     cut off by a crash mid-append, and is skipped (files ragmeter appends to).
     ``nan_ok``: accept NaN and Infinity (files ragmeter wrote; never user input).
     """
-    from ragmeter.errors import InputError
 
     text = read_text(path)
     lines = text.split("\n")
@@ -75,7 +75,6 @@ def read_jsonl(
 
 def read_json(path: Path, *, nan_ok: bool = False) -> object:
     """A whole JSON file, with one-line errors naming the file and line."""
-    from ragmeter.errors import InputError
 
     try:
         return json.loads(read_text(path), parse_constant=None if nan_ok else _no_constant)
@@ -104,7 +103,6 @@ def atomic_directory(path: Path) -> Iterator[Path]:
     named ``.ragmeter-tmp-<name>.<pid>.…`` so that the next writer recognises
     (and removes) those of a process that was killed.
     """
-    from ragmeter.outputs import clean_stale_temporaries, temp_name
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,7 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ragmeter.errors import MissingExtra
 from ragmeter.formatting import format_estimate, shown_difference, shown_p  # the one formatter
 from ragmeter.metrics import is_share
 
@@ -28,8 +29,6 @@ def _pandas():
     try:
         import pandas
     except ImportError:
-        from ragmeter.errors import MissingExtra
-
         raise MissingExtra(
             "to_pandas() needs pandas: pip install pandas (or pip install 'ragmeter[notebook]')"
         ) from None

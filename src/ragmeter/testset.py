@@ -28,6 +28,8 @@ from pathlib import Path
 from ragmeter.corpus import Document
 from ragmeter.errors import InputError
 from ragmeter.io import read_json, read_jsonl, read_text
+from ragmeter.outputs import write_output
+from ragmeter.qrels import read_qrels
 from ragmeter.schemas import ChromaReference, QuestionLine, SquadTestSet, check, describe_error
 
 
@@ -429,7 +431,6 @@ def load_judged_testset(
     named in ``notes``. Judged documents missing from the corpus still count as
     relevant (they cannot be found, as with any retriever that misses them).
     """
-    from ragmeter.qrels import read_qrels
 
     texts = read_topics(topics)
     judged = read_qrels(qrels).to_dict()
@@ -539,7 +540,6 @@ def load_testset(path: str | Path, docs: Sequence[Document], format: str = "auto
 def save_jsonl_testset(testset: TestSet | Sequence[Question], path: str | Path) -> None:
     """Write questions in ragmeter's JSONL format (atomically, under the output rule:
     an existing file is replaced only when ragmeter wrote it)."""
-    from ragmeter.outputs import write_output
 
     questions = testset.questions if isinstance(testset, TestSet) else testset
     lines = [json.dumps(q.to_dict(), ensure_ascii=False, sort_keys=True) for q in questions]

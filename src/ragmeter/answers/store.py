@@ -35,6 +35,7 @@ from ragmeter.errors import InputError
 from ragmeter.io import atomic_write_text, dumps, read_json, read_jsonl
 from ragmeter.outputs import results_lock
 from ragmeter.results import Results
+from ragmeter.schemas import describe_error
 
 GRADES: tuple[str, str, str] = ("correct", "partial", "wrong")
 """The three grades a judge gives; ``unscored`` marks a reply that could not be read."""
@@ -172,8 +173,6 @@ def _build(cls: type, path: Path, lineno: int, obj: dict[str, Any]):
     import typing
 
     from pydantic import ConfigDict, ValidationError, create_model
-
-    from ragmeter.schemas import describe_error
 
     if cls not in _ADAPTERS:
         hints = typing.get_type_hints(cls)

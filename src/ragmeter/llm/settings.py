@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragmeter.errors import InputError
 from ragmeter.llm.backends import make_backend, parse_options
 from ragmeter.llm.cache import ReplyCache
 from ragmeter.llm.client import Backend, ChatReply, ChatRequest
@@ -79,7 +80,6 @@ class CallSettings:
     engine_address: str = "auto"
 
     def __post_init__(self) -> None:
-        from ragmeter.errors import InputError
 
         opts = self.options
         if not isinstance(opts, Mapping):

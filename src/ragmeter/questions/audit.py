@@ -15,8 +15,10 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ragmeter.corpus import Document
+from ragmeter import stats
+from ragmeter.corpus import Document, load_corpus
 from ragmeter.errors import InputError
+from ragmeter.outputs import is_results_dir, results_lock
 from ragmeter.questions.audit_model import (  # noqa: F401
     CONTEXT_PROMPT,
     CONTEXT_SCHEMA,
@@ -50,7 +52,7 @@ from ragmeter.questions.audit_rules import (  # noqa: F401
     swapped_words,
     tokens,
 )
-from ragmeter.testset import Question, TestSet
+from ragmeter.testset import Question, TestSet, load_testset
 
 __all__ = [
     "AUXILIARIES",
@@ -192,7 +194,6 @@ def summarize_audit(
     without); the others are named in ``not_run`` and ``misstated``, which only the
     model finds, is left out of the counts rather than counted 0.
     """
-    from ragmeter import stats
 
     ran = set(("misstated", "context") if model_checks is None and llm else model_checks or ())
     not_run = {}
@@ -260,8 +261,6 @@ def audit_files(
     ``<out_dir>/<name>.llm-cache.sqlite``. Returns the per-question results, the
     summary and the paths written, as :class:`AuditedFiles`.
     """
-    from ragmeter.corpus import load_corpus
-    from ragmeter.testset import load_testset
 
     llm_checks = tuple(llm_checks)
     for label, value in (
@@ -308,7 +307,6 @@ def audit_files(
         llm=llm_label,
         model_checks=llm_checks if llm is not None else (),
     )
-    from ragmeter.outputs import is_results_dir, results_lock
 
     if is_results_dir(out_dir.parent):  # <results>/audit: written under the results lock
         with results_lock(out_dir.parent):

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ragmeter.errors import InputError
+from ragmeter.llm import ChatRequest, open_backend
+from ragmeter.llm.fence import as_data, fence_tag
 from ragmeter.questions.audit_rows import Flag
 from ragmeter.testset import Question
 
@@ -64,8 +66,6 @@ def _llm_checks(
     checks: Sequence[str],
     progress: Callable | None,
 ) -> tuple[list[list[Flag]], list[dict[str, str]], str]:
-    from ragmeter.llm import ChatRequest, open_backend
-    from ragmeter.llm.fence import as_data, fence_tag
 
     unknown = set(checks) - {"misstated", "context"}
     if unknown:

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import InputError
+from ragmeter.io import atomic_write_text, dumps, read_jsonl
+from ragmeter.outputs import check_output_file, first_json_line, is_empty_file
 
 FLAG_KINDS = (
     "copies",
@@ -143,7 +145,6 @@ def write_audit(
     One row per question (flagged or not), the question text next to its
     passage and every flag with its reason.
     """
-    from ragmeter.io import atomic_write_text, dumps
 
     directory = Path(directory)
     jsonl = "".join(json.dumps(f.to_dict(), ensure_ascii=False) + "\n" for f in flagged)
@@ -186,7 +187,6 @@ def read_audit(path: str | Path, known: Iterable[str] | None = None) -> list[Fla
     is a one-line :class:`~ragmeter.errors.InputError` naming the file and line,
     so is a question id not in ``known`` (when given).
     """
-    from ragmeter.io import read_jsonl
 
     path = Path(path)
     known = None if known is None else set(known)
@@ -253,7 +253,6 @@ def check_audit_targets(
     out_dir: Path, name: str, corpus_path: str | Path, testset_path: str | Path
 ) -> None:
     """Refuse audit files that would land on the inputs or on files that are not audits."""
-    from ragmeter.outputs import check_output_file, first_json_line, is_empty_file
 
     if not name or Path(name).name != name or name in (".", ".."):
         raise InputError(f"audit name {name!r}: give a plain file name such as 'audit'")

@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ragmeter.chunking import sentence_spans
 from ragmeter.testset import Question
 
 # A short explicit English stop-word list: articles, pronouns, auxiliaries,
@@ -225,7 +226,6 @@ def restatement(question: str, passage: str, min_words: int = 3) -> tuple[float,
 
 
 def _sentences(passage: str) -> list[str]:
-    from ragmeter.chunking import sentence_spans
 
     spans = sentence_spans(passage)
     return [passage[s:e] for s, e in spans] or [passage]

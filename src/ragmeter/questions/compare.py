@@ -17,10 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.config import Config
-from ragmeter.corpus import Document
+from ragmeter import stats
+from ragmeter.config import Config, load_config
+from ragmeter.corpus import Document, load_corpus
 from ragmeter.errors import InputError
-from ragmeter.testset import Question, TestSet
+from ragmeter.questions.audit import audit_questions, read_audit
+from ragmeter.testset import Question, TestSet, load_testset
 
 __all__ = [
     "UNFIT_FLAGS",
@@ -130,8 +132,6 @@ def compare_testsets(
     the flagged ones, see :func:`unfit_ids`). ``metric`` defaults to the
     config's; seed and rounds come from the config.
     """
-    from ragmeter import stats
-    from ragmeter.corpus import load_corpus
     from ragmeter.experiment import run_search
 
     config = config.validate()
@@ -225,10 +225,6 @@ def compare_files(
     runs on B. Questions with a flag in :data:`UNFIT_FLAGS` are dropped from the
     cleaned score.
     """
-    from ragmeter.config import load_config
-    from ragmeter.corpus import load_corpus
-    from ragmeter.questions.audit import audit_questions, read_audit
-    from ragmeter.testset import load_testset
 
     cfg = load_config(config_path) if config_path is not None else Config()
     cfg = cfg.with_overrides(

@@ -23,11 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmeter.corpus import Document
+from ragmeter.chunking import sentence_spans
+from ragmeter.corpus import Document, load_corpus
 from ragmeter.errors import InputError
+from ragmeter.io import atomic_write_text
 from ragmeter.llm.backends import parse_options
 from ragmeter.llm.settings import CallSettings, call_settings, model_label
-from ragmeter.testset import AnswerSpan, Question, TestSet
+from ragmeter.outputs import check_output_file, first_json_line, is_empty_file
+from ragmeter.testset import AnswerSpan, Question, TestSet, load_testset, save_jsonl_testset
 
 __all__ = [
     "GENERATE_PROMPT",
@@ -142,7 +145,6 @@ def sample_passages(
     its remaining windows uniformly (``rng.randrange``), without replacement.
     Each passage records the rule in ``rule``. Fewer than ``n`` windows is an error.
     """
-    from ragmeter.chunking import sentence_spans
 
     if n < 1:
         raise InputError("give a positive number of passages to sample")
@@ -332,9 +334,6 @@ def generate_file(
     ``model`` and ``call`` are as for :func:`generate_questions`. The cache
     defaults to ``<out stem>.llm-cache.sqlite`` next to ``out_path``.
     """
-    from ragmeter.corpus import load_corpus
-    from ragmeter.io import atomic_write_text
-    from ragmeter.testset import load_testset, save_jsonl_testset
 
     out_path = Path(out_path)
     check_generate_targets(out_path, corpus_path, testset_path)
@@ -366,7 +365,6 @@ def check_generate_targets(
     out_path: Path, corpus_path: str | Path, testset_path: str | Path | None
 ) -> None:
     """Refuse an output that would land on the inputs or on a file that is not ours."""
-    from ragmeter.outputs import check_output_file, first_json_line, is_empty_file
 
     if out_path.suffix != ".jsonl":
         raise InputError(f"{out_path}: the generated test set is JSONL; end --out with .jsonl")

@@ -19,6 +19,9 @@ import numpy as np
 
 from ragmeter import __version__, stats
 from ragmeter.errors import InputError
+from ragmeter.formatting import shown_difference, shown_p
+from ragmeter.metrics import is_share
+from ragmeter.planning import family_sentence, pair_needs
 from ragmeter.report.common import (
     FAMILY_ORDER,
     FAMILY_TITLE,
@@ -123,7 +126,6 @@ def report_data(
 def _comparisons(results: Results, summary: Summary, metric: str) -> list[dict]:
     """The comparisons as the page shows them; ``shown`` holds the texts the terminal
     prints (:func:`ragmeter.verdicts.shown_difference` / :func:`~ragmeter.verdicts.shown_p`)."""
-    from ragmeter.formatting import shown_difference, shown_p
 
     out = []
     for c in summary.comparisons:
@@ -367,8 +369,6 @@ def _sample_size(results: Results, summary: Summary, metric: str, target: float)
 
 def _family_need(results: Results, summary: Summary, metric: str) -> str | None:
     """What the run's family of pairs costs in questions (:mod:`ragmeter.planning`)."""
-    from ragmeter.metrics import is_share
-    from ragmeter.planning import family_sentence, pair_needs
 
     names = [str(s) for s in results.systems]
     rule = summary.comparison_rule

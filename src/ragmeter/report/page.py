@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import InputError
+from ragmeter.outputs import check_output_file, results_lock, write_output
 from ragmeter.report.charts import (
     _altair,
     _vega_version,
@@ -53,7 +54,6 @@ def write_report(
     ``accuracy_judge`` names the judge whose grades give the answer accuracy
     (default: ``accuracy_judge`` in ``answers/meta.json``, else its first judge).
     """
-    from ragmeter.outputs import check_output_file, results_lock, write_output
 
     Results(results_dir)  # a results directory, or a one-line error before any lock
     with results_lock(results_dir):  # no search may replace the directory while it is read

@@ -16,6 +16,7 @@ from typing import Any
 
 from ragmeter import stats
 from ragmeter.errors import InputError
+from ragmeter.io import read_json
 from ragmeter.report.common import GRADE_LABELS, RATIO, SHARE, _est
 from ragmeter.report.history import load_history
 from ragmeter.results import Results
@@ -38,7 +39,6 @@ class OptionalSection:
 def _read_json(path: Path) -> dict:
     if not path.is_file():
         return {}
-    from ragmeter.io import read_json
 
     obj = read_json(path, nan_ok=True)
     return obj if isinstance(obj, dict) else {}

@@ -38,6 +38,7 @@ from typing import Any
 
 import httpx
 
+from ragmeter.corpus import load_corpus
 from ragmeter.errors import BadServerReply, InputError
 from ragmeter.http import post_json
 from ragmeter.io import read_jsonl
@@ -89,8 +90,6 @@ class _SpanSource(SpanRetriever):
     @property
     def docs(self) -> dict[str, str] | None:
         if self._docs is None and self._corpus:
-            from ragmeter.corpus import load_corpus
-
             self._docs = _doc_texts(load_corpus(self._corpus, self._corpus_format))
         return self._docs
 

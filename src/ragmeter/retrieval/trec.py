@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragmeter.errors import InputError
+from ragmeter.io import atomic_write_text
 from ragmeter.qrels import Run, decode_ids
 from ragmeter.qrels import read_qrels as _read_qrels
 from ragmeter.qrels import read_run as _read_run
@@ -38,7 +39,6 @@ def _check_id(value: str, what: str) -> str:
 
 
 def _atomic_write(path: PathLike, lines: Iterator[str]) -> None:
-    from ragmeter.io import atomic_write_text  # a unique temporary, never NAME.tmp
 
     atomic_write_text(Path(path), "".join(lines))
 
