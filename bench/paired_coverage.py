@@ -38,6 +38,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from ragmeter.stats_exact import binom_cdf  # noqa: E402
 from ragmeter.verdicts import compare_family  # noqa: E402
 
 # Reciprocal rank of the answer: ranks 1..10 or not found.
@@ -81,8 +82,8 @@ def simulate(rng: np.random.Generator, kind: str, n: int, share: float, m: int, 
 
 
 def binom_tail(k: int, n: int, p: float) -> float:
-    """P(X >= k) for X ~ Binomial(n, p)."""
-    return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1))
+    """P(X >= k) for X ~ Binomial(n, p) (in log space: any n)."""
+    return 1.0 - binom_cdf(k - 1, n, p)
 
 
 def _tables(x, names, rounds, seed):
