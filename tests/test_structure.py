@@ -389,3 +389,78 @@ def test_no_module_over_600_lines(tmp_path):
     assert long_modules(tmp_path) == ["big.py (604 lines)"]  # a reason no longer exempts
     (tmp_path / "big.py").write_text("x = 1\n" * MAX_LINES)
     assert long_modules(tmp_path) == []
+
+
+# --- imports kept inside functions ------------------------------------------------------------
+
+# Every import of a ragmeter module that stands inside a function, (importer, imported), by
+# the reason docs/architecture.md gives ("Imports kept lazy"). A new one must be added here
+# and there with its reason; one that is no longer lazy must leave both.
+LAZY_ALLOWED: dict[str, set[tuple[str, str]]] = {
+    "worker processes and Ray only when a run needs them": {
+        ("chunking", "engine"),
+        ("experiment", "engine"),
+        ("llm.settings", "engine"),
+    },
+    "the model layer only when a model is called": {
+        ("questions.audit", "llm"),
+        ("questions.generate", "llm"),
+        ("questions.generate", "llm.fence"),
+    },
+    "the search pipeline only when questions are compared by searching": {
+        ("questions.compare", "experiment"),
+    },
+    "a report section only when the results hold it": {
+        ("report.charts", "report.history"),
+        ("report.history", "history"),
+        ("report.history", "history_baseline"),
+        ("report.history", "history_trend"),
+        ("report.sections", "answers.analysis"),
+        ("report.sections", "answers.failure_counts"),
+        ("report.sections", "answers.failures"),
+        ("report.sections", "answers.numbers"),
+        ("report.sections", "questions.flagged"),
+    },
+    "a retriever kind (and torch) only when the config names it": {
+        ("retrieval.dense", "retrieval.remote"),
+        ("retrieval.registry", "retrieval.bm25"),
+        ("retrieval.registry", "retrieval.dense"),
+        ("retrieval.registry", "retrieval.external"),
+        ("retrieval.registry", "retrieval.hybrid"),
+        ("retrieval.registry", "retrieval.static"),
+    },
+}
+
+
+def lazy_imports(package: Path = PACKAGE) -> set[tuple[str, str]]:
+    """(importer, imported) for imports of the package's modules made inside a function, in
+    the library (the command line excepted), names relative to the package."""
+    paths = {_module_name(p, package.parent): p for p in package.rglob("*.py")}
+    root = package.name
+    found = set()
+    for name, path in paths.items():
+        if name.startswith(f"{root}.cli"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = {id(node) for node in tree.body}
+        for node in _imports(tree.body):
+            if id(node) in top or not isinstance(node, ast.ImportFrom) or node.level:
+                continue
+            module = node.module or ""
+            targets = [f"{module}.{a.name}" for a in node.names]
+            targets = [t for t in targets if t in paths] or ([module] if module in paths else [])
+            for target in targets:
+                found.add((name[len(root) + 1 :], target[len(root) + 1 :]))
+    return found
+
+
+def test_imports_inside_functions_are_the_listed_ones():
+    listed = set().union(*LAZY_ALLOWED.values())
+    assert sorted(lazy_imports() - listed) == []  # a new lazy import says why, here and in docs
+    assert sorted(listed - lazy_imports()) == []  # none left stale
+    doc = (PACKAGE.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = doc.split("## Imports kept lazy", 1)[1].split("\n## ", 1)[0]
+    for reason, pairs in LAZY_ALLOWED.items():
+        assert reason in section
+        for importer, imported in pairs:
+            assert f"`{importer}` → `{imported}`" in section, (importer, imported)
