@@ -81,3 +81,25 @@ def test_the_sentence_names_the_family_and_both_numbers():
     assert "upper bound" in family_sentence(needs, 0.05, 10, "maxt")
     assert "no adjustment" in family_sentence(needs, 0.05, 10, "none")
     assert family_sentence([], 0.05, 10, "holm") is None
+
+
+def test_max_t_plans_at_the_level_its_first_step_used():
+    from ragmeter.planning import first_level
+    from ragmeter.verdicts import compare_family
+
+    run = _run()
+    names = run.systems
+    m = np.stack([run.scores(s, "") for s in names])
+    table = compare_family(m, names, rounds=2000, seed=1)  # max-T, the default
+    first = first_level(table.rule, table.rows)
+    smallest = min((r for r in table.rows if not r.identical), key=lambda r: r.p_value)
+    assert first == smallest.level >= family_level(table.rule.pairs)
+    holm = compare_family(m, names, adjust="holm", rounds=2000, seed=1)
+    assert first_level(holm.rule, holm.rows) is None and first_level(None, []) is None
+    plan = plan_questions(run, "recall@5", rounds=200, first=first)
+    assert plan.level == first
+    p = next(p for p in plan.pairs if p.needed is not None)
+    a, b = run.scores(p.a, ""), run.scores(p.b, "")
+    assert p.in_family == questions_to_separate(a, b, 0.05, 1 - first)
+    text = family_sentence(plan.pairs, 0.05, plan.family, "maxt", first=first)
+    assert f"max-T's first step tested at {first:.3g} on this run" in text

@@ -26,6 +26,7 @@ __all__ = [
     "SystemNeed",
     "family_level",
     "family_sentence",
+    "first_level",
     "pair_needs",
     "plan_questions",
 ]
@@ -42,6 +43,21 @@ def family_level(pairs: int, alpha: float = 0.05) -> float:
     if pairs < 1:
         raise InputError(f"a family has at least one pair, got {pairs}")
     return alpha / pairs
+
+
+def first_level(rule: Any, rows: Sequence[Any]) -> float | None:
+    """The level the first step of a run's max-T table tested at, or None.
+
+    Max-T's first step rejects the pair with the smallest p exactly when that p is
+    below this level; it is the smallest ``level`` of the table's rows (later steps
+    and the stopping step only raise it). It reflects how much the run's pairs share,
+    so it is the level one true difference must pass under the run's own rule (Holm's
+    would be ``alpha / pairs``). None for other rules or a family of one.
+    """
+    if rule is None or getattr(rule, "adjust", None) != "maxt" or rule.pairs < 2:
+        return None
+    levels = [float(r.level) for r in rows if not r.identical]
+    return min(levels) if levels else None
 
 
 @dataclass(frozen=True)
@@ -83,11 +99,13 @@ class Plan:
     family: int = 1  # pairs in the family the run's table decides on together
     rule: str = "maxt"
     alpha: float = 0.05
+    first: float | None = None  # max-T: the level the run's first step tested at
 
     @property
     def level(self) -> float:
-        """The level one true difference must pass in the family (:func:`family_level`)."""
-        return family_level(self.family, self.alpha)
+        """The level one true difference must pass in the family: max-T's first level
+        on the run when known (:func:`first_level`), else :func:`family_level`."""
+        return self.first if self.first is not None else family_level(self.family, self.alpha)
 
     def family_needed(self) -> int | None:
         """Median over the pairs of the questions needed in the family (None: no pair)."""
@@ -112,6 +130,7 @@ def plan_questions(
     family: int | None = None,
     rule: str = "maxt",
     alpha: float = 0.05,
+    first: float | None = None,
 ) -> Plan:
     """The sample-size view of a run (a :class:`ragmeter.results.Results` or an
     in-memory :class:`ragmeter.runs.SearchRun`) on ``metric``.
@@ -119,7 +138,8 @@ def plan_questions(
     ``half_width`` and ``difference`` are on the metric's own scale (0.04 is 4 points
     of a share). ``family`` is the number of pairs the run's table decides on
     together under ``rule`` (default: every pair of the systems); each pair's
-    ``in_family`` is planned at :func:`family_level`.
+    ``in_family`` is planned at ``first`` (max-T's first level on the run,
+    :func:`first_level`) when given, else at :func:`family_level`.
     """
     for name, value in (("half-width", half_width), ("difference", difference)):
         if not (isinstance(value, int | float) and np.isfinite(value) and value > 0):
@@ -137,6 +157,7 @@ def plan_questions(
         family=k,
         rule=rule,
         alpha=float(alpha),
+        first=first,
     )
     for s in names:
         x = scores[s]
@@ -150,7 +171,7 @@ def plan_questions(
                 exact_interval(x, 0.0, 0.0, 1.0 - alpha) if flat else None,
             )
         )
-    plan.pairs.extend(pair_needs(scores, names, difference, k, alpha))
+    plan.pairs.extend(pair_needs(scores, names, difference, k, alpha, level=first))
     return plan
 
 
@@ -160,10 +181,11 @@ def pair_needs(
     difference: float,
     family: int,
     alpha: float = 0.05,
+    level: float | None = None,
 ) -> list[PairNeed]:
     """Every pair of ``names``: questions to separate ``difference`` alone and as one of
-    ``family`` pairs (:func:`family_level`), at power 0.8."""
-    level = family_level(family, alpha)
+    ``family`` pairs (at ``level``, by default :func:`family_level`), at power 0.8."""
+    level = family_level(family, alpha) if level is None else level
     out = []
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
@@ -184,8 +206,10 @@ def family_sentence(
     rule: str,
     alpha: float = 0.05,
     scale: float = 100.0,
+    first: float | None = None,
 ) -> str | None:
-    """One sentence for the sample-size views: what a family of this size costs."""
+    """One sentence for the sample-size views: what a family of this size costs
+    (``first``: the level max-T's first step tested at on the run, if known)."""
     wide = sorted(p.in_family for p in needs if p.in_family is not None)
     alone = sorted(p.needed for p in needs if p.needed is not None)
     if not wide:
@@ -198,12 +222,18 @@ def family_sentence(
             f"pairs); the seed's per-pair rule makes no adjustment for the "
             f"{family} pairs, so its tables show false differences."
         )
-    how = (
-        f"planned at Holm's first level, {alpha:g}/{family}; max-T's is never lower, so "
-        f"this is an upper bound"
-        if rule == "maxt"
-        else f"Holm over {family} pairs tests the first at {alpha:g}/{family}"
-    )
+    if rule == "maxt" and first is not None:
+        how = (
+            f"max-T's first step tested at {first:.3g} on this run, where Holm's tests at "
+            f"{alpha:g}/{family}"
+        )
+    elif rule == "maxt":
+        how = (
+            f"planned at Holm's first level, {alpha:g}/{family}; max-T's is never lower, so "
+            f"this is an upper bound"
+        )
+    else:
+        how = f"Holm over {family} pairs tests the first at {alpha:g}/{family}"
     return (
         f"Separating a difference of {difference * scale:g}{unit} at power 0.8 takes about "
         f"{wide[len(wide) // 2]:,} questions per pair in this table of {family} pairs ({how}), "

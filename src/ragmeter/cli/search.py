@@ -42,7 +42,7 @@ from ragmeter.errors import InputError
 from ragmeter.experiment import count_words, resolve_strategies, run_search
 from ragmeter.formatting import exact_note
 from ragmeter.outputs import check_results_target
-from ragmeter.planning import Plan, pair_needs, plan_questions
+from ragmeter.planning import Plan, first_level, pair_needs, plan_questions
 from ragmeter.results import Results, save_results
 from ragmeter.summary import Summary, summarize_run
 
@@ -604,6 +604,7 @@ def plan(
         else None,
         rule=rule.adjust if rule is not None else "holm",
         alpha=rule.alpha if rule is not None else 0.05,
+        first=None if system else first_level(rule, res.summary.comparisons),
     )
     if wanted is not None:  # only the chosen family's pairs, planned as that family
         k = 1 if found.rule == "none" else len(wanted)
@@ -611,6 +612,7 @@ def plan(
         found = replace(
             found,
             family=k,
+            first=None,  # another family: Holm's first level, an upper bound under max-T
             pairs=[
                 need
                 for a, b in wanted
@@ -655,14 +657,21 @@ def plan(
     if found.pairs:
         caption = (
             f"In the table: Holm over {plural(found.family, 'pair')} tests its first pair at "
-            f"{found.alpha:g}/{found.family} = {found.level:.3g}"
+            f"{found.alpha:g}/{found.family} = {found.alpha / found.family:.3g}"
             + (
                 "; max-T (this run's rule) is never stricter, so its numbers are at most these"
-                if found.rule == "maxt"
+                if found.rule == "maxt" and found.first is None
                 else ""
             )
             + f"; alone: one pair planned in advance, at {found.alpha:g}."
         )
+        if found.first is not None:
+            caption = (
+                f"In the table: max-T over {plural(found.family, 'pair')}, whose first step "
+                f"tested at {found.first:.3g} on this run (Holm's: {found.alpha:g}/"
+                f"{found.family} = {found.alpha / found.family:.3g}); alone: one pair planned "
+                f"in advance, at {found.alpha:g}."
+            )
         if found.rule == "none":
             caption = "The seed's per-pair rule: no adjustment, every pair at its own 95%."
         shown, rest = _most_needed(found.pairs, None if every else terminal.LONG_FAMILY)

@@ -21,7 +21,7 @@ from ragmeter import __version__, stats
 from ragmeter.errors import InputError
 from ragmeter.formatting import shown_difference, shown_p
 from ragmeter.metrics import is_share
-from ragmeter.planning import family_sentence, pair_needs
+from ragmeter.planning import family_sentence, first_level, pair_needs
 from ragmeter.report.common import (
     FAMILY_ORDER,
     FAMILY_TITLE,
@@ -377,9 +377,11 @@ def _family_need(results: Results, summary: Summary, metric: str) -> str | None:
         return None
     alpha = rule.alpha if rule is not None else 0.05
     scores = {s: results.scores(s, metric) for s in names}
-    needs = pair_needs(scores, names, 0.05, pairs, alpha)
+    first = first_level(rule, summary.comparisons)  # max-T: the run's own first level
+    needs = pair_needs(scores, names, 0.05, pairs, alpha, level=first)
     scale = 100.0 if is_share(metric) else 1.0
-    return family_sentence(needs, 0.05, pairs, rule.adjust if rule else "holm", alpha, scale)
+    adjust = rule.adjust if rule else "holm"
+    return family_sentence(needs, 0.05, pairs, adjust, alpha, scale, first=first)
 
 
 class _Utf16:
