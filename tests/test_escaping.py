@@ -186,8 +186,8 @@ def test_an_api_key_given_as_an_option_is_never_written_or_shown(tmp_path, monke
 
 
 def test_secrets_are_redacted_in_config_and_error_messages():
-    from ragmeter.cli.app import shown
     from ragmeter._safe_text import is_secret_name, redact
+    from ragmeter.cli.app import shown
 
     cfg = Config(extra={"reader": {"api_key": SECRET, "max_tokens": 5, "api_key_env": "K"}})
     saved = cfg.to_dict()["reader"]
