@@ -425,3 +425,42 @@ def test_chunks_of_queries_change_nothing(data, compat):
             np.testing.assert_array_equal(whole.scores[m], small.scores[m])
         np.testing.assert_array_equal(whole.top.docs, small.top.docs)
         np.testing.assert_array_equal(whole.top.scores, small.top.scores)
+
+
+def test_compat_mode_ties_scores_equal_in_single_precision():
+    # trec_eval keeps a score as a C float: 0.100000001 and 0.1 are one score there, and
+    # the tie goes to the larger document id, so the relevant "a" ranks second
+    run = Run.from_dict({"q1": {"a": 0.100000001, "b": 0.1}})
+    qrels = Qrels.from_dict({"q1": {"a": 1}})
+    compat = evaluate_run(run, qrels, ["mrr"], trec_eval_compat=True)
+    assert compat.scores["recip_rank"].tolist() == [0.5]
+    assert _pytrec({"q1": {"a": 1}}, {"q1": {"a": 0.100000001, "b": 0.1}}, {"recip_rank"}) == {
+        "q1": {"recip_rank": 0.5}
+    }
+    # ragmeter's own order keeps every digit of the score
+    assert evaluate_run(run, qrels, ["mrr@10"]).scores["mrr@10"].tolist() == [1.0]
+
+
+def test_compat_mode_equals_trec_eval_on_full_precision_scores():
+    # random scores of full precision: some pairs collide in 32 bits (as in real runs)
+    rng = np.random.default_rng(11)
+    docs = [f"d{i:03d}" for i in range(400)]
+    qrels, run = {}, {}
+    for q in range(40):
+        qid = f"q{q}"
+        qrels[qid] = {d: int(rng.integers(0, 3)) for d in rng.choice(docs, 30, replace=False)}
+        base = rng.random(150)
+        # 50 documents score a hair above or below another's: equal once in float32
+        near = np.concatenate([base, base[:50] + rng.choice([-2e-9, 1e-9, 3e-9], size=50)])
+        picked = rng.choice(docs, 200, replace=False)
+        run[qid] = {d: float(s) for d, s in zip(picked, near, strict=True)}
+    collide = sum(len(set(np.float32(list(r.values())))) < len(r) for r in run.values())
+    assert collide > 10  # the case is really exercised
+    ours = evaluate_run(
+        Run.from_dict(run), Qrels.from_dict(qrels), ["map", "mrr", "ndcg@10"], trec_eval_compat=True
+    )
+    theirs = _pytrec(qrels, run, {"map", "recip_rank", "ndcg_cut.10"})
+    for i, qid in enumerate(ours.query_ids):
+        for ours_name, theirs_name in (("map", "map"), ("recip_rank", "recip_rank")):
+            assert ours.scores[ours_name][i] == pytest.approx(theirs[qid][theirs_name], abs=1e-12)
+        assert ours.scores["ndcg_cut_10"][i] == pytest.approx(theirs[qid]["ndcg_cut_10"], abs=1e-12)

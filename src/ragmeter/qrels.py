@@ -163,8 +163,10 @@ def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int
             if np.any(srt[1:] == srt[:-1]):
                 _raise_duplicate(run, run_doc, q, run_w, line, qrels)
         # order within each query, on integer keys: the score's bits as an integer
-        # that sorts as the float does (-0.0 as 0.0)
-        bits = (score + 0.0).view(np.int64)
+        # that sorts as the float does (-0.0 as 0.0). trec_eval keeps a score as a C
+        # float: scores equal in 32 bits are a tie, broken by its tie order
+        ranked = score.astype(np.float32).astype(np.float64) if trec_eval_compat else score
+        bits = (ranked + 0.0).view(np.int64)
         skey = bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
         order = _presorted(q, skey, run_w, rank, trec_eval_compat) if contiguous else False
         if order is False:
