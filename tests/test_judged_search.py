@@ -364,3 +364,28 @@ def test_compat_mode_saves_the_settings_it_used(trec, tmp_path):
     out = run_search(cfg).save(tmp_path / "res")
     saved = tomllib.loads((out / "config.toml").read_text(encoding="utf-8"))["search"]
     assert (saved["ideal"], saved["gain"]) == ("judged", "linear")
+
+
+def test_export_documents_of_a_qrels_search_keeps_its_judgments(trec, tmp_path):
+    # the qrels file came out empty: the questions read back had lost their qrels
+    from ragmeter.cli.export import export_trec
+    from ragmeter.qrels import evaluate_run, read_qrels, read_run
+    from ragmeter.results import Results
+
+    cfg = Config(
+        corpus=str(trec / "corpus"),
+        testset=str(trec / "topics.txt"),
+        qrels=str(trec / "qrels.txt"),
+        strategies=("whole",),
+        ks=(1, 3),
+        rounds=200,
+    )
+    res = Results(run_search(cfg).save(tmp_path / "res"))
+    assert [q.qrels for q in res.questions] == [
+        q.qrels for q in run_search(cfg).questions
+    ]  # read back whole
+    export_trec(res.path, tmp_path / "run.txt", tmp_path / "q.txt", documents=True)
+    exported = read_qrels(tmp_path / "q.txt").to_dict()
+    assert exported == {"401": {"FT-1": 2, "FT-3": 1}, "402": {"FT-2": 1, "FT-9": 1}}
+    ev = evaluate_run(read_run(tmp_path / "run.txt"), read_qrels(tmp_path / "q.txt"), ["hit@1"])
+    assert ev.scores["hit@1"].tolist() == res.scores("whole", "hit@1").tolist()

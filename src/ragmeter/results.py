@@ -159,8 +159,11 @@ class Results(ShowsItself):
         for number, obj in self._lines("questions.jsonl"):
             q = check(ResultsQuestion, obj, f"{path}:{number}", _AGAIN)
             spans = tuple(AnswerSpan(a.doc, a.start, a.end, a.text) for a in q.answers)
-            meta = {k: v for k, v in obj.items() if k not in ("id", "question", "answers")}
-            out.append(Question(q.id, q.question, spans, meta))
+            any_of = tuple(AnswerSpan(a.doc, a.start, a.end, a.text) for a in q.any_of)
+            key = ("id", "question", "answers", "any_of", "qrels")
+            meta = {k: v for k, v in obj.items() if k not in key}
+            qrels = tuple((d, g) for d, g in q.qrels.items())
+            out.append(Question(q.id, q.question, spans, meta, any_of, qrels))
         return out
 
     @cached_property

@@ -198,6 +198,8 @@ class ResultsQuestion(_Model):
     id: str
     question: str
     answers: list[ResultsSpan]
+    any_of: list[ResultsSpan] = []
+    qrels: dict[str, int] = {}
 
 
 class ResultsDocument(_Model):

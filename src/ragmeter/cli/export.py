@@ -49,7 +49,7 @@ def export_trec(
     Items are ``doc#start-end`` spans, judged with ragmeter's grades (2 holds the whole
     answer passage, 1 part of it) on every item any system returned; with ``documents``,
     items are documents (each at its best item's rank) and the qrels give 1 to every
-    document holding an answer passage.
+    document holding an answer passage (for a search keyed by qrels, their own grades).
     """
     res = Results(results)
     systems = systems or res.systems
@@ -77,7 +77,11 @@ def export_trec(
         judged: dict[str, dict[str, int]] = {}
         if documents:
             for q in res.questions:
-                judged[q.id] = {doc_id(a.doc): 1 for a in q.answers}
+                if q.qrels:  # a search keyed by qrels: their documents and grades
+                    judged[q.id] = {doc_id(d): g for d, g in q.qrels if g > 0}
+                else:
+                    spans = q.any_of or q.answers
+                    judged[q.id] = {doc_id(a.doc): 1 for a in spans}
         else:
             for system in res.systems:
                 for qid, items in res.runs[system].items():
