@@ -96,6 +96,7 @@ def test_summary_json_keeps_both_and_reads_back(tmp_path):
     a = saved["estimates"]["a"]["recall@5"]
     assert (a["low"], a["high"], a["method"]) == (1.0, 1.0, "percentile")
     assert a["exact"] == pytest.approx(list(clopper_pearson(25, 25)))
+    assert a["exact_method"] == "clopper-pearson"
     assert Summary.from_json(saved) == summary
     page = _est(summary.estimates["a"]["recall@5"], "recall@5")
     assert page["shown"].endswith(" exact") and (page["low"], page["high"]) == (1.0, 1.0)

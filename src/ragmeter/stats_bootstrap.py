@@ -198,12 +198,14 @@ class Estimate:
     exact: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict (JSON-ready); ``exact`` only when there is one."""
+        """Plain dict (JSON-ready); ``exact`` (and the method that made it) only when
+        there is one, so ``low``, ``high`` and ``method`` stay the bootstrap's."""
         out = asdict(self)
         if self.exact is None:
             del out["exact"]
         else:
             out["exact"] = list(self.exact)
+            out["exact_method"] = "clopper-pearson"
         return out
 
     @classmethod
