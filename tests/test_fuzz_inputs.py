@@ -807,3 +807,19 @@ def test_a_chunker_that_calls_sys_exit_is_an_error_not_a_silent_success(tmp_path
     result = runner.invoke(app, ["search", str(config), "--rounds", "200", "--out", str(out)])
     one_line(result, "mine.py:4", "sys.exit(0)")
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("address", "needle"),
+    [("127.0.0.1:9", "cannot reach a Ray cluster"), ("not an address", "is not host:port")],
+)
+def test_a_bad_ray_address_is_one_line_at_once(tmp_path, address, needle):
+    pytest.importorskip("ray")
+    root = small_project(tmp_path)
+    toml = '[corpus]\npath = "docs"\n[testset]\npath = "q.jsonl"\n'
+    toml += f'[engine]\nkind = "ray"\naddress = "{address}"\n'
+    (root / "ragmeter.toml").write_text(toml)
+    out = root / "out"
+    result = runner.invoke(app, ["search", str(root / "ragmeter.toml"), "--out", str(out)])
+    one_line(result, address, needle)
+    assert not out.exists()

@@ -135,6 +135,29 @@ class LocalEngine:
         return {"kind": "local", "workers": self.workers}
 
 
+def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """A ``host:port`` (or ``ray://host:port``) address must take a connection within
+    ``timeout_s``; Ray itself retries a bad one for minutes, then fails with a traceback."""
+    import socket
+
+    if address in ("", "auto"):
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise InputError(
+            f"[engine] address {address!r} is not host:port or ray://host:port; "
+            'use "auto", "", or the address `ray start --head` printed'
+        )
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise InputError(
+            f"cannot reach a Ray cluster at address {address!r} ({exc.strerror or exc}); start "
+            'one with `ray start --head`, give its address, or use address = "" to run Ray '
+            "on this machine"
+        ) from None
+
+
 class RayEngine:
     """Ray tasks on a cluster; results are gathered in task order.
 
@@ -157,6 +180,7 @@ class RayEngine:
         self._ray = ray
         self.address = address
         if not ray.is_initialized():
+            _check_reachable(address)
             options = {"include_dashboard": False, "log_to_driver": False, **init}
             try:
                 ray.init(address=address or None, **options)
