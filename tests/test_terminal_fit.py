@@ -179,3 +179,37 @@ def test_identical_systems_are_named_under_the_table_beside_the_rules_count(tmp_
     text = " ".join(got.stdout.split())
     assert "a family of one pair (all pairs)" in text  # fixed and twin are compared once
     assert "are compared once: fixed = twin; the rule counts 1 pair, not all 3 pairs" in text
+
+
+def test_evaluate_writes_its_table_alone_as_json_and_csv(tmp_path):
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("1 0 a 1\n2 0 c 1\n3 0 d 1\n")
+    run = tmp_path / "bm25.run"
+    run.write_text("1 Q0 a 1 2.0 bm25\n2 Q0 b 1 1.0 bm25\n3 Q0 d 1 1.0 bm25\n")
+    args = ["evaluate", "--qrels", str(qrels), str(run), "--rounds", "200"]
+    got = runner.invoke(app, [*args, "-o", str(tmp_path / "r1"), "--format", "json"])
+    assert got.exit_code == 0, got.output
+    assert json.loads(got.stdout)["estimates"]["bm25"]["map"]["n"] == 3
+    got = runner.invoke(app, [*args, "-o", str(tmp_path / "r2"), "--format", "csv"])
+    rows = list(csv.DictReader(io.StringIO(got.stdout)))
+    assert {r["metric"] for r in rows} >= {"map", "ndcg@10"} and rows[0]["system"] == "bm25"
+
+
+def test_report_open_says_when_no_browser_opened(many, tmp_path, monkeypatch):
+    import webbrowser
+
+    monkeypatch.setattr(webbrowser, "open", lambda *a, **k: False)
+    got = runner.invoke(app, ["report", str(many), "-o", str(tmp_path / "r.html"), "--open"])
+    assert got.exit_code == 0, got.output
+    assert "no browser found to open the report" in got.stderr
+
+
+def test_chunk_list_says_which_sizes_are_not_words(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ragmeter.toml").write_text(
+        '[[strategy]]\nname = "lc-400"\nkind = "langchain"\nchunk_size = 400\n'
+    )
+    got = runner.invoke(app, ["chunk", "--list"], env={"COLUMNS": "200"})
+    assert got.exit_code == 0, got.output
+    assert "chunk_size=400 (characters, as LangChain counts)" in got.stdout
+    assert "200 words" in got.stdout  # the built-ins count words
