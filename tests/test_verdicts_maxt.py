@@ -45,13 +45,21 @@ def _reference(x: np.ndarray, pairs, rounds: int, seed: int, alpha: float, binar
                 null[b, c] = ((sums[:, c] >= v).sum() + (obs[c] >= v)) / (rounds + 1)
     order = sorted(range(k), key=lambda c: raw[c])
     adj = [0.0] * k
+    levels = [0.0] * k
     running = 0.0
+    h = next(h for h in range(rounds + 1) if (h + 1) / (rounds + 1) >= alpha)
+    crit = []  # each step's level: the h-th smallest of the rounds' smallest p
     for j, c in enumerate(order):
         rest = order[j:]
-        hits = sum(1 for b in range(rounds) if min(null[b, r] for r in rest) <= raw[c] * (1 + 1e-9))
+        smallest = sorted(min(null[b, r] for r in rest) for b in range(rounds))
+        crit.append(min(smallest[h - 1], alpha))
+        hits = sum(1 for v in smallest if v <= raw[c] * (1 + 1e-9))
         running = max(running, (hits + 1) / (rounds + 1))
         adj[c] = running
-    return np.array(raw), np.array(adj)
+    stop = next((j for j, c in enumerate(order) if adj[c] >= alpha), None)
+    for j, c in enumerate(order):
+        levels[c] = crit[j if stop is None or j < stop else stop]
+    return np.array(raw), np.array(adj), np.array(levels)
 
 
 def _table(rng, m, n, binary, share=0.3, lift=0.0):
@@ -70,9 +78,10 @@ def test_matches_the_algorithm_written_out(binary, case):
     names = [f"s{i}" for i in range(m)]
     got = compare_family(x, names, adjust="maxt", rounds=rounds, seed=case + 1, identical=[])
     pairs = [(i, j) for i in range(m) for j in range(i + 1, m)]
-    raw, adj = _reference(x, pairs, rounds, case + 1, 0.05, binary)
+    raw, adj, levels = _reference(x, pairs, rounds, case + 1, 0.05, binary)
     assert [r.p_value for r in got.rows] == pytest.approx(raw, rel=1e-12)
     assert [r.p for r in got.rows] == pytest.approx(adj, rel=1e-12)
+    assert [r.level for r in got.rows] == pytest.approx(levels, rel=1e-12)
     for r in got.rows:
         assert r.separated == (r.p < 0.05)
         assert ("better" in r.verdict) == (r.difference.low > 0 or r.difference.high < 0)
