@@ -777,6 +777,16 @@ def test_metric_names_are_case_insensitive_on_the_command_line(tmp_path):
     assert Results(out).summary.metric == "recall@2"
 
 
+def test_metric_names_are_case_insensitive_in_the_config(tmp_path):
+    root = small_project(tmp_path)
+    toml = '[corpus]\npath = "docs"\n[testset]\npath = "q.jsonl"\n[search]\nks = [1, 2]\n'
+    (root / "ragmeter.toml").write_text(toml + '[stats]\nmetric = "RECALL@2"\nrounds = 200\n')
+    out = root / "out"
+    result = runner.invoke(app, ["search", str(root / "ragmeter.toml"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert Results(out).summary.metric == "recall@2"
+
+
 def python_chunker_project(root: Path, body: str) -> Path:
     small_project(root)
     proj = root / "proj"

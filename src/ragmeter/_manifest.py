@@ -1,9 +1,9 @@
 """The manifest: what ragmeter wrote in a folder, so that only that is ever replaced.
 
 Each folder ragmeter writes into gets ``.ragmeter-manifest.json``, naming every
-file it wrote there with its size, modification time and (up to
-:data:`HASH_MAX`) SHA-256. A file counts as ragmeter's only when it is still
-the file recorded; a results directory may be replaced only when every file in
+file it wrote there with its size and SHA-256 (of the whole file up to
+:data:`WHOLE_MAX`). A file counts as ragmeter's only when it is still the
+file recorded; a results directory may be replaced only when every file in
 it is (``answers/`` and ``audit/`` are carried over by the save).
 """
 
@@ -39,50 +39,47 @@ CARRIED = ("answers", "audit")
 """Folders of later stages a rerun carries over whole (or refuses), never deletes."""
 
 
-HASH_MAX = 16 << 20
-"""Files up to this size are also recorded by content (SHA-256), so a copy that lost
-its modification time (``cp -r``, a checkout) is still recognised."""
+WHOLE_MAX = 16 << 20
+"""Files up to this size are hashed whole; larger ones by their size, first and last MiB."""
 
-
-def _stamp(path: Path) -> list[int] | None:
-    """``[size, mtime_ns]`` of a regular file (not a link), or ``None``."""
-    try:
-        st = path.lstat()
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return [st.st_size, st.st_mtime_ns]
-
-
-def _sha256(path: Path) -> str | None:
-    digest = hashlib.sha256()
-    try:
-        with path.open("rb") as fh:
-            while chunk := fh.read(1 << 20):
-                digest.update(chunk)
-    except OSError:
-        return None
-    return digest.hexdigest()
+_PART = 1 << 20
 
 
 def _entry(path: Path) -> list | None:
-    """What the manifest records of ``path``: its stamp, and its hash when small."""
-    stamp = _stamp(path)
-    if stamp is None or stamp[0] > HASH_MAX:
-        return stamp
-    return [*stamp, _sha256(path)]
+    """``[size, sha256]`` of a regular file (not a link), or ``None``.
+
+    The same bytes give the same entry whenever and wherever they were written,
+    so the manifest of a results directory is as reproducible as the results,
+    and a copy that lost its modification times (``cp -r``) is still recognised.
+    """
+    try:
+        st = path.lstat()
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        digest = hashlib.sha256()
+        with path.open("rb") as fh:
+            if st.st_size <= WHOLE_MAX:
+                while chunk := fh.read(_PART):
+                    digest.update(chunk)
+            else:
+                digest.update(fh.read(_PART))
+                fh.seek(st.st_size - _PART)
+                digest.update(fh.read(_PART))
+    except OSError:
+        return None
+    return [st.st_size, digest.hexdigest()]
 
 
 def _matches(entry: object, path: Path) -> bool:
-    """Whether ``path`` is still the file ``entry`` recorded: same size and time, or
-    (for a small file whose time changed in a copy) the same content."""
-    stamp = _stamp(path)
-    if stamp is None or not isinstance(entry, list) or len(entry) < 2:
+    """Whether ``path`` is still the file ``entry`` recorded (same size and digest)."""
+    if not isinstance(entry, list) or len(entry) != 2:
         return False
-    if entry[:2] == stamp:
-        return True
-    return len(entry) > 2 and entry[0] == stamp[0] and entry[2] == _sha256(path)
+    try:
+        if path.lstat().st_size != entry[0]:  # cheap first
+            return False
+    except OSError:
+        return False
+    return _entry(path) == entry
 
 
 def _parse_manifest(raw: bytes) -> dict[str, list] | None:
@@ -102,7 +99,7 @@ def _parse_manifest(raw: bytes) -> dict[str, list] | None:
 
 
 def read_manifest(folder: str | Path) -> dict[str, list]:
-    """What ragmeter recorded writing in ``folder``: ``{name: [size, mtime_ns]}``."""
+    """What ragmeter recorded writing in ``folder``: ``{name: [size, sha256]}``."""
     try:
         raw = (Path(folder) / MANIFEST).read_bytes()
     except OSError:

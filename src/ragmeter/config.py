@@ -168,6 +168,7 @@ class Config:
             object.__setattr__(self, "metric", f"recall@{k}")
 
         metric = Metric.parse(self.metric)
+        object.__setattr__(self, "metric", str(metric))  # RECALL@5, P_5: recall@5, precision@5
         if metric.k is not None and metric.k not in self.ks:
             raise InputError(f"metric {self.metric!r} needs k={metric.k} in ks {list(self.ks)}")
         if self.trec_eval_compat:  # trec_eval's nDCG; the saved config says what was used
