@@ -75,7 +75,7 @@ def evaluate(
     format_: Annotated[str | None, typer.Option("--format", help=FORMAT_HELP)] = None,
 ) -> None:
     """Score run files against qrels: intervals, paired comparisons, a results directory."""
-    from ragmeter.cli.search import to_stderr
+    from ragmeter.cli.output import to_stderr
 
     chosen = check_format(format_)
     with to_stderr(chosen):
@@ -89,7 +89,7 @@ def _evaluate(
     runs, qrels, measures, metric, level, gain, ideal, trec_eval_compat, seed, rounds, method,
     out, no_history, chosen,
 ) -> None:  # fmt: skip
-    from ragmeter.cli.search import emit, print_comparisons, print_tables, shown_path
+    from ragmeter.cli.output import emit, print_comparisons, print_tables, shown_path
     from ragmeter.evaluate import evaluate_files
     from ragmeter.results import save_results
     from ragmeter.summary import summarize_run

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import statistics
-import sys
-from collections.abc import Iterator, Sequence
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -34,6 +31,21 @@ from ragmeter.cli.app import (
 )
 from ragmeter.cli.history import NoHistory, record_run
 from ragmeter.cli.layout import FORMAT_HELP, as_table, check_format, fit, natural_width, render
+from ragmeter.cli.output import (
+    emit,
+    print_comparisons,
+    print_tables,
+    shown_path,
+    summary_text,
+    to_stderr,
+)
+from ragmeter.cli.plan_views import (
+    most_needed,
+    pair_need_grid,
+    plan_text,
+    planned_pairs,
+    points,
+)
 from ragmeter.cli.progress import status, step_bar
 from ragmeter.comparison import compare_run
 from ragmeter.config import Config, check_seed, load_config
@@ -42,7 +54,7 @@ from ragmeter.errors import InputError
 from ragmeter.experiment import count_words, resolve_strategies, run_search
 from ragmeter.formatting import exact_note
 from ragmeter.outputs import check_results_target
-from ragmeter.planning import Plan, first_level, pair_needs, plan_questions
+from ragmeter.planning import first_level, pair_needs, plan_questions
 from ragmeter.results import Results, save_results
 from ragmeter.summary import Summary, summarize_run
 
@@ -54,78 +66,6 @@ _BASELINE = typer.Option(help="Compare every system with this one (m - 1 pairs)"
 _PAIRS = typer.Option(help="Only these planned comparisons, e.g. A:B,C:D")
 _FORMAT = typer.Option("--format", help=FORMAT_HELP, metavar="FORMAT")
 _ALL = typer.Option("--all", help="Print every pair (a long table lists the decisive ones first)")
-
-
-@contextlib.contextmanager
-def to_stderr(chosen: str) -> Iterator[None]:
-    """For markdown, csv and json: everything else the command prints goes to stderr,
-    so stdout holds only the table."""
-    if chosen == "table":
-        yield
-        return
-    before = console._file  # rich has no public way to redirect and restore
-    console.file = sys.stderr
-    try:
-        yield
-    finally:
-        console._file = before
-
-
-def emit(text: str) -> None:
-    """Markdown, CSV or JSON to stdout, as it is (no wrapping, no markup)."""
-    sys.stdout.write(text)
-    sys.stdout.flush()
-
-
-def shown_path(path: Path) -> str:
-    """A path as the user would type it: relative under the working folder, else absolute."""
-    full = Path(path).resolve()
-    try:
-        return str(full.relative_to(Path.cwd().resolve())) or "."
-    except ValueError:
-        return str(full)
-
-
-def print_tables(renderables: list, notes: list[str] = ()) -> None:
-    """Tables (fitted already) and dim notes, wrapped at the width they were fitted to."""
-    width = terminal.terminal_width()
-    for r in renderables:
-        console.print(r, width=width)
-    for line in notes:
-        console.print(Text(line, style="dim"), width=width)
-
-
-def print_comparisons(
-    rows: list, metric: str, seed: int, rounds: int, rule, *, every: bool = False
-) -> None:
-    """The comparison table fitted to the terminal, long families summarised."""
-    tables, notes = terminal.comparison_views(
-        rows,
-        metric,
-        seed,
-        rounds,
-        rule,
-        terminal.terminal_width(),
-        limit=None if every else terminal.LONG_FAMILY,
-    )
-    print_tables(tables, notes)
-
-
-def summary_text(summary: Summary, ks: list[int], chosen: str) -> str:
-    """The summary's tables as markdown, csv (one row per system and metric) or json
-    (the saved ``summary.json``)."""
-    grids = [terminal.hit_grid(summary, ks), terminal.rank_grid(summary)]
-    if summary.comparisons:
-        grids.append(
-            terminal.comparison_grid(
-                summary.comparisons,
-                summary.metric,
-                summary.seed,
-                summary.rounds,
-                summary.comparison_rule,
-            )
-        )
-    return render(grids, chosen, terminal.estimate_records(summary), summary.to_json())
 
 
 def _print_summary(summary: Summary, ks: list[int], out: Path | None, every: bool = False) -> None:
@@ -484,82 +424,6 @@ def compare(
     print_comparisons(table.rows, metric, seed, rounds, table.rule, every=every)
 
 
-def _points(value: float, flag: str) -> float:
-    """A half-width or difference given in points, on the metric's own scale (4 -> 0.04).
-
-    A value below 1 is read as the fraction earlier versions took (0.04 is 4 points),
-    with a note; write points.
-    """
-    if 0 < value < 1:
-        warn(
-            f"{flag} {value:g} is read as a fraction ({value * 100:g} points); {flag} now "
-            f"takes points, as check's --margin does: write {flag} {value * 100:g}"
-        )
-        return float(value)
-    return value / 100.0
-
-
-def _planned_pairs(
-    systems: Sequence[str], baseline: str | None, pairs: str | None
-) -> list[tuple[str, str]] | None:
-    """The pairs --baseline or --pairs choose (None: every pair)."""
-    from ragmeter.verdicts import parse_pairs
-
-    if baseline and pairs:
-        raise InputError("give --baseline or --pairs, not both")
-    names = [str(s) for s in systems]
-    chosen = [baseline] if baseline else [x for p in parse_pairs(pairs) for x in p] if pairs else []
-    for name in chosen:
-        if name not in names:
-            raise InputError(f"unknown system {name!r}; choose one of {names}")
-    if baseline:
-        return [(s, baseline) for s in names if s != baseline]
-    return parse_pairs(pairs) if pairs else None
-
-
-def pair_need_grid(found: Plan, shown: list, caption: str | None = None, narrow: bool = False):
-    """The questions each pair needs, in the family and alone; ``narrow``: A over B."""
-    from ragmeter.cli.layout import Grid
-
-    share = terminal._is_share(found.metric)
-    scale = 100 if share else 1
-    family = f"in this table ({plural(found.family, 'pair')})"
-    grid = Grid(
-        f"Questions needed to separate a paired difference of "
-        f"{found.difference * scale:g}{' points' if share else ''} (power 0.8)",
-        ["A\n- B", family, "alone"] if narrow else ["A", "B", family, "alone"],
-        right={1, 2} if narrow else {2, 3},
-        caption=caption,
-        key="pairs",
-    )
-    for p in shown:
-        if p.needed is None:
-            cells = ["identical" if p.identical else "constant difference", ""]
-        else:
-            cells = [str(p.in_family), str(p.needed)]
-        names = [f"{p.a}\n- {p.b}"] if narrow else [p.a, p.b]
-        grid.rows.append([*names, *cells])
-    return grid
-
-
-def plan_text(found: Plan, chosen: str) -> str:
-    """The plan as markdown (its two tables), csv (one row per system and pair) or
-    json (every number)."""
-    share = terminal._is_share(found.metric)
-    target = f"± {found.half_width * (100 if share else 1):g}{' points' if share else ''}"
-    systems = terminal.sizes_grid(found.systems, found.metric, target)
-    pairs = pair_need_grid(found, found.pairs)
-    records = [
-        {"kind": "system", "a": s.system, "b": "", "questions": s.needed, "alone": ""}
-        for s in found.systems
-    ] + [
-        {"kind": "pair", "a": p.a, "b": p.b, "questions": p.in_family, "alone": p.needed}
-        for p in found.pairs
-    ]
-    data = asdict(found)
-    return render([systems, pairs], chosen, records, data)
-
-
 @app.command()
 @handle_errors
 def plan(
@@ -585,11 +449,11 @@ def plan(
     metric's scale (4 is 4 points of a share, 0.04 of MRR).
     """
     chosen = check_format(format_)
-    half_width = _points(half_width, "--half-width")
-    difference = _points(difference, "--difference")
+    half_width = points(half_width, "--half-width")
+    difference = points(difference, "--difference")
     res = Results(results)
     metric, seed, rounds = _run_settings(res, metric, seed, rounds)
-    wanted = _planned_pairs(res.systems, baseline, pairs)
+    wanted = planned_pairs(res.systems, baseline, pairs)
     rule = res.summary.comparison_rule
     found = plan_questions(
         res,
@@ -674,7 +538,7 @@ def plan(
             )
         if found.rule == "none":
             caption = "The seed's per-pair rule: no adjustment, every pair at its own 95%."
-        shown, rest = _most_needed(found.pairs, None if every else terminal.LONG_FAMILY)
+        shown, rest = most_needed(found.pairs, None if every else terminal.LONG_FAMILY)
         width = terminal.terminal_width()
         sep = pair_need_grid(found, shown, caption)
         if natural_width(as_table(sep)) > width:  # A over B, each name whole
@@ -690,18 +554,3 @@ def plan(
                 f"{plural(len(same), 'pair')} of systems score the same on every question "
                 f"({pairs}{more}): no number of questions separates them"
             )
-
-
-def _most_needed(needs: list, limit: int | None) -> tuple[list, str]:
-    """The pairs to print (those needing the most questions first) and a line counting
-    the rest, when there are more than ``limit``."""
-    if limit is None or len(needs) <= limit:
-        return needs, ""
-    ordered = sorted(needs, key=lambda p: -(p.in_family or p.needed or 0))
-    rest = ordered[limit:]
-    most = max((p.in_family or p.needed or 0) for p in rest)
-    return ordered[:limit], (
-        f"{len(rest)} more pairs not shown, each needing at most {most:,} questions "
-        f"(identical pairs and constant differences among them); --all prints every pair, "
-        f"--baseline NAME or --pairs A:B,C:D plans only the comparisons you will make"
-    )
