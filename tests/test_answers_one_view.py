@@ -33,7 +33,7 @@ from ragmeter.config import Config
 from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
 from ragmeter.experiment import run_search
-from ragmeter.metrics import format_estimate
+from ragmeter.formatting import format_estimate
 from ragmeter.results import Results, save_results
 from ragmeter.testset import TestSet, load_testset
 

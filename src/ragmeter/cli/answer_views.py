@@ -44,7 +44,7 @@ from ragmeter.answers.run import (
 from ragmeter.answers.store import load_answer_set
 from ragmeter.cli.hand_views import grade_by_hand
 from ragmeter.config import answers_judge
-from ragmeter.metrics import format_estimate
+from ragmeter.formatting import format_estimate
 from ragmeter.results import Results
 
 __all__ = [

@@ -16,8 +16,9 @@ from importlib import metadata
 from pathlib import Path
 
 from ragmeter.errors import MissingExtra
+from ragmeter.formatting import format_estimate
 from ragmeter.io import atomic_write_text
-from ragmeter.metrics import format_estimate, is_share
+from ragmeter.metrics import is_share
 from ragmeter.report.common import FAMILY_ORDER, FAMILY_TITLE, _family, _k
 
 # the HTML report needs the ``report`` extra (altair and vl-convert-python)
@@ -239,7 +240,7 @@ def _compare_chart(alt, data: dict) -> dict:
                 "low": d["low"] * scale,
                 "high": d["high"] * scale,
                 "verdict": c["verdict"],
-                "kind": "separated" if c["separated"] else "tie (interval crosses 0)",
+                "kind": "separated" if c["separated"] else "tie (interval includes 0)",
             }
         )
     pairs = [r["pair"] for r in rows]
@@ -250,7 +251,7 @@ def _compare_chart(alt, data: dict) -> dict:
         "kind:N",
         title=None,
         scale=alt.Scale(
-            domain=["separated", "tie (interval crosses 0)"], range=["#1f5fbf", "#b0b0b0"]
+            domain=["separated", "tie (interval includes 0)"], range=["#1f5fbf", "#b0b0b0"]
         ),
         legend=alt.Legend(orient="top"),
     )
