@@ -80,8 +80,73 @@ TARGETS: dict[str, list[str]] = {
         "tests/test_testset_formats.py",
     ],
     "retrieval/base.py": ["tests/test_top_k.py", "tests/test_hybrid.py"],
-    "verdicts.py": ["tests/test_verdicts.py", "tests/test_verdicts_property.py"],
+    "verdicts.py": [
+        "tests/test_verdicts.py",
+        "tests/test_verdicts_maxt.py",
+        "tests/test_verdicts_property.py",
+        "tests/test_mutants_comparison.py",
+    ],
+    "paired_tests.py": [
+        "tests/test_verdicts.py",
+        "tests/test_verdicts_maxt.py",
+        "tests/test_stats.py",
+        "tests/test_mutants_comparison.py",
+    ],
+    "stats_exact.py": ["tests/test_stats_exact.py", "tests/test_planning_family.py"],
+    "stats_maxt.py": ["tests/test_verdicts_maxt.py", "tests/test_verdicts.py"],
+    "comparison.py": [
+        "tests/test_one_comparison.py",
+        "tests/test_mutants_comparison.py",
+        "tests/test_verdicts.py",
+        "tests/test_summary.py",
+    ],
+    "formatting.py": [
+        "tests/test_format_estimate.py",
+        "tests/test_mutants_formatting.py",
+        "tests/test_stats_exact.py",
+        "tests/test_verdicts_maxt.py",
+        "tests/test_one_comparison.py",
+    ],
+    "measurement.py": ["tests/test_mutants_measurement.py", "tests/test_search_wiring.py"],
+    "gate.py": [
+        "tests/test_check_support.py",
+        "tests/test_check_comparable.py",
+        "tests/test_check.py",
+        "tests/test_mutants_gate.py",
+    ],
+    "planning.py": [
+        "tests/test_planning.py",
+        "tests/test_planning_family.py",
+        "tests/test_mutants_planning.py",
+    ],
+    "scoring.py": ["tests/test_search_wiring.py", "tests/test_mutants_scoring.py"],
+    "qrels.py": ["tests/test_qrels_ties.py", "tests/test_trec.py", "tests/test_qrels.py"],
+    "qrels_bytes.py": ["tests/test_qrels.py", "tests/test_mutants_qrels.py"],
+    "qrels_read.py": [
+        "tests/test_qrels_ties.py",
+        "tests/test_trec.py",
+        "tests/test_qrels.py",
+        "tests/test_mutants_qrels.py",
+    ],
+    "outputs.py": ["tests/test_outputs.py", "tests/test_mutants_outputs.py"],
+    "_manifest.py": ["tests/test_outputs.py", "tests/test_mutants_outputs.py"],
+    "_safe_text.py": ["tests/test_escaping.py", "tests/test_mutants_safe_text.py"],
+    "llm/parse.py": ["tests/test_llm_parse.py", "tests/test_judge_injection.py"],
+    "llm/fence.py": ["tests/test_prompt_fencing.py", "tests/test_mutants_fence.py"],
+    "chunkers.py": ["tests/test_chunkers.py", "tests/test_mutants_chunkers.py"],
+    "summary.py": ["tests/test_summary.py", "tests/test_mutants_summary.py"],
+    "answers/analysis.py": [
+        "tests/test_answers_ppi.py",
+        "tests/test_answers.py",
+        "tests/test_mutants_answers.py",
+    ],
+    "answers/judges.py": ["tests/test_answers.py", "tests/test_mutants_answers.py"],
+    "answers/failures.py": ["tests/test_answer_failures.py", "tests/test_mutants_answers.py"],
+    "answers/numbers.py": ["tests/test_answer_failures.py", "tests/test_mutants_answers.py"],
 }
+
+# --quick: a seeded sample of this many mutants per module
+QUICK = 25
 
 _COUNTS = "counts = np.zeros(depth + 1, dtype=np.int64)  # counts[j]: answer chars in the top j"
 _COVERAGE = "return float(coverage_curve(items, spans, [max(len(items), 1)])[0])"
@@ -244,6 +309,16 @@ class Mutant:
         return self.key in EQUIVALENT or (*self.key, self.nth) in EQUIVALENT
 
 
+def _float_mutant(v: float) -> float:
+    """A float constant changed: 0 -> 1, anything else doubled (0.05 -> 0.1, 0.5 -> 1.0)."""
+    return 1.0 if v == 0 else v * 2
+
+
+def _is_main_guard(node: ast.If) -> bool:
+    """`if __name__ == "__main__":` and `if TYPE_CHECKING:` hold no behaviour to test."""
+    return ast.unparse(node.test) in ("__name__ == '__main__'", "TYPE_CHECKING")
+
+
 def _excluded_nodes(tree: ast.AST) -> set[int]:
     """ids of nodes never mutated: raise/assert bodies, f-strings, annotations, docstrings."""
     out: set[int] = set()
@@ -319,6 +394,27 @@ def enumerate_mutants(module: str) -> list[Mutant]:
         elif isinstance(node, ast.Return) and node.value is not None:
             if not (isinstance(node.value, ast.Constant) and node.value.value is None):
                 add("return", 0, "return None")
+        if isinstance(node, ast.Constant) and type(node.value) is float:
+            v = node.value
+            add("float", 0, f"{v!r} -> {_float_mutant(v)!r}")
+        elif isinstance(node, ast.If) and not _is_main_guard(node):
+            add("branch", 0, "`if` branch removed")
+            if node.orelse:
+                add("branch", 1, "`else` branch removed")
+        elif isinstance(node, ast.comprehension):
+            for j in range(len(node.ifs)):
+                add("filter", j, "comprehension filter dropped")
+        elif isinstance(node, ast.Call):
+            positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+            if len(positional) == len(node.args) >= 2:
+                a, b = (ast.unparse(x) for x in node.args[:2])
+                if a != b:
+                    add("swap", 0, f"arguments swapped: ({b}, {a}, ...)")
+            for j, kw in enumerate(node.keywords):
+                # a value passed through (`alpha=alpha`, `level=plan.level`): dropping it
+                # falls back to the default, the bug of a setting that never arrives
+                if kw.arg is not None and isinstance(kw.value, ast.Name | ast.Attribute):
+                    add("keyword", j, f"keyword `{kw.arg}=` dropped")
     seen: dict[tuple, int] = {}
     numbered = []
     for m in sorted(out, key=lambda m: (m.line, m.col, m.node, m.arg)):
@@ -344,6 +440,19 @@ def _apply(tree: ast.AST, mutant: Mutant) -> None:
         node.value = _REGEX_PLUS.sub(lambda m: m.group(0)[:-1] + "*", node.value, count=1)
     elif mutant.kind == "return":
         node.value = ast.Constant(None)
+    elif mutant.kind == "float":
+        node.value = _float_mutant(node.value)
+    elif mutant.kind == "branch":
+        if mutant.arg == 0:
+            node.body = [ast.Pass()]
+        else:
+            node.orelse = []
+    elif mutant.kind == "filter":
+        del node.ifs[mutant.arg]
+    elif mutant.kind == "swap":
+        node.args[0], node.args[1] = node.args[1], node.args[0]
+    elif mutant.kind == "keyword":
+        del node.keywords[mutant.arg]
     elif mutant.kind == "unary":
         # replace the UnaryOp by its operand in its parent
         for parent in nodes:
@@ -396,8 +505,31 @@ def _module_name(module: str) -> str:
     return "ragmeter." + module.removesuffix(".py").replace("/", ".")
 
 
-def _child(module: str, code: str, tests: list[str], log: Path) -> None:
-    """In the forked child: serve the mutated module, run the tests, exit with their status."""
+def _outside_modules() -> list[str]:
+    """Modules imported so far that are neither ragmeter nor the project's tests."""
+    out = []
+    for name, mod in list(sys.modules.items()):
+        if name == "ragmeter" or name.startswith("ragmeter.") or mod is None:
+            continue
+        where = getattr(mod, "__file__", None) or ""
+        if where.startswith(str(ROOT / "src")) or where.startswith(str(ROOT / "tests")):
+            continue
+        if where.startswith(str(ROOT)) and ".venv" not in where:
+            continue
+        out.append(name)
+    return out
+
+
+# never imported before a fork: they start threads (or are slow and used by few tests)
+_NO_PRELOAD = ("torch", "ray", "transformers", "sentence_transformers", "llama_cpp", "selenium")
+
+
+def _child(module: str, code: str, tests: list[str], log: Path, dump: Path | None = None) -> None:
+    """In the forked child: serve the mutated module, run the tests, exit with their status.
+
+    With ``dump``, also write the third-party modules the tests imported (the
+    baseline run), so the parent can import them once before forking the mutants.
+    """
     import pytest
 
     try:
@@ -412,6 +544,8 @@ def _child(module: str, code: str, tests: list[str], log: Path) -> None:
         )
         os.environ["HYPOTHESIS_PROFILE"] = "ci"
         rc = pytest.main([*tests, *PYTEST_ARGS])
+        if dump is not None:
+            dump.write_text("\n".join(_outside_modules()))
     except BaseException:  # noqa: BLE001
         rc = 99
     finally:
@@ -461,11 +595,29 @@ class Outcome:
     seconds: float
 
 
-def _start(module: str, code: str, tests: list[str], log: Path) -> int:
+def _start(module: str, code: str, tests: list[str], log: Path, dump: Path | None = None) -> int:
     pid = os.fork()
     if pid == 0:
-        _child(module, code, tests, log)
+        _child(module, code, tests, log, dump)
     return pid
+
+
+def _preload_from(dump: Path) -> None:
+    """Import in the parent what the baseline's tests imported (not ragmeter itself)."""
+    if not dump.is_file():
+        return
+    for name in dump.read_text().split():
+        if name in sys.modules or name.split(".")[0] in _NO_PRELOAD:
+            continue
+        if name.startswith("_pytest") or name.startswith("hypothesis"):
+            continue
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the child imports it itself, visibly
+            pass
+    stray = [m for m in sys.modules if m == "ragmeter" or m.startswith("ragmeter.")]
+    for name in stray:  # a third-party module that imported ragmeter: never keep it
+        del sys.modules[name]
 
 
 def _wait_all(running: dict, timeout: float, block: bool) -> list[tuple[object, int, float]]:
@@ -495,11 +647,15 @@ def run_module(
     # Baseline: the unmutated (but unparsed) module must pass, and sets the timeout.
     base_log = workdir / f"{module.replace('/', '_')}.baseline.log"
     started = time.monotonic()
-    pid = _start(module, mutated_source(None, module), tests, base_log)
+    dump = workdir / "imported.txt"
+    pid = _start(module, mutated_source(None, module), tests, base_log, dump)
     _, status = os.waitpid(pid, 0)
     baseline = time.monotonic() - started
+    _preload_from(dump)
     if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"{module}: the tests fail without any mutation; see {base_log}")
+        print(f"{module}: SKIPPED, its tests fail without any mutation:", flush=True)
+        print(base_log.read_text(errors="replace")[-2000:], flush=True)
+        return []
     timeout = max(3 * baseline, baseline + 20)
     print(
         f"{module}: {len(mutants)} mutants, tests {' '.join(tests)} "
@@ -545,6 +701,9 @@ def main(argv: list[str] | None = None) -> int:
         "--module", action="append", help="only these modules (e.g. stats, retrieval/base)"
     )
     parser.add_argument("--limit", type=int, help="a random sample of N mutants per module")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"a seeded sample of {QUICK} mutants per module"
+    )
     parser.add_argument("--seed", type=int, default=1, help="seed of the sample (default 1)")
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument("--json", type=Path, help="write every outcome to this JSON file")
@@ -556,6 +715,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the mutants; run nothing")
     parser.add_argument("--verbose", action="store_true", help="print every outcome")
     args = parser.parse_args(argv)
+    if args.quick and args.limit is None:
+        args.limit = QUICK
 
     modules = list(TARGETS)
     if args.module:
@@ -600,21 +761,21 @@ def main(argv: list[str] | None = None) -> int:
     sample = f" (a sample of {args.limit} per module, seed {args.seed})" if args.limit else ""
     print(f"Mutation score{sample}: (killed + timeout) / (mutants - equivalent)")
     print(
-        f"{'module':20} {'mutants':>8} {'killed':>7} {'timeout':>8} {'survived':>9} "
-        f"{'equiv':>6} {'score':>7}"
+        f"{'module':22} {'mutants':>8} {'killed':>7} {'timeout':>8} {'survived':>9} "
+        f"{'equiv':>6} {'killed %':>9}"
     )
     everything: list[Outcome] = []
     for module, outcomes in results.items():
         c = summarize(outcomes)
         everything += outcomes
         print(
-            f"{module:20} {c['mutants']:8d} {c['killed']:7d} {c['timeout']:8d} "
-            f"{c['survived']:9d} {c['equivalent']:6d} {c['score']:7.1%}"
+            f"{module:22} {c['mutants']:8d} {c['killed']:7d} {c['timeout']:8d} "
+            f"{c['survived']:9d} {c['equivalent']:6d} {c['score']:9.1%}"
         )
     total = summarize(everything)
     print(
-        f"{'all':20} {total['mutants']:8d} {total['killed']:7d} {total['timeout']:8d} "
-        f"{total['survived']:9d} {total['equivalent']:6d} {total['score']:7.1%}"
+        f"{'all':22} {total['mutants']:8d} {total['killed']:7d} {total['timeout']:8d} "
+        f"{total['survived']:9d} {total['equivalent']:6d} {total['score']:9.1%}"
     )
     survivors = [o for o in everything if o.status == "survived"]
     if survivors:
