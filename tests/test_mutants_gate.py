@@ -61,3 +61,27 @@ def test_a_missing_system_or_metric_is_named_with_what_the_run_has(tmp_path):
     only = _results(tmp_path / "only", {"t": [0.5] * N}, IDS)
     with pytest.raises(InputError, match="no system 's' in the candidate run"):
         check_noninferior(b, only, "s", "recall@5", margin=1.0)
+
+
+def test_different_question_sets_are_refused_naming_a_question(tmp_path):
+    import pytest
+
+    from ragmeter.errors import InputError
+
+    b, _ = _pair(tmp_path, 0)
+    extra = _results(tmp_path / "extra", {"s": [0.5] * (N + 1)}, [*IDS, "new"])
+    with pytest.raises(InputError, match=r"'new' is only in the candidate"):
+        check_noninferior(b, extra, "s", "recall@5", margin=1.0)
+    with pytest.raises(InputError, match=r"'new' is only in the baseline"):
+        check_noninferior(extra, b, "s", "recall@5", margin=1.0)
+    texts = {q: f"question {q}?" for q in IDS} | {IDS[3]: "another question?"}
+    reworded = _results(tmp_path / "reworded", {"s": [0.5] * N}, IDS, texts)
+    with pytest.raises(InputError, match=rf"question '{IDS[3]}' reads differently"):
+        check_noninferior(b, reworded, "s", "recall@5", margin=1.0)
+
+
+def test_a_run_without_its_questions_file_is_still_compared(tmp_path):
+    b, c = _pair(tmp_path, 0)
+    (c / "questions.jsonl").unlink()  # texts unknown: compared by id only
+    assert check_noninferior(b, c, "s", "recall@5", margin=2.0).passed
+    assert check_noninferior(c, b, "s", "recall@5", margin=2.0).passed
