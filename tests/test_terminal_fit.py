@@ -213,3 +213,12 @@ def test_chunk_list_says_which_sizes_are_not_words(tmp_path, monkeypatch):
     assert got.exit_code == 0, got.output
     assert "chunk_size=400 (characters, as LangChain counts)" in got.stdout
     assert "200 words" in got.stdout  # the built-ins count words
+
+
+def test_a_terminal_too_narrow_for_any_table_gets_lines_not_cut_cells():
+    grid = Grid("Scores", ["system", "recall@5", "words@5"], right={1, 2})
+    grid.rows = [["parent-400/bm25-k09", "80.7 [74.1, 87.4]", "885"]]
+    text = _rendered(fit(grid, 24), 24)
+    _fits(text, 24)
+    assert "┏" not in text and "80.7 [74.1, 87.4]" in text  # the interval on one line
+    assert "parent-400/bm25-k09" in text

@@ -108,13 +108,29 @@ def fit(grid: Grid, width: int | None) -> list[RenderableType]:
     groups = grid.groups or [[i] for i in range(1, len(grid.header))]
     for labels, legend in ((names, None), _legend(names)):
         tables = _pack(grid, groups, labels, width)
-        if tables is not None or legend is not None:
+        if tables is not None:
             head: list[RenderableType] = [Text(grid.title, style="italic")]
-            if legend is not None:
-                head.append(legend)
-            # with a legend every group fits alone; failing that, columns fold
-            return head + (tables or _pack(grid, groups, labels, None) or [])
-    return [whole]  # not reached: with a legend every group is packed
+            return head + ([legend] if legend is not None else []) + tables
+    return stacked(grid, width)
+
+
+def stacked(grid: Grid, width: int | None = None) -> list[RenderableType]:
+    """The last resort of a very narrow terminal: each row as lines of ``header: value``
+    (no table); a value that would not fit beside its header goes on a line of its own."""
+    out: list[RenderableType] = [Text(grid.title, style="italic")]
+    for row in grid.rows:
+        lines = Text(_plain(row[0]).replace("\n", " "), style="bold")
+        for head, cell in zip(grid.header[1:], row[1:], strict=True):
+            value = cell.copy() if isinstance(cell, Text) else Text(str(cell))
+            label = head.replace("\n", " / ")
+            text = value.plain.replace("\n", " / ")
+            long = width is not None and len(label) + len(text) + 4 > width
+            lines.append(f"\n  {label}:" + ("\n    " if long else " "))
+            lines.append_text(Text(text, style=value.style))
+        out.append(lines)
+    if grid.caption:
+        out.append(Text(grid.caption))
+    return out
 
 
 def _pack(

@@ -11,7 +11,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ragmeter.cli.layout import Grid, as_table, fit, natural_width
+from ragmeter.cli.layout import Grid, as_table, fit, natural_width, stacked
 from ragmeter.formatting import column_labels, format_estimate, shown_difference, shown_p
 from ragmeter.metrics import is_share
 from ragmeter.stats import SizeRow
@@ -246,7 +246,10 @@ def comparison_views(
     grid = comparison_grid(shown, metric, seed, rounds, rule)
     tables = fit(grid, None)  # [title, table]
     if width is not None and natural_width(tables[-1]) > width:  # two lines a pair
-        tables = fit(narrow_comparison_grid(shown, metric, seed, rounds, rule), None)
+        narrow = narrow_comparison_grid(shown, metric, seed, rounds, rule)
+        tables = fit(narrow, None)
+        if natural_width(tables[-1]) > width:  # too narrow for any table: lines
+            tables = stacked(grid, width)
     notes = [rest] if rest else []
     return tables, notes + family_notes(comparisons, rule, systems)
 
