@@ -3,6 +3,8 @@ questions can support when a check fails."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 from test_check import IDS, _results
 
@@ -39,6 +41,7 @@ def test_a_graded_score_unchanged_supports_any_margin_above_zero(tmp_path):
     failed = check_noninferior(b, c, "s", "recall@5", margin=0.0)
     # an unchanged candidate differs by exactly 0 on every question: interval [0, 0]
     assert not failed.passed and failed.supported_margin == 0.0
+    assert '"supported_margin": 0.0' in json.dumps(failed.to_dict())  # never -0.0
     assert failed.line.endswith(f"; these {N} questions support any margin above 0")
     assert f"These {N} questions support any margin above 0." in failed.markdown()
     assert "reaches" not in failed.line

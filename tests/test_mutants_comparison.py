@@ -1,0 +1,110 @@
+"""The one comparison (ragmeter.comparison): plans, the caller's choices, and which
+systems are folded as identical."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace as S
+
+import numpy as np
+import pytest
+
+from ragmeter.comparison import ComparisonPlan, compare_run, compare_systems
+from ragmeter.errors import InputError
+
+RNG = np.random.default_rng(3)
+N = 50
+R = (RNG.random((3, N)) < [[0.4], [0.6], [0.8]]).astype(float)
+
+
+def test_the_level_is_one_minus_confidence_exactly():
+    assert ComparisonPlan("m", 1, 10).alpha == 0.05
+    assert ComparisonPlan("m", 1, 10, confidence=0.9).alpha == 0.1
+    assert ComparisonPlan("m", 1, 10).adjust == "maxt"
+
+
+def test_from_settings_reads_every_setting_and_defaults_to_holm():
+    plan = ComparisonPlan.from_settings(
+        {"metric": "mrr@10", "seed": "4", "rounds": "300", "confidence": 0.9, "pairs": "b:a"}
+    )
+    assert plan == ComparisonPlan("mrr@10", 4, 300, 0.9, "holm", None, (("b", "a"),))
+    old = ComparisonPlan.from_settings({"metric": "m", "seed": 1, "rounds": 9, "baseline": "x"})
+    assert (old.confidence, old.adjust, old.baseline, old.pairs) == (0.95, "holm", "x", None)
+    assert ComparisonPlan.from_settings({"metric": "m", "seed": 1, "rounds": 9, "baseline": ""})
+    assert ComparisonPlan.from_settings(
+        {"metric": "m", "seed": 1, "rounds": 9, "adjust": "none"}
+    ).adjust == ("none")
+
+
+def test_choose_replaces_only_what_was_chosen():
+    run = ComparisonPlan("m", 1, 100, 0.9, "holm", baseline="a")
+    assert run.choose() == run
+    one = run.choose("c", "b")
+    assert (one.pairs, one.baseline) == ((("c", "b"),), None)
+    assert one.confidence == 0.9 and one.adjust == "holm"
+    other = run.choose(metric="n", seed=0, rounds=5, adjust="maxt")
+    assert (other.metric, other.seed, other.rounds, other.adjust) == ("n", 0, 5, "maxt")
+    assert other.baseline == "a"  # the family stays when none is chosen
+    planned = ComparisonPlan("m", 1, 100, pairs=(("b", "a"),))
+    assert planned.choose(baseline="c").pairs is None
+    assert planned.choose(baseline="c").baseline == "c"
+    assert planned.choose(pairs="c:a").pairs == (("c", "a"),)
+    assert planned.choose(seed=7).pairs == (("b", "a"),)
+    with pytest.raises(InputError, match="give both A and B"):
+        run.choose("a")
+    with pytest.raises(InputError, match="give both A and B"):
+        run.choose(b="a")
+    with pytest.raises(InputError, match="family of its own"):
+        run.choose("a", "b", baseline="c")
+    with pytest.raises(InputError, match="family of its own"):
+        run.choose("a", "b", pairs="b:c")
+    with pytest.raises(InputError, match="a baseline or planned pairs, not both"):
+        run.choose(baseline="a", pairs="b:c")
+
+
+def test_identical_means_every_metric_not_just_one():
+    recall = np.stack([R[0], R[1], R[1]])
+    mrr = np.stack([R[0], R[1], R[1] * 0.5])  # c equals b on recall only
+    plan = ComparisonPlan("recall@5", 1, 200, adjust="holm")
+    table = compare_systems({"recall@5": recall, "mrr@10": mrr}, ["a", "b", "c"], plan)
+    assert not any(r.identical for r in table.rows)
+    assert table.rule.identical == []
+    same = compare_systems({"recall@5": recall, "mrr@10": recall}, ["a", "b", "c"], plan)
+    folded = [(r.a, r.b) for r in same.rows if r.identical]
+    assert len(folded) == 1 and set(folded[0]) == {"b", "c"}
+    assert same.rule.identical == [["b", "c"]]
+    kept = compare_systems(
+        {"recall@5": recall, "mrr@10": recall}, ["a", "b", "c"], plan, fold_identical=False
+    )
+    assert not any(r.identical for r in kept.rows)
+
+
+def test_the_plan_reaches_the_table():
+    plan = ComparisonPlan("mrr@10", 5, 300, 0.9, "none", baseline="a")
+    table = compare_systems({"recall@5": R, "mrr@10": R[::-1].copy()}, ["a", "b", "c"], plan)
+    assert {(r.a, r.b) for r in table.rows} == {("b", "a"), ("c", "a")}
+    rule = table.rule
+    assert (rule.adjust, rule.alpha, rule.seed, rule.rounds) == ("none", 0.1, 5, 300)
+    row = next(r for r in table.rows if r.a == "c")
+    # the comparison metric's rows: c is R[0] reversed into place, a is R[2]
+    assert row.difference.mean == pytest.approx(R[0].mean() - R[2].mean())
+    with pytest.raises(InputError, match="metric 'ndcg' was not computed"):
+        compare_systems({"mrr@10": R}, ["a", "b", "c"], ComparisonPlan("ndcg", 1, 9))
+    with pytest.raises(InputError, match="at least two systems"):
+        compare_systems({"m": R[:1]}, ["a"], ComparisonPlan("m", 1, 9))
+
+
+def test_compare_run_reads_the_run_in_its_system_order():
+    matrices = {"recall@5": R, "mrr@10": R * 0.5}
+
+    def matrix(metric, systems):
+        assert systems == ["a", "b", "c"]
+        return matrices[metric]
+
+    run = S(systems=["a", "b", "c"], metrics=list(matrices), matrix=matrix)
+    plan = ComparisonPlan("mrr@10", 1, 200, pairs=(("c", "a"),))
+    table = compare_run(run, plan)
+    want = compare_systems(matrices, ["a", "b", "c"], plan)
+    assert [(r.a, r.b, r.difference.mean, r.p_value) for r in table.rows] == [
+        (r.a, r.b, r.difference.mean, r.p_value) for r in want.rows
+    ]
+    assert table.rows[0].difference.mean == pytest.approx(0.5 * (R[2].mean() - R[0].mean()))
