@@ -90,10 +90,12 @@ def as_table(grid: Grid) -> Table:
     return _rich(grid, range(len(grid.header)), grid.title, [r[0] for r in grid.rows])
 
 
-def natural_width(renderable: RenderableType) -> int:
-    """The width a renderable takes when nothing limits it."""
+def natural_width(renderable: RenderableType, least: bool = False) -> int:
+    """The width a renderable takes when nothing limits it (``least``: the narrowest it
+    can be, its wrapping columns wrapped)."""
     wide = Console(width=100_000, file=io.StringIO())
-    return wide.measure(renderable).maximum
+    found = wide.measure(renderable)
+    return found.minimum if least else found.maximum
 
 
 def fit(grid: Grid, width: int | None) -> list[RenderableType]:

@@ -245,10 +245,10 @@ def comparison_views(
     shown, rest = decisive_first(comparisons, limit)
     grid = comparison_grid(shown, metric, seed, rounds, rule)
     tables = fit(grid, None)  # [title, table]
-    if width is not None and natural_width(tables[-1]) > width:  # two lines a pair
+    if width is not None and natural_width(tables[-1], least=True) > width:  # two lines a pair
         narrow = narrow_comparison_grid(shown, metric, seed, rounds, rule)
         tables = fit(narrow, None)
-        if natural_width(tables[-1]) > width:  # too narrow for any table: lines
+        if natural_width(tables[-1], least=True) > width:  # too narrow for any table: lines
             tables = stacked(grid, width)
     notes = [rest] if rest else []
     return tables, notes + family_notes(comparisons, rule, systems)
