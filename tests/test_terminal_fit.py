@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 
 import pytest
@@ -222,3 +223,16 @@ def test_a_terminal_too_narrow_for_any_table_gets_lines_not_cut_cells():
     _fits(text, 24)
     assert "┏" not in text and "80.7 [74.1, 87.4]" in text  # the interval on one line
     assert "parent-400/bm25-k09" in text
+
+
+def test_an_explicit_columns_wins_over_the_width_of_piped_output():
+    import subprocess
+    import sys
+
+    code = "from ragmeter.cli.app import console; print(console.width)"
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    piped = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert piped.stdout.strip() == "160"  # logs and CI: wide, so tables do not wrap
+    env["COLUMNS"] = "80"
+    narrow = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert narrow.stdout.strip() == "80"  # COLUMNS=80 ragmeter demo | cat
