@@ -170,6 +170,7 @@ _COVERAGE = "return float(coverage_curve(items, spans, [max(len(items), 1)])[0])
 _INSIDE = "inside = (k > 0) & (first < self.ends[np.maximum(k - 1, 0)])"
 _SUB = "sub = 2048 if k <= 8 else 1024  # rounds per pass: running sums stay in cache"
 _PARTITION = "part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]"
+_SUPPORT = '+ (self._support().replace(";", ".", 1).replace(" these", " These", 1) + ".")'
 _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
 
 # Mutants argued equivalent (no input can tell them from the original) in
@@ -242,6 +243,14 @@ EQUIVALENT: set[tuple] = {
     ("stats_bootstrap.py", "if rows < 256:", 10, "256 -> 257"),  # two exact summation paths
     # the scale search only picks the fast exact path over the sequential one
     ("stats_bootstrap.py", "for s in range(41):", 15, "41 -> 42"),
+    # gate.py: the support phrase holds one ";" and one " these"; the family is one pair
+    ("gate.py", _SUPPORT, 37, "1 -> 2"),
+    ("gate.py", _SUPPORT, 68, "1 -> 2"),
+    ("gate.py", ").rows[0]", 7, "0 -> -1"),
+    # summary.py: the rule's alpha is built as round(1 - confidence, 12) itself; 11 or 12
+    # digits differ only for a confidence with 12 decimals
+    ("summary.py", "if self.comparison_rule is not None:", 0, "`if` branch removed"),
+    ("summary.py", "return round(1.0 - self.confidence, 12)", 36, "12 -> 11"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",

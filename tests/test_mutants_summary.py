@@ -66,5 +66,6 @@ def test_summary_json_round_trip_keeps_every_setting():
     assert back.to_json() == s.to_json()
     assert back.rng == s.rng == "mulberry32"
     assert Summary().rng is None
+    assert Summary().confidence == 0.95 and Summary().alpha == 0.05  # an empty summary
     with pytest.raises(InputError, match="where.json"):
         Summary.from_json({"estimates": {"a": 3}}, where="where.json")
