@@ -69,3 +69,30 @@ def test_summary_json_round_trip_keeps_every_setting():
     assert Summary().confidence == 0.95 and Summary().alpha == 0.05  # an empty summary
     with pytest.raises(InputError, match="where.json"):
         Summary.from_json({"estimates": {"a": 3}}, where="where.json")
+
+
+def _run(**cfg):
+    from types import SimpleNamespace as S
+
+    base = dict(metric="recall@5", seed=2, rounds=200, confidence=0.9, method="percentile")
+    base |= dict(adjust="none", baseline="", pairs="")
+    return S(
+        config=S(**(base | cfg)),
+        metric_names=list(MATRICES),
+        matrix=lambda m: MATRICES[m],
+        systems=[S(name="a", k_cap=None), S(name="b", k_cap=2), S(name="c", k_cap=None)],
+    )
+
+
+def test_summarize_run_uses_the_runs_own_settings():
+    from ragmeter.summary import summarize_run
+
+    s = summarize_run(_run())
+    assert (s.seed, s.rounds, s.confidence) == (2, 200, 0.9)
+    assert s.comparison_rule.adjust == "none" and s.comparison_rule.family == "all pairs"
+    assert s.k_capped == {"b": 2}
+    based = summarize_run(_run(baseline="a", adjust="holm"))
+    assert based.comparison_rule.adjust == "holm"
+    assert {(r.a, r.b) for r in based.comparisons} == {("b", "a"), ("c", "a")}
+    planned = summarize_run(_run(pairs="c:b"))
+    assert [(r.a, r.b) for r in planned.comparisons] == [("c", "b")]
