@@ -63,6 +63,14 @@ def test_plan_reads_the_metric_asked_for_with_every_setting():
         400,
     )
     assert plan.family == 3 and plan.level == 0.05 / 3
+    default = plan_questions(Run(), "recall@5", systems=["a"])
+    assert (default.seed, default.rounds, default.half_width, default.difference) == (
+        1,
+        10_000,
+        0.04,
+        0.05,
+    )
+    assert default.rule == "maxt" and default.alpha == 0.05
     a, b, c = plan.systems
     x = SCORES["recall@5"]["a"]
     want = sample_size(x, rounds=400, seed=3)
@@ -121,6 +129,17 @@ def test_medians_over_the_pairs():
     pairs += [PairNeed("b", "c", 20, in_family=90), PairNeed("c", "d", None)]
     plan = Plan("m", 0.04, 0.05, 1, 10, pairs=pairs)
     assert plan.single_needed() == 20 and plan.family_needed() == 40
+    # four pairs: the upper median (index 2 of 4)
+    pairs.append(PairNeed("d", "e", 50, in_family=10))
+    plan = Plan("m", 0.04, 0.05, 1, 10, pairs=pairs)
+    assert plan.single_needed() == 30 and plan.family_needed() == 40
+    pairs.append(PairNeed("e", "f", 60, in_family=100))
+    pairs.append(PairNeed("f", "g", 70, in_family=110))
+    plan = Plan("m", 0.04, 0.05, 1, 10, pairs=pairs)  # six: index 3
+    assert plan.single_needed() == 50 and plan.family_needed() == 90
+    # a plan's defaults: a family of one at 0.05, under max-T
+    bare = Plan("m", 0.04, 0.05, 1, 10)
+    assert (bare.family, bare.alpha, bare.rule, bare.level) == (1, 0.05, "maxt", 0.05)
     assert Plan("m", 0.04, 0.05, 1, 10).family_needed() is None
     assert Plan("m", 0.04, 0.05, 1, 10).single_needed() is None
 
