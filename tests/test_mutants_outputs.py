@@ -154,3 +154,23 @@ def test_a_live_writers_temporary_is_kept_for_a_day_then_removed(tmp_path):
     assert clean_stale_temporaries(out) == []  # put back: report.html was missing
     assert out.read_text() == "x"
     assert clean_stale_temporaries(tmp_path / "missing" / "x") == []
+
+
+def test_a_written_file_is_an_ordinary_file_not_a_private_or_executable_one(tmp_path):
+    from ragmeter.outputs import atomic_write
+
+    umask = os.umask(0o022)
+    try:
+        atomic_write(tmp_path / "a.txt", "x")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "a.txt").stat().st_mode & 0o777 == 0o644
+
+
+def test_another_targets_lost_folder_is_never_put_back_here(tmp_path):
+    out = tmp_path / "r"
+    theirs = tmp_path / f"{TMP_PREFIX}r.x.{_dead_pid()}.old"  # a lost folder of "r.x"
+    theirs.mkdir()
+    _age(theirs, 25)
+    clean_stale_temporaries(out)
+    assert not out.exists()
