@@ -140,7 +140,11 @@ TARGETS: dict[str, list[str]] = {
         "tests/test_qrels.py",
     ],
     "outputs.py": ["tests/test_mutants_outputs.py", "tests/test_outputs.py"],
-    "_manifest.py": ["tests/test_mutants_outputs.py", "tests/test_outputs.py"],
+    "_manifest.py": [
+        "tests/test_mutants_manifest.py",
+        "tests/test_mutants_outputs.py",
+        "tests/test_outputs.py",
+    ],
     "_safe_text.py": ["tests/test_mutants_safe_text.py", "tests/test_escaping.py"],
     "llm/parse.py": ["tests/test_llm_parse.py", "tests/test_judge_injection.py"],
     "llm/fence.py": ["tests/test_mutants_fence.py", "tests/test_prompt_fencing.py"],

@@ -1,0 +1,140 @@
+"""The manifest of what ragmeter wrote (ragmeter._manifest): a file counts as ours
+only while it is unchanged, and a folder is replaced only when all of it is ours."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragmeter import _manifest as mf
+from ragmeter.errors import InputError
+
+
+def test_a_recorded_file_is_ours_until_it_changes(tmp_path):
+    f = tmp_path / "report.html"
+    f.write_text("abc")
+    assert not mf.is_recorded(f)
+    mf.record_written(f)
+    assert mf.is_recorded(f)
+    assert mf.read_manifest(tmp_path)["report.html"][0] == 3
+    f.write_text("abd")  # same size, other bytes
+    assert not mf.is_recorded(f)
+    f.write_text("abcd")
+    assert not mf.is_recorded(f)
+    f.write_text("abc")  # the same bytes again: a copy without its times is still ours
+    assert mf.is_recorded(f)
+
+
+def test_large_files_are_hashed_whole_up_to_the_limit(tmp_path):
+    size = mf.WHOLE_MAX
+    for name, n in (("whole", size), ("sampled", size + 1)):
+        f = tmp_path / name
+        data = bytearray(n)
+        f.write_bytes(data)
+        mf.record_written(f)
+        data[n // 2] = 1  # a change in the middle
+        f.write_bytes(data)
+        assert mf.is_recorded(f) is (name == "sampled"), name
+        data[n // 2] = 0
+        data[-1] = 1  # a change in the last MiB is always seen
+        f.write_bytes(data)
+        assert not mf.is_recorded(f)
+        data[-1] = 0
+        data[0] = 1
+        f.write_bytes(data)
+        assert not mf.is_recorded(f)
+
+
+def test_the_manifest_drops_gone_files_and_leaves_a_foreign_file_alone(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_text("1")
+    b.write_text("2")
+    mf.record_written(a)
+    mf.record_written(b)
+    assert sorted(mf.read_manifest(tmp_path)) == ["a", "b"]
+    a.unlink()
+    b.write_text("22")
+    mf.record_written(b)
+    assert sorted(mf.read_manifest(tmp_path)) == ["b"]
+    text = (tmp_path / mf.MANIFEST).read_text()
+    assert json.loads(text)["format"] == "ragmeter-manifest"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / mf.MANIFEST).write_text('{"format": "something else"}')
+    (other / "c").write_text("3")
+    mf.record_written(other / "c")
+    assert (other / mf.MANIFEST).read_text() == '{"format": "something else"}'
+    assert mf.read_manifest(other) == {}
+    mf.record_written(other / mf.MANIFEST)  # never records itself
+    mf.record_written(other / "missing")
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / mf.MANIFEST).symlink_to(tmp_path / mf.MANIFEST)
+    (linked / "d").write_text("4")
+    mf.record_written(linked / "d")
+    assert sorted(mf.read_manifest(tmp_path)) == ["b"]  # not written through the link
+
+
+def test_manifest_parsing():
+    assert mf._parse_manifest(b"  \n") == {}
+    assert mf._parse_manifest(b"\xff") is None
+    assert mf._parse_manifest(b"[]") is None
+    assert mf._parse_manifest(b'{"format": "ragmeter-manifest", "files": []}') is None
+    raw = b'{"format": "ragmeter-manifest", "files": {"a": [1, "x"], "b": 3}}'
+    assert mf._parse_manifest(raw) == {"a": [1, "x"]}
+
+
+def _results(tmp_path):
+    out = tmp_path / "r"
+    out.mkdir(parents=True)
+    (out / "meta.json").write_text('{"format": "ragmeter-results"}')
+    (out / "scores.json").write_text("{}")
+    (out / "sub").mkdir()
+    mf.write_manifest(out)
+    return out
+
+
+def test_write_manifest_records_files_not_folders_or_itself(tmp_path):
+    out = _results(tmp_path)
+    assert sorted(mf.read_manifest(out)) == ["meta.json", "scores.json"]
+    mf.write_manifest(out)
+    assert sorted(mf.read_manifest(out)) == ["meta.json", "scores.json"]
+
+
+def test_a_folder_is_replaceable_only_when_all_of_it_is_ours(tmp_path):
+    out = _results(tmp_path)
+    (out / "sub").rmdir()
+    mf.check_replaceable(out)
+    (out / "answers").mkdir()  # carried into the new directory
+    (out / "answers" / "x.json").write_text("{}")
+    (out / "audit").mkdir()
+    mf.check_replaceable(out)
+    for name in ("n1", "n2", "n3", "n4", "n5"):
+        (out / name).write_text("mine")
+    with pytest.raises(InputError, match=r"holds n1, n2, n3 and 2 more, which ragmeter did not"):
+        mf.check_replaceable(out, "--out")
+    for name in ("n2", "n3", "n4", "n5"):
+        (out / name).unlink()
+    with pytest.raises(InputError, match=r"holds n1, which") as err:
+        mf.check_replaceable(out, "--into")
+    assert "give another --into" in str(err.value) and "more" not in str(err.value)
+    (out / "n1").unlink()
+    (out / "scores.json").write_text('{"edited": 1}')
+    with pytest.raises(InputError, match="holds scores.json, which"):
+        mf.check_replaceable(out)
+
+
+def test_a_hand_made_folder_or_a_linked_carried_folder_is_not_replaceable(tmp_path):
+    out = _results(tmp_path)
+    (out / "sub").rmdir()
+    (out / "meta.json").write_text('{"format": "ragmeter-results", "x": 1}')
+    with pytest.raises(InputError, match="has a meta.json but no record"):
+        mf.check_replaceable(out)
+    out2 = _results(tmp_path / "two")
+    (out2 / "sub").rmdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (out2 / "answers").symlink_to(elsewhere)
+    with pytest.raises(InputError, match="holds answers, which"):
+        mf.check_replaceable(out2)
