@@ -27,7 +27,8 @@ def test_a_recorded_file_is_ours_until_it_changes(tmp_path):
 
 
 def test_large_files_are_hashed_whole_up_to_the_limit(tmp_path):
-    size = mf.WHOLE_MAX
+    size = 16 << 20  # the documented limit: 16 MiB hashed whole
+    assert mf.WHOLE_MAX == size
     for name, n in (("whole", size), ("sampled", size + 1)):
         f = tmp_path / name
         data = bytearray(n)
@@ -95,9 +96,15 @@ def _results(tmp_path):
     return out
 
 
-def test_write_manifest_records_files_not_folders_or_itself(tmp_path):
+def test_write_manifest_records_files_not_folders_links_or_itself(tmp_path):
     out = _results(tmp_path)
     assert sorted(mf.read_manifest(out)) == ["meta.json", "scores.json"]
+    (out / "link.json").symlink_to(out / "scores.json")
+    mf.write_manifest(out)
+    assert sorted(mf.read_manifest(out)) == ["meta.json", "scores.json"]
+    mf.record_written(out / "link.json")
+    assert not mf.is_recorded(out / "link.json")
+    (out / "link.json").unlink()
     mf.write_manifest(out)
     assert sorted(mf.read_manifest(out)) == ["meta.json", "scores.json"]
 
