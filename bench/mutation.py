@@ -749,11 +749,31 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="only the mutants that survived in this earlier --json file (after adding tests)",
     )
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        nargs="+",
+        help="print the table of earlier --json files, later files overriding earlier "
+        "outcomes of the same mutant (a first run, then --rerun of its survivors)",
+    )
     parser.add_argument("--list", action="store_true", help="list the mutants; run nothing")
     parser.add_argument("--verbose", action="store_true", help="print every outcome")
     args = parser.parse_args(argv)
     if args.quick and args.limit is None:
         args.limit = QUICK
+
+    if args.merge:
+        merged: dict[tuple, Outcome] = {}
+        for path in args.merge:  # later files override: a rerun after new tests
+            for o in json.loads(path.read_text())["outcomes"]:
+                m = Mutant(**{k: o[k] for k in Mutant.__dataclass_fields__})
+                status = "equivalent" if m.equivalent else o["status"]
+                merged[_identity(m)] = Outcome(m, status, o["seconds"])
+        results: dict[str, list[Outcome]] = {}
+        for o in sorted(merged.values(), key=lambda o: (o.mutant.module, o.mutant.line)):
+            results.setdefault(o.mutant.module, []).append(o)
+        _report(results, "merged: " + ", ".join(str(p) for p in args.merge))
+        return 0
 
     modules = list(TARGETS)
     if args.module:
@@ -766,7 +786,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rerun is not None:
         earlier = json.loads(args.rerun.read_text())["outcomes"]
         survivors = {
-            (o["module"], o["node"], o["kind"], o["arg"])
+            (o["module"], o["source_line"], o["col"], o["description"], o["nth"])
             for o in earlier
             if o["status"] == "survived"
         }
@@ -775,7 +795,7 @@ def main(argv: list[str] | None = None) -> int:
     for module in modules:
         mutants = enumerate_mutants(module)
         if survivors is not None:
-            mutants = [m for m in mutants if (m.module, m.node, m.kind, m.arg) in survivors]
+            mutants = [m for m in mutants if _identity(m) in survivors]
         if args.limit is not None and args.limit < len(mutants):
             mutants = random.Random(f"{args.seed}:{module}").sample(mutants, args.limit)
             mutants.sort(key=lambda m: (m.line, m.node, m.arg))
@@ -794,9 +814,35 @@ def main(argv: list[str] | None = None) -> int:
         for module, mutants in plan.items():
             results[module] = run_module(module, mutants, args.jobs, Path(tmp), args.verbose)
 
+    sample = f"a sample of {args.limit} per module, seed {args.seed}" if args.limit else ""
+    everything = _report(results, sample)
+    print(f"\n{time.monotonic() - started:.0f} s, {args.jobs} job(s)")
+    if args.json:
+        payload = {
+            "limit": args.limit,
+            "seed": args.seed,
+            "summary": {m: summarize(o) for m, o in results.items()}
+            | {"all": summarize(everything)},
+            "outcomes": [
+                asdict(o.mutant) | {"status": o.status, "seconds": round(o.seconds, 2)}
+                for o in everything
+            ],
+        }
+        args.json.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+def _identity(m: Mutant) -> tuple:
+    """A mutant by its text (stable while other lines of the module change)."""
+    return (*m.key, m.nth)
+
+
+def _report(results: dict[str, list[Outcome]], note: str) -> list[Outcome]:
+    """Print the per-module table and the survivors; return every outcome."""
     print()
-    sample = f" (a sample of {args.limit} per module, seed {args.seed})" if args.limit else ""
-    print(f"Mutation score{sample}: (killed + timeout) / (mutants - equivalent)")
+    print(
+        f"Mutation score{f' ({note})' if note else ''}: (killed + timeout) / (mutants - equivalent)"
+    )
     print(
         f"{'module':22} {'mutants':>8} {'killed':>7} {'timeout':>8} {'survived':>9} "
         f"{'equiv':>6} {'killed %':>9}"
@@ -819,19 +865,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\nSurvivors:")
         for o in survivors:
             print(f"  {o.mutant.where}: {o.mutant.description} | {o.mutant.source_line}")
-    print(f"\n{time.monotonic() - started:.0f} s, {args.jobs} job(s)")
-    if args.json:
-        payload = {
-            "limit": args.limit,
-            "seed": args.seed,
-            "summary": {m: summarize(o) for m, o in results.items()} | {"all": total},
-            "outcomes": [
-                asdict(o.mutant) | {"status": o.status, "seconds": round(o.seconds, 2)}
-                for o in everything
-            ],
-        }
-        args.json.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
-    return 0
+    return everything
 
 
 if __name__ == "__main__":
