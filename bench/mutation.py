@@ -262,6 +262,11 @@ EQUIVALENT: set[tuple] = {
     # comparison.py: 11 to 13 digits all absorb the noise of 1 - 0.95 (4e-17)
     ("comparison.py", "return round(1.0 - self.confidence, 12)", 36, "12 -> 11"),
     ("comparison.py", "return round(1.0 - self.confidence, 12)", 36, "12 -> 13"),
+    # chunkers.py: text.find(piece, prev + 1) is never 0 once prev >= 0
+    ("chunkers.py", "if at < 0 and prev >= 0:", 3, "`<` -> `<=`"),
+    # chunkers.py: the fallback for old semantic-text-splitter versions (byte offsets);
+    # the pinned version gives character offsets, so it never runs
+    ("chunkers.py", "return obj.chunks(text)", 0, "return None"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",
