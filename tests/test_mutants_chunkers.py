@@ -63,3 +63,29 @@ def test_a_rewritten_piece_is_refused_naming_it():
         spans(["x" * 70])
     with pytest.raises(InputError, match="is not in the document at or after"):
         spans(["cd", "ab"])
+
+
+def test_a_python_splitter_beside_the_config_is_found_and_a_missing_one_named(
+    tmp_path, monkeypatch
+):
+    import sys
+
+    from ragmeter.chunkers import make_strategy
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    (tmp_path / "my_split_mod.py").write_text("def split(text, n=1):\n    return [text[:n]]\n")
+    strategy = make_strategy("mine", "python", function="my_split_mod:split", n=2)
+    assert [(c.start, c.end) for c in strategy.split("d", "abcd")] == [(0, 2)]
+    assert str(tmp_path) not in sys.path  # the folder is put on the path only to import
+    with pytest.raises(InputError, match=r"cannot import no_such_mod_xyz .*; put it on PYTHONPATH"):
+        make_strategy("gone", "python", function="no_such_mod_xyz:split")
+    (tmp_path / "needs_dep_mod.py").write_text("import no_such_dep_xyz\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(InputError, match=r"cannot import needs_dep_mod: No module named") as err:
+        make_strategy("dep", "python", function="needs_dep_mod:split")
+    assert "PYTHONPATH" not in str(err.value)
+    with pytest.raises(InputError, match="has no function 'nope'"):
+        make_strategy("mine", "python", function="my_split_mod:nope")
+    with pytest.raises(InputError, match='give function = "module:function"'):
+        make_strategy("mine", "python", function="my_split_mod")
