@@ -27,10 +27,18 @@ def test_accuracy_counts_unscored_as_not_correct():
     want = stats.bootstrap(np.array([1.0] * 5 + [0.0] * 5), rounds=300, seed=2)
     assert (acc.correct.low, acc.correct.high) == (want.low, want.high)
     assert acc.correct.rounds == 300 and acc.correct.confidence == 0.95
-    assert accuracy(["correct", "wrong"], confidence=0.9, rounds=200).correct.confidence == 0.9
+    some = accuracy(["correct", "partial", "wrong"], confidence=0.9, rounds=200)
+    assert some.correct.confidence == some.correct_or_partial.confidence == 0.9
+    default = accuracy(["correct", "wrong"])
+    assert (default.correct.rounds, default.correct.seed, default.correct.confidence) == (
+        10_000,
+        1,
+        0.95,
+    )
     assert accuracy(["correct"], rounds=200).correct_if_unscored is None
     empty = accuracy([])
-    assert (empty.correct, empty.scored, empty.counts["correct"]) == (None, 0, 0)
+    assert (empty.correct, empty.correct_or_partial) == (None, None)
+    assert (empty.scored, empty.unscored, empty.counts["correct"]) == (0, 0, 0)
     with pytest.raises(InputError, match=r"unknown grades \['great'\]"):
         accuracy(["correct", "great"])
 
@@ -40,6 +48,8 @@ def test_ppi_estimate_is_judge_accuracy_plus_the_rectifier():
     assert est.mean == pytest.approx(J_ALL.mean() + (HAND - J_HAND).mean())
     assert (est.n, est.rounds, est.seed, est.confidence) == (60, 400, 3, 0.9)
     assert est.method == "ppi-percentile" and est.rng == "mulberry32"
+    default = ppi_accuracy(J_ALL, J_HAND, HAND)
+    assert (default.seed, default.rounds, default.confidence) == (1, 10_000, 0.95)
 
 
 def test_ppi_interval_draws_the_hand_sample_after_the_judges_draws():
