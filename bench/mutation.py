@@ -175,6 +175,8 @@ _INSIDE = "inside = (k > 0) & (first < self.ends[np.maximum(k - 1, 0)])"
 _SUB = "sub = 2048 if k <= 8 else 1024  # rounds per pass: running sums stay in cache"
 _PARTITION = "part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]"
 _SUPPORT = '+ (self._support().replace(";", ".", 1).replace(" these", " These", 1) + ".")'
+_ONE_UNIT = "return np.array([2], dtype=np.int64)  # one unit: an item holding the whole passage"
+_JUDGED = "return np.array(sorted((g for _, g in q.qrels if g > 0), reverse=True), dtype=np.int64)"
 _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
 
 # Mutants argued equivalent (no input can tell them from the original) in
@@ -267,6 +269,21 @@ EQUIVALENT: set[tuple] = {
     # chunkers.py: the fallback for old semantic-text-splitter versions (byte offsets);
     # the pinned version gives character offsets, so it never runs
     ("chunkers.py", "return obj.chunks(text)", 0, "return None"),
+    # scoring.py: np.zeros is float64 and np.array of ints int64 by default; the grades
+    # matrix is read through metrics' whole-number check, and every ideal vector is
+    # sorted best first by metrics._ideal_matrix; nonzero grades are > 0, so the
+    # default of the running best (0 or -1) and the order of max's arguments never matter
+    ("scoring.py", "return np.zeros(len(ks), dtype=np.float64)", 7, "keyword `dtype=` dropped"),
+    ("scoring.py", _ONE_UNIT, 7, "keyword `dtype=` dropped"),
+    ("scoring.py", "grades = np.zeros((n, depth), dtype=np.int64)", 9, "keyword `dtype=` dropped"),
+    ("scoring.py", _JUDGED, 65, "True -> False"),
+    (
+        "scoring.py",
+        "best[p] = max(best.get(p, 0), x)",
+        10,
+        "arguments swapped: (x, best.get(p, 0), ...)",
+    ),
+    ("scoring.py", "best[p] = max(best.get(p, 0), x)", 26, "0 -> -1"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",
