@@ -143,7 +143,12 @@ def test_a_live_writers_temporary_is_kept_for_a_day_then_removed(tmp_path):
     _age(old, 25)  # a pid reused a day later is not the writer
     assert clean_stale_temporaries(out) == [old]
     assert young.exists()
-    # an older release's temporaries carry no pid: they wait a day too
+    assert clean_stale_temporaries(tmp_path / "missing" / "x") == []
+
+
+def test_an_older_releases_temporaries_are_cleaned_too(tmp_path):
+    out = tmp_path / "report.html"
+    # its new files carry no pid: they wait a day
     legacy = tmp_path / ".report.html.tmp-123"
     legacy.write_text("")
     assert clean_stale_temporaries(out) == []
@@ -153,7 +158,6 @@ def test_a_live_writers_temporary_is_kept_for_a_day_then_removed(tmp_path):
     legacy_old.write_text("x")
     assert clean_stale_temporaries(out) == []  # put back: report.html was missing
     assert out.read_text() == "x"
-    assert clean_stale_temporaries(tmp_path / "missing" / "x") == []
 
 
 def test_a_written_file_is_an_ordinary_file_not_a_private_or_executable_one(tmp_path):
