@@ -121,7 +121,13 @@ def test_a_folder_is_replaceable_only_when_all_of_it_is_ours(tmp_path):
         (out / name).write_text("mine")
     with pytest.raises(InputError, match=r"holds n1, n2, n3 and 2 more, which ragmeter did not"):
         mf.check_replaceable(out, "--out")
-    for name in ("n2", "n3", "n4", "n5"):
+    (out / "n5").unlink()
+    with pytest.raises(InputError, match=r"holds n1, n2, n3 and 1 more, which"):
+        mf.check_replaceable(out)
+    (out / "n4").unlink()
+    with pytest.raises(InputError, match=r"holds n1, n2, n3, which"):
+        mf.check_replaceable(out)
+    for name in ("n2", "n3"):
         (out / name).unlink()
     with pytest.raises(InputError, match=r"holds n1, which") as err:
         mf.check_replaceable(out, "--into")
@@ -145,3 +151,45 @@ def test_a_hand_made_folder_or_a_linked_carried_folder_is_not_replaceable(tmp_pa
     (out2 / "answers").symlink_to(elsewhere)
     with pytest.raises(InputError, match="holds answers, which"):
         mf.check_replaceable(out2)
+
+
+def test_the_manifest_text_is_fixed_and_never_records_itself(tmp_path):
+    f = tmp_path / "a.txt"
+    f.write_text("abc")
+    mf.record_written(f)
+    digest = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert (tmp_path / mf.MANIFEST).read_text() == (
+        '{\n "files": {\n  "a.txt": [\n   3,\n   "' + digest + '"\n  ]\n },\n'
+        ' "format": "ragmeter-manifest"\n}\n'
+    )
+    mf.record_written(tmp_path / mf.MANIFEST)
+    assert list(mf.read_manifest(tmp_path)) == ["a.txt"]
+
+
+def test_a_folder_at_the_manifests_name_is_left_alone(tmp_path):
+    (tmp_path / mf.MANIFEST).mkdir()
+    f = tmp_path / "a.txt"
+    f.write_text("abc")
+    mf.record_written(f)  # nothing recorded, nothing raised
+    assert mf.read_manifest(tmp_path) == {} and not mf.is_recorded(f)
+
+
+def _record_many(folder, start):
+    from pathlib import Path
+
+    for i in range(start, start + 40):
+        path = Path(folder) / f"f{i}.txt"
+        path.write_text(str(i))
+        mf.record_written(path)
+
+
+def test_writers_at_once_lose_no_entry(tmp_path):
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_record_many, args=(tmp_path, 40 * j)) for j in range(4)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join()
+    assert len(mf.read_manifest(tmp_path)) == 160
