@@ -108,3 +108,33 @@ def test_compare_run_reads_the_run_in_its_system_order():
         (r.a, r.b, r.difference.mean, r.p_value) for r in want.rows
     ]
     assert table.rows[0].difference.mean == pytest.approx(0.5 * (R[2].mean() - R[0].mean()))
+
+
+def test_rows_of_an_older_summary_read_back_with_their_p_value():
+    from ragmeter.verdicts import Row, compare_family
+
+    table = compare_family(R, ["a", "b", "c"], adjust="holm", rounds=200)
+    assert table.rule.rounds == 200
+    row = table.rows[0]
+    data = row.to_dict()
+    assert data["p_holm"] == row.p
+    assert Row.from_dict(data) == row
+    old = {k: v for k, v in data.items() if k not in ("p", "level", "differ", "needed")}
+    old["p_value"] = 0.03
+    # a Holm table of an earlier version: p_holm is the rule's p
+    assert Row.from_dict(old | {"p_holm": 0.04}).p == 0.04
+    assert Row.from_dict(old | {"p_holm": 0.04}, ruled=False).p == 0.04
+    # before any rule: no p_holm, the pair's own p_value
+    assert Row.from_dict(old | {"p_holm": None}, ruled=False).p == 0.03
+    assert Row.from_dict(old | {"p_holm": None}).p is None
+    back = Row.from_dict(old | {"p_holm": None})
+    assert back.differ == row.wins + row.losses and back.needed == 0
+    assert back.level == pytest.approx(1 - row.difference.confidence)
+
+
+def test_a_rule_defaults_to_no_identical_groups_and_ten_thousand_rounds():
+    from ragmeter.verdicts import Rule, compare_family
+
+    rule = Rule("holm", 0.05, "all pairs", 3, "t", "i", 1, 100, "mulberry32")
+    assert rule.identical == []
+    assert compare_family(R[:2], ["a", "b"]).rule.rounds == 10_000
