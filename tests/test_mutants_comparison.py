@@ -138,3 +138,28 @@ def test_a_rule_defaults_to_no_identical_groups_and_ten_thousand_rounds():
     rule = Rule("holm", 0.05, "all pairs", 3, "t", "i", 1, 100, "mulberry32")
     assert rule.identical == []
     assert compare_family(R[:2], ["a", "b"]).rule.rounds == 10_000
+
+
+def test_the_rule_names_its_test_and_counts_per_question():
+    from ragmeter.verdicts import compare_family
+
+    m = np.stack([R[0], R[1], R[1]])
+    none = compare_family(m, ["a", "b", "c"], adjust="none", alpha=0.1, rounds=200)
+    assert none.rule.test == "no test (the interval decides)"
+    assert none.rule.interval == "90% paired percentile bootstrap"
+    binary = compare_family(m, ["a", "b", "c"], adjust="holm", rounds=200)
+    assert binary.rule.test == "McNemar's exact test (0/1 scores)"
+    graded = compare_family(m * 0.5 + 0.1 * np.arange(N) / N, ["a", "b", "c"], rounds=200)
+    assert graded.rule.test == "sign-flip test (200 rounds)"
+    for row in binary.rows:
+        if row.identical:
+            assert (row.difference.n, row.ties, row.wins, row.losses) == (N, N, 0, 0)
+            continue
+        x, y = m[["abc".index(row.a)]][0], m[["abc".index(row.b)]][0]
+        assert (row.wins, row.ties, row.losses) == (
+            int((x > y).sum()),
+            int((x == y).sum()),
+            int((x < y).sum()),
+        )
+    with pytest.raises(InputError, match="^alpha must lie strictly between 0 and 1, got 0.0"):
+        compare_family(m, ["a", "b", "c"], alpha=0.0)
