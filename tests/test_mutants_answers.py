@@ -84,3 +84,32 @@ def test_ppi_refuses_unpaired_or_empty_grades():
         ppi_accuracy([1, 0], [1, 0], [1])
     with pytest.raises(InputError, match="must be paired"):
         ppi_accuracy([1, 0], [], [])
+
+
+def test_corrected_accuracy_leaves_out_unscored_and_uses_every_setting():
+    from ragmeter.answers.analysis import MIN_HAND, corrected_accuracy
+
+    judge = {f"q{i}": g for i, g in enumerate(["correct"] * 6 + ["wrong"] * 3 + ["unscored"])}
+    hand = {"q0": "correct", "q1": "wrong", "q2": "correct", "q6": "wrong", "q7": "correct"}
+    hand |= {"q9": "correct", "q8": "unscored"}
+    got = corrected_accuracy(judge, hand, "j", "sys", rounds=300, seed=6, confidence=0.9)
+    assert (got.judge, got.system, got.n, got.n_hand) == ("j", "sys", 9, MIN_HAND)
+    j_all = np.array([1.0] * 6 + [0.0] * 3)
+    h = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
+    j_hand = np.array([1.0, 1.0, 1.0, 0.0, 0.0])
+    assert got.rectifier == pytest.approx((h - j_hand).mean())
+    for est, want in (
+        (got.raw, stats.bootstrap(j_all, rounds=300, seed=6, confidence=0.9)),
+        (got.hand_only, stats.bootstrap(h, rounds=300, seed=6, confidence=0.9)),
+        (got.corrected, ppi_accuracy(j_all, j_hand, h, rounds=300, seed=6, confidence=0.9)),
+    ):
+        assert (est.mean, est.low, est.high, est.seed, est.confidence) == (
+            want.mean,
+            want.low,
+            want.high,
+            6,
+            0.9,
+        )
+    del hand["q7"]
+    assert corrected_accuracy(judge, hand) is None  # four graded both ways: too few
+    assert corrected_accuracy({"a": "unscored"}, {"a": "correct"}) is None

@@ -163,3 +163,25 @@ def test_the_rule_names_its_test_and_counts_per_question():
         )
     with pytest.raises(InputError, match="^alpha must lie strictly between 0 and 1, got 0.0"):
         compare_family(m, ["a", "b", "c"], alpha=0.0)
+
+
+def test_holm_levels_step_down_and_stop_where_holm_stopped():
+    from ragmeter import stats
+    from ragmeter.verdicts import _levels, compare_family
+
+    raw = [0.04, 0.001, 0.03]
+    adj = stats.holm(raw)
+    assert adj == pytest.approx([0.06, 0.003, 0.06])
+    # step 1 rejects at 0.05/3; step 2 (p 0.03, adjusted 0.06) stops: it and the rest
+    # are compared at 0.05/2
+    assert _levels(adj, raw, 0.05) == pytest.approx([0.025, 0.05 / 3, 0.025])
+    assert _levels([0.003, 0.02, 0.04], [0.001, 0.01, 0.04], 0.05) == pytest.approx(
+        [0.05 / 3, 0.025, 0.05]
+    )
+    # every Holm row's interval is at 1 - its level
+    m = (np.random.default_rng(9).random((4, 300)) < [[0.3], [0.5], [0.52], [0.7]]) * 1.0
+    table = compare_family(m, ["a", "b", "c", "d"], adjust="holm", rounds=200)
+    for row in table.rows:
+        assert row.difference.confidence == pytest.approx(1 - row.level)
+    levels = sorted(row.level for row in table.rows)
+    assert levels[0] == pytest.approx(0.05 / 6)
