@@ -128,6 +128,7 @@ TARGETS: dict[str, list[str]] = {
         "tests/test_search_wiring.py",
     ],
     "qrels.py": [
+        "tests/test_mutants_qrels.py",
         "tests/test_qrels_ties.py",
         "tests/test_trec.py",
         "tests/test_qrels.py",
@@ -177,6 +178,8 @@ _PARTITION = "part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]"
 _SUPPORT = '+ (self._support().replace(";", ".", 1).replace(" these", " These", 1) + ".")'
 _ONE_UNIT = "return np.array([2], dtype=np.int64)  # one unit: an item holding the whole passage"
 _JUDGED = "return np.array(sorted((g for _, g in q.qrels if g > 0), reverse=True), dtype=np.int64)"
+_WIDTH = "width = max(doc_all.dtype.itemsize, qrels.doc.dtype.itemsize)"
+_HEADS = "heads = np.flatnonzero(np.diff(q_all, prepend=-1) != 0) if n else np.zeros(0, np.int64)"
 _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
 
 # Mutants argued equivalent (no input can tell them from the original) in
@@ -290,6 +293,16 @@ EQUIVALENT: set[tuple] = {
     # _manifest.py: the manifest is read to its end whatever the read size
     ("_manifest.py", "while chunk := os.read(fd, 1 << 16):", 32, "16 -> 15"),
     ("_manifest.py", "while chunk := os.read(fd, 1 << 16):", 32, "16 -> 17"),
+    # qrels.py: max() of two ints in either order; a missed query head (prepend 1 when
+    # the first query row is 1) only turns off the contiguous fast path, and the full
+    # sort gives the same order
+    (
+        "qrels.py",
+        _WIDTH,
+        8,
+        "arguments swapped: (qrels.doc.dtype.itemsize, doc_all.dtype.itemsize, ...)",
+    ),
+    ("qrels.py", _HEADS, 46, "drop unary `-`"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",
