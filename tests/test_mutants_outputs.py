@@ -171,10 +171,22 @@ def test_a_written_file_is_an_ordinary_file_not_a_private_or_executable_one(tmp_
     assert (tmp_path / "a.txt").stat().st_mode & 0o777 == 0o644
 
 
-def test_another_targets_lost_folder_is_never_put_back_here(tmp_path):
+def test_another_targets_temporaries_are_never_touched(tmp_path):
+    # regression: cleaning "r" deleted the lost folder of "r.x" (or "r.5") after a day
     out = tmp_path / "r"
-    theirs = tmp_path / f"{TMP_PREFIX}r.x.{_dead_pid()}.old"  # a lost folder of "r.x"
-    theirs.mkdir()
-    _age(theirs, 25)
-    clean_stale_temporaries(out)
-    assert not out.exists()
+    dead = _dead_pid()
+    theirs = [
+        tmp_path / f"{TMP_PREFIX}r.x.{dead}.old",  # the only copy of "r.x"
+        tmp_path / f"{TMP_PREFIX}r.5.{dead}.old",
+        tmp_path / f"{TMP_PREFIX}r.5.{dead}.new-abc_1",
+    ]
+    for path in theirs:
+        path.mkdir()
+        _age(path, 25)
+    ours = tmp_path / f"{TMP_PREFIX}r.{dead}.new-abc_1"
+    ours.mkdir()
+    assert clean_stale_temporaries(out) == [ours]
+    assert not out.exists()  # never put back here
+    assert all(path.is_dir() for path in theirs)
+    assert clean_stale_temporaries(tmp_path / "r.x") == []
+    assert (tmp_path / "r.x").is_dir()  # put back where it belongs

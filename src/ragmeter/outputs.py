@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import socket
 import sys
@@ -83,6 +84,8 @@ LOCK_WAIT_S = 10.0
 
 STALE_AGE_S = 24 * 3600.0
 """Temporaries older than this are removed even when their pid is alive (pid reuse)."""
+
+_NEW_ROLE = re.compile(r"new-\w*")  # mkstemp/mkdtemp's suffix: letters, digits, _
 
 
 def results_marker() -> dict[str, object]:
@@ -326,8 +329,9 @@ def clean_stale_temporaries(path: str | Path) -> list[Path]:
     for entry in parent.iterdir():
         name = entry.name
         if name.startswith(prefix):
-            pid_text = name[len(prefix) :].split(".", 1)[0]
-            role = name[len(prefix) :].split(".", 1)[-1]
+            pid_text, _, role = name[len(prefix) :].partition(".")
+            if not pid_text.isdigit() or not (role == "old" or _NEW_ROLE.fullmatch(role)):
+                continue  # another target's (``r.x``'s beside ``r``): never ours to touch
         elif name.startswith(legacy[1]):
             pid_text, role = name[len(legacy[1]) :], "old"
         elif name.startswith(legacy[0]):
