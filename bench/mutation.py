@@ -303,6 +303,8 @@ EQUIVALENT: set[tuple] = {
         "arguments swapped: (qrels.doc.dtype.itemsize, doc_all.dtype.itemsize, ...)",
     ),
     ("qrels.py", _HEADS, 46, "drop unary `-`"),
+    # an empty slot (j < 0) reads keys[0] or keys[-1], and ~empty masks either out
+    ("qrels.py", "match = ~empty & (keys[np.maximum(j, 0)] == probe[active])", 37, "0 -> -1"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",

@@ -185,3 +185,20 @@ def test_holm_levels_step_down_and_stop_where_holm_stopped():
         assert row.difference.confidence == pytest.approx(1 - row.level)
     levels = sorted(row.level for row in table.rows)
     assert levels[0] == pytest.approx(0.05 / 6)
+
+
+def test_a_holm_table_gives_pairs_after_the_stop_the_stopping_level():
+    from ragmeter.verdicts import compare_family
+
+    n = 40
+    a = np.zeros(n)
+    a[36:] = 1
+    b, c, d = np.zeros(n), np.zeros(n), np.zeros(n)
+    b[:12], b[36:39] = 1, 1  # 12 better, 1 worse: p 0.0034
+    c[:10], c[36:38] = 1, 1  # 10 better, 2 worse: p 0.039 (< 0.05, Holm's 0.077 is not)
+    d[:3], d[36:37] = 1, 1  # 3 and 3: p 1
+    table = compare_family(np.stack([a, b, c, d]), list("abcd"), adjust="holm", baseline="a")
+    got = {r.a: (round(r.p_value, 4), r.level) for r in table.rows}
+    assert got["b"] == (0.0034, pytest.approx(0.05 / 3))
+    assert got["c"] == (0.0386, pytest.approx(0.025))
+    assert got["d"] == (1.0, pytest.approx(0.025))  # where Holm stopped, not 0.05
