@@ -49,3 +49,20 @@ def test_an_empty_run_misses_every_judged_query(tmp_path):
         "map": [0.0, 0.0],
         "precision@5": [0.0, 0.0],
     }
+
+
+def test_the_judged_ideal_holds_only_grades_above_zero():
+    from ragmeter.qrels_read import Qrels
+
+    q = Qrels.from_dict({"1": {"a": 2, "b": -1, "c": 0, "d": 1}, "2": {"e": 0}})
+    assert q.ideal().tolist() == [[2, 1], [0, 0]]
+    assert q.ideal(width=3).tolist() == [[2, 1, 0], [0, 0, 0]]
+    assert q.n_relevant().tolist() == [2, 0] and q.n_relevant(2).tolist() == [1, 0]
+    assert Qrels.from_dict({"1": {"c": 0}}).ideal().shape == (1, 0)
+
+
+def test_no_judgments_is_an_empty_qrels():
+    from ragmeter.qrels_read import Qrels
+
+    empty = Qrels.from_dict({})
+    assert len(empty) == 0 and empty.to_dict() == {} and empty.ideal().shape == (0, 0)
