@@ -155,6 +155,7 @@ TARGETS: dict[str, list[str]] = {
         "tests/test_mutants_answers.py",
         "tests/test_answers_ppi.py",
         "tests/test_answers.py",
+        "tests/test_answers_one_view.py",
     ],
     "answers/judges.py": ["tests/test_mutants_answers.py", "tests/test_answers.py"],
     "answers/failures.py": [
