@@ -306,6 +306,9 @@ EQUIVALENT: set[tuple] = {
     ("qrels.py", _HEADS, 46, "drop unary `-`"),
     # an empty slot (j < 0) reads keys[0] or keys[-1], and ~empty masks either out
     ("qrels.py", "match = ~empty & (keys[np.maximum(j, 0)] == probe[active])", 37, "0 -> -1"),
+    # formatting.py: 17 significant digits give a double back exactly, so the loop
+    # has stopped before the cap
+    ("formatting.py", "while (float(text) < alpha) != (p < alpha) and d < 17:", 51, "17 -> 18"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",

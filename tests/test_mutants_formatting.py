@@ -48,6 +48,7 @@ def test_p_values_never_round_across_the_level():
     assert f.fmt_p(0.0123456) == "0.0123"
     assert f.fmt_p(0.049996) == "0.049996"  # "0.05" would read as not below 0.05
     assert f.fmt_p(0.05) == "0.05"
+    assert f.fmt_p(0.049961234) == "0.04996"  # one digit more, only as many as needed
     assert f.fmt_p(0.0999951, alpha=0.1) == "0.099995"
     assert f.fmt_p(0.0999951) == "0.1"
 
