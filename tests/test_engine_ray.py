@@ -36,6 +36,7 @@ def ray_engine():
     src = str(Path(__file__).resolve().parents[1] / "src")
     here = str(Path(__file__).resolve().parent)
     ray.init(
+        address="local",  # a Ray of its own, whatever cluster an earlier `ray start` left named
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,

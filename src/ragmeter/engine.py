@@ -183,7 +183,10 @@ class RayEngine:
             _check_reachable(address)
             options = {"include_dashboard": False, "log_to_driver": False, **init}
             try:
-                ray.init(address=address or None, **options)
+                # "" starts Ray here (or joins $RAY_ADDRESS); never a cluster that a file
+                # left by an earlier `ray start` names
+                here = os.environ.get("RAY_ADDRESS") or "local"
+                ray.init(address=address or here, **options)
             except ConnectionError as exc:
                 raise InputError(
                     f"cannot reach a Ray cluster at address {address!r} ({exc}); start one "
