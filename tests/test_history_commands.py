@@ -18,6 +18,7 @@ def _invoke(*args: str):
 
 
 def test_evaluate_records_its_run_unless_told_not_to(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the results folders e1 and e2 are written here
     monkeypatch.setenv("RAGMETER_HISTORY", str(tmp_path / "hist"))
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("".join(f"{q} 0 d{q} 1\n{q} 0 e{q} 0\n" for q in range(12)))
