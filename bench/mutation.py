@@ -94,7 +94,11 @@ TARGETS: dict[str, list[str]] = {
         "tests/test_stats.py",
     ],
     "stats_exact.py": ["tests/test_stats_exact.py", "tests/test_planning_family.py"],
-    "stats_maxt.py": ["tests/test_verdicts_maxt.py", "tests/test_verdicts.py"],
+    "stats_maxt.py": [
+        "tests/test_mutants_paired.py",
+        "tests/test_verdicts_maxt.py",
+        "tests/test_verdicts.py",
+    ],
     "comparison.py": [
         "tests/test_mutants_comparison.py",
         "tests/test_mutants_summary.py",
@@ -182,6 +186,8 @@ _ONE_UNIT = "return np.array([2], dtype=np.int64)  # one unit: an item holding t
 _JUDGED = "return np.array(sorted((g for _, g in q.qrels if g > 0), reverse=True), dtype=np.int64)"
 _WIDTH = "width = max(doc_all.dtype.itemsize, qrels.doc.dtype.itemsize)"
 _HEADS = "heads = np.flatnonzero(np.diff(q_all, prepend=-1) != 0) if n else np.zeros(0, np.int64)"
+_CLIP = "p_null[:, c] = _mcnemar_table(differ)[np.clip(wins, 0, differ)]"
+_STEP_P = "step_p = np.minimum(1.0, (hits + 1) / (rounds + 1))"
 _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
 
 # Mutants argued equivalent (no input can tell them from the original) in
@@ -312,6 +318,12 @@ EQUIVALENT: set[tuple] = {
     ("formatting.py", "while (float(text) < alpha) != (p < alpha) and d < 17:", 51, "17 -> 18"),
     # paired_tests.py: at n = 0 the loop's test (2 >= level) always holds: it starts at 1
     ("paired_tests.py", "n = 1", 4, "1 -> 0"),
+    # stats_maxt.py: with h = 0 nothing is rejected, the procedure stops at step 0 and
+    # only crit[0] = alpha / k is read (k + 0 == k - 0); flipped wins are in 0..differ,
+    # so the clip's lower end never binds; np.minimum is symmetric
+    ("stats_maxt.py", "crit = alpha / (k - np.arange(k))", 16, "`-` -> `+`"),
+    ("stats_maxt.py", _CLIP, 52, "0 -> -1"),
+    ("stats_maxt.py", _STEP_P, 9, "arguments swapped: ((hits + 1) / (rounds + 1), 1.0, ...)"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",

@@ -38,3 +38,32 @@ def test_a_shifted_null_is_tested_around_its_shift():
     assert (at_one < 0.01).all()  # a mean of 1 is far from differences near 0
     shifted = flips.p_values(np.full(2, diffs.mean(axis=0)[0]), np.array([0, 0]))
     assert (shifted > 0.9).all()
+
+
+def test_too_few_rounds_to_reject_give_bonferronis_first_level():
+    from ragmeter.stats_maxt import step_down
+
+    p_null = np.random.default_rng(3).random((10, 3))
+    adj, reject, levels = step_down(np.array([0.003, 0.001, 0.002]), p_null, 0.05)
+    assert not reject.any() and (adj >= 1 / 11).all()
+    assert levels == pytest.approx([0.05 / 3] * 3)  # stopped at the first step
+
+
+def test_a_step_down_stops_at_the_first_pair_not_below_alpha():
+    from ragmeter.stats_maxt import step_down
+
+    p_null = np.full((19, 2), 0.5)
+    adj, reject, levels = step_down(np.array([0.001, 0.6]), p_null, 0.05)
+    assert adj.tolist() == [0.05, 1.0] and not reject.any()  # 1/20 is not below 0.05
+    assert levels == pytest.approx([0.025, 0.025])
+
+
+def test_max_t_on_graded_scores_without_a_difference_rejects_nothing():
+    from ragmeter.verdicts import compare_family
+
+    rng = np.random.default_rng(4)
+    m = rng.random((3, 100))
+    table = compare_family(m, ["a", "b", "c"], adjust="maxt", rounds=400, seed=2)
+    assert table.rule.test == "sign-flip test (400 rounds)"
+    for row in table.rows:
+        assert not row.separated and row.p >= row.p_value and row.p > 0.05
