@@ -30,6 +30,7 @@ def test_redact_text_hides_values_and_tokens_only():
     assert redact_text("api_key=Key1") == f"api_key={REDACTED}"
     assert redact_text("url?token=t1&x=2") == f"url?token={REDACTED}&x=2"
     assert redact_text("nothing here") == "nothing here"
+    assert redact_text("bearerxyz and basically") == "bearerxyz and basically"
 
 
 def test_redact_walks_dicts_lists_and_tuples():
@@ -52,3 +53,4 @@ def test_redact_walks_dicts_lists_and_tuples():
     assert redact(value, strings=False)["note"] == "password=hunter2"
     assert redact(value, strings=False)["headers"][0] == {"Authorization": REDACTED}
     assert isinstance(redact(("a",)), tuple)
+    assert redact(["token=t", ("token=u",)], strings=False) == ["token=t", ("token=u",)]
