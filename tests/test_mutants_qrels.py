@@ -66,3 +66,35 @@ def test_no_judgments_is_an_empty_qrels():
 
     empty = Qrels.from_dict({})
     assert len(empty) == 0 and empty.to_dict() == {} and empty.ideal().shape == (0, 0)
+
+
+def test_qrels_files_read_gzipped_unterminated_and_spaced(tmp_path):
+    import gzip
+
+    from ragmeter.qrels_read import read_qrels
+
+    text = "1 0 a 1\n1 0 bbbbbb 2\n2 0 c 0"  # no newline at the end, a short last token
+    plain = tmp_path / "q.txt"
+    plain.write_text(text)
+    want = {"1": {"a": 1, "bbbbbb": 2}, "2": {"c": 0}}
+    assert read_qrels(plain).to_dict() == want
+    packed = tmp_path / "q.txt.gz"
+    packed.write_bytes(gzip.compress(text.encode()))
+    assert read_qrels(packed).to_dict() == want
+
+
+def test_errors_name_the_right_line_after_blank_lines_and_wide_gaps(tmp_path):
+    import pytest
+
+    from ragmeter.errors import InputError
+    from ragmeter.qrels_read import read_qrels
+
+    path = tmp_path / "q.txt"
+    path.write_text("1   0\t\ta  1\n\n\n1 0 b 1\n   \n2 0 c x\n")
+    with pytest.raises(InputError, match=r"q.txt:6:"):
+        read_qrels(path)
+    path.write_text("1 0 a 1\n1 0 b 1-2\n")
+    with pytest.raises(InputError, match=r"q.txt:2:"):
+        read_qrels(path)
+    path.write_text("1 0 a -2\n1 0 b +3\n")
+    assert read_qrels(path).to_dict() == {"1": {"a": -2, "b": 3}}
