@@ -98,3 +98,17 @@ def test_errors_name_the_right_line_after_blank_lines_and_wide_gaps(tmp_path):
         read_qrels(path)
     path.write_text("1 0 a -2\n1 0 b +3\n")
     assert read_qrels(path).to_dict() == {"1": {"a": -2, "b": 3}}
+
+
+def test_keep_returns_the_top_documents_graded(tmp_path):
+    from ragmeter.qrels import evaluate_run
+    from ragmeter.qrels_read import Qrels, read_run
+
+    rp = tmp_path / "r.txt"
+    rp.write_text("1 Q0 a 1 3 t\n1 Q0 x 2 2 t\n1 Q0 b 3 1 t\n")
+    q = Qrels.from_dict({"1": {"a": 2, "b": 1}, "2": {"c": 1}})
+    ev = evaluate_run(read_run(rp), q, ["map"], keep=2)
+    assert ev.top.grades.tolist() == [[2, 0], [-1, -1]]
+    assert ev.top.missing.tolist() == [False, True]
+    assert ev.top.docs.tolist() == [[b"a", b"x"], [b"", b""]]
+    assert evaluate_run(read_run(rp), q, ["map"]).top is None
