@@ -193,6 +193,9 @@ _WIDTH = "width = max(doc_all.dtype.itemsize, qrels.doc.dtype.itemsize)"
 _HEADS = "heads = np.flatnonzero(np.diff(q_all, prepend=-1) != 0) if n else np.zeros(0, np.int64)"
 _CLIP = "p_null[:, c] = _mcnemar_table(differ)[np.clip(wins, 0, differ)]"
 _STEP_P = "step_p = np.minimum(1.0, (hits + 1) / (rounds + 1))"
+_BLOCKS = (
+    'pattern = re.compile(r"(?m)^<<<(\\S+) " + tag + r"\\n(.*?)\\n>>>\\1 " + tag + r"$", re.DOTALL)'
+)
 _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
 
 # Mutants argued equivalent (no input can tell them from the original) in
@@ -335,6 +338,9 @@ EQUIVALENT: set[tuple] = {
     ("qrels_bytes.py", "if len(parts) > 1:", 16, "1 -> 0"),
     ("qrels_bytes.py", "last = max(buf.size - 1, 0)", 25, "0 -> -1"),
     ("qrels_bytes.py", 'return mat.view(f"S{width}").reshape(-1)', 38, "1 -> 2"),
+    # llm/fence.py: block names are the prompt's constants (QUESTION, PASSAGE...), never
+    # empty, and data cannot hold a line starting with <<< (as_data escapes it)
+    ("llm/fence.py", _BLOCKS, 21, "r'\\S+' -> r'\\S*'"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",

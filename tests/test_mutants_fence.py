@@ -35,3 +35,10 @@ def test_blocks_read_back_what_was_fenced():
     assert blocks("no blocks") == [] and fenced("no blocks", "PASSAGE") == ""
     cut = prompt[: prompt.index(">>>PASSAGE")]
     assert fenced(cut, "PASSAGE") == ""
+
+
+def test_a_closing_line_without_its_opening_reads_as_no_block():
+    tag = fence_tag(["q"])
+    prompt = fence("QUESTION", "q", tag) + f"\nstray text\n>>>ANSWER {tag}\n"
+    assert fenced(prompt, "ANSWER") == ""
+    assert blocks(prompt) == ["q"]
