@@ -157,7 +157,11 @@ TARGETS: dict[str, list[str]] = {
         "tests/test_outputs.py",
     ],
     "_safe_text.py": ["tests/test_mutants_safe_text.py", "tests/test_escaping.py"],
-    "llm/parse.py": ["tests/test_llm_parse.py", "tests/test_judge_injection.py"],
+    "llm/parse.py": [
+        "tests/test_mutants_parse.py",
+        "tests/test_llm_parse.py",
+        "tests/test_judge_injection.py",
+    ],
     "llm/fence.py": ["tests/test_mutants_fence.py", "tests/test_prompt_fencing.py"],
     "chunkers.py": ["tests/test_mutants_chunkers.py", "tests/test_chunkers.py"],
     "summary.py": ["tests/test_mutants_summary.py", "tests/test_summary.py"],
@@ -341,6 +345,8 @@ EQUIVALENT: set[tuple] = {
     # llm/fence.py: block names are the prompt's constants (QUESTION, PASSAGE...), never
     # empty, and data cannot hold a line starting with <<< (as_data escapes it)
     ("llm/fence.py", _BLOCKS, 21, "r'\\S+' -> r'\\S*'"),
+    # llm/parse.py: two candidates or more returned earlier, so there is exactly one here
+    ("llm/parse.py", "obj, source = candidates[0] if candidates else normal[-1]", 25, "0 -> -1"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",
