@@ -347,6 +347,9 @@ EQUIVALENT: set[tuple] = {
     ("llm/fence.py", _BLOCKS, 21, "r'\\S+' -> r'\\S*'"),
     # llm/parse.py: two candidates or more returned earlier, so there is exactly one here
     ("llm/parse.py", "obj, source = candidates[0] if candidates else normal[-1]", 25, "0 -> -1"),
+    # paired_tests.py: the interval of one pair: lo and hi hold one element each
+    ("paired_tests.py", "return p, float(lo[0]), float(hi[0])", 33, "0 -> -1"),
+    ("paired_tests.py", "return p, float(lo[0]), float(hi[0])", 19, "0 -> -1"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",

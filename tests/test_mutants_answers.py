@@ -113,3 +113,42 @@ def test_corrected_accuracy_leaves_out_unscored_and_uses_every_setting():
     del hand["q7"]
     assert corrected_accuracy(judge, hand) is None  # four graded both ways: too few
     assert corrected_accuracy({"a": "unscored"}, {"a": "correct"}) is None
+
+
+def test_two_judges_compared_over_what_both_scored():
+    from ragmeter import stats as st
+    from ragmeter.answers.judges import JudgePair, check_against_hand, compare_judges
+
+    a = {"q1": "correct", "q2": "correct", "q3": "partial", "q4": "unscored", "q5": "wrong"}
+    b = {"q1": "correct", "q2": "wrong", "q3": "wrong", "q4": "correct", "q5": "unscored"}
+    b["q6"] = "unscored"
+    pair = compare_judges(a, b, "A", "B", rounds=200, seed=3, confidence=0.9)
+    assert (pair.n, pair.correct_a, pair.correct_b) == (3, 2, 1)
+    assert (pair.a_only, pair.b_only) == (["q2"], [])
+    assert [(d.a, d.b) for d in pair.differ] == [("correct", "wrong"), ("partial", "wrong")]
+    assert (pair.unscored_a, pair.unscored_b) == (1, 2)
+    assert (pair.lenient, pair.margin) == ("A", 1)
+    three = st.agreement(
+        ["correct", "correct", "partial"],
+        ["correct", "wrong", "wrong"],
+        classes=["correct", "partial", "wrong"],
+        rounds=200,
+        seed=3,
+        confidence=0.9,
+    )
+    assert pair.three.kappa.low == three.kappa.low and pair.three.percent.rounds == 200
+    assert pair.binary.percent.seed == 3 and pair.binary.percent.confidence == 0.9
+    d = pair.to_dict()
+    assert (d["lenient"], d["margin"], d["unscored_b"]) == ("A", 1, 2)
+    default = compare_judges(a, b)
+    assert (default.three.percent.rounds, default.three.percent.seed) == (10_000, 1)
+    bare = JudgePair("a", "b", 0, None, None, 0, 0, [], [], [])
+    assert (bare.unscored_a, bare.unscored_b, bare.lenient) == (0, 0, None)
+    check = check_against_hand(a, b, "A", rounds=200)
+    assert (check.n, check.matched, check.exact, check.unscored) == (3, 2, 1, 1)
+    assert (check.lenient, check.strict, check.partial_wrong) == (["q2"], [], ["q3"])
+    from ragmeter.answers.judges import HandCheck
+
+    assert HandCheck("j", 0, 0, 0, None, None, [], [], []).unscored == 0
+    empty = compare_judges({"x": "unscored"}, {"x": "correct"})
+    assert (empty.n, empty.binary, empty.three) == (0, None, None)

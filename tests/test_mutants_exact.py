@@ -61,3 +61,5 @@ def test_signflip_interval_defaults_and_ends():
     assert signflip_interval(a, b, rounds=300, seed=1) == (p, low, high)
     assert signflip_interval(a, b, rounds=300, seed=2) != (p, low, high)
     assert signflip_interval(list(a), list(b), rounds=300) == (p, low, high)
+    hits = signflip_interval(a > 0.5, b > 0.5, rounds=300)  # 0/1 hits given as booleans
+    assert hits == signflip_interval((a > 0.5) * 1.0, (b > 0.5) * 1.0, rounds=300)
