@@ -340,6 +340,8 @@ EQUIVALENT: set[tuple] = {
     # matters only for an empty buffer, which takes the zeros branch; numpy infers the
     # size of reshape(-2) as of reshape(-1)
     ("qrels_bytes.py", "if len(parts) > 1:", 16, "1 -> 0"),
+    # the one-byte gap shortcut and the counted path give the same newlines for any gap
+    ("qrels_bytes.py", "gap_len = starts - gap_start", 10, "`-` -> `+`"),
     ("qrels_bytes.py", "last = max(buf.size - 1, 0)", 25, "0 -> -1"),
     ("qrels_bytes.py", 'return mat.view(f"S{width}").reshape(-1)', 38, "1 -> 2"),
     # llm/fence.py: block names are the prompt's constants (QUESTION, PASSAGE...), never

@@ -81,6 +81,14 @@ def test_qrels_files_read_gzipped_unterminated_and_spaced(tmp_path):
     packed = tmp_path / "q.txt.gz"
     packed.write_bytes(gzip.compress(text.encode()))
     assert read_qrels(packed).to_dict() == want
+    from ragmeter.qrels_read import read_run
+
+    run = "1 Q0 a 1 2.5 t\n1 Q0 bb 2 1 t\n"
+    (tmp_path / "r.txt.gz").write_bytes(gzip.compress(run.encode()))
+    (tmp_path / "r.txt").write_text(run)
+    packed_run, plain_run = read_run(tmp_path / "r.txt.gz"), read_run(tmp_path / "r.txt")
+    assert packed_run.doc.tolist() == plain_run.doc.tolist() == [b"a", b"bb"]
+    assert packed_run.score.tolist() == [2.5, 1.0]
 
 
 def test_errors_name_the_right_line_after_blank_lines_and_wide_gaps(tmp_path):
