@@ -20,6 +20,8 @@ def test_binom_cdf_against_scipy_and_at_its_edges():
     assert binom_cdf(5, 5, 0.5) == 1.0 and binom_cdf(6, 5, 0.5) == 1.0
     assert binom_cdf(4, 5, 0.0) == 1.0 and binom_cdf(0, 5, 0.0) == 1.0
     assert binom_cdf(4, 5, 1.0) == 0.0
+    assert binom_cdf(5, 5, 1.0) == 1.0  # every outcome is at most n, whatever p
+    assert binom_cdf(8, 10, 0.01) == 1.0  # the sum rounds to 1 + 2e-16: capped at 1
     assert binom_cdf(4, 5, 0.999999) == pytest.approx(1 - 0.999999**5, rel=1e-9)
 
 
