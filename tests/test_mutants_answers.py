@@ -152,3 +152,31 @@ def test_two_judges_compared_over_what_both_scored():
     assert HandCheck("j", 0, 0, 0, None, None, [], [], []).unscored == 0
     empty = compare_judges({"x": "unscored"}, {"x": "correct"})
     assert (empty.n, empty.binary, empty.three) == (0, None, None)
+
+
+def test_a_changed_number_is_matched_to_the_reference_it_stands_for():
+    from ragmeter.answers.failures import Change, check_number_changed
+
+    refs = ["It is 48 metres, or 120 feet."]
+    assert check_number_changed("It is 4.8 metres.", refs) == [Change("4.8", "48", 6, 9)]
+    assert check_number_changed("It is 115 feet.", refs) == [Change("115", "120", 6, 9)]
+    assert check_number_changed("It is 50 metres.", refs) == [Change("50", "48", 6, 8)]
+    assert check_number_changed("It is 48 metres.", refs) == []
+    assert check_number_changed("It is 7.", ["no number here"]) == []
+    assert Change("1", None).start == 0 and Change("1", None).end == 0
+
+
+def test_content_words_and_their_light_stems():
+    from ragmeter.answers.failures import AnswerCheck, _stem, content_words
+
+    words = content_words("The cities were running quickly to 12 x to ab 7 boxes a1")
+    assert words == {"12", "runn", "city", "7", "box", "quick"}
+    stems = [_stem(w) for w in ("cities", "walked", "quickly", "sings", "bees", "tries", "x1")]
+    assert stems == ["city", "walk", "quick", "sing", "bees", "tri", "x1"]
+    check = AnswerCheck("s", "q", True, "correct", False)
+    assert (check.left_out, check.changed, check.unsupported, check.failures) == (
+        False,
+        (),
+        (),
+        (),
+    )
