@@ -354,6 +354,22 @@ EQUIVALENT: set[tuple] = {
     ("paired_tests.py", "return p, float(lo[0]), float(hi[0])", 19, "0 -> -1"),
     # stats_exact.py: one more ratio appends log C(n, n + 1) = -inf, never read (k < n)
     ("stats_exact.py", "i = np.arange(1, n + 1, dtype=np.float64)", 21, "1 -> 2"),
+    # llm/fence.py: the first block's name is never empty either
+    (
+        "llm/fence.py",
+        '_TAG = re.compile(r"<<<\\S+ (data-[0-9a-f]+)$", re.MULTILINE)',
+        18,
+        "r'\\S+' -> r'\\S*'",
+    ),
+    # qrels.py: an empty index array selects nothing whatever its dtype
+    (
+        "qrels.py",
+        "return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)",
+        36,
+        "keyword `dtype=` dropped",
+    ),
+    # answers/numbers.py: a citation starts with "[", so a number inside never starts there
+    ("answers/numbers.py", 'if any(s <= m.start("num") < e for s, e in cited):', 7, "`<=` -> `<`"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",

@@ -180,3 +180,47 @@ def test_content_words_and_their_light_stems():
         (),
         (),
     )
+
+
+NUMBERS = {
+    # text: (values, tolerances), worked out by hand: value, then in base units
+    "2k": ((2.0, 2000.0), (0.5, 500.0)),
+    "2.5k": ((2.5, 2500.0), (0.05, 50.0)),
+    "5 M": ((5.0, 5e6), (0.5, 5e5)),
+    "5 m": ((5.0,), (0.5,)),  # metres or minutes: no scale
+    "3 min": ((3.0, 180.0), (0.5, 30.0)),
+    "1.5 h": ((1.5, 5400.0), (0.05, 180.0)),
+    "2 sec": ((2.0, 2.0), (0.5, 0.5)),
+    "250 ms": ((250.0, 0.25), (0.5, 0.0005)),
+    "7 milliseconds": ((7.0, 0.007), (0.5, 0.0005)),  # the longest unit, not "m"
+    "4 GiB": ((4.0, 4 * 2.0**30), (0.5, 0.5 * 2.0**30)),
+    "12.5": ((12.5,), (0.05,)),
+    "12.50%": ((12.5, 0.125), (0.005, 0.00005)),
+    "1/4": ((0.25, 1.0, 4.0), (0.0, 0.5, 0.5)),
+    "3/4%": ((0.75, 3.0, 4.0, 0.0075), (0.0, 0.5, 0.5, 0.0)),
+    "twenty-one": ((21.0,), (0.0,)),
+}
+
+
+def test_numbers_read_with_their_units_and_rounding():
+    from ragmeter.answers.numbers import numbers
+
+    for text, (values, tolerances) in NUMBERS.items():
+        (n,) = numbers(text)
+        assert n.values == pytest.approx(values), text
+        assert n.tolerances == pytest.approx(tolerances), text
+    assert numbers("3/0") == []
+    assert [n.text for n in numbers("see [2] for 3")] == ["3"]
+
+
+def test_numbers_match_within_the_stated_rounding():
+    from ragmeter.answers.numbers import numbers, same_as_written, same_number
+
+    def one(text):
+        return numbers(text)[0]
+
+    assert same_number(one("4.8"), one("4.84")) and not same_number(one("4.8"), one("4.9"))
+    assert same_number(one("2k"), one("2000")) and same_number(one("2000"), one("2k"))
+    assert same_as_written(one("2"), one("2k"))  # as written: 2 and 2
+    assert not same_as_written(one("2000"), one("2k"))
+    assert not same_as_written(one("8%"), one("8"))
