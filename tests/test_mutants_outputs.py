@@ -190,3 +190,14 @@ def test_another_targets_temporaries_are_never_touched(tmp_path):
     assert all(path.is_dir() for path in theirs)
     assert clean_stale_temporaries(tmp_path / "r.x") == []
     assert (tmp_path / "r.x").is_dir()  # put back where it belongs
+
+
+def test_the_lock_holder_is_named_by_its_command_without_secrets(monkeypatch):
+    from ragmeter.outputs import _command
+
+    monkeypatch.setattr(sys, "argv", ["/usr/local/bin/ragmeter", "search", "api_key=sk-1"])
+    assert _command() == "ragmeter search api_key=***"
+    monkeypatch.setattr(sys, "argv", ["/x/ragmeter", "search", "y" * 200])
+    assert len(_command()) == 160 and _command().endswith("...")
+    monkeypatch.setattr(sys, "argv", [])
+    assert _command() == "python"
