@@ -224,6 +224,7 @@ _STEP_P = "step_p = np.minimum(1.0, (hits + 1) / (rounds + 1))"
 _BLOCKS = (
     'pattern = re.compile(r"(?m)^<<<(\\S+) " + tag + r"\\n(.*?)\\n>>>\\1 " + tag + r"$", re.DOTALL)'
 )
+_CODE = "code = np.array([pos[u] * k + pos[v] for u, v in zip(la, lb, strict=True)], dtype=np.intp)"
 _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
 
 # Mutants argued equivalent (no input can tell them from the original) in
@@ -401,6 +402,7 @@ EQUIVALENT: set[tuple] = {
         7,
         "keyword `dtype=` dropped",
     ),
+    ("stats_agreement.py", _CODE, 7, "keyword `dtype=` dropped"),
     # stats_draws.py: the draw cache only keeps or drops blocks, never changes one
     (
         "stats_draws.py",
