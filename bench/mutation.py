@@ -225,6 +225,7 @@ _BLOCKS = (
     'pattern = re.compile(r"(?m)^<<<(\\S+) " + tag + r"\\n(.*?)\\n>>>\\1 " + tag + r"$", re.DOTALL)'
 )
 _CODE = "code = np.array([pos[u] * k + pos[v] for u, v in zip(la, lb, strict=True)], dtype=np.intp)"
+_DIFFS = "d = (np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64))[:, None] + 0.0"
 _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
 
 # Mutants argued equivalent (no input can tell them from the original) in
@@ -410,6 +411,9 @@ EQUIVALENT: set[tuple] = {
         6,
         "`>` -> `>=`",
     ),
+    # paired_tests.py: dropping one operand's float64 leaves the other: numpy promotes
+    ("paired_tests.py", _DIFFS, 5, "keyword `dtype=` dropped"),
+    ("paired_tests.py", _DIFFS, 39, "keyword `dtype=` dropped"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",
