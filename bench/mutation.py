@@ -226,6 +226,7 @@ _BLOCKS = (
 )
 _CODE = "code = np.array([pos[u] * k + pos[v] for u, v in zip(la, lb, strict=True)], dtype=np.intp)"
 _DIFFS = "d = (np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64))[:, None] + 0.0"
+_FIELDS = "fields.append((j, ints, max(1, (terms * int(ints.max())).bit_length()), low, s))"
 _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
 
 # Mutants argued equivalent (no input can tell them from the original) in
@@ -296,6 +297,18 @@ EQUIVALENT: set[tuple] = {
     ),
     ("stats_bootstrap.py", _SUB, 14, "`<=` -> `<`"),
     ("stats_bootstrap.py", "if rows < 256:", 10, "256 -> 257"),  # two exact summation paths
+    ("stats_bootstrap.py", "if rows < 256:", 10, "256 -> 255"),
+    ("stats_bootstrap.py", "if rows < 256:", 0, "`if` branch removed"),
+    # no scale (None) sends a column to the sequential path: the same sums, slower
+    (
+        "stats_bootstrap.py",
+        "return s if terms * top * 2.0**s < 2.0**53 else None",
+        0,
+        "return None",
+    ),
+    # a wider field in the packed words, the same sums
+    ("stats_bootstrap.py", _FIELDS, 28, "1 -> 2"),
+    ("stats_bootstrap.py", "for f, shift in zip(group, shifts, strict=True):", 42, "True -> False"),
     # the scale search only picks the fast exact path over the sequential one
     ("stats_bootstrap.py", "for s in range(41):", 15, "41 -> 42"),
     # gate.py: the support phrase holds one ";" and one " these"; the family is one pair

@@ -55,3 +55,10 @@ def test_agreement_refuses_repeated_classes_and_kappa_checks_its_table():
     assert cohen_kappa([[2, 1], [1, 2]]) == pytest.approx((4 / 6 - 0.5) / 0.5)
     # p_e with n * n - E = 1: kappa is an ordinary number, not the 0/0 case
     assert cohen_kappa([[1, 0], [0, 0]]) == 1.0
+
+
+def test_estimates_print_in_percent_by_default():
+    from ragmeter.stats_bootstrap import format_interval
+
+    assert format_interval(0.5, 0.25, 0.75) == "50.0 [25.0, 75.0]"
+    assert format_interval(0.5, 0.25, 0.75, scale=1, digits=3) == "0.500 [0.250, 0.750]"
