@@ -227,6 +227,7 @@ _BLOCKS = (
 _CODE = "code = np.array([pos[u] * k + pos[v] for u, v in zip(la, lb, strict=True)], dtype=np.intp)"
 _DIFFS = "d = (np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64))[:, None] + 0.0"
 _FIELDS = "fields.append((j, ints, max(1, (terms * int(ints.max())).bit_length()), low, s))"
+_B0 = "b0, b1 = first // m, min(rounds, (first + rows * top) // m)"
 _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
 
 # Mutants argued equivalent (no input can tell them from the original) in
@@ -427,6 +428,8 @@ EQUIVALENT: set[tuple] = {
     # paired_tests.py: dropping one operand's float64 leaves the other: numpy promotes
     ("paired_tests.py", _DIFFS, 5, "keyword `dtype=` dropped"),
     ("paired_tests.py", _DIFFS, 39, "keyword `dtype=` dropped"),
+    # stats_size.py: min() of two ints in either order
+    ("stats_size.py", _B0, 21, "arguments swapped: ((first + rows * top) // m, rounds, ...)"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",
