@@ -228,6 +228,9 @@ _CODE = "code = np.array([pos[u] * k + pos[v] for u, v in zip(la, lb, strict=Tru
 _DIFFS = "d = (np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64))[:, None] + 0.0"
 _FIELDS = "fields.append((j, ints, max(1, (terms * int(ints.max())).bit_length()), low, s))"
 _B0 = "b0, b1 = first // m, min(rounds, (first + rows * top) // m)"
+_AFTER = (
+    '_AFTER = "|".join(sorted((re.escape(u) for u in {*_SCALES, *_UNITS}), key=len, reverse=True))'
+)
 _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
 
 # Mutants argued equivalent (no input can tell them from the original) in
@@ -430,6 +433,11 @@ EQUIVALENT: set[tuple] = {
     ("paired_tests.py", _DIFFS, 39, "keyword `dtype=` dropped"),
     # stats_size.py: min() of two ints in either order
     ("stats_size.py", _B0, 21, "arguments swapped: ((first + rows * top) // m, rounds, ...)"),
+    # answers/numbers.py: sorted in reverse without key=len still puts every unit before
+    # its prefixes ("minutes" > "minute" > "min" > "m")
+    ("answers/numbers.py", _AFTER, 18, "keyword `key=` dropped"),
+    # stats_agreement.py: the outer np.where discards the quotient where den == 0
+    ("stats_agreement.py", "safe = np.where(den == 0, 1.0, den)", 23, "0 -> 1"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",

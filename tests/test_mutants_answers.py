@@ -224,3 +224,4 @@ def test_numbers_match_within_the_stated_rounding():
     assert same_as_written(one("2"), one("2k"))  # as written: 2 and 2
     assert not same_as_written(one("2000"), one("2k"))
     assert not same_as_written(one("8%"), one("8"))
+    assert not same_as_written(one("1.5 h"), one("1.57"))  # 1.5 is +/- 0.05, not 180
