@@ -231,6 +231,7 @@ _B0 = "b0, b1 = first // m, min(rounds, (first + rows * top) // m)"
 _AFTER = (
     '_AFTER = "|".join(sorted((re.escape(u) for u in {*_SCALES, *_UNITS}), key=len, reverse=True))'
 )
+_GUESS = "h = max(0, math.ceil(level * (rounds + 1)) - 1)"
 _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
 
 # Mutants argued equivalent (no input can tell them from the original) in
@@ -438,6 +439,10 @@ EQUIVALENT: set[tuple] = {
     ("answers/numbers.py", _AFTER, 18, "keyword `key=` dropped"),
     # stats_agreement.py: the outer np.where discards the quotient where den == 0
     ("stats_agreement.py", "safe = np.where(den == 0, 1.0, den)", 23, "0 -> 1"),
+    # paired_tests.py: _hits_needed's first guess only saves steps; the two loops after
+    # it reach the fewest h from a guess of 0 or one too many
+    ("paired_tests.py", _GUESS, 21, "`*` -> `/`"),
+    ("paired_tests.py", _GUESS, 39, "1 -> 0"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",

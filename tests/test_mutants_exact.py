@@ -53,6 +53,12 @@ def test_hits_needed_is_the_fewest_rounds_reaching_the_level():
         for rounds in (10, 19, 20, 39, 99, 100, 999, 1000, 9999):
             want = next(h for h in range(rounds + 2) if (h + 1) / (rounds + 1) >= level)
             assert _hits_needed(level, rounds) == want, (level, rounds)
+    # levels where level * (rounds + 1) rounds across a whole number: the first guess is
+    # one too few (the first case) or one too many (the others), and gets corrected
+    for alpha, k, rounds in ((0.2, 56, 18199), (0.1, 42, 12179), (0.2, 60, 8399), (0.1, 21, 12389)):
+        level = alpha / k
+        want = next(h for h in range(rounds + 2) if (h + 1) / (rounds + 1) >= level)
+        assert _hits_needed(level, rounds) == want, (level, rounds)
 
 
 def test_signflip_interval_defaults_and_ends():
