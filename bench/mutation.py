@@ -945,15 +945,24 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.merge:
         merged: dict[tuple, Outcome] = {}
+        current: dict[str, set[tuple]] = {}
+        gone = 0
         for path in args.merge:  # later files override: a rerun after new tests
             for o in json.loads(path.read_text())["outcomes"]:
                 m = Mutant(**{k: o[k] for k in Mutant.__dataclass_fields__})
+                if m.module not in current:
+                    current[m.module] = {_identity(x) for x in enumerate_mutants(m.module)}
+                if _identity(m) not in current[m.module]:
+                    gone += 1  # its line changed since (a fix): no longer a mutant
+                    continue
                 status = "equivalent" if m.equivalent else o["status"]
                 merged[_identity(m)] = Outcome(m, status, o["seconds"])
         results: dict[str, list[Outcome]] = {}
         for o in sorted(merged.values(), key=lambda o: (o.mutant.module, o.mutant.line)):
             results.setdefault(o.mutant.module, []).append(o)
-        _report(results, "merged: " + ", ".join(str(p) for p in args.merge))
+        _report(results, f"{len(args.merge)} files merged")
+        if gone:
+            print(f"\n{gone} outcome(s) left out: their source line has changed since")
         return 0
 
     modules = list(TARGETS)
