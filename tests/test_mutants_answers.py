@@ -225,3 +225,6 @@ def test_numbers_match_within_the_stated_rounding():
     assert not same_as_written(one("2000"), one("2k"))
     assert not same_as_written(one("8%"), one("8"))
     assert not same_as_written(one("1.5 h"), one("1.57"))  # 1.5 is +/- 0.05, not 180
+    # "40" may be 40.5 rounded (exactly half its last digit away), not 40.51
+    assert same_number(one("40"), one("40.5")) and not same_number(one("40"), one("40.51"))
+    assert [n.text for n in numbers("5%five")] == ["5%", "five"]  # side by side, both read
