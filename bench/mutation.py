@@ -62,7 +62,11 @@ TARGETS: dict[str, list[str]] = {
         "tests/test_metrics_inputs.py",
         "tests/test_search_wiring.py",
     ],
-    "grading.py": ["tests/test_grading.py", "tests/test_grading_edges.py"],
+    "grading.py": [
+        "tests/test_mutants_grading.py",
+        "tests/test_grading.py",
+        "tests/test_grading_edges.py",
+    ],
     "stats_draws.py": [
         "tests/test_mutants_stats.py",
         "tests/test_stats.py",
@@ -232,6 +236,7 @@ _AFTER = (
     '_AFTER = "|".join(sorted((re.escape(u) for u in {*_SCALES, *_UNITS}), key=len, reverse=True))'
 )
 _GUESS = "h = max(0, math.ceil(level * (rounds + 1)) - 1)"
+_FOUND = "for j, (it, g) in enumerate(zip(items, grades, strict=True)):"
 _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
 
 # Mutants argued equivalent (no input can tell them from the original) in
@@ -444,6 +449,14 @@ EQUIVALENT: set[tuple] = {
     ("paired_tests.py", _GUESS, 21, "`*` -> `/`"),
     ("paired_tests.py", _GUESS, 39, "1 -> 0"),
     ("paired_tests.py", "while (h + 1) / (rounds + 1) < level:", 7, "`+` -> `-`"),  # overshoot
+    # grading.py: items and grades always have the same length; max() of two ints
+    ("grading.py", _FOUND, 54, "True -> False"),
+    (
+        "grading.py",
+        "out[-1][1] = max(out[-1][1], end)",
+        13,
+        "arguments swapped: (end, out[-1][1], ...)",
+    ),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",
