@@ -458,6 +458,9 @@ EQUIVALENT: set[tuple] = {
         13,
         "arguments swapped: (end, out[-1][1], ...)",
     ),
+    # chunking.py: a piece between two breaks of one level has none of that level inside,
+    # and the level loop moves down by itself
+    ("chunking.py", "out.extend(_recursive_spans(idx, a, b, size, level + 1))", 53, "1 -> 0"),
     # chunking.py: the batch size only groups paragraphs into worker tasks
     ("chunking.py", "BATCH_CHARS = 200_000", 14, "200000 -> 200001"),
     ("chunking.py", "BATCH_CHARS = 200_000", 14, "200000 -> 199999"),
