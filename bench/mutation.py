@@ -310,6 +310,12 @@ EQUIVALENT: set[tuple] = {
     ("stats_bootstrap.py", "if rows < 256:", 10, "256 -> 257"),  # two exact summation paths
     ("stats_bootstrap.py", "if rows < 256:", 10, "256 -> 255"),
     ("stats_bootstrap.py", "if rows < 256:", 0, "`if` branch removed"),
+    (  # min() of two ints in either order
+        "stats_bootstrap.py",
+        "return min(max(math.floor(rounds * q), 0), rounds - 1)",
+        7,
+        "arguments swapped: (rounds - 1, max(math.floor(rounds * q), 0), ...)",
+    ),
     # no scale (None) sends a column to the sequential path: the same sums, slower
     (
         "stats_bootstrap.py",
