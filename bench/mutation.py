@@ -8,7 +8,10 @@ For each module below, every *mutant* changes one thing in its source:
 * a whole-number constant moved by one (``n + 1``, ``n - 1``); ``True`` <-> ``False``;
 * ``and`` <-> ``or``; a ``not`` or a unary minus dropped;
 * in a regular expression, a repeated class made optional: ``\\s+`` -> ``\\s*``;
-* a ``return <value>`` replaced by ``return None``.
+* a ``return <value>`` replaced by ``return None``;
+* a float constant changed (0 -> 1, else doubled: ``0.05`` -> ``0.1``);
+* a branch removed (an ``if`` body, or its ``else``), a comprehension filter dropped;
+* a call's first two arguments swapped, a pass-through keyword (``alpha=alpha``) dropped.
 
 Nothing inside a ``raise`` (error messages), an f-string, a docstring, a type
 annotation, a decorator or an ``assert`` is mutated, nor a line ending in ``# pragma: no mutate``.
@@ -23,11 +26,13 @@ docs/testing.md (``EQUIVALENT`` below) are left out of the score.
 
 Run (from the project root, with the test extra installed)::
 
-    python bench/mutation.py                              # everything (long: an hour or more)
-    python bench/mutation.py --module stats --limit 40    # a seeded sample of one module
+    python bench/mutation.py                              # everything (long: hours)
+    python bench/mutation.py --quick --module gate        # a seeded sample of 25 of one module
+    python bench/mutation.py --module stats_size --limit 40   # a seeded sample of 40
     python bench/mutation.py --jobs 2 --seed 3 --json mutation.json
     python bench/mutation.py --list --module testset      # list the mutants, run nothing
     python bench/mutation.py --rerun mutation.json        # only the earlier survivors
+    python bench/mutation.py --merge first.json rerun.json   # the table of both
 
 It prints killed / survived / timeout per module, the score
 ``(killed + timeout) / (mutants - equivalent)`` and every survivor as
