@@ -63,6 +63,7 @@ SRC = ROOT / "src"
 # module (relative to src/ragmeter) -> the test files that cover it
 TARGETS: dict[str, list[str]] = {
     "metrics.py": [
+        "tests/test_mutants_metrics.py",
         "tests/test_metrics.py",
         "tests/test_metrics_inputs.py",
         "tests/test_search_wiring.py",
