@@ -476,6 +476,8 @@ EQUIVALENT: set[tuple] = {
     # chunking.py: the batch size only groups paragraphs into worker tasks
     ("chunking.py", "BATCH_CHARS = 200_000", 14, "200000 -> 200001"),
     ("chunking.py", "BATCH_CHARS = 200_000", 14, "200000 -> 199999"),
+    # metrics.py: np.zeros is float64 by default
+    ("metrics.py", "v = np.zeros(n, dtype=np.float64)", 4, "keyword `dtype=` dropped"),
     # a SQuAD question has exactly one answer span
     (
         "testset.py",

@@ -25,3 +25,13 @@ def test_cutoffs_and_found_are_checked():
     grades = np.array([[2, 0], [0, 2]])
     with pytest.raises(InputError, match="found must have the shape of grades"):
         score_questions(grades, None, ks=[1], n_relevant=[1, 1], found=np.zeros((2, 1)))
+
+
+def test_ndcg_over_the_whole_list_and_with_nothing_to_find():
+    import math
+
+    grades = np.array([[0, 2], [0, 0]])
+    out = score_questions(grades, None, ks=[2], measures=["ndcg"], ideal=[[2], []])
+    assert out["ndcg"].tolist() == pytest.approx([(3 / math.log2(3)) / 3, 0.0])
+    none = score_questions(grades, None, ks=[2], measures=["ndcg"], ideal=[[], []])
+    assert none["ndcg"].tolist() == [0.0, 0.0]
