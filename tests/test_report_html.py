@@ -269,7 +269,8 @@ def test_embedded_json_holds_every_system_and_question(hostile):
     assert HOSTILE_SCRIPT in by_id["q-script"]["text"]
     # the sample-size chart draws only systems with spread (none claims ± 0)
     spread = any(r["rows"] for r in data["sample_size"]["systems"])
-    charts = {"chart-forest", "chart-words", "chart-compare"} | ({"chart-size"} if spread else set())
+    charts = {"chart-forest", "chart-words", "chart-compare"}
+    charts |= {"chart-size"} if spread else set()
     assert set(data["charts"]) == charts
     for spec in data["charts"].values():
         assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
