@@ -235,3 +235,17 @@ def test_the_readme_python_example_runs(tmp_path, monkeypatch):
     for shown in printed:
         assert repr(shown) in block
     assert (tmp_path / "ragmeter-results" / "summary.json").is_file()
+
+
+def test_a_run_in_memory_reprs_in_one_line_without_summarising():
+    import ragmeter
+
+    run = ragmeter.search(
+        corpus="src/ragmeter/examples/blog/posts",
+        testset="src/ragmeter/examples/blog/questions.jsonl",
+        strategies=["fixed", "sentence"],
+        rounds=200,
+    )
+    text = repr(run)
+    assert text == "<SearchRun: 2 systems x 135 questions, compared on recall@5>"
+    assert "summary" not in run.__dict__  # a repr draws no bootstrap

@@ -62,7 +62,7 @@ class SystemRun:
         return self.name
 
 
-@dataclass
+@dataclass(repr=False)  # ShowsItself's one-line repr, not every field
 class SearchRun(ShowsItself):
     """Everything a search produced, in memory.
 

@@ -131,7 +131,7 @@ class ShowsItself:
             head = type(self).__name__ + (f" {str(where)!r}" if where is not None else "")
             return (
                 f"<{head}: {len(self.systems)} systems x {len(self.question_ids)} questions, "
-                f"compared on {self.summary.metric}>"
+                f"compared on {self.comparison_plan.metric}>"  # no bootstrap for a repr
             )
         except Exception:  # a repr never raises: fall back to the plain one
             return object.__repr__(self)
