@@ -321,23 +321,27 @@ def test_search_in_trec_eval_compat_mode_scores_as_evaluate(trec):
     assert not np.allclose(default["ndcg@3"], s["ndcg@3"])  # the gain differs (grade 2)
 
 
-def test_a_qrels_run_records_the_level_it_scored_with(trec, tmp_path):
-    # qrels count grade 1 as relevant; meta.json used to say 2, so the answer views
-    # called question 402's first item (FT-2, grade 1) a miss although hit@1 was 1
-    from ragmeter.answers.analysis import search_hits
-    from ragmeter.results import Results
-
-    cfg = Config(
+def _whole_documents(trec, **settings) -> Config:
+    """A search of the TREC fixture by whole documents, keyed by its qrels."""
+    return Config(
         corpus=str(trec / "corpus"),
         testset=str(trec / "topics.txt"),
         qrels=str(trec / "qrels.txt"),
         strategies=("whole",),
         ks=(1, 3),
         rounds=200,
-        gain="exponential",
-        ideal="returned",
-        trec_eval_compat=True,
+        **settings,
     )
+
+
+def test_a_qrels_run_records_the_level_it_scored_with(trec, tmp_path):
+    # qrels count grade 1 as relevant; meta.json used to say 2, so the answer views
+    # called question 402's first item (FT-2, grade 1) a miss although hit@1 was 1
+    from ragmeter.answers.analysis import search_hits
+    from ragmeter.results import Results
+
+    # asked for the exponential gain and the returned ideal, which compat mode overrides
+    cfg = _whole_documents(trec, gain="exponential", ideal="returned", trec_eval_compat=True)
     res = Results(run_search(cfg).save(tmp_path / "res"))
     assert res.meta["relevant_grade"] == 1 and res.meta["measurement"]["relevant_grade"] == 1
     # compat mode scores with the judged ideal and linear gain: the record says so
@@ -350,17 +354,8 @@ def test_a_qrels_run_records_the_level_it_scored_with(trec, tmp_path):
 def test_compat_mode_saves_the_settings_it_used(trec, tmp_path):
     import tomllib
 
-    cfg = Config(
-        corpus=str(trec / "corpus"),
-        testset=str(trec / "topics.txt"),
-        qrels=str(trec / "qrels.txt"),
-        strategies=("whole",),
-        ks=(1, 3),
-        rounds=200,
-        gain="exponential",
-        ideal="returned",
-        trec_eval_compat=True,
-    )
+    # asked for the exponential gain and the returned ideal, which compat mode overrides
+    cfg = _whole_documents(trec, gain="exponential", ideal="returned", trec_eval_compat=True)
     out = run_search(cfg).save(tmp_path / "res")
     saved = tomllib.loads((out / "config.toml").read_text(encoding="utf-8"))["search"]
     assert (saved["ideal"], saved["gain"]) == ("judged", "linear")
@@ -372,14 +367,7 @@ def test_export_documents_of_a_qrels_search_keeps_its_judgments(trec, tmp_path):
     from ragmeter.qrels import evaluate_run, read_qrels, read_run
     from ragmeter.results import Results
 
-    cfg = Config(
-        corpus=str(trec / "corpus"),
-        testset=str(trec / "topics.txt"),
-        qrels=str(trec / "qrels.txt"),
-        strategies=("whole",),
-        ks=(1, 3),
-        rounds=200,
-    )
+    cfg = _whole_documents(trec)
     res = Results(run_search(cfg).save(tmp_path / "res"))
     assert [q.qrels for q in res.questions] == [
         q.qrels for q in run_search(cfg).questions
