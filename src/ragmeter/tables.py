@@ -22,7 +22,14 @@ from ragmeter.metrics import is_share
 if TYPE_CHECKING:
     from ragmeter.summary import Summary
 
-__all__ = ["Comparisons", "ShowsItself", "format_estimate", "is_share"]
+__all__ = [
+    "ESTIMATE_COLUMNS",
+    "Comparisons",
+    "ShowsItself",
+    "estimate_records",
+    "format_estimate",
+    "is_share",
+]
 
 
 def _pandas():
@@ -66,6 +73,26 @@ def _html(header: Sequence[str], rows: Iterable[Sequence[str]], caption: str) ->
         f"<table><caption style='caption-side: bottom; text-align: left'>{esc(caption)}"
         f"</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     )
+
+
+ESTIMATE_COLUMNS = (
+    "system", "metric", "mean", "low", "high", "n", "confidence", "method", "seed", "rounds",
+)  # fmt: skip
+
+
+def estimate_records(
+    summary: Summary,
+    systems: Sequence[str] | None = None,
+    columns: Sequence[str] = ESTIMATE_COLUMNS,
+) -> list[dict[str, Any]]:
+    """One record per system and metric: the mean and its interval as saved (shares as
+    fractions: 0.807 is 80.7%), with ``columns`` of :data:`ESTIMATE_COLUMNS`."""
+    out = []
+    for system in summary.estimates if systems is None else systems:
+        for metric, est in summary.estimates[system].items():
+            row = {"system": system, "metric": metric, **est.to_dict()}
+            out.append({c: row[c] for c in columns})
+    return out
 
 
 class ShowsItself:
@@ -158,26 +185,8 @@ class ShowsItself:
             return pd.DataFrame.from_records(
                 records, columns=["system", "question", "metric", "score"]
             )
-        s = self.summary
-        columns = ["system", "metric", "mean", "low", "high", "n"]
-        columns += ["confidence", "method", "seed", "rounds"]
-        records = []
-        for system in self.systems:
-            for metric, est in s.estimates[str(system)].items():
-                records.append(
-                    {
-                        "system": str(system),
-                        "metric": metric,
-                        "mean": est.mean,
-                        "low": est.low,
-                        "high": est.high,
-                        "n": est.n,
-                        "confidence": est.confidence,
-                        "method": est.method,
-                        "seed": est.seed,
-                        "rounds": est.rounds,
-                    }
-                )
+        records = estimate_records(self.summary, [str(s) for s in self.systems])
+        columns = list(ESTIMATE_COLUMNS)
         return pd.DataFrame.from_records(records, columns=columns)
 
 

@@ -11,6 +11,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ragmeter import tables
 from ragmeter.cli.layout import Grid, as_table, fit, natural_width, stacked
 from ragmeter.formatting import column_labels, format_estimate, shown_difference, shown_p
 from ragmeter.metrics import is_share
@@ -327,19 +328,9 @@ def sizes_grid(needs: list, metric: str, target: str) -> Grid:
 def estimate_records(summary: Summary) -> list[dict]:
     """One CSV row per system and metric: the mean and its interval, as saved
     (shares as fractions: 0.807 is 80.7%)."""
-    return [
-        {
-            "system": system,
-            "metric": metric,
-            "mean": est.mean,
-            "low": est.low,
-            "high": est.high,
-            "n": est.n,
-            "confidence": est.confidence,
-        }
-        for system, per in summary.estimates.items()
-        for metric, est in per.items()
-    ]
+    return tables.estimate_records(
+        summary, columns=("system", "metric", "mean", "low", "high", "n", "confidence")
+    )
 
 
 def comparison_records(rows: list[Row], metric: str) -> list[dict]:
