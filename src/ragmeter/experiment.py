@@ -26,7 +26,7 @@ from ragmeter.errors import InputError
 from ragmeter.retrieval.base import Hit, Retriever, SpanRetriever
 from ragmeter.retrieval.registry import make_retriever
 from ragmeter.runs import RankedItem, SearchRun, SystemRun  # noqa: F401 (their old home)
-from ragmeter.scoring import grade_items, relevance_level, score_system  # noqa: F401
+from ragmeter.scoring import grade_items, score_system  # noqa: F401
 from ragmeter.testset import Question, TestSet, load_judged_testset, load_testset
 
 Progress = Callable[[str, int, int], None]

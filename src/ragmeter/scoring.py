@@ -19,7 +19,7 @@ from ragmeter.config import Config
 from ragmeter.runs import RankedItem
 from ragmeter.testset import Question
 
-__all__ = ["grade_items", "grade_rankings", "relevance_level", "score_system"]
+__all__ = ["grade_items", "grade_rankings", "score_system"]
 
 Found = tuple[str, int, int, float, int]
 """A ranked span before grading: ``(doc, start, end, score, words)``."""
@@ -51,12 +51,6 @@ def grade_items(
             zip(found, grades, strict=True), start=1
         )
     ]
-
-
-def relevance_level(questions: Sequence[Question], config: Config) -> int:
-    """The lowest relevant grade: 1 (trec_eval's) for document-level keys, else
-    ``config.relevant_grade`` (:func:`ragmeter.measurement.relevance_level`)."""
-    return measurement.relevance_level(questions, config.relevant_grade)
 
 
 def _key_spans(question: Question, doc_lengths: dict[str, int] | None, level: int) -> list:
@@ -139,7 +133,8 @@ def score_system(
         return out
     depth = config.depth
     n = len(questions)
-    level = relevance_level(questions, config)
+    settings = measurement.effective_settings(config, questions)  # as meta.json records
+    level = settings["relevant_grade"]
     grades = np.zeros((n, depth), dtype=np.int64)
     words = np.zeros((n, depth), dtype=np.int64)
     found = np.zeros((n, depth), dtype=np.int64)
@@ -160,7 +155,6 @@ def score_system(
             n_relevant[q] = sum(1 for _, g in question.qrels if g >= level)
         spans = _key_spans(question, doc_lengths, level)
         coverage[q] = _coverage(row, question, spans, config.ks)
-    settings = measurement.effective_settings(config, questions)
     ideal_kind = settings["ideal"]
     ideal = None
     if ideal_kind == "index" and index_items is not None:
