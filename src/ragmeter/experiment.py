@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ragmeter import chunking, scoring
-from ragmeter._memory import release_free_memory
 from ragmeter.chunking import Chunk, Chunking
 from ragmeter.config import Config
 from ragmeter.corpus import Document, load_corpus
@@ -164,10 +163,7 @@ def run_search(
 ) -> SearchRun:
     """Run every strategy x retriever over the test set and score each question."""
     with chunking.run_scope():  # one sentence segmentation per document for the whole run
-        try:
-            return _run_search(config, documents, testset, progress)
-        finally:
-            release_free_memory()  # what the run's indexes and token tables held
+        return _run_search(config, documents, testset, progress)
 
 
 def _run_search(
@@ -234,13 +230,11 @@ def _run_search(
         chunking.prepare_sentences(
             (d.text for d in documents), engine, sentences_progress, prepare_documents
         )
-        release_free_memory()  # the segmentation's and tokenizing's temporaries
         t = _timed(timings, "chunk", t)
     for strategy in strategies if chunk_retrievers else []:
         if progress:
             progress(f"{strategy.name} · chunking", step, n_steps)
         chunked = chunking.chunk_corpus(documents, strategy)
-        release_free_memory()  # the chunking's temporaries, before the index is built
         t = _timed(timings, "chunk", t)
         n_items = len(chunked.items)
         chunk_keys[strategy.name] = chunking_key(chunked)
@@ -255,7 +249,6 @@ def _run_search(
                 retriever.follow_progress(progress, f"{strategy.name} · embedding")
             # BM25 indexes only the questions' words
             retriever.index_chunks(chunked.chunks, doc_texts, questions=question_texts)
-            release_free_memory()  # the index build's temporaries, before ranking
             t = _timed(timings, "index", t)
             ids, scores = rank_chunking(retriever, chunked, questions, config.depth, indexed=True)
             t = _timed(timings, "rank", t)
@@ -293,7 +286,6 @@ def _run_search(
             step += 1
             retriever.release()  # its index, once its system is ranked
         del chunked
-        release_free_memory()
     for retriever in span_retrievers:
         retriever.set_documents(documents)
         if progress:

@@ -20,7 +20,6 @@ import bm25s
 import numpy as np
 from bm25s.tokenization import _infer_stopwords
 
-from ragmeter._memory import release_free_memory
 from ragmeter.errors import InputError, MissingExtra
 from ragmeter.retrieval.base import Ranking, Retriever, top_k
 from ragmeter.retrieval.bm25_index import build_scores
@@ -419,7 +418,6 @@ class BM25Retriever(Retriever):
             keep = None  # no question word occurs in these chunks: a plain index
             found = _chunk_tokens(self._table, chunks, documents)
         self._kept = keep if found is not None else None
-        release_free_memory()  # the per-document temporaries, before the index is built
 
         def texts() -> list[str]:  # made only when needed: chunks are views of documents
             return [c.text for c in chunks]
