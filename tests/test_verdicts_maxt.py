@@ -18,8 +18,34 @@ def _signs(n: int, rounds: int, seed: int) -> np.ndarray:
     return np.concatenate([s for _, s in stats._sign_blocks(n, rounds, seed)])
 
 
+def _set_partitions(items):
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for p in _set_partitions(rest):
+        yield [[first], *p]
+        for i in range(len(p)):
+            yield [*p[:i], [first, *p[i]], *p[i + 1 :]]
+
+
+def _true_together(pairs, m):
+    """Each partition of the systems, as the set of pairs (by position) it makes true."""
+    out = []
+    for part in _set_partitions(list(range(m))):
+        group = {s: g for g, members in enumerate(part) for s in members}
+        out.append({c for c, (i, j) in enumerate(pairs) if group[i] == group[j]})
+    return out
+
+
 def _reference(x: np.ndarray, pairs, rounds: int, seed: int, alpha: float, binary: bool):
-    """Westfall-Young step-down min-p, written out loop by loop."""
+    """Westfall-Young step-down min-p with Shaffer's logical constraints, loop by loop.
+
+    Up to the first pair not rejected, step j takes each round's smallest p over every
+    set of pairs that can be true together, holds pair j and no rejected pair, and
+    uses the set with the most rounds reaching pair j's p (and the lowest level);
+    later steps use every pair not yet passed.
+    """
     n = x.shape[1]
     signs = _signs(n, rounds, seed)
     d = np.stack([x[i] - x[j] for i, j in pairs], axis=1)
@@ -49,11 +75,18 @@ def _reference(x: np.ndarray, pairs, rounds: int, seed: int, alpha: float, binar
     running = 0.0
     h = next(h for h in range(rounds + 1) if (h + 1) / (rounds + 1) >= alpha)
     crit = []  # each step's level: the h-th smallest of the rounds' smallest p
+    together = _true_together(pairs, x.shape[0])
     for j, c in enumerate(order):
-        rest = order[j:]
-        smallest = sorted(min(null[b, r] for r in rest) for b in range(rounds))
-        crit.append(min(smallest[h - 1], alpha))
-        hits = sum(1 for v in smallest if v <= raw[c] * (1 + 1e-9))
+        if running < alpha:  # every earlier pair rejected: the constrained sets
+            sets = [s for s in together if c in s and not s & set(order[:j])]
+        else:
+            sets = [set(order[j:])]
+        hits, level = 0, 1.0
+        for rest in sets:
+            smallest = sorted(min(null[b, r] for r in rest) for b in range(rounds))
+            level = min(level, smallest[h - 1])
+            hits = max(hits, sum(1 for v in smallest if v <= raw[c] * (1 + 1e-9)))
+        crit.append(min(level, alpha))
         running = max(running, (hits + 1) / (rounds + 1))
         adj[c] = running
     stop = next((j for j, c in enumerate(order) if adj[c] >= alpha), None)

@@ -21,6 +21,18 @@ paired sign flips and pays only for the dependence that is really there.
 * **Step-down.** Pairs sorted by raw p; the adjusted p of the ``j``-th is the share
   of configurations (the observed one included) whose smallest p among pairs
   ``j..m`` is at most its raw p, made non-decreasing along the order.
+* **Logical constraints** (Shaffer 1986; Westfall and Tobias 2007). Pairs of one
+  table cannot be true or false independently: if A equals B and B equals C, A
+  equals C. A set of pairs can all be true only when it is the set of pairs within
+  the groups of some partition of the systems. So the step that tests pair ``j``
+  after pairs ``1..j-1`` were rejected needs the maximum only over the pairs of a
+  partition that holds ``j`` within a group and none of the rejected pairs, and
+  only over the largest such sets: never more than the pairs not yet passed (plain
+  max-T), often far fewer (7 systems: 21 pairs at the first step, at most 15 once
+  one pair is rejected). The first false rejection of a true pair happens at a step
+  whose sets include the true ones, so the family-wise error stays at alpha. The
+  partitions are listed for tables of up to :data:`MAX_SYSTEMS` systems; larger
+  tables use plain max-T (valid, only less sharp).
 * **The level of each step** is the largest raw p that step could reject: the
   pair's own test inverted at that level is the interval that matches the decision
   (:mod:`ragmeter.verdicts`).
@@ -35,9 +47,19 @@ import numpy as np
 from ragmeter.paired_tests import Flips, _hits_needed, mcnemar_exact
 from ragmeter.stats_compare import _TIE
 
-__all__ = ["null_p_values", "step_down"]
+__all__ = ["MAX_SYSTEMS", "null_p_values", "step_down"]
 
 _REL = 1e-9  # p-values this close (relatively) to the observed one count as equal
+MAX_SYSTEMS = 8  # partitions of 8 systems: 4,140; of 9: 21,147
+
+
+@lru_cache(maxsize=16)
+def _partitions(m: int) -> np.ndarray:
+    """Every partition of ``m`` systems, as (partitions, m) group numbers."""
+    rows: list[list[int]] = [[]]
+    for _ in range(m):  # each system joins a group already open or opens the next
+        rows = [r + [g] for r in rows for g in range((max(r) + 2) if r else 1)]
+    return np.array(rows, dtype=np.int64).reshape(len(rows), m)
 
 
 @lru_cache(maxsize=4096)
@@ -78,16 +100,71 @@ def null_p_values(
     return p_raw, p_null
 
 
+class _Constraints:
+    """The sets of pairs that can all be true at once, for the pairs ``pairs``.
+
+    Each partition of the systems makes the pairs within its groups true together;
+    ``sets(c, rejected)`` gives the largest such sets that hold pair ``c`` and no
+    rejected pair, as a (sets, pairs) boolean array.
+    """
+
+    def __init__(self, pairs: list[tuple[int, int]]) -> None:
+        systems = sorted({s for p in pairs for s in p})
+        index = {s: i for i, s in enumerate(systems)}
+        self.groups = _partitions(len(systems))
+        a = np.array([index[i] for i, _ in pairs])
+        b = np.array([index[j] for _, j in pairs])
+        self.a, self.b = a, b
+        self.within = self.groups[:, a] == self.groups[:, b]  # (partitions, pairs)
+
+    def sets(self, c: int, rejected: np.ndarray) -> np.ndarray:
+        ok = self.within[:, c] & ~np.any(self.within[:, rejected], axis=1)
+        groups, within = self.groups[ok], self.within[ok]
+        # The largest sets: no two groups can merge, i.e. a rejected pair stands
+        # between any two groups (merging two others only adds pairs to the set).
+        size = groups.max(axis=1) + 1
+        top = int(size.max(initial=1))
+        blocked = np.zeros((len(groups), top, top), bool)
+        rows = np.arange(len(groups))
+        for u, v in zip(self.a[rejected], self.b[rejected], strict=True):
+            blocked[rows, groups[:, u], groups[:, v]] = True
+            blocked[rows, groups[:, v], groups[:, u]] = True
+        g = np.arange(blocked.shape[1])
+        need = (g[:, None] != g[None, :])[None] & (g[None, :, None] < size[:, None, None])
+        need &= g[None, None, :] < size[:, None, None]
+        maximal = np.all(blocked | ~need, axis=(1, 2))
+        return np.unique(within[maximal], axis=0)
+
+
+def _counts(p_null: np.ndarray, sets: np.ndarray, threshold: float, h: int):
+    """(most rounds reaching ``threshold`` over ``sets``, smallest h-th smallest min)."""
+    reach = (p_null <= threshold).astype(np.float32) @ sets.T.astype(np.float32)
+    hits = int(np.count_nonzero(reach > 0, axis=0).max())
+    crit = np.inf
+    if h > 0:
+        for s in sets:
+            q = p_null[:, s].min(axis=1)
+            crit = min(crit, float(np.partition(q, h - 1)[h - 1]))
+    return hits, crit
+
+
 def step_down(
-    p_raw: np.ndarray, p_null: np.ndarray, alpha: float
+    p_raw: np.ndarray,
+    p_null: np.ndarray,
+    alpha: float,
+    pairs: list[tuple[int, int]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(p_adj, reject, levels)`` of the step-down max-T (min-p) procedure.
 
     ``p_adj[c]`` is ``(#{rounds whose smallest p over the pairs not yet passed is
     <= p_raw[c]} + 1) / (rounds + 1)``, made non-decreasing in the order of
-    ``p_raw``; ``reject = p_adj < alpha``. ``levels[c]`` is the raw p below which
-    the step that decided pair ``c`` rejects (for pairs not rejected, the step where
-    the procedure stopped), capped at ``alpha``.
+    ``p_raw``; ``reject = p_adj < alpha``. With ``pairs`` (the two systems of each
+    pair, by number) and at most :data:`MAX_SYSTEMS` systems, each step up to the
+    first pair not rejected takes the smallest p only over the largest sets of
+    pairs that can be true together (logical constraints), the most rounds over
+    those sets. ``levels[c]`` is the raw p below which the step that decided pair
+    ``c`` rejects (for pairs not rejected, the step where the procedure stopped),
+    capped at ``alpha``.
     """
     rounds, k = p_null.shape
     order = np.argsort(p_raw, kind="stable")
@@ -95,14 +172,25 @@ def step_down(
     q = np.minimum.accumulate(p_null[:, order[::-1]], axis=1)[:, ::-1]
     thresholds = p_raw[order] * (1.0 + _REL)
     hits = np.count_nonzero(q <= thresholds[None, :], axis=0)
-    step_p = np.minimum(1.0, (hits + 1) / (rounds + 1))
-    adj_sorted = np.maximum.accumulate(step_p)
     h = _hits_needed(alpha, rounds)
     if h > 0:
         # Reject at step j exactly when fewer than h rounds reach p_raw: p_raw < q_[h].
         crit = np.partition(q, h - 1, axis=0)[h - 1]
     else:  # too few rounds to reject anything: Bonferroni's levels for the intervals
         crit = alpha / (k - np.arange(k))
+    systems = len({s for p in pairs for s in p}) if pairs else 0
+    if pairs is not None and 2 < systems <= MAX_SYSTEMS and h > 0:
+        hits, crit = hits.copy(), crit.copy()
+        constraints = _Constraints(pairs)
+        rejected = np.zeros(k, bool)
+        for j in range(k):  # up to the first pair not rejected; later steps keep plain max-T
+            c = order[j]
+            hits[j], crit[j] = _counts(p_null, constraints.sets(c, rejected), thresholds[j], h)
+            if not (hits[j] + 1) / (rounds + 1) < alpha:
+                break
+            rejected[c] = True
+    step_p = np.minimum(1.0, (hits + 1) / (rounds + 1))
+    adj_sorted = np.maximum.accumulate(step_p)
     step_level = np.minimum(crit, alpha)
     levels_sorted = np.empty(k)
     stop = None

@@ -208,9 +208,9 @@ class Row:
     verdict: str
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["p_holm"] = self.p  # the name earlier summaries used (the rule's p, any rule)
-        return out
+        """The row as summary.json keeps it: ``p`` is the rule's p (the rule is
+        named beside the rows); earlier summaries' ``p_holm`` is still read."""
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, ruled: bool = True) -> Row:
@@ -445,7 +445,7 @@ def _rows(
     flips = None if binary and not maxt else Flips(diffs, rounds, seed)
     if maxt:
         raw, p_null = null_p_values(flips, binary, counts)
-        adj, reject, levels = step_down(raw, p_null, alpha)
+        adj, reject, levels = step_down(raw, p_null, alpha, compared)
         p_raw, p_adj = [float(p) for p in raw], [float(p) for p in adj]
     else:
         if binary:
