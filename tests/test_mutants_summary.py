@@ -18,7 +18,9 @@ MATRICES = {"recall@5": RECALL, "mrr@10": MRR}
 
 
 def test_confidence_seed_rounds_and_method_reach_every_interval():
-    s = summarize(MATRICES, SYSTEMS, "mrr@10", seed=3, rounds=500, confidence=0.9, method="bca")
+    s = summarize(
+        MATRICES, SYSTEMS, "mrr@10", seed=3, rounds=500, confidence=0.9, method="bca", adjust="holm"
+    )
     assert (s.metric, s.seed, s.rounds, s.confidence, s.method) == ("mrr@10", 3, 500, 0.9, "bca")
     for i, name in enumerate(SYSTEMS):
         for metric, matrix in MATRICES.items():
@@ -32,6 +34,14 @@ def test_confidence_seed_rounds_and_method_reach_every_interval():
     # Holm over 3 pairs: each difference interval at 1 - 0.1 / 3 (simultaneous)
     assert s.comparison_rule.adjust == "holm" and s.comparison_rule.pairs == 3
     assert all(r.difference.confidence == pytest.approx(1 - 0.1 / 3) for r in s.comparisons)
+
+
+def test_the_default_rule_is_the_runs_default():
+    """Called directly, summarize() decides as a run does by default: step-down max-T."""
+    from ragmeter.config import Config
+
+    s = summarize(MATRICES, SYSTEMS, "recall@5", seed=3, rounds=300)
+    assert s.comparison_rule.adjust == Config().adjust == "maxt"
 
 
 def test_sample_sizes_are_of_the_comparison_metric():

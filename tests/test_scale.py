@@ -893,17 +893,24 @@ def test_summary_unchanged_on_the_example():
     bootstrap draws were shared between calls (sha256 prefix of the canonical JSON).
 
     Under Holm, with the exact intervals that were added beside the bootstrap ones left
-    out, the summary is byte for byte the one recorded then; the default rule (max-T)
-    and the exact intervals are pinned by a digest of their own."""
+    out and each row's p also written as ``p_holm`` (as rows then held it), the summary
+    is byte for byte the one recorded then; so is the default rule (max-T) with its
+    exact intervals, recorded later, and the summary as written now has a digest of
+    its own."""
     import json
 
     from ragmeter import stats
     from ragmeter.results import summarize_run
 
-    def without_exact(obj):
+    def as_then(obj, exact: bool = True):
+        """The summary as it was written then: rows also held the rule's p as p_holm;
+        without ``exact``, the exact intervals added later are left out."""
         if isinstance(obj, dict):
-            return {k: without_exact(v) for k, v in obj.items() if not k.startswith("exact")}
-        return [without_exact(x) for x in obj] if isinstance(obj, list) else obj
+            out = {k: as_then(v, exact) for k, v in obj.items() if exact or k[:5] != "exact"}
+            if "p_value" in out and "wins" in out:
+                out["p_holm"] = out["p"]
+            return out
+        return [as_then(x, exact) for x in obj] if isinstance(obj, list) else obj
 
     def digest(obj) -> str:
         return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:24]
@@ -913,9 +920,11 @@ def test_summary_unchanged_on_the_example():
     cfg = Config(strategies=("sentence", "fixed", "whole"), ks=(1, 3, 5), rounds=2000, seed=7)
     run = run_search(cfg, docs, testset)
     for _ in range(2):  # the second summary reads every draw from the cache
-        assert digest(summarize_run(run).to_json()) == "134cb56781a6a93f0f54c78b"
+        summary = summarize_run(run).to_json()
+        assert digest(as_then(summary)) == "134cb56781a6a93f0f54c78b"
+        assert digest(summary) == "d077c80cdc95d8695106526b"
     holm = run_search(cfg.with_overrides(adjust="holm"), docs, testset)
-    assert digest(without_exact(summarize_run(holm).to_json())) == "4b9f76a517607b655abe3b50"
+    assert digest(as_then(summarize_run(holm).to_json(), exact=False)) == "4b9f76a517607b655abe3b50"
     assert stats._DRAWS._items  # the draws were kept
 
 

@@ -234,7 +234,9 @@ def test_summary_and_terminal_name_the_rule(tmp_path):
     rng = np.random.default_rng(4)
     m = (rng.random((3, 60)) < 0.5).astype(float)
     m[0, :15] = 1.0
-    summary = summarize({"recall@5": m}, ["a", "b", "c"], "recall@5", seed=2, rounds=500)
+    summary = summarize(
+        {"recall@5": m}, ["a", "b", "c"], "recall@5", seed=2, rounds=500, adjust="holm"
+    )
     rule = summary.comparison_rule
     assert (rule.adjust, rule.family, rule.pairs, rule.seed, rule.rounds) == (
         "holm",

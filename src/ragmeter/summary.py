@@ -130,7 +130,7 @@ def summarize(
     confidence: float = 0.95,
     method: str = "percentile",
     *,
-    adjust: str = "holm",
+    adjust: str = "maxt",
     baseline: str | None = None,
     pairs: list[tuple[str, str]] | None = None,
     k_capped: dict[str, int] | None = None,
