@@ -15,6 +15,7 @@ import json
 import re
 import shlex
 import shutil
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -398,8 +399,48 @@ def test_failures_counted_per_system_with_intervals(answered):
             expected = stats.bootstrap(flags, rounds=report.rounds, seed=report.seed)
             assert row.rates[kind] == expected
         assert row.counts["any"] == sum(1 for c in mine if c.failures)
-    [comparison] = report.comparisons
+    [comparison] = report.comparisons.rows
     assert {comparison.a, comparison.b} == set(res.systems)
+    assert report.comparisons.rule.adjust == res.comparison_plan.adjust
+
+
+def test_failure_comparisons_agree_with_their_rule():
+    """Six failures against none, twice among three systems: each pair's own exact p is
+    0.031, but over three pairs it is no difference. The verdict, the interval and the
+    adjusted p say so together (a percentile interval alone would call it)."""
+    from rich.console import Console
+
+    from ragmeter.answers.failure_counts import _comparisons
+    from ragmeter.cli.failure_views import print_comparisons
+
+    n = 40
+    any_by_q = {
+        "a": {f"q{i}": float(i < 6) for i in range(n)},
+        "b": {f"q{i}": 0.0 for i in range(n)},
+        "c": {f"q{i}": float(6 <= i < 12) for i in range(n)},
+    }
+    seed_rule = stats.compare_all(
+        np.array([list(any_by_q[s].values()) for s in "abc"]), list("abc"), rounds=2000, seed=3
+    )
+    assert seed_rule[0].difference.low > 0  # the per-pair percentile interval excludes 0
+    for adjust in ("maxt", "holm"):
+        verdicts = _comparisons(any_by_q, 2000, 3, 0.95, adjust)
+        assert verdicts.rule.adjust == adjust and verdicts.rule.pairs == 3
+        ab = next(r for r in verdicts.rows if {r.a, r.b} == {"a", "b"})
+        assert ab.p_value == pytest.approx(2 / 2**6)
+        assert ab.p >= 0.05 and not ab.separated
+        for r in verdicts.rows:
+            excludes = r.difference.low > 0 or r.difference.high < 0
+            assert r.separated == (r.p < 0.05) == excludes
+        report = SimpleNamespace(comparisons=verdicts)
+        console = Console(width=200, record=True)
+        print_comparisons(report, console)
+        text = console.export_text()
+        assert ("max-T" if adjust == "maxt" else "Holm") in text
+        assert f"a - b (points) [{'max-T' if adjust == 'maxt' else 'Holm'}-level CI]" in text
+        cells = [x.replace("│", " ").split() for x in text.splitlines()]
+        line = next(c for c in cells if c[:2] == ["a", "b"])
+        assert line[-1] == "tie" and "fails less" not in text
 
 
 def test_judge_leniency_flags(answered):

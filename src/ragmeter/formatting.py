@@ -115,13 +115,14 @@ def fmt_p(p: float | None, alpha: float = 0.05) -> str:
     return text
 
 
-def shown_difference(row: Any, metric: str) -> str:
+def shown_difference(row: Any, metric: str, *, share: bool | None = None) -> str:
     """A comparison's difference as every view prints it: ``+12.6 [+1.8, +24.4]`` in
-    points for shares, three decimals otherwise, ``identical`` for identical systems;
-    no end is rounded onto 0 (:func:`fmt_end`)."""
+    points for shares (``metric`` a share, or ``share`` given), three decimals
+    otherwise, ``identical`` for identical systems; no end is rounded onto 0
+    (:func:`fmt_end`)."""
     if row.identical:
         return "identical"
-    scale, digits = (100, 1) if is_share(metric) else (1, 3)
+    scale, digits = (100, 1) if (is_share(metric) if share is None else share) else (1, 3)
     d = row.difference
     return (
         f"{d.mean * scale:+.{digits}f} [{fmt_end(d.low, scale, digits)}, "

@@ -4,7 +4,8 @@
 answer of a results directory and counts each failure type per system, with a
 seeded bootstrap interval of its rate (:func:`ragmeter.stats.bootstrap_many`, the
 seed and rounds of the run's summary unless given) and paired comparisons of the
-share of answers with any failure (:func:`ragmeter.stats.compare_all`). It also says
+share of answers with any failure under the run's own rule (the one comparison,
+:func:`ragmeter.comparison.compare_systems`, over every pair). It also says
 how often each judge passed an answer whose number changed or was left out
 (:class:`Leniency`) and, where answers were graded by hand, how often each check
 was right (:class:`Precision`). :func:`write_failures` saves it all as
@@ -37,10 +38,12 @@ from ragmeter.answers.store import (
     load_answer_set,
     load_merged_answer_set,
 )
+from ragmeter.comparison import ComparisonPlan, compare_systems
 from ragmeter.errors import InputError
 from ragmeter.io import atomic_write_text, dumps
 from ragmeter.outputs import results_lock
 from ragmeter.results import Results
+from ragmeter.verdicts import Verdicts
 
 __all__ = [
     "ANY",
@@ -114,7 +117,7 @@ class FailureReport:
     settings: CheckSettings
     checks: list[AnswerCheck]
     systems: list[SystemFailures]
-    comparisons: list[stats.Comparison]
+    comparisons: Verdicts | None
     leniency: list[Leniency]
     precision: list[Precision]
 
@@ -143,7 +146,9 @@ class FailureReport:
                 }
                 for s in self.systems
             ],
-            "comparisons": {"of": ANY, "pairs": [c.to_dict() for c in self.comparisons]},
+            "comparisons": (
+                {"of": ANY, **self.comparisons.to_dict()} if self.comparisons else None
+            ),
             "leniency": [
                 {
                     "judge": j.judge,
@@ -264,16 +269,18 @@ def _per_system(
 
 
 def _comparisons(
-    any_by_q: dict[str, dict[str, float]], rounds: int, seed: int, conf: float
-) -> list[stats.Comparison]:
+    any_by_q: dict[str, dict[str, float]], rounds: int, seed: int, conf: float, adjust: str
+) -> Verdicts | None:
+    """Every pair of systems on the share of answers with any failure, under ``adjust``."""
     names = list(any_by_q)
     if len(names) < 2:
-        return []
+        return None
     common = [q for q in any_by_q[names[0]] if all(q in any_by_q[s] for s in names[1:])]
     if len(common) < 2:
-        return []
+        return None
     matrix = np.array([[any_by_q[s][q] for q in common] for s in names], dtype=np.float64)
-    return stats.compare_all(matrix, names, rounds=rounds, seed=seed, confidence=conf)
+    plan = ComparisonPlan(ANY, seed, rounds, conf, adjust)
+    return compare_systems({ANY: matrix}, names, plan)
 
 
 def failure_report(
@@ -310,7 +317,7 @@ def failure_report(
         settings=settings,
         checks=checks,
         systems=systems,
-        comparisons=_comparisons(any_by_q, rounds, seed, conf),
+        comparisons=_comparisons(any_by_q, rounds, seed, conf, res.comparison_plan.adjust),
         leniency=_leniency(aset, checks, rounds, seed, conf),
         precision=_precision(aset, checks),
     )

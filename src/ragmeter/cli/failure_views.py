@@ -24,7 +24,7 @@ from ragmeter.answers.failure_counts import (
 )
 from ragmeter.answers.failures import DEFAULT, FAILURES, LABELS, AnswerCheck, CheckSettings
 from ragmeter.errors import InputError
-from ragmeter.formatting import format_estimate
+from ragmeter.formatting import column_labels, format_estimate, shown_difference, shown_p
 
 __all__ = [
     "check_settings",
@@ -129,26 +129,38 @@ def print_failure_details(report: FailureReport, console: Console, show: int = 1
 
 
 def print_comparisons(report: FailureReport, console: Console) -> None:
-    if not report.comparisons:
+    """Every pair on the share of answers with any failure, under the run's rule: the
+    verdict, the interval and the p-value come from one comparison and agree."""
+    verdicts = report.comparisons
+    if not verdicts or not verdicts.rows:
         return
+    rule = verdicts.rule
+    diff_label, p_label = column_labels(rule)
     table = Table(
         title="Any failure, system against system (paired over questions)",
         title_justify="left",
+        caption=rule.header,
+        caption_justify="left",
     )
-    for col, just in (
-        ("a", "left"),
-        ("b", "left"),
-        ("a - b (points) [95% CI]", "right"),
-        ("p (Holm)", "right"),
-        ("verdict", "left"),
-    ):
-        table.add_column(col, justify=just)
-    for c in report.comparisons:
-        p = c.p_holm if c.p_holm is not None else c.p_value
+    shown = diff_label.replace("A - B", "a - b (points)")
+    columns = [("a", "left"), ("b", "left"), (shown, "right")]
+    if p_label:
+        columns.append((p_label, "right"))
+    columns.append(("verdict", "left"))
+    for col, just in columns:
+        table.add_column(Text(col), justify=just)  # brackets are not markup
+    for row in verdicts.rows:
         # fewer failures is better: the verdict names the system with the lower share
-        d = c.difference
-        verdict = f"{c.b} fails less" if d.low > 0 else f"{c.a} fails less" if d.high < 0 else "tie"
-        table.add_row(Text(c.a), Text(c.b), d.format(), f"{p:.3g}", verdict)
+        if row.identical:
+            verdict = "identical"
+        elif row.separated:
+            verdict = f"{row.b if row.difference.mean > 0 else row.a} fails less"
+        else:
+            verdict = "tie"
+        cells = [Text(row.a), Text(row.b), shown_difference(row, ANY, share=True)]
+        if p_label:
+            cells.append(shown_p(row, rule.alpha))
+        table.add_row(*cells, verdict)
     console.print(table)
 
 
