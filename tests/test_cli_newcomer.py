@@ -120,10 +120,10 @@ def test_export_writes_trec_files_that_trec_eval_scores_as_ragmeter_does(tmp_pat
     assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["export", str(out), "--run", "run.txt", "--qrels", "qrels.txt"])
     assert result.exit_code == 0, result.output
-    assert "Wrote 3 files" in result.stdout
+    assert "Wrote 4 files" in result.stdout  # a run and its judgments per system
     scores = json.loads((out / "scores.json").read_text())
-    qrels = read_qrels("qrels.txt")
     for system in ("overlap", "parent-400"):
+        qrels = read_qrels(f"qrels.{system}.txt")
         run = {q: dict(items) for q, items in read_run(f"run.{system}.txt").items()}
         evaluator = pytrec_eval.RelevanceEvaluator(
             qrels, {"success_1", "success_5", "recip_rank"}, relevance_level=2

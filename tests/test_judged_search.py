@@ -375,5 +375,6 @@ def test_export_documents_of_a_qrels_search_keeps_its_judgments(trec, tmp_path):
     export_trec(res.path, tmp_path / "run.txt", tmp_path / "q.txt", documents=True)
     exported = read_qrels(tmp_path / "q.txt").to_dict()
     assert exported == {"401": {"FT-1": 2, "FT-3": 1}, "402": {"FT-2": 1, "FT-9": 1}}
-    ev = evaluate_run(read_run(tmp_path / "run.txt"), read_qrels(tmp_path / "q.txt"), ["hit@1"])
+    run = read_run(tmp_path / "run.whole.txt")  # one file per system, named after it
+    ev = evaluate_run(run, read_qrels(tmp_path / "q.txt"), ["hit@1"])
     assert ev.scores["hit@1"].tolist() == res.scores("whole", "hit@1").tolist()

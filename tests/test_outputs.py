@@ -311,14 +311,14 @@ def test_export_refuses_the_test_set_the_corpus_and_user_files(tiny):
     assert snapshot(tiny / "docs") | {"q": (tiny / "q.jsonl").read_bytes()} == before
     assert (tiny / "mine.txt").read_text() == "keep"
     # its own files it may rewrite; a user file named like a temporary is never touched
-    (tiny / "run.txt.tmp").write_text("mine too")
+    (tiny / "run.whole.txt.tmp").write_text("mine too")  # --run run.txt writes run.whole.txt
     for _ in range(2):
         result = runner.invoke(app, ["export", str(out), "--run", str(tiny / "run.txt")])
         assert result.exit_code == 0, result.output
-    assert (tiny / "run.txt.tmp").read_text() == "mine too"
-    (tiny / "run.txt").write_text("edited by hand")  # now it is the user's
+    assert (tiny / "run.whole.txt.tmp").read_text() == "mine too"
+    (tiny / "run.whole.txt").write_text("edited by hand")  # now it is the user's
     one_line_error(runner.invoke(app, ["export", str(out), "--run", str(tiny / "run.txt")]))
-    assert (tiny / "run.txt").read_text() == "edited by hand"
+    assert (tiny / "run.whole.txt").read_text() == "edited by hand"
 
 
 def test_check_markdown_refuses_user_files_and_the_results(tiny):

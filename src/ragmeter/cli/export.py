@@ -1,20 +1,51 @@
 """``ragmeter export``: TREC run and qrels files from a results directory, for trec_eval,
-ranx or ir_measures (no search is re-run)."""
+ranx or ir_measures (no search is re-run).
+
+Files. ``--run run.txt`` writes ``run.SYSTEM.txt`` for every system exported, one or
+many. ``--qrels qrels.txt`` writes ``qrels.SYSTEM.txt`` beside each run: every item
+that system returned (``doc#start-end``), graded as the search graded it. With
+``--documents`` the items are documents and ``--qrels`` is one file, the answer key's
+documents (the same for every system), each graded as the search grades an item
+holding the whole document.
+
+Round trip. The run's scores are the retriever's (:func:`ordered_scores` lowers a tied
+score one 32-bit step so that every tool keeps ragmeter's order), or ``n - rank + 1``
+for a system whose scores do not fall along its ranking. :func:`export_files` then
+scores what it wrote as ``ragmeter evaluate`` would (:func:`ragmeter.qrels.evaluate_run`
+at the search's relevance level, gain and ideal) and compares every measure, question
+by question, with the search's own scores: :attr:`Export.differs` names the measures
+that do not carry over, and the command prints them with the reason.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
 
+import numpy as np
 import typer
 from rich.markup import escape
 
 from ragmeter.cli.app import app, console, handle_errors, plural
 from ragmeter.errors import InputError
+from ragmeter.metrics import Metric
 from ragmeter.outputs import check_output_file, results_inputs
+from ragmeter.qrels import Qrels, Run, evaluate_run
 from ragmeter.results import Results
-from ragmeter.retrieval.trec import write_qrels, write_run
+from ragmeter.retrieval.trec import ordered_scores, write_qrels, write_run
+from ragmeter.testset import Question
+
+NOT_IN_TREC = ("coverage", "words")
+"""Families a TREC file cannot carry: character overlap with the answer, words sent."""
+
+TOLERANCE = 1e-9
+"""How far an evaluated score may be from the search's and still count as the same."""
+
+Ranked = dict[str, list[tuple[str, float]]]
+Judged = dict[str, dict[str, int]]
 
 
 def item_id(doc: str, start: int, end: int) -> str:
@@ -30,11 +61,49 @@ def _safe(name: str) -> str:
     return re.sub(r"[^\w.+-]", "_", name)
 
 
+def system_path(path: Path, system: str) -> Path:
+    """``run.txt`` -> ``run.SYSTEM.txt`` (the system's name made safe for a file name)."""
+    return path.with_name(f"{path.stem}.{_safe(system)}{path.suffix}")
+
+
 def run_paths(run: Path, systems: list[str]) -> dict[str, Path]:
-    """One run file per system: ``run`` itself for one, ``run.SYSTEM.txt`` style for more."""
-    if len(systems) == 1:
-        return {systems[0]: run}
-    return {s: run.with_name(f"{run.stem}.{_safe(s)}{run.suffix}") for s in systems}
+    """One run file per system, ``STEM.SYSTEM.SUFFIX``, however many systems."""
+    return {s: system_path(run, s) for s in systems}
+
+
+@dataclass
+class Export:
+    """What :func:`export_files` wrote and how its files score against the search."""
+
+    paths: list[Path]
+    runs: dict[str, Path]  # system -> its run file
+    qrels: dict[str, Path]  # system -> the qrels to evaluate its run with
+    level: int  # the search's relevance level: ``evaluate --level``
+    gain: str  # its nDCG gain: ``evaluate --gain``
+    ideal: str  # the nDCG ideal that reproduces it: ``evaluate --ideal``
+    documents: bool
+    rank_scores: list[str] = field(default_factory=list)  # systems written n - rank + 1
+    lowered: dict[str, int] = field(default_factory=dict)  # system -> tied scores lowered
+    measures: list[str] = field(default_factory=list)  # the search's measures a run can carry
+    differs: dict[str, list[str]] = field(default_factory=dict)  # system -> measures not equal
+    several: dict[str, int] = field(default_factory=dict)  # system -> questions, see _several
+
+    document_keys: bool = False  # the search was keyed by documents (qrels)
+    run_base: Path | None = None  # --run as given
+    qrels_base: Path | None = None  # --qrels as given
+
+    def evaluate_command(self) -> str:
+        """The ``ragmeter evaluate`` command that reproduces the search (``SYSTEM`` in
+        the file names when there are several)."""
+        name = next(iter(self.differs)) if len(self.differs) == 1 else "SYSTEM"
+        run = system_path(self.run_base, name) if self.run_base else Path("RUN")
+        qrels = self.qrels_base or Path("QRELS")
+        if self.qrels_base and not self.documents:
+            qrels = system_path(self.qrels_base, name)
+        flags = [f"--level {self.level}"] if self.level != 1 else []
+        flags += ["--gain linear"] if self.gain == "linear" else []
+        flags += ["--ideal returned"] if self.ideal == "returned" else []
+        return " ".join(["ragmeter evaluate", str(run), "--qrels", str(qrels), *flags])
 
 
 def export_trec(
@@ -44,53 +113,173 @@ def export_trec(
     systems: list[str] | None = None,
     documents: bool = False,
 ) -> list[Path]:
-    """Write the run file(s) and the qrels; return the paths written.
+    """Write the run file(s) and the qrels (:func:`export_files`); return the paths written."""
+    return export_files(results, run, qrels, systems, documents).paths
 
-    Items are ``doc#start-end`` spans, judged with ragmeter's grades (2 holds the whole
-    answer passage, 1 part of it) on every item any system returned; with ``documents``,
-    items are documents (each at its best item's rank) and the qrels give 1 to every
-    document holding an answer passage (for a search keyed by qrels, their own grades).
+
+def export_files(
+    results: str | Path,
+    run: Path | None,
+    qrels: Path | None,
+    systems: Sequence[str] | None = None,
+    documents: bool = False,
+) -> Export:
+    """Write ``STEM.SYSTEM.SUFFIX`` run files and the qrels (see the module docstring),
+    then score them against the search; nothing is written when any target is refused.
+
+    Span items are judged per system: every item the system returned, at the grade the
+    search gave it (2 holds the whole answer passage, 1 part of it; a document-level
+    key's grade for any part of a relevant document). With ``documents``, items are
+    documents (each at its best item's rank) judged from the answer key, for every
+    system alike.
     """
     res = Results(results)
-    systems = systems or res.systems
-    for s in systems:
+    chosen = list(systems or res.systems)
+    for s in chosen:
         if s not in res.systems:
             raise InputError(f"unknown system {s!r}; choose one of {res.systems}")
-    targets = [(p, "--run") for p in (run_paths(run, systems).values() if run else ())]
-    _check_targets(res, targets + ([(qrels, "--qrels")] if qrels is not None else []))
-    written: list[Path] = []
-    if run is not None:
-        for system, path in run_paths(run, systems).items():
-            ranked: dict[str, list[tuple[str, float]]] = {}
-            for qid, items in res.runs[system].items():
-                rows: list[tuple[str, float]] = []
-                seen: set[str] = set()
-                for it in items:
-                    name = doc_id(it.doc) if documents else item_id(it.doc, it.start, it.end)
-                    if name not in seen:
-                        seen.add(name)
-                        rows.append((name, it.score))
-                ranked[qid] = rows
-            write_run(path, ranked, tag=_safe(system), scores="rank")
-            written.append(path)
-    if qrels is not None:
-        judged: dict[str, dict[str, int]] = {}
-        if documents:
-            for q in res.questions:
-                if q.qrels:  # a search keyed by qrels: their documents and grades
-                    judged[q.id] = {doc_id(d): g for d, g in q.qrels if g > 0}
-                else:
-                    spans = q.any_of or q.answers
-                    judged[q.id] = {doc_id(a.doc): 1 for a in spans}
+    runs = run_paths(run, chosen) if run is not None else {}
+    if qrels is None:
+        qrels_at: dict[str, Path] = {}
+    elif documents:
+        qrels_at = {s: qrels for s in chosen}
+    else:
+        qrels_at = run_paths(qrels, chosen)
+    targets = [(p, "--run") for p in runs.values()]
+    targets += [(p, "--qrels") for p in dict.fromkeys(qrels_at.values())]
+    _check_targets(res, targets)
+    measured = res.meta.get("measurement") or {}
+    level = int(measured.get("relevant_grade", res.meta.get("relevant_grade", 2)))
+    ideal = str(measured.get("ideal", res.meta.get("ideal", "returned")))
+    out = Export(
+        paths=[],
+        runs=runs,
+        qrels=qrels_at,
+        level=level,
+        gain=str(measured.get("gain", "exponential")),
+        # a system's own judgments hold exactly what it returned: their ideal is the returned one
+        ideal=("returned" if ideal == "returned" else "judged") if documents else "judged",
+        documents=documents,
+        measures=[m for m in res.metrics if Metric.parse(m).family not in NOT_IN_TREC],
+        document_keys=any(q.qrels for q in res.questions),
+        run_base=run,
+        qrels_base=qrels,
+    )
+    shared = _document_judgments(res.questions) if documents else None
+    for system in chosen:
+        ranked = _ranked(res, system, documents)
+        written, lowered = _scored(ranked)
+        if lowered is None:
+            out.rank_scores.append(system)
+        elif lowered:
+            out.lowered[system] = lowered
+        judged = shared if shared is not None else _item_judgments(res, system)
+        out.several[system] = _several(res, system, documents, level)
+        if system in runs:
+            write_run(runs[system], written, tag=_safe(system))
+            out.paths.append(runs[system])
+        if system in qrels_at and qrels_at[system] not in out.paths:
+            write_qrels(qrels_at[system], judged)
+            out.paths.append(qrels_at[system])
+        out.differs[system] = _round_trip(res, system, written, judged, out)
+    return out
+
+
+def _ranked(res: Results, system: str, documents: bool) -> Ranked:
+    """Each question's items as TREC ids with the retriever's scores, best first; with
+    ``documents``, each document once, at its first (best) item."""
+    ranked: Ranked = {}
+    for qid, items in res.runs[system].items():
+        rows: list[tuple[str, float]] = []
+        seen: set[str] = set()
+        for it in items:
+            name = doc_id(it.doc) if documents else item_id(it.doc, it.start, it.end)
+            if name not in seen:
+                seen.add(name)
+                rows.append((name, it.score))
+        ranked[qid] = rows
+    return ranked
+
+
+def _scored(ranked: Ranked) -> tuple[Ranked, int | None]:
+    """The scores to write: the retriever's, ties lowered (:func:`ordered_scores`), and
+    how many were lowered; ``n - rank + 1`` everywhere, and ``None``, when in some
+    question they do not fall along the ranking."""
+    out: Ranked = {}
+    lowered = 0
+    for qid, rows in ranked.items():
+        kept = ordered_scores([score for _, score in rows])
+        if kept is None:
+            return {
+                q: [(n, float(len(r) - i)) for i, (n, _) in enumerate(r)] for q, r in ranked.items()
+            }, None
+        values, changed = kept
+        lowered += changed
+        out[qid] = [(name, v) for (name, _), v in zip(rows, values, strict=True)]
+    return out, lowered
+
+
+def _item_judgments(res: Results, system: str) -> Judged:
+    """Every item the system returned, at the grade the search gave it (0 included: each
+    question stays a judged query, as it is a scored question)."""
+    judged: Judged = {}
+    for qid, items in res.runs[system].items():
+        per = judged.setdefault(qid, {})
+        for it in items:
+            per[item_id(it.doc, it.start, it.end)] = max(int(it.grade), 0)
+    return judged
+
+
+def _document_judgments(questions: Sequence[Question]) -> Judged:
+    """Each question's answer documents, graded as the search grades an item holding the
+    whole document: 2 when it holds the whole key (every span of it, or one alternative),
+    else 1; a document-level key's own grades (its zero judgments only when it has
+    no relevant document, so the question stays judged)."""
+    judged: Judged = {}
+    for q in questions:
+        if q.qrels:
+            relevant = {doc_id(d): int(g) for d, g in q.qrels if g > 0}
+            judged[q.id] = relevant or {doc_id(d): 0 for d, _ in q.qrels}
+        elif q.any_of:
+            judged[q.id] = {doc_id(a.doc): 2 for a in q.any_of}
         else:
-            for system in res.systems:
-                for qid, items in res.runs[system].items():
-                    for it in items:
-                        if it.grade > 0:
-                            judged.setdefault(qid, {})[item_id(it.doc, it.start, it.end)] = it.grade
-        write_qrels(qrels, judged)
-        written.append(qrels)
-    return written
+            docs = {doc_id(a.doc) for a in q.answers}
+            judged[q.id] = {d: 2 if len(docs) == 1 else 1 for d in docs}
+    return judged
+
+
+def _several(res: Results, system: str, documents: bool, level: int) -> int:
+    """Questions where the TREC files count more than the search does: with span items,
+    several returned items at the relevance level (trec counts each, the search finds
+    the answer once); with documents, a document the ranking holds more than one item of."""
+    n = 0
+    for items in res.runs[system].values():
+        if documents:
+            n += len({it.doc for it in items}) < len(items)
+        else:
+            n += sum(it.grade >= level for it in items) > 1
+    return n
+
+
+def _round_trip(
+    res: Results, system: str, written: Ranked, judged: Judged, ex: Export
+) -> list[str]:
+    """The search's measures that the written files do not reproduce for ``system``,
+    scored as ``ragmeter evaluate`` scores them with ``ex``'s settings."""
+    run = Run.from_dict({q: dict(rows) for q, rows in written.items()}, name=system)
+    qrels = Qrels.from_dict(judged)
+    ev = evaluate_run(run, qrels, ex.measures, level=ex.level, gain=ex.gain, ideal=ex.ideal)
+    position = {q: i for i, q in enumerate(ev.query_ids)}
+    if any(q not in position for q in res.question_ids):
+        return list(ex.measures)  # a question without any judged item: not a judged query
+    order = np.array([position[q] for q in res.question_ids], dtype=np.int64)
+    differs = []
+    for m in ex.measures:
+        got = ev.scores[m][order] if ev.scores[m].size else np.zeros(0)
+        want = res.scores(system, m)
+        if got.shape != want.shape or not np.allclose(got, want, rtol=0.0, atol=TOLERANCE):
+            differs.append(m)
+    return differs
 
 
 def _check_targets(res: Results, targets: list[tuple[Path, str]]) -> None:
@@ -105,15 +294,124 @@ def _check_targets(res: Results, targets: list[tuple[Path, str]]) -> None:
         check_output_file(target, None, "TREC file", inputs, flag)
 
 
+def _families(measures: Sequence[str], every: Sequence[str]) -> list[str]:
+    """``recall@1, recall@3, map`` -> ``recall@k, map`` when those are all of ``every``'s
+    recall measures; a family only partly there is listed measure by measure."""
+    out: dict[str, None] = {}
+    for m in measures:
+        metric = Metric.parse(m)
+        family = [x for x in every if Metric.parse(x).family == metric.family]
+        whole = metric.k is None or all(
+            x in measures for x in family if Metric.parse(x).k is not None
+        )
+        out[f"{metric.family}@k" if metric.k is not None and whole else m] = None
+    return list(out)
+
+
+def _systems(names: Sequence[str], limit: int = 4) -> str:
+    shown = ", ".join(escape(n) for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def round_trip_lines(ex: Export) -> list[str]:
+    """What the command prints about the round trip: scores, the evaluate command, and
+    which of the search's measures it reproduces, for which systems, and why not."""
+    systems = list(ex.differs)
+    lines = []
+    if ex.runs:
+        if ex.rank_scores:
+            lines.append(
+                f"Scores: n - rank + 1 for {_systems(ex.rank_scores)} (its scores do not fall "
+                "along its ranking); the retriever's for the others."
+                if len(ex.rank_scores) < len(systems)
+                else "Scores: n - rank + 1 (the saved scores do not fall along the rankings)."
+            )
+        else:
+            lowered = sum(ex.lowered.values())
+            lines.append(
+                "Scores: the retriever's"
+                + (
+                    f"; {plural(lowered, 'tied score')} lowered one 32-bit step, so that "
+                    "every tool keeps ragmeter's order."
+                    if lowered
+                    else "."
+                )
+            )
+    if ex.documents:
+        lines.append(
+            "Judgments: each question's answer documents (2 holds the whole answer, 1 part "
+            "of it; a qrels key's own grades), the same for every system."
+        )
+    else:
+        lines.append(
+            "Judgments: per system, every item it returned at ragmeter's grade (2 holds the "
+            "whole answer passage, 1 part of it)."
+        )
+    lines.append(f"[bold]{escape(ex.evaluate_command())}[/] gives the search's numbers for:")
+    by_group: dict[tuple[str, ...], list[str]] = {}
+    for m in ex.measures:
+        bad = tuple(s for s in systems if m in ex.differs[s])
+        by_group.setdefault(bad, []).append(m)
+    for bad, measures in sorted(by_group.items(), key=lambda kv: len(kv[0])):
+        names = ", ".join(_families(measures, ex.measures))
+        if not bad:
+            lines.append(f"  {names}: every system")
+        elif len(bad) == len(systems):
+            lines.append(f"  {names}: no system{_why(ex, bad, measures)}")
+        else:
+            good = [s for s in systems if s not in bad]
+            which = (
+                f"not {_systems(list(bad))}" if len(bad) <= len(good) else f"{_systems(good)} only"
+            )
+            lines.append(
+                f"  {names}: {len(good)} of {len(systems)} systems, "
+                f"{which}{_why(ex, bad, measures)}"
+            )
+    lines.append(
+        f"  never {', '.join(f + '@k' for f in NOT_IN_TREC)}: a TREC file holds neither "
+        "the characters found nor the words sent."
+    )
+    return lines
+
+
+def _why(ex: Export, bad: Sequence[str], measures: Sequence[str]) -> str:
+    several = sum(ex.several.get(s, 0) for s in bad)
+    families = {Metric.parse(m).family for m in measures}
+    if ex.documents and several:
+        return (
+            f" ({plural(several, 'ranking')} hold several items of one document: the search "
+            "scores items, the run each document once)"
+        )
+    if several and families & {"recall", "map", "rprec"}:
+        return (
+            f" ({plural(several, 'question')} with several relevant items: trec counts each, "
+            "the search "
+            + (
+                "each document once)"
+                if ex.document_keys
+                else "the answer once; for a span key its recall@k is hit@k, its map mrr)"
+            )
+        )
+    if families <= {"ndcg"} and ex.ideal == "judged" and not ex.documents:
+        return " (the search's nDCG ideal is not the returned list)"
+    return ""
+
+
 @app.command()
 @handle_errors
 def export(
     results: Annotated[Path, typer.Argument(help="A results directory")],
     run: Annotated[
         Path | None,
-        typer.Option(help="Run file to write (one per system: run.SYSTEM.txt)", metavar="PATH"),
+        typer.Option(help="Run files to write: PATH run.txt writes run.SYSTEM.txt", metavar="PATH"),
     ] = None,
-    qrels: Annotated[Path | None, typer.Option(help="Qrels file to write", metavar="PATH")] = None,
+    qrels: Annotated[
+        Path | None,
+        typer.Option(
+            help="Qrels to write: qrels.SYSTEM.txt per system (one file with --documents)",
+            metavar="PATH",
+        ),
+    ] = None,
     system: Annotated[
         str | None, typer.Option(help="Comma-separated systems (default: all)", metavar="NAMES")
     ] = None,
@@ -125,12 +423,9 @@ def export(
     if run is None and qrels is None:
         raise InputError("give --run PATH, --qrels PATH or both")
     systems = [s.strip() for s in system.split(",") if s.strip()] if system else None
-    paths = export_trec(results, run, qrels, systems, documents)
+    ex = export_files(results, run, qrels, systems, documents)
     console.print(
-        f"Wrote {plural(len(paths), 'file')}: " + ", ".join(escape(str(p)) for p in paths)
+        f"Wrote {plural(len(ex.paths), 'file')}: " + ", ".join(escape(str(p)) for p in ex.paths)
     )
-    if qrels is not None and not documents:
-        console.print(
-            "[dim]Grades: 2 holds the whole answer passage, 1 part of it; "
-            "trec_eval -l 2 counts only whole passages, as ragmeter's recall does.[/]"
-        )
+    for line in round_trip_lines(ex):
+        console.print(line)

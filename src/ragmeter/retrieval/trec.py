@@ -5,9 +5,10 @@ has one ranked item per line, ``qid Q0 item_id rank score tag``. Fields are
 separated by whitespace, so ids must not contain any.
 
 Tools that read run files order each question's items by score and break ties
-their own way (trec_eval: by item id, descending). When a ranking has tied
-scores, write it with ``scores="rank"`` so that every tool sees ragmeter's
-order exactly.
+their own way (trec_eval: by item id, descending, on scores held as 32-bit
+floats). When a ranking has tied scores, write the scores :func:`ordered_scores`
+gives (the retriever's, ties lowered one 32-bit step), or write it with
+``scores="rank"``, so that every tool sees ragmeter's order exactly.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from ragmeter.errors import InputError
 from ragmeter.io import atomic_write_text
@@ -91,6 +94,37 @@ def write_run(
                 yield f"{q} Q0 {item} {rank} {value!r} {tag}\n"
 
     _atomic_write(path, lines())
+
+
+def ordered_scores(scores: Sequence[float]) -> tuple[list[float], int] | None:
+    """A ranking's scores (best first) made to keep its order in every tool, and how
+    many were changed; ``None`` when no such scores exist (a score is not finite, or
+    rises along the ranking: the order is not the scores' order).
+
+    Each score is kept as it is unless, held as a 32-bit float (as trec_eval holds
+    it), it is not below the score written above it; then it becomes the next
+    32-bit float below that one. The values written then fall strictly along the
+    ranking as 64-bit and as 32-bit floats, so no tool has a tie to break.
+    """
+    out: list[float] = []
+    changed = 0
+    given = math.inf  # the score above, as given
+    above32 = np.float32(np.inf)  # the score written above, as a 32-bit float
+    for score in scores:
+        score = float(score)
+        s32 = np.float32(score)
+        if not math.isfinite(score) or not np.isfinite(s32) or score > given:
+            return None
+        given = score
+        if s32 >= above32:
+            s32 = np.nextafter(above32, np.float32(-np.inf))
+            if not np.isfinite(s32):
+                return None
+            score = float(s32)
+            changed += 1
+        out.append(score)
+        above32 = s32
+    return out, changed
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,272 @@
+"""``ragmeter export`` then ``ragmeter evaluate`` reproduces the search.
+
+Every measure the export says carries over equals the search's own score, question by
+question, through ``ragmeter evaluate`` (the command it prints and the Python function)
+and through trec_eval (pytrec_eval); every measure it says does not carry over does
+differ, for the reason it gives. Span items and ``--documents``, on the shipped example
+and on a search keyed by TREC qrels.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import require
+from typer.testing import CliRunner
+
+from ragmeter.cli import app
+from ragmeter.cli.app import example_dir
+from ragmeter.cli.export import export_files
+from ragmeter.config import Config
+from ragmeter.evaluate import evaluate_files
+from ragmeter.experiment import run_search
+from ragmeter.metrics import Metric
+from ragmeter.results import Results
+from ragmeter.retrieval.trec import ordered_scores, read_qrels, read_run
+
+runner = CliRunner()
+EXAMPLE = example_dir()
+FAMILIES = ("recall", "hit", "precision", "mrr", "ndcg", "map", "rprec")
+
+
+def _search(path: Path, **settings) -> Results:
+    cfg = Config(
+        corpus=str(EXAMPLE / "posts"),
+        testset=str(EXAMPLE / "questions.jsonl"),
+        rounds=200,
+        **settings,
+    )
+    return Results(run_search(cfg).save(path))
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory) -> Results:
+    """The shipped example searched as ``ragmeter search`` does: seven strategies,
+    relevance at grade 2, exponential gain, the returned list as nDCG's ideal."""
+    return _search(tmp_path_factory.mktemp("shipped") / "res")
+
+
+@pytest.fixture(scope="module")
+def lenient(tmp_path_factory) -> Results:
+    """The same at grade 1 with trec_eval's linear gain: nDCG comparable with trec_eval."""
+    return _search(tmp_path_factory.mktemp("lenient") / "res", relevant_grade=1, gain="linear")
+
+
+def measures(res: Results) -> list[str]:
+    return [m for m in res.metrics if Metric.parse(m).family in FAMILIES]
+
+
+def evaluated(res: Results, run: Path, qrels: Path, level: int, **flags) -> dict[str, np.ndarray]:
+    """``ragmeter evaluate``'s per-question scores (the Python function), in the search's
+    question order."""
+    result = evaluate_files(qrels, [run], measures(res), level=level, rounds=200, **flags)
+    (ev,) = result.evaluations
+    assert sorted(ev.query_ids) == sorted(res.question_ids)  # every question, judged
+    order = [ev.query_ids.index(q) for q in res.question_ids]
+    return {m: v[order] for m, v in ev.scores.items()}
+
+
+def same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=0.0, atol=1e-9))
+
+
+def several_relevant(res: Results, system: str, level: int) -> int:
+    """Questions where the system returned more than one item at the relevance level."""
+    return sum(sum(it.grade >= level for it in items) > 1 for items in res.runs[system].values())
+
+
+def test_exported_span_runs_evaluate_to_the_search_numbers(shipped, tmp_path):
+    result = runner.invoke(
+        app,
+        ["export", str(shipped.path), "--run", str(tmp_path / "run.txt"), "--qrels",
+         str(tmp_path / "qrels.txt")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    carried_everywhere = {"hit", "precision", "mrr", "ndcg"}
+    differing: list[str] = []
+    for system in shipped.systems:
+        run, qrels = tmp_path / f"run.{system}.txt", tmp_path / f"qrels.{system}.txt"
+        got = evaluated(shipped, run, qrels, level=2)
+        one_unit = several_relevant(shipped, system, 2) == 0
+        for m in measures(shipped):
+            family = Metric.parse(m).family
+            want = shipped.scores(system, m)
+            if family in carried_everywhere or one_unit:
+                assert same(got[m], want), (system, m)
+        if not one_unit:
+            differing.append(system)
+            # trec counts each relevant item; the search counts the answer once
+            assert not same(got["recall@1"], shipped.scores(system, "recall@1")), system
+            assert not same(got["map"], shipped.scores(system, "map")), system
+        for k in shipped.meta["ks"]:  # a span key is one unit: recall@k is hit@k, map mrr
+            assert same(got[f"hit@{k}"], shipped.scores(system, f"recall@{k}")), system
+        assert same(got["mrr@10"], shipped.scores(system, "map")), system
+    # overlapping chunks hand back the passage twice: the case the export must name
+    assert differing == ["overlap"]
+    out = " ".join(result.stdout.split())
+    assert "hit@k, precision@k, mrr@k, ndcg@k: every system" in out
+    assert "map@k, map, rprec: 6 of 7 systems, not overlap (70 questions" in out
+    assert "never coverage@k, words@k" in out
+
+
+def test_the_printed_evaluate_command_reproduces_the_search(shipped, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(
+        app, ["export", str(shipped.path), "--run", "run.txt", "--qrels", "qrels.txt"]
+    )
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.stdout.splitlines() if x.startswith("ragmeter evaluate"))
+    command = line.split(" gives ")[0]
+    assert command == "ragmeter evaluate run.SYSTEM.txt --qrels qrels.SYSTEM.txt --level 2"
+    argv = shlex.split(command.replace("SYSTEM", "sentence"))[1:]
+    picked = ["hit@5", "precision@3", "mrr@10", "ndcg@10", "recall@5", "map", "rprec"]
+    extra = ["--measures", ",".join(picked), "--rounds", "200", "--no-history", "-o", "ev"]
+    result = runner.invoke(app, [*argv, *extra])
+    assert result.exit_code == 0, result.output
+    ev = Results(tmp_path / "ev")
+    (name,) = ev.systems
+    order = [ev.question_ids.index(q) for q in shipped.question_ids]
+    for m in picked:
+        assert same(ev.scores(name, m)[order], shipped.scores("sentence", m)), m
+
+
+@pytest.mark.parametrize("documents", [False, True])
+@pytest.mark.parametrize("search", ["shipped", "lenient"])
+def test_what_the_export_says_carries_over_is_what_carries_over(
+    search, documents, request, tmp_path
+):
+    res: Results = request.getfixturevalue(search)
+    ex = export_files(res.path, tmp_path / "run.txt", tmp_path / "qrels.txt", None, documents)
+    level = res.meta["measurement"]["relevant_grade"]
+    assert ex.level == level and ex.gain == res.meta["measurement"]["gain"]
+    both = 0
+    for system in res.systems:
+        qrels = tmp_path / ("qrels.txt" if documents else f"qrels.{system}.txt")
+        got = evaluated(
+            res, tmp_path / f"run.{system}.txt", qrels, level, gain=ex.gain, ideal=ex.ideal
+        )
+        for m in measures(res):
+            assert same(got[m], res.scores(system, m)) == (m not in ex.differs[system]), (system, m)
+        both += bool(ex.differs[system]) and len(ex.differs[system]) < len(ex.measures)
+    if documents:
+        # whole documents are items the run lists once each: everything carries over
+        assert ex.differs["whole"] == [] and ex.ideal == "returned"
+        assert all(ex.differs[s] for s in res.systems if s != "whole")
+    else:
+        assert all(not set(ex.differs[s]) & {m for m in ex.measures if m.startswith("hit")}
+                   for s in res.systems)  # fmt: skip
+        assert both  # some system carries some measures over and not others
+
+
+def test_trec_eval_gives_the_search_numbers_on_what_carries_over(lenient, tmp_path):
+    pytrec_eval = require("pytrec_eval", "pip install pytrec-eval-terrier")
+    ex = export_files(lenient.path, tmp_path / "run.txt", tmp_path / "qrels.txt")
+    ks = lenient.meta["ks"]
+    names = {"recip_rank": "mrr@10", "map": "map", "Rprec": "rprec"}
+    for k in ks:
+        names |= {f"success_{k}": f"hit@{k}", f"P_{k}": f"precision@{k}"}
+        names |= {f"recall_{k}": f"recall@{k}", f"ndcg_cut_{k}": f"ndcg@{k}"}
+    checked = 0
+    for system in lenient.systems:
+        qrels = read_qrels(tmp_path / f"qrels.{system}.txt")
+        run = {q: dict(rows) for q, rows in read_run(tmp_path / f"run.{system}.txt").items()}
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(names), relevance_level=1)
+        measured = evaluator.evaluate(run)
+        for trec, ours in names.items():
+            if ours in ex.differs[system]:
+                continue
+            got = np.array([measured.get(q, {}).get(trec, 0.0) for q in lenient.question_ids])
+            assert same(got, lenient.scores(system, ours)), (system, trec)
+            checked += 1
+    assert checked > 5 * len(names)
+
+
+def test_a_search_keyed_by_documents_round_trips_by_documents(tmp_path):
+    from test_judged_search import QRELS, SGML, TOPICS
+
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "ft.sgml").write_text(SGML)
+    (tmp_path / "topics.txt").write_text(TOPICS)
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    cfg = Config(
+        corpus=str(tmp_path / "corpus"),
+        testset=str(tmp_path / "topics.txt"),
+        qrels=str(tmp_path / "qrels.txt"),
+        strategies=("whole",),
+        ks=(1, 3),
+        rounds=200,
+    )
+    res = Results(run_search(cfg).save(tmp_path / "res"))
+    ex = export_files(res.path, tmp_path / "r.txt", tmp_path / "j.txt", documents=True)
+    assert ex.paths == [tmp_path / "r.whole.txt", tmp_path / "j.txt"]  # one qrels for all
+    assert ex.differs == {"whole": []} and ex.level == 1
+    got = evaluated(res, tmp_path / "r.whole.txt", tmp_path / "j.txt", 1, ideal=ex.ideal)
+    assert set(got) == set(measures(res)) and "recall@3" in got
+    for m, v in got.items():
+        assert same(v, res.scores("whole", m)), m
+    # a relevant document the corpus lacks (FT-9) still counts in recall's denominator
+    assert read_qrels(tmp_path / "j.txt")["402"] == {"FT-2": 1, "FT-9": 1}
+
+
+def test_one_system_is_named_like_many(shipped, tmp_path):
+    ex = export_files(shipped.path, tmp_path / "docrun.txt", tmp_path / "q.txt", ["parent-400"])
+    assert ex.paths == [tmp_path / "docrun.parent-400.txt", tmp_path / "q.parent-400.txt"]
+    assert sorted(p.name for p in tmp_path.glob("*.txt")) == [
+        "docrun.parent-400.txt",
+        "q.parent-400.txt",
+    ]
+    assert "run.SYSTEM" not in ex.evaluate_command()
+    assert ex.evaluate_command().startswith(f"ragmeter evaluate {tmp_path}/docrun.parent-400.txt")
+
+
+def test_runs_carry_the_retrievers_scores(shipped, tmp_path):
+    ex = export_files(shipped.path, tmp_path / "run.txt", None)
+    assert ex.rank_scores == [] and sum(ex.lowered.values()) > 0  # the example has ties
+    for system in shipped.systems:
+        lines = [x.split() for x in (tmp_path / f"run.{system}.txt").read_text().splitlines()]
+        by_q: dict[str, list[float]] = {}
+        for qid, _, _item, _rank, score, _tag in lines:
+            by_q.setdefault(qid, []).append(float(score))
+        for qid, items in shipped.runs[system].items():
+            written = np.array(by_q[qid])
+            saved = np.array([it.score for it in items])
+            # within one 32-bit step of the saved scores, strictly falling even as trec_eval
+            # holds them (32-bit floats), so no tool reorders a tie
+            assert np.all(np.diff(written.astype(np.float32)) < 0), (system, qid)
+            assert np.allclose(written, saved, rtol=1e-6, atol=0), (system, qid)
+            untied = np.r_[True, np.diff(saved.astype(np.float32)) < 0]
+            assert (written[untied] == saved[untied]).all()
+
+
+def test_scores_that_rise_along_a_ranking_are_written_as_ranks(shipped, tmp_path):
+    import shutil
+
+    copy = tmp_path / "res"
+    shutil.copytree(shipped.path, copy)
+    lines = (copy / "runs.jsonl").read_text().splitlines()
+    row = json.loads(lines[0])
+    row["items"][1]["score"] = row["items"][0]["score"] + 1.0  # a reranker's order, say
+    (copy / "runs.jsonl").write_text("\n".join([json.dumps(row), *lines[1:]]) + "\n")
+    ex = export_files(copy, tmp_path / "run.txt", tmp_path / "qrels.txt", [row["system"]])
+    assert ex.rank_scores == [row["system"]]
+    written = read_run(tmp_path / f"run.{row['system']}.txt")[row["question"]]
+    assert [s for _, s in written] == [float(10 - i) for i in range(10)]
+    # the order is the search's: what carried over before carries over still
+    before = export_files(shipped.path, None, tmp_path / "q.txt", [row["system"]])
+    assert ex.differs == before.differs and "hit@1" not in ex.differs[row["system"]]
+
+
+def test_ordered_scores_lower_ties_one_float32_step():
+    assert ordered_scores([3.0, 2.0, 1.0]) == ([3.0, 2.0, 1.0], 0)
+    values, lowered = ordered_scores([3.0, 2.0, 2.0, 2.0, 1.0])
+    assert lowered == 2 and values[:2] == [3.0, 2.0] and values[-1] == 1.0
+    assert 2.0 > values[2] > values[3] > 1.999999 and np.float32(values[2]) == values[2]
+    # equal only as 32-bit floats (as trec_eval holds scores): lowered too
+    assert ordered_scores([1.0, 1.0 - 1e-12])[1] == 1
+    assert ordered_scores([1.0, 2.0]) is None  # rising: the order is not the scores'
+    assert ordered_scores([1.0, float("nan")]) is None
+    assert ordered_scores([]) == ([], 0)
