@@ -31,7 +31,6 @@ from ragmeter.corpus import Document, load_corpus
 from ragmeter.errors import InputError
 from ragmeter.experiment import count_words, run_search
 from ragmeter.retrieval import bm25 as bm25_mod
-from ragmeter.retrieval import bm25_index
 from ragmeter.retrieval.bm25 import BM25Retriever
 from ragmeter.testset import load_testset
 
@@ -433,32 +432,6 @@ def test_word_runs_are_the_token_pattern_matches(text):
     assert starts.tolist() == [m.start() for m in found]
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(_WORDY, st.sampled_from(_PIECES)), max_size=12).map("".join))
-def test_token_table_gives_the_same_tokens_a_piece_at_a_time(text):
-    """Documents are tokenized in pieces cut at whitespace: the same starts and ids as in
-    one piece (no token crosses whitespace; lower-casing, final sigma included, never
-    looks across it)."""
-    whole = bm25_mod._TokenTable("en").doc(text)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(bm25_mod, "_PIECE", 1)  # a cut at every whitespace character
-        cut = bm25_mod._TokenTable("en").doc(text)
-    if whole is None:
-        assert cut is None
-        return
-    assert cut is not None
-    assert whole[0].tolist() == cut[0].tolist() and whole[1].tolist() == cut[1].tolist()
-
-
-def test_documents_are_cut_at_whitespace_into_pieces(monkeypatch):
-    monkeypatch.setattr(bm25_mod, "_PIECE", 6)
-    text = "alpha beta,\ngamma delta epsilonzeta"
-    assert [text[a:b] for a, b in bm25_mod._cuts(text)] == [
-        "alpha beta,", "\ngamma", " delta", " epsilonzeta",
-    ]  # fmt: skip
-    assert list(bm25_mod._cuts("")) == []
-
-
 def _bm25s_reference(texts, stopwords="en", k1=1.5, b=0.75):
     tok = bm25s.tokenize(list(texts), stopwords=stopwords, show_progress=False)
     model = bm25s.BM25(k1=k1, b=b)
@@ -466,59 +439,61 @@ def _bm25s_reference(texts, stopwords="en", k1=1.5, b=0.75):
     return tok, model
 
 
+def _has_tokens(texts) -> bool:
+    return any(bm25s.tokenize(list(texts), stopwords="en", return_ids=False, show_progress=False))
+
+
+def _columns(model) -> dict[str, tuple[list[int], list[str]]]:
+    """Each term's column of a bm25s index: its texts and their scores (as float hex);
+    terms that no text holds (and bm25s's empty token) left out. Equal columns are equal
+    scores for every question, however the vocabulary is numbered."""
+    sc = model.scores
+    assert sc["data"].dtype == np.float32 and sc["indices"].dtype == np.int32
+    assert sc["indptr"].dtype == np.int64 and sc["indptr"][-1] == len(sc["data"])
+    out = {}
+    for term, i in model.vocab_dict.items():
+        if term and i + 1 < len(sc["indptr"]):
+            a, b = sc["indptr"][i], sc["indptr"][i + 1]
+            if b > a:
+                out[term] = (sc["indices"][a:b].tolist(), [float(x).hex() for x in sc["data"][a:b]])
+    return out
+
+
 chunk_texts = st.lists(docs_text, min_size=1, max_size=12)
 
 
 @settings(max_examples=80, deadline=None)
 @given(chunk_texts)
-def test_tokenize_and_scores_equal_bm25s(texts):
-    ids, lengths, vocab = bm25_mod.tokenize(texts, "en")
-    if not vocab:  # bm25s cannot index texts without a token; neither path is used then
-        assert not bm25s.tokenize(texts, stopwords="en", show_progress=False).vocab
+def test_scores_equal_bm25s(texts):
+    if not _has_tokens(texts):  # bm25s cannot index texts without a token
         return
-    tok, model = _bm25s_reference(texts)
-    assert [
-        ids[a:b].tolist()
-        for a, b in zip(np.r_[0, np.cumsum(lengths)[:-1]], np.cumsum(lengths), strict=True)
-    ] == tok.ids
-    assert list(vocab) == [w for w in tok.vocab if w != ""]
-    ours = bm25_index.build_scores(ids, lengths, len(vocab), 1.5, 0.75)
-    # the run's own path: int32 ids turned into the keys in place, in blocks of a few elements
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(bm25_index, "_BLOCK", 3)
-        build = bm25_index.build_scores
-        consumed = build(ids.astype(np.int32), lengths, len(vocab), 1.5, 0.75, True)
-        mp.setattr(bm25_index, "_KEY32_LIMIT", 0)  # the build past 2**31 combinations
-        wide = build(ids.astype(np.int64), lengths, len(vocab), 1.5, 0.75, True)
-    for key in ("data", "indices", "indptr"):
-        for built in (ours, consumed, wide):
-            assert built[key].dtype == model.scores[key].dtype, key
-            assert np.array_equal(built[key], model.scores[key]), key
+    _, model = _bm25s_reference(texts)
+    ours = BM25Retriever()
+    ours.index(texts)
+    assert _columns(ours._model) == _columns(model)
+    assert set(_columns(model)) == set(model.vocab_dict) - {""}
 
 
 @settings(max_examples=80, deadline=None)
 @given(
-    st.lists(st.lists(st.integers(0, 9), max_size=12), min_size=1, max_size=8),
-    st.integers(0, 3),
-    st.sampled_from([2, 3, 64]),
+    st.lists(st.lists(st.integers(0, 9), max_size=12), min_size=1, max_size=8), st.integers(0, 3)
 )
-def test_both_index_builds_agree_with_unused_tokens(texts, unused, block):
-    """The 32-bit key build and the by-token build (for past 2**31 combinations) give the
-    same matrix, also for ids that no text uses (between and after the used ones)."""
+def test_build_scores_leaves_unused_ids_empty(texts, unused):
+    """Ids that no text uses (between and after the used ones) have empty columns; the
+    others' columns are those of the ids renumbered without gaps."""
     lengths = np.array([len(t) for t in texts], dtype=np.int64)
     ids = np.array([i for t in texts for i in t], dtype=np.int64)
     if not len(ids):
         return
-    n_vocab = 10 + unused
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(bm25_index, "_BLOCK", block)
-        keyed = bm25_index.build_scores(ids, lengths, n_vocab, 1.5, 0.75)
-        mp.setattr(bm25_index, "_KEY32_LIMIT", 0)
-        by_token = bm25_index.build_scores(ids, lengths, n_vocab, 1.5, 0.75)
-    for key in ("data", "indices", "indptr"):
-        assert keyed[key].dtype == by_token[key].dtype, key
-        assert np.array_equal(keyed[key], by_token[key]), key
-    assert keyed["indptr"][-1] == len(keyed["data"])
+    got = bm25_mod.build_scores(ids, lengths, 10 + unused, 1.5, 0.75)
+    used, dense = np.unique(ids, return_inverse=True)
+    ref = bm25_mod.build_scores(dense, lengths, len(used), 1.5, 0.75)
+    df = np.diff(got["indptr"])
+    assert len(df) == 10 + unused and not df[np.setdiff1d(np.arange(10 + unused), used)].any()
+    assert np.array_equal(df[used], np.diff(ref["indptr"]))
+    assert np.array_equal(got["data"], ref["data"]) and np.array_equal(
+        got["indices"], ref["indices"]
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -531,7 +506,7 @@ def test_both_index_builds_agree_with_unused_tokens(texts, unused, block):
     ),
 )
 def test_bm25_rankings_bit_identical_to_bm25s(texts, questions):
-    if not bm25_mod.tokenize(texts, "en")[2]:
+    if not _has_tokens(texts):
         return
     r = BM25Retriever()
     r.index(texts)
@@ -563,7 +538,7 @@ def _chunks_of(doc_id: str, text: str, cuts: list[int]) -> list[Chunk]:
     st.lists(st.integers(0, 400), max_size=6),
     st.booleans(),
 )
-def test_index_chunks_equals_index_of_texts(texts, cuts, whole_words):
+def test_index_chunks_equals_bm25s_index_of_texts(texts, cuts, whole_words):
     docs = {f"d{i}": t for i, t in enumerate(texts)}
     chunks: list[Chunk] = []
     for doc_id, text in docs.items():
@@ -571,144 +546,33 @@ def test_index_chunks_equals_index_of_texts(texts, cuts, whole_words):
             chunks += chunking.FixedStrategy(size=1 + len(cuts)).split(doc_id, text)
         else:  # any cut at all, inside words too: the shared path must step aside
             chunks += [c for c in _chunks_of(doc_id, text, cuts) if c.text]
-    if not chunks:
+    if not chunks or not _has_tokens([c.text for c in chunks]):
         return
-    if not bm25_mod.tokenize([c.text for c in chunks], "en")[2]:
-        return
-    a, b = BM25Retriever(), BM25Retriever()
-    a.index([c.text for c in chunks])
+    _, model = _bm25s_reference([c.text for c in chunks])
+    b = BM25Retriever()
     b.index_chunks(chunks, docs)
+    assert _columns(b._model) == _columns(model)
     b.index_chunks(chunks, docs)  # the per-run token table, used a second time
-    assert a._model.vocab_dict == b._model.vocab_dict
-    assert list(a._model.vocab_dict) == list(b._model.vocab_dict)
-    for key in ("data", "indices", "indptr"):
-        assert np.array_equal(a._model.scores[key], b._model.scores[key])
+    assert _columns(b._model) == _columns(model)
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    st.lists(docs_text, min_size=2, max_size=4),
-    st.integers(1, 4),
-    st.sampled_from([2, 5, 64]),
-    st.sampled_from([3, 8, 1 << 16]),
-)
-def test_index_chunks_in_another_document_order(texts, size, block, pack):
-    """The token table numbers words in the order it first met them; a later strategy whose
-    chunks come in another order must still number its vocabulary as bm25s does."""
+@given(st.lists(docs_text, min_size=2, max_size=4), st.integers(1, 4), st.booleans())
+def test_index_chunks_in_another_document_order(texts, size, stem):
+    """The token table numbers terms in the order it first met them; a later strategy whose
+    chunks come in another order still gets bm25s's scores."""
     docs = {f"d{i}": t for i, t in enumerate(texts)}
     first = _fixed_chunks(docs, size)
     later = _fixed_chunks(docs, size + 1, order=reversed(docs))
-    if not later or not bm25_mod.tokenize([c.text for c in later], "en")[2]:
+    if not later or not _has_tokens([c.text for c in later]):
         return
-    plain, shared = BM25Retriever(), BM25Retriever()
+    plain, shared = BM25Retriever(), BM25Retriever(stemmer="english" if stem else None)
+    plain._stem = shared._stem
     plain.index([c.text for c in later])
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(bm25_mod, "_BLOCK", block)
-        mp.setattr(bm25_index, "_BLOCK", block)
-        mp.setattr(bm25_mod, "_PACK16", pack)  # small: the table's wide and mixed forms
-        mp.setattr(bm25_mod, "_GAP8", 2 if pack == 3 else 255)  # small: many gaps apart
-        if bm25_mod.tokenize([c.text for c in first], "en")[2]:
-            shared.index_chunks(first, docs)
-        shared.index_chunks(later, docs)
-    assert list(plain._model.vocab_dict) == list(shared._model.vocab_dict)
-    for key in ("data", "indices", "indptr"):
-        assert np.array_equal(plain._model.scores[key], shared._model.scores[key]), key
-
-
-@settings(max_examples=80, deadline=None)
-@given(
-    st.lists(docs_text, min_size=1, max_size=4),
-    st.lists(docs_text, min_size=1, max_size=4),
-    st.integers(1, 4),
-    st.sampled_from([3, 1 << 16]),
-)
-def test_index_for_questions_ranks_them_as_the_whole_index(texts, questions, size, block):
-    """An index of only the questions' words gives every question the same scores, bit for
-    bit, as the whole index, and the same ranking, ties included."""
-    docs = {f"d{i}": t for i, t in enumerate(texts)}
-    chunks = _fixed_chunks(docs, size)
-    if not chunks or not bm25_mod.tokenize([c.text for c in chunks], "en")[2]:
-        return
-    whole, small = BM25Retriever(), BM25Retriever()
-    whole.index([c.text for c in chunks])
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(bm25_mod, "_BLOCK", block)
-        small.index_chunks(chunks, docs, questions=questions)
-    assert len(small._model.scores["data"]) <= len(whole._model.scores["data"])
-    a, b = whole.rank(questions, len(chunks)), small.rank(questions, len(chunks))
-    assert a.ids.tolist() == b.ids.tolist()
-    assert [s.hex() for s in a.scores.ravel()] == [s.hex() for s in b.scores.ravel()]
-
-
-def test_index_for_questions_keeps_only_their_words_and_refuses_others():
-    text = "Alpha beta gamma delta. Beta gamma epsilon!\n\nZeta beta theta."
-    docs = {"d": text}
-    chunks = chunking.FixedStrategy(size=3).split("d", text)
-    r = BM25Retriever()
-    r.index_chunks(chunks, docs, questions=["beta?", "Theta and omega"])
-    assert set(r._model.vocab_dict) == {"beta", "theta", ""}  # no "omega" in the corpus
-    whole = BM25Retriever()
-    whole.index([c.text for c in chunks])
-    # the lengths are still the whole chunks': the same scores as the whole index
-    assert (
-        r.rank(["theta beta"], 3).scores.tolist() == whole.rank(["theta beta"], 3).scores.tolist()
-    )
-    with pytest.raises(ValueError, match="gamma"):
-        r.rank(["beta gamma"], 2)
-    r.index_chunks(chunks, docs)  # indexed again for any question
-    assert r.rank(["beta gamma"], 2).ids.tolist() == whole.rank(["beta gamma"], 2).ids.tolist()
-    # no question word in the chunks at all: a whole index, which ranks anything
-    r.index_chunks(chunks, docs, questions=["omega"])
-    assert "gamma" in r._model.vocab_dict and r.rank(["gamma"], 1).ids.tolist() == [[0]]
-
-
-def test_build_scores_keeps_lengths_apart_from_the_ids_given():
-    ids = np.array([0, 1, 1, 0], dtype=np.int32)
-    got = bm25_index.build_scores(ids.copy(), np.array([5, 2]), 2, 1.5, 0.75, counts=[3, 1])
-    ref = bm25_index.build_scores(
-        np.array([0, 1, 1, 2, 2, 0, 2], dtype=np.int32), np.array([5, 2]), 3, 1.5, 0.75
-    )
-    assert got["indices"].tolist() == ref["indices"].tolist()[:3]
-    assert got["data"].tolist() == ref["data"].tolist()[:3]
-    with pytest.raises(ValueError, match="counts"):
-        bm25_index.build_scores(ids.copy(), np.array([5, 2]), 2, 1.5, 0.75, counts=[3, 2])
-    # the index keeps an array of its pairs only, not the larger array of sort keys
-    twice = np.array([0, 0, 1, 1], dtype=np.int32)  # two texts, each one word twice
-    scores = bm25_index.build_scores(twice, np.array([2, 2]), 2, 1.5, 0.75, consume=True)
-    assert scores["indices"].tolist() == [0, 1] and scores["indices"].base is None
-
-
-def test_a_run_indexes_only_its_questions_words(monkeypatch):
-    docs = load_corpus(EXAMPLE / "posts")
-    testset = load_testset(EXAMPLE / "questions.jsonl", docs)
-    seen = []
-    build = BM25Retriever._build
-
-    def spy(self, n, tokens, texts):
-        seen.append(set(tokens[2]))
-        build(self, n, tokens, texts)
-
-    monkeypatch.setattr(BM25Retriever, "_build", spy)
-    run_search(Config(strategies=("fixed",), ks=(1, 3)), docs, testset)
-    asked = bm25s.tokenize([q.text for q in testset.questions], "en", return_ids=False)
-    words = {w for q in asked for w in q}
-    assert len(seen) == 1 and seen[0] and seen[0] <= words
-
-
-def test_token_table_packs_gaps_in_8_bits_and_ids_in_16_while_they_fit():
-    table = bm25_mod._TokenTable(None)
-    # gaps between starts of 254 (8 bits), 255 and 65536 (kept apart), and a first start
-    text = " " * 300 + "alpha" + " " * 249 + "omega" + " " * 250 + "beta" + " " * 65532 + "pi"
-    starts, gids = table.doc(text)
-    assert starts.tolist() == [300, 554, 809, 66345] and gids.tolist() == [0, 1, 2, 3]
-    small, wide, packed_ids = table._docs[text]
-    assert small.dtype == np.uint8 and small.tolist() == [255, 254, 255, 255]
-    assert wide.tolist() == [300, 255, 65536]
-    # ids: 16 bits while the vocabulary has at most 2**16 words, then wider
-    words = " ".join(f"w{i}" for i in range(65536 - 4))
-    assert table.doc(words)[1][-1] == 65535 and table._docs[words][2].dtype == np.uint16
-    more = "w1 brandnew"
-    assert table.doc(more)[1].tolist() == [5, 65536] and table._docs[more][2].dtype != np.uint16
+    if _has_tokens([c.text for c in first]):
+        shared.index_chunks(first, docs)
+    shared.index_chunks(later, docs)
+    assert _columns(plain._model) == _columns(shared._model)
 
 
 def test_chunk_views_equal_chunks_that_hold_their_text():
@@ -749,11 +613,14 @@ def test_index_chunks_uses_shared_tokens_for_whole_word_chunks():
     docs = {"d": text}
     chunks = chunking.FixedStrategy(size=2).split("d", text)
     table = bm25_mod._TokenTable("en")
-    assert bm25_mod._chunk_tokens(table, chunks, docs) is not None
+    ids = bm25_mod._chunk_ids(table, chunks, docs)
+    assert [[list(table.terms)[i] for i in c.tolist()] for c in ids] == [
+        ["alpha", "beta"], ["gamma", "delta"], ["epsilon"], ["zeta", "eta"], ["theta"],
+    ]  # fmt: skip
     inside = [Chunk("d", 1, 5, text[1:5])]  # cuts "Alpha" in the middle
-    assert bm25_mod._chunk_tokens(table, inside, docs) is None
+    assert bm25_mod._chunk_ids(table, inside, docs) is None
     retitled = [Chunk("d", 0, 5, "Title: Alpha")]  # text that is not the span
-    assert bm25_mod._chunk_tokens(table, retitled, docs) is None
+    assert bm25_mod._chunk_ids(table, retitled, docs) is None
     assert bm25_mod._TokenTable("en").doc("İstanbul") is None  # lower() changes its length
 
 

@@ -247,7 +247,6 @@ def _run_search(
             if progress:
                 progress(f"{strategy.name} · {retriever.name}", step, n_steps)
                 retriever.follow_progress(progress, f"{strategy.name} · embedding")
-            # BM25 indexes only the questions' words
             retriever.index_chunks(chunked.chunks, doc_texts, questions=question_texts)
             t = _timed(timings, "index", t)
             ids, scores = rank_chunking(retriever, chunked, questions, config.depth, indexed=True)

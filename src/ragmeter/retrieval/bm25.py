@@ -1,19 +1,19 @@
 """BM25 over chunk texts with the bm25s library: no model, no network.
 
-The index is bm25s's own (its scoring code ranks the questions), but it is built here in a
-few vectorised passes instead of bm25s's per-document Python loops: the same tokens, the
-same vocabulary order and bit-for-bit the same score matrix (tested against
-``bm25s.tokenize`` + ``BM25.index``), several times faster on large corpora. This module
-finds the tokens (of texts, or of documents shared by their chunks);
-:mod:`ragmeter.retrieval.bm25_index` builds the score matrix from them.
+bm25s's own code scores the questions; its index (the Lucene BM25 score matrix, float32,
+columns by term) is built here, bit for bit the one ``bm25s.BM25().index(bm25s.tokenize(...))``
+builds (tested), in array operations rather than bm25s's per-text Python loops, from tokens
+found once per document for every strategy of a run: a chunk that starts and ends at
+whitespace holds exactly its document's tokens that start inside it. That is 3-4x faster
+than bm25s's own indexing on unique text (``bench/optimizations.py bm25``). It writes bm25s's
+index attributes (``scores``, ``vocab_dict``), so bm25s is pinned to one version.
 """
 
 from __future__ import annotations
 
-import itertools
+import math
 import re
-from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import bm25s
@@ -22,187 +22,51 @@ from bm25s.tokenization import _infer_stopwords
 
 from ragmeter.errors import InputError, MissingExtra
 from ragmeter.retrieval.base import Ranking, Retriever, top_k
-from ragmeter.retrieval.bm25_index import build_scores
 
 # Questions ranked per block: at most this many, and at most SCORE_BLOCK scores a block
 # (bounds the score matrix, and top_k's copies of it, however large the index).
 QUESTION_BLOCK = 64
 SCORE_BLOCK = 1 << 16
-# Elements per block of the array work on token ids (bounds its temporaries).
-_BLOCK = 1 << 16
-# The token table keeps token ids in 16 bits below this many words,
-_PACK16 = 1 << 16
-# and the gaps between token starts in 8 bits: this value marks a gap this wide or wider,
-# kept apart.
-_GAP8 = 255
-# Characters of a document tokenized at a time (bounds the temporaries of a large one).
-_PIECE = 1 << 16
 
 # bm25s.tokenize lower-cases, then finds r"(?u)\b\w\w+\b" (scikit-learn's pattern): the maximal
 # runs of two or more word characters, which is what this faster equivalent finds (tested).
 _TOKEN = re.compile(r"\w{2,}")
 
 
-def tokenize(
-    texts: Sequence[str], stopwords: str | Sequence[str] | None = "en", stemmer: Any = None
-) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
-    """Token ids of ``texts`` exactly as ``bm25s.tokenize(texts, stopwords=..., stemmer=...)``
-    gives them.
-
-    Returns ``(ids, lengths, vocab)``: every text's token ids one after the other, the number
-    of tokens of each text, and the vocabulary in order of first appearance. The per-token
-    work runs in C (``findall``, ``dict.fromkeys``, ``map``), not in a Python loop. With a
-    ``stemmer`` (a PyStemmer ``Stemmer``) the vocabulary holds the stems of the words kept
-    after stop words are removed, as bm25s does; bm25s numbers them in set order, this in
-    order of first appearance, which changes no score.
-    """
-    stop = frozenset(_infer_stopwords(stopwords) if stopwords else ())
-    findall = _TOKEN.findall
-    per_text = [findall(t.lower()) for t in texts]
-    raw_lens = np.fromiter(map(len, per_text), dtype=np.int64, count=len(per_text))
-    flat = [w for toks in per_text for w in toks]
-    del per_text
-    vocab: dict[str, int] = {}
-    lookup: dict[str, int] = {}
-    distinct = dict.fromkeys(flat)  # distinct tokens in order of first appearance
-    kept = [w for w in distinct if w not in stop]
-    terms = stemmer.stemWords(kept) if stemmer is not None else kept
-    for w, term in zip(kept, terms, strict=True):
-        lookup[w] = vocab.setdefault(term, len(vocab))
-    lookup.update((w, -1) for w in distinct if w in stop)
-    del distinct, kept, terms
-    ids = np.fromiter(map(lookup.__getitem__, flat), dtype=np.int64, count=len(flat))
-    del flat
-    if stop and len(ids):
-        keep = ids >= 0
-        owner = np.repeat(np.arange(len(raw_lens)), raw_lens)
-        lengths = np.bincount(owner[keep], minlength=len(raw_lens)).astype(np.int64)
-        ids = ids[keep]
-    else:
-        lengths = raw_lens
-    return ids, lengths, vocab
-
-
 class _TokenTable:
     """Every document's tokens found once per run and shared by every strategy's chunks.
 
-    A chunk that starts and ends at whitespace (or the document's edges) holds exactly the
-    document's tokens that start inside it: tokens never cross whitespace, and lower-casing
-    never looks across it. So each document is lower-cased and tokenized once, and a
-    strategy's chunks only pick their ranges of token ids (array operations). Documents whose
-    lower-cased text changes length are not handled here (the caller falls back).
-
-    The ids a document's tokens are given are those of their *terms*: the tokens themselves,
-    or with a ``stemmer`` their stems (each distinct token is stemmed once).
+    Each distinct token gets a term id as it is first met (with a ``stemmer``, the id of its
+    stem; stop words get -1 and are left out). Documents whose lower-cased text changes
+    length are not handled (``doc`` gives ``None``; the caller falls back).
     """
 
     def __init__(self, stopwords: str | Sequence[str] | None, stemmer: Any = None) -> None:
         self.stop = frozenset(_infer_stopwords(stopwords) if stopwords else ())
-        # token -> global id; a new token gets the next id as it is first looked up
-        self.ids: defaultdict[str, int] = defaultdict(itertools.count().__next__)
-        self.tokens: list[str] = []  # global id -> token
-        self.is_stop = np.zeros(0, dtype=bool)  # global id -> a stop word?
         self.stemmer = stemmer
-        self.terms: list[str] = self.tokens if stemmer is None else []  # term id -> term
-        self._term_ids: dict[str, int] = {}  # term -> term id (with a stemmer)
-        self._term_of = np.zeros(0, dtype=np.int32)  # global id -> term id (with a stemmer)
-        self._docs: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray] | None] = {}
+        self.terms: dict[str, int] = {}  # term -> id
+        self._ids: dict[str, int] = {}  # token -> its term's id, or -1 for a stop word
+        self._docs: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
 
     def doc(self, text: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(token starts, term ids)`` of ``text``, or ``None`` if not handled.
-
-        Stop words are left out here already: a chunk's tokens are then exactly the kept
-        tokens that start inside it. Kept between calls compactly: the gaps between starts
-        in 8 bits (the rare wider gap kept apart) and the ids in 16 bits where they fit: 3
-        bytes a token instead of 12.
-        """
+        """``(token starts, term ids)`` of ``text``'s tokens other than stop words, or
+        ``None`` if not handled."""
         if text not in self._docs:
-            self._docs[text] = self._packed(text)
-        packed = self._docs[text]
-        if packed is None:
-            return None
-        small, wide, gids = packed
-        gaps = small.astype(np.int64)
-        if len(wide):
-            gaps[small == _GAP8] = wide
-        return np.cumsum(gaps, out=gaps), gids
+            low = text.lower()
+            self._docs[text] = self._tokens(low) if len(low) == len(text) else None
+        return self._docs[text]
 
-    def flags(self, flags: np.ndarray, words: frozenset[str]) -> np.ndarray:
-        """``flags`` (term id -> is the term in ``words``?) extended to every term the
-        table knows now."""
-        return _extend_flags(flags, words, self.terms)
-
-    def _stem_new(self, known: int) -> None:
-        """Give the tokens from global id ``known`` on their term ids (their stems')."""
-        stems = self.stemmer.stemWords(self.tokens[known:])
-        ids = self._term_ids
-        for stem in stems:
-            if stem not in ids:
-                ids[stem] = len(self.terms)
-                self.terms.append(stem)
-        more = np.fromiter(map(ids.__getitem__, stems), np.int32, len(stems))
-        self._term_of = np.concatenate((self._term_of, more))
-
-    def _packed(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        # A piece of about _PIECE characters at a time, cut at whitespace (no token crosses
-        # it and lower-casing never looks across it), so a document's temporaries stay
-        # small: a whole large document's would take several times its size at once, and
-        # its words' strings would scatter the new ones over Python's small-object arenas.
-        all_starts, all_gids = [], []
-        for a, b in _cuts(text):
-            piece = text[a:b]
-            low = piece.lower()
-            if len(low) != len(piece):
-                return None
-            starts, words = _word_runs(low)
-            known = len(self.tokens)
-            # every new word gets the next id as it is first met: one pass, in C
-            gids = np.fromiter(map(self.ids.__getitem__, words), np.int32, len(words))
-            del words, low, piece
-            if len(self.ids) > known:
-                self.tokens.extend(itertools.islice(self.ids, known, None))
-                self.is_stop = _extend_flags(self.is_stop, self.stop, self.tokens)
-                if self.stemmer is not None:
-                    self._stem_new(known)
-            if self.stop and len(gids):
-                keep = ~self.is_stop[gids]
-                starts, gids = starts[keep], gids[keep]
-            if self.stemmer is not None:
-                gids = self._term_of[gids]
-            all_starts.append(starts + a)
-            all_gids.append(gids)
-        starts = np.concatenate(all_starts) if all_starts else np.zeros(0, np.int64)
-        gids = np.concatenate(all_gids) if all_gids else np.zeros(0, np.int32)
-        del all_starts, all_gids
-        gaps = np.diff(starts, prepend=0)
-        wide = gaps[gaps >= _GAP8]  # each gap of _GAP8 or more, in order
-        small = np.minimum(gaps, _GAP8).astype(np.uint8)
-        if len(self.terms) <= _PACK16:  # every id below 2**16
-            gids = gids.astype(np.uint16)
-        return small, wide, gids
-
-
-def _extend_flags(flags: np.ndarray, words: frozenset[str], names: list[str]) -> np.ndarray:
-    """``flags`` (id -> is ``names[id]`` in ``words``?) extended to every id of ``names``."""
-    new = names[len(flags) :]
-    if not new:
-        return flags
-    more = np.fromiter((w in words for w in new), dtype=bool, count=len(new))
-    return np.concatenate((flags, more))
-
-
-_SPACE = re.compile(r"\s")
-
-
-def _cuts(text: str) -> Iterator[tuple[int, int]]:
-    """``(start, end)`` of consecutive pieces of ``text``, each about :data:`_PIECE`
-    characters long and ending just before a whitespace character (or at the end)."""
-    a, n = 0, len(text)
-    while a < n:
-        found = _SPACE.search(text, a + _PIECE) if a + _PIECE < n else None
-        b = found.start() if found else n
-        yield a, b
-        a = b
+    def _tokens(self, low: str) -> tuple[np.ndarray, np.ndarray]:
+        starts, words = _word_runs(low)
+        new = [w for w in dict.fromkeys(words) if w not in self._ids]
+        kept = [w for w in new if w not in self.stop]
+        stems = self.stemmer.stemWords(kept) if self.stemmer is not None else kept
+        for w, term in zip(kept, stems, strict=True):
+            self._ids[w] = self.terms.setdefault(term, len(self.terms))
+        self._ids.update((w, -1) for w in new if w in self.stop)
+        ids = np.fromiter(map(self._ids.__getitem__, words), np.int32, len(words))
+        keep = ids >= 0
+        return starts[keep], ids[keep]
 
 
 def _word_table(limit: int) -> np.ndarray:
@@ -219,7 +83,8 @@ _BMP_WORD: list[np.ndarray] = []  # the table of the basic plane, made on first 
 
 def _word_runs(text: str) -> tuple[np.ndarray, list[str]]:
     """Starts and texts of the runs of two or more ``\\w`` characters of ``text``: the
-    matches of :data:`_TOKEN`, found with numpy over the code points and ``str.split``."""
+    matches of :data:`_TOKEN`, found with numpy over the code points and ``str.split``
+    (3x faster than ``finditer`` for the starts and ``findall`` for the texts)."""
     if not text:
         return np.zeros(0, np.int64), []
     if not _BMP_WORD:
@@ -242,23 +107,14 @@ def _word_runs(text: str) -> tuple[np.ndarray, list[str]]:
     return starts, spaced.split()
 
 
-def _chunk_tokens(
-    table: _TokenTable,
-    chunks: Sequence,
-    texts: Mapping[str, str],
-    keep: frozenset[str] | None = None,
-) -> tuple[np.ndarray, np.ndarray, dict[str, int], np.ndarray] | None:
-    """:func:`tokenize` of the chunks' texts, from the documents' shared tokens, and the
-    number of ids of each chunk; ``None`` when some chunk does not start and end at
-    whitespace or its document is not handled. With ``keep``, only the tokens in it are
-    returned (the lengths still count every token; the counts, only the kept ones).
-
-    Memory: the result (4 bytes a token) and one document's temporaries at a time."""
-    n = len(chunks)
-    wanted = np.zeros(0, dtype=bool)  # with keep: global id -> kept? (grows with the table)
-    runs: list[tuple[np.ndarray | str, np.ndarray, np.ndarray]] = []  # (ids or text, lo, hi)
-    all_lengths: list[np.ndarray] = []
-    i = 0
+def _chunk_ids(
+    table: _TokenTable, chunks: Sequence, texts: Mapping[str, str]
+) -> list[np.ndarray] | None:
+    """Each chunk's term ids, from its document's tokens; ``None`` when some chunk does
+    not start and end at whitespace, is not its span of the document, or its document is
+    not handled."""
+    out: list[np.ndarray] = []
+    i, n = 0, len(chunks)
     while i < n:  # runs of consecutive chunks of one document
         doc_id = chunks[i].doc_id
         j = i
@@ -268,9 +124,7 @@ def _chunk_tokens(
         found = table.doc(text) if text is not None else None
         if found is None:
             return None
-        starts, gids = found
-        cs = [c.start for c in chunks[i:j]]
-        ce = [c.end for c in chunks[i:j]]
+        starts, ids = found
         size = len(text)
         for c in chunks[i:j]:
             a, b = c.start, c.end
@@ -278,69 +132,40 @@ def _chunk_tokens(
                 return None
             if not c.is_span_of(text) and (len(c.text) != b - a or not text.startswith(c.text, a)):
                 return None  # a chunk whose text is not its span of the document
-        lo = np.searchsorted(starts, cs, side="left")
-        hi = np.searchsorted(starts, ce, side="left")
-        all_lengths.append(hi - lo)
-        if keep is not None:  # the kept tokens, and each chunk's range of them
-            wanted = table.flags(wanted, keep)
-            at = np.flatnonzero(wanted[gids])
-            lo, hi = np.searchsorted(at, lo), np.searchsorted(at, hi)
-            gids = text  # its kept ids are picked again below: not held for every document
-        runs.append((gids, lo, hi))
+        lo = np.searchsorted(starts, [c.start for c in chunks[i:j]]).tolist()
+        hi = np.searchsorted(starts, [c.end for c in chunks[i:j]]).tolist()
+        out += [ids[a:b] for a, b in zip(lo, hi, strict=True)]
         i = j
-    lengths = np.concatenate(all_lengths) if runs else np.zeros(0, np.int64)
-    lengths = lengths.astype(np.int64, copy=False)  # the chunks' tokens (stop words are out)
-    del all_lengths
-    per_chunk = lengths  # ids per chunk: fewer when only the kept tokens are returned
-    if keep is not None and runs:
-        per_chunk = np.concatenate([hi - lo for _, lo, hi in runs]).astype(np.int64, copy=False)
-    ids = np.empty(int(per_chunk.sum()), dtype=np.int32)
-    at = 0
-    for gids, lo, hi in runs:
-        counts = hi - lo
-        m = int(counts.sum())
-        if not m:
-            continue
-        if isinstance(gids, str):  # a document's kept tokens
-            gids = table.doc(gids)[1]
-            gids = gids[wanted[gids]]
-        # Positions lo[c] .. hi[c]-1 of every chunk c, one after the other, as one running
-        # sum: +1 within a chunk, a jump to lo[c] where chunk c begins.
-        pos = np.ones(m, dtype=np.int64)
-        nonempty = np.flatnonzero(counts)
-        jumps = lo[nonempty]
-        jumps[1:] -= hi[nonempty[:-1]] - 1
-        pos[(np.cumsum(counts) - counts)[nonempty]] = jumps
-        np.cumsum(pos, out=pos)
-        ids[at : at + m] = gids[pos]
-        at += m
-    del runs
-    # bm25s numbers the vocabulary in order of first appearance. Global ids were given in
-    # order of first appearance in the documents, which is usually that order already:
-    # check it a block at a time (each new id is one more than every earlier one), else sort.
-    present = np.zeros(len(table.terms), dtype=bool)
-    for a in range(0, len(ids), _BLOCK):  # (numpy widens an index array to 64 bits: blocks)
-        present[ids[a : a + _BLOCK]] = True
-    ordered = np.flatnonzero(present)
-    local = np.empty(len(table.terms), dtype=np.int32)
-    local[ordered] = np.arange(len(ordered), dtype=np.int32)
-    in_order, top = True, -1
-    for a in range(0, len(ids), _BLOCK):
-        ranks = local[ids[a : a + _BLOCK]]
-        seen = np.maximum.accumulate(ranks)
-        np.maximum(seen, top, out=seen)
-        if ranks[0] > top + 1 or np.any(ranks[1:] > seen[:-1] + 1):
-            in_order = False
-            break
-        top = int(seen[-1])
-    if not in_order:
-        uniq, first = np.unique(ids, return_index=True)
-        ordered = uniq[np.argsort(first, kind="stable")]
-        local[ordered] = np.arange(len(ordered), dtype=np.int32)
-    vocab = {table.terms[g]: i for i, g in enumerate(ordered.tolist())}
-    for a in range(0, len(ids), _BLOCK):  # global ids -> this vocabulary's, in place
-        np.take(local, ids[a : a + _BLOCK], out=ids[a : a + _BLOCK])
-    return ids, lengths, vocab, per_chunk
+    return out
+
+
+def build_scores(ids: np.ndarray, lengths: np.ndarray, n_vocab: int, k1: float, b: float) -> dict:
+    """bm25s's score matrix (Lucene BM25, float32, CSC over terms) of texts whose term ids
+    are ``ids``, one text after the other, ``lengths[i]`` of them text ``i``'s.
+
+    The arithmetic is bm25s's, operation for operation and in the same precision:
+    ``idf * (tf / (k1 * ((1 - b) + b * l_d / l_avg) + tf))`` with idf from ``math.log``
+    stored as float32, tf float32, the rest float64, the result rounded to float32.
+    """
+    n_docs = len(lengths)
+    text = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+    pairs, tf = np.unique(ids.astype(np.int64) * n_docs + text, return_counts=True)
+    term, doc = np.divmod(pairs, n_docs)
+    indptr = np.searchsorted(term, np.arange(n_vocab + 1)).astype(np.int64)
+    df, where = np.unique(np.diff(indptr), return_inverse=True)  # math.log once a value
+    idf = np.array([math.log(1 + (n_docs - c + 0.5) / (c + 0.5)) for c in df.tolist()])
+    idf = idf.astype(np.float32)[where]
+    tf64 = tf.astype(np.float32).astype(np.float64)
+    x = k1 * ((1 - b) + b * lengths / lengths.mean())
+    x = x[doc] + tf64
+    x = tf64 / x
+    x *= idf[term]
+    return {
+        "data": x.astype(np.float32),
+        "indices": doc.astype(np.int32),
+        "indptr": indptr,
+        "num_docs": n_docs,
+    }
 
 
 class BM25Retriever(Retriever):
@@ -370,7 +195,6 @@ class BM25Retriever(Retriever):
         self._model: bm25s.BM25 | None = None
         self._n = 0
         self._table: _TokenTable | None = None
-        self._kept: frozenset[str] | None = None  # the only words an index for questions has
 
     def describe(self) -> dict:
         return {
@@ -384,8 +208,10 @@ class BM25Retriever(Retriever):
         }
 
     def index(self, texts: Sequence[str]) -> None:
-        self._kept = None
-        self._build(len(texts), tokenize(texts, self.stopwords, self._stem), lambda: list(texts))
+        table = _TokenTable(self.stopwords, self._stem)
+        found = [table.doc(t) for t in texts]
+        ids = None if None in found else [f[1] for f in found]
+        self._build(table, ids, texts)
 
     def prepare_documents(self, documents: Mapping[str, str]) -> None:
         """Tokenize each document of ``documents`` (id -> text) now, for the strategies of
@@ -403,58 +229,37 @@ class BM25Retriever(Retriever):
     ) -> None:
         """Index ``[c.text for c in chunks]``, exactly as :meth:`index` would, but tokenize
         each document of ``documents`` (id -> text) once for all the strategies of a run.
-
-        With ``questions``, the index keeps only the columns of their words: their scores
-        are the same bit for bit, the index is smaller (about half, on Chroma's corpora and
-        questions) and :meth:`rank` then refuses a question with any other word.
-        """
+        ``questions`` are not needed."""
         if self._table is None:
             self._table = _TokenTable(self.stopwords, self._stem)
-        keep = None
-        if questions is not None:
-            keep = frozenset(w for q in self._query_terms(questions) for w in q)
-        found = _chunk_tokens(self._table, chunks, documents, keep)
-        if found is not None and keep is not None and not found[2]:
-            keep = None  # no question word occurs in these chunks: a plain index
-            found = _chunk_tokens(self._table, chunks, documents)
-        self._kept = keep if found is not None else None
+        ids = _chunk_ids(self._table, chunks, documents)
+        if ids is None:
+            self.index([c.text for c in chunks])
+        else:
+            self._build(self._table, ids, None, chunks)
 
-        def texts() -> list[str]:  # made only when needed: chunks are views of documents
-            return [c.text for c in chunks]
-
-        self._build(
-            len(chunks),
-            found if found is not None else tokenize(texts(), self.stopwords, self._stem),
-            texts,
-        )
-
-    def _build(self, n: int, tokens, texts: Callable[[], list[str]]) -> None:
-        ids, lengths, vocab, *counts = tokens  # (counts: ids per text, if not every token)
+    def _build(self, table, ids, texts, chunks=()) -> None:
+        """The index of texts whose term ids (of ``table``) are ``ids``; ``None``: built by
+        bm25s itself, as are indexes with no token at all (which it builds or refuses)."""
         model = bm25s.BM25(k1=self.k1, b=self.b)
-        if n == 0 or len(vocab) == 0:
-            # Nothing to vectorise: let bm25s build (or refuse) its own empty index.
+        lengths = np.fromiter(map(len, ids or ()), np.int64, len(ids or ()))
+        if ids is None or not lengths.any():
+            texts = list(texts) if texts is not None else [c.text for c in chunks]
             model.index(
                 bm25s.tokenize(
-                    texts(), stopwords=self.stopwords, stemmer=self._stem, show_progress=False
+                    texts, stopwords=self.stopwords, stemmer=self._stem, show_progress=False
                 ),
                 show_progress=False,
             )
+            self._n = len(texts)
         else:
-            model.scores = build_scores(
-                ids,
-                lengths,
-                len(vocab),
-                self.k1,
-                self.b,
-                consume=True,
-                counts=next(iter(counts), None),
-            )
+            n_vocab = len(table.terms)
+            model.scores = build_scores(np.concatenate(ids), lengths, n_vocab, self.k1, self.b)
             model.nonoccurrence_array = None
-            vocab[""] = len(vocab)  # bm25s's empty token, scored by no document
-            model.vocab_dict = vocab
-            model.unique_token_ids_set = set(vocab.values())
+            model.vocab_dict = {**table.terms, "": n_vocab}  # "": bm25s's empty token
+            model.unique_token_ids_set = set(model.vocab_dict.values())
+            self._n = len(ids)
         self._model = model
-        self._n = n
 
     def _query_terms(self, questions: Sequence[str]) -> list[list[str]]:
         """Each question's terms, as bm25s tokenizes (and stems) them."""
@@ -475,13 +280,6 @@ class BM25Retriever(Retriever):
         if self._model is None:
             raise RuntimeError("index() must be called before rank()")
         queries = self._query_terms(questions)
-        if self._kept is not None:
-            for text, words in zip(questions, queries, strict=True):
-                if not self._kept.issuperset(words):
-                    raise ValueError(
-                        f"this index keeps only the words of the questions it was built for, "
-                        f"not those of {text!r}: index again without questions= to rank it"
-                    )
         # Questions in blocks: the score matrix (and top_k's copies of it) stays at about
         # SCORE_BLOCK scores however many questions and chunks there are. Rows are independent.
         rows = max(1, min(QUESTION_BLOCK, SCORE_BLOCK // max(self._n, 1)))
