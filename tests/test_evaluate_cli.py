@@ -139,3 +139,19 @@ def test_bad_input_is_one_line_and_exit_2(files, tmp_path):
         ],
     )
     assert r.exit_code == 2 and "unknown metric" in r.output
+
+
+def test_evaluate_names_the_exact_intervals_it_prints(tmp_path):
+    """Ten queries all answered at rank 1: a share with no spread prints its exact
+    interval, and the table's footnote says so, as `search` does."""
+    from ragmeter.formatting import EXACT_NOTE
+
+    qrels = "".join(f"q{i} 0 d{i} 1\n" for i in range(10))
+    run = "".join(f"q{i} Q0 d{i} 1 2.0 r\nq{i} Q0 x{i} 2 1.0 r\n" for i in range(10))
+    (tmp_path / "qrels.txt").write_text(qrels)
+    (tmp_path / "r.run").write_text(run)
+    args = ["evaluate", "--qrels", str(tmp_path / "qrels.txt"), str(tmp_path / "r.run")]
+    r = runner.invoke(app, [*args, "--rounds", "300", "--out", str(tmp_path / "res")])
+    assert r.exit_code == 0, r.output
+    flat = " ".join(r.output.split())
+    assert "exact" in flat and " ".join(EXACT_NOTE.split()) in flat

@@ -44,12 +44,12 @@ def test_the_default_rule_is_the_runs_default():
     assert s.comparison_rule.adjust == Config().adjust == "maxt"
 
 
-def test_sample_sizes_are_of_the_comparison_metric():
-    s = summarize(MATRICES, SYSTEMS, "mrr@10", seed=2, rounds=300)
+def test_sample_sizes_are_of_the_comparison_metric_at_the_runs_level():
+    s = summarize(MATRICES, SYSTEMS, "mrr@10", seed=2, rounds=300, confidence=0.8)
     for i, name in enumerate(SYSTEMS):
-        want = stats.sample_size(MRR[i], rounds=300, seed=2)
-        assert [(r.n, r.low, r.high) for r in s.sample_size[name]] == [
-            (r.n, r.low, r.high) for r in want
+        want = stats.sample_size(MRR[i], rounds=300, seed=2, confidence=0.8)
+        assert [(r.n, r.low, r.high, r.confidence) for r in s.sample_size[name]] == [
+            (r.n, r.low, r.high, 0.8) for r in want
         ]
 
 

@@ -171,7 +171,7 @@ def summarize(
         comparisons = list(table.rows)
         rule = table.rule
     sizes = {
-        s: stats.sample_size(row, rounds=rounds, seed=seed)
+        s: stats.sample_size(row, rounds=rounds, seed=seed, confidence=confidence)
         for s, row in zip(systems, main, strict=True)
     }
     return Summary(

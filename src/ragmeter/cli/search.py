@@ -52,7 +52,6 @@ from ragmeter.config import Config, check_seed, load_config
 from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
 from ragmeter.experiment import count_words, resolve_strategies, run_search
-from ragmeter.formatting import exact_note
 from ragmeter.outputs import check_results_target
 from ragmeter.planning import first_level, pair_needs, plan_questions
 from ragmeter.results import Results, save_results
@@ -82,9 +81,6 @@ def _print_summary(summary: Summary, ks: list[int], out: Path | None, every: boo
             every=every,
         )
     console.print(terminal.interval_note(summary))
-    note = exact_note(e for per in summary.estimates.values() for e in per.values())
-    if note:
-        console.print(Text(note, style="dim"))
     if out is not None:
         console.print(Text.assemble("Results: ", (shown_path(out), "bold")))
 

@@ -8,12 +8,19 @@ imports rich, so the terminal tables live with the command line.)
 from __future__ import annotations
 
 from rich.console import RenderableType
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from ragmeter import tables
 from ragmeter.cli.layout import Grid, as_table, fit, natural_width, stacked
-from ragmeter.formatting import column_labels, format_estimate, shown_difference, shown_p
+from ragmeter.formatting import (
+    column_labels,
+    exact_note,
+    format_estimate,
+    shown_difference,
+    shown_p,
+)
 from ragmeter.metrics import is_share
 from ragmeter.stats import SizeRow
 from ragmeter.summary import Summary
@@ -269,11 +276,14 @@ def summary_comparisons(summary: Summary) -> Table | None:
 
 
 def interval_note(summary: Summary) -> str:
-    """The dim line under the tables: how every interval was drawn."""
-    return (
-        f"[dim]{summary.confidence:.0%} {summary.method} bootstrap intervals, seed "
+    """The dim lines under the tables: how every interval was drawn, and the footnote
+    of the exact intervals where a table printed one."""
+    note = (
+        f"[dim]{summary.confidence * 100:g}% {summary.method} bootstrap intervals, seed "
         f"{summary.seed}, {summary.rounds} rounds ({summary.rng or 'mulberry32'}).[/]"
     )
+    exact = exact_note(e for per in summary.estimates.values() for e in per.values())
+    return note + (f"\n[dim]{escape(exact)}[/]" if exact else "")
 
 
 def _scale(metric: str) -> tuple[int, int]:
@@ -284,9 +294,10 @@ def _scale(metric: str) -> tuple[int, int]:
 def size_grid(rows: list[SizeRow], metric: str, system: str) -> Grid:
     """The interval each number of questions would give (resampled up from n)."""
     scale, d = _scale(metric)
+    level = rows[0].confidence if rows else 0.95
     grid = Grid(
         f"Sample size: {system} on {metric}",
-        ["questions", "mean", "95% interval", "± half-width"],
+        ["questions", "mean", f"{level * 100:g}% interval", "± half-width"],
         right={0, 1, 2, 3},
         key="sample_size",
     )
