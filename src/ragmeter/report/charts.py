@@ -19,6 +19,13 @@ from ragmeter.errors import MissingExtra
 from ragmeter.formatting import format_estimate
 from ragmeter.io import atomic_write_text
 from ragmeter.metrics import is_share
+from ragmeter.report.chartlayout import (
+    FONT_SIZE,
+    group_points,
+    padded,
+    place_labels,
+    system_style,
+)
 from ragmeter.report.common import FAMILY_ORDER, FAMILY_TITLE, _family, _k
 
 # the HTML report needs the ``report`` extra (altair and vl-convert-python)
@@ -120,13 +127,42 @@ def chart_specs(data: dict, alt=None) -> dict[str, dict]:
     return {k: v for k, v in specs.items() if v is not None}
 
 
+def recall_is_hit(data: dict) -> bool:
+    """Whether every system's recall@k equals its hit@k at every k (mean and
+    interval): so it is when each question has one answer passage, as with span
+    keys; the forest then draws the two as one panel."""
+    pairs = 0
+    for est in data["estimates"].values():
+        for m, e in est.items():
+            if _family(m) != "recall" or _k(m) is None:
+                continue
+            hit = est.get(f"hit@{_k(m)}")
+            if hit is None:
+                continue
+            if any(e[key] != hit[key] for key in ("mean", "low", "high")):
+                return False
+            pairs += 1
+    return pairs > 0
+
+
+COINCIDE_TITLE = "recall@k = hit@k (%)"
+COINCIDE_NOTE = (
+    "recall@k and hit@k coincide on these questions (each has one answer passage), "
+    "so one panel shows both."
+)
+
+
 def _forest_chart(alt, data: dict) -> dict | None:
     rows = []
     systems = [s["name"] for s in data["systems"]]
+    one = recall_is_hit(data)
+    titles = dict(FAMILY_TITLE, recall=COINCIDE_TITLE) if one else FAMILY_TITLE
     for s in systems:
         for m, e in data["estimates"][s].items():
             fam, k = _family(m), _k(m)
             if fam == "words" or k is None or fam not in FAMILY_TITLE:
+                continue
+            if one and fam == "hit":
                 continue
             scale = 100 if is_share(m) else 1
             rows.append(
@@ -134,7 +170,7 @@ def _forest_chart(alt, data: dict) -> dict | None:
                     "system": s,
                     "metric": m,
                     "k": k,
-                    "family": FAMILY_TITLE[fam],
+                    "family": titles[fam],
                     "order": FAMILY_ORDER.index(fam),
                     "mean": e["mean"] * scale,
                     "low": e["low"] * scale,
@@ -157,12 +193,16 @@ def _forest_chart(alt, data: dict) -> dict | None:
         alt.Tooltip("label:N", title="mean [95% interval]"),
     ]
     rule = base.mark_rule(strokeWidth=2.5, color="#4c78a8").encode(
-        x=alt.X("low:Q", title=None, scale=alt.Scale(zero=False)), x2="high:Q", y=y, tooltip=tooltip
+        # padding: a dot or an interval end at 100 (or 0) stays inside the panel
+        x=alt.X("low:Q", title=None, scale=alt.Scale(zero=False, padding=12)),
+        x2="high:Q",
+        y=y,
+        tooltip=tooltip,
     )
     point = base.mark_point(filled=True, size=70, color="#1d3f6e").encode(
         x="mean:Q", y=y, tooltip=tooltip
     )
-    families = [FAMILY_TITLE[f] for f in FAMILY_ORDER if f != "words"]
+    families = [titles[f] for f in FAMILY_ORDER if f != "words" and not (one and f == "hit")]
     chart = (
         alt.layer(rule, point, data=alt.Data(values=rows))
         .properties(width=250, height=max(60, 24 * len(systems)))
@@ -178,7 +218,40 @@ def _forest_chart(alt, data: dict) -> dict | None:
         .resolve_scale(x="independent")
         .add_params(k)
     )
+    if one:
+        chart = chart.properties(
+            title=alt.TitleParams(
+                COINCIDE_NOTE, orient="bottom", anchor="start", fontSize=12, fontWeight="normal"
+            )
+        )
     return chart.to_dict()
+
+
+def _style_encodings(alt, systems: list[str], legend=None):
+    colours, shapes = system_style(systems)
+    color = alt.Color(
+        "system:N",
+        sort=systems,
+        scale=alt.Scale(domain=systems, range=colours),
+        title="system",
+        legend=legend,
+    )
+    shape = alt.Shape(
+        "system:N",
+        sort=systems,
+        scale=alt.Scale(domain=systems, range=shapes),
+        title="system",
+        legend=legend,
+    )
+    return color, shape
+
+
+WORDS_WIDTH = 600
+
+
+def words_height(n_systems: int) -> int:
+    """The words chart's height: taller with more systems, so their labels fit."""
+    return 300 if n_systems <= 8 else min(480, 300 + 10 * (n_systems - 8))
 
 
 def _words_chart(alt, data: dict) -> dict | None:
@@ -200,31 +273,117 @@ def _words_chart(alt, data: dict) -> dict | None:
             )
     if not rows:
         return None
-    base = alt.Chart(alt.Data(values=rows))
-    x = alt.X(
-        "words:Q",
-        title=f"words sent to the model (mean, top {k})",
-        scale=alt.Scale(zero=False, padding=30),
+    width, height = WORDS_WIDTH, words_height(len(rows))
+    wlo = min(r["words"] for r in rows)
+    whi = max(r["words"] for r in rows)
+    xdom = padded(wlo, whi, share=0.08, least=max(1.0, 0.1 * abs(whi)))
+    ydom = padded(min(r["low"] for r in rows), max(r["high"] for r in rows), least=2.0)
+
+    def px(v: float) -> float:
+        return (v - xdom[0]) / (xdom[1] - xdom[0]) * width
+
+    def py(v: float) -> float:
+        return height - (v - ydom[0]) / (ydom[1] - ydom[0]) * height
+
+    points = [(px(r["words"]), py(r["hit"])) for r in rows]
+    groups = group_points(points)  # systems drawn on the same spot share one label
+    bars = [(px(r["words"]) - 2, py(r["high"]), px(r["words"]) + 2, py(r["low"])) for r in rows]
+    placed = place_labels(
+        [points[g[0]] for g in groups],
+        ["\n".join(rows[i]["system"] for i in g) for g in groups],
+        width,
+        height,
+        obstacles=bars,
     )
+
+    def data_x(v: float) -> float:
+        return xdom[0] + v / width * (xdom[1] - xdom[0])
+
+    def data_y(v: float) -> float:
+        return ydom[0] + (height - v) / height * (ydom[1] - ydom[0])
+
+    labels, leaders, key = [], [], []
+    for g, p in zip(groups, placed, strict=True):
+        for text, mid in p.lines:
+            labels.append({"text": text, "lx": data_x(p.x), "ly": data_y(mid)})
+        if p.leader is not None:
+            x1, y1, x2, y2 = p.leader
+            leaders.append({"x": data_x(x1), "y": data_y(y1), "x2": data_x(x2), "y2": data_y(y2)})
+        if p.number is not None:
+            key.append((p.number, " = ".join(rows[i]["system"] for i in g)))
+    systems = [r["system"] for r in rows]
+    color, shape = _style_encodings(alt, systems)
+    xscale = alt.Scale(domain=list(xdom), nice=False, zero=False)
+    yscale = alt.Scale(domain=list(ydom), nice=False, zero=False)
+    x = alt.X("words:Q", title=f"words sent to the model (mean, top {k})", scale=xscale)
     tooltip = [
         alt.Tooltip("system:N"),
         alt.Tooltip("label:N", title=f"{hit} [95% interval]"),
         alt.Tooltip("words:Q", title=f"words@{k}", format=".0f"),
     ]
-    rule = base.mark_rule(strokeWidth=2, opacity=0.6).encode(
-        x=x,
-        y=alt.Y("low:Q", title=f"hit rate ({hit}, %)", scale=alt.Scale(zero=False)),
-        y2="high:Q",
-        color=alt.Color("system:N", legend=None),
-        tooltip=tooltip,
+    base = alt.Chart(alt.Data(values=rows))
+    rule = (
+        base.mark_rule(strokeWidth=2, opacity=0.6)
+        .encode(
+            x=x,
+            y=alt.Y("low:Q", title=f"hit rate ({hit}, %)", scale=yscale),
+            y2="high:Q",
+            color=color,
+            tooltip=tooltip,
+        )
+        .properties(name="intervals")
     )
-    point = base.mark_point(filled=True, size=80).encode(
-        x=x, y="hit:Q", color=alt.Color("system:N", legend=None), tooltip=tooltip
+    point = (
+        base.mark_point(filled=True, size=80, opacity=1)
+        .encode(x=x, y="hit:Q", color=color, shape=shape, tooltip=tooltip)
+        .properties(name="points")
     )
-    text = base.mark_text(align="left", dx=8, dy=-8, fontSize=12).encode(
-        x=x, y="hit:Q", text="system:N", color=alt.Color("system:N", legend=None)
+    # named layers: the page draws them as g.labels_marks, g.points_marks, ...
+    text = (
+        alt.Chart(alt.Data(values=labels))
+        .mark_text(align="left", baseline="middle", fontSize=FONT_SIZE, font="sans-serif")
+        .encode(
+            x=alt.X("lx:Q", scale=xscale),
+            y=alt.Y("ly:Q", scale=yscale),
+            text="text:N",
+            color=alt.value("#1d2330"),
+        )
+        .properties(name="labels")
     )
-    return alt.layer(rule, point, text).properties(width=520, height=300).to_dict()
+    layers = [rule, point, text]
+    if leaders:
+        layers.insert(
+            0,
+            alt.Chart(alt.Data(values=leaders))
+            .mark_rule(color="#8a8f98", strokeWidth=0.8)
+            .encode(
+                x=alt.X("x:Q", scale=xscale),
+                y=alt.Y("y:Q", scale=yscale),
+                x2="x2:Q",
+                y2="y2:Q",
+            )
+            .properties(name="leaders"),
+        )
+    chart = alt.layer(*layers).properties(width=width, height=height)
+    if key:
+        entries = [f"{n} {name}" for n, name in sorted(key)]
+        lines, line = [], ""
+        for entry in entries:
+            if line and len(line) + len(entry) > 90:
+                lines.append(line)
+                line = ""
+            line = f"{line}   {entry}" if line else entry
+        lines.append(line)
+        chart = chart.properties(
+            title=alt.TitleParams(
+                ["numbered points:", *lines],
+                orient="bottom",
+                anchor="start",
+                fontSize=FONT_SIZE,
+                fontWeight="normal",
+            )
+        )
+    return chart.to_dict()
 
 
 def _compare_chart(alt, data: dict) -> dict:
@@ -312,38 +471,68 @@ def _size_chart(alt, data: dict) -> dict | None:
     if not rows:
         return None
     target = ss["target"] * 100
-    systems = [s["name"] for s in data["systems"]]
-    x = alt.X("n:Q", scale=alt.Scale(type="log"), title="number of questions (log scale)")
-    y = alt.Y("hw:Q", title=f"± half-width of the 95% interval on {ss['metric']} (points)")
-    color = alt.Color(
-        "system:N",
-        sort=systems,
-        title="system",
-        legend=alt.Legend(symbolOpacity=1, symbolType="stroke"),
+    listed = [s["name"] for s in data["systems"]]
+    shown = {r["system"] for r in rows}
+    systems = [s for s in listed if s in shown]
+    ns = [r["n"] for r in rows + curve]
+    xdom = [min(ns) / 1.12, max(ns) * 1.12]  # the data's range, a little headroom
+    ydom = [0, max([r["hw"] for r in rows + curve] + [target]) * 1.06]
+    x = alt.X(
+        "n:Q",
+        scale=alt.Scale(type="log", domain=xdom, nice=False),
+        title="number of questions (log scale)",
     )
+    y = alt.Y(
+        "hw:Q",
+        scale=alt.Scale(domain=ydom, nice=False),
+        title=f"± half-width of the 95% interval on {ss['metric']} (points)",
+    )
+    columns = 1 if len(systems) <= 20 else 2
+    legend = alt.Legend(symbolOpacity=1, symbolStrokeWidth=1.5, columns=columns)
+    color, shape = _style_encodings(alt, systems, legend=legend)
     tooltip = [
         alt.Tooltip("system:N"),
         alt.Tooltip("n:Q", format=",.0f", title="questions"),
         alt.Tooltip("hw:Q", format=".2f", title="± points"),
     ]
-    boot = (
+    lines = (
         alt.Chart(alt.Data(values=rows))
-        .mark_line(point=True)
-        .encode(x=x, y=y, color=color, tooltip=tooltip)
+        .mark_line(strokeWidth=1.5)
+        .encode(x=x, y=y, color=color, detail="system:N", tooltip=tooltip)
+    )
+    marks = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_point(filled=True, size=45, opacity=1)
+        .encode(x=x, y=y, color=color, shape=shape, tooltip=tooltip)
     )
     sqrt = (
         alt.Chart(alt.Data(values=curve))
         .mark_line(strokeDash=[5, 4], opacity=0.55)
         .encode(x=x, y=y, color=color, detail="system:N")
     )
+    # each dashed curve ends in its system's marker, so it too is told apart past ten
+    ends: dict[str, dict] = {}
+    for c in curve:
+        if c["system"] not in ends or c["n"] > ends[c["system"]]["n"]:
+            ends[c["system"]] = c
+    tips = (
+        alt.Chart(alt.Data(values=[ends[s] for s in systems if s in ends]))
+        .mark_point(filled=False, size=30, opacity=0.8)
+        .encode(x=x, y=y, color=color, shape=shape)
+    )
     rule = (
         alt.Chart(alt.Data(values=[{"hw": target}]))
         .mark_rule(color="#c0392b", strokeDash=[2, 2])
-        .encode(y="hw:Q")
+        .encode(y=alt.Y("hw:Q", scale=alt.Scale(domain=ydom, nice=False)))
     )
     label = (
         alt.Chart(alt.Data(values=[{"hw": target, "text": f"target ± {target:g} points"}]))
         .mark_text(align="left", dy=-7, x=5, color="#c0392b")
-        .encode(y="hw:Q", text="text:N")
+        .encode(y=alt.Y("hw:Q", scale=alt.Scale(domain=ydom, nice=False)), text="text:N")
     )
-    return alt.layer(boot, sqrt, rule, label).properties(width=560, height=300).to_dict()
+    height = 300 if len(systems) <= 12 else 300 + 13 * (len(systems) - 12)
+    return (
+        alt.layer(sqrt, lines, marks, tips, rule, label)
+        .properties(width=560, height=height)
+        .to_dict()
+    )
