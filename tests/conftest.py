@@ -128,6 +128,13 @@ settings.register_profile(
 settings.load_profile("ci" if require_all() else os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+# --------------------------------------------------------------------------- caches
+
+# Runs under test keep no segmentation cache in the user's home (and so segment every time,
+# testing what they test); tests of the cache name a folder of their own.
+os.environ.setdefault("RAGMETER_SEGMENT_CACHE", "off")
+
+
 # --------------------------------------------------------------------------- run history
 
 _HISTORY: list[str] = []

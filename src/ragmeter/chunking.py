@@ -24,15 +24,15 @@ importable from here.
 
 from __future__ import annotations
 
-import hashlib
-from array import array
-from collections.abc import Callable, Iterable, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ragmeter import _segment, chunkers
+from ragmeter import _segment_cache, _segment_rounds, chunkers, doc_index
+from ragmeter._segment_cache import SegmentCache
 from ragmeter.chunk_types import Chunk, Chunking, HasText
 from ragmeter.doc_index import (
     _CACHE,
@@ -42,7 +42,6 @@ from ragmeter.doc_index import (
     _DocIndex,
     _sentence_word_breaks,
     check_segmenter,
-    run_scope,
     sentence_spans,
     word_spans,
 )
@@ -53,6 +52,7 @@ __all__ = [
     "DEFAULT_SEGMENTER",
     "KINDS",
     "PARALLEL_MIN_CHARS",
+    "ROUND_CHARS",
     "SEGMENTERS",
     "STRATEGIES",
     "Chunk",
@@ -80,6 +80,19 @@ PARALLEL_MIN_CHARS = 1_000_000
 # Characters of paragraphs per worker task: small enough to balance two to a few dozen workers,
 # large enough that sending the task costs nothing next to segmenting it.
 BATCH_CHARS = 200_000
+# With the segmentation cache on, documents are segmented in rounds of at least this many
+# characters of new paragraphs, each round stored once done: a killed run keeps the rounds
+# before it, and each costs the workers one wait for the slowest batch.
+ROUND_CHARS = 32_000_000
+
+
+@contextlib.contextmanager
+def run_scope() -> Iterator[None]:
+    """A run's scope: every document's sentence breaks stay in memory until it ends
+    (:func:`ragmeter.doc_index.run_scope`), and sentences are read from and stored in the
+    segmentation cache on disk (:mod:`ragmeter._segment_cache`)."""
+    with doc_index.run_scope(), _segment_cache.run_cache():
+        yield
 
 
 def _batches(lengths: Sequence[int], batch_chars: int) -> list[tuple[int, int]]:
@@ -103,6 +116,7 @@ def prepare_sentences(
     progress: Callable[[int, int], None] | None = None,
     meanwhile: Callable[[], None] | None = None,
     segmenter: str = DEFAULT_SEGMENTER,
+    cache: SegmentCache | None | bool = None,
 ) -> int:
     """Segment the sentences of every text not yet in the run cache, all in one pass.
 
@@ -113,82 +127,54 @@ def prepare_sentences(
     never depends on the number of workers; blingfire (``segmenter``) always runs in this
     process. ``meanwhile()``, if given, runs in this process while the workers segment (or
     first, when there are none). Returns the number of characters segmented.
+
+    ``cache``: the segmentation cache on disk (:mod:`ragmeter._segment_cache`) to read
+    texts' sentences from and store new ones in, round by round (:data:`ROUND_CHARS`);
+    ``None``: the run's own (:func:`run_scope`; none outside a run); ``False``: none.
     """
     from ragmeter import engine as engines
 
-    # Each text as its paragraphs' offsets and numbers (two arrays). A distinct paragraph is
-    # known by a digest and kept as (text, start, length), not as a string: a corpus whose
-    # paragraphs do not repeat would otherwise be copied in full.
-    todo: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    seen: dict[bytes, int] = {}
-    sources: list[str] = []  # the texts as syntok reads them
-    text_of, start_of, length_of = array("q"), array("q"), array("q")  # distinct paragraphs
-    for text in texts:
-        if text not in todo and not _CACHE.has(text, segmenter):
-            source = _segment.source(text)
-            paras = _segment.source_paragraphs(source)
-            numbers = np.empty(len(paras), dtype=np.int64)
-            for j, (offset, p) in enumerate(paras):
-                key = hashlib.blake2b(p.encode("utf-8", "surrogatepass"), digest_size=16)
-                number = seen.setdefault(key.digest(), len(seen))
-                if number == len(text_of):  # a new paragraph
-                    text_of.append(len(sources))
-                    start_of.append(offset)
-                    length_of.append(len(p))
-                numbers[j] = number
-            offsets = np.fromiter((o for o, _ in paras), dtype=np.int64, count=len(paras))
-            todo[text] = (offsets, numbers)
-            sources.append(source)
-            del paras
-    del seen
-    if not todo:
+    disk = _segment_cache.active() if cache is None else (cache or None)
+    texts = [t for t in dict.fromkeys(texts) if not _CACHE.has(t, segmenter)]
+    if disk is not None and texts:
+        found = disk.get(texts, segmenter)
+        for i, firsts in found.items():
+            _CACHE.put(texts[i], _breaks(texts[i], firsts), segmenter)
+        texts = [t for i, t in enumerate(texts) if i not in found]
+    if not texts:
         if meanwhile is not None:
             meanwhile()
         return 0
-    chars = sum(length_of)
     eng = engine if engine is not None else engines.default_engine()
-    spans = _batches(length_of, BATCH_CHARS)
-
-    parts = (sources, text_of, start_of, length_of)
-    parallel = (
-        segmenter == "syntok" and chars >= PARALLEL_MIN_CHARS and len(spans) > 1 and eng.workers > 1
-    )
-    if parallel and getattr(eng, "shares_memory", False):
-        # forked workers read the paragraphs from the memory they share with this process
-        key = _segment.share(*parts)
-        try:
-            tasks = [(key, first, end) for first, end in spans]
-            results = eng.map(
-                _segment.segment_shared, tasks, progress=progress, meanwhile=meanwhile
-            )
-        finally:
-            del _segment.SHARED[key]
-    elif parallel:
-        tasks = [list(_segment.paragraph_texts(parts, *span)) for span in spans]  # sent
-        results = eng.map(_segment.segment_batch, tasks, progress=progress, meanwhile=meanwhile)
-        del tasks
-    else:
-        if meanwhile is not None:
-            meanwhile()
-        results = []
-        for i, span in enumerate(spans):
-            batch = _segment.paragraph_texts(parts, *span)
-            results.append(_segment.segment_batch(batch, segmenter))
-            if progress is not None:
-                progress(i + 1, len(spans))
-    del spans
-    # every distinct paragraph's sentence starts, one after the other, and where each begins
-    starts = np.concatenate([np.frombuffer(s, np.int64) for s, _ in results] or [_NO_INTS])
-    counts = np.concatenate([np.frombuffer(c, np.int64) for _, c in results] or [_NO_INTS])
-    del results
-    begins = np.cumsum(counts) - counts
-    for text, (offsets, numbers) in todo.items():
-        n = counts[numbers]  # each of the text's paragraphs: its sentences, gathered in order
-        at = np.repeat(begins[numbers] - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
-        firsts = starts[at] + np.repeat(offsets, n)
-        idx = _DocIndex(text)
-        _CACHE.put(text, _sentence_word_breaks(idx.starts, idx.ends, firsts), segmenter)
+    parts = _segment_rounds.new_parts()
+    starts, counts = _NO_INTS, _NO_INTS  # every paragraph segmented so far: its sentences
+    chars = steps = 0
+    for group in _segment_rounds.rounds(texts, parts, ROUND_CHARS if disk is not None else None):
+        lo, hi = len(counts), len(parts[1])
+        chars += sum(parts[3][lo:hi])
+        spans = [(lo + a, lo + b) for a, b in _batches(parts[3][lo:hi], BATCH_CHARS)]
+        parallel = (
+            segmenter == "syntok"
+            and sum(parts[3][lo:hi]) >= PARALLEL_MIN_CHARS
+            and len(spans) > 1
+            and eng.workers > 1
+        )
+        step = None if progress is None else (lambda d, t, b=steps: progress(b + d, b + t))
+        found = _segment_rounds.segment(parts, spans, parallel, eng, segmenter, step, meanwhile)
+        meanwhile, steps = None, steps + len(spans)
+        starts, counts = np.concatenate((starts, found[0])), np.concatenate((counts, found[1]))
+        stored = list(_segment_rounds.sentence_starts(group, starts, counts))
+        for text, firsts in stored:
+            _CACHE.put(text, _breaks(text, firsts), segmenter)
+        if disk is not None:
+            disk.put(stored, segmenter)  # one transaction: a killed run keeps earlier rounds
     return chars
+
+
+def _breaks(text: str, firsts: np.ndarray) -> np.ndarray:
+    """The word breaks of the sentences of ``text`` that start at ``firsts``."""
+    idx = _DocIndex(text)
+    return _sentence_word_breaks(idx.starts, idx.ends, firsts)
 
 
 Span = tuple[int, int]  # a half-open range of word indices
