@@ -75,6 +75,7 @@ TARGETS: dict[str, list[str]] = {
     ],
     "stats_draws.py": [
         "tests/test_mutants_stats.py",
+        "tests/test_mutants_survivors.py",
         "tests/test_stats.py",
         "tests/test_stats_contract.py",
     ],
@@ -85,11 +86,13 @@ TARGETS: dict[str, list[str]] = {
     ],
     "stats_compare.py": [
         "tests/test_mutants_stats.py",
+        "tests/test_mutants_survivors.py",
         "tests/test_stats.py",
         "tests/test_stats_contract.py",
     ],
     "stats_size.py": [
         "tests/test_mutants_stats.py",
+        "tests/test_mutants_survivors.py",
         "tests/test_stats.py",
         "tests/test_stats_contract.py",
     ],
@@ -100,11 +103,13 @@ TARGETS: dict[str, list[str]] = {
     ],
     "stats_checks.py": [
         "tests/test_mutants_stats.py",
+        "tests/test_mutants_survivors.py",
         "tests/test_stats.py",
         "tests/test_stats_contract.py",
     ],
     "chunking.py": [
         "tests/test_mutants_chunking.py",
+        "tests/test_mutants_survivors.py",
         "tests/test_chunking.py",
         "tests/test_line_endings.py",
         "tests/test_chunking_edges.py",
@@ -123,6 +128,7 @@ TARGETS: dict[str, list[str]] = {
     ],
     "paired_tests.py": [
         "tests/test_mutants_paired.py",
+        "tests/test_mutants_survivors.py",
         "tests/test_mutants_exact.py",
         "tests/test_mutants_comparison.py",
         "tests/test_verdicts.py",
@@ -174,6 +180,7 @@ TARGETS: dict[str, list[str]] = {
     ],
     "qrels.py": [
         "tests/test_mutants_qrels.py",
+        "tests/test_mutants_survivors.py",
         "tests/test_qrels_ties.py",
         "tests/test_trec.py",
         "tests/test_qrels.py",
@@ -202,6 +209,7 @@ TARGETS: dict[str, list[str]] = {
     "summary.py": ["tests/test_mutants_summary.py", "tests/test_summary.py"],
     "answers/analysis.py": [
         "tests/test_mutants_answers.py",
+        "tests/test_mutants_survivors.py",
         "tests/test_answers_ppi.py",
         "tests/test_answers.py",
         "tests/test_answers_one_view.py",
@@ -209,13 +217,160 @@ TARGETS: dict[str, list[str]] = {
     "answers/judges.py": ["tests/test_mutants_answers.py", "tests/test_answers.py"],
     "answers/failures.py": [
         "tests/test_mutants_answers.py",
+        "tests/test_mutants_survivors.py",
         "tests/test_answer_failures.py",
     ],
     "answers/numbers.py": [
         "tests/test_mutants_answers.py",
+        "tests/test_mutants_survivors.py",
         "tests/test_answer_failures.py",
     ],
+    # picked by hand among the files tests_for() finds, to keep the baseline short
+    "__init__.py": ["tests/test_mutants_init.py", "tests/test_api.py"],
+    "experiment.py": [
+        "tests/test_mutants_experiment.py",
+        "tests/test_experiment.py",
+        "tests/test_search_wiring.py",
+        "tests/test_small_corpora.py",
+        "tests/test_api.py",
+    ],
+    "evaluate.py": [
+        "tests/test_mutants_evaluate.py",
+        "tests/test_evaluate_cli.py",
+        "tests/test_trec.py",
+        "tests/test_cli_options.py",
+    ],
+    "results.py": [
+        "tests/test_mutants_results.py",
+        "tests/test_api.py",
+        "tests/test_one_comparison.py",
+        "tests/test_experiment.py",
+        "tests/test_summary.py",
+        "tests/test_store.py",
+    ],
+    "saving.py": [
+        "tests/test_mutants_saving.py",
+        "tests/test_experiment.py",
+        "tests/test_store.py",
+        "tests/test_api.py",
+        "tests/test_escaping.py",
+    ],
+    "history.py": [
+        "tests/test_mutants_history.py",
+        "tests/test_history.py",
+        "tests/test_history_store.py",
+        "tests/test_history_commands.py",
+        "tests/test_history_report.py",
+    ],
+    "history_baseline.py": [
+        "tests/test_mutants_history_baseline.py",
+        "tests/test_history_store.py",
+        "tests/test_history.py",
+        "tests/test_history_commands.py",
+    ],
+    "history_trend.py": [
+        "tests/test_mutants_history_trend.py",
+        "tests/test_history.py",
+        "tests/test_history_report.py",
+    ],
+    "cli/output.py": [
+        "tests/test_mutants_cli_output.py",
+        "tests/test_cli.py",
+        "tests/test_terminal_fit.py",
+        "tests/test_evaluate_cli.py",
+    ],
+    "cli/layout.py": ["tests/test_mutants_cli_layout.py", "tests/test_terminal_fit.py"],
+    "corpus.py": [
+        "tests/test_mutants_corpus.py",
+        "tests/test_corpus.py",
+        "tests/test_line_endings.py",
+        "tests/test_validation.py",
+    ],
+    "config.py": [
+        "tests/test_mutants_config.py",
+        "tests/test_config.py",
+        "tests/test_validation.py",
+        "tests/test_cli_options.py",
+    ],
+    "io.py": [
+        "tests/test_mutants_io.py",
+        "tests/test_validation.py",
+        "tests/test_external.py",
+        "tests/test_outputs.py",
+    ],
 }
+
+# never a mutant's test: they check the source tree or run fresh interpreters, which do
+# not see the mutated module
+_NOT_TARGETS = {"tests/test_structure.py", "tests/test_architecture_doc.py", "tests/test_docs.py"}
+
+# Library modules with no behaviour of their own to mutate (docs/testing.md):
+# module -> why it is left out. Every other module of src/ragmeter is a target.
+EXCLUDED: dict[str, str] = {
+    "cli/__main__.py": "`python -m ragmeter.cli`: calls cli.main(), nothing else",
+    "llm/__init__.py": "re-exports only",
+    "questions/__init__.py": "re-exports only",
+    "report/__init__.py": "a docstring only",
+    "retrieval/__init__.py": "re-exports only",
+}
+
+
+def library_modules() -> list[str]:
+    """Every module of src/ragmeter but EXCLUDED: the TARGETS first, then the others."""
+    found = sorted(
+        p.relative_to(SRC / "ragmeter").as_posix() for p in (SRC / "ragmeter").rglob("*.py")
+    )
+    rest = [m for m in found if m not in TARGETS and m not in EXCLUDED]
+    return [m for m in TARGETS if (SRC / "ragmeter" / m).is_file()] + rest
+
+
+def _mutants_file(module: str) -> str:
+    """A module's own mutant-killing tests: tests/test_mutants_<path with _>.py."""
+    name = module.removesuffix(".py").removesuffix("/__init__").replace("/", "_")
+    return f"tests/test_mutants_{name}.py"
+
+
+def tests_for(module: str, _seen: bool = False) -> list[str]:
+    """The test files a module's mutants run (then narrowed to the tests that run the
+    mutated line, see ``run_module``): TARGETS where listed; else the module's own
+    ``tests/test_mutants_*.py`` and every test file that names the module (its dotted
+    name, or ``from ragmeter.<package> import <module>``) or one of its public
+    top-level names; for a command-line module, every test that imports the app."""
+    if module in TARGETS:
+        return TARGETS[module]
+    dotted = _module_name(module)
+    package, _, stem = dotted.rpartition(".")
+    tree = ast.parse((SRC / "ragmeter" / module).read_text(encoding="utf-8"))
+    names = {
+        n.name
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef)
+        and not n.name.startswith("_")
+    }
+    patterns = [
+        re.escape(dotted) + r"\b",
+        rf"from {re.escape(package)} import[^\n]*\b{stem}\b",
+        *(rf"\b{re.escape(n)}\b" for n in sorted(names) if len(n) >= 6),
+    ]
+    if module.startswith("cli/"):
+        patterns.append(r"from ragmeter\.cli(\.app)? import[^\n]*\bapp\b")
+    found = re.compile("|".join(patterns))
+    own = _mutants_file(module)
+    out = [own] if (ROOT / own).is_file() else []
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel not in _NOT_TARGETS | {own} and found.search(path.read_text(encoding="utf-8")):
+            out.append(rel)
+    if len(out) <= 1 and not _seen:  # no test names it: those of the modules importing it
+        for other in library_modules():
+            text = (SRC / "ragmeter" / other).read_text(encoding="utf-8")
+            if other != module and re.search(
+                rf"from {re.escape(package)} import[^\n]*\b{stem}\b|{re.escape(dotted)}\b",
+                text,
+            ):
+                out += [t for t in tests_for(other, _seen=True) if t not in out]
+    return out
+
 
 # --quick: a seeded sample of this many mutants per module
 QUICK = 25
@@ -723,28 +878,34 @@ def _apply(tree: ast.AST, mutant: Mutant) -> None:
         raise ValueError(mutant.kind)
 
 
-def mutated_source(mutant: Mutant | None, module: str) -> str:
+def mutated_tree(mutant: Mutant | None, module: str) -> ast.Module:
+    """The module's syntax tree with the mutant applied, at the file's own line numbers
+    (tracebacks and the line map of the baseline run read the real file)."""
     source = (SRC / "ragmeter" / module).read_text(encoding="utf-8")
     tree = ast.parse(source)
     if mutant is not None:
         _apply(tree, mutant)
-    return ast.unparse(ast.fix_missing_locations(tree))
+    return ast.fix_missing_locations(tree)
+
+
+def mutated_source(mutant: Mutant | None, module: str) -> str:
+    return ast.unparse(mutated_tree(mutant, module))
 
 
 # --------------------------------------------------------------------------- running
 
 
 class _MutantLoader(importlib.machinery.SourceFileLoader):
-    def __init__(self, fullname: str, path: str, code: str) -> None:
+    def __init__(self, fullname: str, path: str, code: ast.Module) -> None:
         super().__init__(fullname, path)
         self._code = code
 
-    def get_code(self, fullname):  # never a cached .pyc: always the mutated text
+    def get_code(self, fullname):  # never a cached .pyc: always the mutated tree
         return compile(self._code, self.path, "exec", dont_inherit=True)
 
 
 class _MutantFinder(importlib.abc.MetaPathFinder):
-    def __init__(self, fullname: str, path: Path, code: str) -> None:
+    def __init__(self, fullname: str, path: Path, code: ast.Module) -> None:
         self.fullname, self.path, self.code = fullname, str(path), code
 
     def find_spec(self, name, path=None, target=None):
@@ -755,7 +916,90 @@ class _MutantFinder(importlib.abc.MetaPathFinder):
 
 
 def _module_name(module: str) -> str:
-    return "ragmeter." + module.removesuffix(".py").replace("/", ".")
+    name = "ragmeter." + module.removesuffix(".py").replace("/", ".")
+    return name.removesuffix(".__init__")
+
+
+def _plugins():
+    """The two pytest plugins of a child: the baseline's line recorder, a mutant's test
+    selection (built here: pytest is imported in the parent only by ``_preload``)."""
+    import inspect
+    import threading
+
+    import pytest
+
+    class LineRecorder:
+        """Which tests run each line of one file (``sys.settrace``, this file only).
+
+        A line run while no test is running (collection, imports) or in a module or
+        class body (import time, whichever test imported it) is *anytime*: a mutant
+        there runs every test. Tests reach a line in this process or its threads;
+        one reached only in a subprocess or worker process is not seen (its mutants,
+        as those of a line no test runs, run every test).
+        """
+
+        def __init__(self, path: str) -> None:
+            self.path = path
+            self.test: str | None = None
+            self.lines: dict[int, set[str]] = {}
+            self.anytime: set[int] = set()
+            self.seconds: dict[str, float] = {}
+            self.started = time.monotonic()
+            self.collected = 0.0
+
+        def _local(self, frame, event, arg):
+            if event == "line":
+                if self.test is None or not frame.f_code.co_flags & inspect.CO_NEWLOCALS:
+                    self.anytime.add(frame.f_lineno)
+                else:
+                    self.lines.setdefault(frame.f_lineno, set()).add(self.test)
+            return self._local
+
+        def _global(self, frame, event, arg):
+            if frame.f_code.co_filename == self.path:
+                return self._local(frame, event, arg)
+            return None
+
+        def start(self) -> None:
+            sys.settrace(self._global)
+            threading.settrace(self._global)
+
+        def stop(self) -> None:
+            sys.settrace(None)
+            threading.settrace(None)
+
+        def pytest_collection_finish(self, session) -> None:
+            self.collected = time.monotonic() - self.started
+
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_runtest_protocol(self, item, nextitem):
+            self.test, started = item.nodeid, time.monotonic()
+            yield
+            self.seconds[item.nodeid] = time.monotonic() - started
+            self.test = None
+
+        def result(self) -> dict:
+            return {
+                "lines": {str(k): sorted(v) for k, v in self.lines.items()},
+                "anytime": sorted(self.anytime),
+                "seconds": self.seconds,
+                "collect": self.collected,
+            }
+
+    class Select:
+        """Run only the given tests (node ids), in collection order."""
+
+        def __init__(self, wanted: list[str]) -> None:
+            self.wanted = set(wanted)
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_collection_modifyitems(self, config, items) -> None:
+            drop = [i for i in items if i.nodeid not in self.wanted]
+            if drop:
+                config.hook.pytest_deselected(items=drop)
+                items[:] = [i for i in items if i.nodeid in self.wanted]
+
+    return LineRecorder, Select
 
 
 def _outside_modules() -> list[str]:
@@ -777,11 +1021,20 @@ def _outside_modules() -> list[str]:
 _NO_PRELOAD = ("torch", "ray", "transformers", "sentence_transformers", "llama_cpp", "selenium")
 
 
-def _child(module: str, code: str, tests: list[str], log: Path, dump: Path | None = None) -> None:
+def _child(
+    module: str,
+    code: ast.Module,
+    tests: list[str],
+    log: Path,
+    dump: Path | None = None,
+    select: list[str] | None = None,
+) -> None:
     """In the forked child: serve the mutated module, run the tests, exit with their status.
 
-    With ``dump``, also write the third-party modules the tests imported (the
-    baseline run), so the parent can import them once before forking the mutants.
+    With ``dump`` (the baseline run), also write the third-party modules the tests
+    imported, so the parent can import them once before forking the mutants, and
+    which tests ran each line of the module (``<dump>.lines.json``). With ``select``,
+    run only those tests of ``tests`` (node ids).
     """
     import pytest
 
@@ -792,13 +1045,29 @@ def _child(module: str, code: str, tests: list[str], log: Path, dump: Path | Non
         os.chdir(ROOT)
         sys.dont_write_bytecode = True
         sys.path.insert(0, str(SRC))
-        sys.meta_path.insert(
-            0, _MutantFinder(_module_name(module), SRC / "ragmeter" / module, code)
-        )
+        path = SRC / "ragmeter" / module
+        sys.meta_path.insert(0, _MutantFinder(_module_name(module), path, code))
         os.environ["HYPOTHESIS_PROFILE"] = "ci"
-        rc = pytest.main([*tests, *PYTEST_ARGS])
+        recorder_type, select_type = _plugins()
+        plugins: list = []
+        recorder = None
+        if dump is not None:
+            recorder = recorder_type(str(path))
+            plugins.append(recorder)
+        if select is not None:
+            plugins.append(select_type(select))
+        if recorder is not None:
+            recorder.start()
+        try:
+            rc = pytest.main([*tests, *PYTEST_ARGS], plugins=plugins)
+        finally:
+            if recorder is not None:
+                recorder.stop()
         if dump is not None:
             dump.write_text("\n".join(_outside_modules()))
+            Path(f"{dump}.lines.json").write_text(json.dumps(recorder.result()))
+        if select is not None and rc == 5:  # every selected test gone: nothing ran
+            rc = 0  # never happens with ids from the baseline; counted undetected
     except BaseException:  # noqa: BLE001
         rc = 99
     finally:
@@ -848,10 +1117,17 @@ class Outcome:
     seconds: float
 
 
-def _start(module: str, code: str, tests: list[str], log: Path, dump: Path | None = None) -> int:
+def _start(
+    module: str,
+    code: ast.Module,
+    tests: list[str],
+    log: Path,
+    dump: Path | None = None,
+    select: list[str] | None = None,
+) -> int:
     pid = os.fork()
     if pid == 0:
-        _child(module, code, tests, log, dump)
+        _child(module, code, tests, log, dump, select)
     return pid
 
 
@@ -873,17 +1149,17 @@ def _preload_from(dump: Path) -> None:
         del sys.modules[name]
 
 
-def _wait_all(running: dict, timeout: float, block: bool) -> list[tuple[object, int, float]]:
-    """Reap finished children (and kill any past ``timeout``)."""
+def _wait_all(running: dict, block: bool) -> list[tuple[object, int | None, float]]:
+    """Reap finished children (and kill any past its time limit)."""
     done = []
     while True:
-        for pid, (job, started) in list(running.items()):
+        for pid, (job, started, limit) in list(running.items()):
             got, status = os.waitpid(pid, os.WNOHANG)
             elapsed = time.monotonic() - started
             if got:
                 del running[pid]
                 done.append((job, os.waitstatus_to_exitcode(status), elapsed))
-            elif elapsed > timeout:
+            elif elapsed > limit:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
                 del running[pid]
@@ -893,15 +1169,56 @@ def _wait_all(running: dict, timeout: float, block: bool) -> list[tuple[object, 
         time.sleep(0.05)
 
 
+def _statement_lines(module: str) -> dict[int, range]:
+    """For each node (by ``ast.walk`` index, as in ``enumerate_mutants``), the lines of
+    its innermost statement; of a compound statement (``if``, ``for``, ``def``...),
+    only its header: a test that runs any of those lines runs the mutated node."""
+    tree = ast.parse((SRC / "ragmeter" / module).read_text(encoding="utf-8"))
+    nodes = list(ast.walk(tree))
+    parent: dict[int, ast.AST] = {}
+    for node in nodes:
+        for child in ast.iter_child_nodes(node):
+            parent[id(child)] = node
+    out: dict[int, range] = {}
+    for index, node in enumerate(nodes):
+        stmt = node
+        while not isinstance(stmt, ast.stmt) and id(stmt) in parent:
+            stmt = parent[id(stmt)]
+        if not isinstance(stmt, ast.stmt):
+            continue
+        body = getattr(stmt, "body", None)
+        if isinstance(body, list) and body:
+            first = min(getattr(stmt, "decorator_list", []) + [stmt], key=lambda n: n.lineno)
+            out[index] = range(first.lineno, max(body[0].lineno, stmt.lineno + 1))
+        else:
+            out[index] = range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1)
+    return out
+
+
+def _selection(mutant: Mutant, lines: range, trace: dict) -> list[str] | None:
+    """The baseline's tests that ran the mutated statement, or None (run them all): a
+    line of import time, or one no test ran (in this process)."""
+    anytime = set(trace["anytime"])
+    if any(n in anytime for n in lines):
+        return None
+    found = sorted({t for n in lines for t in trace["lines"].get(str(n), ())})
+    return found or None
+
+
 def run_module(
     module: str, mutants: list[Mutant], jobs: int, workdir: Path, verbose: bool
 ) -> list[Outcome]:
-    tests = [t for t in TARGETS[module] if (ROOT / t).is_file()]
-    # Baseline: the unmutated (but unparsed) module must pass, and sets the timeout.
-    base_log = workdir / f"{module.replace('/', '_')}.baseline.log"
+    tests = [t for t in tests_for(module) if (ROOT / t).is_file()]
+    if not tests:
+        print(f"{module}: SKIPPED, no test file found for it", flush=True)
+        return []
+    # Baseline: the unmutated module must pass; it records which tests run each line
+    # (a mutant runs only those) and how long each takes (its time limit).
+    stem = module.replace("/", "_")
+    base_log = workdir / f"{stem}.baseline.log"
     started = time.monotonic()
-    dump = workdir / "imported.txt"
-    pid = _start(module, mutated_source(None, module), tests, base_log, dump)
+    dump = workdir / f"{stem}.imported.txt"
+    pid = _start(module, mutated_tree(None, module), tests, base_log, dump)
     _, status = os.waitpid(pid, 0)
     baseline = time.monotonic() - started
     _preload_from(dump)
@@ -909,31 +1226,43 @@ def run_module(
         print(f"{module}: SKIPPED, its tests fail without any mutation:", flush=True)
         print(base_log.read_text(errors="replace")[-2000:], flush=True)
         return []
-    timeout = max(3 * baseline, baseline + 20)
+    trace = json.loads(Path(f"{dump}.lines.json").read_text())
+    where = _statement_lines(module)
+    ran = len(trace["seconds"])
     print(
         f"{module}: {len(mutants)} mutants, tests {' '.join(tests)} "
-        f"(baseline {baseline:.1f} s, timeout {timeout:.0f} s)",
+        f"({ran} tests, baseline {baseline:.1f} s traced)",
         flush=True,
     )
     outcomes: list[Outcome] = []
     queue = list(mutants)
-    running: dict[int, tuple[Mutant, float]] = {}
+    running: dict[int, tuple[Mutant, float, float]] = {}
+    picked: dict[Mutant, str] = {}  # how many tests each mutant runs
     while queue or running:
         while queue and len(running) < jobs:
             m = queue.pop(0)
             if m.equivalent:
                 outcomes.append(Outcome(m, "equivalent", 0.0))
                 continue
-            log = workdir / f"{module.replace('/', '_')}.{m.node}.{m.kind}.{m.arg}.log"
-            pid = _start(module, mutated_source(m, module), tests, log)
-            running[pid] = (m, time.monotonic())
-        for m, rc, elapsed in _wait_all(running, timeout, block=True):
+            select = _selection(m, where.get(m.node, range(m.line, m.line + 1)), trace)
+            expected = baseline
+            if select is not None:
+                expected = trace["collect"] + sum(trace["seconds"][t] for t in select)
+            log = workdir / f"{stem}.{m.node}.{m.kind}.{m.arg}.log"
+            pid = _start(module, mutated_tree(m, module), tests, log, select=select)
+            running[pid] = (m, time.monotonic(), max(3 * expected, expected + 20))
+            picked[m] = "all" if select is None else str(len(select))
+        for m, rc, elapsed in _wait_all(running, block=True):
             status = "timeout" if rc is None else ("survived" if rc == 0 else "killed")
             if rc not in (None, 0, 1):
                 status = "killed"  # an import error or a crash is a detected mutant too
             outcomes.append(Outcome(m, status, elapsed))
             if verbose or status == "survived":
-                print(f"  {status:8} {m.where}: {m.description} | {m.source_line}", flush=True)
+                print(
+                    f"  {status:8} {m.where}: {m.description} | {m.source_line}"
+                    f" ({picked[m]} tests)",
+                    flush=True,
+                )
     outcomes.sort(key=lambda o: (o.mutant.line, o.mutant.node, o.mutant.arg))
     return outcomes
 
@@ -973,7 +1302,13 @@ def main(argv: list[str] | None = None) -> int:
         "outcomes of the same mutant (a first run, then --rerun of its survivors)",
     )
     parser.add_argument("--list", action="store_true", help="list the mutants; run nothing")
+    parser.add_argument(
+        "--modules", action="store_true", help="list the modules and their test files"
+    )
     parser.add_argument("--verbose", action="store_true", help="print every outcome")
+    parser.add_argument(
+        "--logs", type=Path, help="keep each run's pytest output in this folder (default: none)"
+    )
     args = parser.parse_args(argv)
     if args.quick and args.limit is None:
         args.limit = QUICK
@@ -1000,12 +1335,20 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n{gone} outcome(s) left out: their source line has changed since")
         return 0
 
-    modules = list(TARGETS)
+    modules = library_modules()
     if args.module:
         wanted = {m.removesuffix(".py") for m in args.module}
         modules = [m for m in modules if m.removesuffix(".py") in wanted]
         if not modules:
-            parser.error(f"--module: choose from {', '.join(TARGETS)}")
+            parser.error("--module: choose from those `--modules` lists")
+    if args.modules:
+        for module in modules:
+            tests = [t for t in tests_for(module) if (ROOT / t).is_file()]
+            how = "TARGETS" if module in TARGETS else "found"
+            print(f"{module} ({how}, {len(tests)} files): {' '.join(tests)}")
+        for module, why in EXCLUDED.items():
+            print(f"{module}: left out, {why}")
+        return 0
 
     survivors = None
     if args.rerun is not None:
@@ -1036,8 +1379,10 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, list[Outcome]] = {}
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ragmeter-mutation-") as tmp:
+        logs = args.logs or Path(tmp)
+        logs.mkdir(parents=True, exist_ok=True)
         for module, mutants in plan.items():
-            results[module] = run_module(module, mutants, args.jobs, Path(tmp), args.verbose)
+            results[module] = run_module(module, mutants, args.jobs, logs, args.verbose)
 
     sample = f"a sample of {args.limit} per module, seed {args.seed}" if args.limit else ""
     everything = _report(results, sample)
