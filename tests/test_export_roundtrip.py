@@ -109,7 +109,8 @@ def test_exported_span_runs_evaluate_to_the_search_numbers(shipped, tmp_path):
     assert differing == ["overlap"]
     out = " ".join(result.stdout.split())
     assert "hit@k, precision@k, mrr@k, ndcg@k: every system" in out
-    assert "map@k, map, rprec: 6 of 7 systems, not overlap (70 questions" in out
+    assert "recall@1, recall@3, recall@5, map@k, map, rprec: 6 of 7 systems, not overlap" in out
+    assert "in 70 rankings several items are relevant; trec counts each" in out
     assert "never coverage@k, words@k" in out
 
 

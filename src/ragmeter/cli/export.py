@@ -89,6 +89,8 @@ class Export:
     several: dict[str, int] = field(default_factory=dict)  # system -> questions, see _several
 
     document_keys: bool = False  # the search was keyed by documents (qrels)
+    search_ideal: str = "returned"  # the search's nDCG ideal
+    k_cap: dict[str, int] = field(default_factory=dict)  # system -> items, when fewer than a k
     run_base: Path | None = None  # --run as given
     qrels_base: Path | None = None  # --qrels as given
 
@@ -162,6 +164,10 @@ def export_files(
         documents=documents,
         measures=[m for m in res.metrics if Metric.parse(m).family not in NOT_IN_TREC],
         document_keys=any(q.qrels for q in res.questions),
+        search_ideal=ideal,
+        k_cap={
+            str(s["name"]): int(s["k_cap"]) for s in res.meta.get("systems", []) if "k_cap" in s
+        },
         run_base=run,
         qrels_base=qrels,
     )
@@ -354,47 +360,67 @@ def round_trip_lines(ex: Export) -> list[str]:
         by_group.setdefault(bad, []).append(m)
     for bad, measures in sorted(by_group.items(), key=lambda kv: len(kv[0])):
         names = ", ".join(_families(measures, ex.measures))
+        good = [s for s in systems if s not in bad]
         if not bad:
             lines.append(f"  {names}: every system")
-        elif len(bad) == len(systems):
-            lines.append(f"  {names}: no system{_why(ex, bad, measures)}")
+        elif not good:
+            lines.append(f"  {names}: no system")
+        elif len(bad) <= len(good):
+            lines.append(f"  {names}: {len(good)} of {len(systems)} systems, not {_systems(bad)}")
         else:
-            good = [s for s in systems if s not in bad]
-            which = (
-                f"not {_systems(list(bad))}" if len(bad) <= len(good) else f"{_systems(good)} only"
-            )
-            lines.append(
-                f"  {names}: {len(good)} of {len(systems)} systems, "
-                f"{which}{_why(ex, bad, measures)}"
-            )
+            lines.append(f"  {names}: {len(good)} of {len(systems)} systems, {_systems(good)} only")
     lines.append(
         f"  never {', '.join(f + '@k' for f in NOT_IN_TREC)}: a TREC file holds neither "
         "the characters found nor the words sent."
     )
+    reasons = _reasons(ex)
+    if reasons:
+        lines.append("Why not:")
+        lines += [f"  {r}" for r in reasons]
     return lines
 
 
-def _why(ex: Export, bad: Sequence[str], measures: Sequence[str]) -> str:
-    several = sum(ex.several.get(s, 0) for s in bad)
-    families = {Metric.parse(m).family for m in measures}
-    if ex.documents and several:
-        return (
-            f" ({plural(several, 'ranking')} hold several items of one document: the search "
-            "scores items, the run each document once)"
-        )
-    if several and families & {"recall", "map", "rprec"}:
-        return (
-            f" ({plural(several, 'question')} with several relevant items: trec counts each, "
-            "the search "
-            + (
-                "each document once)"
-                if ex.document_keys
-                else "the answer once; for a span key its recall@k is hit@k, its map mrr)"
+def _reasons(ex: Export) -> list[str]:
+    """Why the measures that differ differ, one line per cause that applies."""
+    bad = {s: {Metric.parse(m).family for m in ms} for s, ms in ex.differs.items() if ms}
+    out = []
+    units = {"recall", "map", "rprec"}
+    if ex.documents:
+        n = sum(ex.several.get(s, 0) for s in bad)
+        if n:
+            out.append(
+                f"{plural(n, 'ranking')} hold several items of one document: the search "
+                "scores the items, the run lists each document once."
             )
+    elif ex.document_keys and any(f & units for f in bad.values()):
+        out.append(
+            "recall, map, rprec: the search counts relevant documents (returned or not), "
+            "the judgments count the items a system returned."
         )
-    if families <= {"ndcg"} and ex.ideal == "judged" and not ex.documents:
-        return " (the search's nDCG ideal is not the returned list)"
-    return ""
+    else:
+        n = sum(ex.several.get(s, 0) for s, f in bad.items() if f & units)
+        if n:
+            out.append(
+                f"recall, map, rprec: in {plural(n, 'ranking')} several items are relevant; "
+                "trec counts each, the search the answer once (for a span key the search's "
+                "recall@k is its hit@k, its map its mrr, and those carry over)."
+            )
+    if (
+        not ex.documents
+        and ex.search_ideal != "returned"
+        and any("ndcg" in f for f in bad.values())
+    ):
+        out.append(
+            f"ndcg: the search's ideal is {ex.search_ideal!r}; the judgments hold only what "
+            "a system returned (the returned ideal)."
+        )
+    capped = [f"{s} ({c} items)" for s, c in ex.k_cap.items() if "precision" in bad.get(s, ())]
+    if capped:
+        out.append(
+            f"precision@k past a system's item count, {_systems(capped)}: the search divides "
+            "by the items there are, trec by k."
+        )
+    return out
 
 
 @app.command()
