@@ -271,3 +271,28 @@ def test_ordered_scores_lower_ties_one_float32_step():
     assert ordered_scores([1.0, 2.0]) is None  # rising: the order is not the scores'
     assert ordered_scores([1.0, float("nan")]) is None
     assert ordered_scores([]) == ([], 0)
+
+
+def test_a_question_with_nothing_returned_stays_judged_and_scores_0(shipped, tmp_path):
+    import shutil
+
+    copy = tmp_path / "res"
+    shutil.copytree(shipped.path, copy)
+    lines = [json.loads(x) for x in (copy / "runs.jsonl").read_text().splitlines()]
+    emptied = next(r for r in lines if r["system"] == "sentence")
+    emptied["items"] = []  # a retriever that found nothing for this question
+    (copy / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    scores = json.loads((copy / "scores.json").read_text())
+    i = scores["questions"].index(emptied["question"])
+    for m in scores["metrics"]:
+        scores["values"]["sentence"][m][i] = 0.0  # what the search scores an empty ranking
+    (copy / "scores.json").write_text(json.dumps(scores))
+    ex = export_files(copy, tmp_path / "run.txt", tmp_path / "qrels.txt", ["sentence"])
+    assert ex.differs == {"sentence": []}
+    judged = read_qrels(tmp_path / "qrels.sentence.txt")[emptied["question"]]
+    (answer,) = Results(copy).questions[i].answers
+    assert judged == {f"{answer.doc}#{answer.start}-{answer.end}": 2}  # the passage itself
+    got = evaluated(
+        Results(copy), tmp_path / "run.sentence.txt", tmp_path / "qrels.sentence.txt", 2
+    )
+    assert all(v[i] == 0.0 for v in got.values())

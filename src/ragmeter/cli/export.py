@@ -227,13 +227,27 @@ def _scored(ranked: Ranked) -> tuple[Ranked, int | None]:
 
 def _item_judgments(res: Results, system: str) -> Judged:
     """Every item the system returned, at the grade the search gave it (0 included: each
-    question stays a judged query, as it is a scored question)."""
+    question stays a judged query, as it is a scored question). A question it returned
+    nothing for is judged on its key's own passages (documents, for a qrels key), which
+    no run holds: it stays judged and scores 0, as in the search."""
     judged: Judged = {}
+    keys = {q.id: q for q in res.questions}
     for qid, items in res.runs[system].items():
         per = judged.setdefault(qid, {})
         for it in items:
             per[item_id(it.doc, it.start, it.end)] = max(int(it.grade), 0)
+        if not items and qid in keys:
+            per.update(_key_items(keys[qid]))
     return judged
+
+
+def _key_items(q: Question) -> dict[str, int]:
+    if q.qrels:
+        return {doc_id(d): max(int(g), 0) for d, g in q.qrels}
+    if q.any_of:
+        return {item_id(a.doc, a.start, a.end): 2 for a in q.any_of}
+    whole = 2 if len(q.answers) == 1 else 1
+    return {item_id(a.doc, a.start, a.end): whole for a in q.answers}
 
 
 def _document_judgments(questions: Sequence[Question]) -> Judged:
