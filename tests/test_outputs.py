@@ -299,7 +299,7 @@ def test_a_file_write_cleans_what_a_killed_write_left(tmp_path):
 def test_export_refuses_the_test_set_the_corpus_and_user_files(tiny):
     out = tiny / "results"
     assert search(tiny, out).exit_code == 0
-    (tiny / "mine.txt").write_text("keep")
+    (tiny / "mine.whole.txt").write_text("keep")  # --run mine.txt writes mine.whole.txt
     before = snapshot(tiny / "docs") | {"q": (tiny / "q.jsonl").read_bytes()}
     for flag, target, needle in (
         ("--qrels", tiny / "q.jsonl", "is the test set"),
@@ -309,7 +309,7 @@ def test_export_refuses_the_test_set_the_corpus_and_user_files(tiny):
     ):
         one_line_error(runner.invoke(app, ["export", str(out), flag, str(target)]), needle)
     assert snapshot(tiny / "docs") | {"q": (tiny / "q.jsonl").read_bytes()} == before
-    assert (tiny / "mine.txt").read_text() == "keep"
+    assert (tiny / "mine.whole.txt").read_text() == "keep"
     # its own files it may rewrite; a user file named like a temporary is never touched
     (tiny / "run.whole.txt.tmp").write_text("mine too")  # --run run.txt writes run.whole.txt
     for _ in range(2):

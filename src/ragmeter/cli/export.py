@@ -32,7 +32,7 @@ from rich.markup import escape
 from ragmeter.cli.app import app, console, handle_errors, plural
 from ragmeter.errors import InputError
 from ragmeter.metrics import Metric
-from ragmeter.outputs import check_output_file, results_inputs
+from ragmeter.outputs import check_not_inputs, check_output_file, results_inputs
 from ragmeter.qrels import Qrels, Run, evaluate_run
 from ragmeter.results import Results
 from ragmeter.retrieval.trec import ordered_scores, write_qrels, write_run
@@ -149,7 +149,8 @@ def export_files(
         qrels_at = run_paths(qrels, chosen)
     targets = [(p, "--run") for p in runs.values()]
     targets += [(p, "--qrels") for p in dict.fromkeys(qrels_at.values())]
-    _check_targets(res, targets)
+    given = [(p, flag) for p, flag in ((run, "--run"), (qrels, "--qrels")) if p is not None]
+    _check_targets(res, targets, given)
     measured = res.meta.get("measurement") or {}
     level = int(measured.get("relevant_grade", res.meta.get("relevant_grade", 2)))
     ideal = str(measured.get("ideal", res.meta.get("ideal", "returned")))
@@ -302,9 +303,15 @@ def _round_trip(
     return differs
 
 
-def _check_targets(res: Results, targets: list[tuple[Path, str]]) -> None:
-    """The output rule for every file to write (``(path, flag)``), before any is written."""
+def _check_targets(
+    res: Results, targets: list[tuple[Path, str]], given: list[tuple[Path, str]]
+) -> None:
+    """The output rule for every file to write (``(path, flag)``), before any is written;
+    the paths as given may not name an input either (the test set as ``--qrels`` is a
+    slip, even though ``STEM.SYSTEM.SUFFIX`` is written)."""
     inputs = results_inputs(res.path, res.meta)
+    for path, flag in given:
+        check_not_inputs(path, inputs, folder=False, flag=flag)
     seen: set[Path] = set()
     for target, flag in targets:
         key = target.resolve()
