@@ -438,6 +438,9 @@ def _compare_chart(alt, data: dict) -> dict:
     )
 
 
+SIZE_WIDTH = 560
+
+
 def _size_chart(alt, data: dict) -> dict | None:
     ss = data["sample_size"]
     rows, curve = [], []
@@ -527,12 +530,13 @@ def _size_chart(alt, data: dict) -> dict | None:
     )
     label = (
         alt.Chart(alt.Data(values=[{"hw": target, "text": f"target ± {target:g} points"}]))
-        .mark_text(align="left", dy=-7, x=5, color="#c0392b")
+        # at the right end, where the curves have fallen below most targets
+        .mark_text(align="right", dy=-7, x=SIZE_WIDTH - 5, color="#c0392b")
         .encode(y=alt.Y("hw:Q", scale=alt.Scale(domain=ydom, nice=False)), text="text:N")
     )
     height = 300 if len(systems) <= 12 else 300 + 13 * (len(systems) - 12)
     return (
         alt.layer(sqrt, lines, marks, tips, rule, label)
-        .properties(width=560, height=height)
+        .properties(width=SIZE_WIDTH, height=height)
         .to_dict()
     )
