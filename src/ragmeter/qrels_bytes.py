@@ -138,53 +138,25 @@ def _strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarra
 def _numbers(
     buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, integer: bool
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Parse decimal tokens; returns ``(values, ok)``.
+    """Parse decimal tokens as Python's ``int`` or ``float`` does; returns ``(values, ok)``
+    (``ok`` False for a token that is not a number, or a float that is not finite).
 
-    Tokens of at most 15 significant digits without an exponent are parsed here
-    exactly (one correctly rounded division, as strtod's fast path); the rest go
-    through Python's float (``ok`` is False only for tokens that are not numbers).
+    numpy's conversion of the byte strings parses each as Python does, in C; a token it
+    refuses (or an integer past 64 bits) sends the tokens through Python one by one.
     """
-    n = starts.size
-    lens = ends - starts
-    width = int(lens.max()) if n else 0
-    mant = np.zeros(n, dtype=np.int64)
-    digits = np.zeros(n, dtype=np.int64)
-    frac = np.zeros(n, dtype=np.int64)
-    dot = np.zeros(n, dtype=bool)
-    slow = np.zeros(n, dtype=bool)
-    neg = np.zeros(n, dtype=bool)
-    for j in range(width):
-        live = lens > j
-        c = buf[np.minimum(starts + j, buf.size - 1)].astype(np.int64)
-        is_digit = live & (c >= 48) & (c <= 57)
-        sign = live & (j == 0) & ((c == 45) | (c == 43))
-        neg |= sign & (c == 45)
-        is_dot = live & (c == 46) & ~dot
-        other = live & ~is_digit & ~sign & ~is_dot
-        slow |= other
-        mant = np.where(is_digit, mant * 10 + (c - 48), mant)
-        digits += is_digit
-        frac += is_digit & dot
-        dot |= is_dot
-    slow |= digits > 15
-    slow |= digits == 0
-    if integer:
-        slow |= dot
-    values = mant.astype(np.float64) / np.power(10.0, frac)
-    values = np.where(neg, -values, values)
-    ok = np.ones(n, dtype=bool)
-    for i in np.flatnonzero(slow):
-        tok = bytes(buf[starts[i] : ends[i]]).decode("ascii", "replace")
+    tokens = _strings(buf, starts, ends)
+    try:
+        values = tokens.astype(np.int64 if integer else np.float64).astype(np.float64)
+        return values, np.isfinite(values)
+    except (ValueError, OverflowError):
+        pass
+    values, ok = np.zeros(tokens.size), np.ones(tokens.size, dtype=bool)
+    for i, tok in enumerate(tokens.tolist()):
         try:
-            v = int(tok) if integer else float(tok)
-        except ValueError:
+            values[i] = int(tok) if integer else float(tok)
+        except (ValueError, OverflowError):
             ok[i] = False
-            continue
-        if not integer and not np.isfinite(v):
-            ok[i] = False
-            continue
-        values[i] = v
-    return values, ok
+    return values, ok & np.isfinite(values)
 
 
 def _check_numbers(ok: np.ndarray, lines: _Lines, j: int, path: Path, what: str, kind: str) -> None:
