@@ -286,7 +286,10 @@ class _Layout:
                         return Placed(text, box, leader=seg)
         return None
 
-    def anywhere(self, i: int, text: str) -> Placed | None:
+    def anywhere(self, i: int, text: str, within: float = math.inf) -> Placed | None:
+        """The free spot nearest point ``i`` on a 4-pixel grid over the whole plot (no
+        further than ``within``), with a leader line; else (when ``within`` is
+        unbounded) the nearest spot clear of labels and points, its line anywhere."""
         px, py = self.points[i]
         w, h = self.size(text)
         spots = []
@@ -294,13 +297,17 @@ class _Layout:
             for left in range(0, int(self.width - w) + 1, 4):
                 box = (float(left), float(top), left + w, top + h)
                 ex, ey = _nearest_on_box(px, py, box)
-                spots.append((math.hypot(ex - px, ey - py), top, left, box))
+                dist = math.hypot(ex - px, ey - py)
+                if dist <= within:
+                    spots.append((dist, top, left, box))
         spots.sort()
         for _, _, _, box in spots:
             if self.free(box):
                 seg = self.leader(i, box)
                 if seg is not None:
                     return Placed(text, box, leader=seg)
+        if within < math.inf:
+            return None
         for _, _, _, box in spots:  # last: clear of labels and points, the line anywhere
             if self.free(box, strict=False):
                 ex, ey = _nearest_on_box(px, py, box)
@@ -364,9 +371,9 @@ def place_labels(
     A cluster of three or more points close together gets its labels stacked in a
     column beside it, each joined to its point by a leader line (largest clusters
     first). Any other label goes beside its point where there is room, else further
-    out with a leader line that crosses no label and no other point; a label with no
-    room left becomes its number (1, 2, ...), placed the same way or anywhere free in
-    the plot, and ``Placed.number`` says so.
+    out (at most 240 pixels) with a leader line that crosses no label and no other
+    point; a label with no room left becomes its number (1, 2, ...), placed the same
+    way or anywhere free in the plot, and ``Placed.number`` says so.
     """
     lay = _Layout(points, width, height, radius, obstacles, font_size)
     placed: dict[int, Placed] = {}
@@ -386,6 +393,7 @@ def place_labels(
     numbered = 0
     for i in sorted(rest, key=lambda i: (-crowd(i), i)):
         got = lay.beside(i, texts[i]) or lay.further(i, texts[i])
+        got = got or lay.anywhere(i, texts[i], within=_DISTANCES[-1])
         if got is None:
             numbered += 1
             mark = str(numbered)
