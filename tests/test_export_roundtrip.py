@@ -296,3 +296,14 @@ def test_a_question_with_nothing_returned_stays_judged_and_scores_0(shipped, tmp
         Results(copy), tmp_path / "run.sentence.txt", tmp_path / "qrels.sentence.txt", 2
     )
     assert all(v[i] == 0.0 for v in got.values())
+
+
+def test_exporting_evaluate_results_says_to_use_the_runs_it_read(shipped, tmp_path):
+    from ragmeter.cli.export import round_trip_lines
+
+    export_files(shipped.path, tmp_path / "run.txt", tmp_path / "qrels.txt", ["sentence"])
+    run, qrels = tmp_path / "run.sentence.txt", tmp_path / "qrels.sentence.txt"
+    evaluate_files(qrels, [run], ["hit@10", "map"], level=2, rounds=200).run.save(tmp_path / "ev")
+    ex = export_files(tmp_path / "ev", tmp_path / "again.txt", tmp_path / "j.txt")
+    assert ex.from_runs and ex.differs  # the evaluate results keep the top 5 documents only
+    assert any("results of ragmeter evaluate" in line for line in round_trip_lines(ex))

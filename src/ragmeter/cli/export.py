@@ -90,6 +90,7 @@ class Export:
 
     document_keys: bool = False  # the search was keyed by documents (qrels)
     search_ideal: str = "returned"  # the search's nDCG ideal
+    from_runs: bool = False  # results of ``ragmeter evaluate``: top documents only
     k_cap: dict[str, int] = field(default_factory=dict)  # system -> items, when fewer than a k
     run_base: Path | None = None  # --run as given
     qrels_base: Path | None = None  # --qrels as given
@@ -166,6 +167,10 @@ def export_files(
         measures=[m for m in res.metrics if Metric.parse(m).family not in NOT_IN_TREC],
         document_keys=any(q.qrels for q in res.questions),
         search_ideal=ideal,
+        from_runs=any(
+            isinstance(s.get("retriever"), dict) and s["retriever"].get("kind") == "run"
+            for s in res.meta.get("systems", [])
+        ),
         k_cap={
             str(s["name"]): int(s["k_cap"]) for s in res.meta.get("systems", []) if "k_cap" in s
         },
@@ -404,6 +409,11 @@ def round_trip_lines(ex: Export) -> list[str]:
 def _reasons(ex: Export) -> list[str]:
     """Why the measures that differ differ, one line per cause that applies."""
     bad = {s: {Metric.parse(m).family for m in ms} for s, ms in ex.differs.items() if ms}
+    if bad and ex.from_runs:
+        return [
+            "these are results of ragmeter evaluate, which keep each query's top documents "
+            "only: the run files it read are the runs to use."
+        ]
     out = []
     units = {"recall", "map", "rprec"}
     if ex.documents:
@@ -450,7 +460,9 @@ def export(
     results: Annotated[Path, typer.Argument(help="A results directory")],
     run: Annotated[
         Path | None,
-        typer.Option(help="Run files to write: PATH run.txt writes run.SYSTEM.txt", metavar="PATH"),
+        typer.Option(
+            help="Run files, one per system: run.txt writes run.SYSTEM.txt", metavar="PATH"
+        ),
     ] = None,
     qrels: Annotated[
         Path | None,
