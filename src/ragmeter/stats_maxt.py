@@ -47,7 +47,7 @@ import numpy as np
 from ragmeter.paired_tests import Flips, _hits_needed, mcnemar_exact
 from ragmeter.stats_compare import _TIE
 
-__all__ = ["MAX_SYSTEMS", "null_p_values", "step_down"]
+__all__ = ["MAX_SYSTEMS", "constrained", "null_p_values", "step_down"]
 
 _REL = 1e-9  # p-values this close (relatively) to the observed one count as equal
 MAX_SYSTEMS = 8  # partitions of 8 systems: 4,140; of 9: 21,147
@@ -98,6 +98,13 @@ def null_p_values(
         at_least += observed[c] >= flipped[:, c] - tol[c]
         p_null[:, c] = at_least / (flips.rounds + 1)
     return p_raw, p_null
+
+
+def constrained(pairs: list[tuple[int, int]] | None, rounds: int, alpha: float) -> bool:
+    """Whether :func:`step_down` applies logical constraints to this family: pairs of
+    3 to :data:`MAX_SYSTEMS` systems, and rounds enough to reject anything."""
+    systems = len({s for p in pairs for s in p}) if pairs else 0
+    return 2 < systems <= MAX_SYSTEMS and len(pairs or ()) > 1 and _hits_needed(alpha, rounds) > 0
 
 
 class _Constraints:
@@ -178,8 +185,7 @@ def step_down(
         crit = np.partition(q, h - 1, axis=0)[h - 1]
     else:  # too few rounds to reject anything: Bonferroni's levels for the intervals
         crit = alpha / (k - np.arange(k))
-    systems = len({s for p in pairs for s in p}) if pairs else 0
-    if pairs is not None and 2 < systems <= MAX_SYSTEMS and h > 0:
+    if pairs is not None and constrained(pairs, rounds, alpha):
         hits, crit = hits.copy(), crit.copy()
         constraints = _Constraints(pairs)
         rejected = np.zeros(k, bool)

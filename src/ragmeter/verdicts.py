@@ -51,7 +51,7 @@ from ragmeter.paired_tests import (
     tango_interval,
     tango_z,
 )
-from ragmeter.stats_maxt import null_p_values, step_down
+from ragmeter.stats_maxt import constrained, null_p_values, step_down
 
 __all__ = [
     "ADJUSTMENTS",
@@ -135,6 +135,7 @@ class Rule:
     rounds: int
     rng: str
     identical: list[list[str]] = field(default_factory=list)
+    constraints: bool = False  # max-T steps limited to pairs that can be true together
 
     @property
     def header(self) -> str:
@@ -153,8 +154,12 @@ class Rule:
                 f"p < {self.alpha:g}; {self.test}; interval: {self.interval}"
             )
         if self.adjust == "maxt":
+            limited = (
+                ", each step over the pairs that can be true together" if self.constraints else ""
+            )
             return (
-                f"Rule: Westfall-Young step-down max-T over {self.pairs} pairs ({self.family}): "
+                f"Rule: Westfall-Young step-down max-T over {self.pairs} pairs ({self.family})"
+                f"{limited}: "
                 f"'better' when the adjusted p < {self.alpha:g}; {self.test}, joint null from "
                 f"{self.rounds} sign flips of whole questions shared by every pair; interval: "
                 f"{self.interval} at the level max-T used for the pair"
@@ -367,6 +372,7 @@ def compare_family(
         rounds=rounds,
         rng=stats.rng_name(seed),
         identical=[list(g) for g in groups],
+        constraints=adjust == "maxt" and constrained(compared, rounds, alpha),
     )
     rows: list[Row] = []
     if compared:
