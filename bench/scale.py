@@ -3,52 +3,69 @@
 The corpus is Chroma's five corpora (1.4 M characters, 472 questions) plus copies of them as
 distractors, written to a temporary folder:
 
-- ``shuffled``: each copy has its paragraphs shuffled (the setup the scale goals are stated
-  for). Copies repeat paragraphs, and ragmeter segments each distinct paragraph once, so this
-  variant flatters sentence segmentation;
-- ``rotated``: each copy has its letters rotated (a->b...), so no paragraph repeats: the
-  honest worst case for segmentation, with the same lengths and punctuation.
+- ``unique`` (the headline): each copy has its letters replaced by a substitution of its own
+  (a random permutation of a..z, the same on A..Z), so no paragraph repeats at any size, with
+  the same lengths, punctuation and sentence structure as the original: what a real corpus
+  costs to segment;
+- ``shuffled``: each copy has its paragraphs shuffled. Copies repeat paragraphs, and ragmeter
+  segments each distinct paragraph once, so this variant flatters sentence segmentation;
+- ``rotated``: each copy has its letters rotated by ``copy % 25 + 1`` (the older unique
+  variant: from x27 on, copies 25 apart are the same text).
 
-For every size it runs, each in a fresh process, strategies sentence and fixed with BM25:
-the search through the Python API (seconds and CPU seconds per stage, peak memory over the
-process's baseline) and the CLI end to end, for
+For every size it runs, each in a fresh process, strategies sentence and fixed with BM25: the
+search through the Python API (seconds and CPU seconds per stage, peak memory over the
+process's baseline) and the CLI end to end (``--cli-sizes``), for these rows:
 
-- ``new``: this tree, local engine (worker processes);
-- ``old``: the same route at git revision ``--baseline`` (before the scale work: syntok
-  run per strategy on whole documents, bm25s's own tokenizer and index), up to ``--old-max``;
-- ``ray``: this tree with ``--engine ray`` on a Ray started on this machine (if Ray is
-  installed), at the sizes of ``--ray-sizes``.
+- ``syntok/cold``, ``blingfire/cold``: this tree, local engine, each segmenter of
+  ``--segmenters``, with an empty segmentation cache (a first run over the corpus);
+- ``syntok/warm``, ``blingfire/warm``: the same again over the cache the cold run filled (a
+  second run over an unchanged corpus: nothing is segmented); ``--cache off`` adds rows
+  without the cache;
+- ``old``: the same route at git revision ``--baseline`` (before the scale work: syntok run
+  per strategy on whole documents, bm25s's own tokenizer and index), up to ``--old-max``;
+- ``ray``: syntok on a Ray started inside the run (``address = ""``), at ``--ray-sizes``;
+- ``ray-cluster`` (``--ray-cluster``): syntok on a local Ray cluster of separate processes, a
+  head (``ray start --head``, no CPUs of its own) and ``--ray-workers`` worker nodes (``ray
+  start --address``) of one CPU each, started once before the sizes of
+  ``--ray-cluster-sizes`` and stopped at the end; the run connects to the address the head
+  printed. The nodes are started with ``--block`` as children of this script and stopped by
+  signalling them, which stops every Ray process they started (as ``ray stop`` would) and
+  leaves any other Ray on the machine alone.
+
+The Ray rows run without the cache, so that they segment. After the table come the ratios of
+the same run: syntok / blingfire (same cache state), cold / warm (the cache's gain on a second
+run), old / new, Ray / local; then the growth exponents and the goals (x16 unique from the
+CLI in 8 s or less; linear growth).
 
 Memory is the peak resident size over a baseline taken once ragmeter, bm25s and syntok are
 imported (their own 70 MB or so do not grow with the corpus; printed apart); with
-``--repeat``, the highest peak of the tries counts (times: the fastest). At the end the
-issue's goals are checked: x16 from the CLI in 8 s or less, peak memory at most 3x the corpus
-bytes, growth no worse than linear.
+``--repeat``, the highest peak of the tries counts (times: the fastest). The machine is
+shared: compare the ratios within one run (same load), not the absolute seconds across runs;
+CPU seconds are printed beside wall seconds for that reason. The fitted growth exponent is
+the slope of log(seconds) on log(size): 1.0 is linear.
 
-The machine is shared: compare the ratios within one run (same load), not the absolute
-seconds across runs; CPU seconds are printed beside wall seconds for that reason. The fitted
-growth exponent is the slope of log(seconds) on log(size): 1.0 is linear.
-
-With ``--segmenter blingfire`` the ``new`` and ``ray`` rows segment sentences with blingfire
-(compiled) instead of syntok (the ``old`` rows stay syntok's).
-
-Run: python bench/scale.py [--quick] [--sizes 1,4,16,64] [--variant shuffled,rotated]
-     [--repeat 2] [--cli-sizes 1,16] [--ray-sizes 1,16] [--old-max 16]
-     [--segmenter syntok|blingfire]
+Run: python bench/scale.py [--quick] [--sizes 1,4,16,64] [--variant unique,shuffled]
+     [--segmenters syntok,blingfire] [--cache cold,warm] [--repeat 2] [--cli-sizes 16]
+     [--old-max 4] [--ray-sizes 16] [--ray-cluster [--ray-cluster-sizes 16,64]
+     [--ray-workers 2]]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import random
 import re
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,7 +80,7 @@ from ragmeter.corpus import load_corpus
 from ragmeter.experiment import run_search
 from ragmeter.results import save_results, summarize_run
 from ragmeter.testset import load_testset
-corpus, testset_path, out, engine, segmenter = sys.argv[1:6]
+corpus, testset_path, out, engine, segmenter, address = sys.argv[1:7]
 def rss_mb():
     with open("/proc/self/status") as f:
         for line in f:
@@ -77,7 +94,7 @@ t = time.perf_counter()
 docs = load_corpus(corpus)
 ts = load_testset(testset_path, docs)
 load_s = time.perf_counter() - t
-kw = {} if engine == "old" else {"engine": engine, "engine_address": ""}
+kw = {} if engine == "old" else {"engine": engine, "engine_address": address}
 if segmenter != "syntok":
     kw["custom_strategies"] = ({"name": "sentence", "kind": "sentence", "segmenter": segmenter},)
 cfg = Config(strategies=("sentence", "fixed"), ks=(1, 3, 5), output=out, **kw)
@@ -105,29 +122,47 @@ print(json.dumps({
 }))
 """
 
+LOWER, UPPER = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_BLANK = re.compile(r"(?:\n[ \t]*){2,}")
 
-def make_corpus(folder: Path, copies: int, variant: str) -> int:
-    """Chroma's corpora and ``copies - 1`` distractor copies; returns bytes written."""
+
+def make_corpus(folder: Path, copies: int, variant: str) -> tuple[int, int, int]:
+    """Chroma's corpora and ``copies - 1`` distractor copies; returns the bytes written, the
+    paragraphs and the distinct paragraphs (split at blank lines)."""
     from ragmeter.corpus import load_corpus
 
     docs = load_corpus(CHROMA / "corpora")
-    total = 0
+    total, seen, n_paras = 0, set(), 0
+
+    def write(path: Path, text: str) -> None:
+        nonlocal total, n_paras
+        total += _write(path, text)
+        for p in _BLANK.split(text):
+            n_paras += 1
+            seen.add(hash(p))
+
     for d in docs:
-        total += _write(folder / d.id, d.text)
-    lower, upper = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+        write(folder / d.id, d.text)
     for c in range(1, copies):
         rng = random.Random(c)
+        if variant == "unique":
+            letters = list(LOWER)
+            while "".join(letters) == LOWER:
+                rng.shuffle(letters)
+            sub = "".join(letters)
+            table = str.maketrans(LOWER + UPPER, sub + sub.upper())
+        elif variant == "rotated":
+            k = c % 25 + 1
+            table = str.maketrans(LOWER + UPPER, LOWER[k:] + LOWER[:k] + UPPER[k:] + UPPER[:k])
         for d in docs:
             if variant == "shuffled":
-                paras = re.split(r"(?:\n[ \t]*){2,}", d.text)
+                paras = _BLANK.split(d.text)
                 rng.shuffle(paras)
                 text = "\n\n".join(paras)
             else:
-                k = c % 25 + 1
-                table = str.maketrans(lower + upper, lower[k:] + lower[:k] + upper[k:] + upper[:k])
                 text = d.text.translate(table)
-            total += _write(folder / f"copy{c:03d}" / d.id, text)
-    return total
+            write(folder / f"copy{c:03d}" / d.id, text)
+    return total, n_paras, len(seen)
 
 
 def _write(path: Path, text: str) -> int:
@@ -151,38 +186,51 @@ def old_tree(rev: str, into: Path) -> Path | None:
     return into / "src"
 
 
-def run_api(src: Path, corpus: Path, out: Path, engine: str, segmenter: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(src)}
+def _env(src: Path, cache: Path | None) -> dict[str, str]:
+    """The environment of one run: this tree (or the old one) and its segmentation cache
+    (``None``: off)."""
+    return {**os.environ, "PYTHONPATH": str(src), "RAGMETER_SEGMENT_CACHE": str(cache or "off")}
+
+
+def run_api(
+    src: Path, corpus: Path, out: Path, engine: str, segmenter: str, address: str,
+    cache: Path | None,
+) -> dict:  # fmt: skip
     proc = subprocess.run(
         [sys.executable, "-c", DRIVER, str(corpus), str(CHROMA / "questions_df.csv"), str(out),
-         engine, segmenter],
-        capture_output=True, text=True, env=env,
+         engine, segmenter, address],
+        capture_output=True, text=True, env=_env(src, cache),
     )  # fmt: skip
     if proc.returncode != 0:
         raise SystemExit(f"driver failed ({engine}):\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def cli_command(corpus: Path, out: Path, toml: Path | None) -> list[str]:
+    """The command line of one CLI search (``toml``: a config with the engine or segmenter)."""
+    return [sys.executable, "-m", "ragmeter.cli", "search", *([str(toml)] if toml else []),
+            "--corpus", str(corpus), "--testset", str(CHROMA / "questions_df.csv"),
+            "--strategies", "sentence,fixed", "--ks", "1,3,5", "--out", str(out)]  # fmt: skip
+
+
 def run_cli(
-    src: Path, corpus: Path, out: Path, engine: str, segmenter: str
-) -> tuple[float, float, float]:
+    src: Path, corpus: Path, out: Path, engine: str, segmenter: str, address: str,
+    cache: Path | None,
+) -> tuple[float, float, float]:  # fmt: skip
     """Wall seconds, CPU seconds (with worker processes) and peak MB of one CLI search."""
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    cmd = [sys.executable, "-m", "ragmeter.cli", "search", "--corpus", str(corpus),
-           "--testset", str(CHROMA / "questions_df.csv"), "--strategies", "sentence,fixed",
-           "--ks", "1,3,5", "--out", str(out)]  # fmt: skip
     toml = ""
-    if engine == "ray":  # a Ray started on this machine for the run: [engine] address = ""
-        toml += '[engine]\nkind = "ray"\naddress = ""\n'
+    if engine == "ray":
+        toml += f'[engine]\nkind = "ray"\naddress = "{address}"\n'
     if segmenter != "syntok":
         toml += f'[[strategy]]\nname = "sentence"\nkind = "sentence"\nsegmenter = "{segmenter}"\n'
+    path = None
     if toml:
         path = out.parent / f"{out.name}.toml"
         path.write_text(toml, encoding="utf-8")
-        cmd.insert(4, str(path))
+    cmd = cli_command(corpus, out, path)
     t = time.perf_counter()
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=_env(src, cache))
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -190,6 +238,117 @@ def run_cli(
             err.seek(0)
             raise SystemExit(f"CLI failed ({engine}):\n{err.read().decode()[-3000:]}")
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+# --------------------------------------------------------------------------- a local Ray cluster
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _node_ports() -> list[str]:
+    """Ports of a node's own services, each free, so that several nodes share one machine."""
+    names = (
+        "node-manager-port",
+        "object-manager-port",
+        "dashboard-agent-listen-port",
+        "dashboard-agent-grpc-port",
+        "metrics-export-port",
+        "runtime-env-agent-port",
+    )
+    return [f"--{name}={_free_port()}" for name in names]
+
+
+@contextlib.contextmanager
+def ray_cluster(workers: int, log: Path) -> Iterator[str]:
+    """A Ray cluster on this machine: a head with no CPUs of its own and ``workers`` worker
+    nodes of one CPU each, every node a ``ray start --block`` child of this process; yields
+    the address the head printed. On leaving, every node is signalled, then waited for (its
+    ``ray start`` drains and stops the Ray processes it started)."""
+    ray = [str(Path(sys.executable).parent / "ray"), "start", "--block", "--disable-usage-stats"]
+    port = _free_port()
+    # no token: the bench's drivers connect without one (a cluster of one machine, for minutes)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src"),
+        "RAY_AUTH_MODE": "disabled",
+        "RAY_raylet_start_wait_time_s": "300",
+    }  # a busy machine starts nodes slowly
+    nodes: list[subprocess.Popen] = []
+    t0 = time.perf_counter()
+    try:
+        head_log = log.with_suffix(".head.log")
+        with open(head_log, "wb") as out:
+            head = [*ray, "--head", f"--port={port}", "--num-cpus=0",
+                    "--include-dashboard=false", "--object-store-memory=200000000",
+                    *_node_ports()]  # fmt: skip
+            nodes.append(subprocess.Popen(head, stdout=out, stderr=out, env=env))
+        address = _printed_address(head_log, nodes[0])
+        with open(log, "wb") as out:
+            for _ in range(workers):
+                node = [*ray, f"--address={address}", "--num-cpus=1",
+                        "--object-store-memory=200000000", *_node_ports()]  # fmt: skip
+                nodes.append(subprocess.Popen(node, stdout=out, stderr=out, env=env))
+        _wait_for_cpus(address, workers, nodes)
+        print(f"  (Ray cluster at {address}: a head and {workers} worker nodes of 1 CPU, "
+              f"started in {time.perf_counter() - t0:.1f} s)", flush=True)  # fmt: skip
+        yield address
+    finally:
+        for node in nodes:
+            if node.poll() is None:
+                node.send_signal(signal.SIGTERM)
+        for node in nodes:
+            try:
+                node.wait(90)
+            except subprocess.TimeoutExpired:
+                node.kill()
+                node.wait()
+
+
+def _printed_address(head_log: Path, head: subprocess.Popen, timeout_s: float = 120.0) -> str:
+    """The address ``ray start --head`` printed for other nodes to join."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = re.search(r"ray start --address='([^']+)'", head_log.read_text(errors="replace"))
+        if found:
+            return found.group(1)
+        if head.poll() is not None:
+            raise SystemExit(
+                f"ray start --head exited with {head.returncode}:\n"
+                f"{head_log.read_text(errors='replace')[-2000:]}"
+            )
+        time.sleep(0.5)
+    raise SystemExit(f"ray start --head printed no address within {timeout_s:.0f} s")
+
+
+_COUNT_CPUS = """
+import sys, time, ray
+ray.init(address=sys.argv[1], log_to_driver=False)
+want, deadline = int(sys.argv[2]), time.monotonic() + 120
+while ray.cluster_resources().get("CPU", 0) < want and time.monotonic() < deadline:
+    time.sleep(0.5)
+print(int(ray.cluster_resources().get("CPU", 0)))
+"""
+
+
+def _wait_for_cpus(address: str, cpus: int, nodes: list[subprocess.Popen]) -> None:
+    """Wait until the worker nodes have joined (their CPUs counted by the cluster)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _COUNT_CPUS, address, str(cpus)], capture_output=True, text=True
+    )
+    got = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else "?"
+    dead = [n.returncode for n in nodes if n.poll() is not None]
+    if proc.returncode != 0 or got != str(cpus) or dead:
+        raise SystemExit(
+            f"the Ray cluster at {address} has {got} CPUs, not {cpus} (nodes exited with: {dead}):"
+            f"\n{proc.stderr[-2000:]}"
+        )
+
+
+# --------------------------------------------------------------------------- the runs
 
 
 def slope(xs: list[float], ys: list[float]) -> float:
@@ -201,28 +360,52 @@ def slope(xs: list[float], ys: list[float]) -> float:
     return sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True)) / den if den else 0.0
 
 
+def _rows(args, n: int, have_old: bool, have_ray: bool, cluster: str) -> list[dict]:
+    """The rows of one size, in the order they run: label, source tree, engine, segmenter,
+    Ray address and cache state."""
+    rows = []
+    for seg in args.segmenters.split(","):
+        for state in args.cache.split(","):
+            rows.append({"label": f"{seg}/{state}", "kind": "local", "seg": seg, "cache": state})
+    if have_old and n <= args.old_max:
+        rows.append({"label": "old", "kind": "old", "seg": "syntok", "cache": "off"})
+    if have_ray and n in _ints(args.ray_sizes):
+        rows.append({"label": "ray", "kind": "ray", "seg": "syntok", "cache": "off"})
+    if cluster and n in _ints(args.ray_cluster_sizes):
+        rows.append({"label": "ray-cluster", "kind": "ray", "seg": "syntok", "cache": "off",
+                     "address": cluster})  # fmt: skip
+    return rows
+
+
+def _ints(text: str) -> set[int]:
+    return {int(s) for s in text.split(",") if s}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="sizes x1 and x4 only")
     ap.add_argument("--sizes", default="1,4,16,64")
-    ap.add_argument("--variant", default="shuffled,rotated")
+    ap.add_argument("--variant", default="unique,shuffled", help="unique, shuffled, rotated")
+    ap.add_argument("--segmenters", default="syntok,blingfire", help="rows of the local engine")
+    ap.add_argument("--cache", default="cold,warm", help="segmentation cache: off, cold, warm")
     ap.add_argument("--baseline", default=BASELINE, help="git revision of the old path")
-    ap.add_argument("--old-max", type=int, default=16, help="largest size run on the old path")
-    ap.add_argument("--ray-sizes", default="1,16", help="sizes run on the Ray engine")
-    ap.add_argument("--cli-sizes", default="1,16", help="sizes also timed from the CLI")
+    ap.add_argument("--old-max", type=int, default=4, help="largest size run on the old path")
+    ap.add_argument("--ray-sizes", default="", help="sizes run on a Ray started in the run")
+    ap.add_argument("--ray-cluster", action="store_true", help="also run on a local Ray cluster")
+    ap.add_argument("--ray-cluster-sizes", default="16,64", help="sizes run on that cluster")
+    ap.add_argument("--ray-workers", type=int, default=2, help="worker nodes of that cluster")
+    ap.add_argument("--cli-sizes", default="16", help="sizes also timed from the CLI")
     ap.add_argument(
         "--repeat", type=int, default=1, help="runs per cell: fastest time, highest memory"
-    )
-    ap.add_argument(
-        "--segmenter", default="syntok", help="sentence segmenter of the new and ray rows"
     )
     args = ap.parse_args()
     if not CHROMA.is_dir():
         print(f"skipped: {CHROMA} is not present")
         return 0
-    sizes = [1, 4] if args.quick else [int(s) for s in args.sizes.split(",")]
-    ray_sizes = {int(s) for s in args.ray_sizes.split(",") if s}
-    cli_sizes = {int(s) for s in args.cli_sizes.split(",") if s}
+    if "warm" in args.cache.split(",") and "cold" not in args.cache.split(","):
+        ap.error("--cache warm needs cold before it (the warm run reads what the cold one stored)")
+    sizes = [1, 4] if args.quick else sorted(_ints(args.sizes))
+    cli_sizes = _ints(args.cli_sizes)
     try:
         import ray  # noqa: F401
 
@@ -232,49 +415,68 @@ def main() -> int:
         print("(Ray is not installed: no ray rows; pip install 'ragmeter[ray]')")
     print(f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f} at start\n")
     new_src = ROOT / "src"
-    with tempfile.TemporaryDirectory(prefix="ragmeter-scale-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="ragmeter-scale-") as tmp,
+        contextlib.ExitStack() as stack,
+    ):
         tmp = Path(tmp)
-        old_src = old_tree(args.baseline, tmp / "old")
+        old_src = old_tree(args.baseline, tmp / "old") if args.old_max >= min(sizes) else None
+        cluster = ""
+        if args.ray_cluster and have_ray and _ints(args.ray_cluster_sizes) & set(sizes):
+            cluster = stack.enter_context(ray_cluster(args.ray_workers, tmp / "ray-cluster.log"))
         for variant in args.variant.split(","):
             rows = []
             for n in sizes:
                 corpus = tmp / f"{variant}-x{n}"
-                nbytes = make_corpus(corpus, n, variant)
-                engines = ["new"]
-                if old_src is not None and n <= args.old_max:
-                    engines.append("old")
-                if have_ray and n in ray_sizes:
-                    engines.append("ray")
-                # Repeats interleave the engines (old, new, old, new...), so a load that comes
-                # and goes on a shared machine falls on both alike; the fastest try counts.
-                tries: dict[str, list[dict]] = {eng: [] for eng in engines}
+                nbytes, n_paras, distinct = make_corpus(corpus, n, variant)
+                print(f"  {variant} x{n}: {nbytes / 1e6:.1f} MB, {n_paras} paragraphs, "
+                      f"{distinct} distinct", flush=True)  # fmt: skip
+                specs = _rows(args, n, old_src is not None, have_ray, cluster)
+                # Repeats interleave the rows (a load that comes and goes on a shared machine
+                # falls on all alike); the fastest try counts. A cold run starts from an empty
+                # cache of its own; the warm run after it reads that cache.
+                tries: dict[str, list[dict]] = {r["label"]: [] for r in specs}
                 for i in range(args.repeat):
-                    for eng in engines:
-                        src = old_src if eng == "old" else new_src
-                        kind = {"new": "local", "old": "old", "ray": "ray"}[eng]
-                        out = tmp / f"out-{variant}-{n}-{eng}-{i}"
-                        seg = "syntok" if eng == "old" else args.segmenter
-                        res = run_api(src, corpus, out, kind, seg)
-                        if n in cli_sizes:
-                            res["cli"], res["cli_cpu"], res["cli_peak_mb"] = run_cli(
-                                src, corpus, Path(f"{out}-cli"), kind, seg
-                            )
-                        tries[eng].append(res)
-                for eng in engines:
-                    res = dict(min(tries[eng], key=lambda r: r["total"]))
-                    # memory: the highest peak of the tries (it varies a little with timing)
-                    worst = max(tries[eng], key=_extra_mb)
-                    res["peak_mb"], res["base_mb"] = worst["peak_mb"], worst["base_mb"]
-                    res["peaks_all"] = [round(_extra_mb(r)) for r in tries[eng]]
-                    if n in cli_sizes:
-                        fastest = min(tries[eng], key=lambda r: r["cli"])
-                        res["cli"], res["cli_cpu"] = fastest["cli"], fastest["cli_cpu"]
-                        res["cli_all"] = [round(r["cli"], 1) for r in tries[eng]]
-                    res.update(size=n, engine=eng, bytes=nbytes)
-                    rows.append(res)
-                    print(_line(variant, res), flush=True)
+                    for spec in specs:
+                        res = _one(spec, n in cli_sizes, tmp, f"{variant}-{n}-{i}", corpus,
+                                   old_src if spec["kind"] == "old" else new_src)  # fmt: skip
+                        tries[spec["label"]].append(res)
+                for spec in specs:
+                    rows.append(
+                        _best(tries[spec["label"]], n, spec["label"], nbytes, n in cli_sizes)
+                    )
+                    print(_line(variant, rows[-1]), flush=True)
             _report(variant, rows)
     return 0
+
+
+def _one(spec: dict, cli: bool, tmp: Path, tag: str, corpus: Path, src: Path) -> dict:
+    seg, kind, state = spec["seg"], spec["kind"], spec["cache"]
+    address = spec.get("address", "")
+    caches = {}
+    for where in ("api", "cli"):  # the CLI run has a cache of its own, cold then warm too
+        caches[where] = None if state == "off" else tmp / f"segments-{tag}-{seg}-{where}"
+    out = tmp / f"out-{tag}-{spec['label'].replace('/', '-')}"
+    res = run_api(src, corpus, out, kind, seg, address, caches["api"])
+    if cli:
+        res["cli"], res["cli_cpu"], res["cli_peak_mb"] = run_cli(
+            src, corpus, Path(f"{out}-cli"), kind, seg, address, caches["cli"]
+        )
+    return res
+
+
+def _best(tries: list[dict], n: int, label: str, nbytes: int, cli: bool) -> dict:
+    res = dict(min(tries, key=lambda r: r["total"]))
+    # memory: the highest peak of the tries (it varies a little with timing)
+    worst = max(tries, key=_extra_mb)
+    res["peak_mb"], res["base_mb"] = worst["peak_mb"], worst["base_mb"]
+    res["peaks_all"] = [round(_extra_mb(r)) for r in tries]
+    if cli:
+        fastest = min(tries, key=lambda r: r["cli"])
+        res["cli"], res["cli_cpu"] = fastest["cli"], fastest["cli_cpu"]
+        res["cli_all"] = [round(r["cli"], 1) for r in tries]
+    res.update(size=n, engine=label, bytes=nbytes)
+    return res
 
 
 def _extra_mb(r: dict) -> float:
@@ -285,7 +487,7 @@ def _extra_mb(r: dict) -> float:
 def _line(variant: str, r: dict) -> str:
     st = r["stages"]
     return (
-        f"  {variant} x{r['size']:<3} {r['engine']:<4} total {r['total']:6.1f} s "
+        f"  {variant} x{r['size']:<3} {r['engine']:<15} total {r['total']:6.1f} s "
         f"(cpu {r['cpu']:6.1f} s; chunk {st.get('chunk', 0):5.1f}, index "
         f"{st.get('index', 0):5.1f}, rank {st.get('rank', 0):4.1f}) "
         + (
@@ -301,16 +503,17 @@ def _line(variant: str, r: dict) -> str:
 def _report(variant: str, rows: list[dict]) -> None:
     print(f"\n### {variant} copies: strategies sentence + fixed, BM25, 472 questions\n")
     print(
-        "| size | chars | engine | load | chunk | index | rank | intervals+save | total s "
-        "| cpu s | CLI s | CLI cpu s | peak over baseline | / corpus bytes |"
+        "| size | chars | row | load | chunk | index | rank | grade+score | intervals+save "
+        "| total s | cpu s | CLI s | CLI cpu s | peak over baseline | / corpus bytes |"
     )
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         st = r["stages"]
         extra = _extra_mb(r)
         print(
             f"| x{r['size']} | {r['chars'] / 1e6:.1f} M | {r['engine']} | {st['load']:.2f} | "
             f"{st.get('chunk', 0):.2f} | {st.get('index', 0):.2f} | {st.get('rank', 0):.2f} | "
+            f"{st.get('grade', 0) + st.get('score', 0):.2f} | "
             f"{st['intervals+save']:.2f} | {r['total']:.2f} | {r['cpu']:.2f} | "
             f"{r.get('cli', float('nan')):.1f} | {r.get('cli_cpu', float('nan')):.1f} | "
             f"{extra:.0f} MB | {extra * 2**20 / r['bytes']:.2f}x |"
@@ -322,23 +525,12 @@ def _report(variant: str, rows: list[dict]) -> None:
         )
     by = {(r["engine"], r["size"]): r for r in rows}
     print()
-    for (eng, n), r in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        if eng == "new" and ("old", n) in by:
-            o = by[("old", n)]
-            cli = f", CLI {o['cli'] / r['cli']:.1f}x" if "cli" in r and "cli" in o else ""
-            print(
-                f"x{n}: old / new = {o['total'] / r['total']:.1f}x wall, "
-                f"{o['cpu'] / r['cpu']:.1f}x CPU{cli}; same recall@5: "
-                f"{o['recall@5'] == r['recall@5']}"
-            )
-        if eng == "new" and ("ray", n) in by:
-            y = by[("ray", n)]
-            print(
-                f"x{n}: ray / local = {y['total'] / r['total']:.2f}x wall; same recall@5: "
-                f"{y['recall@5'] == r['recall@5']}"
-            )
-    for eng in ("new", "old"):
-        pts = sorted((n, r) for (e, n), r in by.items() if e == eng)
+    for n in sorted({r["size"] for r in rows}):
+        for a, b, what in _pairs(by, n):
+            print(f"x{n}: {a} / {b} ({what}) = {_ratios(by[(a, n)], by[(b, n)])}")
+    labels = sorted({r["engine"] for r in rows})
+    for label in labels:
+        pts = sorted((n, r) for (e, n), r in by.items() if e == label)
         if len(pts) >= 2:
             xs = [n for n, _ in pts]
             parts = [f"total {slope(xs, [r['total'] for _, r in pts]):.2f}"]
@@ -346,55 +538,73 @@ def _report(variant: str, rows: list[dict]) -> None:
             for stage in ("chunk", "index", "rank"):
                 ys = [r["stages"].get(stage, 0) for _, r in pts]
                 parts.append(f"{stage} {slope(xs, ys):.2f}")
-            print(f"growth exponent ({eng}, x{xs[0]}..x{xs[-1]}): " + ", ".join(parts))
-            (n0, r0), (n1, r1) = pts[0], pts[-1]
-            extra_mb = (r1["peak_mb"] - r1["base_mb"]) - (r0["peak_mb"] - r0["base_mb"])
-            ratio = (r1["peak_mb"] - r1["base_mb"]) * 2**20 / r1["bytes"]
-            print(
-                f"memory per added corpus byte ({eng}, x{n0}..x{n1}): "
-                f"{extra_mb * 2**20 / (r1['bytes'] - r0['bytes']):.2f} bytes "
-                f"(peak over baseline at x{n1}: {ratio:.2f}x the corpus)"
-            )
+            print(f"growth exponent ({label}, x{xs[0]}..x{xs[-1]}): " + ", ".join(parts))
     _goals(by)
     print()
 
 
+def _pairs(by: dict, n: int) -> list[tuple[str, str, str]]:
+    """The ratios worth printing at size ``n``: (slower row, faster row, what it measures)."""
+    have = {e for e, m in by if m == n}
+    out = []
+    for state in ("off", "cold", "warm"):
+        if {f"syntok/{state}", f"blingfire/{state}"} <= have:
+            out.append((f"syntok/{state}", f"blingfire/{state}", "the segmenter"))
+    for seg in ("syntok", "blingfire"):
+        if {f"{seg}/cold", f"{seg}/warm"} <= have:
+            out.append((f"{seg}/cold", f"{seg}/warm", "the cache, second run"))
+        if {f"{seg}/off", f"{seg}/cold"} <= have:
+            out.append((f"{seg}/cold", f"{seg}/off", "the cache's cost on a first run"))
+    local = next((f"syntok/{s}" for s in ("off", "cold") if f"syntok/{s}" in have), None)
+    for other in ("old", "ray", "ray-cluster"):
+        if local and other in have:
+            out.append((other, local, "engine" if other != "old" else "the old path"))
+    return out
+
+
+def _ratios(a: dict, b: dict) -> str:
+    """``a``'s seconds over ``b``'s: API wall, CPU, chunk stage and CLI; same recall@5?"""
+
+    def ratio(x: float, y: float) -> str:
+        return f"{x / y:.2f}x" if y > 0 else "-"
+
+    parts = [
+        f"API {ratio(a['total'], b['total'])} ({a['total']:.1f} / {b['total']:.1f} s)",
+        f"CPU {ratio(a['cpu'], b['cpu'])}",
+        f"chunk {ratio(a['stages'].get('chunk', 0), b['stages'].get('chunk', 0))} "
+        f"({a['stages'].get('chunk', 0):.2f} / {b['stages'].get('chunk', 0):.2f} s)",
+    ]
+    if "cli" in a and "cli" in b:
+        parts.append(f"CLI {ratio(a['cli'], b['cli'])} ({a['cli']:.1f} / {b['cli']:.1f} s)")
+    parts.append(f"same recall@5: {a['recall@5'] == b['recall@5']}")
+    return ", ".join(parts)
+
+
 def _goals(by: dict) -> None:
-    """The issue's goals, from the rows of the local engine (``new``)."""
-    new = sorted((n, r) for (e, n), r in by.items() if e == "new")
-    if not new:
+    """The goals, from the local rows: x16 from the CLI (each row), growth."""
+    local = sorted({e for e, _ in by if "/" in e})
+    if not local:
         return
     print("\ngoals (2 cores):")
-    at16 = by.get(("new", 16))
-    if at16 is not None and "cli" in at16:
-        ok = at16["cli"] <= 8.0
-        print(
-            f"  x16 from the CLI <= 8 s: {at16['cli']:.1f} s wall, {at16['cli_cpu']:.1f} CPU s "
-            f"-> {'met' if ok else 'NOT met'}"
-        )
-    for n, r in new:
-        if n < 16:
-            continue  # below, fixed costs (the bootstrap's blocks, the libraries') dominate
-        ratio = _extra_mb(r) * 2**20 / r["bytes"]
-        print(
-            f"  x{n} memory <= 3x the corpus: peak +{_extra_mb(r):.0f} MB = {ratio:.2f}x "
-            f"-> {'met' if ratio <= 3 else 'NOT met'}"
-        )
-        if "text_mb" in r:
-            wide, files = r["wide_docs"]
+    for label in local:
+        r = by.get((label, 16))
+        if r is not None and "cli" in r:
+            st = {k: v for k, v in r["stages"].items() if k != "load"}
+            largest = max(st, key=st.get)
             print(
-                f"    of which the documents themselves: {r['text_mb']:.0f} MB = "
-                f"{r['text_mb'] * 2**20 / r['bytes']:.2f}x the corpus bytes ({wide} of {files} "
-                f"files hold a character beyond Latin-1: Python keeps such a text at 2 bytes "
-                f"a character); peak = {_extra_mb(r) / r['text_mb']:.2f}x the corpus as held"
+                f"  x16 from the CLI <= 8 s ({label}): {r['cli']:.1f} s wall, "
+                f"{r['cli_cpu']:.1f} CPU s -> {'met' if r['cli'] <= 8.0 else 'NOT met'}; "
+                f"largest API stage: {largest} ({st[largest]:.2f} s of {r['total']:.2f})"
             )
-    if len(new) >= 2:
-        xs = [n for n, _ in new]
-        k = slope(xs, [r["total"] for _, r in new])
-        print(
-            f"  growth x{xs[0]}..x{xs[-1]} no worse than linear: exponent {k:.2f} "
-            f"-> {'met' if k <= 1.05 else 'NOT met'}"
-        )
+    for label in local:
+        pts = sorted((n, r) for (e, n), r in by.items() if e == label)
+        if len(pts) >= 2:
+            xs = [n for n, _ in pts]
+            k = slope(xs, [r["total"] for _, r in pts])
+            print(
+                f"  growth x{xs[0]}..x{xs[-1]} no worse than linear ({label}): exponent {k:.2f} "
+                f"-> {'met' if k <= 1.05 else 'NOT met'}"
+            )
 
 
 if __name__ == "__main__":
