@@ -1,7 +1,7 @@
 """Whitespace-separated text files tokenized with numpy over the raw bytes.
 
 The readers of qrels and run files (:mod:`ragmeter.qrels_read`) use this: a file is
-memory-mapped, cut into blocks that end after a newline, and each block's fields are
+read, cut into blocks that end after a newline, and each block's fields are
 found, copied out as fixed-width byte strings and parsed as numbers without a Python
 loop per line, so a run of ten million lines reads in seconds. Errors name the file
 and line.
@@ -10,8 +10,6 @@ and line.
 from __future__ import annotations
 
 import gzip
-import mmap
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,19 +17,6 @@ from pathlib import Path
 import numpy as np
 
 from ragmeter.errors import InputError
-
-
-def _map_bytes(path: Path, what: str):
-    """The file's bytes, memory-mapped (read as a whole for ``.gz`` and empty files)."""
-    if path.suffix == ".gz":
-        return _read_bytes(path, what)
-    try:
-        with path.open("rb") as fh:
-            if os.fstat(fh.fileno()).st_size == 0:
-                return b""
-            return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    except OSError as exc:
-        raise InputError(f"cannot read {what} file {path}: {exc.strerror or exc}") from None
 
 
 def _read_bytes(path: Path, what: str) -> bytes:

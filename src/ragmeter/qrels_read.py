@@ -30,7 +30,6 @@ from ragmeter.qrels_bytes import (
     _check_numbers,
     _Lines,
     _lone_cr,
-    _map_bytes,
     _numbers,
     _read_bytes,
     _strings,
@@ -257,7 +256,7 @@ def read_run(path: PathLike, format: str = "auto", ranks: bool = True) -> Run:
         return Run.from_dict(data, stem, str(path))
     if format != "trec":
         raise InputError(f"unknown run format {format!r}; choose trec or json")
-    data = _lone_cr(_map_bytes(path, "run"))
+    data = _lone_cr(_read_bytes(path, "run"))
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("qid", "doc", "score", "rank", "line")}
     name: str | None = None
     one_tag = True
