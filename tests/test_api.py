@@ -25,7 +25,7 @@ HEAVY = ("rich", "torch", "altair", "pandas", "sentence_transformers", "llama_cp
 
 def run_python(code: str) -> str:
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=900, check=True
     )
     return out.stdout.strip()
 

@@ -34,7 +34,7 @@ RUNNABLE = {"bash", "sh", "shell", "console", "python", "py", "pycon"}
 MARK = re.compile(r"^\s*<!--\s*illustrative\b(.*?)-->\s*$")
 FENCE = re.compile(r"^(\s*)```\s*([\w+-]*)\s*$")
 INTERVAL = re.compile(r"[+-]?\d+\.\d+ \[[+-]?\d+\.\d+, [+-]?\d+\.\d+\]")
-TIMEOUT = 120
+TIMEOUT = 900  # a guard against a hang, not a speed check: a loaded machine is slow
 # Never run, marked or not: installs, services, the test suite itself. An unmarked
 # block with one fails at once, before anything of it runs.
 NEVER = re.compile(

@@ -135,7 +135,7 @@ def test_two_processes_write_one_file(tmp_path):
         for p in ("a", "b")
     ]
     for p in procs:
-        assert p.wait(timeout=60) == 0
+        assert p.wait(timeout=600) == 0
     with ReplyCache(path) as cache:
         assert len(cache) == 400
 
