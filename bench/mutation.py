@@ -645,6 +645,19 @@ EQUIVALENT: set[tuple] = {
     # documents are always there
     ("evaluate.py", "qids = evaluations[0].query_ids", 19, "0 -> -1"),
     ("evaluate.py", "if top is not None and top.docs is not None:", 3, "`and` -> `or`"),
+    # stats_draws.py: below 2**21 questions the integer path and the reference's double
+    # product give the same index (t * n < 2**53 is exact), so moving the cutover down
+    # (2**20, or 0: the double product always) or to n == 2**21 changes only the speed
+    ("stats_draws.py", "if n < (1 << 21):", 3, "`<` -> `<=`"),
+    ("stats_draws.py", "if n < (1 << 21):", 8, "1 -> 0"),
+    ("stats_draws.py", "if n < (1 << 21):", 13, "21 -> 20"),
+    # stats_size.py: max() of two ints in either order
+    (
+        "stats_size.py",
+        "return max(1, math.ceil(round(x, 9)))",
+        7,
+        "arguments swapped: (math.ceil(round(x, 9)), 1, ...)",
+    ),
     # runs.py: every system of a run is scored on the same metrics, in the same order
     ("runs.py", "return list(self.systems[0].scores) if self.systems else []", 25, "0 -> -1"),
 }
@@ -763,8 +776,19 @@ def _excluded_nodes(tree: ast.AST) -> set[int]:
     return out
 
 
+_SOURCES: dict[str, str] = {}
+
+
+def _source(module: str) -> str:
+    """The module's text as first read by this run: the mutants, their line map and the
+    baseline all stay on that text while the file changes on disk."""
+    if module not in _SOURCES:
+        _SOURCES[module] = (SRC / "ragmeter" / module).read_text(encoding="utf-8")
+    return _SOURCES[module]
+
+
 def enumerate_mutants(module: str) -> list[Mutant]:
-    source = (SRC / "ragmeter" / module).read_text(encoding="utf-8")
+    source = _source(module)
     lines = source.splitlines()
     tree = ast.parse(source)
     skip = _excluded_nodes(tree)
@@ -888,7 +912,7 @@ def _apply(tree: ast.AST, mutant: Mutant) -> None:
 def mutated_tree(mutant: Mutant | None, module: str) -> ast.Module:
     """The module's syntax tree with the mutant applied, at the file's own line numbers
     (tracebacks and the line map of the baseline run read the real file)."""
-    source = (SRC / "ragmeter" / module).read_text(encoding="utf-8")
+    source = _source(module)
     tree = ast.parse(source)
     if mutant is not None:
         _apply(tree, mutant)
@@ -1180,7 +1204,7 @@ def _statement_lines(module: str) -> dict[int, range]:
     """For each node (by ``ast.walk`` index, as in ``enumerate_mutants``), the lines of
     its innermost statement; of a compound statement (``if``, ``for``, ``def``...),
     only its header: a test that runs any of those lines runs the mutated node."""
-    tree = ast.parse((SRC / "ragmeter" / module).read_text(encoding="utf-8"))
+    tree = ast.parse(_source(module))
     nodes = list(ast.walk(tree))
     parent: dict[int, ast.AST] = {}
     for node in nodes:
