@@ -96,9 +96,9 @@ def test_drill_down_keeps_the_top_documents_as_ranked(files):
 
 
 def test_per_query_nonzero_counts_queries_above_zero_on_any_measure():
-    scores = {"a": np.array([0.0, 0.5, 0.0, 0.0]), "b": np.array([0.0, 0.0, 1.0, 0.0])}
+    scores = {"a": np.array([0.0, 0.5, 0.0, 0.25]), "b": np.array([0.0, 0.0, 1.0, 0.0])}
     e = Evaluation("s", ["q1", "q2", "q3", "q4"], scores)
-    assert per_query_nonzero(e) == 2
+    assert per_query_nonzero(e) == 3  # q2, q3, q4 (of two measures)
     empty = per_query_nonzero(Evaluation("s", [], {}))
     assert empty == 0 and isinstance(empty, int)
-    assert means_table([e]) == {"s": {"a": 0.125, "b": 0.25}}
+    assert means_table([e]) == {"s": {"a": 0.1875, "b": 0.25}}
