@@ -4,9 +4,10 @@ The corpus is Chroma's five corpora (1.4 M characters, 472 questions) plus copie
 distractors, written to a temporary folder:
 
 - ``unique`` (the headline): each copy has its letters replaced by a substitution of its own
-  (a random permutation of a..z, the same on A..Z), so no paragraph repeats at any size, with
-  the same lengths, punctuation and sentence structure as the original: what a real corpus
-  costs to segment;
+  (a random permutation of a..z, the same on A..Z), so no paragraph of a copy occurs in
+  another copy or in the original, at any size (Chroma's own corpora repeat a fifth of
+  their paragraphs, short ones mostly), with the same lengths, punctuation and sentence
+  structure: what a real corpus costs to segment;
 - ``shuffled``: each copy has its paragraphs shuffled. Copies repeat paragraphs, and ragmeter
   segments each distinct paragraph once, so this variant flatters sentence segmentation;
 - ``rotated``: each copy has its letters rotated by ``copy % 25 + 1`` (the older unique

@@ -62,6 +62,7 @@ __all__ = [
     "OverlapStrategy",
     "ParentChildStrategy",
     "RecursiveStrategy",
+    "SegmentCache",
     "SentenceStrategy",
     "Strategy",
     "WholeStrategy",
