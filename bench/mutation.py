@@ -666,6 +666,27 @@ EQUIVALENT: set[tuple] = {
     ("retrieval/bm25.py", "SCORE_BLOCK = 1 << 16", 14, "1 -> 0"),
     ("retrieval/bm25.py", "SCORE_BLOCK = 1 << 16", 19, "16 -> 15"),
     ("retrieval/bm25.py", "SCORE_BLOCK = 1 << 16", 19, "16 -> 17"),
+    # experiment.py: min() of two ints; a Ranking's ids and scores have one shape; the
+    # chunking key marks "no parent" with any negative number (parents count from 0),
+    # and keys are only compared within one run
+    (
+        "experiment.py",
+        "want = min(depth, n_parents)",
+        7,
+        "arguments swapped: (n_parents, depth, ...)",
+    ),
+    (
+        "experiment.py",
+        "[float(s) for s, i in zip(srow, irow, strict=True) if i >= 0]",
+        45,
+        "True -> False",
+    ),
+    (
+        "experiment.py",
+        "x for c in chunks for x in (c.start, c.end, -1 if c.parent is None else c.parent)",
+        45,
+        "1 -> 2",
+    ),
     # runs.py: every system of a run is scored on the same metrics, in the same order
     ("runs.py", "return list(self.systems[0].scores) if self.systems else []", 25, "0 -> -1"),
 }
