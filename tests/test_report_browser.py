@@ -220,3 +220,25 @@ def test_hostile_corpus_runs_nothing(driver, tmp_path):
     assert driver.execute_script("return document.querySelectorAll('img').length") == 0
     errors = severe(driver)
     assert errors == [], errors
+
+
+def test_headers_name_the_runs_own_level(driver, tmp_path):
+    """A run at 90% says 90% in every table header and chart title, never 95%."""
+    ex = example_dir()
+    cfg = Config(
+        corpus=str(ex / "posts"),
+        testset=str(ex / "questions.jsonl"),
+        strategies=("sentence", "fixed"),
+        rounds=300,
+        confidence=0.9,
+    )
+    results = save_results(run_search(cfg), tmp_path / "results")
+    report = write_report(results, tmp_path / "report.html")
+    open_report(driver, report)
+    heads = " ".join(
+        h.get_attribute("textContent") + " " + (h.get_attribute("title") or "")
+        for h in driver.find_elements(By.CSS_SELECTOR, "th")
+    )
+    assert "[90% CI]" in heads and "95%" not in heads
+    assert "± half-width of the 90% interval" in report.read_text(encoding="utf-8")
+    assert "95% interval" not in report.read_text(encoding="utf-8")

@@ -127,6 +127,11 @@ def chart_specs(data: dict, alt=None) -> dict[str, dict]:
     return {k: v for k, v in specs.items() if v is not None}
 
 
+def _level(data: dict) -> str:
+    """The run's interval level as the headers name it: ``95%`` by default."""
+    return f"{(data.get('stats') or {}).get('confidence', 0.95) * 100:g}%"
+
+
 def recall_is_hit(data: dict) -> bool:
     """Whether every system's recall@k equals its hit@k at every k (mean and
     interval): so it is when each question has one answer passage, as with span
@@ -190,7 +195,7 @@ def _forest_chart(alt, data: dict) -> dict | None:
     tooltip = [
         alt.Tooltip("system:N"),
         alt.Tooltip("metric:N"),
-        alt.Tooltip("label:N", title="mean [95% interval]"),
+        alt.Tooltip("label:N", title=f"mean [{_level(data)} interval]"),
     ]
     rule = base.mark_rule(strokeWidth=2.5, color="#4c78a8").encode(
         # padding: a dot or an interval end at 100 (or 0) stays inside the panel
@@ -318,7 +323,7 @@ def _words_chart(alt, data: dict) -> dict | None:
     x = alt.X("words:Q", title=f"words sent to the model (mean, top {k})", scale=xscale)
     tooltip = [
         alt.Tooltip("system:N"),
-        alt.Tooltip("label:N", title=f"{hit} [95% interval]"),
+        alt.Tooltip("label:N", title=f"{hit} [{_level(data)} interval]"),
         alt.Tooltip("words:Q", title=f"words@{k}", format=".0f"),
     ]
     base = alt.Chart(alt.Data(values=rows))
@@ -488,7 +493,7 @@ def _size_chart(alt, data: dict) -> dict | None:
     y = alt.Y(
         "hw:Q",
         scale=alt.Scale(domain=ydom, nice=False),
-        title=f"± half-width of the 95% interval on {ss['metric']} (points)",
+        title=f"± half-width of the {_level(data)} interval on {ss['metric']} (points)",
     )
     columns = 1 if len(systems) <= 20 else 2
     legend = alt.Legend(symbolOpacity=1, symbolStrokeWidth=1.5, columns=columns)

@@ -57,6 +57,7 @@ def load_history(results: Results, folder: str | Path | None = None) -> dict[str
     best = max(series, key=lambda s: series[s][-1]["mean"])
     return {
         "metric": metric,
+        "confidence": results.summary.confidence,
         "share": is_share(metric),
         "path": str(_file(folder)),
         "systems": list(series),
@@ -141,7 +142,9 @@ def history_chart(alt: Any, data: dict) -> dict | None:
     x = alt.X("run:N", sort=alt.EncodingSortField("order"), title="recorded run (id, commit)")
     tooltip = [
         alt.Tooltip("run:N"),
-        alt.Tooltip("shown:N", title=f"{h['metric']} [95% interval]"),
+        alt.Tooltip(
+            "shown:N", title=f"{h['metric']} [{h.get('confidence', 0.95) * 100:g}% interval]"
+        ),
         alt.Tooltip("change:N", title="paired change"),
     ]
     band = base.mark_area(opacity=0.25, color="#4c78a8").encode(

@@ -64,6 +64,9 @@
   const kOf = (m) => Number(m.split("@")[1]);
   const isShare = (m) => ["recall", "hit", "precision", "coverage"].indexOf(family(m)) >= 0;
   const int = (x) => Math.round(x).toLocaleString("en-US");
+  // the run's interval level, as every table header names it ("95%" by default)
+  const level = (c) => Math.round((c || 0.95) * 1000) / 10 + "%";
+  const LEVEL = level(DATA.stats && DATA.stats.confidence);
 
   // Every estimate arrives with `shown`, the text the terminal prints for it
   // (ragmeter.formatting.format_estimate): the page never formats a number itself.
@@ -249,7 +252,7 @@
     ]);
     const k = DATA.main_k;
     const head = ["system", "strategy", "retriever", { text: "items", num: true },
-      { text: m + " [95% CI]", num: true }, { text: "words@" + k, num: true }];
+      { text: m + " [" + LEVEL + " CI]", num: true }, { text: "words@" + k, num: true }];
     const rows = SYSTEMS.map((s, i) => {
       const e = DATA.estimates[s];
       return [
@@ -274,7 +277,7 @@
     const m = DATA.metric;
     const wk = DATA.headline.words_key;
     const t = el("table", { class: "data", id: "grid-table" });
-    table(t, [{ text: "strategy \\ retriever", title: m + " [95% CI] · " + wk }].concat(
+    table(t, [{ text: "strategy \\ retriever", title: m + " [" + LEVEL + " CI] · " + wk }].concat(
       g.retrievers.map((r) => ({ text: r + ": " + m + " · " + wk, num: true }))),
     g.strategies.map((st, i) => [st].concat(g.cells[i].map((s) => (s ? {
       text: fmtEst(DATA.estimates[s][m], m) + capMark(s, m) +
@@ -363,7 +366,7 @@
     const ks = DATA.ks;
     const head = ["system"];
     ks.forEach((k) => {
-      head.push({ text: "recall@" + k + " (%)", num: true, title: "hit rate with its 95% interval" });
+      head.push({ text: "recall@" + k + " (%)", num: true, title: "hit rate with its " + LEVEL + " interval" });
       head.push({ text: "words@" + k, num: true, title: "mean words sent in the top " + k });
     });
     table("hit-table", head, SYSTEMS.map((s) => {
@@ -407,12 +410,12 @@
     const rule = DATA.comparison_rule;
     lead.textContent = "Systems compared on the same questions, on " + m + " (seed " + st.seed +
       ", " + st.rounds + " rounds). " + (rule ? rule.header + "." :
-      "The verdict reads the 95% paired percentile interval; p is Holm-adjusted over all pairs.");
+      "The verdict reads the " + LEVEL + " paired percentile interval; p is Holm-adjusted over all pairs.");
     const unit = isShare(m) ? " (points)" : "";
     const adjust = rule ? rule.adjust : "legacy";
     const ruleName = adjust === "maxt" ? "max-T" : "Holm";
     const ci = adjust === "holm" || adjust === "maxt" ? (rule.pairs === 1 ? "[" +
-      Math.round((1 - rule.alpha) * 100) + "% CI]" : "[" + ruleName + "-level CI]") : "[95% CI]";
+      Math.round((1 - rule.alpha) * 100) + "% CI]" : "[" + ruleName + "-level CI]") : "[" + LEVEL + " CI]";
     const pLabel = adjust === "none" ? null : (rule && rule.pairs === 1 ? "p" :
       "p (" + ruleName + ")");
     const head = ["A", "B", { text: "A − B" + unit + " " + ci, num: true },
@@ -486,8 +489,8 @@
     append(body, el("h3", { text: "Answer accuracy" }));
     const acc = el("table", { class: "data", id: "answers-table" });
     const anyFixed = a.accuracy.some((r) => r.corrected);
-    const accHead = ["system", { text: "correct (%) [95% CI]", num: true }];
-    if (anyFixed) accHead.push({ text: "judge-corrected (%) [95% CI]", num: true,
+    const accHead = ["system", { text: "correct (%) [" + LEVEL + " CI]", num: true }];
+    if (anyFixed) accHead.push({ text: "judge-corrected (%) [" + LEVEL + " CI]", num: true,
       title: "judge's accuracy on all answers + mean(hand − judge) on the hand-graded ones" });
     table(acc, accHead.concat([{ text: "correct", num: true },
       { text: "partial", num: true }, { text: "wrong", num: true }, { text: "unscored", num: true },
@@ -536,8 +539,8 @@
         { text: fmtShare(r.percent), cls: "num" }, { text: fmtEst(r.kappa, "kappa"), cls: "num" },
         { text: (r.more_correct >= 0 ? "+" : "") + r.more_correct, cls: "num" },
         { text: r.lenient, cls: "num" }, { text: r.strict, cls: "num" }]));
-      table(ag, ["rater A", "rater B", { text: "answers", num: true }, { text: "agree [95% CI]", num: true },
-        { text: "kappa [95% CI]", num: true }, { text: "A − B correct", num: true },
+      table(ag, ["rater A", "rater B", { text: "answers", num: true }, { text: "agree [" + LEVEL + " CI]", num: true },
+        { text: "kappa [" + LEVEL + " CI]", num: true }, { text: "A − B correct", num: true },
         { text: "lenient", num: true }, { text: "strict", num: true }], agRows);
       append(body, el("div", { class: "scroll" }, ag));
     }
@@ -584,7 +587,7 @@
       "changed or left out, a sentence with under " + Math.round(f.threshold * 100) + "% of its content words " +
       "in any one passage, and an answer graded correct" + (f.judge ? " by " + f.judge : "") +
       " although search missed the passage. Each cell: the count, then the share of the system's answers (%) " +
-      "with its 95% bootstrap interval (seed " + f.seed + ", " + f.rounds + " rounds). Choose a count to list " +
+      "with its " + level(f.confidence) + " bootstrap interval (seed " + f.seed + ", " + f.rounds + " rounds). Choose a count to list " +
       "its answers." }));
     const sysSel = el("select", { id: "failure-system" }, el("option", { value: "", text: "all systems" }),
       f.systems.map((r) => el("option", { value: r.system, text: r.system })));
@@ -615,7 +618,7 @@
       append(body, el("h3", { text: "Judges passing a changed or missing number" }));
       const len = el("table", { class: "data", id: "leniency-table" });
       table(len, ["judge", { text: "answers flagged", num: true }, { text: "graded correct", num: true },
-        { text: "passed (%) [95% CI]", num: true }], f.leniency.map((j) => [j.judge,
+        { text: "passed (%) [" + level(f.confidence) + " CI]", num: true }], f.leniency.map((j) => [j.judge,
         { text: j.flagged, cls: "num" }, { text: j.passed, cls: "num" }, { text: fmtEst(j.rate), cls: "num" }]));
       append(body, el("div", { class: "scroll" }, len));
     }
@@ -674,7 +677,7 @@
     append(body, el("p", { class: "lead", text: "This run among the " + h.runs + " recorded runs " +
       "that measured the same thing (corpus, test set, answer keys and settings)" +
       (h.other ? "; " + h.other + " other recorded runs measured something else and are left out" : "") +
-      ". The band is each run's 95% interval of " + h.metric + "; a point's colour is the paired " +
+      ". The band is each run's " + level(h.confidence) + " interval of " + h.metric + "; a point's colour is the paired " +
       "change from the run before it (questions paired by id, under the rule ragmeter check uses). " +
       "History file: " + h.path + "." }));
     const sel = el("select", { id: "history-system" },
@@ -683,7 +686,7 @@
     function show() {
       const points = h.series[sel.value] || [];
       table("history-table", ["run", "commit", "branch", "recorded (UTC)",
-        { text: h.metric + " [95% CI]", num: true }, { text: "change [CI]", num: true }, "verdict"],
+        { text: h.metric + " [" + level(h.confidence) + " CI]", num: true }, { text: "change [CI]", num: true }, "verdict"],
       points.slice().reverse().map((p) => [
         p.run + (p.current ? " (this run)" : ""),
         p.commit ? p.commit.slice(0, 7) + (p.dirty ? " (dirty)" : "") : "",
