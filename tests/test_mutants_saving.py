@@ -111,3 +111,27 @@ def test_overwrite_must_be_asked_for(run, tmp_path):
     with pytest.raises(InputError):
         save_results(run, where)
     assert save_results(run, where, overwrite=True) == where
+
+
+def test_existing_results_are_refused_before_waiting_for_the_lock(run, tmp_path):
+    import threading
+
+    from ragmeter.outputs import results_lock
+
+    where = save_results(run, tmp_path / "out")
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with results_lock(where):
+            held.set()
+            done.wait(120)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(120)
+        with pytest.raises(InputError, match="already holds ragmeter results"):
+            save_results(run, where)  # at once: no overwrite asked, whoever holds the lock
+    finally:
+        done.set()
+        holder.join()
