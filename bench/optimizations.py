@@ -13,7 +13,8 @@ ratios plain / kept (the machine is shared: compare ratios, not seconds):
   sort-based join and duplicate check (the path taken when two judgments' hashes collide).
 - ``bootstrap``: bench/search.py's intervals (every metric of the 7 strategies, 10,000
   rounds, and the comparisons of recall@5): exact columns summed as packed integers vs
-  one column at a time; the draws kept between calls vs drawn again each call.
+  one column at a time; the draws kept between calls (as uint16) vs drawn again each
+  call, or kept as drawn.
 
 Run: python bench/optimizations.py bm25|qrels|bootstrap [--size 16] [--repeat 3]
 """
@@ -175,9 +176,19 @@ def bench_bootstrap(args) -> None:
             out[:, other] = sb._sequential_sums(np.ascontiguousarray(values[:, other]), idx)
         return out
 
-    def intervals(sums, cache_bytes):
+    narrow = sd._DrawCache.put
+
+    def wide(self, key, idx, n):  # kept as they are drawn (intp), within 4x the bytes
+        idx = idx.copy()
+        idx.setflags(write=False)
+        self._items[key] = idx
+        while sum(a.nbytes for a in self._items.values()) > 4 * self.max_bytes:
+            del self._items[next(iter(self._items))]
+
+    def intervals(sums, cache_bytes, put=narrow):
         def run_():
             sb._block_sums = sums
+            sd._DrawCache.put = put
             sd._DRAWS = sd._DrawCache(cache_bytes)
             t = time.perf_counter()
             out = [stats.bootstrap_many(run.matrix(m), rounds=cfg.rounds) for m in run.metric_names]
@@ -192,6 +203,7 @@ def bench_bootstrap(args) -> None:
             "packed sums, draws kept": intervals(packed_sums, sd._DRAW_CACHE_BYTES),
             "unpacked sums": intervals(unpacked_sums, sd._DRAW_CACHE_BYTES),
             "draws not kept": intervals(packed_sums, 0),
+            "draws kept as drawn (intp)": intervals(packed_sums, sd._DRAW_CACHE_BYTES, wide),
         },
         args.repeat,
     )

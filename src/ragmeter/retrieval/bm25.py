@@ -4,7 +4,7 @@ bm25s's own code scores the questions; its index (the Lucene BM25 score matrix, 
 columns by term) is built here, bit for bit the one ``bm25s.BM25().index(bm25s.tokenize(...))``
 builds (tested), in array operations rather than bm25s's per-text Python loops, from tokens
 found once per document for every strategy of a run: a chunk that starts and ends at
-whitespace holds exactly its document's tokens that start inside it. That is 3-4x faster
+whitespace holds exactly its document's tokens that start inside it. That is about 3x faster
 than bm25s's own indexing on unique text (``bench/optimizations.py bm25``). It writes bm25s's
 index attributes (``scores``, ``vocab_dict``), so bm25s is pinned to one version.
 """
