@@ -141,6 +141,7 @@ def test_a_foreign_or_corrupt_cache_file_is_refused_with_one_line(tmp_path, monk
     assert result.exit_code == 2
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and str(path) in errors[0] and "segmentation cache" in errors[0]
+    assert "RAGMETER_SEGMENT_CACHE=off" in errors[0]
     assert path.read_bytes() == before  # never changed
     assert not (tmp_path / "out").exists()
     chunking._CACHE.clear()

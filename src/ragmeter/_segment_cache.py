@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragmeter.errors import CacheError
+from ragmeter.errors import CacheError, InputError
 from ragmeter.store import SQLiteStore
 
 __all__ = [
@@ -123,9 +123,12 @@ class SegmentCache:
         self.path = Path(path)
         self.required = required
         self.broken = ""  # why a cache that is not required turned itself off
-        self._store: SQLiteStore | None = SQLiteStore(
-            self.path, _SCHEMA, timeout_s=60.0, what="segmentation cache"
-        )
+        try:
+            self._store: SQLiteStore | None = SQLiteStore(
+                self.path, _SCHEMA, timeout_s=60.0, what="segmentation cache"
+            )
+        except InputError as exc:  # not this cache: name the setting that moves or stops it
+            raise InputError(f"{exc} (${ENV} names it; {ENV}=off runs without it)") from None
         fmt = self._store.query("SELECT value FROM segment_cache_meta WHERE name = 'format'")
         if fmt != [(str(FORMAT),)]:  # a later ragmeter's file: leave it alone
             self._turn_off(
