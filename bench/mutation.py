@@ -687,6 +687,12 @@ EQUIVALENT: set[tuple] = {
         45,
         "1 -> 2",
     ),
+    # history.py: an INSERT's lastrowid is never None or 0 (ids count from 1); a run's
+    # file is one row (PRIMARY KEY (run, name)) of one column
+    ("history.py", "run_id = int(cur.lastrowid or 0)", 30, "0 -> -1"),
+    ("history.py", "run_id = int(cur.lastrowid or 0)", 30, "0 -> 1"),
+    ("history.py", "return json.loads(zlib.decompress(rows[0][0])) if rows else {}", 39, "0 -> -1"),
+    ("history.py", "return json.loads(zlib.decompress(rows[0][0])) if rows else {}", 42, "0 -> -1"),
     # runs.py: every system of a run is scored on the same metrics, in the same order
     ("runs.py", "return list(self.systems[0].scores) if self.systems else []", 25, "0 -> -1"),
 }
