@@ -38,7 +38,9 @@ def _true_together(pairs, m):
     return out
 
 
-def _reference(x: np.ndarray, pairs, rounds: int, seed: int, alpha: float, binary: bool):
+def _reference(
+    x: np.ndarray, pairs, rounds: int, seed: int, alpha: float, binary: bool, constraints=True
+):
     """Westfall-Young step-down min-p with Shaffer's logical constraints, loop by loop.
 
     Up to the first pair not rejected, step j takes each round's smallest p over every
@@ -77,7 +79,7 @@ def _reference(x: np.ndarray, pairs, rounds: int, seed: int, alpha: float, binar
     crit = []  # each step's level: the h-th smallest of the rounds' smallest p
     together = _true_together(pairs, x.shape[0])
     for j, c in enumerate(order):
-        if running < alpha:  # every earlier pair rejected: the constrained sets
+        if constraints and running < alpha:  # every earlier pair rejected: constrained sets
             sets = [s for s in together if c in s and not s & set(order[:j])]
         else:
             sets = [set(order[j:])]
@@ -118,6 +120,51 @@ def test_matches_the_algorithm_written_out(binary, case):
     for r in got.rows:
         assert r.separated == (r.p < 0.05)
         assert ("better" in r.verdict) == (r.difference.low > 0 or r.difference.high < 0)
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_many_rejections_match_the_algorithm_written_out(case, monkeypatch):
+    """Five systems, two of them better: several steps run under the constraints, and
+    with them switched off (more than MAX_SYSTEMS) the plain step-down is exact too."""
+    import ragmeter.stats_maxt as maxt
+
+    rng = np.random.default_rng(100 + case)
+    binary = case % 2 == 0
+    m, n, rounds = 5, 80, 300
+    x = _table(rng, m, n, binary, share=0.3)
+    if binary:  # misses turned into hits, and hits into misses
+        x[0] = np.maximum(x[0], rng.random(n) < 0.9)
+        x[1] = np.maximum(x[1], rng.random(n) < 0.5)
+        x[4] = np.minimum(x[4], rng.random(n) < 0.3)
+    else:
+        x[0] = np.minimum(1.0, x[0] + 0.5)
+        x[1] = np.minimum(1.0, x[1] + 0.25)
+        x[4] = np.maximum(0.0, x[4] - 0.4)
+    names = [f"s{i}" for i in range(m)]
+    pairs = [(i, j) for i in range(m) for j in range(i + 1, m)]
+    for constraints in (True, False):
+        monkeypatch.setattr(maxt, "MAX_SYSTEMS", 8 if constraints else 4)
+        got = compare_family(x, names, adjust="maxt", rounds=rounds, seed=case, identical=[])
+        _, adj, levels = _reference(x, pairs, rounds, case, 0.05, binary, constraints)
+        assert got.rule.constraints == constraints
+        assert sum(r.separated for r in got.rows) >= 3  # the constraints had steps to act on
+        assert [r.p for r in got.rows] == pytest.approx(adj, rel=1e-12)
+        assert [r.level for r in got.rows] == pytest.approx(levels, rel=1e-12)
+
+
+def test_constraints_apply_from_three_to_eight_systems_with_rounds_to_reject():
+    from ragmeter.stats_maxt import MAX_SYSTEMS, constrained
+
+    def every(m):
+        return [(i, j) for i in range(m) for j in range(i + 1, m)]
+
+    assert MAX_SYSTEMS == 8
+    assert constrained(every(3), 1000, 0.05) and constrained(every(8), 1000, 0.05)
+    assert not constrained(every(9), 1000, 0.05)  # 21,147 partitions: plain max-T
+    assert not constrained(every(2), 1000, 0.05)  # one pair
+    assert not constrained([(0, 1), (0, 2), (0, 3)][:1], 1000, 0.05)
+    assert not constrained(every(4), 10, 0.05)  # too few rounds to reject anything
+    assert not constrained(None, 1000, 0.05)
 
 
 def test_flips_are_shared_by_every_pair():

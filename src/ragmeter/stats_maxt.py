@@ -144,14 +144,11 @@ class _Constraints:
 
 
 def _counts(p_null: np.ndarray, sets: np.ndarray, threshold: float, h: int):
-    """(most rounds reaching ``threshold`` over ``sets``, smallest h-th smallest min)."""
+    """(most rounds reaching ``threshold`` over ``sets``, smallest h-th smallest min);
+    ``h`` >= 1 (:func:`constrained`)."""
     reach = (p_null <= threshold).astype(np.float32) @ sets.T.astype(np.float32)
     hits = int(np.count_nonzero(reach > 0, axis=0).max())
-    crit = np.inf
-    if h > 0:
-        for s in sets:
-            q = p_null[:, s].min(axis=1)
-            crit = min(crit, float(np.partition(q, h - 1)[h - 1]))
+    crit = min(float(np.partition(p_null[:, s].min(axis=1), h - 1)[h - 1]) for s in sets)
     return hits, crit
 
 
