@@ -10,6 +10,11 @@ Run: python bench/search.py   (needs ../shared/data/chroma; target: < 10 s in al
 
 from __future__ import annotations
 
+import os
+
+# Cold timings: a warm segmentation cache would skip the sentence stage.
+os.environ.setdefault("RAGMETER_SEGMENT_CACHE", "off")
+
 import sys
 import time
 from pathlib import Path
