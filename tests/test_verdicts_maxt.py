@@ -152,6 +152,21 @@ def test_many_rejections_match_the_algorithm_written_out(case, monkeypatch):
         assert [r.level for r in got.rows] == pytest.approx(levels, rel=1e-12)
 
 
+def test_tiny_graded_scores_tie_as_the_algorithm_written_out():
+    """The tie tolerance scales with the pair's differences: scores a millionth of the
+    usual size give the same decisions, and the written-out rule's p-values."""
+    rng = np.random.default_rng(21)
+    x = _table(rng, 3, 40, False, lift=0.2) * 1e-6
+    names = ["s0", "s1", "s2"]
+    got = compare_family(x, names, adjust="maxt", rounds=300, seed=4, identical=[])
+    raw, adj, levels = _reference(x, [(0, 1), (0, 2), (1, 2)], 300, 4, 0.05, False)
+    assert [r.p_value for r in got.rows] == pytest.approx(raw, rel=1e-12)
+    assert [r.p for r in got.rows] == pytest.approx(adj, rel=1e-12)
+    assert min(adj) < 0.05 < max(adj)
+    scaled = compare_family(x * 1e6, names, adjust="maxt", rounds=300, seed=4, identical=[])
+    assert [r.p for r in scaled.rows] == [r.p for r in got.rows]
+
+
 def test_constraints_apply_from_three_to_eight_systems_with_rounds_to_reject():
     from ragmeter.stats_maxt import MAX_SYSTEMS, constrained
 

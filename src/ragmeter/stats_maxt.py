@@ -59,7 +59,7 @@ def _partitions(m: int) -> np.ndarray:
     rows: list[list[int]] = [[]]
     for _ in range(m):  # each system joins a group already open or opens the next
         rows = [r + [g] for r in rows for g in range((max(r) + 2) if r else 1)]
-    return np.array(rows, dtype=np.int64).reshape(len(rows), m)
+    return np.array(rows).reshape(len(rows), m)  # group numbers, any integer type
 
 
 @lru_cache(maxsize=4096)
