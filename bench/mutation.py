@@ -693,6 +693,14 @@ EQUIVALENT: set[tuple] = {
     ("history.py", "run_id = int(cur.lastrowid or 0)", 30, "0 -> 1"),
     ("history.py", "return json.loads(zlib.decompress(rows[0][0])) if rows else {}", 39, "0 -> -1"),
     ("history.py", "return json.loads(zlib.decompress(rows[0][0])) if rows else {}", 42, "0 -> -1"),
+    # history_trend.py: whether two runs are comparable does not depend on their order
+    # (measurement.differences lists the keys whose values differ)
+    (
+        "history_trend.py",
+        "if not comparable(r.record, record, metric, r.ids, now.ids)",
+        7,
+        "arguments swapped: (record, r.record, ...)",
+    ),
     # runs.py: every system of a run is scored on the same metrics, in the same order
     ("runs.py", "return list(self.systems[0].scores) if self.systems else []", 25, "0 -> -1"),
 }
