@@ -705,6 +705,14 @@ EQUIVALENT: set[tuple] = {
     # a console 100,000 or 100,001 characters wide changes no such comparison
     ("cli/layout.py", "wide = Console(width=100_000, file=io.StringIO())", 21, "100000 -> 100001"),
     ("cli/layout.py", "wide = Console(width=100_000, file=io.StringIO())", 21, "100000 -> 99999"),
+    # config.py: validate() checks every field's type first (_check_field_types, strict:
+    # engine_workers an int and not a bool), so the second type test never decides
+    (
+        "config.py",
+        "if isinstance(self.engine_workers, bool) or not isinstance(self.engine_workers, int):",
+        3,
+        "`or` -> `and`",
+    ),
     # runs.py: every system of a run is scored on the same metrics, in the same order
     ("runs.py", "return list(self.systems[0].scores) if self.systems else []", 25, "0 -> -1"),
 }
