@@ -280,6 +280,7 @@ TARGETS: dict[str, list[str]] = {
         "tests/test_evaluate_cli.py",
     ],
     "cli/layout.py": ["tests/test_mutants_cli_layout.py", "tests/test_terminal_fit.py"],
+    "api.py": ["tests/test_mutants_api.py", "tests/test_api.py", "tests/test_one_comparison.py"],
     "corpus.py": [
         "tests/test_mutants_corpus.py",
         "tests/test_corpus.py",
@@ -361,7 +362,7 @@ def tests_for(module: str, _seen: bool = False) -> list[str]:
         rel = path.relative_to(ROOT).as_posix()
         if rel not in _NOT_TARGETS | {own} and found.search(path.read_text(encoding="utf-8")):
             out.append(rel)
-    if len(out) <= 1 and not _seen:  # no test names it: those of the modules importing it
+    if out in ([], [own]) and not _seen:  # no test names it: those of the modules importing it
         for other in library_modules():
             text = (SRC / "ragmeter" / other).read_text(encoding="utf-8")
             if other != module and re.search(
