@@ -1,4 +1,4 @@
-"""Mutation testing of the core modules: do the tests notice small, plausible bugs?
+"""Mutation testing of the library modules: do the tests notice small, plausible bugs?
 
 For each module below, every *mutant* changes one thing in its source:
 
@@ -16,13 +16,19 @@ For each module below, every *mutant* changes one thing in its source:
 Nothing inside a ``raise`` (error messages), an f-string, a docstring, a type
 annotation, a decorator or an ``assert`` is mutated, nor a line ending in ``# pragma: no mutate``.
 
-Each mutant is run against the module's own test files (``TARGETS``) with
-``pytest -x -q -p no:randomly -m "not slow"`` in a forked child of this process,
-which has the heavy libraries already imported; the mutated module is served by an
-import hook (nothing is written to ``src/``). A mutant is *killed* when a test
-fails, a *timeout* when the tests run past ``max(3 x baseline, baseline + 20 s)``
-(counted as detected), and *survived* otherwise. Mutants argued equivalent in
-docs/testing.md (``EQUIVALENT`` below) are left out of the score.
+Every module of src/ragmeter is a target but those in ``EXCLUDED`` (re-exports only).
+Its test files are ``TARGETS[module]`` where listed, else found by ``tests_for``: the
+module's own ``tests/test_mutants_<module>.py`` and every test file naming the module
+or one of its public names. The unmutated baseline run, in a forked child of this
+process (which has the heavy libraries already imported), records with
+``sys.settrace`` which tests run each line of the module; each mutant then runs, with
+``pytest -x -q -p no:randomly -m "not slow"``, only the tests that ran its statement
+(every test for a line run at import time or by no test in this process), the mutated
+module served by an import hook (nothing is written to ``src/``). A mutant is *killed*
+when a test fails, a *timeout* when its tests run past ``max(3 x expected, expected +
+20 s)`` (expected: their baseline time; counted as detected), and *survived*
+otherwise. Mutants argued equivalent in docs/testing.md (``EQUIVALENT`` below) are
+left out of the score.
 
 Run (from the project root, with the test extra installed)::
 
@@ -31,6 +37,7 @@ Run (from the project root, with the test extra installed)::
     python bench/mutation.py --module stats_size --limit 40   # a seeded sample of 40
     python bench/mutation.py --jobs 2 --seed 3 --json mutation.json
     python bench/mutation.py --list --module testset      # list the mutants, run nothing
+    python bench/mutation.py --modules                    # every module and its test files
     python bench/mutation.py --rerun mutation.json        # only the earlier survivors
     python bench/mutation.py --merge first.json rerun.json   # the table of both
 
