@@ -725,6 +725,20 @@ EQUIVALENT: set[tuple] = {
     # is made in between, so the value set for that moment never shows
     ("io.py", "umask = os.umask(0)", 17, "0 -> -1"),
     ("io.py", "umask = os.umask(0)", 17, "0 -> 1"),
+    # retrieval/hybrid.py: np.full with the int -1 is int64 without dtype=; a side's
+    # valid ids and their normalised scores are one mask of one row: the same length
+    (
+        "retrieval/hybrid.py",
+        "ids = np.full((n_q, k), -1, dtype=np.int64)",
+        6,
+        "keyword `dtype=` dropped",
+    ),
+    (
+        "retrieval/hybrid.py",
+        "for item, v in zip(ids[ok].tolist(), norm.tolist(), strict=True):",
+        59,
+        "True -> False",
+    ),
     # runs.py: every system of a run is scored on the same metrics, in the same order
     ("runs.py", "return list(self.systems[0].scores) if self.systems else []", 25, "0 -> -1"),
 }
