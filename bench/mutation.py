@@ -739,6 +739,15 @@ EQUIVALENT: set[tuple] = {
         59,
         "True -> False",
     ),
+    # store.py: PRAGMA journal_mode answers one row of one column; the pause between two
+    # tries of a locked open only spaces them
+    (
+        "store.py",
+        'lambda: self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0], timeout_s',
+        66,
+        "0 -> -1",
+    ),
+    ("store.py", "time.sleep(0.05)", 11, "0.05 -> 0.1"),
     # runs.py: every system of a run is scored on the same metrics, in the same order
     ("runs.py", "return list(self.systems[0].scores) if self.systems else []", 25, "0 -> -1"),
 }
