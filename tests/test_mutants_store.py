@@ -80,3 +80,15 @@ def test_a_locked_step_is_retried_until_done_and_other_errors_raise_at_once():
 
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         _retry_locked(always_locked, timeout_s=0)
+
+
+def test_a_store_it_cannot_read_back_is_kept(tmp_path):
+    path = tmp_path / "c.sqlite"
+    store = SQLiteStore(path, SCHEMA)
+    with store.lock:
+        store.conn.execute("INSERT INTO items VALUES ('a', 'b')")
+        store.conn.execute("DELETE FROM items")
+    store.conn.close()  # whatever fails while looking inside: keep the file
+    assert store._holds_nothing() is False
+    store.close()
+    assert path.is_file()
