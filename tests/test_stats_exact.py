@@ -135,3 +135,25 @@ def test_bad_counts_are_refused():
         clopper_pearson(1, 0)
     with pytest.raises(InputError):
         clopper_pearson(1, 3, confidence=1.0)
+
+
+@pytest.mark.parametrize(
+    ("hits", "n", "confidence"),
+    [(1, 30, 0.95), (3, 135, 0.95), (131, 135, 0.95), (5, 40, 0.9), (1, 10**6, 0.9999999)],
+)
+def test_ends_are_exact_to_the_last_bit_at_any_scale(hits, n, confidence):
+    """Each end is the double where the binomial tail crosses alpha/2: the next double
+    inward is outside the interval. A lower end of 5e-14 is as exact as one of 0.9."""
+    from scipy.stats import beta
+
+    from ragmeter.stats_exact import _cdf, _log_comb
+
+    tail = (1 - confidence) / 2
+    log_c = _log_comb(n)
+    low, high = clopper_pearson(hits, n, confidence)
+    assert 1.0 - _cdf(log_c[:hits], hits - 1, n, low) >= tail
+    assert 1.0 - _cdf(log_c[:hits], hits - 1, n, np.nextafter(low, 0.0)) < tail
+    assert _cdf(log_c[: hits + 1], hits, n, high) > tail
+    assert not _cdf(log_c[: hits + 1], hits, n, np.nextafter(high, 1.0)) > tail
+    assert low == pytest.approx(beta.ppf(tail, hits, n - hits + 1), rel=1e-12)
+    assert high == pytest.approx(beta.ppf(1 - tail, hits + 1, n - hits), rel=1e-9)

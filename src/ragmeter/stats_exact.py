@@ -23,7 +23,7 @@ __all__ = ["FEW", "SMALL", "binom_cdf", "clopper_pearson", "exact_interval"]
 
 FEW = 5  # fewer hits (or misses) than this: the exact interval is shown
 SMALL = 30  # fewer questions than this: the exact interval is shown
-_STEPS = 64  # bisection steps on [0, 1]: below 1e-19, i.e. to the last bit near the ends
+_ONE = int(np.float64(1.0).view(np.int64))  # 1.0's bits: positive doubles sort as integers
 
 
 def _log_comb(n: int) -> np.ndarray:
@@ -52,6 +52,24 @@ def _cdf(log_c: np.ndarray, k: int, n: int, p: float) -> float:
     return min(1.0, math.exp(top) * float(np.sum(np.exp(terms - top))))
 
 
+def _as_float(bits: int) -> float:
+    return float(np.int64(bits).view(np.float64))
+
+
+def _boundary(holds) -> tuple[float, float]:
+    """The adjacent doubles ``(a, b)`` in [0, 1] where ``holds`` turns from true to
+    false (``holds`` true at 0, false at 1, monotone): bisection on the doubles' bit
+    patterns, so the ends are exact to the last bit at any scale, 1e-15 as 0.5."""
+    a, b = 0, _ONE
+    while b - a > 1:
+        mid = (a + b) // 2
+        if holds(_as_float(mid)):
+            a = mid
+        else:
+            b = mid
+    return _as_float(a), _as_float(b)
+
+
 def clopper_pearson(hits: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The exact (Clopper-Pearson) interval for a hit rate: ``hits`` of ``n``.
 
@@ -59,7 +77,8 @@ def clopper_pearson(hits: int, n: int, confidence: float = 0.95) -> tuple[float,
     ``(1 - confidence) / 2`` (0 when there are no hits), the upper end the rate at
     which ``hits`` or fewer do (1 when every question is a hit): the beta quantiles
     ``Beta(alpha/2; k, n - k + 1)`` and ``Beta(1 - alpha/2; k + 1, n - k)``, found by
-    bisection on the binomial distribution function.
+    bisection on the binomial distribution function (:func:`_boundary`), to the last
+    bit.
     """
     if n < 1 or not 0 <= hits <= n:
         raise InputError(f"hits must lie between 0 and n >= 1, got {hits} of {n}")
@@ -69,24 +88,10 @@ def clopper_pearson(hits: int, n: int, confidence: float = 0.95) -> tuple[float,
     log_c = _log_comb(n)
     low = 0.0
     if hits > 0:  # P(X >= hits | p) = 1 - P(X <= hits - 1 | p) rises with p
-        a, b = 0.0, 1.0
-        for _ in range(_STEPS):
-            mid = (a + b) / 2.0
-            if 1.0 - _cdf(log_c[:hits], hits - 1, n, mid) < tail:
-                a = mid
-            else:
-                b = mid
-        low = b
+        low = _boundary(lambda p: 1.0 - _cdf(log_c[:hits], hits - 1, n, p) < tail)[1]
     high = 1.0
     if hits < n:  # P(X <= hits | p) falls with p
-        a, b = 0.0, 1.0
-        for _ in range(_STEPS):
-            mid = (a + b) / 2.0
-            if _cdf(log_c[: hits + 1], hits, n, mid) > tail:
-                a = mid
-            else:
-                b = mid
-        high = a
+        high = _boundary(lambda p: _cdf(log_c[: hits + 1], hits, n, p) > tail)[0]
     return low, high
 
 
