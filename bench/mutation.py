@@ -395,6 +395,8 @@ _WIDTH = "width = max(doc_all.dtype.itemsize, qrels.doc.dtype.itemsize)"
 _HEADS = "heads = np.flatnonzero(np.diff(q_all, prepend=-1) != 0) if n else np.zeros(0, np.int64)"
 _CLIP = "p_null[:, c] = _mcnemar_table(differ)[np.clip(wins, 0, differ)]"
 _STEP_P = "step_p = np.minimum(1.0, (hits + 1) / (rounds + 1))"
+_MCNEMAR_RAW = "p_raw = np.array([mcnemar_exact(w, lo) for w, _, lo in counts])"
+_MCNEMAR_TABLE = "return np.array([mcnemar_exact(k, differ - k) for k in range(differ + 1)])"
 _BLOCKS = (
     'pattern = re.compile(r"(?m)^<<<(\\S+) " + tag + r"\\n(.*?)\\n>>>\\1 " + tag + r"$", re.DOTALL)'
 )
@@ -561,6 +563,9 @@ EQUIVALENT: set[tuple] = {
     ("stats_maxt.py", "crit = alpha / (k - np.arange(k))", 16, "`-` -> `+`"),
     ("stats_maxt.py", _CLIP, 52, "0 -> -1"),
     ("stats_maxt.py", _STEP_P, 9, "arguments swapped: ((hits + 1) / (rounds + 1), 1.0, ...)"),
+    # stats_maxt.py: McNemar's two-sided exact p is symmetric in wins and losses
+    ("stats_maxt.py", _MCNEMAR_RAW, 18, "arguments swapped: (lo, w, ...)"),
+    ("stats_maxt.py", _MCNEMAR_TABLE, 17, "arguments swapped: (differ - k, k, ...)"),
     # qrels_bytes.py: concatenating one array is that array; the clip's lower end
     # matters only for an empty buffer, which takes the zeros branch; numpy infers the
     # size of reshape(-2) as of reshape(-1)

@@ -71,13 +71,20 @@ def _reference(
             for b in range(rounds):
                 v = sums[b, c] - tol[c]
                 null[b, c] = ((sums[:, c] >= v).sum() + (obs[c] >= v)) / (rounds + 1)
+    adj, levels = _step_down_written_out(raw, null, pairs, x.shape[0], alpha, constraints)
+    return np.array(raw), adj, levels
+
+
+def _step_down_written_out(raw, null, pairs, m: int, alpha: float, constraints: bool = True):
+    """The step-down of :func:`_reference` on given p-values: (adjusted p, levels)."""
+    rounds, k = null.shape
     order = sorted(range(k), key=lambda c: raw[c])
     adj = [0.0] * k
     levels = [0.0] * k
     running = 0.0
     h = next(h for h in range(rounds + 1) if (h + 1) / (rounds + 1) >= alpha)
     crit = []  # each step's level: the h-th smallest of the rounds' smallest p
-    together = _true_together(pairs, x.shape[0])
+    together = _true_together(pairs, m)
     for j, c in enumerate(order):
         if constraints and running < alpha:  # every earlier pair rejected: constrained sets
             sets = [s for s in together if c in s and not s & set(order[:j])]
@@ -94,7 +101,7 @@ def _reference(
     stop = next((j for j, c in enumerate(order) if adj[c] >= alpha), None)
     for j, c in enumerate(order):
         levels[c] = crit[j if stop is None or j < stop else stop]
-    return np.array(raw), np.array(adj), np.array(levels)
+    return np.array(adj), np.array(levels)
 
 
 def _table(rng, m, n, binary, share=0.3, lift=0.0):
@@ -165,6 +172,62 @@ def test_tiny_graded_scores_tie_as_the_algorithm_written_out():
     assert min(adj) < 0.05 < max(adj)
     scaled = compare_family(x * 1e6, names, adjust="maxt", rounds=300, seed=4, identical=[])
     assert [r.p for r in scaled.rows] == [r.p for r in got.rows]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_step_down_on_continuous_p_values_matches_the_written_out_rule(seed):
+    """No ties among the rounds' p-values: each step's level is exactly the h-th
+    smallest of its set's minima, and each count is exact."""
+    rng = np.random.default_rng(seed)
+    m, rounds = 4, 200
+    pairs = [(i, j) for i in range(m) for j in range(i + 1, m)]
+    null = rng.random((rounds, len(pairs)))
+    raw = np.array([1e-4, 2e-4, 3e-3, 0.02, 0.3, 0.6])[rng.permutation(len(pairs))]
+    adj, reject, levels = step_down(raw, null, 0.05, pairs)
+    want_adj, want_levels = _step_down_written_out(raw, null, pairs, m, 0.05)
+    assert reject.sum() >= 2
+    assert adj == pytest.approx(want_adj, rel=1e-12)
+    assert levels == pytest.approx(want_levels, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", [16, 25])
+def test_each_steps_level_is_the_exact_order_statistic(seed):
+    """A step's level is the h-th smallest of the rounds' minima, not a neighbour that
+    a partial partition leaves at that place (seeds where np.partition at h - 2 or h
+    puts another value at index h - 1, at 10,000 rounds)."""
+    from ragmeter.paired_tests import _hits_needed
+
+    rounds, h = 10_000, _hits_needed(0.05, 10_000)
+    q = np.random.default_rng(seed).random(rounds) * 0.9  # its h-th smallest below alpha
+    null = np.ones((rounds, 3))
+    null[:, 0] = q  # the smallest p of every round over any set holding pair 0
+    for pairs in ([(0, 1), (0, 2), (1, 2)], None):  # constrained, and plain
+        _, _, levels = step_down(np.array([1e-6, 0.5, 0.6]), null, 0.05, pairs)
+        assert levels[0] == np.sort(q)[h - 1] < 0.05
+
+
+def test_a_round_at_the_threshold_counts_as_reaching_it():
+    """A round whose smallest p equals the pair's p (within the relative tolerance)
+    counts, under the constraints as in the plain step-down."""
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    raw = np.array([0.001, 0.5, 0.6])
+    null = np.full((99, 3), 0.9)
+    null[:4, 0] = 0.001 * (1.0 + 1e-9)  # four rounds exactly at the first pair's threshold
+    adj, _, _ = step_down(raw, null, 0.05, pairs)
+    assert adj[0] == pytest.approx(5 / 100)
+
+
+def test_partitions_are_listed_once_each():
+    from ragmeter.stats_maxt import _partitions
+
+    bell = [1, 2, 5, 15, 52, 203, 877, 4140]
+    for m, count in enumerate(bell, start=1):
+        groups = _partitions(m)
+        assert groups.shape == (count, m)
+        assert len({tuple(g) for g in groups}) == count
+        first = groups[:, 0]
+        assert np.all(first == 0)  # canonical labels: each group opens in order
+        assert np.all(groups.max(axis=1) < m)
 
 
 def test_constraints_apply_from_three_to_eight_systems_with_rounds_to_reject():
