@@ -213,8 +213,24 @@ def test_a_round_at_the_threshold_counts_as_reaching_it():
     raw = np.array([0.001, 0.5, 0.6])
     null = np.full((99, 3), 0.9)
     null[:4, 0] = 0.001 * (1.0 + 1e-9)  # four rounds exactly at the first pair's threshold
-    adj, _, _ = step_down(raw, null, 0.05, pairs)
-    assert adj[0] == pytest.approx(5 / 100)
+    for family in (pairs, None):  # constrained, and plain
+        adj, _, _ = step_down(raw, null, 0.05, family)
+        assert adj[0] == pytest.approx(5 / 100)
+
+
+def test_the_constraints_hold_for_every_step_up_to_the_first_pair_kept():
+    """The first pair is rejected with the most rounds a rejection allows (3 of 99:
+    (3 + 1) / 100 < 0.05); the next step still takes only the pairs that can be true
+    with it, so rounds where the third pair alone is small do not count against it."""
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    raw = np.array([0.001, 0.01, 0.5])
+    null = np.ones((99, 3))
+    null[:3, 0] = 0.0005
+    null[10:15, 2] = 0.005
+    adj, reject, _ = step_down(raw, null, 0.05, pairs)
+    assert list(reject[:2]) == [True, True] and adj[1] == pytest.approx(0.04)
+    plain, kept, _ = step_down(raw, null, 0.05)  # all pairs left: 5 more rounds count
+    assert plain[1] == pytest.approx(0.06) and not kept[1]
 
 
 def test_partitions_are_listed_once_each():
