@@ -81,9 +81,9 @@ def test_progress_counts_every_system_once(tmp_path):
         ("sentence · bm25", 1),
         ("file", 2),
         ("file2", 3),
-        ("done", steps[-1][2]),
+        ("done", 4),
     ]
-    assert len({total for _, _, total in steps}) == 1  # one total throughout
+    assert {total for _, _, total in steps} == {4}  # one step a system, throughout
     names = [s.name for s in run.systems]
     assert names == ["whole/bm25", "sentence/bm25", "file", "file2"]
     file_run = run.system("file")

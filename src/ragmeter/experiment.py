@@ -191,7 +191,6 @@ def _run_search(
     t = _timed(timings, "load", t)
     retrievers = [make_retriever(r) for r in config.retrievers]
     strategies = resolve_strategies(config)
-    n_steps = len(strategies) * len(retrievers)
     step = 0
     systems: list[SystemRun] = []
     chunk_keys: dict[str, int] = {}
@@ -200,6 +199,8 @@ def _run_search(
     doc_lengths = {d.id: len(d.text) for d in documents}
     span_retrievers = [r for r in retrievers if isinstance(r, SpanRetriever)]
     chunk_retrievers = [r for r in retrievers if not isinstance(r, SpanRetriever)]
+    # one step a system: a chunk retriever per strategy, a span retriever once
+    n_steps = len(strategies) * len(chunk_retrievers) + len(span_retrievers)
     engine = None
     if chunk_retrievers and (
         config.engine != "local" or any(_needs_sentences(s) for s in strategies)
