@@ -395,6 +395,7 @@ _WIDTH = "width = max(doc_all.dtype.itemsize, qrels.doc.dtype.itemsize)"
 _HEADS = "heads = np.flatnonzero(np.diff(q_all, prepend=-1) != 0) if n else np.zeros(0, np.int64)"
 _CLIP = "p_null[:, c] = _mcnemar_table(differ)[np.clip(wins, 0, differ)]"
 _STEP_P = "step_p = np.minimum(1.0, (hits + 1) / (rounds + 1))"
+_TINY = "levels = np.maximum(levels, np.finfo(float).tiny)  # a level is a positive number"
 _MCNEMAR_RAW = "p_raw = np.array([mcnemar_exact(w, lo) for w, _, lo in counts])"
 _MCNEMAR_TABLE = "return np.array([mcnemar_exact(k, differ - k) for k in range(differ + 1)])"
 _BLOCKS = (
@@ -563,6 +564,8 @@ EQUIVALENT: set[tuple] = {
     ("stats_maxt.py", "crit = alpha / (k - np.arange(k))", 16, "`-` -> `+`"),
     ("stats_maxt.py", _CLIP, 52, "0 -> -1"),
     ("stats_maxt.py", _STEP_P, 9, "arguments swapped: ((hits + 1) / (rounds + 1), 1.0, ...)"),
+    # stats_maxt.py: np.maximum is symmetric
+    ("stats_maxt.py", _TINY, 9, "arguments swapped: (np.finfo(float).tiny, levels, ...)"),
     # stats_maxt.py: McNemar's two-sided exact p is symmetric in wins and losses
     ("stats_maxt.py", _MCNEMAR_RAW, 18, "arguments swapped: (lo, w, ...)"),
     ("stats_maxt.py", _MCNEMAR_TABLE, 17, "arguments swapped: (differ - k, k, ...)"),

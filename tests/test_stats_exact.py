@@ -153,7 +153,19 @@ def test_ends_are_exact_to_the_last_bit_at_any_scale(hits, n, confidence):
     low, high = clopper_pearson(hits, n, confidence)
     assert 1.0 - _cdf(log_c[:hits], hits - 1, n, low) >= tail
     assert 1.0 - _cdf(log_c[:hits], hits - 1, n, np.nextafter(low, 0.0)) < tail
-    assert _cdf(log_c[: hits + 1], hits, n, high) > tail
-    assert not _cdf(log_c[: hits + 1], hits, n, np.nextafter(high, 1.0)) > tail
+    assert _cdf(log_c[: hits + 1], hits, n, high) >= tail
+    assert _cdf(log_c[: hits + 1], hits, n, np.nextafter(high, 1.0)) < tail
     assert low == pytest.approx(beta.ppf(tail, hits, n - hits + 1), rel=1e-12)
     assert high == pytest.approx(beta.ppf(1 - tail, hits + 1, n - hits), rel=1e-9)
+
+
+def test_the_interval_is_closed_where_a_tail_is_exactly_alpha():
+    """One question at confidence 0.5: P(miss | 0.75) is exactly 0.25 in double
+    precision, so 0.75, the beta quantile, is in the interval; a count out of range is
+    refused."""
+    from ragmeter.errors import InputError
+
+    assert clopper_pearson(0, 1, 0.5) == (0.0, 0.75)
+    for hits, n in ((-1, 3), (4, 3), (0, 0)):
+        with pytest.raises(InputError, match="hits must lie between 0 and n"):
+            clopper_pearson(hits, n)

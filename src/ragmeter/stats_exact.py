@@ -90,8 +90,8 @@ def clopper_pearson(hits: int, n: int, confidence: float = 0.95) -> tuple[float,
     if hits > 0:  # P(X >= hits | p) = 1 - P(X <= hits - 1 | p) rises with p
         low = _boundary(lambda p: 1.0 - _cdf(log_c[:hits], hits - 1, n, p) < tail)[1]
     high = 1.0
-    if hits < n:  # P(X <= hits | p) falls with p
-        high = _boundary(lambda p: _cdf(log_c[: hits + 1], hits, n, p) > tail)[0]
+    if hits < n:  # P(X <= hits | p) falls with p; the interval is closed at both ends
+        high = _boundary(lambda p: _cdf(log_c[: hits + 1], hits, n, p) >= tail)[0]
     return low, high
 
 
