@@ -236,3 +236,28 @@ def test_an_explicit_columns_wins_over_the_width_of_piped_output():
     env["COLUMNS"] = "80"
     narrow = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert narrow.stdout.strip() == "80"  # COLUMNS=80 ragmeter demo | cat
+
+
+def test_a_comparison_that_fits_only_by_folding_takes_two_lines_a_pair():
+    """Five short names at 80 columns: one line a pair would need the verdict column
+    folded to nothing (rich's own minimum folds every column), so the table takes two
+    lines a pair and every verdict is printed whole."""
+    ex = example_dir()
+    cfg = Config(
+        corpus=str(ex / "posts"),
+        testset=str(ex / "questions.jsonl"),
+        strategies=("fixed", "overlap", "sentence", "recursive", "parent-400"),
+        rounds=200,
+    )
+    run = run_search(cfg)
+    from ragmeter.comparison import compare_run
+
+    table = compare_run(run, run.comparison_plan)
+    views, _ = terminal.comparison_views(table.rows, "recall@5", 1, 200, table.rule, 80)
+    text = _rendered(views, 80)
+    _fits(text, 80)
+    for row in table.rows:
+        if "better" in row.verdict:
+            assert row.verdict in text, row.verdict
+            assert terminal.shown_difference(row, "recall@5") in text
+    assert any(line.startswith("│ - ") for line in text.splitlines())  # A over - B

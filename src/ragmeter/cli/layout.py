@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console, RenderableType
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -90,12 +91,27 @@ def as_table(grid: Grid) -> Table:
     return _rich(grid, range(len(grid.header)), grid.title, [r[0] for r in grid.rows])
 
 
+FOLD_AT = 12  # a wrapping column (a verdict) is never narrower than this, or its word
+
+
 def natural_width(renderable: RenderableType, least: bool = False) -> int:
-    """The width a renderable takes when nothing limits it (``least``: the narrowest it
-    can be, its wrapping columns wrapped)."""
+    """The width a renderable takes when nothing limits it (``least``, for a table: the
+    narrowest it can be with its other columns whole and its wrapping columns wrapped
+    at their longest word, a word over :data:`FOLD_AT` characters folded there; rich's
+    own minimum would fold every column, names and intervals too)."""
     wide = Console(width=100_000, file=io.StringIO())
-    found = wide.measure(renderable)
-    return found.minimum if least else found.maximum
+    if not (least and isinstance(renderable, Table)):
+        found = wide.measure(renderable)
+        return found.minimum if least else found.maximum
+    options = wide.options
+    total = 0
+    for column in renderable.columns:
+        cells = [column.header, *column.cells]
+        sizes = [Measurement.get(wide, options, c) for c in cells]
+        total += max((m.maximum if column.no_wrap else min(m.minimum, FOLD_AT)) for m in sizes)
+    pad = renderable.padding[1] + renderable.padding[3]  # left and right of each cell
+    edges = len(renderable.columns) + 1 if renderable.box and renderable.show_edge else 0
+    return total + pad * len(renderable.columns) + edges
 
 
 def fit(grid: Grid, width: int | None) -> list[RenderableType]:
