@@ -103,13 +103,15 @@ def test_print_corrected_shows_raw_hand_and_corrected_side_by_side():
     assert "seed 1, 200 rounds" in text
 
 
-def test_report_answer_table_carries_the_corrected_accuracy(tmp_path):
+def search_with_lenient_answers(tmp_path):
+    """A search of two systems with an answers file graded by a lenient judge and, for
+    the first 12 questions of each system, by hand (the hand fails every third answer
+    the judge passed): ``(results, judge, hand)``, grades keyed by (system, question)."""
     import json
 
     from typer.testing import CliRunner
 
     from ragmeter.cli import app
-    from ragmeter.report.html import report_data
     from ragmeter.results import Results
 
     results = tmp_path / "res"
@@ -129,11 +131,23 @@ def test_report_answer_table_carries_the_corrected_accuracy(tmp_path):
             for j, q in enumerate(res.question_ids):
                 g = grades[(i + j) % 5]
                 row = {"system": s, "question": q, "answer": "a", "grades": {"judge-a": g}}
-                judge.setdefault(s, {})[q] = g
+                judge[(s, q)] = g
                 if j < 12:  # a lenient judge: the hand fails every third answer it passed
                     row["hand"] = "wrong" if g != "correct" or j % 3 == 0 else "correct"
-                    hand.setdefault(s, {})[q] = row["hand"]
+                    hand[(s, q)] = row["hand"]
                 fh.write(json.dumps(row) + "\n")
+    return res, judge, hand
+
+
+def test_report_answer_table_carries_the_corrected_accuracy(tmp_path):
+    from ragmeter.report.html import report_data
+
+    res, by_pair, hand_by_pair = search_with_lenient_answers(tmp_path)
+    judge, hand = {}, {}
+    for (s, q), g in by_pair.items():
+        judge.setdefault(s, {})[q] = g
+    for (s, q), g in hand_by_pair.items():
+        hand.setdefault(s, {})[q] = g
     data = report_data(res)
     for row in data["optional"]["answers"]["accuracy"]:
         s = row["system"]

@@ -5,7 +5,6 @@ last digits."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -121,35 +120,12 @@ def test_meanwhile_runs_even_with_nothing_to_segment():
 
 
 def test_answer_report_pools_every_system_for_the_corrected_accuracy(tmp_path):
-    from typer.testing import CliRunner
+    from test_answers_ppi import search_with_lenient_answers
 
     from ragmeter.answers.analysis import answer_report, corrected_accuracy
     from ragmeter.answers.store import load_merged_answer_set
-    from ragmeter.cli import app
-    from ragmeter.results import Results
 
-    results = tmp_path / "res"
-    done = CliRunner().invoke(
-        app, ["search", "--strategies", "fixed,sentence", "--rounds", "200", "-o", str(results)]
-    )
-    assert done.exit_code == 0, done.output
-    res = Results(results)
-    (results / "answers").mkdir()
-    (results / "answers" / "meta.json").write_text(
-        json.dumps({"reader": "r", "judges": ["judge-a"], "k": 5})
-    )
-    grades = ["correct", "partial", "wrong", "correct", "correct"]
-    judge, hand = {}, {}
-    with (results / "answers" / "answers.jsonl").open("w", encoding="utf-8") as fh:
-        for i, s in enumerate(res.systems):
-            for j, q in enumerate(res.question_ids):
-                g = grades[(i + j) % 5]
-                row = {"system": s, "question": q, "answer": "a", "grades": {"judge-a": g}}
-                judge[(s, q)] = g
-                if j < 12:  # a lenient judge: the hand fails every third answer it passed
-                    row["hand"] = "wrong" if g != "correct" or j % 3 == 0 else "correct"
-                    hand[(s, q)] = row["hand"]
-                fh.write(json.dumps(row) + "\n")
+    res, judge, hand = search_with_lenient_answers(tmp_path)
     report = answer_report(load_merged_answer_set(res), rounds=200, seed=1)
     overall = report.corrected
     assert overall is not None
