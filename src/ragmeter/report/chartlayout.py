@@ -149,20 +149,19 @@ def _segment_hits_box(x1: float, y1: float, x2: float, y2: float, box: Box) -> b
 def _box_at(px: float, py: float, w: float, h: float, ux: float, uy: float, d: float) -> Box:
     """The box of width ``w`` and height ``h`` whose near side is ``d`` pixels from
     (px, py) in the direction (ux, uy)."""
-    cx, cy = px + ux * d, py + uy * d
-    if ux > 0.35:
-        left = cx
-    elif ux < -0.35:
-        left = cx - w
-    else:
-        left = cx - w / 2
-    if uy > 0.35:
-        top = cy
-    elif uy < -0.35:
-        top = cy - h
-    else:
-        top = cy - h / 2
+    left = _near_side(px + ux * d, ux, w)
+    top = _near_side(py + uy * d, uy, h)
     return (left, top, left + w, top + h)
+
+
+def _near_side(c: float, u: float, size: float) -> float:
+    """Where a box of ``size`` starts on one axis, its near side at ``c`` when the
+    direction ``u`` points away along that axis, centred on ``c`` when it does not."""
+    if u > 0.35:
+        return c
+    if u < -0.35:
+        return c - size
+    return c - size / 2
 
 
 def _nearest_on_box(px: float, py: float, box: Box) -> tuple[float, float]:

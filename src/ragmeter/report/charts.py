@@ -234,20 +234,9 @@ def _forest_chart(alt, data: dict) -> dict | None:
 
 def _style_encodings(alt, systems: list[str], legend=None):
     colours, shapes = system_style(systems)
-    color = alt.Color(
-        "system:N",
-        sort=systems,
-        scale=alt.Scale(domain=systems, range=colours),
-        title="system",
-        legend=legend,
-    )
-    shape = alt.Shape(
-        "system:N",
-        sort=systems,
-        scale=alt.Scale(domain=systems, range=shapes),
-        title="system",
-        legend=legend,
-    )
+    common = {"sort": systems, "title": "system", "legend": legend}
+    color = alt.Color("system:N", scale=alt.Scale(domain=systems, range=colours), **common)
+    shape = alt.Shape("system:N", scale=alt.Scale(domain=systems, range=shapes), **common)
     return color, shape
 
 
