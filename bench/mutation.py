@@ -28,7 +28,10 @@ module served by an import hook (nothing is written to ``src/``). A mutant is *k
 when a test fails, a *timeout* when its tests run past ``max(3 x expected, expected +
 20 s)`` (expected: their baseline time; counted as detected), and *survived*
 otherwise. Mutants argued equivalent in docs/testing.md (``EQUIVALENT`` below) are
-left out of the score.
+left out of the score. The baseline's trace is kept (``$RAGMETER_MUTATION_TRACES``, a
+folder under the system's temporary one by default; ``off`` keeps none) under a digest
+of the library, conftest.py and the test files, so a ``--rerun`` after new tests in the
+module's own ``tests/test_mutants_*.py`` traces only that file again.
 
 Run (from the project root, with the test extra installed)::
 
@@ -50,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -1324,6 +1328,74 @@ def _statement_lines(module: str) -> dict[int, range]:
     return out
 
 
+# Baseline traces kept between runs (a --rerun after new tests traces only the module's
+# own tests/test_mutants_*.py again); "off" traces everything every time.
+TRACES = os.environ.get("RAGMETER_MUTATION_TRACES") or str(
+    Path(tempfile.gettempdir()) / "ragmeter-mutation-traces"
+)
+
+
+def _trace_file(module: str, tests: list[str]) -> Path | None:
+    """Where the baseline trace of ``module`` over ``tests`` (its own mutants file left
+    out) is kept: named by a digest of the library's sources, conftest.py and those
+    test files, so any change to them traces again."""
+    if TRACES == "off":
+        return None
+    own = _mutants_file(module)
+    digest = hashlib.sha256(module.encode())
+    files = sorted((SRC / "ragmeter").rglob("*.py")) + [ROOT / "tests" / "conftest.py"]
+    files += [ROOT / t for t in sorted(tests) if t != own]
+    for path in files:
+        if path.is_file():
+            digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return Path(TRACES) / f"{module.replace('/', '_')}.{digest.hexdigest()[:24]}.json"
+
+
+def _kept_trace(module: str, tests: list[str]) -> dict | None:
+    path = _trace_file(module, tests)
+    if path is None or not path.is_file():
+        return None
+    print(f"{module}: baseline trace reused from {path}", flush=True)
+    return json.loads(path.read_text())
+
+
+def _keep_trace(module: str, tests: list[str], trace: dict, baseline: float) -> None:
+    """Keep the trace less the module's own mutants file (rewritten between runs)."""
+    path = _trace_file(module, tests)
+    if path is None:
+        return
+    prefix = _mutants_file(module) + "::"
+    kept = {
+        "lines": {
+            n: [t for t in ts if not t.startswith(prefix)] for n, ts in trace["lines"].items()
+        },
+        "anytime": trace["anytime"],
+        "seconds": {t: v for t, v in trace["seconds"].items() if not t.startswith(prefix)},
+        "collect": trace["collect"],
+        "baseline": baseline,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(kept))
+    os.replace(tmp, path)
+
+
+def _join_traces(kept: dict, own: dict | None) -> dict:
+    """A kept trace with a fresh one of the module's own mutants file."""
+    if own is None:
+        return kept
+    lines = {n: list(ts) for n, ts in kept["lines"].items()}
+    for n, ts in own["lines"].items():
+        lines[n] = sorted({*lines.get(n, ()), *ts})
+    return {
+        "lines": lines,
+        "anytime": sorted({*kept["anytime"], *own["anytime"]}),
+        "seconds": {**kept["seconds"], **own["seconds"]},
+        "collect": max(kept["collect"], own["collect"]),
+    }
+
+
 def _selection(mutant: Mutant, lines: range, trace: dict) -> list[str] | None:
     """The baseline's tests that ran the mutated statement, or None (run them all): a
     line of import time, or one no test ran (in this process)."""
@@ -1347,15 +1419,24 @@ def run_module(
     base_log = workdir / f"{stem}.baseline.log"
     started = time.monotonic()
     dump = workdir / f"{stem}.imported.txt"
-    pid = _start(module, mutated_tree(None, module), tests, base_log, dump)
-    _, status = os.waitpid(pid, 0)
+    own = _mutants_file(module)
+    kept = _kept_trace(module, tests)
+    traced = [t for t in tests if t == own] if kept else tests
+    status = 0
+    if traced:
+        pid = _start(module, mutated_tree(None, module), traced, base_log, dump)
+        _, status = os.waitpid(pid, 0)
     baseline = time.monotonic() - started
     _preload_from(dump)
     if os.waitstatus_to_exitcode(status) != 0:
         print(f"{module}: SKIPPED, its tests fail without any mutation:", flush=True)
         print(base_log.read_text(errors="replace")[-2000:], flush=True)
         return []
-    trace = json.loads(Path(f"{dump}.lines.json").read_text())
+    trace = json.loads(Path(f"{dump}.lines.json").read_text()) if traced else None
+    if kept:
+        trace, baseline = _join_traces(kept, trace), kept["baseline"] + baseline
+    else:
+        _keep_trace(module, tests, trace, baseline)
     where = _statement_lines(module)
     ran = len(trace["seconds"])
     print(
