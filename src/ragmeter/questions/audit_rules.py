@@ -299,7 +299,9 @@ def near_duplicates(
         best: tuple[int, float] | None = None
         for i in sorted(candidates):
             a = sets[i]
-            if min(len(a), len(s)) < threshold * max(len(a), len(s)):
+            # Jaccard <= min/max; compared as that ratio, not as min < threshold * max,
+            # whose rounding (0.56 * 25 > 14) would skip a pair exactly at the threshold
+            if min(len(a), len(s)) / max(len(a), len(s)) < threshold:
                 continue
             jac = len(a & s) / len(a | s)
             if jac >= threshold:
