@@ -115,3 +115,25 @@ def test_files_read_back_as_written(results):  # noqa: F811
     assert "Zeit: 12 Uhr ä" in (folder / "hand.jsonl").read_text(encoding="utf-8")
     [h] = read_hand(folder)
     assert (h.hand, h.seed, h.at) == ("partial", 3, "Zeit: 12 Uhr ä")
+
+
+def test_a_grade_of_an_answer_never_made_records_no_call(results):  # noqa: F811
+    from test_answers import Scripted, judge_by_question
+
+    from ragmeter.answers import grade_answers
+
+    folder = answers_dir(results)
+    folder.mkdir()
+    write_answers(
+        folder,
+        [
+            Answer("sentence", "q001", "Bloom", "test:r", 5),
+            Answer("sentence", "q002", "", "test:r", 5, error="timeout: no reply in 120 s"),
+        ],
+    )
+    judge = Scripted("j", judge_by_question({}))
+    grade_answers(results, judge)
+    assert judge.calls == 1
+    g = load_answer_set(results).grades["test:j"][("sentence", "q002")]
+    assert (g.grade, g.error) == ("unscored", "no answer: timeout: no reply in 120 s")
+    assert (g.tokens_in, g.tokens_out, g.latency_s, g.cached) == (0, 0, 0.0, False)
