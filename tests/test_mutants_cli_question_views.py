@@ -1,0 +1,120 @@
+"""``ragmeter.cli.question_views``: the audit table (ids whole, flags and copy ratio per
+question, passages cut to twice the width, at most ``limit`` rows with the rest counted,
+the caption's interval and counts) and the test-set comparison (per system A, B, A - B and
+B without its flagged questions)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from ragmeter import stats
+from ragmeter.cli.question_views import _short, audit_table, compare_table
+from ragmeter.questions.audit_rows import AuditSummary, Flag, Flagged
+from ragmeter.questions.compare import SetComparison, SystemComparison
+
+
+def _text(table, width=300) -> str:
+    console = Console(width=width, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(table)
+    return console.export_text()
+
+
+def test_short_text_keeps_its_limit_and_marks_a_cut():
+    assert _short("one  two\nthree", 13) == "one two three"  # exactly the limit: whole
+    assert _short("one two three", 12) == "one two thr…"
+    assert len(_short("x" * 50, 12)) == 12
+
+
+def _flagged(i, flags=("copies",), ratio=0.5, passage="p"):
+    return Flagged(
+        f"question-id-{i}",
+        f"question {i}",
+        passage,
+        "d",
+        0,
+        1,
+        ratio,
+        tuple(Flag(k, "why") for k in flags),
+    )
+
+
+def test_the_audit_table_lists_flagged_questions_with_their_passage():
+    rows = [
+        _flagged(1, ("copies", "context-dependent"), 0.75, "word " * 200),
+        _flagged(2, ()),
+        _flagged(3, ("misstated",), None),
+    ]
+    table = audit_table(rows, limit=None, width=20)
+    assert table.title == "2 of 3 questions flagged"
+    assert [c.header for c in table.columns] == ["id", "flags", "copy", "question", "passage"]
+    assert table.columns[0].no_wrap and table.columns[2].justify == "right"
+    ids, flags, copy, questions, passages = (list(c.cells) for c in table.columns)
+    assert [str(i) for i in ids] == ["question-id-1", "question-id-3"]
+    assert flags == ["copies\ncontext-dependent", "misstated"]
+    assert copy == ["75%", ""]
+    assert str(passages[0]) == ("word " * 8)[:39] + "…"  # 40 characters: twice the width
+    text = " ".join(_text(table).split())
+    assert "; copies 1, context-dependent 1; model checks not run" in text
+
+
+def test_the_audit_table_stops_at_its_limit_and_counts_the_rest():
+    rows = [_flagged(i) for i in range(5)]
+    assert "more in the files" not in audit_table(rows, limit=5).caption
+    table = audit_table(rows, limit=3)
+    assert len(table.rows) == 3
+    assert table.caption.endswith(
+        "; copies 5; 2 more in the files; model checks not run: misstated, context"
+    )
+
+
+def test_the_audit_caption_without_ratios_or_flags():
+    summary = AuditSummary(2, 0, None, 0, {"copies": 0}, {})
+    table = audit_table([_flagged(1, (), None)], summary)
+    assert table.caption == "no copy ratio (no content words); no flags"
+    est = stats.bootstrap([0.2, 0.4, 0.6], rounds=200, seed=3)
+    table = audit_table([], AuditSummary(3, 3, est, 0, {}, {}, not_run={"context": "why"}))
+    assert table.caption.startswith(f"mean copy ratio {est.mean:.1%} [")
+    assert "(95% bootstrap, seed 3, 200 rounds, n=3)" in table.caption
+    assert table.caption.endswith("; no flags; model checks not run: context")
+
+
+def test_the_comparison_table_gives_a_b_their_difference_and_b_cleaned():
+    a = stats.bootstrap([1.0, 1.0, 0.0, 1.0], rounds=200, seed=1)
+    b = stats.bootstrap([0.0, 1.0, 0.0, 0.0], rounds=200, seed=1)
+    diff = stats.paired([1.0, 1.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0], rounds=200, seed=1)
+    clean = stats.bootstrap([1.0, 0.0], rounds=200, seed=1)
+    result = SetComparison(
+        "recall@5",
+        ("reader", "generated"),
+        [SystemComparison("bm25", a, b, diff, clean), SystemComparison("fixed", a, b, diff)],
+        4,
+        0,
+        0,
+        ["g1", "g2"],
+        1,
+        200,
+    )
+    table = compare_table(result)
+    assert [str(c.header) for c in table.columns] == [
+        "system",
+        "reader",
+        "generated",
+        "reader - generated",
+        "verdict",
+        "generated, unflagged",
+    ]
+    assert table.columns[0].no_wrap
+    system, col_a, col_b, d, verdict, cleaned = (list(c.cells) for c in table.columns)
+    assert [str(s) for s in system] == ["bm25", "fixed"]
+    assert col_a[0].startswith("75.0 [") and col_b[0].startswith("25.0 [")
+    assert d[0].startswith("+50.0 [")
+    assert cleaned[0].startswith("50.0 [") and cleaned[0].endswith("(n=2)") and cleaned[1] == "-"
+    assert "2 flagged generated questions dropped" in str(table.caption)
+
+
+def test_passages_are_cut_at_twice_the_width_and_rows_are_ruled():
+    rows = [_flagged(i, passage="passage words " * 40) for i in range(2)]
+    table = audit_table(rows)  # the default width: passages cut at 180 characters
+    assert str(next(iter(table.columns[4].cells))) == ("passage words " * 40).strip()[:179] + "…"
+    lines = _text(table, width=120).splitlines()
+    assert sum(line.startswith("├") for line in lines) == 1  # a rule between the two rows
