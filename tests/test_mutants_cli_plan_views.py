@@ -106,3 +106,12 @@ def test_a_long_list_of_pairs_keeps_those_needing_most():
     shown, line = plan_views.most_needed(alone, 1)
     assert [p.b for p in shown] == ["y"]
     assert "each needing at most 8 questions" in line
+
+
+def test_pairs_left_out_without_a_question_count_are_not_said_to_need_zero():
+    needs = [PairNeed("a", "b", 40, in_family=90)]
+    needs += [PairNeed("a", f"same{i}", None, identical=True) for i in range(3)]
+    shown, line = plan_views.most_needed(needs, 1)
+    assert [p.b for p in shown] == ["b"]
+    assert line.startswith("3 more pairs not shown, each identical or with a constant difference")
+    assert "at most" not in line

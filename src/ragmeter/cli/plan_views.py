@@ -96,9 +96,14 @@ def most_needed(needs: list, limit: int | None) -> tuple[list, str]:
         return needs, ""
     ordered = sorted(needs, key=lambda p: -(p.in_family or p.needed or 0))
     rest = ordered[limit:]
-    most = max((p.in_family or p.needed or 0) for p in rest)
+    counts = [n for p in rest if (n := p.in_family or p.needed)]
+    each = (
+        f"each needing at most {max(counts):,} questions (identical pairs and constant "
+        f"differences among them)"
+        if counts
+        else "each identical or with a constant difference (no number of questions applies)"
+    )
     return ordered[:limit], (
-        f"{len(rest)} more pairs not shown, each needing at most {most:,} questions "
-        f"(identical pairs and constant differences among them); --all prints every pair, "
+        f"{len(rest)} more pairs not shown, {each}; --all prints every pair, "
         f"--baseline NAME or --pairs A:B,C:D plans only the comparisons you will make"
     )
