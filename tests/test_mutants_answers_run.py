@@ -32,6 +32,8 @@ def test_a_named_reply_cache_is_used_instead_of_the_answers_folders(results, tmp
     again = Scripted("reader", reader)
     run = answer_questions(results, again, limit=1, cache=path)
     assert again.calls == 0 and run.stats.cache_hits == 2
+    assert (run.reader, run.k, run.folder) == ("test:reader", 5, answers_dir(results))
+    assert [a.key for a in run.answers] == [("sentence", "q001"), ("fixed-40", "q001")]
 
 
 def test_answering_again_keeps_the_judges_of_meta_json(results):  # noqa: F811
