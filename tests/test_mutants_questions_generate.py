@@ -12,13 +12,15 @@ import pytest
 from ragmeter.chunking import sentence_spans
 from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
-from ragmeter.llm import Completion
+from ragmeter.llm import Completion, RunStats
 from ragmeter.questions.generate import (
+    generate_file,
     generate_questions,
     generation_requests,
     sample_passages,
     subset,
 )
+from ragmeter.testset import load_testset
 
 EXAMPLE = Path(__file__).parents[1] / "src" / "ragmeter" / "examples" / "blog"
 
@@ -83,3 +85,25 @@ def test_a_passage_limit_below_one_is_refused(docs):
         with pytest.raises(InputError, match="the passage limit must be positive"):
             subset(passages, bad, seed=1)
     assert subset(passages, 1, seed=1)[0] in passages
+
+
+def test_calls_count_this_run_only_when_the_stats_run_on(docs):
+    passages = sample_passages(docs, 2)
+    stats = RunStats()
+    first = generate_questions(passages, _Backend(), stats=stats)
+    second = generate_questions(sample_passages(docs, 3, seed=5), _Backend(), stats=stats)
+    assert (first.calls, second.calls) == (2, 3) and stats.calls == 5
+
+
+def test_generate_file_asks_about_a_test_sets_answer_passages(tmp_path):
+    out = tmp_path / "gen.jsonl"
+    result = generate_file(
+        EXAMPLE / "posts", out, _Backend(), testset_path=EXAMPLE / "questions.jsonl", limit=3
+    )
+    docs = load_corpus(EXAMPLE / "posts")
+    reader = {q.id: q for q in load_testset(EXAMPLE / "questions.jsonl", docs).questions}
+    saved = load_testset(out, docs).questions
+    assert len(saved) == 3 and [q.id for q in saved] == [q.id for q in result.testset.questions]
+    for q in saved:
+        origin = q.meta["passage_of"]
+        assert q.id == f"{origin}-gen" and q.answers == reader[origin].answers
