@@ -107,3 +107,9 @@ def test_generate_file_asks_about_a_test_sets_answer_passages(tmp_path):
     for q in saved:
         origin = q.meta["passage_of"]
         assert q.id == f"{origin}-gen" and q.answers == reader[origin].answers
+
+
+def test_generate_file_writes_only_jsonl(tmp_path):
+    with pytest.raises(InputError, match=r"end --out with \.jsonl"):
+        generate_file(EXAMPLE / "posts", tmp_path / "gen.csv", _Backend(), sample=2)
+    assert list(tmp_path.iterdir()) == []
