@@ -56,3 +56,9 @@ def test_auto_index_is_faiss_from_one_hundred_thousand_chunks_on():
     assert "index" not in r.describe()  # 99,999 chunks: numpy's exact product
     r.index(texts)
     assert r.describe()["index"] == "faiss-flat"
+
+
+def test_a_model_name_that_is_no_folder_is_named_for_sentence_transformers(tmp_path):
+    r = DenseRetriever(model=str(tmp_path / "no-such-model"), cache=False)
+    assert r.model_id == f"st:{tmp_path / 'no-such-model'}"  # loaded (or fetched) on first use
+    assert r.encoder.path is None
