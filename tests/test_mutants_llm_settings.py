@@ -96,3 +96,8 @@ def test_the_spec_is_not_a_setting_to_change():
     with pytest.raises(TypeError, match="unknown model-call setting 'spec'"):
         call_settings(base, spec="ollama:b")
     assert call_settings(base, max_tokens=9).spec == "ollama:a"
+
+
+def test_tokens_is_max_tokens_or_the_routes_default():
+    assert CallSettings("ollama:a").tokens(256) == 256
+    assert CallSettings("ollama:a", max_tokens=64).tokens(256) == 64
