@@ -27,8 +27,9 @@ needs_model = pytest.mark.skipif(
 def test_a_local_model_loads_offline_and_keeps_progress_bars_on(monkeypatch):
     from transformers.utils import logging as hf_logging
 
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.setenv(name, "")  # so that the test's end restores what was there
+        monkeypatch.delenv(name)
     hf_logging.enable_progress_bar()
     r = DenseRetriever(cache=None)  # the bundled model: a local folder
     assert "max_seq_length" not in r.describe()  # not loaded yet: not known
