@@ -1018,6 +1018,21 @@ EQUIVALENT: set[tuple] = {
         30,
         "arguments swapped: (end, len(text), ...)",
     ),
+    # retrieval/embedcache.py: argued in docs/testing.md
+    ("retrieval/embedcache.py", ").fetchone()[0]", 13, "0 -> -1"),
+    ("retrieval/embedcache.py", "for k, t in zip(keys, texts, strict=True):", 36, "True -> False"),
+    (
+        "retrieval/embedcache.py",
+        "vecs = np.asarray(vecs, dtype=np.float32)",
+        7,
+        "keyword `dtype=` dropped",
+    ),
+    (
+        "retrieval/embedcache.py",
+        "for k, v in zip(batch_keys, vecs, strict=True):",
+        41,
+        "True -> False",
+    ),
     # retrieval/dense.py: argued in docs/testing.md
     ("retrieval/dense.py", "convert_to_numpy=True,", 17, "True -> False"),
     (
