@@ -4,30 +4,19 @@ decimals."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from report_systems import example_results
 
 from ragmeter import stats
-from ragmeter.cli import example_dir
-from ragmeter.config import Config
-from ragmeter.experiment import run_search
 from ragmeter.report.common import _est
 from ragmeter.report.data import report_data
-from ragmeter.results import Results, save_results
+from ragmeter.results import Results
 from ragmeter.stats import Estimate
 
 
 @pytest.fixture(scope="module")
 def example(tmp_path_factory) -> Results:
-    ex = example_dir()
-    cfg = Config(
-        corpus=str(ex / "posts"),
-        testset=str(ex / "questions.jsonl"),
-        strategies=("sentence", "fixed"),
-        rounds=200,
-    )
-    return Results(save_results(run_search(cfg), Path(tmp_path_factory.mktemp("ex")) / "r"))
+    return Results(example_results(tmp_path_factory.mktemp("ex"), 3))
 
 
 def test_the_page_shows_50_questions_a_page_and_each_systems_top_5(example):

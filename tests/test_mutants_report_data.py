@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from report_systems import example_results
 
 from ragmeter import stats
 from ragmeter.cli import example_dir
@@ -20,16 +21,7 @@ from ragmeter.results import Results, save_results
 @pytest.fixture(scope="module")
 def close(tmp_path_factory) -> Results:
     """The shipped example with ``sentence`` and ``recursive``, a close pair (a tie)."""
-    ex = example_dir()
-    if not (ex / "questions.jsonl").is_file():
-        pytest.skip("the shipped example has no questions.jsonl")
-    cfg = Config(
-        corpus=str(ex / "posts"),
-        testset=str(ex / "questions.jsonl"),
-        strategies=("whole", "sentence", "recursive"),
-        rounds=200,
-    )
-    return Results(save_results(run_search(cfg), Path(tmp_path_factory.mktemp("close")) / "r"))
+    return Results(example_results(tmp_path_factory.mktemp("close"), 3))
 
 
 def test_a_tie_says_how_many_questions_would_separate_its_gap(close):
