@@ -43,6 +43,7 @@ Run (from the project root, with the test extra installed)::
     python bench/mutation.py --modules                    # every module and its test files
     python bench/mutation.py --rerun mutation.json        # only the earlier survivors
     python bench/mutation.py --merge first.json rerun.json   # the table of both
+    python bench/mutation.py --quick --module cli/check --tests tests/test_check.py
 
 It prints killed / survived / timeout per module, the score
 ``(killed + timeout) / (mutants - equivalent)`` and every survivor as
@@ -1794,6 +1795,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--modules", action="store_true", help="list the modules and their test files"
     )
+    parser.add_argument(
+        "--tests",
+        nargs="+",
+        help="these test files for the chosen modules, in place of TARGETS or the found ones "
+        "(to try a narrower set before adding it to TARGETS)",
+    )
     parser.add_argument("--verbose", action="store_true", help="print every outcome")
     parser.add_argument(
         "--logs", type=Path, help="keep each run's pytest output in this folder (default: none)"
@@ -1830,6 +1837,11 @@ def main(argv: list[str] | None = None) -> int:
         modules = [m for m in modules if m.removesuffix(".py") in wanted]
         if not modules:
             parser.error("--module: choose from those `--modules` lists")
+    if args.tests:
+        missing = [t for t in args.tests if not (ROOT / t).is_file()]
+        if missing:
+            parser.error(f"--tests: no such file {missing[0]}")
+        TARGETS.update({m: list(args.tests) for m in modules})
     if args.modules:
         for module in modules:
             tests = [t for t in tests_for(module) if (ROOT / t).is_file()]
