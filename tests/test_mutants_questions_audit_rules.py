@@ -46,3 +46,12 @@ def test_a_pair_exactly_at_the_threshold_is_a_near_duplicate():
     # the default 0.8: 4 of 5 words
     first, again = _q("a", " ".join(FRUIT[:4])), _q("b", " ".join(FRUIT[:5]))
     assert near_duplicates([first, again]) == {"b": ("a", 0.8)}
+
+
+def test_a_run_together_word_is_not_a_pointer_to_the_text_around_it():
+    # the rule needs "the" and "following" as two words: a typo gluing them is no
+    # reference to a passage (and no other rule flags this question)
+    assert context_reasons("What does thefollowing mean in a shell script?") == []
+    assert context_reasons("What does the following mean in a shell script?") == [
+        "points above or below: 'the following'"
+    ]

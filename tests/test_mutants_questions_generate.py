@@ -113,3 +113,12 @@ def test_generate_file_writes_only_jsonl(tmp_path):
     with pytest.raises(InputError, match=r"end --out with \.jsonl"):
         generate_file(EXAMPLE / "posts", tmp_path / "gen.csv", _Backend(), sample=2)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_generation_built_without_counts_made_no_model_calls():
+    # a Generation put together from saved questions (not from a run) cost nothing
+    from ragmeter.questions.generate import Generation
+    from ragmeter.testset import TestSet
+
+    made = Generation(testset=TestSet([]), skipped=[], model="m")
+    assert (made.calls, made.cache_hits) == (0, 0)
