@@ -1,6 +1,7 @@
 """``ragmeter.llm.cache``: the cache key is the SHA-256 of one exact canonical JSON text
 (so a cache written by an earlier version keeps being read), backend options included
-as JSON values or their repr; the keys listed in the order stored."""
+as JSON values or their repr; the keys listed in the order stored; a busy timeout of 30 s
+unless told otherwise."""
 
 from __future__ import annotations
 
@@ -53,3 +54,10 @@ def test_keys_are_listed_in_the_order_stored(tmp_path):
             cache.put(key, ChatReply(text=key))
         assert cache.keys() == ["k2", "k1", "k3"]
         assert "k1" in cache and "k4" not in cache and len(cache) == 3
+
+
+def test_the_cache_waits_thirty_seconds_for_another_writer_by_default(tmp_path):
+    with ReplyCache(tmp_path / "c.sqlite") as cache:
+        assert cache._conn.execute("PRAGMA busy_timeout").fetchone()[0] == 30_000
+    with ReplyCache(tmp_path / "c.sqlite", timeout_s=2.5) as cache:
+        assert cache._conn.execute("PRAGMA busy_timeout").fetchone()[0] == 2_500
