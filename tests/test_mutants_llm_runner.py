@@ -1,14 +1,24 @@
 """``ragmeter.llm.runner``: the retry backoff (``backoff_s * 2**attempt``, capped, times a
-seeded jitter of up to 25%, never shorter than the server's Retry-After), the counts a
-run starts from, and a negative retry count refused."""
+seeded jitter of up to 25%, never shorter than the server's Retry-After; ``run_all``
+passes its seed on), the counts a run starts from, a negative retry count refused, no
+call retried once the server refused the run, a remote sent the first request of each
+group and made to answer every one, and ``chat`` returning its one reply."""
 
 from __future__ import annotations
 
 import random
+import threading
 
 import pytest
 
-from ragmeter.llm.runner import Runner, RunStats
+from ragmeter.llm.client import (
+    BackendRejected,
+    ChatReply,
+    ChatRequest,
+    Completion,
+    TransientError,
+)
+from ragmeter.llm.runner import Runner, RunStats, chat, run_all
 
 
 class Idle:
@@ -50,3 +60,84 @@ def test_retries_must_be_zero_or_more():
     for bad in (-1, -2):
         with pytest.raises(ValueError, match="retries must be 0 or more"):
             Runner(Idle(), retries=bad)
+
+
+class Flaky(Idle):
+    """Fails ``failures`` times with HTTP 503, then answers."""
+
+    def __init__(self, failures: int):
+        self.failures = failures
+        self.calls = 0
+
+    def complete(self, request, timeout_s):
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise TransientError("http", "http 503: busy", status=503)
+        return Completion("ok", 2, 1)
+
+
+def test_run_all_seeds_the_retry_jitter(monkeypatch):
+    waits: list[float] = []
+    delay = Runner._delay
+
+    def recorded(self, attempt, retry_after):
+        waits.append(delay(self, attempt, retry_after))
+        return 0.0  # no real wait
+
+    monkeypatch.setattr(Runner, "_delay", recorded)
+    [reply] = run_all(Flaky(2), [ChatRequest(prompt="q")], backoff_s=0.5, seed=11)
+    assert reply.ok and reply.text == "ok"
+    rng = random.Random(11)
+    expected = [0.5 * 2**attempt * (1.0 + 0.25 * rng.random()) for attempt in range(2)]
+    assert waits == pytest.approx(expected, rel=1e-12)
+
+
+def test_once_the_server_refuses_no_other_call_is_retried():
+    called = threading.Event()
+
+    class Refusing(Idle):
+        calls = {"busy": 0, "refused": 0}
+
+        def complete(self, request, timeout_s):
+            if request.prompt == "busy":
+                self.calls["busy"] += 1
+                called.set()
+                raise TransientError("http", "http 503: busy", status=503)
+            called.wait(30)  # the other call has been made and waits for its retry
+            self.calls["refused"] += 1
+            raise BackendRejected("server refused: HTTP 401")
+
+    backend = Refusing()
+    runner = Runner(backend, concurrency=2, retries=5, backoff_s=60.0)
+    with pytest.raises(BackendRejected):
+        runner.run([ChatRequest(prompt="refused"), ChatRequest(prompt="busy")])
+    assert backend.calls == {"busy": 1, "refused": 1}  # the retry waiting was dropped
+
+
+def test_a_remote_is_sent_the_first_request_of_each_group_and_must_answer_all():
+    sent: list[list[ChatRequest]] = []
+
+    def remote(requests):
+        sent.append(list(requests))
+        for i, request in enumerate(requests):
+            yield i, ChatReply(text=request.prompt or "messages"), {"calls": 1, "answered": 1}
+
+    first = ChatRequest(prompt="q", system="s")
+    same = ChatRequest(messages=[("system", "s"), ("user", "q")])  # the same key
+    other = ChatRequest(prompt="r")
+    replies = Runner(Idle(), remote=remote).run([first, same, other])
+    assert sent == [[first, other]]
+    assert [r.text for r in replies] == ["q", "q", "r"]
+
+    def short(requests):
+        yield 0, ChatReply(text="only one"), {"calls": 1, "answered": 1}
+
+    with pytest.raises(RuntimeError, match=r"no reply for requests \[1\]"):
+        Runner(Idle(), remote=short).run([ChatRequest(prompt="a"), ChatRequest(prompt="b")])
+
+
+def test_chat_is_one_request_through_a_run():
+    backend = Flaky(1)
+    reply = chat(backend, ChatRequest(prompt="q"), backoff_s=0.0)
+    assert (reply.text, reply.tokens_in, reply.tokens_out, reply.ok) == ("ok", 2, 1, True)
+    assert backend.calls == 2
