@@ -24,7 +24,8 @@ process (which has the heavy libraries already imported), records with
 ``sys.settrace`` which tests run each line of the module; each mutant then runs, with
 ``pytest -x -q -p no:randomly -m "not slow"``, only the tests that ran its statement
 (every test for a line run at import time or by no test in this process), the mutated
-module served by an import hook (nothing is written to ``src/``). A mutant is *killed*
+module served by an import hook (nothing is written to ``src/``), in a scratch working
+directory (a mutant writing to a relative path leaves nothing in the project). A mutant is *killed*
 when a test fails, a *timeout* when its tests run past ``max(3 x expected, expected +
 20 s)`` (expected: their baseline time; counted as detected), and *survived*
 otherwise. Mutants argued equivalent in docs/testing.md (``EQUIVALENT`` below) are
@@ -62,6 +63,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import sys
 import tempfile
@@ -1451,11 +1453,15 @@ def _child(
     """
     import pytest
 
+    scratch = None
     try:
         fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(fd, 1)
         os.dup2(fd, 2)
-        os.chdir(ROOT)
+        # a scratch working directory: a mutant that writes to a relative path (say,
+        # arguments swapped into a file name) leaves nothing in the project
+        scratch = tempfile.mkdtemp(prefix="ragmeter-mutant-cwd-")
+        os.chdir(scratch)
         sys.dont_write_bytecode = True
         sys.path.insert(0, str(SRC))
         path = SRC / "ragmeter" / module
@@ -1472,7 +1478,15 @@ def _child(
         if recorder is not None:
             recorder.start()
         try:
-            rc = pytest.main([*tests, *PYTEST_ARGS], plugins=plugins)
+            rc = pytest.main(
+                [
+                    *(str(ROOT / t) for t in tests),
+                    *PYTEST_ARGS,
+                    f"--rootdir={ROOT}",
+                    f"--config-file={ROOT / 'pyproject.toml'}",
+                ],
+                plugins=plugins,
+            )
         finally:
             if recorder is not None:
                 recorder.stop()
@@ -1486,6 +1500,8 @@ def _child(
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     os._exit(int(rc))
 
 
@@ -1880,7 +1896,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, list[Outcome]] = {}
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ragmeter-mutation-") as tmp:
-        logs = args.logs or Path(tmp)
+        logs = (args.logs or Path(tmp)).resolve()  # the children run in scratch folders
         logs.mkdir(parents=True, exist_ok=True)
         for module, mutants in plan.items():
             results[module] = run_module(module, mutants, args.jobs, logs, args.verbose)
