@@ -1,6 +1,8 @@
 """``ragmeter.answers.run``: the reply cache a caller names, ``meta.json``'s judges kept
 when the reader runs again, the judge's reason saved tidy, the seconds each run records,
-and a stopped run that never deletes a file saved beside it."""
+a stopped run that never deletes a file saved beside it, a progress bar that asks for
+each reply gets it, and the accuracy judge: one graded now or before, anything else
+refused (flag or config) before any model call."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from test_answers import (  # noqa: F401  (results, results_dir: fixtures)
 import ragmeter.answers.run as run_module
 from ragmeter.answers import answer_questions, grade_answers
 from ragmeter.answers.store import answers_dir, read_grades
+from ragmeter.errors import InputError
 from ragmeter.llm import ReplyCache
 
 
@@ -97,3 +100,54 @@ def test_a_stopped_run_keeps_a_file_saved_in_the_new_answers_folder(results, tmp
             progress=note_then_stop,
         )
     assert (folder / "notes.txt").read_text() == "kept by hand\n"
+
+
+def test_a_bar_that_wants_the_reply_gets_each_one(results):  # noqa: F811
+    calls = []
+
+    def bar(label, done, total, reply):
+        calls.append((label, done, total, reply.cached))
+
+    bar.wants_reply = True
+    answer_questions(results, Scripted("reader", reader), limit=1, progress=bar)
+    answer_questions(results, Scripted("reader", reader), limit=1, progress=bar)
+    assert calls == [
+        ("answer", 1, 2, False),
+        ("answer", 2, 2, False),
+        ("answer", 1, 2, True),
+        ("answer", 2, 2, True),
+    ]
+
+
+def test_the_accuracy_judge_may_be_one_graded_now_or_before(results):  # noqa: F811
+    answer_questions(results, Scripted("reader", reader), limit=1)
+    grade_answers(results, Scripted("a", judge_by_question({})))
+    meta_path = answers_dir(results) / "meta.json"
+    # one graded before, not now
+    grade_answers(results, Scripted("b", judge_by_question({})), accuracy_judge="test:a")
+    meta = json.loads(meta_path.read_text())
+    assert meta["accuracy_judge"] == "test:a" and meta["judges"] == ["test:b", "test:a"]
+    # one of this run's judges, graded for the first time
+    grade_answers(results, Scripted("c", judge_by_question({})), accuracy_judge="test:c")
+    assert json.loads(meta_path.read_text())["accuracy_judge"] == "test:c"
+
+
+def test_an_accuracy_judge_that_is_no_judge_here_is_refused_before_any_call(results):  # noqa: F811
+    answer_questions(results, Scripted("reader", reader), limit=1)
+    grade_answers(results, Scripted("a", judge_by_question({})))
+    judge = Scripted("b", judge_by_question({}))
+    with pytest.raises(
+        InputError,
+        match=r"^--accuracy-judge 'nobody' is not a judge here: this run grades with "
+        r"test:b; earlier runs graded with test:a; name one of those$",
+    ):
+        grade_answers(results, judge, accuracy_judge="nobody")
+    assert judge.calls == 0
+    config = results / "config.toml"
+    config.write_text(config.read_text() + '\n[answers]\njudge = "test:big"\n')
+    with pytest.raises(InputError, match=r"\[answers\] judge 'test:big' is not a judge here"):
+        grade_answers(results, judge)
+    assert judge.calls == 0
+    # the config's judge, once it grades, is accepted
+    grade_answers(results, Scripted("big", judge_by_question({})))
+    assert json.loads((answers_dir(results) / "meta.json").read_text())["judges"][0] == "test:big"

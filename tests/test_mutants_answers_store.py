@@ -1,7 +1,8 @@
 """``ragmeter.answers.store``: answers of another results directory refused, stale and
 unknown hand grades left out, the judges' order kept from ``meta.json``, the merged
-file's single judge-and-grade pair, and the files read back as written (a line cut off
-by a crash, a NaN, text that is not ASCII)."""
+file's single judge-and-grade pair, the reader and k a merged file takes from
+``meta.json``, and the files read back as written (a line cut off by a crash, a NaN,
+text that is not ASCII)."""
 
 from __future__ import annotations
 
@@ -137,3 +138,20 @@ def test_a_grade_of_an_answer_never_made_records_no_call(results):  # noqa: F811
     g = load_answer_set(results).grades["test:j"][("sentence", "q002")]
     assert (g.grade, g.error) == ("unscored", "no answer: timeout: no reply in 120 s")
     assert (g.tokens_in, g.tokens_out, g.latency_s, g.cached) == (0, 0, 0.0, False)
+
+
+def test_a_merged_file_takes_its_reader_and_k_from_meta_json(results):  # noqa: F811
+    folder = answers_dir(results)
+    folder.mkdir()
+    rows = [
+        {"system": "sentence", "question": "q001", "answer": "a", "grades": {"gpt": "wrong"}},
+        {"system": "fixed-40", "question": "q002", "answer": "b"},
+    ]
+    (folder / "answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    aset = load_merged_answer_set(results)
+    assert {(a.reader, a.k) for a in aset.answers.values()} == {("", 5)}  # no meta.json
+    assert aset.reader is None and aset.k == 5
+    update_meta(folder, reader="ollama:llama3.2", k=3)
+    aset = load_merged_answer_set(results)
+    assert {(a.reader, a.k) for a in aset.answers.values()} == {("ollama:llama3.2", 3)}
+    assert (aset.reader, aset.k) == ("ollama:llama3.2", 3)
