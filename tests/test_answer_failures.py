@@ -15,6 +15,7 @@ import json
 import re
 import shlex
 import shutil
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -50,7 +51,7 @@ from ragmeter.experiment import run_search
 from ragmeter.results import Results, save_results
 from ragmeter.testset import TestSet, load_testset
 
-EXAMPLE = "src/ragmeter/examples/blog"
+EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 
 # the passage of the seed's example: "a flat 4.8 more bits per item"
 BITS = (

@@ -11,6 +11,7 @@ import io
 import json
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -56,7 +57,7 @@ from ragmeter.llm.fence import fenced
 from ragmeter.results import Results, save_results
 from ragmeter.testset import TestSet, load_testset
 
-EXAMPLE = "src/ragmeter/examples/blog"
+EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 
 
 # --- a scripted backend ---------------------------------------------------------------------

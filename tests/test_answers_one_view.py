@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -37,7 +38,7 @@ from ragmeter.formatting import format_estimate
 from ragmeter.results import Results, save_results
 from ragmeter.testset import TestSet, load_testset
 
-EXAMPLE = "src/ragmeter/examples/blog"
+EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 K = 3
 LIMIT = 6
 PATTERN_A = ["correct", "partial", "wrong", "correct", "unscored", "correct"]

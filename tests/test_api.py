@@ -241,8 +241,8 @@ def test_a_run_in_memory_reprs_in_one_line_without_summarising():
     import ragmeter
 
     run = ragmeter.search(
-        corpus="src/ragmeter/examples/blog/posts",
-        testset="src/ragmeter/examples/blog/questions.jsonl",
+        corpus=EXAMPLE / "posts",
+        testset=EXAMPLE / "questions.jsonl",
         strategies=["fixed", "sentence"],
         rounds=200,
     )

@@ -21,7 +21,7 @@ from ragmeter.config import Config
 from ragmeter.errors import InputError
 from ragmeter.gate import check_noninferior
 
-EXAMPLE = Path("src/ragmeter/examples/blog")
+EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
 
 
 def _save(tmp: Path, name: str, corpus: Path, testset: Path, **settings) -> Path:

@@ -5,6 +5,7 @@ computed, the saved form, and ``compare_files`` honouring its config and rounds.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ from ragmeter.experiment import run_search
 from ragmeter.questions.compare import compare_files, compare_testsets
 from ragmeter.testset import Question, TestSet, load_testset
 
-EXAMPLE = "src/ragmeter/examples/blog"
+EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 
 
 @pytest.fixture(scope="module")

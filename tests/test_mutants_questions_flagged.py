@@ -5,6 +5,7 @@ name), and a results directory without an audit has none."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +17,7 @@ from ragmeter.questions.flagged import results_audit
 from ragmeter.results import Results, save_results
 from ragmeter.testset import TestSet, load_testset
 
-EXAMPLE = "src/ragmeter/examples/blog"
+EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 
 
 @pytest.fixture(scope="module")

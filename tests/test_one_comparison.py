@@ -9,6 +9,7 @@ its level from anywhere else, or found identical systems from one metric, disagr
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,7 +25,7 @@ from ragmeter.report.data import _comparisons
 from ragmeter.results import Results
 from ragmeter.runs import SearchRun
 
-EXAMPLE = "src/ragmeter/examples/blog"
+EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 
 
 def _key(row) -> tuple:

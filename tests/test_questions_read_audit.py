@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +13,7 @@ from ragmeter.questions.audit import audit_questions, read_audit, summarize_audi
 from ragmeter.questions.compare import unfit_ids
 from ragmeter.testset import load_testset
 
-EXAMPLE = "src/ragmeter/examples/blog"
+EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 
 
 def test_written_audit_reads_back_row_for_row(tmp_path):

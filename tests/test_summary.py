@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ from ragmeter.results import Results, save_results
 from ragmeter.stats import Estimate, SizeRow
 from ragmeter.summary import Summary, summarize
 
-EXAMPLE = "src/ragmeter/examples/blog"
+EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 
 
 def _matrix(seed: int = 3) -> np.ndarray:
