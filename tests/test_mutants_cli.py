@@ -35,9 +35,10 @@ def test_an_interrupt_before_the_app_starts_exits_130(monkeypatch, capsys):
     assert "interrupted" in capsys.readouterr().err
 
 
-def test_an_interrupt_while_a_command_runs_exits_130(monkeypatch, tmp_path):
+def test_an_interrupt_while_a_command_runs_exits_130(monkeypatch, tmp_path, capsys):
     evaluate = importlib.import_module("ragmeter.cli.evaluate")
     monkeypatch.setattr(evaluate, "_evaluate", _interrupt)
     monkeypatch.chdir(tmp_path)
     assert _main(monkeypatch, "evaluate", "a.run", "--qrels", "q.txt") == 130
     assert not (tmp_path / "ragmeter-results").exists()
+    assert capsys.readouterr().err.strip() == "interrupted"  # once, not silently

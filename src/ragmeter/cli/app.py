@@ -57,6 +57,13 @@ class OneLineErrors(TyperGroup):
             return rv
         sys.exit(rv if isinstance(rv, int) else 0)
 
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:  # typer makes it a silent exit 130: say why it stopped
+            err.print("interrupted")
+            raise
+
 
 def _metric_names(args: list[str]) -> list[str]:
     """``--metric`` values in lower case: metric names are case-insensitive
