@@ -132,3 +132,33 @@ def test_transformers_progress_bars_are_left_as_they_were(enabled):
         assert hf_logging.is_progress_bar_enabled() is enabled
     finally:
         (hf_logging.enable_progress_bar if before else hf_logging.disable_progress_bar)()
+
+
+def test_a_config_that_is_not_a_regular_file_is_never_read(tmp_path):
+    """A ``config.json`` that is a named pipe is not a model2vec folder, and reading it is
+    not even tried (a read would wait for a writer)."""
+    import os
+    import threading
+
+    from ragmeter.retrieval.static import is_static_folder
+
+    (tmp_path / "folder").mkdir()
+    assert not is_static_folder(tmp_path / "folder")  # no config.json at all
+    pipe = tmp_path / "config.json"
+    os.mkfifo(pipe)
+
+    def writer():  # answers a reader, if one ever opens the pipe
+        with open(pipe, "w", encoding="utf-8") as fh:
+            fh.write('{"model_type": "model2vec"}')
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    try:
+        assert not is_static_folder(tmp_path)
+    finally:
+        # a reader of our own lets the writer finish, whenever it opens the pipe
+        reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            thread.join()
+        finally:
+            os.close(reader)
