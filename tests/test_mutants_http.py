@@ -120,9 +120,9 @@ def test_a_timeout_names_the_clients_own_limit_when_the_call_gives_none():
 
 
 def test_the_timeout_of_a_call_is_its_own_else_the_clients():
-    client = httpx.Client(timeout=httpx.Timeout(5.0, connect=2.0))
-    assert rhttp._timeout_of(client, 9.0) == 9.0
-    assert rhttp._timeout_of(client, None) == 5.0
-    client = httpx.Client(timeout=httpx.Timeout(None, connect=2.0))
-    assert rhttp._timeout_of(client, None) == 2.0
-    assert rhttp._timeout_of(client, 0.5) == 0.5
+    with httpx.Client(timeout=httpx.Timeout(5.0, connect=2.0)) as client:
+        assert rhttp._timeout_of(client, 9.0) == 9.0
+        assert rhttp._timeout_of(client, None) == 5.0
+    with httpx.Client(timeout=httpx.Timeout(None, connect=2.0)) as client:
+        assert rhttp._timeout_of(client, None) == 2.0
+        assert rhttp._timeout_of(client, 0.5) == 0.5

@@ -5,7 +5,8 @@ The cache folder comes from ``$RAGMETER_STATIC_CACHE``, else ``$XDG_CACHE_HOME``
 dimension is a valid ``dims``; a cache folder whose parents do not exist yet is made;
 the retriever's ``device`` reaches the distillation; a progress callback set on the
 retriever reads back; model2vec's progress bar reports a missing total as 0 and a bare
-``update()`` as one step; transformers' progress bars are switched back on afterwards.
+``update()`` as one step; transformers' progress bars are switched back on afterwards; a
+``config.json`` that is not a regular file is never read.
 """
 
 from __future__ import annotations
