@@ -163,6 +163,7 @@ def openai_base_url(base_url: str | None = None) -> str:
 
 
 def _timeout_of(client: httpx.Client, timeout: float | None) -> float | None:
+    """The seconds a call waits: its own ``timeout``, else the client's."""
     if timeout is not None:
         return timeout
     return client.timeout.read or client.timeout.connect
@@ -206,10 +207,7 @@ def post_json(
         try:
             resp = client.post(url, **kwargs)
         except httpx.TimeoutException:
-            limit = client.timeout.read or client.timeout.connect
-            if timeout is not None:
-                limit = timeout
-            last = f"timed out after {limit}s"
+            last = f"timed out after {_timeout_of(client, timeout)}s"
             failure = {"cause": "timeout"}
         except httpx.ConnectError as exc:
             last = f"cannot connect ({one_line(exc, 80) or 'connection refused'})"
