@@ -1082,20 +1082,6 @@ EQUIVALENT: set[tuple] = {
         3,
         "`or` -> `and`",
     ),
-    # questions/audit_rows.py: argued in docs/testing.md
-    (
-        "questions/audit_rows.py",
-        'return is_empty_file(p) or (isinstance(row, dict) and "flags" in row and "id" in row)',
-        0,
-        "return None",
-    ),
-    (
-        "questions/audit_rows.py",
-        'return fh.readline().startswith(",".join(CSV_COLUMNS[:3]))',
-        54,
-        "3 -> 4",
-    ),
-    ("questions/audit_rows.py", "return False", 0, "return None"),
     # questions/audit_rules.py: argued in docs/testing.md
     (
         "questions/audit_rules.py",
@@ -1115,13 +1101,6 @@ EQUIVALENT: set[tuple] = {
         "sub_b = TestSet([testset_b.questions[j] for j in ib], source=testset_b.source)",
         8,
         "keyword `source=` dropped",
-    ),
-    # questions/generate.py: argued in docs/testing.md
-    (
-        "questions/generate.py",
-        'return is_empty_file(p) or (isinstance(row, dict) and row.get("source") == "generated")',
-        28,
-        "`and` -> `or`",
     ),
     # report/chartlayout.py: argued in docs/testing.md
     ("report/chartlayout.py", "return False", 0, "return None"),

@@ -35,7 +35,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ragmeter._manifest import (
@@ -200,7 +200,6 @@ def check_results_target(
 
 def check_output_file(
     path: str | Path,
-    recognise: Callable[[Path], bool] | None = None,
     kind: str = "file",
     inputs: Inputs = (),
     flag: str = "--out",
@@ -208,10 +207,9 @@ def check_output_file(
     """Raise unless ``path`` is a free file name, an empty file, or a file ragmeter wrote.
 
     A file counts as ragmeter's only when its folder's manifest records it as it
-    is now (:func:`is_recorded`); ``recognise`` (a check of the file's content)
-    is no longer consulted, since a file of the user's can look like ours.
+    is now (:func:`is_recorded`), never by its content: a file of the user's can
+    look like ours.
     """
-    del recognise
     path = Path(path)
     check_not_inputs(path, inputs, folder=False, flag=flag)
     if path.is_dir():
@@ -241,7 +239,7 @@ def write_output(
     """
     path = Path(path)
     if check:
-        check_output_file(path, None, kind, inputs, flag)
+        check_output_file(path, kind, inputs, flag)
     atomic_write(path, text)
     return path
 
@@ -269,18 +267,6 @@ def atomic_write(path: Path, text: str) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     record_written(path)
-
-
-def first_json_line(path: Path) -> object:
-    """The first non-blank line of a file as JSON, or ``None`` (unreadable or not JSON)."""
-    try:
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    return json.loads(line)
-    except (OSError, ValueError):
-        return None
-    return None
 
 
 def is_empty_file(path: Path) -> bool:

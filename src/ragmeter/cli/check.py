@@ -63,7 +63,7 @@ def check(
     cand = Results(candidate)
     inputs = [*results_inputs(base.path, base.meta), *results_inputs(cand.path, cand.meta)]
     if markdown is not None:  # before any work, and again when writing
-        check_output_file(markdown, None, "Markdown summary", inputs, "--markdown")
+        check_output_file(markdown, "Markdown summary", inputs, "--markdown")
     result = check_noninferior(
         base,
         cand,

@@ -323,7 +323,7 @@ def _check_targets(
         if key in seen:
             raise InputError(f"{target}: would be written twice; give different file names")
         seen.add(key)
-        check_output_file(target, None, "TREC file", inputs, flag)
+        check_output_file(target, "TREC file", inputs, flag)
 
 
 def _families(measures: Sequence[str], every: Sequence[str]) -> list[str]:

@@ -258,7 +258,7 @@ def history_export(
     if format_ not in ("csv", "json"):
         raise InputError(f"--format must be csv or json, got {format_!r}")
     if out is not None:
-        check_output_file(out, None, "history export", (), "--out")
+        check_output_file(out, "history export", (), "--out")
     with _store(history) as store:
         runs = store.runs(system=system, metric=metric, branch=branch)
         if format_ == "json":

@@ -18,7 +18,7 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.io import atomic_write_text, dumps, read_jsonl
-from ragmeter.outputs import check_output_file, first_json_line, is_empty_file
+from ragmeter.outputs import check_output_file
 
 FLAG_KINDS = (
     "copies",
@@ -257,24 +257,6 @@ def check_audit_targets(
     if not name or Path(name).name != name or name in (".", ".."):
         raise InputError(f"audit name {name!r}: give a plain file name such as 'audit'")
 
-    def jsonl(p: Path) -> bool:
-        row = first_json_line(p)
-        return is_empty_file(p) or (isinstance(row, dict) and "flags" in row and "id" in row)
-
-    def csv_file(p: Path) -> bool:
-        try:
-            with p.open(encoding="utf-8") as fh:
-                return fh.readline().startswith(",".join(CSV_COLUMNS[:3]))
-        except (OSError, UnicodeDecodeError):
-            return False
-
-    def summary(p: Path) -> bool:
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return False
-        return isinstance(data, dict) and "counts" in data
-
     inputs = (("corpus", corpus_path), ("test set", testset_path))
-    for suffix, recognise in ((".jsonl", jsonl), (".csv", csv_file), ("-summary.json", summary)):
-        check_output_file(out_dir / f"{name}{suffix}", recognise, "question audit", inputs)
+    for suffix in (".jsonl", ".csv", "-summary.json"):
+        check_output_file(out_dir / f"{name}{suffix}", "question audit", inputs)

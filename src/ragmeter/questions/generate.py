@@ -29,7 +29,7 @@ from ragmeter.errors import InputError
 from ragmeter.io import atomic_write_text
 from ragmeter.llm.backends import parse_options
 from ragmeter.llm.settings import CallSettings, call_settings, model_label
-from ragmeter.outputs import check_output_file, first_json_line, is_empty_file
+from ragmeter.outputs import check_output_file
 from ragmeter.testset import AnswerSpan, Question, TestSet, load_testset, save_jsonl_testset
 
 __all__ = [
@@ -369,18 +369,10 @@ def check_generate_targets(
     if out_path.suffix != ".jsonl":
         raise InputError(f"{out_path}: the generated test set is JSONL; end --out with .jsonl")
 
-    def generated(p: Path) -> bool:
-        row = first_json_line(p)
-        return is_empty_file(p) or (isinstance(row, dict) and row.get("source") == "generated")
-
-    def skipped(p: Path) -> bool:
-        row = first_json_line(p)
-        return is_empty_file(p) or (isinstance(row, dict) and {"passage", "reason"} <= set(row))
-
     inputs = (("corpus", corpus_path), ("test set", testset_path))
-    check_output_file(out_path, generated, "generated test set", inputs)
+    check_output_file(out_path, "generated test set", inputs)
     skipped_path = out_path.with_name(out_path.stem + ".skipped.jsonl")
-    check_output_file(skipped_path, skipped, "list of skipped passages", inputs)
+    check_output_file(skipped_path, "list of skipped passages", inputs)
 
 
 def _fill(prompt: str, text: str) -> str:

@@ -64,7 +64,7 @@ def write_report(
                 f"{out}: is a directory; give a file name such as {out / 'report.html'}"
             )
         inputs = [(label, _meta_path(results.meta, key)) for label, key in _INPUTS]
-        check_output_file(out, None, "ragmeter report", inputs)  # before the work
+        check_output_file(out, "ragmeter report", inputs)  # before the work
         text = render_report(
             results,
             target_half_width=target_half_width,
