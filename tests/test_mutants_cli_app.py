@@ -1,16 +1,21 @@
 """What every ``ragmeter`` command shares (cli/app.py): the help reads as values
-(``BASELINE [CANDIDATE]``, ``--seed INT``, flags with no value, no shell-completion
-options), ``--metric`` is case-insensitive in both spellings, an aborted command exits 1
-and says so, embedding callers (``standalone_mode=False``) get the exceptions, a
-``sys.exit`` in user code is named by its file and line, hints stay on one line, piped
-output is 160 columns wide, ``-v`` holds for one command, and an ``--accuracy-judge`` is
-named as grades are saved."""
+(``BASELINE [CANDIDATE]``, ``--seed INT``, a choice option's values, flags with no value,
+no shell-completion options), ``ragmeter`` alone shows the help, a bad flag value is one
+line naming the command's help, ``--metric`` is case-insensitive in both spellings, an
+aborted command exits 1 and says so, a crash prints Python's plain traceback, embedding
+callers (``standalone_mode=False``) get the exceptions and a program embedding the command
+gets completion under its own variable, a ``sys.exit`` in user code is named by the file
+and line of the call (however deep), hints stay on one line, piped output is 160 columns
+wide, ``-v`` holds for one command, and an ``--accuracy-judge`` is named as grades are
+saved."""
 
 from __future__ import annotations
 
+import enum
 import importlib
 import json
 import sys
+from typing import Annotated
 
 import pytest
 import typer
@@ -67,6 +72,39 @@ def test_no_shell_completion_options():
     assert "--install-completion" not in _help() and "--show-completion" not in _help()
 
 
+class _Engine(enum.StrEnum):
+    local = "local"
+    ray = "ray"
+
+
+def test_a_choice_option_shows_its_values():
+    """An option taking one of fixed values lists them (``--engine local|ray``), in any
+    typer app of the process once ragmeter's command line is imported."""
+    choices = typer.Typer(add_completion=False)
+
+    @choices.command()
+    def run(engine: Annotated[_Engine, typer.Option()] = _Engine.local) -> None:
+        """Run somewhere."""
+
+    result = runner.invoke(choices, ["--help"])
+    assert result.exit_code == 0, result.output
+    assert "--engine local|ray" in " ".join(result.output.replace("│", " ").split())
+
+
+def test_ragmeter_alone_shows_the_help():
+    result = runner.invoke(app, [], prog_name="ragmeter")
+    assert "Usage: ragmeter [OPTIONS] COMMAND [ARGS]..." in result.stdout
+    assert "evaluate" in result.stdout and "error" not in result.output
+
+
+def test_a_bad_flag_value_is_one_line_naming_the_commands_help():
+    result = runner.invoke(app, ["search", "--seed", "x"], prog_name="ragmeter")
+    assert result.exit_code == 2 and result.stdout == ""
+    line = result.stderr.removesuffix("\n")
+    assert "\n" not in line and line.startswith("error: Invalid value for '--seed'")
+    assert line.endswith("(see `ragmeter search --help`)")
+
+
 @pytest.mark.parametrize("spelling", [["--metric", "HIT@1"], ["--metric=HIT@1"]])
 def test_metric_names_are_case_insensitive_in_both_spellings(files, spelling):
     """Results keep metric names in lower case; ``check`` reads them as given."""
@@ -112,6 +150,49 @@ def test_embedding_callers_get_the_exceptions(files, tmp_path, monkeypatch):
     assert type(aborted.value).__name__ == "Abort"
 
 
+def test_a_program_embedding_the_command_completes_under_its_own_variable(monkeypatch, capsys):
+    """``main(prog_name=..., complete_var=...)``, as click documents for a program that
+    runs the command under another name: a completion request in that program's variable
+    is answered (here: ``eva`` -> ``evaluate``), and ragmeter's own variable is not
+    consulted."""
+    mytool = typer.Typer()  # the embedding program's own app, with shell completion
+    mytool.command()(_crash)
+    typer.main.get_command(mytool)
+    monkeypatch.delenv("_RAGMETER_COMPLETE", raising=False)
+    monkeypatch.setenv("_MYTOOL_COMPLETE", "complete_bash")
+    monkeypatch.setenv("COMP_WORDS", "ragmeter eva")
+    monkeypatch.setenv("COMP_CWORD", "1")
+    command = typer.main.get_command(app)
+    with pytest.raises(SystemExit) as done:
+        command.main([], prog_name="ragmeter", complete_var="_MYTOOL_COMPLETE")
+    assert done.value.code == 0
+    assert capsys.readouterr().out.split() == ["evaluate"]
+
+
+def _crash(*args, **kwargs):
+    raise RuntimeError("boom")
+
+
+def test_a_crash_prints_the_plain_python_traceback(files, tmp_path, monkeypatch, capsys):
+    """An unexpected error (a bug, not bad input) ends with Python's own traceback, as
+    logs and bug reports expect it, not typer's boxed rich traceback with the source
+    around every frame."""
+    evaluate = importlib.import_module("ragmeter.cli.evaluate")
+    monkeypatch.setattr(evaluate, "_evaluate", _crash)
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # app() installs typer's hook
+    for name in ("TYPER_STANDARD_TRACEBACK", "_TYPER_STANDARD_TRACEBACK"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(RuntimeError) as crash:
+        app(_evaluate_args(files, tmp_path / "res"))
+    capsys.readouterr()
+    sys.excepthook(crash.type, crash.value, crash.tb)  # what the interpreter does on exit
+    printed = capsys.readouterr().err
+    assert printed.startswith("Traceback (most recent call last):\n")
+    assert f'File "{__file__}", line {_crash.__code__.co_firstlineno + 1}, in _crash' in printed
+    assert printed.rstrip().splitlines()[-1] == "RuntimeError: boom"
+    assert "╭" not in printed and "│" not in printed
+
+
 def _users_helper():
     sys.exit(3)  # the line the message names
 
@@ -120,9 +201,22 @@ def _users_code(*args, **kwargs):
     _users_helper()
 
 
-def test_a_sys_exit_in_user_code_is_named_by_its_file_and_line(files, tmp_path, monkeypatch):
+def _users_middle():
+    _users_helper()
+
+
+def _users_deeper_code(*args, **kwargs):
+    _users_middle()
+
+
+@pytest.mark.parametrize("users_code", [_users_code, _users_deeper_code], ids=["2", "3"])
+def test_a_sys_exit_in_user_code_is_named_by_its_file_and_line(
+    files, tmp_path, monkeypatch, users_code
+):
+    """The line named is the ``sys.exit`` call, however many of the user's functions
+    lie between ragmeter and it (two, three frames deep)."""
     evaluate = importlib.import_module("ragmeter.cli.evaluate")
-    monkeypatch.setattr(evaluate, "_evaluate", _users_code)
+    monkeypatch.setattr(evaluate, "_evaluate", users_code)
     result = runner.invoke(app, _evaluate_args(files, tmp_path / "res"))
     assert result.exit_code == 2, result.output
     line = _users_helper.__code__.co_firstlineno + 1
