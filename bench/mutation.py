@@ -506,6 +506,38 @@ _NARROWED_TARGETS = {
         "tests/test_static_encoder.py",
         "tests/test_mutants_retrieval_registry.py",
     ],
+    "cli/hand_views.py": [
+        "tests/test_mutants_cli_hand_views.py",
+        "tests/test_answers.py",
+        "tests/test_answer_failures.py",
+    ],
+    "cli/failure_views.py": [
+        "tests/test_mutants_cli_failure_views.py",
+        "tests/test_answer_failures.py",
+        "tests/test_answers_one_view.py",
+    ],
+    "cli/answer_views.py": [
+        "tests/test_mutants_cli_answer_views.py",
+        "tests/test_answers.py",
+        "tests/test_answer_failures.py",
+        "tests/test_answers_one_view.py",
+        "tests/test_answers_ppi.py",
+    ],
+    "cli/answers.py": [
+        "tests/test_mutants_cli_answers.py",
+        "tests/test_answers.py",
+        "tests/test_answer_failures.py",
+        "tests/test_answers_one_view.py",
+        "tests/test_cli_options.py",
+    ],
+    "engine.py": [
+        "tests/test_mutants_engine.py",
+        "tests/test_scale.py",
+        "tests/test_mutants_llm_settings.py",
+        "tests/test_mutants_experiment.py",
+        "tests/test_mutants__segment_rounds.py",
+        "tests/test_segment_cache.py",
+    ],
 }
 TARGETS.update(_NARROWED_TARGETS)
 
@@ -1180,6 +1212,20 @@ EQUIVALENT: set[tuple] = {
     ),
     ("retrieval/remote.py", "batch_size: int = 64,", 18, "64 -> 65", 0),
     ("retrieval/remote.py", "backoff: float = 0.5,", 17, "0.5 -> 1.0", 0),
+    # cli/hand_views.py, engine.py: argued in docs/testing.md
+    ("cli/hand_views.py", "return False", 0, "return None"),
+    (
+        "engine.py",
+        'self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))',
+        15,
+        "arguments swapped: (int(ray.cluster_resources().get('CPU', 1)), 1, ...)",
+    ),
+    (
+        "engine.py",
+        "n_actors = max(1, min(len(tasks), most, self.gpus or self.workers))",
+        11,
+        "arguments swapped: (min(len(tasks), most, self.gpus or self.workers), 1, ...)",
+    ),
 }
 
 PYTEST_ARGS = ["-x", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "-m", "not slow"]
