@@ -1,6 +1,8 @@
 """``ragmeter.report.charts``: what the charts draw. The words chart's layers share one
-pair of axes and its labels stay by their points, the forest never draws words, the
-sample-size chart's curves, target, legend and height, and the bundle's disk cache."""
+pair of axes and its labels stay by their points, clear of every interval bar (all 4 pixels
+of it), one label for systems on one spot placed as the first one's would be; the forest
+never draws words, the sample-size chart's curves, target, legend and height, and the
+bundle's disk cache."""
 
 from __future__ import annotations
 
@@ -102,6 +104,73 @@ def test_no_label_covers_an_interval_bar(specs):
         )
         for bar in bars:
             assert not _overlap(box, bar), (v["text"], box, bar)
+
+
+def _words_spec(systems: list[tuple[str, float, float, float, float]]) -> dict:
+    """The words chart of hand-made systems: (name, words, hit, low, high) each."""
+    data = {
+        "main_k": 5,
+        "systems": [{"name": name} for name, *_ in systems],
+        "estimates": {
+            name: {
+                "recall@5": {"mean": hit, "low": low, "high": high},
+                "words@5": {"mean": words},
+            }
+            for name, words, hit, low, high in systems
+        },
+    }
+    return charts._words_chart(charts._altair(), data)
+
+
+# two systems far apart fix the axes of the scenes below
+ENDS = [("cheap", 200.0, 0.5, 0.4, 0.6), ("dear", 1200.0, 0.5, 0.4, 0.6)]
+
+
+def _words_a_pixel(pixel) -> float:
+    return 1000 / (pixel(1200.0, 0)[0] - pixel(200.0, 0)[0])
+
+
+def _label_boxes(spec: dict) -> dict[str, tuple[float, float, float, float]]:
+    pixel = _pixels(spec)
+    boxes = {}
+    for v in _layer(spec, "labels")["data"]["values"]:
+        x, mid = pixel(v["lx"], v["ly"])
+        width = text_width(v["text"]) + 2
+        boxes[v["text"]] = (x - 1, mid - LINE_HEIGHT / 2, x - 1 + width, mid + LINE_HEIGHT / 2)
+    return boxes
+
+
+def test_a_label_stops_short_of_a_neighbours_interval_bar_not_of_its_middle():
+    """A label that would end inside the 4-pixel-wide interval bar of the next system
+    to its right (1 pixel before the bar's middle line) goes elsewhere."""
+    pixel = _pixels(_words_spec(ENDS))
+    ax, _ = pixel(500.0, 50.0)
+    # beside its point, the label "a" starts 8 pixels right of it (the dot's radius 5, then 3)
+    bx = ax + 8 + text_width("a") + 2 + 1
+    b_words = 500.0 + (bx - ax) * _words_a_pixel(pixel)
+    # b's bar runs from far above to far below a's label; b's own dot is well above it
+    spec = _words_spec([*ENDS, ("a", 500.0, 0.5, 0.45, 0.55), ("b", b_words, 0.8, 0.2, 0.85)])
+    pixel = _pixels(spec)
+    assert pixel(b_words, 80.0)[0] == pytest.approx(bx)  # the scene is as meant
+    _, top = pixel(b_words, 85.0)
+    _, bottom = pixel(b_words, 20.0)
+    bar = (bx - 2, top, bx + 2, bottom)
+    for text, box in _label_boxes(spec).items():
+        assert not _overlap(box, bar), (text, box, bar)
+
+
+def test_a_label_shared_by_systems_on_one_spot_sits_as_the_first_ones_would():
+    """Systems drawn less than 1.5 pixels apart share one label, placed beside the
+    first of them just as that system's own label would be without the others."""
+    alone = _label_boxes(_words_spec([*ENDS, ("a", 500.0, 0.5, 0.45, 0.55)]))["a"]
+    b_words = 500.0 + 1.4 * _words_a_pixel(_pixels(_words_spec(ENDS)))  # 1.4 pixels right
+    spec = _words_spec([*ENDS, ("a", 500.0, 0.5, 0.45, 0.55), ("b", b_words, 0.5, 0.45, 0.55)])
+    shared = _label_boxes(spec)
+    assert [v["text"] for v in _layer(spec, "labels")["data"]["values"]].count("a") == 1
+    # the two lines of the shared label, one above the other, centred where a's was
+    assert shared["a"][0] == pytest.approx(alone[0]) == shared["b"][0]
+    middle = (shared["a"][1] + shared["b"][3]) / 2
+    assert middle == pytest.approx((alone[1] + alone[3]) / 2)
 
 
 def test_the_forest_draws_no_words_panel(specs):
