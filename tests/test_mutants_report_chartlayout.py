@@ -1,6 +1,6 @@
 """``ragmeter.report.chartlayout``: the width table's figures and mirrored pairs, padding,
-points on one spot, where a label goes when the sides are full, a column centred on its
-cluster, and leader lines no label covers."""
+points on one spot, where a label goes when the sides are full or only the spot straight
+below is free, a column centred on its cluster, and leader lines no label covers."""
 
 from __future__ import annotations
 
@@ -76,6 +76,27 @@ def test_with_no_room_at_the_sides_a_label_goes_above_its_point_else_below():
     (p,) = place_labels([(30.0, 10.0)], ["whole"], 60, 200)  # no room above either
     assert p.leader is None and p.number is None
     assert p.box[1] > 10 + 5 and p.box[0] < 30 < p.box[2]  # right below it
+
+
+def test_with_room_left_only_straight_below_a_label_goes_there_centred_under_its_point():
+    """The last direction the search tries further out is straight down: when every
+    other spot is taken (here by obstacles), the label goes 20 pixels below its point,
+    centred under it, joined by a vertical leader line."""
+    x, y = 300.0, 100.0
+    w, h = text_width("whole") + 2, 14
+    # a slot just big enough for the label, 20 pixels under the point
+    left, right, top, bottom = x - w / 2 - 0.1, x + w / 2 + 0.1, y + 20, y + 20 + h + 0.1
+    taken = [
+        (0, 0, left, 400),
+        (right, 0, 600, 400),
+        (left, 0, right, top),
+        (left, bottom, right, 400),
+    ]
+    (p,) = place_labels([(x, y)], ["whole"], 600, 400, obstacles=taken)
+    assert p.number is None and p.text == "whole"
+    assert (p.box[0] + p.box[2]) / 2 == pytest.approx(x)
+    assert p.box[1] == pytest.approx(top)
+    assert p.leader is not None and p.leader[0] == p.leader[2] == pytest.approx(x)
 
 
 def test_a_column_is_centred_on_its_cluster():
