@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import threading
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -155,3 +157,21 @@ def pytest_sessionfinish(session):
         import shutil
 
         shutil.rmtree(_HISTORY[0], ignore_errors=True)
+
+
+@pytest.fixture
+def waits(monkeypatch) -> list[float]:
+    """The test thread's ``time.sleep`` waits, recorded instead of slept (a local
+    server's threads still sleep for real): what a client waits between tries."""
+    caller = threading.current_thread()
+    real_sleep = time.sleep
+    seen: list[float] = []
+
+    def sleep(seconds):
+        if threading.current_thread() is caller:
+            seen.append(seconds)
+        else:
+            real_sleep(seconds)
+
+    monkeypatch.setattr(time, "sleep", sleep)
+    return seen

@@ -125,7 +125,9 @@ def test_chat_and_embeddings_resolve_base_urls_alike(monkeypatch, which, arg, en
 # --- post_json ----------------------------------------------------------------------------
 
 
-def scripted_client(*responses: httpx.Response | Exception) -> tuple[httpx.Client, list]:
+def scripted_client(*responses: httpx.Response | Exception, **options) -> tuple[httpx.Client, list]:
+    """A client whose requests get ``responses`` in order (an exception is raised);
+    ``options`` go to ``httpx.Client``. Returns the client and the requests seen."""
     seen: list[httpx.Request] = []
     queue = list(responses)
 
@@ -136,7 +138,7 @@ def scripted_client(*responses: httpx.Response | Exception) -> tuple[httpx.Clien
             raise item
         return item
 
-    return httpx.Client(transport=httpx.MockTransport(handler)), seen
+    return httpx.Client(transport=httpx.MockTransport(handler), **options), seen
 
 
 def test_post_json_retries_then_returns_and_obeys_retry_after():

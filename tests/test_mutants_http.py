@@ -13,23 +13,10 @@ import json
 
 import httpx
 import pytest
+from test_http import scripted_client
 
 from ragmeter import http as rhttp
 from ragmeter.errors import ServerRejected, ServerUnavailable
-
-
-def scripted_client(*responses: httpx.Response | Exception, **options) -> tuple[httpx.Client, list]:
-    seen: list[httpx.Request] = []
-    queue = list(responses)
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        item = queue.pop(0)
-        if isinstance(item, Exception):
-            raise item
-        return item
-
-    return httpx.Client(transport=httpx.MockTransport(handler), **options), seen
 
 
 def test_retry_after_is_obeyed_for_at_most_one_minute():

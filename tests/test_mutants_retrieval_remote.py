@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -61,24 +60,6 @@ class Server:
 def openai_ok(body):
     data = [{"index": i, "embedding": [1.0, float(i)]} for i in range(len(body["input"]))]
     return 200, {"data": data}
-
-
-@pytest.fixture
-def waits(monkeypatch):
-    """The client's waits between tries, recorded instead of slept (the server's threads
-    still sleep for real)."""
-    caller = threading.current_thread()
-    real_sleep = time.sleep
-    seen: list[float] = []
-
-    def sleep(seconds):
-        if threading.current_thread() is caller:
-            seen.append(seconds)
-        else:
-            real_sleep(seconds)
-
-    monkeypatch.setattr(time, "sleep", sleep)
-    return seen
 
 
 def test_no_authorization_header_without_a_key(monkeypatch):
