@@ -181,19 +181,34 @@ class Flips:
     ``d - delta`` is ``s @ d - delta * sum(s)``: ``a = s @ d`` and ``b = sum(s)``
     are all a test of any ``delta`` needs. The flips are the same mulberry32
     stream as :func:`ragmeter.stats.compare_all` (after the resampling draws), so
-    at ``delta = 0`` the p-value equals its ``p_value``.
+    at ``delta = 0`` the p-value equals its ``p_value``. With ``clusters`` (a code
+    0..G-1 per question) round ``b`` flips whole clusters: the G signs are the
+    stream after ``rounds * G`` draws, and every question of a cluster takes its sign.
     """
 
-    def __init__(self, diffs: np.ndarray, rounds: int, seed: stats.Seed) -> None:
+    def __init__(
+        self,
+        diffs: np.ndarray,
+        rounds: int,
+        seed: stats.Seed,
+        clusters: np.ndarray | None = None,
+    ) -> None:
         n, k = diffs.shape
         self.diffs = diffs
         self.rounds = rounds
         self.a = np.empty((rounds, k))
         self.b = np.empty(rounds)
-        for row0, signs in stats._sign_blocks(n, rounds, seed):
+        rows_of, weights = diffs, np.ones(n)
+        if clusters is not None:  # one sign per cluster: whole documents flip together
+            codes = np.asarray(clusters, dtype=np.intp)
+            groups = int(codes.max()) + 1
+            rows_of = np.zeros((groups, k))
+            np.add.at(rows_of, codes, diffs)
+            weights = np.bincount(codes, minlength=groups).astype(np.float64)
+        for row0, signs in stats._sign_blocks(rows_of.shape[0], rounds, seed):
             rows = signs.shape[0]
-            self.a[row0 : row0 + rows] = signs @ diffs
-            self.b[row0 : row0 + rows] = signs.sum(axis=1)
+            self.a[row0 : row0 + rows] = signs @ rows_of
+            self.b[row0 : row0 + rows] = signs @ weights if clusters is not None else signs.sum(1)
         self.total = np.cumsum(diffs, axis=0)[-1]  # left-to-right, as compare_all
         self.n = n
 

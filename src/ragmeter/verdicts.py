@@ -51,6 +51,7 @@ from ragmeter.paired_tests import (
     tango_interval,
     tango_z,
 )
+from ragmeter.stats_clusters import cluster_bootstrap_many
 from ragmeter.stats_maxt import constrained, null_p_values, step_down
 
 __all__ = [
@@ -136,6 +137,7 @@ class Rule:
     rng: str
     identical: list[list[str]] = field(default_factory=list)
     constraints: bool = False  # max-T steps limited to pairs that can be true together
+    clusters: int = 0  # flips of whole clusters (documents), 0: of whole questions
 
     @property
     def header(self) -> str:
@@ -161,7 +163,7 @@ class Rule:
                 f"Rule: Westfall-Young step-down max-T over {self.pairs} pairs ({self.family})"
                 f"{limited}: "
                 f"'better' when the adjusted p < {self.alpha:g}; {self.test}, joint null from "
-                f"{self.rounds} sign flips of whole questions shared by every pair; interval: "
+                f"{self.rounds} sign flips of whole {self._units} shared by every pair; interval: "
                 f"{self.interval} at the level max-T used for the pair"
             )
         return (
@@ -171,6 +173,10 @@ class Rule:
         )
 
     @property
+    def _units(self) -> str:
+        return f"clusters ({self.clusters} documents)" if self.clusters else "questions"
+
+    @property
     def p_label(self) -> str | None:
         if self.adjust == "none":
             return None
@@ -178,6 +184,8 @@ class Rule:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        if not self.clusters:
+            del out["clusters"]  # question-level: as summaries were written before
         out["header"] = self.header
         return out
 
@@ -327,6 +335,7 @@ def compare_family(
     rounds: int = 10_000,
     seed: stats.Seed = 1,
     binary: bool | None = None,
+    clusters: ArrayLike | None = None,
 ) -> Verdicts:
     """Compare systems (rows of ``matrix``) over one family of pairs under one rule.
 
@@ -338,6 +347,10 @@ def compare_family(
     test and its inverted interval are used. ``adjust="maxt"`` (the default) decides
     with the step-down max-T over those tests, ``adjust="holm"`` with Holm's
     procedure; ``adjust="none"`` reproduces the seed's per-pair percentile rule exactly.
+    ``clusters`` (a code 0..G-1 per question, :mod:`ragmeter.stats_clusters`) makes
+    every test flip whole clusters instead of questions (the sign-flip test, for 0/1
+    scores too: McNemar's test assumes independent questions) and ``adjust="none"``
+    read the cluster bootstrap's interval.
     """
     m = stats._as_matrix(matrix, "matrix")
     names = list(names)
@@ -352,9 +365,19 @@ def compare_family(
     label, compared, same = _family(names, baseline, pairs, groups)
     binary = is_binary(m) if binary is None else binary
     n = m.shape[1]
-    if adjust == "none":
+    codes = None
+    if clusters is not None:
+        codes = np.asarray(clusters, dtype=np.intp)
+        binary = False  # exact McNemar/Tango assume independent questions
+    if adjust == "none" and codes is not None:
+        test = "no test (the interval decides)"
+        interval = f"{(1 - alpha) * 100:g}% paired cluster bootstrap (whole documents)"
+    elif adjust == "none":
         test = "no test (the interval decides)"
         interval = f"{(1 - alpha) * 100:g}% paired percentile bootstrap"
+    elif codes is not None:
+        test = f"sign-flip test of whole clusters ({rounds} rounds)"
+        interval = "sign-flip test inverted"
     elif binary:
         test = "McNemar's exact test (0/1 scores)"
         interval = "Tango's score interval"
@@ -373,10 +396,11 @@ def compare_family(
         rng=stats.rng_name(seed),
         identical=[list(g) for g in groups],
         constraints=adjust == "maxt" and constrained(compared, rounds, alpha),
+        clusters=0 if codes is None else int(codes.max()) + 1,
     )
     rows: list[Row] = []
     if compared:
-        rows = _rows(m, names, compared, adjust, alpha, rounds, seed, binary)
+        rows = _rows(m, names, compared, adjust, alpha, rounds, seed, binary, codes)
     for i, j in same:
         zero = stats.Estimate(0.0, 0.0, 0.0, n, rounds, rule.seed, "identical", rule.rng)
         rows.append(
@@ -417,11 +441,14 @@ def _rows(
     rounds: int,
     seed: stats.Seed,
     binary: bool,
+    codes: np.ndarray | None = None,
 ) -> list[Row]:
     n = m.shape[1]
     k = len(compared)
     diffs = np.stack([m[i] - m[j] for i, j in compared], axis=1) + 0.0
     counts = [_counts(m[i], m[j]) for i, j in compared]
+    if adjust == "none" and codes is not None:
+        return _cluster_none_rows(m, names, compared, diffs, counts, alpha, rounds, seed, codes)
     if adjust == "none":
         # The seed's rule: the percentile paired interval (pairedDifference) decides.
         comps = stats._compare(m, names, compared, rounds, seed, "percentile", 1.0 - alpha)
@@ -448,7 +475,7 @@ def _rows(
             )
         return out
     maxt = adjust == "maxt" and k > 1  # a family of one is its own test under any rule
-    flips = None if binary and not maxt else Flips(diffs, rounds, seed)
+    flips = None if binary and not maxt else Flips(diffs, rounds, seed, codes)
     if maxt:
         raw, p_null = null_p_values(flips, binary, counts)
         adj, reject, levels = step_down(raw, p_null, alpha, compared)
@@ -478,7 +505,9 @@ def _rows(
             n=n,
             rounds=rounds,
             seed=stats._seed_record(seed),
-            method="tango" if binary else "sign-flip inversion",
+            method="tango"
+            if binary
+            else ("sign-flip inversion" if codes is None else "cluster sign-flip inversion"),
             rng=stats.rng_name(seed),
             confidence=1.0 - float(levels[c]),
         )
@@ -508,6 +537,37 @@ def _rows(
                 bool(reject[c]),
                 False,
                 verdict,
+            )
+        )
+    return out
+
+
+def _cluster_none_rows(m, names, compared, diffs, counts, alpha, rounds, seed, codes) -> list[Row]:
+    """``adjust="none"`` with clusters: the paired cluster bootstrap's interval decides."""
+    ests = cluster_bootstrap_many(diffs.T, codes, rounds, seed, 1.0 - alpha)
+    flips = Flips(diffs, rounds, seed, codes)
+    p_raw = flips.p_values(np.zeros(len(compared)), np.arange(len(compared)))
+    out = []
+    for c, (i, j) in enumerate(compared):
+        w, t, lo = counts[c]
+        diff = ests[c]
+        sep = diff.low > 0 or diff.high < 0
+        out.append(
+            Row(
+                names[i],
+                names[j],
+                diff,
+                float(p_raw[c]),
+                None,
+                alpha,
+                w,
+                t,
+                lo,
+                w + lo,
+                min_differing(alpha),
+                sep,
+                False,
+                stats._verdict(diff, names[i], names[j]),
             )
         )
     return out
