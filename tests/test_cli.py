@@ -90,6 +90,22 @@ def test_chunk_shows_sizes():
             "ks must be positive whole numbers",
         ),
         ({}, ["--corpus", "missing-folder"], "no such file or folder"),
+        (
+            {
+                "c.jsonl": '{"id": "a", "text": "alpha beta"}\n',
+                "q.jsonl": '{"id": "q1", "question": "?", "answers": [{"text": "alpha"}]}\n',
+            },
+            ["--corpus", "c.jsonl", "--testset", "q.jsonl", "--clusters", "docs"],
+            "clusters must be one of auto, none, document, field",
+        ),
+        (
+            {
+                "c.jsonl": '{"id": "a", "text": "alpha beta"}\n',
+                "q.jsonl": '{"id": "q1", "question": "?", "answers": [{"text": "alpha"}]}\n',
+            },
+            ["--corpus", "c.jsonl", "--testset", "q.jsonl", "--clusters", "field"],
+            "question 'q1' has no \"cluster\" field",
+        ),
     ],
 )
 def test_bad_input_one_line_exit_2_nothing_written(tmp_path, monkeypatch, files, args, message):
@@ -168,3 +184,33 @@ def test_question_audit_lands_in_results_and_report(demo_results):
     assert audit["audited"] == 135
     assert audit["flagged"] == sum(1 for r in rows if r["flags"])
     assert "mean copy ratio" in result.stdout
+
+
+def test_search_shows_design_effects_and_clusters_document_makes_every_view_cluster_aware(
+    demo_results, tmp_path
+):
+    _, result = demo_results
+    assert "135 questions in 25 documents (5.4 each)" in result.stdout
+    assert "Question-level intervals and comparisons" in result.stdout  # auto, 25 documents
+    out = tmp_path / "clustered"
+    args = ["search", "--strategies", "fixed,sentence", "--rounds", "500", "--clusters"]
+    result = runner.invoke(app, [*args, "document", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert "cluster bootstrap (whole documents, t-widened) intervals" in text
+    assert "Cluster-aware intervals and comparisons: asked for (clusters = document)" in text
+    assert "sign flips of whole clusters (25 documents)" not in text  # a family of one pair
+    assert "sign-flip test of whole clusters" in text
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["clusters"]["used"] and summary["comparison_rule"]["clusters"] == 25
+    again = runner.invoke(app, ["compare", str(out), "--rounds", "500"])
+    assert again.exit_code == 0, again.output
+    assert "sign-flip test of whole clusters" in " ".join(again.stdout.split())
+    plan = runner.invoke(app, ["plan", str(out), "--rounds", "500"])
+    assert plan.exit_code == 0, plan.output
+    assert "Questions share documents (5.4 each)" in " ".join(plan.stdout.split())
+    none = runner.invoke(app, [*args, "none", "-o", str(tmp_path / "plain")])
+    assert none.exit_code == 0, none.output
+    assert "documents (5.4 each)" not in none.stdout
+    plain = json.loads((tmp_path / "plain" / "summary.json").read_text())
+    assert "clusters" not in plain and "clusters" not in plain["comparison_rule"]

@@ -74,6 +74,8 @@ def test_hybrid_parts_may_name_other_retrievers(tmp_path):
         ('[stats]\nmethod = "normal"\n', "method must be"),
         ("[search\n", "invalid TOML"),
         ('[[retriever]]\nkind = "bm25"\n', "needs a name"),
+        ('[stats]\nclusters = "docs"\n', "clusters must be one of auto, none, document, field"),
+        ("[stats]\nclusters = 1\n", "clusters"),
     ],
 )
 def test_bad_config_is_one_clear_error(tmp_path, body, message):
@@ -90,3 +92,10 @@ def test_a_config_built_in_python_takes_lists_where_tuples_are_held():
     assert cfg.strategies == ("fixed", "sentence") and cfg.ks == (1, 5)
     with pytest.raises(InputError, match=r"must be a list of strings, got \[.fixed., 3\]"):
         Config(strategies=["fixed", 3]).validate()
+
+
+@pytest.mark.parametrize("mode", ["auto", "none", "document", "field"])
+def test_every_clusters_setting_is_read_from_the_stats_table(tmp_path, mode):
+    (tmp_path / "ragmeter.toml").write_text(f'[stats]\nclusters = "{mode}"\n', "utf-8")
+    cfg = load_config(tmp_path / "ragmeter.toml")
+    assert cfg.clusters == mode and cfg.to_dict()["stats"]["clusters"] == mode

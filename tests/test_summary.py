@@ -159,3 +159,120 @@ def test_terminal_report_and_notebook_print_each_comparison_alike(saved):
         text = verdicts.shown_difference(row, metric)
         assert shown["shown"]["difference"] == text
         assert text in printed and text in notebook
+
+
+# --------------------------------------------------------------------------- clusters
+
+
+def _clustered(groups: int, per_doc: int, seed: int = 2) -> tuple[np.ndarray, list[str]]:
+    """Three systems whose scores move together within each document."""
+    rng = np.random.default_rng(seed)
+    doc = rng.normal(size=(3, groups)).repeat(per_doc, axis=1)
+    z = doc + 0.3 * rng.normal(size=(3, groups * per_doc))
+    labels = [f"d{g}" for g in range(groups) for _ in range(per_doc)]
+    return (z < 0.5).astype(float), labels
+
+
+def test_clusters_none_keeps_the_question_level_numbers_bit_for_bit():
+    m, labels = _clustered(12, 5)
+    plain = summarize({"recall@5": m}, ["a", "b", "c"], "recall@5", 1, 500)
+    none = summarize(
+        {"recall@5": m}, ["a", "b", "c"], "recall@5", 1, 500, clusters=labels, cluster_mode="none"
+    )
+    assert none == plain and none.clusters is None and "clusters" not in none.to_json()
+
+
+def test_auto_makes_numbers_cluster_aware_when_the_design_effect_is_measurably_above_one():
+    m, labels = _clustered(12, 5)
+    s = summarize({"recall@5": m}, ["a", "b", "c"], "recall@5", 1, 500, clusters=labels)
+    plain = summarize({"recall@5": m}, ["a", "b", "c"], "recall@5", 1, 500)
+    assert s.clusters.used and s.clusters.count == 12 and s.clusters.source == "document"
+    assert "design effect on recall@5" in s.clusters.reason
+    est, q = s.estimate("a"), plain.estimate("a")
+    assert est.method == "cluster percentile, t-widened" and est.exact is None
+    assert est.high - est.low > q.high - q.low  # documents, not questions, are the sample
+    assert s.comparison_rule.clusters == 12
+    assert s.design_of("a").deff > 2 and s.design_of("a").low > 1
+    assert s.compared_by == tuple(labels)
+
+
+def test_auto_stays_question_level_with_too_few_clusters_or_no_design_effect():
+    m, labels = _clustered(6, 10)  # strongly clustered, but 6 documents
+    few = summarize({"recall@5": m}, ["a", "b", "c"], "recall@5", 1, 500, clusters=labels)
+    assert not few.clusters.used and "fewer than 10 clusters" in few.clusters.reason
+    assert few.estimate("a") == summarize({"recall@5": m}, ["a", "b", "c"], "recall@5", 1, 500)\
+        .estimate("a")
+    assert few.design_of("a") is not None  # still measured and shown
+    rng = np.random.default_rng(9)
+    flat = (rng.random((3, 120)) < 0.6).astype(float)
+    labels = [f"d{i // 4}" for i in range(120)]
+    s = summarize({"recall@5": flat}, ["a", "b", "c"], "recall@5", 1, 500, clusters=labels)
+    assert not s.clusters.used and "measurably above 1" in s.clusters.reason
+
+
+def test_document_mode_makes_numbers_cluster_aware_even_with_few_clusters():
+    m, labels = _clustered(6, 10)
+    s = summarize(
+        {"recall@5": m}, ["a", "b", "c"], "recall@5", 1, 500, clusters=labels,
+        cluster_mode="document",
+    )
+    assert s.clusters.used and s.clusters.reason == "asked for (clusters = document)"
+    assert s.estimate("a").method == "cluster percentile, t-widened"
+
+
+def test_clusters_and_design_effects_round_trip_through_summary_json():
+    m, labels = _clustered(12, 5)
+    s = summarize({"recall@5": m}, ["a", "b", "c"], "recall@5", 1, 500, clusters=labels)
+    data = json.loads(dumps(s.to_json()))
+    assert data["design"]["a"]["recall@5"]["effective"] == pytest.approx(
+        s.design_of("a").effective
+    )
+    again = Summary.from_json(data)
+    assert again.clusters == s.clusters and again.design == s.design
+    assert again.cluster_labels is None  # scores.json keeps the labels
+
+
+def test_shipped_example_saves_each_questions_document_and_shows_every_design_effect(saved):
+    run, res = saved
+    assert res.clusters == tuple(q.answers[0].doc for q in run.questions)
+    raw = json.loads((res.path / "scores.json").read_text(encoding="utf-8"))
+    assert raw["cluster_source"] == "document" and len(raw["clusters"]) == 135
+    info = res.summary.clusters
+    assert (info.count, info.questions, info.used) == (25, 135, False)
+    for system in res.systems:
+        d = res.summary.design_of(system)
+        assert d.deff > 0 and d.low < d.deff < d.high and d.effective == 135 / d.deff
+    line = terminal.cluster_note(res.summary)
+    assert line.startswith("135 questions in 25 documents (5.4 each)")
+    assert all(f"{s} " in line for s in res.systems)
+    assert res.comparison_plan.clusters is None  # question-level, as summary.json decided
+
+
+def test_results_saved_before_clusters_still_load(saved, tmp_path):
+    import shutil
+
+    _, res = saved
+    old = tmp_path / "old"
+    shutil.copytree(res.path, old)
+    for name in ("scores.json", "summary.json"):
+        data = json.loads((old / name).read_text(encoding="utf-8"))
+        for key in ("clusters", "cluster_source", "design"):
+            data.pop(key, None)
+        (old / name).write_text(dumps(data), encoding="utf-8")
+    back = Results(old)
+    assert back.clusters is None and back.summary.clusters is None
+    assert terminal.cluster_note(back.summary) is None
+    assert back.summary.estimates == res.summary.estimates
+
+
+def test_a_clusters_list_of_the_wrong_length_is_one_line_naming_scores_json(saved, tmp_path):
+    import shutil
+
+    _, res = saved
+    bad = tmp_path / "bad"
+    shutil.copytree(res.path, bad)
+    data = json.loads((bad / "scores.json").read_text(encoding="utf-8"))
+    data["clusters"] = data["clusters"][:-1]
+    (bad / "scores.json").write_text(dumps(data), encoding="utf-8")
+    with pytest.raises(InputError, match=r"scores\.json: clusters: expected 135 labels"):
+        Results(bad)

@@ -121,3 +121,52 @@ def test_squad_import_skips_unanswerable(shared_data):
     ts = load_testset(path, load_corpus(path))
     assert len(ts) + ts.skipped == 626
     assert ts.skipped == 333
+
+
+def test_cluster_field_names_each_questions_group_else_its_answer_document(tmp_path):
+    from ragmeter.testset import question_clusters
+
+    rows = [
+        {"id": "q1", "question": "a?", "answers": [{"doc": "a.md", "text": "forty two"}]},
+        {"id": "q2", "question": "b?", "answers": [{"doc": "b.md", "text": "Another"}]},
+    ]
+    ts = load_testset(write(tmp_path, rows), DOCS)
+    assert question_clusters(ts.questions) == (("a.md", "b.md"), "document")
+    assert question_clusters(ts.questions, "none") == (None, "none")
+    with pytest.raises(InputError, match=r"question 'q1' has no \"cluster\" field \(2 of 2"):
+        question_clusters(ts.questions, "field")
+    rows[0]["cluster"] = "topic-1"
+    rows[1]["cluster"] = 7
+    ts = load_testset(write(tmp_path, rows), DOCS)
+    assert question_clusters(ts.questions) == (("topic-1", "7"), "field")
+    assert question_clusters(ts.questions, "document") == (("a.md", "b.md"), "document")
+    del rows[1]["cluster"]
+    ts = load_testset(write(tmp_path, rows), DOCS)
+    with pytest.raises(InputError, match=r"question 'q2' has no \"cluster\" field \(1 of 2"):
+        question_clusters(ts.questions)  # some lines with one, some without: a slip
+
+
+@pytest.mark.parametrize("value", ["", "  ", True, 1.5, ["a"], {"doc": "a"}])
+def test_a_bad_cluster_value_is_one_line_naming_the_file_and_line(tmp_path, value):
+    rows = [
+        {"id": "q1", "question": "a?", "answers": [{"doc": "a.md", "text": "forty two"}]},
+        {"id": "q2", "question": "b?", "answers": [{"doc": "b.md", "text": "Another"}],
+         "cluster": value},
+    ]
+    with pytest.raises(InputError, match=r"q\.jsonl:2") as err:
+        load_testset(write(tmp_path, rows), DOCS)
+    assert "cluster" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_questions_judged_by_qrels_have_no_document_clusters_unless_given(tmp_path):
+    from ragmeter.testset import question_clusters
+
+    rows = [{"id": "q1", "question": "a?", "qrels": {"a.md": 1}},
+            {"id": "q2", "question": "b?", "qrels": {"b.md": 2}}]
+    ts = load_testset(write(tmp_path, rows), DOCS)
+    assert question_clusters(ts.questions) == (None, "none")
+    with pytest.raises(InputError, match="judged by qrels and names no answer document"):
+        question_clusters(ts.questions, "document")
+    rows[0]["cluster"], rows[1]["cluster"] = "x", "y"
+    ts = load_testset(write(tmp_path, rows), DOCS)
+    assert question_clusters(ts.questions) == (("x", "y"), "field")

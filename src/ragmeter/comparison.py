@@ -18,6 +18,7 @@ import numpy as np
 
 from ragmeter import verdicts
 from ragmeter.errors import InputError
+from ragmeter.stats_clusters import cluster_codes
 
 __all__ = ["ComparisonPlan", "compare_run", "compare_systems"]
 
@@ -30,7 +31,8 @@ class ComparisonPlan:
     (``"maxt"``, the default, ``"holm"`` or ``"none"``; a saved run that names none
     was decided under Holm); the family is every pair, every system against
     ``baseline``, or the planned ``pairs``; ``seed`` and ``rounds`` drive the
-    resampling.
+    resampling. ``clusters`` (one label per question, e.g. its document) makes the
+    tests flip whole clusters (:mod:`ragmeter.stats_clusters`); None flips questions.
     """
 
     metric: str
@@ -40,6 +42,7 @@ class ComparisonPlan:
     adjust: str = "maxt"
     baseline: str | None = None
     pairs: tuple[tuple[str, str], ...] | None = None
+    clusters: tuple[str, ...] | None = None
 
     @property
     def alpha(self) -> float:
@@ -133,7 +136,12 @@ def compare_systems(
         alpha=plan.alpha,
         rounds=plan.rounds,
         seed=plan.seed,
+        clusters=None if plan.clusters is None else _codes(plan.clusters),
     )
+
+
+def _codes(labels: Sequence[str]) -> np.ndarray:
+    return cluster_codes(labels)[0]
 
 
 def compare_run(run: Any, plan: ComparisonPlan) -> verdicts.Verdicts:

@@ -34,6 +34,7 @@ from typing import Any
 from ragmeter._safe_text import redact
 from ragmeter.errors import InputError
 from ragmeter.metrics import Metric, check_ks
+from ragmeter.stats_clusters import CLUSTER_MODES
 
 DEFAULT_STRATEGIES = (
     "whole",
@@ -72,6 +73,7 @@ class Config:
     adjust: str = "maxt"  # step-down max-T; "holm"; "none": the seed's per-pair rule
     baseline: str = ""  # compare every system with this one
     pairs: tuple[str, ...] = ()  # planned comparisons, "A:B"
+    clusters: str = "auto"  # questions sharing a document: "auto", "none", "document", "field"
     output: str = "ragmeter-results"
     engine: str = "local"  # or "ray" (see ragmeter.engine)
     engine_address: str = "auto"  # ray: "auto", a cluster address, or "" for a local Ray
@@ -110,6 +112,7 @@ class Config:
                 "adjust": d["adjust"],
                 "baseline": d["baseline"],
                 "pairs": list(d["pairs"]),
+                "clusters": d["clusters"],
             },
             "output": {"dir": d["output"]},
             **(
@@ -151,6 +154,11 @@ class Config:
             raise InputError(f"adjust must be 'holm', 'maxt' or 'none', got {self.adjust!r}")
         if self.baseline and self.pairs:
             raise InputError("give a baseline or planned pairs, not both")
+        if self.clusters not in CLUSTER_MODES:
+            raise InputError(
+                f"clusters must be one of {', '.join(CLUSTER_MODES)} (auto is the default), "
+                f"got {self.clusters!r}"
+            )
         if not self.strategies:
             raise InputError("no strategies given")
         if self.engine not in ("local", "ray"):
@@ -198,6 +206,7 @@ _SECTIONS = {
     ("stats", "adjust"): "adjust",
     ("stats", "baseline"): "baseline",
     ("stats", "pairs"): "pairs",
+    ("stats", "clusters"): "clusters",
     ("output", "dir"): "output",
     ("engine", "kind"): "engine",
     ("engine", "address"): "engine_address",

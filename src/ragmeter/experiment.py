@@ -26,7 +26,13 @@ from ragmeter.retrieval.base import Hit, Retriever, SpanRetriever
 from ragmeter.retrieval.registry import make_retriever
 from ragmeter.runs import RankedItem, SearchRun, SystemRun  # noqa: F401 (their old home)
 from ragmeter.scoring import grade_items, score_system  # noqa: F401
-from ragmeter.testset import Question, TestSet, load_judged_testset, load_testset
+from ragmeter.testset import (
+    Question,
+    TestSet,
+    load_judged_testset,
+    load_testset,
+    question_clusters,
+)
 
 Progress = Callable[[str, int, int], None]
 
@@ -187,6 +193,7 @@ def _run_search(
         else:
             testset = load_testset(config.testset, documents, config.testset_format)
     questions = testset.questions
+    question_clusters(questions, config.clusters)  # a missing cluster field: before the search
     question_texts = [q.text for q in questions]
     t = _timed(timings, "load", t)
     retrievers = [make_retriever(r) for r in config.retrievers]

@@ -18,6 +18,7 @@ import numpy as np
 
 from ragmeter.errors import InputError
 from ragmeter.stats import SizeRow, questions_for_half_width, questions_to_separate, sample_size
+from ragmeter.stats_clusters import ClusterNeed, cluster_codes, documents_to_separate
 from ragmeter.stats_exact import exact_interval
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "family_level",
     "family_sentence",
     "first_level",
+    "cluster_sentence",
     "pair_needs",
     "plan_questions",
 ]
@@ -83,6 +85,7 @@ class PairNeed:
     needed: int | None
     identical: bool = False
     in_family: int | None = None
+    clusters: ClusterNeed | None = None  # documents (or questions on them) that settle it
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,10 @@ def plan_questions(
                 exact_interval(x, 0.0, 0.0, 1.0 - alpha) if flat else None,
             )
         )
-    plan.pairs.extend(pair_needs(scores, names, difference, k, alpha, level=first))
+    labels = getattr(run, "clusters", None)
+    plan.pairs.extend(
+        pair_needs(scores, names, difference, k, alpha, level=first, clusters=labels)
+    )
     return plan
 
 
@@ -182,10 +188,14 @@ def pair_needs(
     family: int,
     alpha: float = 0.05,
     level: float | None = None,
+    clusters: Sequence[str] | None = None,
 ) -> list[PairNeed]:
     """Every pair of ``names``: questions to separate ``difference`` alone and as one of
-    ``family`` pairs (at ``level``, by default :func:`family_level`), at power 0.8."""
+    ``family`` pairs (at ``level``, by default :func:`family_level`), at power 0.8; with
+    ``clusters`` (each question's document) also the documents that would settle it in
+    the family (:func:`ragmeter.stats_clusters.documents_to_separate`)."""
     level = family_level(family, alpha) if level is None else level
+    codes, groups = cluster_codes(clusters) if clusters else (None, 0)
     out = []
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
@@ -195,7 +205,12 @@ def pair_needs(
             else:
                 need = questions_to_separate(scores[a], scores[b], difference, 1.0 - alpha)
                 wide = questions_to_separate(scores[a], scores[b], difference, 1.0 - level)
-                out.append(PairNeed(a, b, need, in_family=wide))
+                docs = (
+                    documents_to_separate(diff, codes, difference, 1.0 - level)
+                    if codes is not None and groups > 1
+                    else None
+                )
+                out.append(PairNeed(a, b, need, in_family=wide, clusters=docs))
     return out
 
 
@@ -239,4 +254,38 @@ def family_sentence(
         f"{wide[len(wide) // 2]:,} questions per pair in this table of {family} pairs ({how}), "
         f"against {alone[len(alone) // 2]:,} for one pair planned in advance (median over "
         f"the pairs)."
+    )
+
+
+def cluster_sentence(needs: list[PairNeed], difference: float, scale: float = 100.0) -> str | None:
+    """One sentence for ``plan`` when questions share documents: the documents (at the
+    run's questions per document) that would settle the median pair in the family, and
+    what more questions on the same documents would and would not buy."""
+    found = sorted(
+        (p for p in needs if p.clusters is not None), key=lambda p: p.clusters.documents
+    )
+    if not found:
+        return None
+    c = found[len(found) // 2].clusters
+    unit = " points" if scale == 100 else ""
+    more = (
+        f"{c.more_documents:,} more than the {c.clusters} there are"
+        if c.more_documents
+        else f"the {c.clusters} there are suffice"
+    )
+    if c.more_questions is None:
+        same = (
+            f"no number of questions on the same {c.clusters} documents would: their own "
+            f"spread leaves differences under {c.floor * scale:.3g}{unit} unsettled"
+        )
+    else:
+        same = (
+            f"on the same {c.clusters} documents it would take {c.more_questions:,} more "
+            f"questions (each adds less, as the documents' own spread stays)"
+        )
+    return (
+        f"Questions share documents ({c.per_document:.1f} each): separating "
+        f"{difference * scale:g}{unit} in this table takes about {c.documents:,} documents "
+        f"({more}) at that many questions each (median over the pairs); "
+        f"{same}."
     )

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
@@ -79,6 +80,8 @@ class Results(ShowsItself):
         raw = self._json("summary.json")
         check(ResultsSummary, raw, str(self.path / "summary.json"), _AGAIN)
         self.summary = Summary.from_json(raw, str(self.path / "summary.json"))
+        if self.clusters is not None and self.summary.clusters is not None:
+            self.summary = replace(self.summary, cluster_labels=self.clusters)
 
     def _json(self, name: str) -> dict:
         path = self.path / name
@@ -110,6 +113,12 @@ class Results(ShowsItself):
     @property
     def question_ids(self) -> list[str]:
         return list(self._scores["questions"])
+
+    @property
+    def clusters(self) -> tuple[str, ...] | None:
+        """Each question's cluster as the run saved it (None for results saved without)."""
+        labels = self._scores.get("clusters")
+        return None if labels is None else tuple(labels)
 
     def scores(self, system: str, metric: str) -> np.ndarray:
         """Per-question scores of one system on one metric."""
@@ -150,7 +159,8 @@ class Results(ShowsItself):
             rounds=summary.rounds,
             confidence=summary.confidence,
         )
-        return ComparisonPlan.from_settings(settings)
+        # whole clusters when summary.json's comparisons flipped them
+        return replace(ComparisonPlan.from_settings(settings), clusters=summary.compared_by)
 
     @cached_property
     def questions(self) -> list[Question]:
@@ -225,6 +235,11 @@ def _check_scores(scores: ScoresFile, path: Path) -> None:
         if not getattr(scores, name):
             raise InputError(f"{path}: {name} is empty; {_AGAIN}")
     n = len(scores.questions)
+    if scores.clusters is not None and len(scores.clusters) != n:
+        raise InputError(
+            f"{path}: clusters: expected {n} labels (one per question), "
+            f"got {len(scores.clusters)}; {_AGAIN}"
+        )
     for system in scores.systems:
         row = scores.values.get(system)
         if row is None:

@@ -22,7 +22,7 @@ from ragmeter.errors import InputError
 from ragmeter.saving import save_results
 from ragmeter.summary import Summary, summarize_run
 from ragmeter.tables import ShowsItself
-from ragmeter.testset import Question, TestSet
+from ragmeter.testset import Question, TestSet, question_clusters
 
 __all__ = ["RankedItem", "SearchRun", "SystemRun"]
 
@@ -122,6 +122,21 @@ class SearchRun(ShowsItself):
         return np.vstack([self.scores(s, metric) for s in chosen])
 
     @cached_property
+    def _clusters(self) -> tuple[tuple[str, ...] | None, str]:
+        return question_clusters(self.questions, self.config.clusters)
+
+    @property
+    def clusters(self) -> tuple[str, ...] | None:
+        """Each question's cluster under the run's ``clusters`` setting (its document,
+        or its ``cluster`` field: :func:`ragmeter.testset.question_clusters`), or None."""
+        return self._clusters[0]
+
+    @property
+    def cluster_source(self) -> str:
+        """Where :attr:`clusters` came from: ``"document"``, ``"field"`` or ``"none"``."""
+        return self._clusters[1]
+
+    @cached_property
     def summary(self) -> Summary:
         """Intervals, paired comparisons and sample sizes, as ``summary.json`` holds them
         (:func:`ragmeter.summary.summarize_run`; computed on first use)."""
@@ -129,8 +144,10 @@ class SearchRun(ShowsItself):
 
     @property
     def comparison_plan(self) -> ComparisonPlan:
-        """The run's own comparison: its metric, seed, rounds, confidence and family."""
-        return ComparisonPlan.from_settings(self.config.to_dict()["stats"])
+        """The run's own comparison: its metric, seed, rounds, confidence, family and
+        clusters (when the summary made its numbers cluster-aware)."""
+        plan = ComparisonPlan.from_settings(self.config.to_dict()["stats"])
+        return replace(plan, clusters=self.summary.compared_by)  # as the summary decided
 
     @cached_property
     def runs(self) -> dict[str, dict[str, list[RankedItem]]]:

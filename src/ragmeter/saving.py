@@ -147,6 +147,7 @@ def _save_results(run: SearchRun, path: Path, summary: Summary | None) -> Path:
                     "questions": [q.id for q in questions],
                     "metrics": metric_names,
                     "values": values,
+                    **_clusters_record(summary),
                 }
             ),
             "utf-8",
@@ -163,6 +164,15 @@ def _save_results(run: SearchRun, path: Path, summary: Summary | None) -> Path:
         (tmp / "summary.json").write_text(dumps(summary.to_json()), "utf-8")
         write_manifest(tmp)  # what a later save may replace
     return path
+
+
+def _clusters_record(summary: Summary) -> dict:
+    """Each question's cluster (in question order) and where the labels came from,
+    when the summary measured clusters; nothing otherwise (as before clusters)."""
+    info = summary.clusters
+    if info is None or summary.cluster_labels is None:
+        return {}
+    return {"clusters": list(summary.cluster_labels), "cluster_source": info.source}
 
 
 LATER_STAGES = ("answers", "audit")

@@ -93,6 +93,7 @@ class QuestionLine(_Model):
     id: Id
     question: str
     answers: Annotated[list[SpanLine], Field(min_length=1)]
+    cluster: Id | None = None  # the group it was written from (default: its document)
 
     _blank = field_validator("question")(_non_blank)
 
@@ -170,6 +171,8 @@ class ScoresFile(_Closed):
     questions: list[str]
     metrics: list[str]
     values: dict[str, dict[str, list[float]]]
+    clusters: list[str] | None = None  # each question's cluster (absent before clusters)
+    cluster_source: str | None = None
 
 
 class ResultsMeta(_Model):

@@ -12,7 +12,8 @@ all read these objects.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,6 +21,14 @@ import numpy as np
 from ragmeter import stats, verdicts
 from ragmeter.comparison import ComparisonPlan, compare_systems
 from ragmeter.errors import InputError
+from ragmeter.stats_clusters import (
+    MIN_CLUSTERS,
+    Design,
+    cluster_bootstrap_many,
+    cluster_codes,
+    clusters_matter,
+    design_effects,
+)
 
 if TYPE_CHECKING:
     from ragmeter.runs import SearchRun
@@ -45,6 +54,20 @@ class Summary:
     comparison_rule: verdicts.Rule | None = None
     sample_size: dict[str, list[stats.SizeRow]] = field(default_factory=dict)
     k_capped: dict[str, int] = field(default_factory=dict)
+    clusters: Clusters | None = None
+    design: dict[str, dict[str, Design]] = field(default_factory=dict)
+    # each question's cluster label (scores.json keeps them, not summary.json)
+    cluster_labels: tuple[str, ...] | None = field(default=None, compare=False)
+
+    @property
+    def compared_by(self) -> tuple[str, ...] | None:
+        """The cluster labels the comparisons flip by (None: whole questions)."""
+        used = self.clusters is not None and self.clusters.used
+        return self.cluster_labels if used else None
+
+    def design_of(self, system: str, metric: str | None = None) -> Design | None:
+        """One system's design effect on ``metric`` (the comparison metric by default)."""
+        return self.design.get(str(system), {}).get(metric or self.metric)
 
     @property
     def rng(self) -> str | None:
@@ -84,6 +107,11 @@ class Summary:
         }
         if self.k_capped:
             out["k_capped"] = dict(self.k_capped)
+        if self.clusters is not None:
+            out["clusters"] = self.clusters.to_dict()
+            out["design"] = {
+                s: {m: d.to_dict() for m, d in per.items()} for s, per in self.design.items()
+            }
         return out
 
     @classmethod
@@ -113,12 +141,88 @@ class Summary:
                     for s, rows in (data.get("sample_size") or {}).items()
                 },
                 k_capped={str(s): int(k) for s, k in (data.get("k_capped") or {}).items()},
+                clusters=None
+                if data.get("clusters") is None
+                else stats.from_fields(Clusters, data["clusters"]),
+                design={
+                    str(s): {str(m): Design.from_dict(d) for m, d in per.items()}
+                    for s, per in (data.get("design") or {}).items()
+                },
             )
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise InputError(
                 f"{where}: not a summary ragmeter can read ({type(exc).__name__}: {exc}); "
                 f"run `ragmeter search` again"
             ) from None
+
+
+@dataclass(frozen=True)
+class Clusters:
+    """How a run's questions cluster, and whether its intervals and comparisons took it
+    into account: ``source`` (``"document"`` or ``"field"``), ``count`` clusters,
+    ``questions``, the ``mode`` asked for and ``used`` (cluster-aware numbers), with
+    ``reason`` in words."""
+
+    source: str
+    count: int
+    questions: int
+    mode: str
+    used: bool
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def per_cluster(self) -> float:
+        """Questions per cluster, on average."""
+        return self.questions / self.count
+
+
+def _clustering(
+    matrices: dict[str, np.ndarray],
+    metric: str,
+    labels,
+    source: str,
+    mode: str,
+    seed: int,
+    rounds: int,
+    confidence: float,
+) -> tuple[Clusters | None, np.ndarray | None, dict[str, list[Design]]]:
+    """``(clusters, codes, designs)``: the one place that decides whether a run's
+    numbers are cluster-aware (``mode`` "document"/"field": always; "auto": by
+    :func:`ragmeter.stats_clusters.clusters_matter` on the comparison metric's scores
+    and every pair's differences)."""
+    if labels is None or mode == "none":
+        return None, None, {}
+    codes, groups = cluster_codes(labels)
+    if groups < 2:
+        return None, None, {}
+    main = matrices[metric]
+    k = main.shape[0]
+    pairs = [main[i] - main[j] for i in range(k) for j in range(i + 1, k)]
+    names = list(matrices)
+    # one pass over the draws for every metric and pair (each row's result is its own)
+    every = design_effects(
+        np.vstack([matrices[name] for name in names] + pairs), codes, rounds, seed, confidence
+    )
+    designs = {name: every[i * k : (i + 1) * k] for i, name in enumerate(names)}
+    paired = every[len(names) * k :]
+    n = len(codes)
+    if mode != "auto":
+        used, reason = True, f"asked for (clusters = {mode})"
+    elif clusters_matter(designs[metric] + paired, groups):
+        used = True
+        reason = (
+            f"{groups} clusters and a design effect on {metric} whose interval lies above 1"
+        )
+    elif groups < MIN_CLUSTERS:
+        used = False
+        reason = f"fewer than {MIN_CLUSTERS} clusters"
+    else:
+        used = False
+        reason = f"no design effect on {metric} measurably above 1"
+    return Clusters(source, groups, n, mode, used, reason), codes if used else None, designs
 
 
 def summarize(
@@ -134,25 +238,41 @@ def summarize(
     baseline: str | None = None,
     pairs: list[tuple[str, str]] | None = None,
     k_capped: dict[str, int] | None = None,
+    clusters: Sequence[str] | None = None,
+    cluster_source: str = "document",
+    cluster_mode: str = "auto",
 ) -> Summary:
     """Intervals for every metric x system, paired comparisons and sample sizes on ``metric``.
 
     The comparisons form one family (every pair, every system against ``baseline``,
     or the planned ``pairs``) under one rule (``adjust``), built by
     :func:`ragmeter.comparison.compare_systems` as every view builds it;
-    ``comparison_rule`` records the rule, the family, seed and rounds.
+    ``comparison_rule`` records the rule, the family, seed and rounds. ``clusters``
+    (a label per question, from ``cluster_source``) adds each interval's design effect
+    and, when ``cluster_mode`` says so (:func:`_clustering`), makes the intervals and
+    comparisons cluster-aware.
     """
     if metric not in matrices:
         raise InputError(f"metric {metric!r} was not computed; choose one of {sorted(matrices)}")
+    info, codes, designs = _clustering(
+        matrices, metric, clusters, cluster_source, cluster_mode, seed, rounds, confidence
+    )
     estimates: dict[str, dict[str, stats.Estimate]] = {s: {} for s in systems}
+    if codes is not None:  # one pass over the cluster draws for every metric
+        names = list(matrices)
+        every = cluster_bootstrap_many(
+            np.vstack([matrices[name] for name in names]), codes, rounds, seed, confidence
+        )
+        by_metric = {name: every[i * len(systems) : (i + 1) * len(systems)] for i, name in
+                     enumerate(names)}
     for name, matrix in matrices.items():
-        for system, est in zip(
-            systems,
-            stats.bootstrap_many(
+        if codes is not None:
+            ests = by_metric[name]
+        else:
+            ests = stats.bootstrap_many(
                 matrix, rounds=rounds, seed=seed, confidence=confidence, method=method
-            ),
-            strict=True,
-        ):
+            )
+        for system, est in zip(systems, ests, strict=True):
             estimates[system][name] = est
     main = matrices[metric]
     comparisons: list[verdicts.Row] = []
@@ -166,6 +286,7 @@ def summarize(
             adjust,
             baseline or None,
             tuple(pairs) if pairs else None,
+            None if codes is None else tuple(str(x) for x in clusters or ()),
         )
         table = compare_systems(matrices, systems, plan)
         comparisons = list(table.rows)
@@ -185,6 +306,13 @@ def summarize(
         comparison_rule=rule,
         sample_size=sizes,
         k_capped=dict(k_capped or {}),
+        clusters=info,
+        cluster_labels=None if info is None else tuple(str(x) for x in clusters or ()),
+        design={
+            s: {name: designs[name][i] for name in designs} for i, s in enumerate(systems)
+        }
+        if info is not None
+        else {},
     )
 
 
@@ -203,4 +331,7 @@ def summarize_run(run: SearchRun) -> Summary:
         baseline=cfg.baseline or None,
         pairs=verdicts.parse_pairs(cfg.pairs) if cfg.pairs else None,
         k_capped={s.name: s.k_cap for s in run.systems if s.k_cap is not None},
+        clusters=run.clusters,
+        cluster_source=run.cluster_source,
+        cluster_mode=cfg.clusters,
     )

@@ -62,6 +62,12 @@ class Question:
     qrels: tuple[tuple[str, int], ...] = ()
 
     @property
+    def cluster(self) -> str | None:
+        """The ``cluster`` field of its test-set line (as text), or None."""
+        value = self.meta.get("cluster")
+        return None if value is None else str(value)
+
+    @property
     def kind(self) -> str:
         """``"qrels"``, ``"any"`` or ``"all"``: how the answer key grades items."""
         return "qrels" if self.qrels else "any" if self.any_of else "all"
@@ -204,6 +210,7 @@ def load_jsonl_testset(path: Path, docs: Sequence[Document]) -> TestSet:
             raw = answer.model_dump(exclude_none=True)
             spans.append(resolver.span(qid, raw))
         text = line.question
+        _check_cluster(obj, where)
         meta = {k: v for k, v in obj.items() if k not in ("id", "question", "answers")}
         if all(s is not None for s in spans):
             questions.append(Question(qid, text, tuple(spans), meta))
@@ -218,6 +225,7 @@ def _other_key(path: Path, number: int, obj: dict, resolver: _Resolver) -> Quest
     if qid is None or not isinstance(text, str):
         raise InputError(f'{path}:{number}: each line needs "id" and "question"')
     qid = str(qid)
+    _check_cluster(obj, f"{path}:{number}: question {qid}")
     meta = {
         k: v for k, v in obj.items() if k not in ("id", "question", "answers", "any_of", "qrels")
     }
@@ -237,6 +245,53 @@ def _other_key(path: Path, number: int, obj: dict, resolver: _Resolver) -> Quest
     if any(sp is None for sp in spans):
         return None
     return Question(qid, text, (spans[0],), meta, any_of=tuple(spans))
+
+
+def _check_cluster(obj: dict, where: str) -> None:
+    """A ``cluster`` field, when there is one, is a non-empty text or a whole number."""
+    value = obj.get("cluster")
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, str | int) or not str(value).strip():
+        raise InputError(
+            f'{where}: "cluster" must be a non-empty text or a whole number (the document or '
+            f"group the question was written from), got {value!r}"
+        )
+
+
+def question_clusters(
+    questions: Sequence[Question], mode: str = "auto"
+) -> tuple[tuple[str, ...] | None, str]:
+    """``(labels, source)``: each question's cluster, and where the labels came from.
+
+    ``"field"``: every question's ``cluster`` field; ``"document"``: the document of
+    its (first) answer passage; ``"auto"``: the fields when every question has one,
+    else the documents when every question has an answer passage, else none (questions
+    judged by qrels name no document); ``"none"``: no clusters. A field or a document
+    the mode needs and a question lacks is an :class:`InputError` naming it.
+    """
+    if mode == "none" or not questions:
+        return None, "none"
+    have = [q.cluster is not None for q in questions]
+    if mode == "field" or (mode == "auto" and any(have)):
+        if not all(have):
+            first = questions[have.index(False)].id
+            raise InputError(
+                f'question {first!r} has no "cluster" field ({have.count(False)} of '
+                f"{len(questions)} lack one); give every question one, or use --clusters "
+                "document or none"
+            )
+        return tuple(q.cluster or "" for q in questions), "field"
+    documented = [bool(q.answers) for q in questions]
+    if not all(documented):
+        if mode == "auto":
+            return None, "none"
+        first = questions[documented.index(False)].id
+        raise InputError(
+            f"question {first!r} is judged by qrels and names no answer document; give every "
+            'question a "cluster" field (--clusters field) or use --clusters none'
+        )
+    return tuple(q.answers[0].doc for q in questions), "document"
 
 
 def load_chroma_csv(path: Path, docs: Sequence[Document]) -> TestSet:

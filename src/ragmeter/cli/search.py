@@ -53,7 +53,7 @@ from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
 from ragmeter.experiment import count_words, resolve_strategies, run_search
 from ragmeter.outputs import check_results_target
-from ragmeter.planning import first_level, pair_needs, plan_questions
+from ragmeter.planning import cluster_sentence, first_level, pair_needs, plan_questions
 from ragmeter.results import Results, save_results
 from ragmeter.summary import Summary, summarize_run
 
@@ -62,6 +62,11 @@ _ADJUST = typer.Option(
     "share questions); holm: Holm over the same pairs; none: the seed's per-pair rule"
 )
 _BASELINE = typer.Option(help="Compare every system with this one (m - 1 pairs)")
+_CLUSTERS = typer.Option(
+    help="Questions sharing a document: auto (default: cluster-aware when the design effect "
+    "is measurably above 1 with enough documents), none (question-level, the seed's numbers), "
+    "document (always, by answer document) or field (always, by the test set's cluster field)"
+)
 _PAIRS = typer.Option(help="Only these planned comparisons, e.g. A:B,C:D")
 _FORMAT = typer.Option("--format", help=FORMAT_HELP, metavar="FORMAT")
 _ALL = typer.Option("--all", help="Print every pair (a long table lists the decisive ones first)")
@@ -114,6 +119,7 @@ def search(
     adjust: Annotated[str | None, _ADJUST] = None,
     baseline: Annotated[str | None, _BASELINE] = None,
     pairs: Annotated[str | None, _PAIRS] = None,
+    clusters: Annotated[str | None, _CLUSTERS] = None,
     engine: Annotated[
         str | None, typer.Option(help="local (default) or ray: where chunking and encoding run")
     ] = None,
@@ -146,6 +152,7 @@ def search(
         adjust=adjust,
         baseline=baseline,
         pairs=_csv(pairs),
+        clusters=clusters,
     )
     if baseline:
         cfg = cfg.with_overrides(pairs=())
@@ -476,7 +483,9 @@ def plan(
             pairs=[
                 need
                 for a, b in wanted
-                for need in pair_needs(scores, [a, b], found.difference, k, found.alpha)
+                for need in pair_needs(
+                    scores, [a, b], found.difference, k, found.alpha, clusters=res.clusters
+                )
             ],
         )
     if chosen != "table":
@@ -542,6 +551,9 @@ def plan(
         print_tables(fit(sep, width))
         if rest:
             print_tables([], [rest])
+        documents = cluster_sentence(found.pairs, found.difference, scale)
+        if documents:
+            console.print(f"[dim]{escape(documents)}[/]")
         same = [(p.a, p.b) for p in found.pairs if p.identical]
         if same:
             pairs = ", ".join(f"{a} = {b}" for a, b in same[:6])

@@ -278,12 +278,50 @@ def summary_comparisons(summary: Summary) -> Table | None:
 def interval_note(summary: Summary) -> str:
     """The dim lines under the tables: how every interval was drawn, and the footnote
     of the exact intervals where a table printed one."""
+    used = summary.clusters is not None and summary.clusters.used
+    how = "cluster bootstrap (whole documents, t-widened)" if used else summary.method + " bootstrap"
     note = (
-        f"[dim]{summary.confidence * 100:g}% {summary.method} bootstrap intervals, seed "
+        f"[dim]{summary.confidence * 100:g}% {how} intervals, seed "
         f"{summary.seed}, {summary.rounds} rounds ({summary.rng or 'mulberry32'}).[/]"
     )
     exact = exact_note(e for per in summary.estimates.values() for e in per.values())
-    return note + (f"\n[dim]{escape(exact)}[/]" if exact else "")
+    clusters = cluster_note(summary)
+    return (
+        note
+        + (f"\n[dim]{escape(exact)}[/]" if exact else "")
+        + (f"\n[dim]{escape(clusters)}[/]" if clusters else "")
+    )
+
+
+def cluster_note(summary: Summary) -> str | None:
+    """One line: how the questions cluster, each system's design effect on the
+    comparison metric with its interval and effective questions, and which intervals
+    the tables show (None when the run has no clusters)."""
+    info = summary.clusters
+    if info is None:
+        return None
+    parts = []
+    for system in summary.estimates:
+        d = summary.design_of(system)
+        if d is not None and d.deff is not None:
+            parts.append(f"{system} {format_design(d)}")
+    return (
+        f"{info.questions} questions in {info.count} {_kind(info.source)} "
+        f"({info.per_cluster:.1f} each). Design effect on {summary.metric} [interval] "
+        f"~ effective questions: {'; '.join(parts) or 'none (equal scores)'}. "
+        f"{'Cluster-aware' if info.used else 'Question-level'} intervals and comparisons: "
+        f"{info.reason}."
+    )
+
+
+def _kind(source: str) -> str:
+    return "documents" if source == "document" else "clusters"
+
+
+def format_design(d) -> str:
+    """``1.46 [0.92, 2.10] ~ 92``: a design effect, its interval, effective questions."""
+    eff = d.effective
+    return f"{d.deff:.2f} [{d.low:.2f}, {d.high:.2f}] ~ {eff:.0f}" if eff else f"{d.deff:.2f}"
 
 
 def _scale(metric: str) -> tuple[int, int]:

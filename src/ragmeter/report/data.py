@@ -105,6 +105,7 @@ def report_data(
     )
     data["grid"] = strategy_grid(data["systems"])
     data["k_capped"] = dict(summary.k_capped)
+    data["clusters"] = _clusters(summary, systems)
     data["sample_size"] = _sample_size(results, summary, metric, target_half_width)
     docs, questions = _drilldown(results, metric, hit_metric, top)
     data["docs"] = docs
@@ -121,6 +122,20 @@ def report_data(
     _attach_optional_to_questions(data)
     data["route"] = _route(data, meta)
     return data
+
+
+def _clusters(summary: Summary, systems: list[str]) -> dict[str, Any] | None:
+    """How the questions cluster and each system's design effect on the compared
+    metric (``{deff, low, high, effective}``), or None for a run without clusters."""
+    info = summary.clusters
+    if info is None:
+        return None
+    design = {}
+    for s in systems:
+        d = summary.design_of(s)
+        if d is not None and d.deff is not None:
+            design[s] = {"deff": d.deff, "low": d.low, "high": d.high, "effective": d.effective}
+    return {**info.to_dict(), "per_cluster": info.per_cluster, "design": design}
 
 
 def _comparisons(results: Results, summary: Summary, metric: str) -> list[dict]:

@@ -246,13 +246,19 @@
         (c.corpus.path ? " · " + c.corpus.path : "")),
       item("test set", c.testset.path || "–"),
       item("metric compared", m),
-      item("intervals", Math.round((st.confidence || 0.95) * 100) + "% bootstrap, " +
+      item("intervals", Math.round((st.confidence || 0.95) * 100) +
+        (DATA.clusters && DATA.clusters.used ? "% cluster bootstrap, " : "% bootstrap, ") +
         st.rounds + " rounds, seed " + st.seed + (st.rng ? " (" + st.rng + ")" : "")),
       item("ranked depth", "top " + c.depth + ", relevant grade " + c.relevant_grade),
     ]);
+    const cl = DATA.clusters;
+    if (cl) append(cfg, item("clusters", cl.questions + " questions in " + cl.count + " " +
+      (cl.source === "document" ? "documents" : "clusters") + "; " +
+      (cl.used ? "cluster-aware" : "question-level") + " intervals (" + cl.reason + ")"));
     const k = DATA.main_k;
     const head = ["system", "strategy", "retriever", { text: "items", num: true },
       { text: m + " [" + LEVEL + " CI]", num: true }, { text: "words@" + k, num: true }];
+    if (cl) head.push({ text: "design effect [CI] ~ effective questions", num: true });
     const rows = SYSTEMS.map((s, i) => {
       const e = DATA.estimates[s];
       return [
@@ -262,11 +268,18 @@
         { text: DATA.systems[i].items === null ? "" : int(DATA.systems[i].items), cls: "num" },
         { text: fmtEst(e[m], m) + capMark(s, m), cls: "num" + (s === h.best ? " best" : "") },
         { text: e["words@" + k] ? int(e["words@" + k].mean) + capMark(s, "words@" + k) : "–", cls: "num" },
-      ];
+      ].concat(cl ? [{ text: designText(cl.design[s]), cls: "num" }] : []);
     });
     table("summary-table", head, rows);
     const note = capNote();
     if (note) document.getElementById("summary-table").parentNode.after(note);
+  }
+
+  // "1.46 [0.92, 2.10] ~ 92": how much the shared documents widen the interval.
+  function designText(d) {
+    if (!d) return "–";
+    return d.deff.toFixed(2) + " [" + d.low.toFixed(2) + ", " + d.high.toFixed(2) + "] ~ " +
+      Math.round(d.effective);
   }
 
   // A strategy x retriever grid of the compared metric, when there are several retrievers.
