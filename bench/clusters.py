@@ -47,8 +47,8 @@ from ragmeter.stats_bootstrap import _order_stat, _tails  # noqa: E402
 from ragmeter.stats_clusters import (  # noqa: E402
     _resampled_cluster_means,
     cluster_bootstrap_many,
+    decide_clusters,
 )
-from ragmeter.summary import _clustering  # noqa: E402
 from ragmeter.verdicts import compare_family  # noqa: E402
 
 RHOS = (0.0, 0.1, 0.3, 0.5)
@@ -107,8 +107,7 @@ def run_cell(rho, per_doc, kind, groups, reps, rounds, seed, power: bool):
     for r in range(reps):
         m, codes = simulate(rng, kind, rho, groups, per_doc)
         s = seed + r
-        info, chosen, _ = _clustering({"m": m}, "m", [str(c) for c in codes], "document",
-                                      "auto", s, rounds, 0.95)
+        _, chosen = decide_clusters(m, codes, "auto", s, rounds)
         use = chosen is not None
         used += use
         q = bootstrap_many(m, rounds, s)
@@ -132,8 +131,7 @@ def run_cell(rho, per_doc, kind, groups, reps, rounds, seed, power: bool):
         if power:
             shift = POWER_SHIFT / math.sqrt(groups * per_doc)
             m1, codes1 = simulate(rng, kind, rho, groups, per_doc, shift)
-            _, chosen1, _ = _clustering({"m": m1}, "m", [str(x) for x in codes1], "document",
-                                        "auto", s, rounds, 0.95)
+            _, chosen1 = decide_clusters(m1, codes1, "auto", s, rounds)
             qv = compare_family(m1, names, **kw)
             cv = compare_family(m1, names, clusters=codes1, **kw)
 
@@ -188,9 +186,7 @@ def main() -> None:
     for rho, per_doc, kind, groups in cells:
         out = run_cell(rho, per_doc, kind, groups, reps, args.rounds, args.seed, rho == 0.0)
         c, f, p = out["cover"], out["fwer"], out["power"]
-        power = (
-            f"{p['question']:5.2f} {p['cluster']:5.2f} {p['auto']:5.2f}" if p else " " * 17
-        )
+        power = f"{p['question']:5.2f} {p['cluster']:5.2f} {p['auto']:5.2f}" if p else " " * 17
         print(
             f"{rho:4.1f} {per_doc:5d} {kind:>6} {groups:3d} | coverage: {c['question']:5.3f} "
             f"{c['cluster plain']:6.3f} {c['cluster']:5.3f} {c['auto']:5.3f} | false better: "
@@ -198,7 +194,7 @@ def main() -> None:
             f"{out['auto_used']:.2f}",
             flush=True,
         )
-    print(f"{time.perf_counter() - start:.0f} s", file=sys.stderr)
+    print(f"{time.perf_counter() - start:.0f} s", flush=True)
 
 
 if __name__ == "__main__":

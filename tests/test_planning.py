@@ -57,3 +57,42 @@ def test_a_target_that_is_not_positive_is_refused_before_any_table(bad):
         plan_questions(_run(), "recall@5", half_width=bad)
     with pytest.raises(InputError, match="difference must be a positive number"):
         plan_questions(_run(), "recall@5", difference=bad)
+
+
+def test_plan_in_documents_counts_documents_and_says_what_more_questions_would_buy():
+    from ragmeter.planning import cluster_sentence
+
+    rng = np.random.default_rng(8)
+    doc = np.repeat(rng.normal(0, 0.6, 20), 6)  # documents differ a lot between systems
+    a = (doc + rng.normal(0, 0.5, 120) > 0).astype(float)
+    b = (rng.normal(0, 1.0, 120) > 0.3).astype(float)
+    run = _Run({"a": a, "b": b})
+    run.clusters = tuple(f"d{i // 6}" for i in range(120))
+    plan = plan_questions(run, "recall@5", difference=0.05, rounds=200)
+    need = plan.pairs[0].clusters
+    assert (need.clusters, need.per_document) == (20, 6.0)
+    assert need.documents > 20 and need.more_documents == need.documents - 20
+    line = cluster_sentence(plan.pairs, 0.05)
+    assert line.startswith("Questions share documents (6.0 each): separating 5 points")
+    assert f"about {need.documents:,} documents ({need.more_documents:,} more than the 20" in line
+    if need.more_questions is None:
+        assert "no number of questions on the same 20 documents would" in line
+    else:
+        assert f"{need.more_questions:,} more questions" in line
+    plain = plan_questions(_Run({"a": a, "b": b}), "recall@5", difference=0.05, rounds=200)
+    assert plain.pairs[0].clusters is None and cluster_sentence(plain.pairs, 0.05) is None
+
+
+def test_documents_cannot_settle_it_when_their_own_spread_is_larger_than_the_difference():
+    from ragmeter.planning import cluster_sentence
+
+    codes = np.repeat(np.arange(10), 5)
+    a = (np.repeat(np.arange(10) % 2, 5)).astype(float)  # whole documents won or lost
+    b = np.zeros(50)
+    run = _Run({"a": a, "b": b})
+    run.clusters = tuple(str(c) for c in codes)
+    plan = plan_questions(run, "recall@5", difference=0.05, rounds=200)
+    assert plan.pairs[0].clusters.more_questions is None
+    assert "no number of questions on the same 10 documents would" in cluster_sentence(
+        plan.pairs, 0.05
+    )

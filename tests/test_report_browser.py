@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -127,6 +128,12 @@ def test_example_report_renders_offline(example_results, driver, tmp_path):
 
     rows = driver.find_elements(By.CSS_SELECTOR, "#summary-table tbody tr")
     assert len(rows) == n_systems
+    head = driver.find_element(By.CSS_SELECTOR, "#summary-table thead").text
+    assert "design effect [CI] ~ effective questions" in head
+    for row in rows:  # every system: "0.88 [0.74, 0.97] ~ 154"
+        cell = row.find_elements(By.CSS_SELECTOR, "td")[-1].text
+        assert re.fullmatch(r"\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\] ~ \d+", cell), cell
+    assert "135 questions in 25 documents" in driver.find_element(By.ID, "summary-config").text
     assert "Highest on" in driver.find_element(By.ID, "headline").text
     for cid in CHART_IDS:
         host = driver.find_element(By.ID, cid)

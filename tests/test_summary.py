@@ -200,8 +200,8 @@ def test_auto_stays_question_level_with_too_few_clusters_or_no_design_effect():
     m, labels = _clustered(6, 10)  # strongly clustered, but 6 documents
     few = summarize({"recall@5": m}, ["a", "b", "c"], "recall@5", 1, 500, clusters=labels)
     assert not few.clusters.used and "fewer than 10 clusters" in few.clusters.reason
-    assert few.estimate("a") == summarize({"recall@5": m}, ["a", "b", "c"], "recall@5", 1, 500)\
-        .estimate("a")
+    plain = summarize({"recall@5": m}, ["a", "b", "c"], "recall@5", 1, 500)
+    assert few.estimate("a") == plain.estimate("a")
     assert few.design_of("a") is not None  # still measured and shown
     rng = np.random.default_rng(9)
     flat = (rng.random((3, 120)) < 0.6).astype(float)
@@ -213,7 +213,12 @@ def test_auto_stays_question_level_with_too_few_clusters_or_no_design_effect():
 def test_document_mode_makes_numbers_cluster_aware_even_with_few_clusters():
     m, labels = _clustered(6, 10)
     s = summarize(
-        {"recall@5": m}, ["a", "b", "c"], "recall@5", 1, 500, clusters=labels,
+        {"recall@5": m},
+        ["a", "b", "c"],
+        "recall@5",
+        1,
+        500,
+        clusters=labels,
         cluster_mode="document",
     )
     assert s.clusters.used and s.clusters.reason == "asked for (clusters = document)"
@@ -276,3 +281,16 @@ def test_a_clusters_list_of_the_wrong_length_is_one_line_naming_scores_json(save
     (bad / "scores.json").write_text(dumps(data), encoding="utf-8")
     with pytest.raises(InputError, match=r"scores\.json: clusters: expected 135 labels"):
         Results(bad)
+
+
+def test_the_report_shows_every_systems_design_effect_and_effective_questions(saved):
+    from ragmeter.report.data import report_data
+
+    _, res = saved
+    data = report_data(res)
+    clusters = data["clusters"]
+    assert (clusters["count"], clusters["questions"], clusters["used"]) == (25, 135, False)
+    assert set(clusters["design"]) == set(res.systems)
+    for system, shown in clusters["design"].items():
+        d = res.summary.design_of(system)
+        assert shown == {"deff": d.deff, "low": d.low, "high": d.high, "effective": d.effective}

@@ -18,7 +18,7 @@ import numpy as np
 
 from ragmeter import verdicts
 from ragmeter.errors import InputError
-from ragmeter.stats_clusters import cluster_codes
+from ragmeter.stats_clusters import decide_clusters
 
 __all__ = ["ComparisonPlan", "compare_run", "compare_systems"]
 
@@ -32,7 +32,9 @@ class ComparisonPlan:
     was decided under Holm); the family is every pair, every system against
     ``baseline``, or the planned ``pairs``; ``seed`` and ``rounds`` drive the
     resampling. ``clusters`` (one label per question, e.g. its document) makes the
-    tests flip whole clusters (:mod:`ragmeter.stats_clusters`); None flips questions.
+    tests flip whole clusters when ``cluster_mode`` says so ("auto": when the design
+    effect is measurably above 1, :func:`ragmeter.stats_clusters.decide_clusters`;
+    "document"/"field": always; "none": never); None flips questions.
     """
 
     metric: str
@@ -43,6 +45,7 @@ class ComparisonPlan:
     baseline: str | None = None
     pairs: tuple[tuple[str, str], ...] | None = None
     clusters: tuple[str, ...] | None = None
+    cluster_mode: str = "auto"
 
     @property
     def alpha(self) -> float:
@@ -136,12 +139,15 @@ def compare_systems(
         alpha=plan.alpha,
         rounds=plan.rounds,
         seed=plan.seed,
-        clusters=None if plan.clusters is None else _codes(plan.clusters),
+        clusters=decide_clusters(
+            np.asarray(matrices[plan.metric], dtype=np.float64),
+            plan.clusters,
+            plan.cluster_mode,
+            plan.seed,
+            plan.rounds,
+            plan.confidence,
+        )[1],
     )
-
-
-def _codes(labels: Sequence[str]) -> np.ndarray:
-    return cluster_codes(labels)[0]
 
 
 def compare_run(run: Any, plan: ComparisonPlan) -> verdicts.Verdicts:

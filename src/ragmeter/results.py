@@ -160,7 +160,11 @@ class Results(ShowsItself):
             confidence=summary.confidence,
         )
         # whole clusters when summary.json's comparisons flipped them
-        return replace(ComparisonPlan.from_settings(settings), clusters=summary.compared_by)
+        return replace(
+            ComparisonPlan.from_settings(settings),
+            clusters=summary.compared_by,
+            cluster_mode="document",  # as summary.json decided (None: whole questions)
+        )
 
     @cached_property
     def questions(self) -> list[Question]:

@@ -147,7 +147,8 @@ class SearchRun(ShowsItself):
         """The run's own comparison: its metric, seed, rounds, confidence, family and
         clusters (when the summary made its numbers cluster-aware)."""
         plan = ComparisonPlan.from_settings(self.config.to_dict()["stats"])
-        return replace(plan, clusters=self.summary.compared_by)  # as the summary decided
+        # the comparison decides on clusters as the summary does (decide_clusters)
+        return replace(plan, clusters=self.clusters, cluster_mode=self.config.clusters)
 
     @cached_property
     def runs(self) -> dict[str, dict[str, list[RankedItem]]]:

@@ -49,10 +49,12 @@ __all__ = [
     "CLUSTER_MODES",
     "MIN_CLUSTERS",
     "ClusterNeed",
+    "Clusters",
     "Design",
     "cluster_bootstrap_many",
     "cluster_codes",
     "clusters_matter",
+    "decide_clusters",
     "design_effects",
     "documents_to_separate",
     "variance_parts",
@@ -295,14 +297,74 @@ def _ratio(s: np.ndarray, q: np.ndarray, sizes: np.ndarray, c: np.ndarray) -> np
     n = c @ sizes  # (rounds,)
     total = c @ s  # (rounds, k)
     ybar = total / n[:, None]
-    between = c @ (s * s) - 2.0 * ybar * (c @ (s * sizes[:, None])) + ybar**2 * (c @ sizes**2)[
-        :, None
-    ]
+    between = (
+        c @ (s * s) - 2.0 * ybar * (c @ (s * sizes[:, None])) + ybar**2 * (c @ sizes**2)[:, None]
+    )
     within = c @ q - n[:, None] * ybar**2
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.maximum(between, 0.0) / within
     tiny = 1e-12 * np.maximum(1.0, c @ q)
     return np.where(within > tiny, out, np.nan)
+
+
+@dataclass(frozen=True)
+class Clusters:
+    """How a run's questions cluster, and whether its intervals and comparisons took it
+    into account: ``source`` (``"document"`` or ``"field"``), ``count`` clusters,
+    ``questions``, the ``mode`` asked for and ``used`` (cluster-aware numbers), with
+    ``reason`` in words."""
+
+    source: str
+    count: int
+    questions: int
+    mode: str
+    used: bool
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def per_cluster(self) -> float:
+        """Questions per cluster, on average."""
+        return self.questions / self.count
+
+
+def decide_clusters(
+    main: np.ndarray,
+    labels: Sequence[object] | None,
+    mode: str,
+    seed: Seed,
+    rounds: int,
+    confidence: float = 0.95,
+    *,
+    source: str = "document",
+    metric: str = "the compared metric",
+) -> tuple[Clusters | None, np.ndarray | None]:
+    """``(clusters, codes)``: the one decision whether a run's intervals and comparisons
+    resample whole clusters. ``codes`` is None unless they do: ``mode`` "document" or
+    "field" always; "auto" when :func:`clusters_matter` holds for the design effects of
+    ``main``'s rows (systems x questions) and of every pair's differences; "none" or
+    fewer than two clusters never (``clusters`` is then None too)."""
+    if labels is None or mode == "none":
+        return None, None
+    codes, groups = cluster_codes(labels)
+    if groups < 2:
+        return None, None
+    k = main.shape[0]
+    pairs = [main[i] - main[j] for i in range(k) for j in range(i + 1, k)]
+    designs = design_effects(np.vstack([main, *pairs]), codes, rounds, seed, confidence)
+    if mode != "auto":
+        used, reason = True, f"asked for (clusters = {mode})"
+    elif clusters_matter(designs, groups):
+        used = True
+        reason = f"{groups} clusters and a design effect on {metric} whose interval lies above 1"
+    elif groups < MIN_CLUSTERS:
+        used, reason = False, f"fewer than {MIN_CLUSTERS} clusters"
+    else:
+        used, reason = False, f"no design effect on {metric} measurably above 1"
+    info = Clusters(source, groups, len(codes), mode, used, reason)
+    return info, codes if used else None
 
 
 def clusters_matter(designs: Sequence[Design], groups: int) -> bool:

@@ -13,7 +13,7 @@ all read these objects.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,11 +22,11 @@ from ragmeter import stats, verdicts
 from ragmeter.comparison import ComparisonPlan, compare_systems
 from ragmeter.errors import InputError
 from ragmeter.stats_clusters import (
-    MIN_CLUSTERS,
+    Clusters,
     Design,
     cluster_bootstrap_many,
     cluster_codes,
-    clusters_matter,
+    decide_clusters,
     design_effects,
 )
 
@@ -156,29 +156,6 @@ class Summary:
             ) from None
 
 
-@dataclass(frozen=True)
-class Clusters:
-    """How a run's questions cluster, and whether its intervals and comparisons took it
-    into account: ``source`` (``"document"`` or ``"field"``), ``count`` clusters,
-    ``questions``, the ``mode`` asked for and ``used`` (cluster-aware numbers), with
-    ``reason`` in words."""
-
-    source: str
-    count: int
-    questions: int
-    mode: str
-    used: bool
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @property
-    def per_cluster(self) -> float:
-        """Questions per cluster, on average."""
-        return self.questions / self.count
-
-
 def _clustering(
     matrices: dict[str, np.ndarray],
     metric: str,
@@ -189,40 +166,24 @@ def _clustering(
     rounds: int,
     confidence: float,
 ) -> tuple[Clusters | None, np.ndarray | None, dict[str, list[Design]]]:
-    """``(clusters, codes, designs)``: the one place that decides whether a run's
-    numbers are cluster-aware (``mode`` "document"/"field": always; "auto": by
-    :func:`ragmeter.stats_clusters.clusters_matter` on the comparison metric's scores
-    and every pair's differences)."""
-    if labels is None or mode == "none":
+    """``(clusters, codes, designs)``: whether the run's numbers are cluster-aware
+    (:func:`ragmeter.stats_clusters.decide_clusters`, on the comparison metric, as
+    :func:`ragmeter.comparison.compare_systems` decides) and every metric's design
+    effects for the views."""
+    info, codes = decide_clusters(
+        matrices[metric], labels, mode, seed, rounds, confidence, source=source, metric=metric
+    )
+    if info is None:
         return None, None, {}
-    codes, groups = cluster_codes(labels)
-    if groups < 2:
-        return None, None, {}
-    main = matrices[metric]
-    k = main.shape[0]
-    pairs = [main[i] - main[j] for i in range(k) for j in range(i + 1, k)]
+    every_code, _ = cluster_codes(labels)
     names = list(matrices)
-    # one pass over the draws for every metric and pair (each row's result is its own)
+    k = matrices[metric].shape[0]
+    # one pass over the draws for every metric (each row's result is its own)
     every = design_effects(
-        np.vstack([matrices[name] for name in names] + pairs), codes, rounds, seed, confidence
+        np.vstack([matrices[name] for name in names]), every_code, rounds, seed, confidence
     )
     designs = {name: every[i * k : (i + 1) * k] for i, name in enumerate(names)}
-    paired = every[len(names) * k :]
-    n = len(codes)
-    if mode != "auto":
-        used, reason = True, f"asked for (clusters = {mode})"
-    elif clusters_matter(designs[metric] + paired, groups):
-        used = True
-        reason = (
-            f"{groups} clusters and a design effect on {metric} whose interval lies above 1"
-        )
-    elif groups < MIN_CLUSTERS:
-        used = False
-        reason = f"fewer than {MIN_CLUSTERS} clusters"
-    else:
-        used = False
-        reason = f"no design effect on {metric} measurably above 1"
-    return Clusters(source, groups, n, mode, used, reason), codes if used else None, designs
+    return info, codes, designs
 
 
 def summarize(
@@ -263,8 +224,8 @@ def summarize(
         every = cluster_bootstrap_many(
             np.vstack([matrices[name] for name in names]), codes, rounds, seed, confidence
         )
-        by_metric = {name: every[i * len(systems) : (i + 1) * len(systems)] for i, name in
-                     enumerate(names)}
+        k = len(systems)
+        by_metric = {name: every[i * k : (i + 1) * k] for i, name in enumerate(names)}
     for name, matrix in matrices.items():
         if codes is not None:
             ests = by_metric[name]
@@ -287,6 +248,7 @@ def summarize(
             baseline or None,
             tuple(pairs) if pairs else None,
             None if codes is None else tuple(str(x) for x in clusters or ()),
+            cluster_mode="document",  # decided above, as compare_systems decides
         )
         table = compare_systems(matrices, systems, plan)
         comparisons = list(table.rows)
@@ -331,7 +293,8 @@ def summarize_run(run: SearchRun) -> Summary:
         baseline=cfg.baseline or None,
         pairs=verdicts.parse_pairs(cfg.pairs) if cfg.pairs else None,
         k_capped={s.name: s.k_cap for s in run.systems if s.k_cap is not None},
-        clusters=run.clusters,
-        cluster_source=run.cluster_source,
-        cluster_mode=cfg.clusters,
+        # a run that knows no clusters (a stand-in, an evaluation of run files) has none
+        clusters=getattr(run, "clusters", None),
+        cluster_source=getattr(run, "cluster_source", "none"),
+        cluster_mode=getattr(cfg, "clusters", "auto"),
     )

@@ -279,7 +279,9 @@ def interval_note(summary: Summary) -> str:
     """The dim lines under the tables: how every interval was drawn, and the footnote
     of the exact intervals where a table printed one."""
     used = summary.clusters is not None and summary.clusters.used
-    how = "cluster bootstrap (whole documents, t-widened)" if used else summary.method + " bootstrap"
+    how = f"{summary.method} bootstrap"
+    if used:
+        how = "cluster bootstrap (whole documents, t-widened)"
     note = (
         f"[dim]{summary.confidence * 100:g}% {how} intervals, seed "
         f"{summary.seed}, {summary.rounds} rounds ({summary.rng or 'mulberry32'}).[/]"
