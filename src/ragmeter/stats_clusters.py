@@ -41,7 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ragmeter.errors import InputError
-from ragmeter.stats_bootstrap import Estimate, _order_stat, _seq_mean, _tails
+from ragmeter.stats_bootstrap import Estimate, _order_stat, _seq_mean, _tails, from_fields
 from ragmeter.stats_checks import Seed, _as_matrix, _check_common, _seed_record
 from ragmeter.stats_draws import _index_blocks, rng_name
 
@@ -235,8 +235,6 @@ class Design:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Design:
-        from ragmeter.stats_bootstrap import from_fields
-
         return from_fields(cls, data)
 
     @property

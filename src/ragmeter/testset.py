@@ -264,11 +264,10 @@ def question_clusters(
 ) -> tuple[tuple[str, ...] | None, str]:
     """``(labels, source)``: each question's cluster, and where the labels came from.
 
-    ``"field"``: every question's ``cluster`` field; ``"document"``: the document of
-    its (first) answer passage; ``"auto"``: the fields when every question has one,
-    else the documents when every question has an answer passage, else none (questions
-    judged by qrels name no document); ``"none"``: no clusters. A field or a document
-    the mode needs and a question lacks is an :class:`InputError` naming it.
+    ``"field"``: every question's ``cluster`` field; ``"document"``: the document of its
+    (first) answer passage; ``"auto"``: the fields if any question has one, else the
+    documents if every question has an answer passage (qrels name none), else none;
+    ``"none"``: none. A field or document a question lacks is an :class:`InputError`.
     """
     if mode == "none" or not questions:
         return None, "none"
