@@ -134,11 +134,13 @@ def summarize(
     baseline: str | None = None,
     pairs: list[tuple[str, str]] | None = None,
     k_capped: dict[str, int] | None = None,
+    family: str = "all",
 ) -> Summary:
     """Intervals for every metric x system, paired comparisons and sample sizes on ``metric``.
 
     The comparisons form one family (every pair, every system against ``baseline``,
-    or the planned ``pairs``) under one rule (``adjust``), built by
+    the planned ``pairs``, or a named ``family``: ``"auto"`` is the grid's families
+    on a strategy x retriever grid) under one rule (``adjust``), built by
     :func:`ragmeter.comparison.compare_systems` as every view builds it;
     ``comparison_rule`` records the rule, the family, seed and rounds.
     """
@@ -166,6 +168,7 @@ def summarize(
             adjust,
             baseline or None,
             tuple(pairs) if pairs else None,
+            family,
         )
         table = compare_systems(matrices, systems, plan)
         comparisons = list(table.rows)
@@ -203,4 +206,5 @@ def summarize_run(run: SearchRun) -> Summary:
         baseline=cfg.baseline or None,
         pairs=verdicts.parse_pairs(cfg.pairs) if cfg.pairs else None,
         k_capped={s.name: s.k_cap for s in run.systems if s.k_cap is not None},
+        family=cfg.family,
     )
