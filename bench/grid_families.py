@@ -187,7 +187,17 @@ def main() -> None:
             for n in ns:
                 for t in ("none", "cell", "retriever"):
                     c = run_cell(
-                        kind, s, r, n, t, args.delta, sims, args.rounds, args.seed, args.adjust, args.share
+                        kind,
+                        s,
+                        r,
+                        n,
+                        t,
+                        args.delta,
+                        sims,
+                        args.rounds,
+                        args.seed,
+                        args.adjust,
+                        args.share,
                     )
                     cells = []
                     for d in DESIGNS:

@@ -70,7 +70,10 @@ def test_grid_families_hold_exactly_the_pairs_within_a_strategy_or_a_retriever(
 @pytest.mark.parametrize(
     ("names", "found"),
     [
-        (["fixed", "sentence", "recursive"], "systems fixed, sentence, recursive name no retriever"),
+        (
+            ["fixed", "sentence", "recursive"],
+            "systems fixed, sentence, recursive name no retriever",
+        ),
         (["fixed/bm25", "fixed/dense"], "this run has 1 strategy and 2 retrievers"),
         (["fixed/bm25", "sentence/bm25"], "this run has 2 strategies and 1 retriever"),
         (["a/x", "a/y", "b/x"], "not every strategy with every retriever"),
@@ -235,8 +238,16 @@ def test_the_notebook_and_compare_take_the_family_with_metric_and_rule(grid_run)
     got = runner.invoke(
         app,
         [
-            "compare", str(saved.path), "--family", "retrievers", "--metric", "recall@1",
-            "--adjust", "holm", "--format", "json",
+            "compare",
+            str(saved.path),
+            "--family",
+            "retrievers",
+            "--metric",
+            "recall@1",
+            "--adjust",
+            "holm",
+            "--format",
+            "json",
         ],
     )
     assert got.exit_code == 0, got.output
@@ -244,7 +255,9 @@ def test_the_notebook_and_compare_take_the_family_with_metric_and_rule(grid_run)
     assert data["metric"] == "recall@1" and data["rule"]["family"] == nb.rule.family
     assert [(r["a"], r["b"], r["p"]) for r in data["rows"]] == [(r.a, r.b, r.p) for r in nb]
     every = json.loads(
-        runner.invoke(app, ["compare", str(saved.path), "--family", "all", "--format", "json"]).stdout
+        runner.invoke(
+            app, ["compare", str(saved.path), "--family", "all", "--format", "json"]
+        ).stdout
     )
     assert every["rule"]["family"] == "all pairs"
 
@@ -285,7 +298,9 @@ def test_compare_shows_a_grid_family_as_two_grids(grid_run):
 
 def test_every_pair_on_a_grid_says_the_grid_family_exists(grid_run):
     _, saved = grid_run
-    got = runner.invoke(app, ["compare", str(saved.path), "--family", "all"], env={"COLUMNS": "200"})
+    got = runner.invoke(
+        app, ["compare", str(saved.path), "--family", "all"], env={"COLUMNS": "200"}
+    )
     assert "--family grid compares only" in " ".join(got.stdout.split())
 
 
@@ -330,17 +345,33 @@ def test_plan_plans_the_grid_family_s_pairs(grid_run):
     assert all(p["a"].split("/")[0] == p["b"].split("/")[0] for p in alone["pairs"])
 
 
-def test_search_refuses_a_grid_family_without_a_grid_before_any_work(tmp_path):
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--strategies", "fixed,sentence", "--family", "grid"], "2 strategies and 1 retriever"),
+        (["--retrievers", "bm25,dense", "--family", "retrievers"], "1 strategy and 2 retrievers"),
+        (["--family", "grid", "--baseline", "fixed"], "not more than one"),
+        (["--family", "everything"], "--family must be one of auto, all, grid"),
+    ],
+)
+def test_search_refuses_a_family_it_cannot_compare_before_any_work(tmp_path, args, message):
     out = tmp_path / "res"
     got = runner.invoke(
         app,
         [
-            "search", "--corpus", str(EXAMPLE / "posts"), "--testset",
-            str(EXAMPLE / "questions.jsonl"), "--strategies", "fixed,sentence",
-            "--family", "grid", "--out", str(out), "--no-history",
+            "search",
+            "--corpus",
+            str(EXAMPLE / "posts"),
+            "--testset",
+            str(EXAMPLE / "questions.jsonl"),
+            "--out",
+            str(out),
+            "--no-history",
+            *(["--strategies", "fixed"] if "--strategies" not in args else []),
+            *args,
         ],
     )
     assert got.exit_code == 2
     lines = [line for line in got.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and "this run has 2 strategies and 1 retriever" in lines[0]
+    assert len(lines) == 1 and message in lines[0], got.stderr
     assert not out.exists()

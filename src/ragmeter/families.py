@@ -137,7 +137,9 @@ def check_config_family(cfg: Config) -> None:
     before any work, as the comparison itself would say it after the search."""
     if cfg.family not in GRID_FAMILIES:
         return
-    names = [r if isinstance(r, str) else str(r.get("name") or r.get("kind")) for r in cfg.retrievers]
+    names = [
+        r if isinstance(r, str) else str(r.get("name") or r.get("kind")) for r in cfg.retrievers
+    ]
     # every cell named as in a grid, so that the line counts strategies and retrievers
     grid_pairs([f"{s}/{r}" for s in cfg.strategies for r in names], cfg.family)
 

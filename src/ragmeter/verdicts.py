@@ -3,8 +3,9 @@
 A table of comparisons answers "which differences are real?" for a *family* of
 pairs: every pair of systems, every system against one baseline, pairs named
 in advance, or, for a strategy x retriever grid, the pairs a grid asks about
-(retrievers within each strategy and strategies within each retriever, one family). :func:`compare_family` applies one decision rule to the whole family
-and builds each row so that it cannot contradict itself:
+(retrievers within each strategy and strategies within each retriever, one family).
+:func:`compare_family` applies one decision rule to the whole family and builds each
+row so that it cannot contradict itself:
 
 * ``adjust="holm"``. Each pair gets an exact paired test (McNemar's
   exact test when the scores are 0/1, else the seeded sign-flip test; both in
@@ -39,8 +40,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ragmeter import stats
-from ragmeter.families import FAMILIES, GRID_LABELS, grid_pairs
 from ragmeter.errors import InputError
+from ragmeter.families import FAMILIES, GRID_LABELS, grid_pairs
 from ragmeter.formatting import column_labels, fmt_end, fmt_p, shown_difference, shown_p
 from ragmeter.paired_tests import (
     Flips,
@@ -79,6 +80,8 @@ __all__ = [
 Adjust = Literal["holm", "maxt", "none"]
 ADJUSTMENTS = ("holm", "maxt", "none")
 _RULE_NAMES = {"holm": "Holm", "maxt": "max-T"}
+
+
 def identical_groups(matrices: Sequence[ArrayLike], names: Sequence[str]) -> list[list[str]]:
     """Groups (of two or more) of systems with the same score on every question and metric.
 
@@ -276,9 +279,8 @@ def _family(
         )
     if family != "all":
         for i, j in grid_pairs(names, family):
-            (same if rep.get(names[i], names[i]) == rep.get(names[j], names[j]) else compared).append(
-                (i, j)
-            )
+            a, b = names[i], names[j]
+            (same if rep.get(a, a) == rep.get(b, b) else compared).append((i, j))
         return GRID_LABELS[family], compared, same
     if pairs is not None:
         seen = set()
@@ -347,8 +349,8 @@ def compare_family(
 
     The family is every pair (default), every system against ``baseline``, the
     planned ``pairs`` (``(A, B)`` names; A - B is reported), or a grid ``family``
-    (``"grid"``, ``"retrievers"``, ``"strategies"``: :func:`ragmeter.families.grid_pairs`, adjusted as
-    one family). ``identical`` groups
+    (``"grid"``, ``"retrievers"``, ``"strategies"``:
+    :func:`ragmeter.families.grid_pairs`, adjusted as one family). ``identical`` groups
     (default: systems with identical rows of ``matrix``) are compared once, through
     their first member, and reported as identical. ``binary`` (default: all scores
     0 or 1) picks McNemar's exact test and Tango's interval; otherwise the sign-flip

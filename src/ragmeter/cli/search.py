@@ -52,8 +52,8 @@ from ragmeter.comparison import compare_run
 from ragmeter.config import Config, check_family, check_seed, load_config, one_family
 from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
-from ragmeter.families import check_config_family
 from ragmeter.experiment import count_words, resolve_strategies, run_search
+from ragmeter.families import check_config_family
 from ragmeter.outputs import check_results_target
 from ragmeter.planning import first_level, pair_needs, plan_questions
 from ragmeter.results import Results, save_results

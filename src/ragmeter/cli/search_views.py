@@ -13,8 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ragmeter import tables
-from ragmeter.families import grid_cells, grid_pairs, grid_views, kind_of, short_verdict
 from ragmeter.cli.layout import Grid, as_table, fit, natural_width, stacked
+from ragmeter.families import grid_cells, grid_pairs, grid_views, kind_of, short_verdict
 from ragmeter.formatting import (
     column_labels,
     exact_note,
@@ -181,9 +181,7 @@ def narrow_comparison_grid(
     return grid
 
 
-def grid_comparison_grids(
-    comparisons: list[Row], metric: str, rule: Rule | None
-) -> list[Grid]:
+def grid_comparison_grids(comparisons: list[Row], metric: str, rule: Rule | None) -> list[Grid]:
     """A grid family's table as the grids a person reads it by: rows = strategies,
     columns = retriever pairs (which retriever, for each strategy), then rows =
     strategy pairs, columns = retrievers (which strategy, for each retriever). Each

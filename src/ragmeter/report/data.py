@@ -179,7 +179,9 @@ def comparison_grids(summary: Summary) -> list[dict]:
     return [
         {
             **v.to_dict(),
-            "verdicts": [[None if i is None else short_verdict(rows[i]) for i in r] for r in v.cells],
+            "verdicts": [
+                [None if i is None else short_verdict(rows[i]) for i in r] for r in v.cells
+            ],
         }
         for v in views
     ]
