@@ -446,7 +446,7 @@
     const box = el("div", { id: "compare-grids" });
     grids.forEach((g) => {
       const title = g.title.charAt(0).toUpperCase() + g.title.slice(1);
-      box.append(el("h3", { text: title + " (A − B" + (isShare(m) ? ", points" : "") + ")" }));
+      box.append(el("h3", { text: title + " on " + m + " (A − B" + (isShare(m) ? ", points" : "") + ")" }));
       if (rule) box.append(el("p", { class: "muted", text: rule.header + "." }));
       const t = el("table", { class: "data grid-compare" });
       table(t, [g.corner].concat(g.columns.map((c) => ({ text: c, num: true }))),
