@@ -85,7 +85,7 @@ def _run(**cfg):
     from types import SimpleNamespace as S
 
     base = dict(metric="recall@5", seed=2, rounds=200, confidence=0.9, method="percentile")
-    base |= dict(adjust="none", baseline="", pairs="")
+    base |= dict(adjust="none", baseline="", pairs="", family="auto")
     return S(
         config=S(**(base | cfg)),
         metric_names=list(MATRICES),

@@ -266,7 +266,7 @@ LAYERS: tuple[tuple[str, str], ...] = (
     # retrievers and chat models
     ("services", "retrieval llm"),
     # verdicts, the comparison of systems, summaries and their tables
-    ("analysis", "verdicts comparison summary tables"),
+    ("analysis", "verdicts families comparison summary tables"),
     # a search run scored, saved and checked
     ("runs", "scoring runs saving experiment evaluate checks"),
     # saved results and what is built on them: history, the gate, audits, answers

@@ -28,7 +28,7 @@ STRATEGIES = ("whole", "fixed", "overlap", "sentence", "recursive", "parent-400"
 
 @pytest.fixture(scope="module")
 def many(tmp_path_factory):
-    """14 systems (7 strategies x 2 BM25 settings): 91 pairs, a long family."""
+    """14 systems (7 strategies x 2 BM25 settings), every pair: 91 pairs, a long family."""
     ex = example_dir()
     cfg = Config(
         corpus=str(ex / "posts"),
@@ -36,6 +36,7 @@ def many(tmp_path_factory):
         strategies=STRATEGIES,
         retrievers=("bm25", {"name": "bm25-k09", "kind": "bm25", "k1": 0.9}),
         rounds=200,
+        family="all",  # a grid compares by its families by default (tests/test_families.py)
     )
     return save_results(run_search(cfg), tmp_path_factory.mktemp("many") / "r")
 

@@ -96,13 +96,17 @@ def compare(
     adjust: str | None = None,
     baseline: str | None = None,
     pairs: list[tuple[str, str]] | str | None = None,
+    family: str | None = None,
 ) -> Comparisons:
     """Paired comparisons of the systems of a search (in memory or a results directory).
 
     By default the run's own table, row for row as ``summary.json``, the terminal and
     the report show it (:func:`ragmeter.comparison.compare_run`: its metric, seed,
     rounds, confidence, family and rule). With ``a`` and ``b``, that one pair (a
-    family of one); ``baseline`` or planned ``pairs`` choose another family;
+    family of one); ``baseline``, planned ``pairs`` or ``family`` choose another
+    family (``"grid"``: retrievers within each strategy and strategies within each
+    retriever, one family, the default of a strategy x retriever grid;
+    ``"retrievers"``, ``"strategies"``: one of the two; ``"all"``: every pair);
     ``adjust="none"`` the seed's per-pair rule. The list returned shows itself as a
     table and converts with ``to_pandas()`` / ``to_markdown()``; each item is a
     :class:`ragmeter.verdicts.Row`, and ``rule`` names the rule.
@@ -117,6 +121,7 @@ def compare(
         adjust=adjust,
         baseline=baseline,
         pairs=pairs,
+        family=family,
     )
     table = compare_run(run, plan)
     return Comparisons(table.rows, plan.metric, plan.seed, plan.rounds, rule=table.rule)

@@ -5,7 +5,8 @@ report, the notebook (:func:`ragmeter.compare`) and ``ragmeter check`` all call
 :func:`compare_systems`, so they agree by construction: the level is always
 ``1 - confidence`` of the run, identical systems are found one way (the same
 scores on every question and every metric), and the family (all pairs, a
-baseline, planned pairs) and its rule come from one :class:`ComparisonPlan`.
+baseline, planned pairs, the families of a strategy x retriever grid) and its rule
+come from one :class:`ComparisonPlan`.
 """
 
 from __future__ import annotations
@@ -17,10 +18,19 @@ from typing import Any
 import numpy as np
 
 from ragmeter import verdicts
+from ragmeter.config import FAMILY_CHOICES, check_family, one_family
 from ragmeter.errors import InputError
 from ragmeter.stats_clusters import decide_clusters
+from ragmeter.families import grid_cells
 
-__all__ = ["ComparisonPlan", "compare_run", "compare_systems"]
+__all__ = [
+    "FAMILY_CHOICES",
+    "ComparisonPlan",
+    "check_family",
+    "compare_run",
+    "compare_systems",
+    "family_of",
+]
 
 
 @dataclass(frozen=True)
@@ -30,11 +40,16 @@ class ComparisonPlan:
     ``metric`` is compared at level ``1 - confidence``; ``adjust`` names the rule
     (``"maxt"``, the default, ``"holm"`` or ``"none"``; a saved run that names none
     was decided under Holm); the family is every pair, every system against
-    ``baseline``, or the planned ``pairs``; ``seed`` and ``rounds`` drive the
-    resampling. ``clusters`` (one label per question, e.g. its document) makes the
-    tests flip whole clusters when ``cluster_mode`` says so ("auto": when the design
-    effect is measurably above 1, :func:`ragmeter.stats_clusters.decide_clusters`;
-    "document"/"field": always; "none": never); None flips questions.
+    ``baseline``, the planned ``pairs``, or named by ``family``: ``"all"`` (every
+    pair), ``"grid"`` (retrievers within each strategy and strategies within each
+    retriever, one family), ``"retrievers"`` or ``"strategies"`` (one of the two),
+    or ``"auto"`` (``"grid"`` when the systems form a strategy x retriever grid and
+    no baseline or pairs are given, else every pair: :func:`family_of`); ``seed``
+    and ``rounds`` drive the resampling. ``clusters`` (one label per question, e.g.
+    its document) makes the tests flip whole clusters when ``cluster_mode`` says so
+    ("auto": when the design effect is measurably above 1,
+    :func:`ragmeter.stats_clusters.decide_clusters`; "document"/"field": always;
+    "none": never); None flips questions.
     """
 
     metric: str
@@ -46,6 +61,7 @@ class ComparisonPlan:
     pairs: tuple[tuple[str, str], ...] | None = None
     clusters: tuple[str, ...] | None = None
     cluster_mode: str = "auto"
+    family: str = "all"
 
     @property
     def alpha(self) -> float:
@@ -65,6 +81,8 @@ class ComparisonPlan:
             adjust=str(settings.get("adjust") or "holm"),
             baseline=settings.get("baseline") or None,
             pairs=tuple(verdicts.parse_pairs(pairs)) if pairs else None,
+            # a saved run that names no family compared every pair
+            family=str(settings.get("family") or "all"),
         )
 
     def choose(
@@ -78,23 +96,28 @@ class ComparisonPlan:
         adjust: str | None = None,
         baseline: str | None = None,
         pairs: Sequence[tuple[str, str]] | str | None = None,
+        family: str | None = None,
     ) -> ComparisonPlan:
         """This plan with what the caller chose instead: one pair ``a``/``b`` (a family
-        of one), a ``baseline``, planned ``pairs``, another metric, seed, rounds or rule.
-        Choosing a family replaces the run's family; anything not chosen stays."""
+        of one), a ``baseline``, planned ``pairs``, a named ``family`` (``"all"``,
+        ``"grid"``, ``"retrievers"``, ``"strategies"``), another metric, seed, rounds
+        or rule. Choosing a family replaces the run's family; anything not chosen stays."""
+        if family is not None:
+            check_family(family)
         if (a is None) != (b is None):
             raise InputError("give both A and B of a pair, or neither to compare every pair")
         chosen = verdicts.parse_pairs(pairs) if pairs else None
         if a is not None:
-            if baseline or chosen:
+            if baseline or chosen or family:
                 raise InputError(
                     "one pair (A and B) is a family of its own; do not combine it "
-                    "with a baseline or planned pairs"
+                    "with a baseline, planned pairs or a family"
                 )
             chosen = [(str(a), str(b))]
         if baseline and chosen:
             raise InputError("give a baseline or planned pairs, not both")
-        family_chosen = bool(baseline or chosen)
+        one_family(family, baseline, chosen)
+        family_chosen = bool(baseline or chosen or family)
         return replace(
             self,
             metric=metric or self.metric,
@@ -103,7 +126,20 @@ class ComparisonPlan:
             adjust=adjust or self.adjust,
             baseline=baseline if family_chosen else self.baseline,
             pairs=tuple(chosen) if chosen else (None if family_chosen else self.pairs),
+            family=family or ("all" if family_chosen else self.family),
         )
+
+
+def family_of(plan: ComparisonPlan, systems: Sequence[str]) -> str:
+    """The family kind ``plan`` compares ``systems`` under: ``"auto"`` is ``"grid"``
+    when the systems form a strategy x retriever grid (:func:`ragmeter.families.grid_cells`)
+    and no baseline or planned pairs are given, else ``"all"``; a baseline or pairs
+    always compare as themselves (``"all"`` here)."""
+    if plan.baseline or plan.pairs:
+        return "all"
+    if plan.family == "auto":
+        return "grid" if grid_cells(systems) is not None else "all"
+    return plan.family
 
 
 def compare_systems(
@@ -147,6 +183,7 @@ def compare_systems(
             plan.rounds,
             plan.confidence,
         )[1],
+        family=family_of(plan, systems),
     )
 
 

@@ -74,6 +74,9 @@ class Config:
     baseline: str = ""  # compare every system with this one
     pairs: tuple[str, ...] = ()  # planned comparisons, "A:B"
     clusters: str = "auto"  # questions sharing a document: "auto", "none", "document", "field"
+    # "auto": a strategy x retriever grid's families on a grid run, else every pair;
+    # "all", "grid", "retrievers" (within each strategy), "strategies" (within each retriever)
+    family: str = "auto"
     output: str = "ragmeter-results"
     engine: str = "local"  # or "ray" (see ragmeter.engine)
     engine_address: str = "auto"  # ray: "auto", a cluster address, or "" for a local Ray
@@ -113,6 +116,7 @@ class Config:
                 "baseline": d["baseline"],
                 "pairs": list(d["pairs"]),
                 "clusters": d["clusters"],
+                "family": d["family"],
             },
             "output": {"dir": d["output"]},
             **(
@@ -159,6 +163,9 @@ class Config:
                 f"clusters must be one of {', '.join(CLUSTER_MODES)} (auto is the default), "
                 f"got {self.clusters!r}"
             )
+        check_family(self.family, "[stats] family")
+        if self.family not in ("auto", "all"):
+            one_family(self.family, self.baseline, self.pairs)
         if not self.strategies:
             raise InputError("no strategies given")
         if self.engine not in ("local", "ray"):
@@ -184,6 +191,31 @@ class Config:
         return self
 
 
+#: The comparison families a run can name (``[stats] family``, ``--family``): "auto" is
+#: "grid" on a strategy x retriever grid and "all" (every pair) otherwise.
+FAMILY_CHOICES = ("auto", "all", "grid", "retrievers", "strategies")
+
+
+def check_family(family: str, what: str = "family") -> str:
+    """``family`` when it is one of :data:`FAMILY_CHOICES`, else one line naming them."""
+    if family not in FAMILY_CHOICES:
+        raise InputError(
+            f"{what} must be one of {', '.join(FAMILY_CHOICES)} (grid: retrievers within each "
+            f"strategy and strategies within each retriever), got {family!r}"
+        )
+    return family
+
+
+def one_family(family: str | None, baseline: Any, pairs: Any) -> None:
+    """One line when a named ``family`` comes with a ``baseline`` or planned ``pairs``:
+    each chooses the table's pairs, so only one may be given."""
+    if family and (baseline or pairs):
+        raise InputError(
+            f"family {family!r} chooses its own pairs; give a family, a baseline or "
+            f"planned pairs (--family, --baseline, --pairs), not more than one"
+        )
+
+
 _SECTIONS = {
     ("corpus", "path"): "corpus",
     ("corpus", "format"): "corpus_format",
@@ -207,6 +239,7 @@ _SECTIONS = {
     ("stats", "baseline"): "baseline",
     ("stats", "pairs"): "pairs",
     ("stats", "clusters"): "clusters",
+    ("stats", "family"): "family",
     ("output", "dir"): "output",
     ("engine", "kind"): "engine",
     ("engine", "address"): "engine_address",

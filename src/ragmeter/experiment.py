@@ -22,6 +22,7 @@ from ragmeter.chunking import Chunk, Chunking
 from ragmeter.config import Config
 from ragmeter.corpus import Document, load_corpus
 from ragmeter.errors import InputError
+from ragmeter.families import system_name  # the name a grid is read back from
 from ragmeter.retrieval.base import Hit, Retriever, SpanRetriever
 from ragmeter.retrieval.registry import make_retriever
 from ragmeter.runs import RankedItem, SearchRun, SystemRun  # noqa: F401 (their old home)
@@ -155,10 +156,6 @@ def chunking_key(chunked: Chunking) -> int:
             h.update(np.fromiter(fields, dtype=np.int64, count=3 * len(chunks)).tobytes())
         h.update(b"|")
     return int.from_bytes(h.digest(), "little")
-
-
-def system_name(strategy: str, retriever: str, n_retrievers: int) -> str:
-    return strategy if n_retrievers == 1 else f"{strategy}/{retriever}"
 
 
 def run_search(

@@ -202,11 +202,13 @@ def summarize(
     clusters: Sequence[str] | None = None,
     cluster_source: str = "document",
     cluster_mode: str = "auto",
+    family: str = "all",
 ) -> Summary:
     """Intervals for every metric x system, paired comparisons and sample sizes on ``metric``.
 
     The comparisons form one family (every pair, every system against ``baseline``,
-    or the planned ``pairs``) under one rule (``adjust``), built by
+    the planned ``pairs``, or a named ``family``: ``"auto"`` is the grid's families
+    on a strategy x retriever grid) under one rule (``adjust``), built by
     :func:`ragmeter.comparison.compare_systems` as every view builds it;
     ``comparison_rule`` records the rule, the family, seed and rounds. ``clusters``
     (a label per question, from ``cluster_source``) adds each interval's design effect
@@ -249,6 +251,7 @@ def summarize(
             tuple(pairs) if pairs else None,
             None if codes is None else tuple(str(x) for x in clusters or ()),
             cluster_mode="document",  # decided above, as compare_systems decides
+            family=family,
         )
         table = compare_systems(matrices, systems, plan)
         comparisons = list(table.rows)
@@ -297,4 +300,5 @@ def summarize_run(run: SearchRun) -> Summary:
         clusters=getattr(run, "clusters", None),
         cluster_source=getattr(run, "cluster_source", "none"),
         cluster_mode=getattr(cfg, "clusters", "auto"),
+        family=cfg.family,
     )

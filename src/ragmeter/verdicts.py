@@ -1,9 +1,11 @@
 """Paired comparisons whose verdict, interval and p-value come from one decision.
 
 A table of comparisons answers "which differences are real?" for a *family* of
-pairs: every pair of systems, every system against one baseline, or pairs named
-in advance. :func:`compare_family` applies one decision rule to the whole family
-and builds each row so that it cannot contradict itself:
+pairs: every pair of systems, every system against one baseline, pairs named
+in advance, or, for a strategy x retriever grid, the pairs a grid asks about
+(retrievers within each strategy and strategies within each retriever, one family).
+:func:`compare_family` applies one decision rule to the whole family and builds each
+row so that it cannot contradict itself:
 
 * ``adjust="holm"``. Each pair gets an exact paired test (McNemar's
   exact test when the scores are 0/1, else the seeded sign-flip test; both in
@@ -39,6 +41,7 @@ from numpy.typing import ArrayLike
 
 from ragmeter import stats
 from ragmeter.errors import InputError
+from ragmeter.families import FAMILIES, GRID_LABELS, grid_pairs
 from ragmeter.formatting import column_labels, fmt_end, fmt_p, shown_difference, shown_p
 from ragmeter.paired_tests import (
     Flips,
@@ -260,6 +263,7 @@ def _family(
     baseline: str | None,
     pairs: Sequence[tuple[str, str]] | None,
     groups: list[list[str]],
+    family: str = "all",
 ) -> tuple[str, list[tuple[int, int]], list[tuple[int, int]]]:
     """Family label, compared pairs and identical pairs (as row indices)."""
     pos = {s: i for i, s in enumerate(names)}
@@ -274,6 +278,18 @@ def _family(
     same: list[tuple[int, int]] = []
     if pairs is not None and baseline is not None:
         raise InputError("give a baseline or planned pairs, not both")
+    if family not in FAMILIES:
+        raise InputError(f"family must be one of {FAMILIES}, got {family!r}")
+    if family != "all" and (pairs is not None or baseline is not None):
+        raise InputError(
+            f"the family {family!r} chooses its own pairs; give it, a baseline or "
+            f"planned pairs, not more than one"
+        )
+    if family != "all":
+        for i, j in grid_pairs(names, family):
+            a, b = names[i], names[j]
+            (same if rep.get(a, a) == rep.get(b, b) else compared).append((i, j))
+        return GRID_LABELS[family], compared, same
     if pairs is not None:
         seen = set()
         for a, b in pairs:
@@ -336,11 +352,14 @@ def compare_family(
     seed: stats.Seed = 1,
     binary: bool | None = None,
     clusters: ArrayLike | None = None,
+    family: str = "all",
 ) -> Verdicts:
     """Compare systems (rows of ``matrix``) over one family of pairs under one rule.
 
-    The family is every pair (default), every system against ``baseline``, or the
-    planned ``pairs`` (``(A, B)`` names; A - B is reported). ``identical`` groups
+    The family is every pair (default), every system against ``baseline``, the
+    planned ``pairs`` (``(A, B)`` names; A - B is reported), or a grid ``family``
+    (``"grid"``, ``"retrievers"``, ``"strategies"``:
+    :func:`ragmeter.families.grid_pairs`, adjusted as one family). ``identical`` groups
     (default: systems with identical rows of ``matrix``) are compared once, through
     their first member, and reported as identical. ``binary`` (default: all scores
     0 or 1) picks McNemar's exact test and Tango's interval; otherwise the sign-flip
@@ -362,7 +381,7 @@ def compare_family(
     if m.shape[0] < 2:
         raise InputError("a comparison needs at least two systems")
     groups = identical_groups([m], names) if identical is None else identical
-    label, compared, same = _family(names, baseline, pairs, groups)
+    label, compared, same = _family(names, baseline, pairs, groups, family)
     binary = is_binary(m) if binary is None else binary
     n = m.shape[1]
     codes = None

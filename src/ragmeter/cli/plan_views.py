@@ -29,14 +29,24 @@ def points(value: float, flag: str) -> float:
 
 
 def planned_pairs(
-    systems: Sequence[str], baseline: str | None, pairs: str | None
+    systems: Sequence[str], baseline: str | None, pairs: str | None, family: str | None = None
 ) -> list[tuple[str, str]] | None:
-    """The pairs --baseline or --pairs choose (None: every pair)."""
+    """The pairs --baseline, --pairs or a grid --family choose (None: every pair)."""
+    from ragmeter.config import check_family, one_family
+    from ragmeter.families import GRID_FAMILIES, grid_pairs
     from ragmeter.verdicts import parse_pairs
 
     if baseline and pairs:
         raise InputError("give --baseline or --pairs, not both")
     names = [str(s) for s in systems]
+    if family:
+        check_family(family, "--family")
+        one_family(family, baseline, pairs)
+        if family in GRID_FAMILIES:
+            return [(names[i], names[j]) for i, j in grid_pairs(names, family)]
+        if family == "auto" and grid_family(names) is not None:
+            return planned_pairs(names, None, None, "grid")
+        return None
     chosen = [baseline] if baseline else [x for p in parse_pairs(pairs) for x in p] if pairs else []
     for name in chosen:
         if name not in names:
@@ -44,6 +54,16 @@ def planned_pairs(
     if baseline:
         return [(s, baseline) for s in names if s != baseline]
     return parse_pairs(pairs) if pairs else None
+
+
+def grid_family(systems: Sequence[str], label: str | None = None) -> str | None:
+    """The grid family a run's rule names by its ``label`` (None: any grid family the
+    systems allow, ``"grid"``), or None when the systems form no grid."""
+    from ragmeter.families import grid_cells, kind_of
+
+    if grid_cells([str(s) for s in systems]) is None:
+        return None
+    return "grid" if label is None else kind_of(label)
 
 
 def pair_need_grid(found: Plan, shown: list, caption: str | None = None, narrow: bool = False):

@@ -40,6 +40,7 @@ from ragmeter.cli.output import (
     to_stderr,
 )
 from ragmeter.cli.plan_views import (
+    grid_family,
     most_needed,
     pair_need_grid,
     plan_text,
@@ -48,10 +49,11 @@ from ragmeter.cli.plan_views import (
 )
 from ragmeter.cli.progress import status, step_bar
 from ragmeter.comparison import compare_run
-from ragmeter.config import Config, check_seed, load_config
+from ragmeter.config import Config, check_family, check_seed, load_config, one_family
 from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
 from ragmeter.experiment import count_words, resolve_strategies, run_search
+from ragmeter.families import check_config_family
 from ragmeter.outputs import check_results_target
 from ragmeter.planning import cluster_sentence, first_level, pair_needs, plan_questions
 from ragmeter.results import Results, save_results
@@ -68,6 +70,12 @@ _CLUSTERS = typer.Option(
     "document (always, by answer document) or field (always, by the test set's cluster field)"
 )
 _PAIRS = typer.Option(help="Only these planned comparisons, e.g. A:B,C:D")
+_FAMILY = typer.Option(
+    help="On a strategy x retriever grid: grid (default there): retrievers within each "
+    "strategy and strategies within each retriever, one family; retrievers or strategies: "
+    "one of the two; all: every pair",
+    metavar="FAMILY",
+)
 _FORMAT = typer.Option("--format", help=FORMAT_HELP, metavar="FORMAT")
 _ALL = typer.Option("--all", help="Print every pair (a long table lists the decisive ones first)")
 
@@ -120,6 +128,7 @@ def search(
     baseline: Annotated[str | None, _BASELINE] = None,
     pairs: Annotated[str | None, _PAIRS] = None,
     clusters: Annotated[str | None, _CLUSTERS] = None,
+    family: Annotated[str | None, _FAMILY] = None,
     engine: Annotated[
         str | None, typer.Option(help="local (default) or ray: where chunking and encoding run")
     ] = None,
@@ -153,13 +162,22 @@ def search(
         baseline=baseline,
         pairs=_csv(pairs),
         clusters=clusters,
+        family=family,
     )
+    if family:
+        check_family(family, "--family")
+    one_family(family, baseline, pairs)
     if baseline:
         cfg = cfg.with_overrides(pairs=())
     elif pairs:
         cfg = cfg.with_overrides(baseline="")
+    if family:  # the family chosen here replaces the config's baseline or pairs
+        cfg = cfg.with_overrides(baseline="", pairs=())
+    elif baseline or pairs:  # as a baseline or pairs replace the config's family
+        cfg = cfg.with_overrides(family="auto")
     cfg = cfg.validate()
     check_strategy_names(cfg)
+    check_config_family(cfg)
     # before the (slow) search: refuse an --out that is not ours, or that holds the inputs
     check_results_target(cfg.output, (("corpus", cfg.corpus), ("test set", cfg.testset)))
     with to_stderr(chosen):
@@ -397,6 +415,7 @@ def compare(
     adjust: Annotated[str | None, _ADJUST] = None,
     baseline: Annotated[str | None, _BASELINE] = None,
     pairs: Annotated[str | None, _PAIRS] = None,
+    family: Annotated[str | None, _FAMILY] = None,
     every: Annotated[bool, _ALL] = False,
     format_: Annotated[str | None, _FORMAT] = None,
     a: Annotated[str | None, typer.Option("--a", hidden=True)] = None,
@@ -412,10 +431,20 @@ def compare(
             f"--a/--b are deprecated: write --pairs {a or 'A'}:{b or 'B'} "
             "(one pair is a family of one, as before)"
         )
+    if family:
+        check_family(family, "--family")
     res = Results(results)
     _run_settings(res, metric, seed, rounds)  # checks --seed and --rounds
     plan = res.comparison_plan.choose(
-        a, b, metric=metric, seed=seed, rounds=rounds, adjust=adjust, baseline=baseline, pairs=pairs
+        a,
+        b,
+        metric=metric,
+        seed=seed,
+        rounds=rounds,
+        adjust=adjust,
+        baseline=baseline,
+        pairs=pairs,
+        family=family,
     )
     table = compare_run(res, plan)
     metric, seed, rounds = plan.metric, plan.seed, plan.rounds
@@ -443,6 +472,7 @@ def plan(
     rounds: Annotated[int | None, typer.Option()] = None,
     baseline: Annotated[str | None, _BASELINE] = None,
     pairs: Annotated[str | None, _PAIRS] = None,
+    family: Annotated[str | None, _FAMILY] = None,
     every: Annotated[bool, _ALL] = False,
     format_: Annotated[str | None, _FORMAT] = None,
 ) -> None:
@@ -456,8 +486,11 @@ def plan(
     difference = points(difference, "--difference")
     res = Results(results)
     metric, seed, rounds = _run_settings(res, metric, seed, rounds)
-    wanted = planned_pairs(res.systems, baseline, pairs)
     rule = res.summary.comparison_rule
+    own = not (family or baseline or pairs) and rule is not None
+    if own:  # the run's own grid family, when it has one
+        family = grid_family(res.systems, rule.family)
+    wanted = planned_pairs(res.systems, baseline, pairs, family)
     found = plan_questions(
         res,
         metric,
@@ -479,7 +512,8 @@ def plan(
         found = replace(
             found,
             family=k,
-            first=None,  # another family: Holm's first level, an upper bound under max-T
+            # another family: Holm's first level, an upper bound under max-T
+            first=found.first if own else None,
             pairs=[
                 need
                 for a, b in wanted

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from ragmeter import tables
 from ragmeter.cli.layout import Grid, as_table, fit, natural_width, stacked
+from ragmeter.families import grid_cells, grid_pairs, grid_views, kind_of, short_verdict
 from ragmeter.formatting import (
     column_labels,
     exact_note,
@@ -180,6 +181,42 @@ def narrow_comparison_grid(
     return grid
 
 
+def grid_comparison_grids(comparisons: list[Row], metric: str, rule: Rule | None) -> list[Grid]:
+    """A grid family's table as the grids a person reads it by: rows = strategies,
+    columns = retriever pairs (which retriever, for each strategy), then rows =
+    strategy pairs, columns = retrievers (which strategy, for each retriever). Each
+    cell is A - B with its interval over the verdict (and p); no grid for any other
+    family. The rule's header (rule and family) heads each grid."""
+    views = grid_views(comparisons, kind_of(rule.family) if rule is not None else None)
+    if rule is None or not views:
+        return []
+    ci, _ = column_labels(rule)
+    unit = " in points" if _is_share(metric) else ""
+    grids = []
+    for view in views:
+        grid = Grid(
+            f"{view.title[0].upper()}{view.title[1:]} on {metric}: each cell is {ci}{unit}, "
+            f"over its verdict\n{rule.header}",
+            [view.corner, *view.columns],
+            right=set(range(1, len(view.columns) + 1)),
+            key=f"comparisons_{view.axis}",
+        )
+        for label, cells in zip(view.rows, view.cells, strict=True):
+            grid.rows.append([label, *(_grid_cell(comparisons, i, metric) for i in cells)])
+        grids.append(grid)
+    return grids
+
+
+def _grid_cell(comparisons: list[Row], index: int | None, metric: str) -> Text:
+    """A - B with its interval over the verdict (the p-values are in the list, --all)."""
+    if index is None:
+        return Text("–")
+    c = comparisons[index]
+    verdict = short_verdict(c)
+    style = "green" if "better" in verdict else "dim" if c.identical else "yellow"
+    return Text.assemble(shown_difference(c, metric), "\n", (verdict, style))
+
+
 def comparison_table(
     comparisons: list[Row], metric: str, seed: int, rounds: int, rule: Rule | None = None
 ) -> Table:
@@ -248,8 +285,40 @@ def comparison_views(
     limit: int | None = LONG_FAMILY,
 ) -> tuple[list[RenderableType], list[str]]:
     """The comparison table fitted to ``width`` (two lines a pair when one is too
-    wide) and the lines to print under it."""
-    systems = len({r.a for r in comparisons} | {r.b for r in comparisons})
+    wide) and the lines to print under it; a grid family's grids
+    (:func:`grid_comparison_grids`) instead, and the table too with no ``limit``."""
+    names = sorted({r.a for r in comparisons} | {r.b for r in comparisons})
+    systems = len(names)
+    notes = family_notes(comparisons, rule, systems)
+    grids = grid_comparison_grids(comparisons, metric, rule)
+    if grids:
+        shown_grids = [t for g in grids for t in fit(g, width)]
+        if limit is not None:
+            more = "--all also lists every pair with its win/tie/loss; --format csv writes them"
+            return shown_grids, [more, *notes]
+        listed, rest = _listed(comparisons, metric, seed, rounds, rule, width, None)
+        return shown_grids + listed, notes
+    if rule is not None and rule.family == "all pairs" and grid_cells(names) is not None:
+        notes.append(
+            f"These systems form a strategy x retriever grid: --family grid compares only "
+            f"retrievers within each strategy and strategies within each retriever "
+            f"({len(grid_pairs(names, 'grid'))} pairs, each with more power than among "
+            f"{rule.pairs})"
+        )
+    tables, rest = _listed(comparisons, metric, seed, rounds, rule, width, limit)
+    return tables, ([rest] if rest else []) + notes
+
+
+def _listed(
+    comparisons: list[Row],
+    metric: str,
+    seed: int,
+    rounds: int,
+    rule: Rule | None,
+    width: int | None,
+    limit: int | None,
+) -> tuple[list[RenderableType], str]:
+    """The table of pairs fitted to ``width``, and the line counting the rows left out."""
     shown, rest = decisive_first(comparisons, limit)
     grid = comparison_grid(shown, metric, seed, rounds, rule)
     tables = fit(grid, None)  # [title, table]
@@ -258,8 +327,7 @@ def comparison_views(
         tables = fit(narrow, None)
         if natural_width(tables[-1], least=True) > width:  # too narrow for any table: lines
             tables = stacked(grid, width)
-    notes = [rest] if rest else []
-    return tables, notes + family_notes(comparisons, rule, systems)
+    return tables, rest
 
 
 def summary_comparisons(summary: Summary) -> Table | None:

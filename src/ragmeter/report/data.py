@@ -19,6 +19,7 @@ import numpy as np
 
 from ragmeter import __version__, stats
 from ragmeter.errors import InputError
+from ragmeter.families import grid_views, kind_of, short_verdict
 from ragmeter.formatting import shown_difference, shown_p
 from ragmeter.metrics import is_share
 from ragmeter.planning import family_sentence, first_level, pair_needs
@@ -99,6 +100,7 @@ def report_data(
     data["comparisons"] = _comparisons(results, summary, metric)
     rule = summary.comparison_rule
     data["comparison_rule"] = None if rule is None else rule.to_dict()
+    data["comparison_grids"] = comparison_grids(summary)
     data["headline"] = _headline(systems, estimates, data["comparisons"], metric)
     data["headline"].update(
         headline_extras(systems, estimates, data["comparisons"], metric, main_k)
@@ -180,6 +182,24 @@ def _comparisons(results: Results, summary: Summary, metric: str) -> list[dict]:
                 row["to_separate"] = None
         out.append(row)
     return out
+
+
+def comparison_grids(summary: Summary) -> list[dict]:
+    """A grid family's comparisons laid out as grids (:func:`ragmeter.families.grid_views`):
+    each cell the index of a row of ``comparisons`` and its short verdict; none for
+    any other family."""
+    rule = summary.comparison_rule
+    rows = summary.comparisons
+    views = grid_views(rows, kind_of(rule.family) if rule is not None else None)
+    return [
+        {
+            **v.to_dict(),
+            "verdicts": [
+                [None if i is None else short_verdict(rows[i]) for i in r] for r in v.cells
+            ],
+        }
+        for v in views
+    ]
 
 
 def _headline(

@@ -448,6 +448,35 @@
     }));
   }
 
+  // A grid family's comparisons as grids (rows: strategies, columns: retriever pairs; then
+  // rows: strategy pairs, columns: retrievers), above the table of every pair.
+  function renderComparisonGrids() {
+    const grids = DATA.comparison_grids || [];
+    const anchor = document.getElementById("chart-compare");
+    if (!grids.length || !anchor) return;
+    const m = DATA.metric;
+    const rule = DATA.comparison_rule;
+    const box = el("div", { id: "compare-grids" });
+    grids.forEach((g) => {
+      const title = g.title.charAt(0).toUpperCase() + g.title.slice(1);
+      box.append(el("h3", { text: title + " on " + m + " (A − B" + (isShare(m) ? ", points" : "") + ")" }));
+      if (rule) box.append(el("p", { class: "muted", text: rule.header + "." }));
+      const t = el("table", { class: "data grid-compare" });
+      table(t, [g.corner].concat(g.columns.map((c) => ({ text: c, num: true }))),
+        g.rows.map((label, i) => [label].concat(g.cells[i].map((k, j) => {
+          if (k === null) return { text: "–", cls: "num" };
+          const c = DATA.comparisons[k];
+          const shown = c.shown || {};
+          const p = shown.p ? "; p " + shown.p : "";
+          return { cls: "num", title: c.a + " − " + c.b + ": " + c.verdict + p, node: el("span", null,
+            shown.difference, el("br"),
+            el("span", { class: "tag " + (c.separated ? "sep" : "tie"), text: g.verdicts[i][j] })) };
+        }))));
+      box.append(el("div", { class: "scroll" }, t));
+    });
+    anchor.before(box);
+  }
+
   // ------------------------------------------------------------------ sample size
 
   function renderSampleSize() {
@@ -936,6 +965,7 @@
   renderRoute();
   renderMeasures();
   renderComparisons();
+  renderComparisonGrids();
   renderSampleSize();
   renderAnswers();
   renderFailures();
