@@ -20,8 +20,8 @@ import numpy as np
 from ragmeter import verdicts
 from ragmeter.config import FAMILY_CHOICES, check_family, one_family
 from ragmeter.errors import InputError
-from ragmeter.stats_clusters import decide_clusters
 from ragmeter.families import grid_cells
+from ragmeter.stats_clusters import decide_clusters
 
 __all__ = [
     "FAMILY_CHOICES",
