@@ -423,3 +423,18 @@ def test_a_read_only_history_folder_is_named_as_read_only(tmp_path):
     assert done.returncode == 2, done.stdout + done.stderr
     assert "not a run history" not in done.stderr
     assert "is read-only" in done.stderr and "make the folder writable" in done.stderr
+
+
+def test_a_run_whose_kept_scores_are_lost_is_one_line_not_a_key_error(tmp_path):
+    folder = tmp_path / "hist"
+    for i in range(2):
+        record(results_dir(tmp_path / f"k{i}", [1.0, 0.0, 1.0, float(i)]), history=folder)
+    with sqlite3.connect(folder / "history.sqlite") as conn:
+        conn.execute("DELETE FROM run_files WHERE run = 2 AND name = 'scores.json'")
+    for args in (["history", "show", "2"], ["history", "trend", "--system", "s"]):
+        result = CliRunner().invoke(app, [*args, "--history", str(folder)])
+        assert result.exit_code == 2, result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert "the run history is damaged" in result.output
+        assert "run 2 has no kept scores of 's', recall@5" in " ".join(result.output.split())
+        assert "measured:" not in result.output  # nothing printed before the error
