@@ -210,6 +210,10 @@ def test_the_trend_goes_on_across_the_rename(history, name):
     assert out.exit_code == 0, out.output
     assert "named sent-60/bm25 here (was sent-60)" in " ".join(out.output.split())
     assert "first run of this measurement" not in out.output
+    listed = runner.invoke(app, ["history", "list", "--system", name, "--history", str(folder)])
+    assert listed.exit_code == 0 and "No recorded run matches" not in listed.output
+    rows = [line.split()[1] for line in listed.output.splitlines() if "│ record" in line]
+    assert rows == ["1", "2"], listed.output
 
 
 @pytest.mark.parametrize("ref", ["1", "#1", "latest", "latest:main", "COMMIT"])

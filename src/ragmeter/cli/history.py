@@ -35,6 +35,10 @@ HistoryDir = Annotated[
     ),
 ]
 SystemFilter = Annotated[str | None, typer.Option(help="Only runs holding this system")]
+SystemFollowed = Annotated[
+    str | None,
+    typer.Option(help="Only runs holding this system (also under a name it had before)"),
+]
 MetricFilter = Annotated[str | None, typer.Option(help="Only runs holding this metric")]
 BranchFilter = Annotated[str | None, typer.Option(help="Only runs made on this git branch")]
 
@@ -90,13 +94,14 @@ def _commit(r) -> str:
 @history_app.command("list")
 @handle_errors
 def history_list(
-    system: SystemFilter = None,
+    system: SystemFollowed = None,
     metric: MetricFilter = None,
     branch: BranchFilter = None,
     history: HistoryDir = None,
 ) -> None:
     """The recorded runs, oldest first."""
     from ragmeter.history import HistoryStore, history_path, locate
+    from ragmeter.history_trend import follow
 
     folder = history if history is not None else locate()
     assert folder is not None
@@ -104,7 +109,9 @@ def history_list(
         console.print(f"No runs recorded in {escape(str(history_path(folder)))} yet.")
         return
     with HistoryStore(folder, create=False) as store:
-        runs = store.runs(system=system, metric=metric, branch=branch)
+        runs = store.runs(metric=metric, branch=branch)
+        if system is not None:  # by its name, and by its identity across a rename
+            runs = [r for r, _ in follow(store, runs, system)]
     table = Table(title=f"Recorded runs ({escape(str(store.path))})", title_justify="left")
     for col in ("run", "recorded (UTC)", "command", "commit", "branch", "systems", "metric"):
         table.add_column(col, justify="right" if col == "run" else "left")
