@@ -206,6 +206,11 @@ def test_the_trend_goes_on_across_the_rename(history, name):
     assert second.renamed_from == "sent-60" and first.renamed_from is None
     assert second.change is not None and second.change.direction == "worse"
     assert second.change.row.losses == 10
+    points = found.to_dict()["points"]
+    assert [(p["system"], p["renamed_from"]) for p in points] == [
+        ("sent-60", None),
+        ("sent-60/bm25", "sent-60"),
+    ]
     out = runner.invoke(app, ["history", "trend", "--system", name, "--history", str(folder)])
     assert out.exit_code == 0, out.output
     assert "named sent-60/bm25 here (was sent-60)" in " ".join(out.output.split())
