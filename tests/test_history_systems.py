@@ -83,6 +83,14 @@ def test_identity_is_the_settings_not_the_names_nor_the_library_version():
     assert system_identity(a) != system_identity(_entry("sent-60/bm25-b03", FIXED60, B03))
     assert system_identity(a) != system_identity(_entry("s", {**FIXED60, "size": 80}, BM25))
     assert system_identity({"name": "old"}) is None  # not recorded: matched by name only
+    dense = {"name": "d", "kind": "dense", "model": "m", "cache": "/a", "device": "cpu"}
+    moved = {**dense, "cache": "/b", "device": "cuda", "hnsw": {"M": 16, "recall_vs_exact": 0.9}}
+    assert system_identity(_entry("x", FIXED60, {**dense, "hnsw": {"M": 16}})) == (
+        system_identity(_entry("y", FIXED60, moved))
+    )
+    assert system_identity(_entry("x", FIXED60, dense)) != system_identity(
+        _entry("x", FIXED60, {**dense, "model": "other"})
+    )
 
 
 def test_a_system_is_found_by_name_first_then_by_identity():

@@ -21,10 +21,21 @@ from ragmeter.errors import InputError
 __all__ = ["match_system", "pair_systems", "system_identity"]
 
 NOT_SETTINGS = frozenset(
-    {"name", "library", "device", "batch_size", "max_seq_length", "max_length"}
+    {
+        "name",
+        "library",
+        "device",
+        "batch_size",
+        "max_seq_length",
+        "max_length",
+        "cache",
+        "static_model",
+        "recall_vs_exact",
+    }
 )
 """Keys of a strategy's or retriever's record that are not its settings: display
-names, and what the machine or library versions were (they change no setting)."""
+names, the machine and library versions, where caches live, and what an index
+measured of itself (none of them is a setting of the system)."""
 
 
 def _settings(obj: Any) -> Any:
