@@ -382,7 +382,7 @@ def test_an_all_digit_commit_prefix_is_a_commit_or_a_run_id_or_named_ambiguous(t
         assert resolve_ref(store, "2").id == 2  # under 4 digits: a run id
         with pytest.raises(InputError, match="no run 5005") as err:
             resolve_ref(store, "5005")
-        assert "no run 5005" in str(err.value)
+        assert "and no recorded commit starting 5005" in str(err.value)
     both = _store_with_ids(tmp_path / "both", ["3003" + "c" * 36, "dddd" + "d" * 36], 3002)
     with HistoryStore(both, create=False) as store:
         assert [r.id for r in store.runs()] == [3002, 3003]

@@ -139,9 +139,15 @@ def _run_id(ref: str, every: Sequence[RunRecord]) -> int | None:
     if len(ref) < 4:
         return int(ref)
     commits = sorted({r.commit for r in every if r.commit.startswith(ref)})
+    held = any(r.id == int(ref) for r in every)
     if not commits:
+        if not held:
+            raise InputError(
+                f"history reference {ref!r}: no run {int(ref)} in the history and no recorded "
+                f"commit starting {ref}; `ragmeter history list` shows the runs"
+            )
         return int(ref)
-    if any(r.id == int(ref) for r in every):
+    if held:
         raise InputError(
             f"history reference {ref!r} names both run {int(ref)} and commit "
             f"{commits[0][:12]}; give #{int(ref)} for the run, or more digits of the commit"
