@@ -27,3 +27,87 @@ def test_a_margin_below_what_the_questions_support_fails_and_says_so(tmp_path):
     passed = check_noninferior(path, path, "sentence", "recall@5", margin=floor + 0.5)
     assert passed.passed and passed.supported_margin is None
     assert "support" not in passed.line and "support" not in passed.markdown()
+
+
+def _graded_pair(tmp_path, n: int, changed: int, seed: int):
+    """Graded scores (reciprocal ranks) of a baseline, and a candidate that reranks
+    ``changed`` questions at random."""
+    rng = np.random.default_rng(seed)
+    ids = [f"q{i}" for i in range(n)]
+    ranks = np.array([0.0, 1.0, 1 / 2, 1 / 3, 1 / 4])
+    y = rng.choice(ranks, n)
+    x = y.copy()
+    x[:changed] = rng.choice(ranks, changed)
+    b = _results(tmp_path / f"b{seed}", {"s": y.tolist()}, ids)
+    c = _results(tmp_path / f"c{seed}", {"s": x.tolist()}, ids)
+    return b, c
+
+
+def test_a_graded_fail_names_a_margin_the_spread_of_its_differences_supports(tmp_path):
+    # graded scores: an unchanged candidate's interval is [0, 0], so "any margin above 0"
+    # would contradict a FAIL with no observed loss; the margin named is what a candidate
+    # with these differences moved to a mean of 0 would pass
+    b, c = _graded_pair(tmp_path, 30, 12, 3)
+    res = check_noninferior(b, c, "s", "recall@5", margin=5)
+    d = res.difference
+    assert not res.passed and d.mean > 0 and res.support_basis == "spread"
+    assert res.supported_margin > 5
+    assert abs(res.supported_margin - (d.mean - d.low) * 100) < 0.05  # the interval, moved
+    assert "any margin above 0" not in res.line
+    assert f"support a margin above {res.supported_margin:.1f} points" in res.line
+    assert "per-question differences spread as these do" in res.line
+
+
+def test_a_fail_never_names_a_supported_margin_below_the_margin_it_failed(tmp_path):
+    """A sweep over graded and 0/1 candidates: whenever a candidate with no observed loss
+    fails, the margin the line names as supported is at least the margin it failed."""
+    seen = 0
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(20, 120))
+        ids = [f"q{i}" for i in range(n)]
+        binary = seed % 2 == 0
+        y = (rng.random(n) < 0.6).astype(float) if binary else rng.choice([0, 0.25, 0.5, 1.0], n)
+        x = y.copy()
+        k = int(rng.integers(1, n // 2))
+        x[:k] = (rng.random(k) < 0.6).astype(float) if binary else rng.choice([0, 0.5, 1.0], k)
+        b = _results(tmp_path / f"b{seed}", {"s": y.tolist()}, ids)
+        c = _results(tmp_path / f"c{seed}", {"s": x.tolist()}, ids)
+        for margin in (0.5, 2, 5, 10):
+            res = check_noninferior(b, c, "s", "recall@5", margin=margin)
+            if res.passed or res.difference.mean < 0:
+                continue
+            seen += 1
+            assert res.supported_margin >= margin, res.line
+            assert res.support_basis == ("changed" if binary else "spread")
+    assert seen >= 10
+
+
+def test_too_few_questions_support_no_margin_and_say_so(tmp_path):
+    ids = ["q0", "q1", "q2", "q3"]
+    b = _results(tmp_path / "b", {"s": [0.5, 0.25, 1.0, 0.0]}, ids)
+    c = _results(tmp_path / "c", {"s": [1.0, 0.0, 0.5, 0.25]}, ids)
+    res = check_noninferior(b, c, "s", "recall@5", margin=5)
+    assert not res.passed and res.supported_margin >= 100
+    assert "these 4 questions support no margin below the whole scale" in res.line
+    assert "add questions" in res.line
+
+
+def test_a_binary_fail_with_changed_questions_counts_them(tmp_path):
+    n = 200
+    ids = [f"q{i}" for i in range(n)]
+    y = (np.arange(n) % 2 == 0).astype(float)
+    x = y.copy()
+    x[np.flatnonzero(y == 0)[:10]] = 1.0  # 10 wins
+    x[np.flatnonzero(y == 1)[:8]] = 0.0  # 8 losses
+    b = _results(tmp_path / "b", {"s": y.tolist()}, ids)
+    c = _results(tmp_path / "c", {"s": x.tolist()}, ids)
+    res = check_noninferior(b, c, "s", "recall@5", margin=3)
+    # an unchanged candidate's interval (0 of 200 changed) reaches about -1.9: naming that
+    # would say 3 points is supported while this check fails at 3
+    unchanged, _ = tango_interval(0, 0, n, 0.05)
+    assert -unchanged * 100 < 3
+    even, _ = tango_interval(9, 9, n, 0.05)
+    assert not res.passed and abs(res.supported_margin + even * 100) < 1e-9
+    assert res.supported_margin > 3 and res.support_basis == "changed"
+    assert "changes as many questions, with no net change, reaches" in res.line

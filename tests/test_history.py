@@ -239,3 +239,35 @@ def test_show_and_export(project):
         > runs[0]["estimates"]["mine"]["recall@5"]["mean"]
     )
     _ragmeter("history", "export", "--format", "xml", *where, code=2)
+
+
+@pytest.mark.parametrize(
+    ("ref", "code", "says"),
+    [
+        ("5", 2, "history run 5 is the candidate's own record"),
+        ("#5", 2, "history run 5 is the candidate's own record"),
+        ("COMMIT", 2, "other than the candidate's own"),
+        ("latest", 1, "Baseline: history run 3"),
+        ("latest:main", 1, "Baseline: history run 3"),
+        ("latest:nope", 2, "no recorded run holding system 'mine' on branch 'nope'"),
+    ],
+)
+def test_the_gate_never_takes_the_candidate_as_its_own_baseline(project, ref, code, says):
+    """r4 is run 5: named by its id it is refused (it would pass against itself), at its
+    commit it is the only run, and latest passes over it."""
+    repo, commits = project
+    ref = commits[3][:8] if ref == "COMMIT" else ref
+    args = ["check", str(repo / "r4"), "--baseline-from-history", ref, "--system", "mine"]
+    result = _ragmeter(*args, "--history", str(repo / ".ragmeter"), code=code)
+    assert says in " ".join(result.output.split())
+    if code == 2:
+        assert "PASS" not in result.output and "FAIL" not in result.output
+
+
+def test_a_folder_with_the_same_scores_elsewhere_is_not_the_candidates_own(project):
+    # r_unrecorded holds r4's scores but was never recorded: run 5 is another folder's run
+    repo, _ = project
+    args = ["check", str(repo / "r_unrecorded"), "--baseline-from-history", "5"]
+    args += ["--system", "mine", "--margin", "3"]
+    out = _ragmeter(*args, "--history", str(repo / ".ragmeter"))
+    assert "Baseline: history run 5" in out.output and "PASS recall@5 mine" in out.output

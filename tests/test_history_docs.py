@@ -20,7 +20,7 @@ def blocks(text: str, language: str) -> list[str]:
 def test_the_worked_example_runs_as_written(tmp_path):
     text = DOC.read_text(encoding="utf-8")
     shell, python = blocks(text, "bash"), blocks(text, "python")
-    assert len(shell) == 2 and len(python) == 2  # the second Python block: MLflow, not run
+    assert len(shell) == 3 and len(python) == 2  # the second Python block: MLflow, not run
     env = {k: v for k, v in os.environ.items() if k != "RAGMETER_HISTORY"}
     env.update(
         PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
@@ -44,10 +44,16 @@ def test_the_worked_example_runs_as_written(tmp_path):
     assert "Baseline: history run 3 (commit" in out
     assert "FAIL recall@5 mine: candidate - baseline = -" in out
     assert "check failed with exit code 1" in out
+    # a second retriever renames the system: the trend and the gate go on
+    assert "named mine/bm25 here (was mine)" in out
+    assert "Baseline: history run 5 (commit" in out
+    assert "PASS recall@5 mine/bm25 (baseline: mine): candidate - baseline = +0.0" in out
     done = subprocess.run(
         [sys.executable, "-c", python[0]], cwd=tmp_path / "demo", capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
     lines = [line.split() for line in done.stdout.splitlines()]
-    assert [line[-1] for line in lines] == ["-", "better", "change", "break", "break"]
+    # the sixth run: mine/bm25 after the second retriever, followed across the rename
+    assert [line[-1] for line in lines] == ["-", "better", "change", "break", "break", "change"]
     assert lines[4][-2] == "worse" and lines[2][-2:] == ["no", "change"]
+    assert lines[5][-2:] == ["no", "change"]

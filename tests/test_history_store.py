@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -282,3 +283,164 @@ def test_recording_off_and_a_foreign_history(tmp_path, monkeypatch):
     (bad / "history.sqlite").write_text("hello")
     result = CliRunner().invoke(app, ["history", "list", "--history", str(bad)])
     assert result.exit_code == 2 and "not a ragmeter run history" in result.output
+
+
+# --- a damaged history, a history path that is not one, and what a ref names ------------------
+
+
+def _damaged_history(tmp_path) -> Path:
+    """A run history of four runs whose pages after the first are overwritten."""
+    folder = tmp_path / "hist"
+    rng = np.random.default_rng(5)
+    for i in range(4):
+        res = results_dir(tmp_path / f"d{i}", (rng.random(400) < 0.5).astype(float).tolist())
+        record(res, command="search", history=folder)
+    path = folder / "history.sqlite"
+    data = bytearray(path.read_bytes())
+    assert len(data) > 3 * 4096
+    for at in range(4096, len(data), 4096):  # every page but the first: its header and cells
+        data[at : at + 600] = bytes(range(256)) * 2 + bytes(88)
+    path.write_bytes(bytes(data))
+    return folder
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["history", "list"],
+        ["history", "trend", "--system", "s"],
+        ["history", "show", "2"],
+        ["history", "export"],
+        ["check", "CANDIDATE", "--baseline-from-history", "latest", "--system", "s"],
+        ["check", "CANDIDATE", "--baseline-from-history", "1", "--system", "s"],
+    ],
+)
+def test_a_damaged_history_is_one_line_naming_the_file(tmp_path, args):
+    folder = _damaged_history(tmp_path)
+    args = [str(tmp_path / "d3") if a == "CANDIDATE" else a for a in args]
+    result = CliRunner().invoke(app, [*args, "--history", str(folder)])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "the run history is damaged" in lines[0], result.output
+    assert str(folder / "history.sqlite") in " ".join(result.output.split())
+    assert "move the file away" in result.output
+
+
+def test_a_search_keeps_its_results_and_report_when_the_history_is_damaged(
+    tmp_path, monkeypatch
+):
+    folder = _damaged_history(tmp_path)
+    monkeypatch.setenv("RAGMETER_HISTORY", str(folder))
+    monkeypatch.chdir(tmp_path)
+    before = (folder / "history.sqlite").read_bytes()
+    result = CliRunner().invoke(app, ["-q", "search", "--rounds", "200", "-o", "res"])
+    assert result.exit_code == 0, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "run not recorded in the history" in result.output
+    assert "the run history is damaged" in result.output
+    assert (tmp_path / "res" / "scores.json").is_file()
+    assert (tmp_path / "res" / "report.html").is_file()
+    assert (folder / "history.sqlite").read_bytes() == before  # left as it was
+
+
+def test_a_file_given_as_the_history_folder_says_so(tmp_path):
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text('{"id": "q1"}\n')
+    for args in (["history", "list"], ["history", "trend", "--system", "s"]):
+        result = CliRunner().invoke(app, [*args, "--history", str(questions)])
+        assert result.exit_code == 2, result.output
+        assert "is a file, not a run history folder" in result.output
+        assert "no run history here yet" not in result.output
+    res = results_dir(tmp_path / "r", [1.0, 0.0])
+    with pytest.raises(InputError, match="is a file, not a run history folder"):
+        record(res, history=questions)
+    assert questions.read_text() == '{"id": "q1"}\n'
+
+
+def _store_with_ids(tmp_path, commits: list[str], first_id: int = 1) -> Path:
+    folder = tmp_path / "hist"
+    for i, commit in enumerate(commits):
+        res = results_dir(tmp_path / f"c{i}", [1.0, 0.0, float(i % 2)])
+        with HistoryStore(folder) as store:
+            if i == 0 and first_id > 1:
+                store.store.query(
+                    "INSERT INTO sqlite_sequence (name, seq) VALUES ('runs', ?)", (first_id - 1,)
+                )
+            files = history.read_results_files(res)
+            git = {"commit": commit, "branch": "main", "dirty": False}
+            store.add(files, command="search", results=str(res), git=git)
+    return folder
+
+
+def test_an_all_digit_commit_prefix_is_a_commit_or_a_run_id_or_named_ambiguous(tmp_path):
+    commits = ["3003" + "a" * 36, "4004" + "b" * 36]
+    folder = _store_with_ids(tmp_path, commits)
+    with HistoryStore(folder, create=False) as store:
+        assert resolve_ref(store, "3003").commit == commits[0]  # no run 3003: the commit
+        assert resolve_ref(store, "4004").commit == commits[1]
+        assert resolve_ref(store, "2").id == 2  # under 4 digits: a run id
+        with pytest.raises(InputError, match="no run 5005") as err:
+            resolve_ref(store, "5005")
+        assert "and no recorded commit starting 5005" in str(err.value)
+    both = _store_with_ids(tmp_path / "both", ["3003" + "c" * 36, "dddd" + "d" * 36], 3002)
+    with HistoryStore(both, create=False) as store:
+        assert [r.id for r in store.runs()] == [3002, 3003]
+        with pytest.raises(InputError, match=r"names both run 3003 and commit 3003c") as err:
+            resolve_ref(store, "3003")
+        assert "give #3003 for the run, or more digits of the commit" in str(err.value)
+        assert resolve_ref(store, "#3003").id == 3003
+        assert resolve_ref(store, "3003cc").id == 3002
+
+
+def test_a_read_only_history_folder_is_named_as_read_only(tmp_path):
+    """Run as an unprivileged user (root writes anywhere): the history's folder is
+    read-only, so SQLite cannot write its journal; the message says that."""
+    res = results_dir(tmp_path / "r", [1.0, 0.0, 1.0])
+    folder = tmp_path / "hist"
+    record(res, history=folder)
+    (folder / "history.sqlite-wal").unlink(missing_ok=True)
+    (folder / "history.sqlite-shm").unlink(missing_ok=True)
+    tmp_path.chmod(0o755)
+    folder.chmod(0o555)
+    (folder / "history.sqlite").chmod(0o444)
+    src = Path(history.__file__).resolve().parents[1]
+    code = (
+        "import sys; from ragmeter.cli import app; "
+        "sys.argv = ['ragmeter', 'history', 'list', '--history', sys.argv[1]]; app()"
+    )
+    cmd = [sys.executable, "-c", code, str(folder)]
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        pytest.skip("root writes anywhere, and setpriv is not here to run as another user")
+    if os.geteuid() == 0:
+        cmd = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *cmd]
+    parents = [p for p in tmp_path.parents if p != Path("/")]
+    modes = {p: p.stat().st_mode for p in parents}
+    try:
+        for p in parents:  # the way down to the history, for that user
+            p.chmod(p.stat().st_mode | 0o011)
+        done = subprocess.run(
+            cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(src)}
+        )
+    finally:
+        for p, mode in modes.items():
+            p.chmod(mode)
+        folder.chmod(0o755)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "not a run history" not in done.stderr
+    assert "is read-only" in done.stderr and "make the folder writable" in done.stderr
+
+
+def test_a_run_whose_kept_scores_are_lost_is_one_line_not_a_key_error(tmp_path):
+    folder = tmp_path / "hist"
+    for i in range(2):
+        record(results_dir(tmp_path / f"k{i}", [1.0, 0.0, 1.0, float(i)]), history=folder)
+    with sqlite3.connect(folder / "history.sqlite") as conn:
+        conn.execute("DELETE FROM run_files WHERE run = 2 AND name = 'scores.json'")
+    for args in (["history", "show", "2"], ["history", "trend", "--system", "s"]):
+        result = CliRunner().invoke(app, [*args, "--history", str(folder)])
+        assert result.exit_code == 2, result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert "the run history is damaged" in result.output
+        assert "run 2 has no kept scores of 's', recall@5" in " ".join(result.output.split())
+        assert "measured:" not in result.output  # nothing printed before the error

@@ -37,8 +37,8 @@ def test_the_gate_reads_the_lower_end_not_the_mean(tmp_path):
 
 
 def test_a_graded_score_unchanged_supports_any_margin_above_zero(tmp_path):
-    b, c = _pair(tmp_path, 5)
-    failed = check_noninferior(b, c, "s", "recall@5", margin=0.0)
+    b, _ = _pair(tmp_path, 5)
+    failed = check_noninferior(b, b, "s", "recall@5", margin=0.0)
     # an unchanged candidate differs by exactly 0 on every question: interval [0, 0]
     assert not failed.passed and failed.supported_margin == 0.0
     assert '"supported_margin": 0.0' in json.dumps(failed.to_dict())  # never -0.0

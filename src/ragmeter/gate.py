@@ -17,10 +17,19 @@ from ragmeter import measurement, stats
 from ragmeter.comparison import ComparisonPlan, compare_systems
 from ragmeter.errors import InputError
 from ragmeter.formatting import fmt_end
+from ragmeter.history_systems import pair_systems
 from ragmeter.metrics import COST_FAMILIES, family
+from ragmeter.paired_tests import is_binary
 from ragmeter.results import Results
 
-__all__ = ["Check", "check_noninferior"]
+__all__ = ["Check", "check_noninferior", "supported_margin"]
+
+_WHO = {
+    "unchanged": "an unchanged candidate",
+    "changed": "a candidate that changes as many questions, with no net change,",
+    "spread": "a candidate whose per-question differences spread as these do, with no "
+    "change on average,",
+}
 
 
 @dataclass(frozen=True)
@@ -44,20 +53,46 @@ class Check:
     losses: int
     interval: str
     passed: bool
-    #: points: the smallest margin an unchanged candidate would pass on these questions
-    #: (the lower end of the interval of a difference of 0 on every question); set on FAIL
+    #: points: the smallest margin a candidate with no net change would pass on these
+    #: questions (:func:`supported_margin`); set on FAIL, ``inf`` when none would
     supported_margin: float | None = None
+    #: how that candidate differs: ``unchanged``, ``changed`` (0/1 scores: as many
+    #: questions changed each way as this candidate changed) or ``spread`` (graded
+    #: scores: this candidate's per-question differences less their mean)
+    support_basis: str = "unchanged"
+    #: the system's name in the baseline run, when it is not ``system`` (a renamed system)
+    baseline_system: str | None = None
+
+    @property
+    def shown_system(self) -> str:
+        if self.baseline_system is None:
+            return self.system
+        return f"{self.system} (baseline: {self.baseline_system})"
 
     def _support(self) -> str:
-        if self.supported_margin is None:
+        s, n = self.supported_margin, self.difference.n
+        if s is None:
             return ""
-        if self.supported_margin == 0:
-            return f"; these {self.difference.n} questions support any margin above 0"
-        return (
-            f"; these {self.difference.n} questions support a margin above "
-            f"{self.supported_margin:.1f} points (an unchanged candidate's interval "
-            f"reaches -{self.supported_margin:.1f})"
+        who = _WHO[self.support_basis]
+        if not math.isfinite(s):
+            return (
+                f"; these {n} questions support no margin: the interval of {who} is "
+                f"unbounded (too few questions differ for the test to reach "
+                f"{self.difference.confidence * 100:g}%); add questions (`ragmeter plan`)"
+            )
+        if s >= 100:
+            return (
+                f"; these {n} questions support no margin below the whole scale: the "
+                f"interval of {who} reaches -{s:.1f}; add questions (`ragmeter plan`)"
+            )
+        if s == 0:
+            return f"; these {n} questions support any margin above 0"
+        reach = (
+            f"an unchanged candidate's interval reaches -{s:.1f}"
+            if self.support_basis == "unchanged"
+            else f"the interval of {who} reaches -{s:.1f}"
         )
+        return f"; these {n} questions support a margin above {s:.1f} points ({reach})"
 
     @property
     def line(self) -> str:
@@ -65,7 +100,7 @@ class Check:
         verdict = "PASS" if self.passed else "FAIL"
         rel = ">" if self.passed else "<="
         return (
-            f"{verdict} {self.metric} {self.system}: candidate - baseline = "
+            f"{verdict} {self.metric} {self.shown_system}: candidate - baseline = "
             f"{d.mean * 100:+.1f} [{fmt_end(d.low)}, {fmt_end(d.high)}] points "
             f"({d.confidence * 100:g}% {self.interval}, {d.n} questions, seed {d.seed}, "
             f"{d.rounds} rounds); lower end {rel} -{self.margin:g} (margin)" + self._support()
@@ -76,7 +111,7 @@ class Check:
         head = "passed" if self.passed else "failed"
         return "\n".join(
             [
-                f"### ragmeter check {head}: {self.metric}, {self.system}",
+                f"### ragmeter check {head}: {self.metric}, {self.shown_system}",
                 "",
                 "| | value |",
                 "|---|--:|",
@@ -112,6 +147,7 @@ def check_noninferior(
     confidence: float = 0.95,
     rounds: int | None = None,
     seed: int | None = None,
+    baseline_system: str | None = None,
 ) -> Check:
     """Is the candidate run no worse than the baseline by more than ``margin`` points?
 
@@ -119,17 +155,23 @@ def check_noninferior(
     paths). Both runs must have measured the same thing (corpus, questions, answer
     keys and measurement settings: :mod:`ragmeter.measurement`) and hold the system
     and the metric; questions are paired by id. A cost (``words@k``) is refused.
-    Seed and rounds default to the baseline run's.
+    Seed and rounds default to the baseline run's. ``system`` may be the system's
+    name in either run: a run that lacks it holds it under another name when one of
+    its systems has the same strategy and retriever settings
+    (:func:`ragmeter.history_systems.pair_systems`); ``baseline_system`` names it in
+    the baseline outright.
     """
     base = baseline if isinstance(baseline, Results) else Results(baseline)
     cand = candidate if isinstance(candidate, Results) else Results(candidate)
     if not margin >= 0 or not math.isfinite(margin):
         raise InputError(f"margin must be a non-negative number of points, got {margin}")
+    b_name, c_name = pair_systems(
+        system,
+        (base.meta, base.systems, str(base.path)),
+        (cand.meta, cand.systems, str(cand.path)),
+        baseline_system,
+    )
     for res, label in ((base, "baseline"), (cand, "candidate")):
-        if system not in res.systems:
-            raise InputError(
-                f"{res.path}: no system {system!r} in the {label} run; it has {res.systems}"
-            )
         if metric not in res.metrics:
             raise InputError(
                 f"{res.path}: no metric {metric!r} in the {label} run; it has {res.metrics}"
@@ -173,8 +215,8 @@ def check_noninferior(
                     f"{base.path} and {cand.path}. Run both on the same test set"
                 )
     order = {q: i for i, q in enumerate(ids_c)}
-    y = base.scores(system, metric)
-    x = cand.scores(system, metric)[[order[q] for q in ids_b]]
+    y = base.scores(b_name, metric)
+    x = cand.scores(c_name, metric)[[order[q] for q in ids_b]]
     plan = ComparisonPlan(
         metric,
         base.summary.seed if seed is None else seed,
@@ -189,14 +231,9 @@ def check_noninferior(
     row = table.rows[0]
     diff = row.difference
     passed = bool(diff.low > -margin / 100.0)
-    supported = None
-    if not passed:  # what an unchanged candidate would get on these questions
-        same = compare_systems(
-            {metric: np.stack([y, y])}, ["candidate", "baseline"], plan, fold_identical=False
-        ).rows[0]
-        supported = max(0.0, -same.difference.low * 100.0)
+    supported, basis = supported_margin(x, y, plan) if not passed else (None, "unchanged")
     return Check(
-        system=system,
+        system=c_name,
         metric=metric,
         margin=float(margin),
         baseline=stats._seq_mean(y),
@@ -208,7 +245,40 @@ def check_noninferior(
         interval=table.rule.interval,
         passed=passed,
         supported_margin=supported,
+        support_basis=basis,
+        baseline_system=None if b_name == c_name else b_name,
     )
+
+
+def supported_margin(x: np.ndarray, y: np.ndarray, plan: ComparisonPlan) -> tuple[float, str]:
+    """The smallest margin (points) that candidate scores ``x`` against baseline scores
+    ``y`` could pass with no net change, and how that candidate is made: the lower end
+    of its interval under ``plan``, negated (``inf`` when unbounded).
+
+    0/1 scores: a candidate that changes as many questions as ``x`` does, half each
+    way (Tango's interval depends on those counts alone; none changed: ``unchanged``).
+    Graded scores: ``x``'s per-question differences less their mean (``spread``);
+    their interval is this candidate's moved to a mean of 0, so a FAIL with no
+    observed loss never reads as a margin the questions support.
+    """
+    d = x - y
+    changed = int(np.count_nonzero(d))
+    if not changed:
+        basis, x0, y0 = "unchanged", y, y
+    elif is_binary(np.stack([x, y])):
+        basis = "changed"
+        y0 = np.zeros_like(y)
+        x0 = np.zeros_like(y)
+        x0[: (changed + 1) // 2] = 1.0
+        y0[(changed + 1) // 2 : changed] = 1.0
+    else:
+        basis, x0, y0 = "spread", y + (d - d.mean()), y
+    low = compare_systems(
+        {plan.metric: np.stack([x0, y0])}, ["candidate", "baseline"], plan, fold_identical=False
+    ).rows[0].difference.low
+    if not math.isfinite(low):
+        return math.inf, basis
+    return max(0.0, -low * 100.0), basis
 
 
 def _question_texts(res: Any) -> dict[str, str] | None:

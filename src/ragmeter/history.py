@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import tomllib
 import uuid
@@ -33,7 +34,16 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter import __version__
-from ragmeter.errors import InputError
+from ragmeter.errors import CacheError, InputError, RagmeterError
+from ragmeter.history_file import (
+    APPLICATION_ID,
+    SCHEMA_VERSION,
+    _check_header,
+    _open_error,
+    _read_error,
+    _refuse_foreign,
+    damaged,
+)
 from ragmeter.outputs import results_lock
 from ragmeter.results import Results
 from ragmeter.store import SQLiteStore
@@ -47,8 +57,6 @@ __all__ = [
     "record",
 ]
 
-APPLICATION_ID = 0x52474D48  # "RGMH": a ragmeter run history
-SCHEMA_VERSION = 1
 FILE_NAME = "history.sqlite"
 DEFAULT_DIR = ".ragmeter"
 ENV = "RAGMETER_HISTORY"
@@ -213,6 +221,18 @@ def _file(folder: str | Path) -> Path:
     return p if p.suffix in (".sqlite", ".db") else p / FILE_NAME
 
 
+def history_path(folder: str | Path) -> Path:
+    """The history file of ``folder`` (:func:`_file`); a file given as the folder that
+    is not an ``.sqlite`` or ``.db`` file is refused on one line."""
+    given = Path(folder)
+    if given.is_file() and given.suffix not in (".sqlite", ".db"):
+        raise InputError(
+            f"{given}: is a file, not a run history folder; give the folder that holds "
+            f"{FILE_NAME} (or that file itself) as --history"
+        )
+    return _file(given)
+
+
 # --- the store -------------------------------------------------------------------------------
 
 
@@ -222,7 +242,7 @@ class HistoryStore:
     of making one."""
 
     def __init__(self, folder: str | Path, *, create: bool = True) -> None:
-        self.path = _file(folder)
+        self.path = history_path(folder)
         if not self.path.is_file():
             if not create:
                 raise InputError(
@@ -231,25 +251,38 @@ class HistoryStore:
                 )
             _new_folder(self.path.parent)
         _check_header(self.path)
-        self.store = SQLiteStore(self.path, _SCHEMA, what="run history")
+        try:
+            self.store = SQLiteStore(self.path, _SCHEMA, what="run history")
+        except RagmeterError as exc:
+            raise _open_error(self.path, exc) from None
         try:
             self._claim()
         except BaseException:
             self.store.close()
             raise
 
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        """All rows of one statement; a damaged or unreadable file is one line."""
+        try:
+            return self.store.query(sql, params)
+        except sqlite3.DatabaseError as exc:
+            raise _read_error(self.path, exc) from None
+
     def _claim(self) -> None:
         """Mark a new file as a run history; refuse one that is another's or newer."""
-        ((app,),) = self.store.query("PRAGMA application_id")
-        ((version,),) = self.store.query("PRAGMA user_version")
+        ((app,),) = self._query("PRAGMA application_id")
+        ((version,),) = self._query("PRAGMA user_version")
         if app == 0 and version == 0:
-            with self.store.batch() as conn:  # a new file: mark it, once
-                app = conn.execute("PRAGMA application_id").fetchone()[0]
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
-                if app == 0 and version == 0:
-                    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                    return
+            try:
+                with self.store.batch() as conn:  # a new file: mark it, once
+                    app = conn.execute("PRAGMA application_id").fetchone()[0]
+                    version = conn.execute("PRAGMA user_version").fetchone()[0]
+                    if app == 0 and version == 0:
+                        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                        return
+            except CacheError as exc:
+                raise _open_error(self.path, exc) from None
         _refuse_foreign(self.path, app, version)
 
     def close(self) -> None:
@@ -293,18 +326,21 @@ class HistoryStore:
             blake2b(files["scores.json"], digest_size=16).hexdigest(),
             __version__,
         )
-        with self.store.batch() as conn:
-            cur = conn.execute(
-                f"INSERT INTO runs ({_COLUMNS.removeprefix('id, ')}) "
-                f"VALUES ({', '.join('?' * len(row))})",
-                row,
-            )
-            run_id = int(cur.lastrowid or 0)
-            for name, data in files.items():
-                conn.execute(
-                    "INSERT INTO run_files (run, name, data) VALUES (?, ?, ?)",
-                    (run_id, name, _pack(data)),
+        try:
+            with self.store.batch() as conn:
+                cur = conn.execute(
+                    f"INSERT INTO runs ({_COLUMNS.removeprefix('id, ')}) "
+                    f"VALUES ({', '.join('?' * len(row))})",
+                    row,
                 )
+                run_id = int(cur.lastrowid or 0)
+                for name, data in files.items():
+                    conn.execute(
+                        "INSERT INTO run_files (run, name, data) VALUES (?, ?, ?)",
+                        (run_id, name, _pack(data)),
+                    )
+        except CacheError as exc:
+            raise _open_error(self.path, exc) from None
         return self.get(run_id)
 
     # -- reading
@@ -322,7 +358,7 @@ class HistoryStore:
         params: tuple[Any, ...] = ()
         if branch is not None:
             sql, params = sql + " WHERE git_branch = ?", (branch,)
-        out = [RunRecord._from_row(r) for r in self.store.query(sql + " ORDER BY id", params)]
+        out = [self._record(r) for r in self._query(sql + " ORDER BY id", params)]
         return [
             r
             for r in out
@@ -330,27 +366,47 @@ class HistoryStore:
         ]
 
     def get(self, run_id: int) -> RunRecord:
-        rows = self.store.query(f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (int(run_id),))
+        rows = self._query(f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (int(run_id),))
         if not rows:
             raise InputError(
                 f"{self.path}: no run {run_id} in the history; `ragmeter history list` "
                 f"shows the runs"
             )
-        return RunRecord._from_row(rows[0])
+        return self._record(rows[0])
+
+    def _record(self, row: Sequence[Any]) -> RunRecord:
+        try:
+            return RunRecord._from_row(row)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise damaged(self.path, f"run {row[0]}'s fields do not read: {exc}") from None
 
     def files(self, run_id: int) -> dict[str, bytes]:
         """The results files kept with run ``run_id``, by name."""
-        rows = self.store.query(
+        rows = self._query(
             "SELECT name, data FROM run_files WHERE run = ? ORDER BY name", (int(run_id),)
         )
-        return {name: zlib.decompress(data) for name, data in rows}
+        return {name: self._unpack(run_id, name, data) for name, data in rows}
 
     def file_json(self, run_id: int, name: str) -> dict[str, Any]:
         """One kept JSON file of a run (``{}`` when it was not kept)."""
-        rows = self.store.query(
+        rows = self._query(
             "SELECT data FROM run_files WHERE run = ? AND name = ?", (int(run_id), name)
         )
-        return json.loads(zlib.decompress(rows[0][0])) if rows else {}
+        if not rows:
+            return {}
+        try:
+            obj = json.loads(self._unpack(run_id, name, rows[0][0]))
+        except ValueError as exc:
+            raise damaged(self.path, f"run {run_id}'s {name} does not read: {exc}") from None
+        if not isinstance(obj, dict):
+            raise damaged(self.path, f"run {run_id}'s {name} is not a JSON object")
+        return obj
+
+    def _unpack(self, run_id: int, name: str, data: Any) -> bytes:
+        try:
+            return zlib.decompress(data)
+        except (zlib.error, TypeError) as exc:
+            raise damaged(self.path, f"run {run_id}'s {name} does not read: {exc}") from None
 
 
 def _pack(data: bytes) -> bytes:
@@ -378,41 +434,6 @@ def _new_folder(folder: Path) -> None:
             (folder / ".gitignore").write_text("*\n", encoding="utf-8")
         except OSError:
             pass
-
-
-def _check_header(path: Path) -> None:
-    """Refuse, before SQLite opens it for writing, a file marked as someone else's."""
-    if not path.exists():
-        return
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(100)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the run history ({exc.strerror or exc})") from None
-    if not head:
-        return  # a new or empty file
-    if len(head) < 100 or not head.startswith(b"SQLite format 3\x00"):
-        raise InputError(
-            f"{path}: is not a ragmeter run history (not an SQLite file); give another "
-            f"--history folder, or move the file away"
-        )
-    app = int.from_bytes(head[68:72], "big")
-    version = int.from_bytes(head[60:64], "big")
-    if app != 0 or version != 0:
-        _refuse_foreign(path, app, version)
-
-
-def _refuse_foreign(path: Path, app: int, version: int) -> None:
-    if app != APPLICATION_ID:
-        raise InputError(
-            f"{path}: is an SQLite file that is not a ragmeter run history "
-            f"(application_id {app:#x}); give another --history folder, or move the file away"
-        )
-    if version > SCHEMA_VERSION:
-        raise InputError(
-            f"{path}: run history of a newer ragmeter (schema {version}, this one reads "
-            f"{SCHEMA_VERSION}); upgrade ragmeter"
-        )
 
 
 def open_history(

@@ -9,6 +9,10 @@ interval and verdict from :func:`ragmeter.comparison.compare_systems`, the rule
 seed, rounds and confidence of the earlier run). Where the measurement changes
 from one run to the next the trend shows a break; runs of different series are
 never compared.
+
+A system is followed by its name and, across a run where it is named otherwise
+(adding a retriever renames every system), by its strategy and retriever settings
+(:func:`ragmeter.history_systems.match_system`); a point says when its name changed.
 """
 
 from __future__ import annotations
@@ -23,11 +27,12 @@ import numpy as np
 from ragmeter import measurement, stats
 from ragmeter.comparison import ComparisonPlan, compare_systems
 from ragmeter.errors import InputError
-from ragmeter.history import HistoryStore, RunRecord
+from ragmeter.history import HistoryStore, RunRecord, damaged
+from ragmeter.history_systems import match_system
 from ragmeter.metrics import COST_FAMILIES, family
 from ragmeter.verdicts import Row, Rule
 
-__all__ = ["Break", "Change", "Trend", "TrendPoint", "comparable", "trend"]
+__all__ = ["Break", "Change", "Trend", "TrendPoint", "comparable", "follow", "trend"]
 
 
 @dataclass(frozen=True)
@@ -86,18 +91,24 @@ class Break:
 class TrendPoint:
     """One run on the trend: its estimate, its ``series`` (runs that measured the same
     thing share one), the ``change`` from the run before it in its series, and the
-    ``gap``: a break when the run just before it measured something else."""
+    ``gap``: a break when the run just before it measured something else. ``name`` is
+    the system's name in this run; ``renamed_from`` its name in the run before, when
+    that differs."""
 
     run: RunRecord
     estimate: stats.Estimate
     series: int
     change: Change | None = None
     gap: Break | None = None
+    name: str = ""
+    renamed_from: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "run": self.run.to_dict(),
             "label": self.run.label,
+            "system": self.name,
+            "renamed_from": self.renamed_from,
             "estimate": self.estimate.to_dict(),
             "series": self.series,
             "change": None if self.change is None else self.change.to_dict(),
@@ -134,12 +145,18 @@ class _Run:
 
     def __init__(self, store: HistoryStore, record: RunRecord) -> None:
         self.record = record
+        self.path = store.path
         self.scores = store.file_json(record.id, "scores.json")
         self.summary = store.file_json(record.id, "summary.json")
         self.ids = [str(q) for q in self.scores.get("questions", [])]
 
     def values(self, system: str, metric: str) -> np.ndarray:
-        return np.asarray(self.scores["values"][system][metric], dtype=np.float64)
+        try:
+            return np.asarray(self.scores["values"][system][metric], dtype=np.float64)
+        except (KeyError, TypeError, ValueError):
+            raise damaged(
+                self.path, f"run {self.record.id} has no kept scores of {system!r}, {metric}"
+            ) from None
 
     @property
     def seed(self) -> int:
@@ -174,11 +191,12 @@ def comparable(
     return reasons
 
 
-def _change(before: _Run, after: _Run, system: str, metric: str) -> Change:
+def _change(before: _Run, after: _Run, names: tuple[str, str], metric: str) -> Change:
+    """``after`` - ``before``; ``names``: the system's name in each."""
     earlier, later = before.record.id, after.record.id
     order = {q: i for i, q in enumerate(after.ids)}
-    y = before.values(system, metric)
-    x = after.values(system, metric)[[order[q] for q in before.ids]]
+    y = before.values(names[0], metric)
+    x = after.values(names[1], metric)[[order[q] for q in before.ids]]
     names = [f"#{later}", f"#{earlier}"]
     plan = ComparisonPlan(
         metric, before.seed, before.rounds, before.confidence, pairs=((names[0], names[1]),)
@@ -186,6 +204,38 @@ def _change(before: _Run, after: _Run, system: str, metric: str) -> Change:
     # two runs of one system: never folded as "identical", however alike
     table = compare_systems({metric: np.stack([x, y])}, names, plan, fold_identical=False)
     return Change(earlier, later, table.rows[0], table.rule)
+
+
+def follow(
+    store: HistoryStore, runs: Sequence[RunRecord], system: str
+) -> list[tuple[RunRecord, str]]:
+    """The ``runs`` holding ``system``, each with the system's name in it, oldest first.
+
+    From the newest run that names it ``system``, back and forward through ``runs``:
+    a run holds it under the name the run next to it (nearer that one) used, else
+    under the name :func:`ragmeter.history_systems.match_system` finds by identity.
+    """
+    runs = list(runs)
+    anchor = next((i for i in range(len(runs) - 1, -1, -1) if system in runs[i].systems), None)
+    if anchor is None:
+        return []
+    names = {anchor: system}
+    metas: dict[int, dict[str, Any]] = {}
+
+    def meta(i: int) -> dict[str, Any]:
+        if i not in metas:
+            metas[i] = store.file_json(runs[i].id, "meta.json")
+        return metas[i]
+
+    for step in (-1, 1):
+        ref, name, i = anchor, system, anchor + step
+        while 0 <= i < len(runs):
+            held = runs[i].systems
+            found = name if name in held else match_system(name, meta(ref), meta(i), held)
+            if found is not None:
+                names[i], ref, name = found, i, found
+            i += step
+    return [(runs[i], names[i]) for i in sorted(names)]
 
 
 def trend(
@@ -200,7 +250,7 @@ def trend(
     holding both (on ``branch`` when given, or the ``runs`` given), with the paired
     change or the break between each run and the one before it."""
     if runs is None:
-        held = store.runs(system=system, branch=branch)
+        held = follow(store, store.runs(branch=branch), system)
         if not held:
             known = sorted({s for r in store.runs(branch=branch) for s in r.systems})
             raise InputError(
@@ -208,23 +258,25 @@ def trend(
                 + (f" on branch {branch!r}" if branch is not None else "")
                 + (f"; the runs hold {', '.join(known[:12])}" if known else "; no run recorded")
             )
-        metric = metric or held[-1].metric
-        runs = [r for r in held if metric in r.metrics]
-        if not runs:
+        metric = metric or held[-1][0].metric
+        named = [(r, n) for r, n in held if metric in r.metrics]
+        if not named:
             raise InputError(
                 f"{store.path}: no recorded run of system {system!r} has metric {metric!r}; "
-                f"they have {', '.join(held[-1].metrics)}"
+                f"they have {', '.join(held[-1][0].metrics)}"
             )
     elif metric is None:
         raise InputError("give the metric of the trend")
+    else:
+        named = follow(store, runs, system)
     if family(metric) in COST_FAMILIES:
         raise InputError(
             f"{metric} is a cost (lower is better), not a score a verdict reads as better or "
             f"worse; follow a score such as recall@5 (`ragmeter history export` lists {metric})"
         )
     points: list[TrendPoint] = []
-    last: list[tuple[int, _Run]] = []  # (series, its newest run), newest series first
-    for record in runs:
+    last: list[tuple[int, _Run, str]] = []  # (series, its newest run, name), newest first
+    for record, name in named:
         now = _Run(store, record)
         gap = change = None
         if points:
@@ -234,7 +286,7 @@ def trend(
         same = next(
             (
                 i
-                for i, (_, r) in enumerate(last)
+                for i, (_, r, _) in enumerate(last)
                 if not comparable(r.record, record, metric, r.ids, now.ids)
             ),
             None,
@@ -242,10 +294,13 @@ def trend(
         if same is None:
             series = len(last)
         else:
-            series, before = last.pop(same)
-            change = _change(before, now, system, metric)
-        last.insert(0, (series, now))
-        points.append(TrendPoint(record, now.estimate(system, metric), series, change, gap))
+            series, before, was = last.pop(same)
+            change = _change(before, now, (was, name), metric)
+        renamed = points[-1].name if points and points[-1].name != name else None
+        last.insert(0, (series, now, name))
+        points.append(
+            TrendPoint(record, now.estimate(name, metric), series, change, gap, name, renamed)
+        )
     return Trend(system, metric, points)
 
 

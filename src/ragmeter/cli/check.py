@@ -19,7 +19,10 @@ from ragmeter.outputs import check_output_file, results_inputs, write_output
 @handle_errors
 def check(
     baseline: Annotated[Path, typer.Argument(help="Results directory of the baseline run")],
-    system: Annotated[str, typer.Option(help="The system to check (in both runs)")],
+    system: Annotated[
+        str,
+        typer.Option(help="The system to check: its name in the candidate (or in the baseline)"),
+    ],
     candidate: Annotated[
         Path | None, typer.Argument(help="Results directory of the candidate run")
     ] = None,
@@ -41,6 +44,14 @@ def check(
         ),
     ] = None,
     history: HistoryDir = None,
+    baseline_system: Annotated[
+        str | None,
+        typer.Option(
+            help="The system's name in the baseline run, when it was renamed (default: "
+            "--system, or the baseline's system with the same strategy and retriever)",
+            metavar="NAME",
+        ),
+    ] = None,
 ) -> None:
     """Exit 0 when the candidate is no worse than the baseline by more than --margin points.
 
@@ -50,8 +61,8 @@ def check(
     from ragmeter.results import Results
 
     if baseline_from_history is not None:
-        baseline, candidate = history_baseline(
-            baseline_from_history, baseline, candidate, system, metric, history
+        baseline, candidate, system = history_baseline(
+            baseline_from_history, baseline, candidate, system, metric, history, baseline_system
         )
     elif candidate is None:
         raise InputError("give the baseline's and the candidate's results directories")
@@ -73,6 +84,7 @@ def check(
         confidence=base.summary.confidence,
         rounds=rounds,
         seed=seed,
+        baseline_system=baseline_system,
     )
     if markdown is not None:
         write_output(markdown, result.markdown(), "Markdown summary", inputs, "--markdown")

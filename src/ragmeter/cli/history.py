@@ -35,6 +35,10 @@ HistoryDir = Annotated[
     ),
 ]
 SystemFilter = Annotated[str | None, typer.Option(help="Only runs holding this system")]
+SystemFollowed = Annotated[
+    str | None,
+    typer.Option(help="Only runs holding this system (also under a name it had before)"),
+]
 MetricFilter = Annotated[str | None, typer.Option(help="Only runs holding this metric")]
 BranchFilter = Annotated[str | None, typer.Option(help="Only runs made on this git branch")]
 
@@ -90,21 +94,24 @@ def _commit(r) -> str:
 @history_app.command("list")
 @handle_errors
 def history_list(
-    system: SystemFilter = None,
+    system: SystemFollowed = None,
     metric: MetricFilter = None,
     branch: BranchFilter = None,
     history: HistoryDir = None,
 ) -> None:
     """The recorded runs, oldest first."""
-    from ragmeter.history import HistoryStore, _file, locate
+    from ragmeter.history import HistoryStore, history_path, locate
+    from ragmeter.history_trend import follow
 
     folder = history if history is not None else locate()
     assert folder is not None
-    if not _file(folder).is_file():
-        console.print(f"No runs recorded in {escape(str(_file(folder)))} yet.")
+    if not history_path(folder).is_file():
+        console.print(f"No runs recorded in {escape(str(history_path(folder)))} yet.")
         return
     with HistoryStore(folder, create=False) as store:
-        runs = store.runs(system=system, metric=metric, branch=branch)
+        runs = store.runs(metric=metric, branch=branch)
+        if system is not None:  # by its name, and by its identity across a rename
+            runs = [r for r, _ in follow(store, runs, system)]
     table = Table(title=f"Recorded runs ({escape(str(store.path))})", title_justify="left")
     for col in ("run", "recorded (UTC)", "command", "commit", "branch", "systems", "metric"):
         table.add_column(col, justify="right" if col == "run" else "left")
@@ -145,10 +152,12 @@ def history_show(
     with _store(history) as store:
         r = store.get(run)
         kept = _Run(store, r)
-        toml = store.files(r.id).get("config.toml", b"").decode("utf-8") if config else ""
+        kept_toml = store.files(r.id).get("config.toml", b"") if config else b""
+        toml = kept_toml.decode("utf-8", "replace")
     metric = metric or r.metric
     if metric not in r.metrics:
         raise InputError(f"history run {r.id} has no metric {metric!r}; it has {list(r.metrics)}")
+    shown = {s: format_estimate(kept.estimate(s, metric), metric) for s in r.systems}
     lines = [
         ("run", f"{r.id} ({r.uid})"),
         ("recorded", f"{_when(r.recorded_at)} UTC by ragmeter {r.command} ({r.version})"),
@@ -164,7 +173,7 @@ def history_show(
     table.add_column("system", style="bold")
     table.add_column(escape(metric), justify="right")
     for s in r.systems:
-        table.add_row(escape(s), format_estimate(kept.estimate(s, metric), metric))
+        table.add_row(escape(s), shown[s])
     console.print(table)
     if config:
         console.rule("config.toml")
@@ -208,6 +217,8 @@ def history_trend(
         cells = [str(r.id), _when(r.recorded_at), _commit(r), escape(r.branch)]
         cells.append(format_estimate(p.estimate, metric))
         verdict = Text()
+        if p.renamed_from is not None:
+            verdict.append(f"named {p.name} here (was {p.renamed_from}). ", style="cyan")
         if p.gap is not None:
             verdict.append(
                 f"break: {'; '.join(p.gap.reasons)} changed since run {p.gap.earlier}. ",
@@ -289,22 +300,36 @@ def history_baseline(
     system: str,
     metric: str | None,
     history: Path | None = None,
-) -> tuple[Path, Path]:
+    baseline_system: str | None = None,
+) -> tuple[Path, Path, str]:
     """``ragmeter check CANDIDATE --baseline-from-history REF``: the history run ``REF``
-    written as a temporary results directory, and the candidate's path."""
+    written as a temporary results directory, the candidate's path, and the system's
+    name in the candidate (``system`` may be a name it had in earlier runs)."""
     import tempfile
 
     from ragmeter.cli.app import err
-    from ragmeter.history_baseline import materialise, resolve_ref, scores_digest
+    from ragmeter.history_baseline import candidate_name, materialise, resolve_ref, scores_digest
     from ragmeter.results import Results
 
     if second is not None:
         raise InputError("with --baseline-from-history give only the candidate's results directory")
     candidate = first
-    like = Results(candidate).meta.get("measurement") or {}
+    res = Results(candidate)
+    like = res.meta.get("measurement") or {}
     own = (str(candidate.resolve()), scores_digest(candidate))
     with _store(history) as store:
-        run = resolve_ref(store, ref, system=system, metric=metric, exclude=own, like=like)
+        if baseline_system is None:
+            system = candidate_name(store, system, (res.meta, res.systems))
+        run = resolve_ref(
+            store,
+            ref,
+            system=system,
+            metric=metric,
+            exclude=own,
+            like=like,
+            candidate=(res.meta, res.systems),
+            baseline_system=baseline_system,
+        )
         folder = tempfile.TemporaryDirectory(prefix="ragmeter-baseline-")
         _KEPT.append(folder)
         path = materialise(store, run.id, Path(folder.name) / f"run-{run.id}")
@@ -318,4 +343,4 @@ def history_baseline(
         if x
     )
     err.print(Text(f"Baseline: history run {run.id} ({where}; {run.results})"), soft_wrap=True)
-    return path, candidate
+    return path, candidate, system
