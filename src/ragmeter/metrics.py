@@ -32,7 +32,12 @@ a qrels key) and ``found_k`` the distinct relevant units among the top ``k``:
   ``k``) -- the best order of the items actually returned; with ``ideal`` given,
   the grades of every item in the index with a grade above 0
   (:func:`ragmeter.grading.ideal_grades`) or the judged grades of the qrels.
-  ``IDCG@k == 0`` gives 0.
+  ``IDCG@k == 0`` gives 0. With ``units`` given (the judged ideal, which counts
+  each answer once), an answer held by several items earns its gain once: the
+  largest ``gain(g_i) / log2(i + 1)`` among its items in the top ``k``. So
+  ``nDCG <= 1`` under every ideal: the returned one sorts the same list, the
+  index one counts every item that holds the answer, the judged one counts each
+  answer once and so does the ranking (docs/metrics.md).
 * ``coverage@k`` -- share of the answer characters inside the top ``k`` items
   (:func:`ragmeter.grading.coverage_curve`), passed in precomputed.
 * ``words@k`` -- the number of words in the top ``k`` items (what a reader is
@@ -361,6 +366,18 @@ def _cum_dcg(g: np.ndarray, gain: str = "exponential") -> np.ndarray:
     return np.cumsum(_gain(g, gain) / disc, axis=1)
 
 
+def _cum_unit_dcg(g: np.ndarray, units: np.ndarray, gain: str) -> np.ndarray:
+    """Running DCG where each answer unit earns its gain once: for unit ``u`` the
+    largest discounted gain among its items up to each rank. Items of unit ``-1``
+    each count on their own."""
+    disc = np.log2(np.arange(g.shape[1], dtype=np.float64) + 2.0)
+    gains = _gain(g, gain) / disc
+    out = np.cumsum(np.where(units < 0, gains, 0.0), axis=1)
+    for u in np.unique(units[units >= 0]).tolist():
+        out += np.maximum.accumulate(np.where(units == u, gains, 0.0), axis=1)
+    return out
+
+
 def _at(cum: np.ndarray | None, k: int, n: int = 0) -> np.ndarray:
     """Column ``k - 1`` of a running sum, or its last column when shorter; 0 if empty."""
     if cum is None:
@@ -416,6 +433,7 @@ def score_questions(
     found: object | None = None,
     gain: str = "exponential",
     measures: Iterable[str | Metric] | None = None,
+    units: object | None = None,
 ) -> dict[str, np.ndarray]:
     """Every metric at every cutoff, per question.
 
@@ -444,6 +462,11 @@ def score_questions(
             trec_eval).
         measures: names to compute (``"ndcg@10"``, ``"map"``, trec_eval names);
             ``None`` for :func:`metric_names` of ``ks``.
+        units: ``(n_questions, depth)`` whole numbers: the answer unit each item
+            belongs to (a relevant document, or 0 for a span key's one passage),
+            ``-1`` for an item that counts on its own. With it, nDCG credits each
+            unit once, at the best discounted gain among its items (the judged
+            ideal counts each answer once). ``None``: every item counts.
 
     Returns:
         ``{"recall@1": array, ...}``: metric name to a float64 vector with one
@@ -514,7 +537,13 @@ def score_questions(
     ndcg_wanted = [m for m in wanted if m.name == "ndcg"]
     if ndcg_wanted:
         width = max(eff(m) for m in ndcg_wanted)
-        dcg = _cum_dcg(g[:, :width], gain)
+        if units is None:
+            dcg = _cum_dcg(g[:, :width], gain)
+        else:
+            u = _int_matrix(units, "units")
+            if u.shape != (n, depth):
+                raise InputError(f"units must have the shape of grades {(n, depth)}")
+            dcg = _cum_unit_dcg(g[:, :width], u[:, :width], gain)
         if ideal is None:
             best = _cum_dcg(-np.sort(-g, axis=1), gain)
         else:

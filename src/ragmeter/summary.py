@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmeter import stats, verdicts
+from ragmeter import measurement, stats, verdicts
 from ragmeter.comparison import ComparisonPlan, compare_systems
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, did_you_mean
 
 if TYPE_CHECKING:
     from ragmeter.runs import SearchRun
@@ -45,6 +45,14 @@ class Summary:
     comparison_rule: verdicts.Rule | None = None
     sample_size: dict[str, list[stats.SizeRow]] = field(default_factory=dict)
     k_capped: dict[str, int] = field(default_factory=dict)
+    ndcg: dict[str, str] = field(default_factory=dict)
+    """nDCG's ideal and gain (``{"ideal": "returned", "gain": "exponential"}``);
+    empty for a summary written before it was recorded."""
+
+    @property
+    def ndcg_label(self) -> str:
+        """``nDCG: returned ideal, exponential gain`` (``""`` when not recorded)."""
+        return ndcg_label(self.ndcg)
 
     @property
     def rng(self) -> str | None:
@@ -84,6 +92,8 @@ class Summary:
         }
         if self.k_capped:
             out["k_capped"] = dict(self.k_capped)
+        if self.ndcg:
+            out["ndcg"] = dict(self.ndcg)
         return out
 
     @classmethod
@@ -113,12 +123,21 @@ class Summary:
                     for s, rows in (data.get("sample_size") or {}).items()
                 },
                 k_capped={str(s): int(k) for s, k in (data.get("k_capped") or {}).items()},
+                ndcg={str(k): str(v) for k, v in (data.get("ndcg") or {}).items()},
             )
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise InputError(
                 f"{where}: not a summary ragmeter can read ({type(exc).__name__}: {exc}); "
                 f"run `ragmeter search` again"
             ) from None
+
+
+def ndcg_label(ndcg: dict[str, str]) -> str:
+    """``nDCG: returned ideal, exponential gain``; ``""`` when not recorded."""
+    if not ndcg.get("ideal"):
+        return ""
+    gain = f", {ndcg['gain']} gain" if ndcg.get("gain") else ""
+    return f"nDCG: {ndcg['ideal']} ideal{gain}"
 
 
 def summarize(
@@ -134,6 +153,7 @@ def summarize(
     baseline: str | None = None,
     pairs: list[tuple[str, str]] | None = None,
     k_capped: dict[str, int] | None = None,
+    ndcg: dict[str, str] | None = None,
 ) -> Summary:
     """Intervals for every metric x system, paired comparisons and sample sizes on ``metric``.
 
@@ -143,7 +163,10 @@ def summarize(
     ``comparison_rule`` records the rule, the family, seed and rounds.
     """
     if metric not in matrices:
-        raise InputError(f"metric {metric!r} was not computed; choose one of {sorted(matrices)}")
+        raise InputError(
+            f"metric {metric!r} was not computed{did_you_mean(metric, matrices)}; "
+            f"choose one of {sorted(matrices)}"
+        )
     estimates: dict[str, dict[str, stats.Estimate]] = {s: {} for s in systems}
     for name, matrix in matrices.items():
         for system, est in zip(
@@ -185,6 +208,7 @@ def summarize(
         comparison_rule=rule,
         sample_size=sizes,
         k_capped=dict(k_capped or {}),
+        ndcg=dict(ndcg or {}),
     )
 
 
@@ -203,4 +227,5 @@ def summarize_run(run: SearchRun) -> Summary:
         baseline=cfg.baseline or None,
         pairs=verdicts.parse_pairs(cfg.pairs) if cfg.pairs else None,
         k_capped={s.name: s.k_cap for s in run.systems if s.k_cap is not None},
+        ndcg=measurement.ndcg_settings(cfg),
     )
