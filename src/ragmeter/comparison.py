@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter import verdicts
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, did_you_mean
 
 __all__ = ["ComparisonPlan", "compare_run", "compare_systems"]
 
@@ -116,7 +116,8 @@ def compare_systems(
     """
     if plan.metric not in matrices:
         raise InputError(
-            f"metric {plan.metric!r} was not computed; choose one of {sorted(matrices)}"
+            f"metric {plan.metric!r} was not computed{did_you_mean(plan.metric, matrices)}; "
+            f"choose one of {sorted(matrices)}"
         )
     if len(systems) < 2:
         raise InputError("a comparison needs at least two systems")
