@@ -190,7 +190,7 @@ def test_summary_json_names_the_ndcg_ideal_and_gain_and_an_older_one_still_loads
 
 
 def test_the_report_says_what_the_returned_ideal_measures_where_ndcg_and_recall_disagree():
-    from ragmeter.report.data import RETURNED_IDEAL_NOTE, ndcg_note
+    from ragmeter.summary import RETURNED_IDEAL_NOTE
 
     def est(mean):
         return Estimate(mean, mean, mean, 10, 100, 1, "percentile", "mulberry32")
@@ -203,7 +203,8 @@ def test_the_report_says_what_the_returned_ideal_measures_where_ndcg_and_recall_
         return Summary(estimates=estimates, ndcg={"ideal": ideal, "gain": "exponential"})
 
     # a lower recall but a higher nDCG: the returned ideal scores the order only
-    assert ndcg_note(summary("returned", 0.9, 0.6), ["a", "b"], [10]) == RETURNED_IDEAL_NOTE
+    assert summary("returned", 0.9, 0.6).ndcg_note([10]) == RETURNED_IDEAL_NOTE
     assert "not what it missed" in RETURNED_IDEAL_NOTE
-    assert ndcg_note(summary("returned", 0.5, 0.6), ["a", "b"], [10]) is None  # agree
-    assert ndcg_note(summary("index", 0.9, 0.6), ["a", "b"], [10]) is None
+    assert summary("returned", 0.5, 0.6).ndcg_note([10]) is None  # agree
+    assert summary("returned", 0.9, 0.6).ndcg_note([5]) is None  # no such k
+    assert summary("index", 0.9, 0.6).ndcg_note([10]) is None

@@ -24,6 +24,10 @@ from ragmeter.errors import InputError, did_you_mean
 if TYPE_CHECKING:
     from ragmeter.runs import SearchRun
 
+RETURNED_IDEAL_NOTE = (
+    "nDCG ranks these systems differently from recall: with the returned ideal it scores "
+    "the order of what each system returned, not what it missed (recall counts that)."
+)
 DEFAULT_METRIC = "recall@5"
 DEFAULT_SEED = 1
 DEFAULT_ROUNDS = 10_000
@@ -53,6 +57,22 @@ class Summary:
     def ndcg_label(self) -> str:
         """``nDCG: returned ideal, exponential gain`` (``""`` when not recorded)."""
         return ndcg_label(self.ndcg)
+
+    def ndcg_note(self, ks: list[int]) -> str | None:
+        """:data:`RETURNED_IDEAL_NOTE` where, under the returned ideal, nDCG@k orders two
+        systems one way and recall@k the other (at any k both were computed at)."""
+        if self.ndcg.get("ideal") != "returned":
+            return None
+        for k in ks:
+            means = [
+                (e[f"ndcg@{k}"].mean, e[f"recall@{k}"].mean)
+                for e in self.estimates.values()
+                if f"ndcg@{k}" in e and f"recall@{k}" in e
+            ]
+            for i, (n_a, r_a) in enumerate(means):
+                if any((n_a - n_b) * (r_a - r_b) < 0 for n_b, r_b in means[i + 1 :]):
+                    return RETURNED_IDEAL_NOTE
+        return None
 
     @property
     def rng(self) -> str | None:

@@ -59,6 +59,7 @@ def report_data(
     ks = [int(k) for k in meta.get("ks", sorted({_k(m) for m in metrics if _k(m)}))]
     main_k = _k(metric) or (5 if 5 in ks else ks[-1])
     hit_metric = f"recall@{main_k}" if f"recall@{main_k}" in metrics else metric
+    named = f" ({summary.ndcg_label})" if summary.ndcg_label else ""  # nDCG's ideal and gain
     data: dict[str, Any] = {
         "title": f"ragmeter report: {len(results.question_ids)} questions, {len(systems)} systems",
         "metric": metric,
@@ -67,7 +68,7 @@ def report_data(
         "ks": ks,
         "metrics": metrics,
         "families": [f for f in FAMILY_ORDER if any(_family(m) == f for m in metrics)],
-        "family_titles": _family_titles(summary),
+        "family_titles": {**FAMILY_TITLE, "ndcg": FAMILY_TITLE["ndcg"] + named},
         "systems": [
             {
                 "name": s,
@@ -105,7 +106,7 @@ def report_data(
     )
     data["grid"] = strategy_grid(data["systems"])
     data["k_capped"] = dict(summary.k_capped)
-    data["ndcg"] = {**summary.ndcg, "note": ndcg_note(summary, systems, ks)}
+    data["ndcg"] = {**summary.ndcg, "note": summary.ndcg_note(ks)}
     data["sample_size"] = _sample_size(results, summary, metric, target_half_width)
     docs, questions = _drilldown(results, metric, hit_metric, top)
     data["docs"] = docs
@@ -122,38 +123,6 @@ def report_data(
     _attach_optional_to_questions(data)
     data["route"] = _route(data, meta)
     return data
-
-
-def _family_titles(summary: Summary) -> dict[str, str]:
-    """The measures table's group titles; nDCG's names its ideal and gain."""
-    label = summary.ndcg_label
-    return {**FAMILY_TITLE, **({"ndcg": f"{FAMILY_TITLE['ndcg']} ({label})"} if label else {})}
-
-
-RETURNED_IDEAL_NOTE = (
-    "nDCG ranks these systems differently from recall: with the returned ideal it scores "
-    "the order of what each system returned, not what it missed (recall counts that)."
-)
-
-
-def ndcg_note(summary: Summary, systems: list[str], ks: list[int]) -> str | None:
-    """One line on what the returned ideal measures, where nDCG@k orders two systems
-    one way and recall@k the other (at any k both were computed at); else ``None``."""
-    if summary.ndcg.get("ideal") != "returned":
-        return None
-    for k in ks:
-        means = []
-        for s in systems:
-            est = summary.estimates.get(s, {})
-            if f"ndcg@{k}" not in est or f"recall@{k}" not in est:
-                break
-            means.append((est[f"ndcg@{k}"].mean, est[f"recall@{k}"].mean))
-        else:
-            for i, (n_a, r_a) in enumerate(means):
-                for n_b, r_b in means[i + 1 :]:
-                    if (n_a - n_b) * (r_a - r_b) < 0:
-                        return RETURNED_IDEAL_NOTE
-    return None
 
 
 def _comparisons(results: Results, summary: Summary, metric: str) -> list[dict]:
