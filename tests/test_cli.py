@@ -246,3 +246,15 @@ def test_a_config_without_a_corpus_is_named_when_the_example_runs(tmp_path, monk
     said = " ".join(result.stderr.split())
     assert "ragmeter.toml names no corpus: running the shipped example" in said
     assert "No config or corpus given" not in said
+
+
+def test_compare_and_plan_suggest_the_nearest_metric_and_system(demo_results):
+    out, _ = demo_results
+    for args, hint in (
+        (["compare", str(out), "--metric", "recal@5"], "(did you mean 'recall@5'?)"),
+        (["plan", str(out), "--metric", "recal@5"], "(did you mean 'recall@5'?)"),
+        (["compare", str(out), "--pairs", "fixd:sentence"], "(did you mean 'fixed'?)"),
+    ):
+        result = runner.invoke(app, [*args, "--rounds", "200"])
+        assert result.exit_code == 2, result.output
+        assert hint in " ".join(result.stderr.split()), args
