@@ -47,6 +47,7 @@ from ragmeter.cli.answer_views import grade_command, handgrade_command, judges_c
 from ragmeter.cli.failure_views import failures_command
 from ragmeter.config import Config
 from ragmeter.corpus import load_corpus
+from ragmeter.errors import InputError
 from ragmeter.experiment import run_search
 from ragmeter.results import Results, save_results
 from ragmeter.testset import TestSet, load_testset
@@ -497,6 +498,7 @@ def test_failures_command_bad_input_is_one_line(answered, tmp_path):
     runner = CliRunner()
     for args, needle in (
         (["--refusal", "("], "--refusal"),
+        (["--refusal", "(a+)+$"], "repeats a group that itself repeats"),
         (["--support", "0"], "--support"),
         (["--accuracy-judge", "nobody"], "nobody"),
     ):
@@ -674,3 +676,29 @@ def test_the_shipped_passages_as_answers_are_never_flagged():
         assert check.failures == () and not check.refused, q["id"]
     for post in sorted((root / "posts").glob("*.md")):
         assert not [s for s in sentences(post.read_text()) if refuses(s)], post.name
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"(a+)+$", r"(\w*\s?)*x", r"(?:no|none+)*!", r"((ab)+c?)*d", r"(a|b*)+$"]
+)
+def test_a_refusal_pattern_that_can_backtrack_without_bound_is_refused_at_once(pattern):
+    import time
+
+    from ragmeter.answers.failures import check_pattern
+
+    t = time.perf_counter()
+    with pytest.raises(InputError, match="repeats a group that itself repeats"):
+        CheckSettings().with_refusals([pattern])
+    with pytest.raises(InputError, match="^--refusal "):
+        check_pattern(pattern, "--refusal")
+    assert time.perf_counter() - t < 1.0
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"(?>a+)+$", r"a+b*$", r"(?:foo|bar)+", r"(ab){3}+", r"(?:x\d{2})+", r"no+"]
+)
+def test_patterns_without_nested_repeats_and_the_built_in_ones_are_kept(pattern):
+    from ragmeter.answers.failures import QUANTITY_PATTERNS, REFUSAL_PATTERNS
+
+    settings = CheckSettings().with_refusals([pattern, *REFUSAL_PATTERNS, *QUANTITY_PATTERNS])
+    assert pattern in settings.refusals

@@ -739,3 +739,84 @@ def test_the_hand_grade_loop_loads_no_model_code():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# --- files written by older versions ----------------------------------------------------------
+
+
+def _key_removals(path: Path):
+    """``(what, rewrite)`` for each key of a results or answers file: the file with that
+    key removed (from every line of a .jsonl, from every estimate of summary.json)."""
+    if path.suffix == ".json":
+        data = json.loads(path.read_text())
+        for key in list(data):
+            yield key, {k: v for k, v in data.items() if k != key}
+        estimates = data.get("estimates") or {}
+        one = next((e for per in estimates.values() for e in per.values()), None)
+        for key in list(one or {}):
+            trimmed = json.loads(json.dumps(data))
+            for per in trimmed["estimates"].values():
+                for est in per.values():
+                    est.pop(key, None)
+            yield f"estimates/*/{key}", trimmed
+    else:
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        for key in sorted({k for r in rows for k in r}):
+            yield key, [{k: v for k, v in r.items() if k != key} for r in rows]
+
+
+def test_files_without_a_newer_key_load_with_defaults_or_one_line_errors(results):
+    from ragmeter.answers.store import load_merged_answer_set
+    from ragmeter.errors import RagmeterError
+    from ragmeter.report.data import report_data
+
+    answer_questions(results, Scripted("reader", reader))
+    grade_answers(results, [Scripted("a", judge_by_question({"Bloom": "wrong"}))])
+    folder = answers_dir(results)
+    hand_grade(results, 2, ask=lambda item: "correct")
+    files = sorted(p for p in [*results.glob("*.json*"), *folder.glob("*.json*")])
+    assert {"summary.json", "scores.json", "runs.jsonl", "grades.jsonl", "hand.jsonl"} <= {
+        p.name for p in files
+    }
+    tried = 0
+    for path in files:
+        original = path.read_text()
+        for key, trimmed in _key_removals(path):
+            if path.suffix == ".json":
+                path.write_text(json.dumps(trimmed))
+            else:
+                path.write_text("".join(json.dumps(r) + "\n" for r in trimmed))
+            tried += 1
+            try:
+                Results(results)
+                load_answer_set(results)
+                load_merged_answer_set(results)
+                answer_report(results)
+                report_data(Results(results))
+            except RagmeterError as exc:
+                assert "\n" not in str(exc), (path.name, key, str(exc))
+            finally:
+                path.write_text(original)
+    assert tried > 40
+
+
+def test_the_accuracy_footer_says_what_the_numbers_are(results):
+    from ragmeter.answers.analysis import ACCURACY_BASIS
+    from ragmeter.cli.answer_views import accuracy_footer, print_answer_report
+
+    answer_questions(results, Scripted("reader", reader))
+    grade_answers(results, [Scripted("a", judge_by_question({"seven": "garbage"}))])
+    report = answer_report(results)
+    sent = report.systems[0]
+    assert sent.accuracy.unscored >= 1  # counted as not correct, not left out
+    footer = accuracy_footer(report)
+    assert footer.startswith(ACCURACY_BASIS) and "unscored one counted as not correct" in footer
+    assert "scored answers only" not in footer and "kept out of the mean" not in footer
+    est = sent.accuracy.correct
+    assert f"{est.confidence * 100:g}% {est.method} bootstrap intervals, seed {est.seed}" in footer
+    assert (est.seed, est.rounds) == (report.seed, report.rounds)
+    if est.exact is not None:  # 8 questions: the exact interval is what the cells show
+        assert "Clopper-Pearson" in footer
+    out = quiet()
+    print_answer_report(report, out)
+    assert " ".join(footer.split()) in " ".join(text_of(out).split())

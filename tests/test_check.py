@@ -122,3 +122,33 @@ def test_gate_pairs_by_id_and_uses_the_exact_interval(runs):
 def test_gate_rejects_a_negative_margin(runs):
     with pytest.raises(InputError, match="margin"):
         check_noninferior(Results(runs["base"]), runs["base"], "sentence", "recall@5", -1)
+
+
+def test_a_margin_below_one_is_read_as_a_fraction_with_plans_warning(runs):
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    d = runs["dir"]
+    base = ["check", str(d / "base"), str(d / "worse"), "--system", "sentence"]
+    points = CliRunner().invoke(app, [*base, "--margin", "20"])
+    fraction = CliRunner().invoke(app, [*base, "--margin", "0.2"])
+    assert points.exit_code == fraction.exit_code == 0, fraction.output  # -10 points passes 20
+    assert points.stdout == fraction.stdout  # the same margin, 20 points
+    said = " ".join(fraction.stderr.split())
+    assert "--margin 0.2 is read as a fraction (20 points)" in said
+    assert "write --margin 20" in said and "warning" in said and points.stderr == ""
+    plan = CliRunner().invoke(app, ["plan", str(d / "base"), "--half-width", "0.04"])
+    assert "--half-width 0.04 is read as a fraction (4 points)" in " ".join(plan.stderr.split())
+
+
+def test_checks_usage_names_the_one_directory_for_either_run():
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    help_text = CliRunner().invoke(app, ["check", "--help"]).stdout
+    text = " ".join(help_text.replace("│", " ").split())
+    assert "RESULTS [CANDIDATE]" in text and "BASELINE [CANDIDATE]" not in text
+    assert "with --baseline-from-history, the candidate's" in text
+    assert "check --baseline-from-history REF CANDIDATE" in text

@@ -314,3 +314,24 @@ def test_a_callable_from_python_is_recorded_by_name():
     assert strategy.describe()["function"] == f"{__name__}:by_offsets"
     chunked = chunk_corpus([Document("d.md", TEXT)], strategy)
     assert [c.text for c in chunked.chunks] == ["Alpha beta.", "Gamma delta."]
+
+
+def test_an_interrupt_inside_a_users_chunker_names_the_strategy_and_document(
+    tmp_path, monkeypatch, capsys
+):
+    import ragmeter.cli as cli
+
+    (tmp_path / "stop.py").write_text("def stop(text):\n    raise KeyboardInterrupt\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text(TEXT)
+    (tmp_path / "ragmeter.toml").write_text(
+        f'[[strategy]]\nname = "mine"\nkind = "python"\nfunction = "{tmp_path / "stop.py"}:stop"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["ragmeter", "chunk", "docs", "-s", "mine"])
+    with pytest.raises(SystemExit) as exited:
+        cli.main()
+    assert exited.value.code == 130
+    said = capsys.readouterr().err.strip()
+    assert said.startswith("interrupted: strategy 'mine' (kind 'python') was splitting document")
+    assert "a.md" in said and "\n" not in said

@@ -100,11 +100,54 @@ def test_chunk_shows_sizes():
         ),
         (
             {
+                "c.jsonl": '{"id": "a", "text": "alpha beta alpha"}\n',
+                "q.jsonl": '{"id": "q1", "question": "?", "answers": [{"doc": "a", '
+                '"text": "alpha"}]}\n',
+            },
+            ["--corpus", "c.jsonl", "--testset", "q.jsonl"],
+            "more than once in its doc for q1 (2 times in a) (give start/end",
+        ),
+        (
+            {
                 "c.jsonl": '{"id": "a", "text": "alpha beta"}\n',
                 "q.jsonl": '{"id": "q1", "question": "?", "answers": [{"text": "alpha"}]}\n',
             },
             ["--corpus", "c.jsonl", "--testset", "q.jsonl", "--clusters", "field"],
             "question 'q1' has no \"cluster\" field",
+        ),
+        (
+            {
+                "c.jsonl": '{"id": "a", "text": "alpha beta"}\n',
+                "q.jsonl": '{"id": "q1", "question": "?", "answers": [{"text": "alpha"}]}\n',
+            },
+            ["--corpus", "c.jsonl", "--testset", "q.jsonl", "--retrievers", "bm-25"],
+            "unknown retriever kind 'bm-25' (did you mean 'bm25'?)",
+        ),
+        (
+            {
+                "c.jsonl": '{"id": "a", "text": "alpha beta"}\n',
+                "q.jsonl": '{"id": "q1", "question": "?", "answers": [{"text": "alpha"}]}\n',
+            },
+            ["--corpus", "c.jsonl", "--testset", "q.jsonl", "--metric", "recal@5"],
+            "(did you mean 'recall@5'?)",
+        ),
+        (
+            {
+                "c.jsonl": '{"id": "a", "text": "alpha beta"}\n',
+                "q.jsonl": '{"id": "q1", "question": "?", "answers": [{"text": "alpha"}]}\n',
+            },
+            ["--corpus", "c.jsonl", "--testset", "q.jsonl", "--strategies", "parent400"],
+            "unknown chunking strategy 'parent400' (did you mean 'parent-400'?)",
+        ),
+        (
+            {
+                "c.jsonl": '{"id": "a", "text": "alpha beta"}\n',
+                "q.jsonl": '{"id": "q1", "question": "?", "answers": [{"text": "alpha"}]}\n',
+                "ragmeter.toml": '[search]\nstrategies = ["mine"]\n'
+                '[[strategy]]\nname = "mine"\nkind = "sentences"\n',
+            },
+            ["--corpus", "c.jsonl", "--testset", "q.jsonl"],
+            "chunking strategy 'mine': unknown kind 'sentences' (did you mean 'sentence'?)",
         ),
     ],
 )
@@ -214,3 +257,48 @@ def test_search_shows_design_effects_and_clusters_document_makes_every_view_clus
     assert "documents (5.4 each)" not in none.stdout
     plain = json.loads((tmp_path / "plain" / "summary.json").read_text())
     assert "clusters" not in plain and "clusters" not in plain["comparison_rule"]
+def test_compare_points_a_folder_of_trec_runs_to_evaluate(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "bm25.run").write_text("q1 Q0 d1 1 3.5 bm25\nq1 Q0 d2 2 1.5 bm25\n")
+    result = runner.invoke(app, ["compare", str(runs)])
+    assert result.exit_code == 2
+    said = " ".join(result.stderr.split())
+    assert "holds TREC run files" in said and "ragmeter evaluate --qrels QRELS" in said
+    assert "ragmeter search` first" not in said
+
+
+def test_a_mistyped_results_path_says_the_folder_does_not_exist(tmp_path):
+    result = runner.invoke(app, ["compare", str(tmp_path / "ragmeter-resluts")])
+    assert result.exit_code == 2
+    said = " ".join(result.stderr.split())
+    assert "ragmeter-resluts: no such folder" in said
+
+
+def test_chunk_suggests_the_nearest_strategy():
+    result = runner.invoke(app, ["chunk", "-s", "parent400"])
+    assert result.exit_code == 2
+    assert "(did you mean 'parent-400'?)" in " ".join(result.stderr.split())
+
+
+def test_a_config_without_a_corpus_is_named_when_the_example_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = '[search]\nstrategies = ["fixed"]\n[stats]\nrounds = 100\n'
+    (tmp_path / "ragmeter.toml").write_text(config)
+    result = runner.invoke(app, ["search", "-o", "out"])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stderr.split())
+    assert "ragmeter.toml names no corpus: running the shipped example" in said
+    assert "No config or corpus given" not in said
+
+
+def test_compare_and_plan_suggest_the_nearest_metric_and_system(demo_results):
+    out, _ = demo_results
+    for args, hint in (
+        (["compare", str(out), "--metric", "recal@5"], "(did you mean 'recall@5'?)"),
+        (["plan", str(out), "--metric", "recal@5"], "(did you mean 'recall@5'?)"),
+        (["compare", str(out), "--pairs", "fixd:sentence"], "(did you mean 'fixed'?)"),
+    ):
+        result = runner.invoke(app, [*args, "--rounds", "200"])
+        assert result.exit_code == 2, result.output
+        assert hint in " ".join(result.stderr.split()), args

@@ -203,3 +203,48 @@ def test_any_json_object_embedded_in_prose_is_recovered(obj, before, after):
 def test_parser_never_raises(raw):
     parsed, error = parse_reply(raw, GRADE)
     assert (parsed is None) != (error is None)
+
+
+def _cases(word: str) -> list[str]:
+    mixed = "".join(c.upper() if i % 2 else c for i, c in enumerate(word))
+    return sorted({word, word.upper(), word.capitalize(), mixed})
+
+
+_AROUND = [
+    ("", ""),
+    (" ", " "),
+    ("\t", "\n"),
+    ("", "."),
+    ("", "!"),
+    ("", ":"),
+    ("**", "**"),
+    ("'", "'"),
+    ("(", ")"),
+    ("  *", ".* "),
+]
+
+
+@pytest.mark.parametrize("word", ["correct", "partial", "wrong"])
+def test_a_judges_grade_reads_in_any_case_spacing_and_punctuation_around_it(word):
+    from ragmeter.answers.prompts import GRADE_SCHEMA
+
+    for spelled in _cases(word):
+        for before, after in _AROUND:
+            value = json.dumps(before + spelled + after)
+            for reply in (
+                f'{{"grade": {value}, "reason": "r"}}',
+                f'{{ "grade" :{value} ,\n "reason" : "r" }}',
+                f'Verdict:\n```json\n{{"reason": "r", "grade": {value}}}\n```',
+            ):
+                parsed, error = parse_reply(reply, GRADE_SCHEMA)
+                assert error is None and parsed["grade"] == word, (reply, error)
+
+
+@pytest.mark.parametrize(
+    "value", ["not correct", "incorrect", "correct or partial", "partially correct", "wrongly", ""]
+)
+def test_other_words_around_a_grade_are_not_read_as_that_grade(value):
+    from ragmeter.answers.prompts import GRADE_SCHEMA
+
+    parsed, error = parse_reply(json.dumps({"grade": value, "reason": "r"}), GRADE_SCHEMA)
+    assert parsed is None and error.startswith("unparseable"), (value, parsed)

@@ -559,3 +559,90 @@ def test_score_questions_rejects_bad_input(kwargs, fragment):
     args = {"grades": np.zeros((2, 3), dtype=int), "words": np.zeros((2, 3))} | kwargs
     with pytest.raises(InputError, match=fragment):
         score_questions(**args)
+
+
+# ---------------------------------------------------------------------------
+# nDCG stays within [0, 1] under every ideal, gain and key type
+
+_DOCS = {"d1": 60, "d2": 40}
+
+
+@st.composite
+def _spans(draw, min_len: int = 1):
+    doc = draw(st.sampled_from(sorted(_DOCS)))
+    start = draw(st.integers(0, _DOCS[doc] - min_len))
+    end = draw(st.integers(start + min_len, _DOCS[doc]))
+    return doc, start, end
+
+
+@st.composite
+def _ndcg_case(draw):
+    from ragmeter.chunk_types import Chunk
+    from ragmeter.testset import AnswerSpan, Question
+
+    index = draw(st.lists(_spans(), min_size=1, max_size=10))
+    picked = draw(st.lists(st.integers(0, len(index) - 1), max_size=8))
+    extra = draw(st.lists(_spans(), max_size=3))  # spans the index does not hold
+    ranking = [index[i] for i in picked] + extra
+    ranking = draw(st.permutations(ranking))[:8]
+    kind = draw(st.sampled_from(["spans", "any_of", "qrels"]))
+    keys = draw(st.lists(_spans(), min_size=1, max_size=3))
+    answers = tuple(AnswerSpan(d, s, e, "x" * (e - s)) for d, s, e in keys)
+    if kind == "spans":
+        q = Question("q", "?", answers)
+    elif kind == "any_of":
+        q = Question("q", "?", answers[:1], any_of=answers)
+    else:
+        grades = draw(st.lists(st.integers(0, 3), min_size=2, max_size=2))
+        q = Question("q", "?", (), qrels=tuple(zip(sorted(_DOCS), grades, strict=True)))
+    chunks = [Chunk(d, s, e, "x" * (e - s)) for d, s, e in index]
+    return q, chunks, [(d, s, e, 1.0, 1) for d, s, e in ranking]
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=_ndcg_case())
+@pytest.mark.parametrize("gain", ["exponential", "linear"])
+@pytest.mark.parametrize("ideal", ["returned", "index", "judged"])
+def test_ndcg_never_passes_one_under_any_ideal_gain_or_key(case, ideal, gain):
+    from ragmeter import scoring
+    from ragmeter.config import Config
+
+    q, chunks, found = case
+    rows = scoring.grade_rankings([found], [q])
+    cfg = Config(ks=(1, 3, 5, 10), depth=10, ideal=ideal, gain=gain)
+    out = scoring.score_system(rows, [q], cfg, index_items=chunks, doc_lengths=_DOCS)
+    for name, v in out.items():
+        if name.startswith("ndcg"):
+            assert 0.0 <= v[0] <= 1.0 + 1e-12, (name, v[0], [it.grade for it in rows[0]])
+
+
+def test_an_answer_in_several_overlapping_items_earns_its_gain_once_under_the_judged_ideal():
+    from ragmeter import scoring
+    from ragmeter.config import Config
+    from ragmeter.testset import AnswerSpan, Question
+
+    q = Question("q", "?", (AnswerSpan("d1", 10, 20, "x" * 10),))
+    # three overlapping chunks each hold the whole passage; a partial one first
+    found = [("d1", 15, 40, 1.0, 1), ("d1", 0, 30, 1.0, 1), ("d1", 5, 25, 1.0, 1)]
+    rows = scoring.grade_rankings([found], [q])
+    assert [it.grade for it in rows[0]] == [1, 2, 2]
+    for gain, g1, g2 in (("exponential", 1.0, 3.0), ("linear", 1.0, 2.0)):
+        cfg = Config(ks=(1, 3), depth=4, ideal="judged", gain=gain)
+        out = scoring.score_system(rows, [q], cfg)
+        assert out["ndcg@1"].tolist() == pytest.approx([g1 / g2])
+        # the best of the passage's items: rank 2's whole passage, counted once
+        assert out["ndcg@3"].tolist() == pytest.approx([max(g1, g2 / L2) / g2])
+
+
+def test_the_index_ideal_counts_a_returned_item_the_index_does_not_hold():
+    from ragmeter import scoring
+    from ragmeter.chunk_types import Chunk
+    from ragmeter.config import Config
+    from ragmeter.testset import AnswerSpan, Question
+
+    q = Question("q", "?", (AnswerSpan("d1", 10, 20, "x" * 10),))
+    index = [Chunk("d1", 0, 30, "x" * 30)]
+    found = [("d1", 0, 30, 1.0, 1), ("d1", 5, 25, 1.0, 1)]  # the second: not in the index
+    rows = scoring.grade_rankings([found], [q])
+    out = scoring.score_system(rows, [q], Config(ks=(2,), depth=4, ideal="index"), index)
+    assert out["ndcg@2"].tolist() == [1.0]  # ideal [2, 2]: both items hold the passage

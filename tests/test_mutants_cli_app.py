@@ -1,5 +1,5 @@
 """What every ``ragmeter`` command shares (cli/app.py): the help reads as values
-(``BASELINE [CANDIDATE]``, ``--seed INT``, a choice option's values, flags with no value,
+(``RESULTS [CANDIDATE]``, ``--seed INT``, a choice option's values, flags with no value,
 no shell-completion options), ``ragmeter`` alone shows the help, a bad flag value is one
 line naming the command's help, ``--metric`` is case-insensitive in both spellings, an
 aborted command exits 1 and says so, a crash prints Python's plain traceback, embedding
@@ -56,7 +56,7 @@ def _help(*args: str) -> str:
 
 
 def test_the_usage_line_names_the_arguments_as_values():
-    assert "check [OPTIONS] BASELINE [CANDIDATE]" in _help("check")
+    assert "check [OPTIONS] RESULTS [CANDIDATE]" in _help("check")
     assert "{baseline}" not in _help("check") and "BASELINE..." not in _help("check")
     assert "evaluate [OPTIONS] RUNS..." in _help("evaluate")
 

@@ -12,6 +12,7 @@ import json
 import pytest
 
 from ragmeter.cli import plan_views
+from ragmeter.cli.app import points
 from ragmeter.cli.layout import as_table
 from ragmeter.errors import InputError
 from ragmeter.planning import PairNeed, Plan, SystemNeed
@@ -19,11 +20,11 @@ from ragmeter.stats import SizeRow
 
 
 def test_points_are_hundredths_and_a_fraction_is_read_with_a_note(capsys):
-    assert plan_views.points(4, "--half-width") == pytest.approx(0.04)
-    assert plan_views.points(1, "--half-width") == pytest.approx(0.01)
-    assert plan_views.points(0, "--half-width") == 0.0
+    assert points(4, "--half-width") == pytest.approx(0.04)
+    assert points(1, "--half-width") == pytest.approx(0.01)
+    assert points(0, "--half-width") == 0.0
     assert capsys.readouterr().err == ""  # points: no note
-    assert plan_views.points(0.04, "--difference") == pytest.approx(0.04)
+    assert points(0.04, "--difference") == pytest.approx(0.04)
     err = " ".join(capsys.readouterr().err.split())
     assert "--difference 0.04 is read as a fraction (4 points)" in err
 

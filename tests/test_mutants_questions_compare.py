@@ -61,7 +61,10 @@ def test_every_interval_uses_the_configured_seed_and_confidence(sets):
 def test_a_metric_that_was_not_computed_is_refused(sets):
     docs, reader, generated = sets
     cfg = Config(strategies=("sentence",), ks=(5,), rounds=200)
-    with pytest.raises(InputError, match=r"metric 'recall@50' was not computed; choose one of"):
+    with pytest.raises(
+        InputError,
+        match=r"metric 'recall@50' was not computed \(did you mean 'recall@5'\?\); choose one of",
+    ):
         compare_testsets(cfg, reader, generated, docs, metric="recall@50")
 
 

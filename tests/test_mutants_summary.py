@@ -86,6 +86,8 @@ def _run(**cfg):
 
     base = dict(metric="recall@5", seed=2, rounds=200, confidence=0.9, method="percentile")
     base |= dict(adjust="none", baseline="", pairs="", family="auto")
+    base |= dict(adjust="none", baseline="", pairs="")
+    base |= dict(ideal="returned", gain="exponential", trec_eval_compat=False)
     return S(
         config=S(**(base | cfg)),
         metric_names=list(MATRICES),

@@ -329,3 +329,15 @@ def test_cached_and_fresh_sentence_breaks_are_identical(texts, segmenter):
         got = {t: chunking._CACHE.get(t, segmenter).sentence_breaks.tolist() for t in texts}
     chunking._CACHE.clear()
     assert got == expected
+
+
+def test_a_cache_variable_naming_a_plain_file_says_so_in_one_line(tmp_path, monkeypatch):
+    plain = tmp_path / "notes.txt"
+    plain.write_text("mine", encoding="utf-8")
+    monkeypatch.setenv("RAGMETER_SEGMENT_CACHE", str(plain))
+    with pytest.raises(InputError) as err:
+        _segment_cache.configured_path()
+    text = str(err.value)
+    assert "\n" not in text and "points at a file" in text and "File exists" not in text
+    assert "RAGMETER_SEGMENT_CACHE=off" in text and str(plain) in text
+    assert plain.read_text(encoding="utf-8") == "mine"  # left alone

@@ -294,3 +294,50 @@ def test_the_report_shows_every_systems_design_effect_and_effective_questions(sa
     for system, shown in clusters["design"].items():
         d = res.summary.design_of(system)
         assert shown == {"deff": d.deff, "low": d.low, "high": d.high, "effective": d.effective}
+def test_summary_json_names_the_ndcg_ideal_and_gain_and_an_older_one_still_loads(saved, tmp_path):
+    import shutil
+
+    from ragmeter.report.data import report_data
+
+    run, res = saved
+    raw = json.loads((res.path / "summary.json").read_text())
+    assert raw["ndcg"] == {"ideal": "returned", "gain": "exponential"}
+    assert res.summary.ndcg_label == "nDCG: returned ideal, exponential gain"
+    # every table that shows nDCG names them
+    grid = terminal.rank_grid(res.summary)
+    assert "ndcg@10" in grid.header and "nDCG: returned ideal, exponential gain" in grid.title
+    assert "nDCG: returned ideal" in terminal.comparison_title(
+        "ndcg@10", 1, 300, None, res.summary.ndcg_label
+    )
+    assert "nDCG" not in terminal.comparison_title("recall@5", 1, 300, None, "nDCG: x")
+    data = report_data(res)
+    assert "returned ideal, exponential gain" in data["family_titles"]["ndcg"]
+    assert data["ndcg"]["ideal"] == "returned"
+    # written before summary.json named them: meta.json says which ideal and gain
+    old = tmp_path / "old"
+    shutil.copytree(res.path, old)
+    del raw["ndcg"]
+    (old / "summary.json").write_text(json.dumps(raw))
+    assert Results(old).summary.ndcg == {"ideal": "returned", "gain": "exponential"}
+    assert Summary.from_json(raw).ndcg == {} and Summary.from_json(raw).ndcg_label == ""
+
+
+def test_the_report_says_what_the_returned_ideal_measures_where_ndcg_and_recall_disagree():
+    from ragmeter.summary import RETURNED_IDEAL_NOTE
+
+    def est(mean):
+        return Estimate(mean, mean, mean, 10, 100, 1, "percentile", "mulberry32")
+
+    def summary(ideal, ndcg_a, ndcg_b):
+        estimates = {
+            "a": {"recall@10": est(0.5), "ndcg@10": est(ndcg_a)},
+            "b": {"recall@10": est(0.7), "ndcg@10": est(ndcg_b)},
+        }
+        return Summary(estimates=estimates, ndcg={"ideal": ideal, "gain": "exponential"})
+
+    # a lower recall but a higher nDCG: the returned ideal scores the order only
+    assert summary("returned", 0.9, 0.6).ndcg_note([10]) == RETURNED_IDEAL_NOTE
+    assert "not what it missed" in RETURNED_IDEAL_NOTE
+    assert summary("returned", 0.5, 0.6).ndcg_note([10]) is None  # agree
+    assert summary("returned", 0.9, 0.6).ndcg_note([5]) is None  # no such k
+    assert summary("index", 0.9, 0.6).ndcg_note([10]) is None

@@ -54,7 +54,9 @@ def test_missing_and_ambiguous_spans_list_question_ids(tmp_path):
     msg = str(info.value)
     assert "\n" not in msg
     assert "not found for q1" in msg
-    assert "more than once for q2, q3" in msg
+    assert "more than once for q2 (give doc or start/end)" in msg
+    # q3 names its doc: only offsets (or a longer text) can tell which one
+    assert "more than once in its doc for q3 (2 times in a.md) (give start/end" in msg
     assert "unknown document for q4 (zzz.md)" in msg
 
 

@@ -79,7 +79,14 @@ def configured_path() -> tuple[Path | None, bool]:
         return None, True
     if env:
         p = Path(env).expanduser()
-        return (p if p.suffix in (".sqlite3", ".sqlite", ".db") else p / DB_NAME), True
+        if p.suffix in (".sqlite3", ".sqlite", ".db"):
+            return p, True
+        if p.exists() and not p.is_dir():
+            raise InputError(
+                f"${ENV} points at a file ({p}), not a folder: name a folder for the cache "
+                f"(it keeps {DB_NAME} there), a file ending in .sqlite3, or {ENV}=off"
+            )
+        return p / DB_NAME, True
     root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return root / "ragmeter" / "segments" / DB_NAME, False
 

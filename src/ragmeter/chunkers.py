@@ -87,6 +87,11 @@ class ExternalStrategy:
             pieces = self.splitter(text)
         except InputError:
             raise
+        except KeyboardInterrupt as exc:  # Ctrl-C, or the code raised it: say whose code ran
+            raise KeyboardInterrupt(
+                f"strategy {self.name!r} (kind {self.kind!r}) was splitting document "
+                f"{doc_id!r} (Ctrl-C, or its code raised KeyboardInterrupt)"
+            ) from exc
         except Exception as exc:  # the user's or a framework's code failed on this document
             raise InputError(
                 f"strategy {self.name!r} (kind {self.kind!r}) failed on document {doc_id!r}: "

@@ -45,7 +45,7 @@ from ragmeter.doc_index import (
     sentence_spans,
     word_spans,
 )
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, did_you_mean
 
 __all__ = [
     "BATCH_CHARS",
@@ -514,10 +514,15 @@ def make_strategy(name: str, **params: Any) -> Strategy:
     if kind not in KINDS:
         if kind in chunkers.KINDS:  # your own function, other frameworks' splitters
             return chunkers.make_strategy(name, kind, **params)  # type: ignore[return-value]
+        kinds = [*KINDS, *chunkers.KINDS]
+        if kind != name:  # the kind is what is wrong, not the strategy's own name
+            raise InputError(
+                f"chunking strategy {name!r}: unknown kind {kind!r}{did_you_mean(kind, kinds)}"
+                f"; valid kinds: {', '.join(kinds)}"
+            )
         raise InputError(
-            f"unknown chunking strategy {name!r}"
-            + (f" (kind {kind!r})" if kind != name else "")
-            + f"; valid names: {', '.join(STRATEGIES)}; valid kinds: {', '.join(KINDS)}"
+            f"unknown chunking strategy {name!r}{did_you_mean(name, [*STRATEGIES, *kinds])}"
+            f"; valid names: {', '.join(STRATEGIES)}; valid kinds: {', '.join(kinds)}"
         )
     cls = KINDS[kind]
     allowed = [f.name for f in fields(cls) if f.name != "name"]

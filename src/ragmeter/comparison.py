@@ -19,7 +19,7 @@ import numpy as np
 
 from ragmeter import verdicts
 from ragmeter.config import FAMILY_CHOICES, check_family, one_family
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, did_you_mean
 from ragmeter.families import grid_cells
 from ragmeter.stats_clusters import decide_clusters
 
@@ -158,7 +158,8 @@ def compare_systems(
     """
     if plan.metric not in matrices:
         raise InputError(
-            f"metric {plan.metric!r} was not computed; choose one of {sorted(matrices)}"
+            f"metric {plan.metric!r} was not computed{did_you_mean(plan.metric, matrices)}; "
+            f"choose one of {sorted(matrices)}"
         )
     if len(systems) < 2:
         raise InputError("a comparison needs at least two systems")

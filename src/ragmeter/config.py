@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter._safe_text import redact
-from ragmeter.errors import InputError
-from ragmeter.metrics import Metric, check_ks
+from ragmeter.errors import InputError, did_you_mean
+from ragmeter.metrics import Metric, check_ks, metric_names
 from ragmeter.stats_clusters import CLUSTER_MODES
 
 DEFAULT_STRATEGIES = (
@@ -182,7 +182,10 @@ class Config:
             k = max([k for k in self.ks if k <= 5] or [min(self.ks)])
             object.__setattr__(self, "metric", f"recall@{k}")
 
-        metric = Metric.parse(self.metric)
+        try:
+            metric = Metric.parse(self.metric)
+        except InputError as exc:  # a misspelt name: the nearest measure this run computes
+            raise InputError(f"{exc}{did_you_mean(self.metric, metric_names(self.ks))}") from None
         object.__setattr__(self, "metric", str(metric))  # RECALL@5, P_5: recall@5, precision@5
         if metric.k is not None and metric.k not in self.ks:
             raise InputError(f"metric {self.metric!r} needs k={metric.k} in ks {list(self.ks)}")
@@ -507,11 +510,7 @@ def _header(name: str) -> str:
     return f"[[{name}]]" if name in NAMED_ENTRIES else f"[{name}]"
 
 
-def _did_you_mean(word: str, choices: Any) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.5)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+_did_you_mean = did_you_mean
 
 
 _PATH_KEYS = ("path", "corpus")

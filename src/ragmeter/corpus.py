@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, did_you_mean
 from ragmeter.io import read_json, read_jsonl, read_text
 from ragmeter.schemas import CorpusLine, SquadCorpus, check
 
@@ -188,7 +188,10 @@ def load_corpus(path: str | Path, format: str = "auto") -> list[Document]:
         "trec": load_trec_sgml,
     }
     if format not in loaders:
-        raise InputError(f"unknown corpus format {format!r}; choose one of {sorted(loaders)}")
+        raise InputError(
+            f"unknown corpus format {format!r}{did_you_mean(format, loaders)}; "
+            f"choose one of {sorted(loaders)}"
+        )
     docs = loaders[format](path)
     if not any(d.text.strip() for d in docs):
         raise InputError(f"{path}: the corpus is empty; add .md/.txt files or JSONL lines")

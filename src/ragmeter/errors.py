@@ -39,7 +39,22 @@ __all__ = [
     "ServerError",
     "ServerRejected",
     "ServerUnavailable",
+    "did_you_mean",
 ]
+
+
+def did_you_mean(word: object, choices: object) -> str:
+    """`` (did you mean 'recall@5'?)`` for the choice closest to ``word``, ``""`` when
+    none is close: every message that refuses a name chosen from a list says it so."""
+    import difflib
+
+    names = [str(c) for c in choices]  # type: ignore[attr-defined]
+    close = difflib.get_close_matches(str(word), names, n=1, cutoff=0.5)
+    if not close:  # a case or separator slip ("BM-25", "bm_25") is close too
+        folded = {"".join(ch for ch in n.casefold() if ch.isalnum()): n for n in names}
+        key = "".join(ch for ch in str(word).casefold() if ch.isalnum())
+        close = [folded[key]] if key in folded else []
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class RagmeterError(Exception):

@@ -23,6 +23,7 @@ __all__ = [
     "describe",
     "differences",
     "effective_settings",
+    "ndcg_settings",
     "relevance_level",
     "testset_fingerprint",
 ]
@@ -34,13 +35,21 @@ def relevance_level(questions: Sequence[Any], relevant_grade: int) -> int:
     return 1 if any(q.qrels for q in questions) else relevant_grade
 
 
+def ndcg_settings(config: Any) -> dict[str, str]:
+    """nDCG's ideal and gain as a run's scores used them (trec_eval's mode: judged, linear)."""
+    compat = bool(config.trec_eval_compat)
+    return {
+        "ideal": "judged" if compat else str(config.ideal),
+        "gain": "linear" if compat else str(config.gain),
+    }
+
+
 def effective_settings(config: Any, questions: Sequence[Any]) -> dict[str, Any]:
     """The settings a run's scores were computed with (see the module docstring)."""
     compat = bool(config.trec_eval_compat)
     return {
         "relevant_grade": relevance_level(questions, config.relevant_grade),
-        "ideal": "judged" if compat else config.ideal,
-        "gain": "linear" if compat else config.gain,
+        **ndcg_settings(config),
         "depth": int(config.depth),
         "ks": [int(k) for k in config.ks],
         "trec_eval_compat": compat,

@@ -32,7 +32,9 @@ a qrels key) and ``found_k`` the distinct relevant units among the top ``k``:
   ``k``) -- the best order of the items actually returned; with ``ideal`` given,
   the grades of every item in the index with a grade above 0
   (:func:`ragmeter.grading.ideal_grades`) or the judged grades of the qrels.
-  ``IDCG@k == 0`` gives 0.
+  ``IDCG@k == 0`` gives 0. With ``units`` (the judged ideal) an answer held by
+  several items earns its gain once, its items' largest ``gain(g_i) / log2(i + 1)``
+  in the top ``k``: ``nDCG <= 1`` under every ideal (docs/metrics.md).
 * ``coverage@k`` -- share of the answer characters inside the top ``k`` items
   (:func:`ragmeter.grading.coverage_curve`), passed in precomputed.
 * ``words@k`` -- the number of words in the top ``k`` items (what a reader is
@@ -355,10 +357,17 @@ def _gain(g: np.ndarray, gain: str) -> np.ndarray:
     return np.exp2(g) - 1.0 if gain == "exponential" else g
 
 
-def _cum_dcg(g: np.ndarray, gain: str = "exponential") -> np.ndarray:
-    """Running DCG along each row: column ``j`` is DCG over ranks ``0..j``."""
+def _cum_dcg(g: np.ndarray, gain: str = "exponential", units: np.ndarray | None = None):
+    """Running DCG along each row: column ``j`` is DCG over ranks ``0..j``; with ``units``
+    each unit counts its largest discounted gain so far once (unit ``-1``: every item)."""
     disc = np.log2(np.arange(g.shape[1], dtype=np.float64) + 2.0)
-    return np.cumsum(_gain(g, gain) / disc, axis=1)
+    gains = _gain(g, gain) / disc
+    if units is None:
+        return np.cumsum(gains, axis=1)
+    out = np.cumsum(np.where(units < 0, gains, 0.0), axis=1)
+    for u in np.unique(units[units >= 0]).tolist():
+        out += np.maximum.accumulate(np.where(units == u, gains, 0.0), axis=1)
+    return out
 
 
 def _at(cum: np.ndarray | None, k: int, n: int = 0) -> np.ndarray:
@@ -416,6 +425,7 @@ def score_questions(
     found: object | None = None,
     gain: str = "exponential",
     measures: Iterable[str | Metric] | None = None,
+    units: object | None = None,
 ) -> dict[str, np.ndarray]:
     """Every metric at every cutoff, per question.
 
@@ -444,6 +454,8 @@ def score_questions(
             trec_eval).
         measures: names to compute (``"ndcg@10"``, ``"map"``, trec_eval names);
             ``None`` for :func:`metric_names` of ``ks``.
+        units: ``(n_questions, depth)``: each item's answer unit (a relevant document;
+            0, a span key's passage; -1, none) for nDCG to credit each unit once.
 
     Returns:
         ``{"recall@1": array, ...}``: metric name to a float64 vector with one
@@ -514,7 +526,10 @@ def score_questions(
     ndcg_wanted = [m for m in wanted if m.name == "ndcg"]
     if ndcg_wanted:
         width = max(eff(m) for m in ndcg_wanted)
-        dcg = _cum_dcg(g[:, :width], gain)
+        if units is not None and np.shape(units) != (n, depth):
+            raise InputError(f"units must have the shape of grades {(n, depth)}")
+        u = None if units is None else _int_matrix(units, "units")[:, :width]
+        dcg = _cum_dcg(g[:, :width], gain, u)
         if ideal is None:
             best = _cum_dcg(-np.sort(-g, axis=1), gain)
         else:

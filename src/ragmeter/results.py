@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ragmeter.comparison import ComparisonPlan
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, did_you_mean
 from ragmeter.io import read_json, read_jsonl
 from ragmeter.runs import RankedItem
 from ragmeter.saving import LATER_STAGES, save_results
@@ -56,6 +56,37 @@ __all__ = [
 ]
 
 
+def _trec_runs(folder: Path, limit: int = 20) -> list[Path]:
+    """The files of ``folder`` whose first line reads as a TREC run line
+    (``qid Q0 doc rank score tag``), at most ``limit`` files looked at."""
+    found = []
+    for path in sorted(p for p in folder.iterdir() if p.is_file())[:limit]:
+        try:
+            with path.open(encoding="utf-8", errors="replace") as fh:
+                fields = fh.readline(4096).split()
+            int(fields[3]), float(fields[4])
+        except (OSError, ValueError, IndexError):
+            continue
+        if len(fields) == 6:
+            found.append(path)
+    return found
+
+
+def _not_results(path: Path) -> str:
+    """Why ``path`` is not a results directory, and what to run instead."""
+    if not path.exists():
+        return (
+            f"{path}: no such folder; give the results directory `ragmeter search -o DIR` "
+            "wrote (default ragmeter-results)"
+        )
+    if path.is_dir() and _trec_runs(path):
+        return (
+            f"{path}: holds TREC run files, not ragmeter results; score them with "
+            f"`ragmeter evaluate --qrels QRELS {path}/*`"
+        )
+    return f"{path}: not a ragmeter results directory (no scores.json); run `ragmeter search` first"
+
+
 class Results(ShowsItself):
     """A results directory, read back for comparisons, reports and answer grading.
 
@@ -66,10 +97,7 @@ class Results(ShowsItself):
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         if not (self.path / "scores.json").is_file():
-            raise InputError(
-                f"{self.path}: not a ragmeter results directory (no scores.json); "
-                f"run `ragmeter search` first"
-            )
+            raise InputError(_not_results(self.path))
         self.meta = self._json("meta.json")
         check(ResultsMeta, self.meta, str(self.path / "meta.json"), _AGAIN)
         scores = check(
@@ -82,6 +110,13 @@ class Results(ShowsItself):
         self.summary = Summary.from_json(raw, str(self.path / "summary.json"))
         if self.clusters is not None and self.summary.clusters is not None:
             self.summary = replace(self.summary, cluster_labels=self.clusters)
+        if not self.summary.ndcg:  # written before summary.json named it: meta.json has it
+            measured = self.meta.get("measurement")
+            measured = measured if isinstance(measured, dict) else {}
+            ideal = measured.get("ideal", self.meta.get("ideal"))
+            if ideal:
+                named = {"ideal": str(ideal), "gain": str(measured.get("gain", ""))}
+                self.summary = replace(self.summary, ndcg={k: v for k, v in named.items() if v})
 
     def _json(self, name: str) -> dict:
         path = self.path / name
@@ -133,9 +168,15 @@ class Results(ShowsItself):
 
     def _check(self, system: str, metric: str) -> None:
         if system not in self._scores["values"]:
-            raise InputError(f"unknown system {system!r}; choose one of {self.systems}")
+            raise InputError(
+                f"unknown system {system!r}{did_you_mean(system, self.systems)}; "
+                f"choose one of {self.systems}"
+            )
         if metric not in self.metrics:
-            raise InputError(f"unknown metric {metric!r}; choose one of {self.metrics}")
+            raise InputError(
+                f"unknown metric {metric!r}{did_you_mean(metric, self.metrics)}; "
+                f"choose one of {self.metrics}"
+            )
 
     @cached_property
     def comparison_plan(self) -> ComparisonPlan:

@@ -18,7 +18,7 @@ import numpy as np
 from ragmeter.comparison import ComparisonPlan
 from ragmeter.config import Config
 from ragmeter.corpus import Document
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, did_you_mean
 from ragmeter.saving import save_results
 from ragmeter.summary import Summary, summarize_run
 from ragmeter.tables import ShowsItself
@@ -106,14 +106,18 @@ class SearchRun(ShowsItself):
             if s is name or s.name == str(name):
                 return s
         raise InputError(
-            f"unknown system {str(name)!r}; choose one of {[s.name for s in self.systems]}"
+            f"unknown system {str(name)!r}{did_you_mean(name, [s.name for s in self.systems])}; "
+            f"choose one of {[s.name for s in self.systems]}"
         )
 
     def scores(self, system: str | SystemRun, metric: str) -> np.ndarray:
         """Per-question scores of one system on one metric."""
         found = self.system(system)
         if metric not in found.scores:
-            raise InputError(f"unknown metric {metric!r}; choose one of {self.metric_names}")
+            raise InputError(
+                f"unknown metric {metric!r}{did_you_mean(metric, self.metric_names)}; "
+                f"choose one of {self.metric_names}"
+            )
         return np.asarray(found.scores[metric], dtype=np.float64)
 
     def matrix(self, metric: str, systems: Sequence[str | SystemRun] | None = None) -> np.ndarray:

@@ -77,30 +77,71 @@ def _coverage(
 
 
 def _index_ideal(
-    index: grading.SpanIndex, chunks_per_doc: dict[str, int], q: Question
+    index: grading.SpanIndex,
+    index_items: Sequence[Chunk],
+    chunks_per_doc: dict[str, int],
+    q: Question,
+    row: Sequence[RankedItem],
 ) -> np.ndarray:
+    """Grades above 0 of every item that holds the answer, high to low: the index's
+    items, and any returned item the index does not hold (a merged or external
+    span), so the ranking can never beat its ideal."""
     if q.qrels:
+        judged = {d: g for d, g in q.qrels if g > 0}
+        returned: dict[str, int] = {}
+        for it in row:
+            if it.doc in judged:
+                returned[it.doc] = returned.get(it.doc, 0) + 1
         return np.array(
             sorted(
-                (g for d, g in q.qrels if g > 0 for _ in range(chunks_per_doc.get(d, 0))),
+                (
+                    g
+                    for d, g in judged.items()
+                    for _ in range(max(chunks_per_doc.get(d, 0), returned.get(d, 0)))
+                ),
                 reverse=True,
             ),
             dtype=np.int64,
         )
-    if q.any_of:
-        best: dict[int, int] = {}
-        for a in q.any_of:
-            pos, g = index.nonzero([(a.doc, a.start, a.end)])
-            for p, x in zip(pos.tolist(), g.tolist(), strict=True):
-                best[p] = max(best.get(p, 0), x)
-        return np.array(sorted(best.values(), reverse=True), dtype=np.int64)
-    return index.ideal_grades([(a.doc, a.start, a.end) for a in q.answers])
+    keys = (
+        [[(a.doc, a.start, a.end)] for a in q.any_of]
+        if q.any_of
+        else [[(a.doc, a.start, a.end) for a in q.answers]]
+    )
+    best: dict[int, int] = {}
+    for key in keys:
+        pos, g = index.nonzero(key)
+        for p, x in zip(pos.tolist(), g.tolist(), strict=True):
+            best[p] = max(best.get(p, 0), x)
+    held: dict[tuple[str, int, int], list[int]] = {}  # item -> its grades in the index
+    for p, x in best.items():
+        c = index_items[p]
+        held.setdefault((c.doc_id, c.start, c.end), []).append(x)
+    extra: dict[tuple[str, int, int], list[int]] = {}  # returned beyond the index's copies
+    for it in row:
+        if it.grade > 0:
+            extra.setdefault((it.doc, it.start, it.end), []).append(it.grade)
+    grades = [x for xs in held.values() for x in xs]
+    for item, xs in extra.items():
+        grades += xs[len(held.get(item, ())) :]
+    return np.array(sorted(grades, reverse=True), dtype=np.int64)
 
 
 def _judged_ideal(q: Question) -> np.ndarray:
     if q.qrels:
         return np.array(sorted((g for _, g in q.qrels if g > 0), reverse=True), dtype=np.int64)
     return np.array([2], dtype=np.int64)  # one unit: an item holding the whole passage
+
+
+def _judged_units(row: Sequence[RankedItem], q: Question, depth: int) -> np.ndarray:
+    """The answer unit of each ranked item, as the judged ideal counts them: each
+    relevant document of a qrels key, or a span key's one passage (0); -1 pads."""
+    out = np.full(depth, -1, dtype=np.int64)
+    docs = {d: i for i, (d, g) in enumerate(q.qrels) if g > 0} if q.qrels else {}
+    for j, it in enumerate(row[:depth]):
+        if it.grade > 0:
+            out[j] = docs.get(it.doc, -1) if q.qrels else 0
+    return out
 
 
 def score_system(
@@ -156,15 +197,21 @@ def score_system(
         spans = _key_spans(question, doc_lengths, level)
         coverage[q] = _coverage(row, question, spans, config.ks)
     ideal_kind = settings["ideal"]
-    ideal = None
+    ideal = units = None
     if ideal_kind == "index" and index_items is not None:
         index = grading.SpanIndex([(c.doc_id, c.start, c.end) for c in index_items])
         per_doc: dict[str, int] = {}
         for c in index_items:
             per_doc[c.doc_id] = per_doc.get(c.doc_id, 0) + 1
-        ideal = [_index_ideal(index, per_doc, q) for q in questions]
+        ideal = [
+            _index_ideal(index, index_items, per_doc, q, row)
+            for q, row in zip(questions, items, strict=True)
+        ]
     elif ideal_kind == "judged":
         ideal = [_judged_ideal(q) for q in questions]
+        units = np.vstack(
+            [_judged_units(row, q, depth) for q, row in zip(questions, items, strict=True)]
+        ).reshape(n, depth)
     return metrics.score_questions(
         grades,
         words,
@@ -175,4 +222,5 @@ def score_system(
         n_relevant=n_relevant,
         found=found,
         gain=settings["gain"],
+        units=units,
     )

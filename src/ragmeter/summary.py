@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmeter import stats, verdicts
+from ragmeter import measurement, stats, verdicts
 from ragmeter.comparison import ComparisonPlan, compare_systems
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, did_you_mean
 from ragmeter.stats_clusters import (
     Clusters,
     Design,
@@ -33,6 +33,10 @@ from ragmeter.stats_clusters import (
 if TYPE_CHECKING:
     from ragmeter.runs import SearchRun
 
+RETURNED_IDEAL_NOTE = (
+    "nDCG ranks these systems differently from recall: with the returned ideal it scores "
+    "the order of what each system returned, not what it missed (recall counts that)."
+)
 DEFAULT_METRIC = "recall@5"
 DEFAULT_SEED = 1
 DEFAULT_ROUNDS = 10_000
@@ -68,6 +72,30 @@ class Summary:
     def design_of(self, system: str, metric: str | None = None) -> Design | None:
         """One system's design effect on ``metric`` (the comparison metric by default)."""
         return self.design.get(str(system), {}).get(metric or self.metric)
+    ndcg: dict[str, str] = field(default_factory=dict)
+    """nDCG's ideal and gain (``{"ideal": "returned", "gain": "exponential"}``);
+    empty for a summary written before it was recorded."""
+
+    @property
+    def ndcg_label(self) -> str:
+        """``nDCG: returned ideal, exponential gain`` (``""`` when not recorded)."""
+        return ndcg_label(self.ndcg)
+
+    def ndcg_note(self, ks: list[int]) -> str | None:
+        """:data:`RETURNED_IDEAL_NOTE` where, under the returned ideal, nDCG@k orders two
+        systems one way and recall@k the other (at any k both were computed at)."""
+        if self.ndcg.get("ideal") != "returned":
+            return None
+        for k in ks:
+            means = [
+                (e[f"ndcg@{k}"].mean, e[f"recall@{k}"].mean)
+                for e in self.estimates.values()
+                if f"ndcg@{k}" in e and f"recall@{k}" in e
+            ]
+            for i, (n_a, r_a) in enumerate(means):
+                if any((n_a - n_b) * (r_a - r_b) < 0 for n_b, r_b in means[i + 1 :]):
+                    return RETURNED_IDEAL_NOTE
+        return None
 
     @property
     def rng(self) -> str | None:
@@ -112,6 +140,8 @@ class Summary:
             out["design"] = {
                 s: {m: d.to_dict() for m, d in per.items()} for s, per in self.design.items()
             }
+        if self.ndcg:
+            out["ndcg"] = dict(self.ndcg)
         return out
 
     @classmethod
@@ -148,6 +178,7 @@ class Summary:
                     str(s): {str(m): Design.from_dict(d) for m, d in per.items()}
                     for s, per in (data.get("design") or {}).items()
                 },
+                ndcg={str(k): str(v) for k, v in (data.get("ndcg") or {}).items()},
             )
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise InputError(
@@ -184,6 +215,12 @@ def _clustering(
     )
     designs = {name: every[i * k : (i + 1) * k] for i, name in enumerate(names)}
     return info, codes, designs
+def ndcg_label(ndcg: dict[str, str]) -> str:
+    """``nDCG: returned ideal, exponential gain``; ``""`` when not recorded."""
+    if not ndcg.get("ideal"):
+        return ""
+    gain = f", {ndcg['gain']} gain" if ndcg.get("gain") else ""
+    return f"nDCG: {ndcg['ideal']} ideal{gain}"
 
 
 def summarize(
@@ -203,6 +240,7 @@ def summarize(
     cluster_source: str = "document",
     cluster_mode: str = "auto",
     family: str = "all",
+    ndcg: dict[str, str] | None = None,
 ) -> Summary:
     """Intervals for every metric x system, paired comparisons and sample sizes on ``metric``.
 
@@ -216,7 +254,10 @@ def summarize(
     comparisons cluster-aware.
     """
     if metric not in matrices:
-        raise InputError(f"metric {metric!r} was not computed; choose one of {sorted(matrices)}")
+        raise InputError(
+            f"metric {metric!r} was not computed{did_you_mean(metric, matrices)}; "
+            f"choose one of {sorted(matrices)}"
+        )
     info, codes, designs = _clustering(
         matrices, metric, clusters, cluster_source, cluster_mode, seed, rounds, confidence
     )
@@ -278,6 +319,7 @@ def summarize(
         }
         if info is not None
         else {},
+        ndcg=dict(ndcg or {}),
     )
 
 
@@ -301,4 +343,5 @@ def summarize_run(run: SearchRun) -> Summary:
         cluster_source=getattr(run, "cluster_source", "none"),
         cluster_mode=getattr(cfg, "clusters", "auto"),
         family=cfg.family,
+        ndcg=measurement.ndcg_settings(cfg),
     )

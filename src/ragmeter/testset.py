@@ -125,6 +125,7 @@ class _Resolver:
         self.source = source
         self.missing: list[str] = []
         self.ambiguous: list[str] = []
+        self.ambiguous_in_doc: list[str] = []  # the doc was given: only offsets tell
         self.unknown_doc: list[str] = []
         self.mismatch: list[str] = []
 
@@ -154,7 +155,10 @@ class _Resolver:
             self.missing.append(qid)
             return None
         if len(found) > 1:
-            self.ambiguous.append(qid)
+            if doc_id is not None:
+                self.ambiguous_in_doc.append(f"{qid} ({len(found)} times in {doc_id})")
+            else:
+                self.ambiguous.append(qid)
             return None
         doc, m = found[0]
         s, e = (m, m + len(text)) if isinstance(m, int) else m
@@ -165,6 +169,11 @@ class _Resolver:
         for label, ids, hint in (
             ("answer text not found", self.missing, "copy the passage exactly"),
             ("answer text found more than once", self.ambiguous, "give doc or start/end"),
+            (
+                "answer text found more than once in its doc",
+                self.ambiguous_in_doc,
+                "give start/end, or a longer text that occurs once",
+            ),
             ("unknown document", self.unknown_doc, "check the doc ids against the corpus"),
             ("offsets do not match the text", self.mismatch, "fix start/end"),
         ):

@@ -40,7 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ragmeter import stats
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, did_you_mean
 from ragmeter.families import FAMILIES, GRID_LABELS, grid_pairs
 from ragmeter.formatting import column_labels, fmt_end, fmt_p, shown_difference, shown_p
 from ragmeter.paired_tests import (
@@ -271,7 +271,7 @@ def _family(
 
     def known(s: str) -> int:
         if s not in pos:
-            raise InputError(f"unknown system {s!r}; choose one of {names}")
+            raise InputError(f"unknown system {s!r}{did_you_mean(s, names)}; choose one of {names}")
         return pos[s]
 
     compared: list[tuple[int, int]] = []

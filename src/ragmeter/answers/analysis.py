@@ -89,6 +89,10 @@ class Accuracy:
     correct_if_unscored: stats.Estimate | None = None
 
 
+ACCURACY_BASIS = "Shares over every answer, an unscored one counted as not correct"
+"""What :func:`accuracy`'s shares are over, as the tables under them say it."""
+
+
 def accuracy(
     grades: Iterable[str], rounds: int = 10_000, seed: int = 1, confidence: float = 0.95
 ) -> Accuracy:

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ragmeter.answers.numbers import Number, numbers, same_as_written, same_number, stated_in
+from ragmeter.errors import InputError
 
 __all__ = [
     "FAILURES",
@@ -41,6 +42,7 @@ __all__ = [
     "Unsupported",
     "asks_quantity",
     "check_answer",
+    "check_pattern",
     "check_number_changed",
     "check_number_left_out",
     "check_refused",
@@ -149,15 +151,66 @@ class CheckSettings:
     min_words: int = MIN_CONTENT_WORDS
 
     def with_refusals(self, extra: Sequence[str]) -> CheckSettings:
-        """These settings with more refusal patterns (each must compile)."""
+        """These settings with more refusal patterns (each must pass :func:`check_pattern`)."""
         for pattern in extra:
-            re.compile(pattern)
+            check_pattern(pattern)
         return CheckSettings(
             (*self.refusals, *extra), self.quantity, self.threshold, self.min_words
         )
 
 
 DEFAULT = CheckSettings()
+
+
+def _nested_repeat(items: object, inside_unbounded: bool) -> bool:
+    """Whether a parsed pattern repeats, without a bound, something that itself
+    repeats a varying number of times (``(a+)+``, ``(\\w*\\s?)*``): the star height
+    above 1 that makes a backtracking matcher take exponential time on a near miss.
+    Atomic groups and possessive repeats do not backtrack and are left alone."""
+    from re import _constants as c
+
+    if isinstance(items, tuple | list) or type(items).__name__ == "SubPattern":
+        for item in items:
+            op = item[0] if isinstance(item, tuple) and len(item) == 2 else None
+            if isinstance(op, c._NamedIntConstant):
+                av = item[1]
+                if op in (c.ATOMIC_GROUP, c.POSSESSIVE_REPEAT):
+                    continue
+                if op in (c.MAX_REPEAT, c.MIN_REPEAT):
+                    lo, hi, body = av
+                    if inside_unbounded and lo != hi:
+                        return True
+                    if _nested_repeat(body, inside_unbounded or hi == c.MAXREPEAT):
+                        return True
+                    continue
+                if _nested_repeat(av, inside_unbounded):
+                    return True
+            elif _nested_repeat(item, inside_unbounded):
+                return True
+    return False
+
+
+def check_pattern(pattern: str, what: str = "refusal pattern") -> None:
+    """A user's refusal pattern, checked before any answer is read: it must compile,
+    and it may not nest a repeat inside an unbounded repeat (``(a+)+$``), which can
+    run for minutes on one answer; an :class:`~ragmeter.errors.InputError` naming
+    ``what`` otherwise."""
+    try:
+        re.compile(pattern, re.IGNORECASE)
+    except re.error as exc:
+        raise InputError(f"{what} {pattern!r}: not a regular expression ({exc})") from None
+    try:
+        from re import _parser
+
+        nested = _nested_repeat(_parser.parse(pattern, re.IGNORECASE), False)
+    except (ImportError, AttributeError):  # pragma: no cover - another Python's parser
+        nested = False
+    if nested:
+        raise InputError(
+            f"{what} {pattern!r} repeats a group that itself repeats (like (a+)+), which can "
+            "take minutes on one answer: write it with one repeat (a+), or make the inner "
+            "one atomic ((?>a+)+)"
+        )
 
 
 @dataclass(frozen=True)

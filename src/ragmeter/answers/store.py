@@ -33,6 +33,7 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.io import atomic_write_text, dumps, read_json, read_jsonl
+from ragmeter.llm.parse import normalize
 from ragmeter.outputs import results_lock
 from ragmeter.results import Results
 from ragmeter.schemas import describe_error
@@ -377,7 +378,11 @@ def load_answer_set(results: Results | str | Path) -> AnswerSet:
 
 
 def _merged_grade(value: Any) -> str:
-    g = str(value).strip().lower() if value is not None else UNSCORED
+    """A grade written by hand: case, spaces and punctuation around it set aside as in
+    a judge's reply (:func:`ragmeter.llm.parse.normalize`); anything else is unscored."""
+    if value is None:
+        return UNSCORED
+    g = normalize(str(value), {"enum": [*GRADES, UNSCORED]})
     return g if g in (*GRADES, UNSCORED) else UNSCORED
 
 

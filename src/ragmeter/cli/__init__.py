@@ -16,7 +16,7 @@ from ragmeter.cli import (  # noqa: F401  (register commands)
     questions,
     search,
 )
-from ragmeter.cli.app import app, console, err, example_dir
+from ragmeter.cli.app import app, console, err, example_dir, interrupted
 
 __all__ = ["app", "console", "err", "example_dir", "main"]
 
@@ -25,6 +25,6 @@ def main() -> None:
     """Console entry point."""
     try:
         app()
-    except KeyboardInterrupt:
-        err.print("interrupted")
+    except KeyboardInterrupt as exc:
+        err.print(interrupted(exc), markup=False, soft_wrap=True)
         sys.exit(130)

@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ragmeter.answers.analysis import (
+    ACCURACY_BASIS,
     COLUMNS,
     AnswerReport,
     Corrected,
@@ -44,10 +45,11 @@ from ragmeter.answers.run import (
 from ragmeter.answers.store import load_answer_set
 from ragmeter.cli.hand_views import grade_by_hand
 from ragmeter.config import answers_judge
-from ragmeter.formatting import format_estimate
+from ragmeter.formatting import exact_note, format_estimate
 from ragmeter.results import Results
 
 __all__ = [
+    "accuracy_footer",
     "answer_command",
     "grade_by_hand",
     "grade_command",
@@ -285,10 +287,28 @@ def print_answer_report(report: AnswerReport, console: Console) -> None:
                 cells.append(cell)
             cross.add_row(label, *cells)
         console.print(cross)
-    console.print(
-        f"[dim]Shares over scored answers only (unscored kept out of the mean); 95% "
-        f"percentile bootstrap intervals, seed {report.seed}, {report.rounds} rounds.[/]"
-    )
+    console.print(Text(accuracy_footer(report), style="dim"))
+
+
+def accuracy_footer(report: AnswerReport) -> str:
+    """The line under the accuracy tables, from the numbers they show: what the shares
+    are over (:data:`~ragmeter.answers.analysis.ACCURACY_BASIS`), how the intervals were
+    drawn (the estimates' own level and method; the seed and rounds the report drew them
+    with), and the exact intervals' footnote where a cell shows one."""
+    shown = [
+        e
+        for row in report.systems
+        for e in (row.hit, row.accuracy.correct, row.accuracy.correct_or_partial)
+        if e is not None
+    ]
+    drawn = f"seed {report.seed}, {report.rounds} rounds"
+    if shown:
+        e = shown[0]
+        how = f"{e.confidence * 100:g}% {e.method} bootstrap intervals, {drawn}"
+    else:
+        how = drawn
+    exact = exact_note(shown)
+    return f"{ACCURACY_BASIS}; {how}." + (f" {exact}" if exact else "")
 
 
 # --- judges -------------------------------------------------------------------------------

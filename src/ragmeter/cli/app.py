@@ -60,8 +60,8 @@ class OneLineErrors(TyperGroup):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except KeyboardInterrupt:  # typer makes it a silent exit 130: say why it stopped
-            err.print("interrupted")
+        except KeyboardInterrupt as exc:  # typer makes it a silent exit 130: say why it stopped
+            err.print(interrupted(exc), markup=False, soft_wrap=True)
             raise
 
 
@@ -181,6 +181,13 @@ def _caller(exc: BaseException) -> str:
     return f"{last.filename}:{last.lineno}" if last is not None else "code run by ragmeter"
 
 
+def interrupted(exc: KeyboardInterrupt) -> Text:
+    """``interrupted``, with whose code was running where ragmeter knows it (a
+    strategy's chunker)."""
+    said = " ".join(str(exc).split())
+    return Text("interrupted" + (f": {shown(said)}" if said else ""))
+
+
 def plural(n: int, word: str, words: str | None = None) -> str:
     """``1 system``, ``2 systems``."""
     return f"{n} {word if n == 1 else words or word + 's'}"
@@ -201,6 +208,22 @@ def _one_line(message: str) -> None:
     no control character, no secret)."""
     flat = " ".join(shown(message).splitlines()) or "bad input"
     err.print(Text.assemble(("error: ", "bold red"), flat), soft_wrap=True, markup=False)
+
+
+def points(value: float, flag: str) -> float:
+    """A flag given in points (plan's --half-width and --difference, check's --margin),
+    as a fraction of the metric's scale: 4 -> 0.04.
+
+    A value between 0 and 1 is read as a fraction (0.04 is 4 points), with a warning
+    that says how to write it in points: every such flag reads its unit this one way.
+    """
+    if 0 < value < 1:
+        warn(
+            f"{flag} {value:g} is read as a fraction ({value * 100:g} points); {flag} takes "
+            f"points (hundredths of the metric's scale): write {flag} {value * 100:g}"
+        )
+        return float(value)
+    return value / 100.0
 
 
 def _csv(value: str | None) -> tuple[str, ...] | None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ragmeter.cli.app import app, console, handle_errors
+from ragmeter.cli.app import app, console, handle_errors, points
 from ragmeter.cli.history import HistoryDir, history_baseline
 from ragmeter.config import check_rounds, check_seed
 from ragmeter.errors import InputError
@@ -18,17 +18,32 @@ from ragmeter.outputs import check_output_file, results_inputs, write_output
 @app.command()
 @handle_errors
 def check(
-    baseline: Annotated[Path, typer.Argument(help="Results directory of the baseline run")],
+    baseline: Annotated[
+        Path,
+        typer.Argument(
+            help="Results directory of the baseline run; with --baseline-from-history, "
+            "the candidate's (the baseline then comes from the history)",
+            metavar="RESULTS",
+        ),
+    ],
     system: Annotated[
         str,
         typer.Option(help="The system to check: its name in the candidate (or in the baseline)"),
     ],
     candidate: Annotated[
-        Path | None, typer.Argument(help="Results directory of the candidate run")
+        Path | None,
+        typer.Argument(
+            help="Results directory of the candidate run (none with --baseline-from-history)",
+            metavar="CANDIDATE",
+        ),
     ] = None,
     metric: Annotated[str | None, typer.Option(help="Default: the baseline run's metric")] = None,
     margin: Annotated[
-        float, typer.Option(help="Points the candidate may lose (non-inferiority margin)")
+        float,
+        typer.Option(
+            help="Points the candidate may lose (non-inferiority margin); a value below 1 "
+            "is read as a fraction (0.03 is 3 points), with a warning"
+        ),
     ] = 2.0,
     markdown: Annotated[
         Path | None, typer.Option(help="Also write a summary for a pull-request comment")
@@ -55,6 +70,9 @@ def check(
 ) -> None:
     """Exit 0 when the candidate is no worse than the baseline by more than --margin points.
 
+    Two runs: check BASELINE CANDIDATE.
+    A run against a recorded baseline: check --baseline-from-history REF CANDIDATE.
+
     The lower end of the 95% paired interval of candidate - baseline (questions
     paired by id) must lie above -margin; exit 1 when it does not, 2 on bad input.
     """
@@ -80,7 +98,7 @@ def check(
         cand,
         system,
         metric or base.summary.metric,
-        margin,
+        points(margin, "--margin") * 100.0,  # read as plan reads its points
         confidence=base.summary.confidence,
         rounds=rounds,
         seed=seed,

@@ -126,12 +126,14 @@ def _evaluate(
             path = save_results(run, out, summary, overwrite=True)  # earlier results only
     n_q = len(run.questions)
     console.print(
-        f"[bold]{n_q}[/] judged queries, {len(run.systems)} "
+        f"[bold]{n_q}[/] judged {'query' if n_q == 1 else 'queries'}, {len(run.systems)} "
         f"run{'s' if len(run.systems) != 1 else ''}"
     )
     if result.no_relevant:
+        n_none = len(result.no_relevant)
         console.print(
-            f"[yellow]{len(result.no_relevant)} judged queries have no relevant document "
+            f"[yellow]{n_none} judged {'query has' if n_none == 1 else 'queries have'} "
+            "no relevant document "
             f"(grade >= {level}); they stay in and score 0, as in trec_eval: "
             f"{_listed(result.no_relevant)}[/]"
         )
@@ -148,8 +150,9 @@ def _evaluate(
                 f"and {'is' if len(e.unjudged) == 1 else 'are'} left out; ids: "
                 f"{_listed(e.unjudged)}[/]"
             )
+    named = summary.ndcg_label if any(m.startswith("ndcg") for m in result.measures) else ""
     grid = Grid(
-        "Mean over queries [95% interval]",
+        "Mean over queries [95% interval]" + (f" ({named})" if named else ""),
         ["run", *result.measures],
         right=set(range(1, len(result.measures) + 1)),
         key="estimates",
@@ -168,14 +171,11 @@ def _evaluate(
                 summary.seed,
                 summary.rounds,
                 summary.comparison_rule,
+                ndcg=summary.ndcg_label,
             )
-        for system, rows in list(summary.sample_size.items())[:3]:
-            console.print(terminal.size_table(rows, summary.metric, system))
-        if len(summary.sample_size) > 3:
-            console.print(
-                f"[dim]Sample sizes of the other {len(summary.sample_size) - 3} runs: "
-                "ragmeter plan on the results.[/]"
-            )
+        if summary.sample_size:  # one table, a row per run
+            sizes = terminal.sample_sizes_grid(summary.sample_size, summary.metric)
+            print_tables(fit(sizes, terminal.terminal_width()))
         console.print(terminal.interval_note(summary))
     console.print(Text.assemble("Results: ", (shown_path(path), "bold")))
     err.print("[dim]Re-compare or plan from the results: ragmeter compare / plan.[/]")

@@ -30,7 +30,7 @@ import typer
 from rich.markup import escape
 
 from ragmeter.cli.app import app, console, handle_errors, plural
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, did_you_mean
 from ragmeter.metrics import Metric
 from ragmeter.outputs import check_not_inputs, check_output_file, results_inputs
 from ragmeter.qrels import Qrels, Run, evaluate_run
@@ -140,7 +140,10 @@ def export_files(
     chosen = list(systems or res.systems)
     for s in chosen:
         if s not in res.systems:
-            raise InputError(f"unknown system {s!r}; choose one of {res.systems}")
+            raise InputError(
+                f"unknown system {s!r}{did_you_mean(s, res.systems)}; "
+                f"choose one of {res.systems}"
+            )
     runs = run_paths(run, chosen) if run is not None else {}
     if qrels is None:
         qrels_at: dict[str, Path] = {}

@@ -6,7 +6,6 @@ module only prints them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,7 +21,14 @@ from ragmeter.answers.failure_counts import (
     load_answers,
     write_failures,
 )
-from ragmeter.answers.failures import DEFAULT, FAILURES, LABELS, AnswerCheck, CheckSettings
+from ragmeter.answers.failures import (
+    DEFAULT,
+    FAILURES,
+    LABELS,
+    AnswerCheck,
+    CheckSettings,
+    check_pattern,
+)
 from ragmeter.errors import InputError
 from ragmeter.formatting import column_labels, format_estimate, shown_difference, shown_p
 
@@ -44,10 +50,7 @@ def check_settings(
     ``--support SHARE``; a pattern that does not compile is a one-line error."""
     settings = DEFAULT
     for pattern in refusals or ():
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise InputError(f"--refusal {pattern!r}: not a regular expression ({exc})") from None
+        check_pattern(pattern, "--refusal")
     if refusals:
         settings = settings.with_refusals(list(refusals))
     if support is not None:

@@ -56,7 +56,7 @@ def print_tables(renderables: list, notes: list[str] = ()) -> None:
 
 
 def print_comparisons(
-    rows: list, metric: str, seed: int, rounds: int, rule, *, every: bool = False
+    rows: list, metric: str, seed: int, rounds: int, rule, *, every: bool = False, ndcg: str = ""
 ) -> None:
     """The comparison table fitted to the terminal, long families summarised."""
     tables, notes = terminal.comparison_views(
@@ -67,6 +67,7 @@ def print_comparisons(
         rule,
         terminal.terminal_width(),
         limit=None if every else terminal.LONG_FAMILY,
+        ndcg=ndcg,
     )
     print_tables(tables, notes)
 
@@ -83,6 +84,7 @@ def summary_text(summary: Summary, ks: list[int], chosen: str) -> str:
                 summary.seed,
                 summary.rounds,
                 summary.comparison_rule,
+                summary.ndcg_label,
             )
         )
     return render(grids, chosen, terminal.estimate_records(summary), summary.to_json())

@@ -7,25 +7,10 @@ from collections.abc import Sequence
 from dataclasses import asdict
 
 from ragmeter.cli import search_views as terminal
-from ragmeter.cli.app import plural, warn
+from ragmeter.cli.app import plural
 from ragmeter.cli.layout import render
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, did_you_mean
 from ragmeter.planning import Plan
-
-
-def points(value: float, flag: str) -> float:
-    """A half-width or difference given in points, on the metric's own scale (4 -> 0.04).
-
-    A value below 1 is read as the fraction earlier versions took (0.04 is 4 points),
-    with a note; write points.
-    """
-    if 0 < value < 1:
-        warn(
-            f"{flag} {value:g} is read as a fraction ({value * 100:g} points); {flag} now "
-            f"takes points, as check's --margin does: write {flag} {value * 100:g}"
-        )
-        return float(value)
-    return value / 100.0
 
 
 def planned_pairs(
@@ -50,7 +35,9 @@ def planned_pairs(
     chosen = [baseline] if baseline else [x for p in parse_pairs(pairs) for x in p] if pairs else []
     for name in chosen:
         if name not in names:
-            raise InputError(f"unknown system {name!r}; choose one of {names}")
+            raise InputError(
+                f"unknown system {name!r}{did_you_mean(name, names)}; choose one of {names}"
+            )
     if baseline:
         return [(s, baseline) for s in names if s != baseline]
     return parse_pairs(pairs) if pairs else None

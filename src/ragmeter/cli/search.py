@@ -26,6 +26,7 @@ from ragmeter.cli.app import (
     hint,
     judge_name,
     plural,
+    points,
     refresh_report,
     warn,
 )
@@ -45,13 +46,12 @@ from ragmeter.cli.plan_views import (
     pair_need_grid,
     plan_text,
     planned_pairs,
-    points,
 )
 from ragmeter.cli.progress import status, step_bar
 from ragmeter.comparison import compare_run
 from ragmeter.config import Config, check_family, check_seed, load_config, one_family
 from ragmeter.corpus import load_corpus
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, did_you_mean
 from ragmeter.experiment import count_words, resolve_strategies, run_search
 from ragmeter.families import check_config_family
 from ragmeter.outputs import check_results_target
@@ -92,6 +92,7 @@ def _print_summary(summary: Summary, ks: list[int], out: Path | None, every: boo
             summary.rounds,
             summary.comparison_rule,
             every=every,
+            ndcg=summary.ndcg_label,
         )
     console.print(terminal.interval_note(summary))
     if out is not None:
@@ -144,7 +145,11 @@ def search(
     if not cfg.corpus and corpus is None:
         ex = example_dir()
         cfg = cfg.with_overrides(corpus=str(ex / "posts"), testset=str(ex / "questions.jsonl"))
-        hint("No config or corpus given: running the shipped example.")
+        hint(
+            f"{shown_path(config)} names no corpus: running the shipped example."
+            if config is not None
+            else "No config or corpus given: running the shipped example."
+        )
     cfg = cfg.with_overrides(
         corpus=corpus,
         testset=testset,
@@ -246,8 +251,6 @@ def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("ragmeter-resu
 def check_strategy_names(cfg: Config) -> None:
     """An unknown strategy name is one line with the closest name and every name there
     is (built in, the config's own, the kinds), before any work."""
-    import difflib
-
     from ragmeter import chunkers
 
     custom = [str(s.get("name")) for s in cfg.custom_strategies]
@@ -255,10 +258,8 @@ def check_strategy_names(cfg: Config) -> None:
     for name in cfg.strategies:
         if name in known:
             continue
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
         raise InputError(
-            f"unknown chunking strategy {name!r}"
-            + (f" (did you mean {close[0]!r}?)" if close else "")
+            f"unknown chunking strategy {name!r}{did_you_mean(name, known)}"
             + f"; built in: {', '.join(chunking.STRATEGIES)}"
             + (f"; in the config: {', '.join(custom)}" if custom else "")
             + f"; kinds: {', '.join(chunking.KINDS)}"
@@ -449,11 +450,15 @@ def compare(
     table = compare_run(res, plan)
     metric, seed, rounds = plan.metric, plan.seed, plan.rounds
     if chosen != "table":
-        grid = terminal.comparison_grid(table.rows, metric, seed, rounds, table.rule)
+        grid = terminal.comparison_grid(
+            table.rows, metric, seed, rounds, table.rule, res.summary.ndcg_label
+        )
         records = terminal.comparison_records(table.rows, metric)
         emit(render([grid], chosen, records, {"metric": metric, **table.to_dict()}))
         return
-    print_comparisons(table.rows, metric, seed, rounds, table.rule, every=every)
+    print_comparisons(
+        table.rows, metric, seed, rounds, table.rule, every=every, ndcg=res.summary.ndcg_label
+    )
 
 
 @app.command()

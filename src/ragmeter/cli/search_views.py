@@ -98,8 +98,9 @@ def rank_grid(summary: Summary, metrics: tuple[str, ...] | None = None) -> Grid:
     """MRR, nDCG, precision and coverage with intervals."""
     first = next(iter(summary.estimates.values()))
     present = [m for m in metrics if m in first] if metrics else _rank_metrics(first)
+    named = summary.ndcg_label if any(m.startswith("ndcg") for m in present) else ""
     grid = Grid(
-        "Rank-aware scores",
+        "Rank-aware scores" + (f" ({named})" if named else ""),
         ["system", *(m + (" (%)" if _is_share(m) else "") for m in present)],
         right=set(range(1, len(present) + 1)),
         caption=cap_note(summary),
@@ -117,11 +118,15 @@ def rank_table(summary: Summary, metrics: tuple[str, ...] | None = None) -> Tabl
     return as_table(rank_grid(summary, metrics))
 
 
-def comparison_title(metric: str, seed: int, rounds: int, rule: Rule | None = None) -> str:
-    """The comparison table's title: the metric, the seed and the rule's header line."""
+def comparison_title(
+    metric: str, seed: int, rounds: int, rule: Rule | None = None, ndcg: str = ""
+) -> str:
+    """The comparison table's title: the metric, the seed and the rule's header line;
+    on nDCG also ``ndcg`` (:attr:`ragmeter.summary.Summary.ndcg_label`)."""
+    named = f"; {ndcg}" if ndcg and metric.startswith("ndcg") else ""
     title = (
         f"Paired comparisons on {metric} (A - B{', points' if _is_share(metric) else ''}; "
-        f"seed {seed}, {rounds} rounds)"
+        f"seed {seed}, {rounds} rounds{named})"
     )
     return title + ("\n" + rule.header if rule is not None else "")
 
@@ -131,7 +136,12 @@ def _verdict(c: Row) -> Text:
 
 
 def comparison_grid(
-    comparisons: list[Row], metric: str, seed: int, rounds: int, rule: Rule | None = None
+    comparisons: list[Row],
+    metric: str,
+    seed: int,
+    rounds: int,
+    rule: Rule | None = None,
+    ndcg: str = "",
 ) -> Grid:
     """Paired differences A - B with interval, p-value and verdict, under one named rule.
 
@@ -144,7 +154,7 @@ def comparison_grid(
     ci, p_label = column_labels(rule)
     header = ["A", "B", ci, "win/tie/loss", *([p_label] if p_label else []), "verdict"]
     grid = Grid(
-        comparison_title(metric, seed, rounds, rule),
+        comparison_title(metric, seed, rounds, rule, ndcg),
         header,
         right={2, 3, 4} if p_label else {2, 3},
         key="comparisons",
@@ -159,7 +169,12 @@ def comparison_grid(
 
 
 def narrow_comparison_grid(
-    comparisons: list[Row], metric: str, seed: int, rounds: int, rule: Rule | None = None
+    comparisons: list[Row],
+    metric: str,
+    seed: int,
+    rounds: int,
+    rule: Rule | None = None,
+    ndcg: str = "",
 ) -> Grid:
     """:func:`comparison_grid` for a narrow terminal: each pair on two lines (A over
     B, the difference over win/tie/loss), names and intervals whole."""
@@ -167,7 +182,7 @@ def narrow_comparison_grid(
     ci, p_label = column_labels(rule)
     header = ["A\n- B", f"{ci}\nwin/tie/loss", *([p_label] if p_label else []), "verdict"]
     grid = Grid(
-        comparison_title(metric, seed, rounds, rule),
+        comparison_title(metric, seed, rounds, rule, ndcg),
         header,
         right={1, 2} if p_label else {1},
         key="comparisons",
@@ -283,6 +298,7 @@ def comparison_views(
     width: int | None,
     *,
     limit: int | None = LONG_FAMILY,
+    ndcg: str = "",
 ) -> tuple[list[RenderableType], list[str]]:
     """The comparison table fitted to ``width`` (two lines a pair when one is too
     wide) and the lines to print under it; a grid family's grids
@@ -296,7 +312,7 @@ def comparison_views(
         if limit is not None:
             more = "--all also lists every pair with its win/tie/loss; --format csv writes them"
             return shown_grids, [more, *notes]
-        listed, rest = _listed(comparisons, metric, seed, rounds, rule, width, None)
+        listed, rest = _listed(comparisons, metric, seed, rounds, rule, width, None, ndcg)
         return shown_grids + listed, notes
     if rule is not None and rule.family == "all pairs" and grid_cells(names) is not None:
         notes.append(
@@ -305,7 +321,7 @@ def comparison_views(
             f"({len(grid_pairs(names, 'grid'))} pairs, each with more power than among "
             f"{rule.pairs})"
         )
-    tables, rest = _listed(comparisons, metric, seed, rounds, rule, width, limit)
+    tables, rest = _listed(comparisons, metric, seed, rounds, rule, width, limit, ndcg)
     return tables, ([rest] if rest else []) + notes
 
 
@@ -317,13 +333,14 @@ def _listed(
     rule: Rule | None,
     width: int | None,
     limit: int | None,
+    ndcg: str = "",
 ) -> tuple[list[RenderableType], str]:
     """The table of pairs fitted to ``width``, and the line counting the rows left out."""
     shown, rest = decisive_first(comparisons, limit)
-    grid = comparison_grid(shown, metric, seed, rounds, rule)
+    grid = comparison_grid(shown, metric, seed, rounds, rule, ndcg)
     tables = fit(grid, None)  # [title, table]
     if width is not None and natural_width(tables[-1], least=True) > width:  # two lines a pair
-        narrow = narrow_comparison_grid(shown, metric, seed, rounds, rule)
+        narrow = narrow_comparison_grid(shown, metric, seed, rounds, rule, ndcg)
         tables = fit(narrow, None)
         if natural_width(tables[-1], least=True) > width:  # too narrow for any table: lines
             tables = stacked(grid, width)
@@ -340,6 +357,7 @@ def summary_comparisons(summary: Summary) -> Table | None:
         summary.seed,
         summary.rounds,
         summary.comparison_rule,
+        summary.ndcg_label,
     )
 
 
@@ -426,22 +444,35 @@ def size_table(rows: list[SizeRow], metric: str, system: str) -> Table:
     return as_table(size_grid(rows, metric, system))
 
 
-def sizes_grid(needs: list, metric: str, target: str) -> Grid:
-    """Every system's ± half-width at n, 2n, 4n and 8n questions in one table, and the
-    questions ``target`` (``± 4 points``) needs (``needs``: :class:`SystemNeed`)."""
+def sample_sizes_grid(
+    sizes: dict[str, list[SizeRow]],
+    metric: str,
+    last: tuple[str, dict[str, str]] | None = None,
+) -> Grid:
+    """Every system's ± half-width at n, 2n, 4n and 8n questions in one table (one row
+    a system), with ``last`` = (header, cell per system) as a final column."""
     scale, d = _scale(metric)
-    ns = [r.n for r in needs[0].sizes] if needs else []
-    header = ["system", *(f"± at {n}" for n in ns), f"questions\nfor {target}"]
+    first = next(iter(sizes.values()), [])
+    header = ["system", *(f"± at {r.n}" for r in first), *([last[0]] if last else [])]
     grid = Grid(
         f"Sample size on {metric}: the ± half-width at more questions",
         header,
         right=set(range(1, len(header))),
         key="sample_size",
     )
-    for s in needs:
-        cells = [f"{r.half_width * scale:.{d}f}" for r in s.sizes]
-        grid.rows.append([s.system, *cells, "no spread" if s.needed is None else str(s.needed)])
+    for system, rows in sizes.items():
+        cells = [f"{r.half_width * scale:.{d}f}" for r in rows]
+        grid.rows.append([system, *cells, *([last[1][system]] if last else [])])
     return grid
+
+
+def sizes_grid(needs: list, metric: str, target: str) -> Grid:
+    """:func:`sample_sizes_grid` with the questions ``target`` (``± 4 points``) needs
+    (``needs``: :class:`SystemNeed`)."""
+    needed = {s.system: "no spread" if s.needed is None else str(s.needed) for s in needs}
+    return sample_sizes_grid(
+        {s.system: s.sizes for s in needs}, metric, (f"questions\nfor {target}", needed)
+    )
 
 
 def estimate_records(summary: Summary) -> list[dict]:

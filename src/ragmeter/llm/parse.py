@@ -308,16 +308,26 @@ def validate(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
     return errors
 
 
+_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
+
+
+def _fold(text: str) -> str:
+    """Case, and spaces and punctuation at either end, set aside."""
+    return _EDGES.sub("", text).casefold()
+
+
 def normalize(value: Any, schema: dict[str, Any]) -> Any:
     """``value`` with enum strings mapped to the schema's spelling.
 
-    ``" Correct "`` becomes ``"correct"`` when the enum holds ``"correct"`` and
-    no other member matches case-insensitively. Nothing else changes.
+    ``" Correct "``, ``"CORRECT."`` and ``"**correct**"`` become ``"correct"`` when
+    the enum holds ``"correct"`` and no other member matches once case, spaces and
+    punctuation around the word are set aside (``"not correct"`` and ``"incorrect"``
+    stay as they are). Nothing else changes.
     """
     enum = schema.get("enum")
     if isinstance(value, str) and enum and value not in enum:
-        folded = value.strip().casefold()
-        hits = [e for e in enum if isinstance(e, str) and e.casefold() == folded]
+        folded = _fold(value)
+        hits = [e for e in enum if isinstance(e, str) and _fold(e) == folded]
         if len(hits) == 1:
             return hits[0]
         return value

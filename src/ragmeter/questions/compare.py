@@ -20,7 +20,7 @@ import numpy as np
 from ragmeter import stats
 from ragmeter.config import Config, load_config
 from ragmeter.corpus import Document, load_corpus
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, did_you_mean
 from ragmeter.questions.audit import audit_questions, read_audit
 from ragmeter.testset import Question, TestSet, load_testset
 
@@ -152,7 +152,8 @@ def compare_testsets(
     run_b = run_search(config, documents, sub_b)
     if metric not in run_a.metric_names:
         raise InputError(
-            f"metric {metric!r} was not computed; choose one of {sorted(run_a.metric_names)}"
+            f"metric {metric!r} was not computed{did_you_mean(metric, run_a.metric_names)}; "
+            f"choose one of {sorted(run_a.metric_names)}"
         )
     drop = set(drop)
     keep = np.array([q.id not in drop for q in sub_b.questions], dtype=bool)

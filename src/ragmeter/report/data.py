@@ -60,6 +60,7 @@ def report_data(
     ks = [int(k) for k in meta.get("ks", sorted({_k(m) for m in metrics if _k(m)}))]
     main_k = _k(metric) or (5 if 5 in ks else ks[-1])
     hit_metric = f"recall@{main_k}" if f"recall@{main_k}" in metrics else metric
+    named = f" ({summary.ndcg_label})" if summary.ndcg_label else ""  # nDCG's ideal and gain
     data: dict[str, Any] = {
         "title": f"ragmeter report: {len(results.question_ids)} questions, {len(systems)} systems",
         "metric": metric,
@@ -68,7 +69,7 @@ def report_data(
         "ks": ks,
         "metrics": metrics,
         "families": [f for f in FAMILY_ORDER if any(_family(m) == f for m in metrics)],
-        "family_titles": FAMILY_TITLE,
+        "family_titles": {**FAMILY_TITLE, "ndcg": FAMILY_TITLE["ndcg"] + named},
         "systems": [
             {
                 "name": s,
@@ -108,6 +109,7 @@ def report_data(
     data["grid"] = strategy_grid(data["systems"])
     data["k_capped"] = dict(summary.k_capped)
     data["clusters"] = _clusters(summary, systems)
+    data["ndcg"] = {**summary.ndcg, "note": summary.ndcg_note(ks)}
     data["sample_size"] = _sample_size(results, summary, metric, target_half_width)
     docs, questions = _drilldown(results, metric, hit_metric, top)
     data["docs"] = docs

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, did_you_mean
 
 
 def _bm25(**params: Any):
@@ -94,7 +94,8 @@ def make_retriever(spec: dict[str, Any] | str):
     spec.setdefault("name", kind)
     if kind not in KINDS:
         raise InputError(
-            f"unknown retriever kind {kind!r}; choose one of: {', '.join(sorted(KINDS))}"
+            f"unknown retriever kind {kind!r}{did_you_mean(kind, sorted(KINDS))}; "
+            f"choose one of: {', '.join(sorted(KINDS))}"
         )
     try:
         return KINDS[kind](**spec)

@@ -407,6 +407,10 @@
     table("measures-table", ["measure"].concat(SYSTEMS.map((s) => ({ text: s, num: true }))), rows);
     const note = capNote();
     if (note) document.getElementById("measures-table").parentNode.after(note);
+    if (DATA.ndcg && DATA.ndcg.note) {
+      document.getElementById("measures-table").parentNode.after(
+        el("p", { class: "muted note", id: "ndcg-note", text: DATA.ndcg.note }));
+    }
   }
 
   // ------------------------------------------------------------------ comparisons
