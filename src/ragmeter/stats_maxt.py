@@ -12,6 +12,10 @@ paired sign flips and pays only for the dependence that is really there.
   correlation between pairs. Under "the systems are interchangeable on every
   question" each question's row of differences is as likely to be flipped as not,
   for 0/1 scores too (the flip is exact-conditional on the differing questions).
+  When questions share documents (:mod:`ragmeter.stats_clusters`) the flips are
+  of whole documents instead (``Flips(..., clusters=...)``): every question of a
+  document takes its document's sign, so the null keeps the dependence within
+  documents, and the statistic is the sign-flip p for 0/1 scores too.
 * **The statistic is each pair's own p-value** (the max-T of ``-log p``, also known
   as min-p): McNemar's exact p for 0/1 scores, the sign-flip p (ranked among the
   rounds) otherwise. Pairs with few differing questions have coarse statistics;
