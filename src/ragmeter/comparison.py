@@ -18,6 +18,7 @@ import numpy as np
 
 from ragmeter import verdicts
 from ragmeter.errors import InputError
+from ragmeter.metrics import find_metric
 
 __all__ = ["ComparisonPlan", "compare_run", "compare_systems"]
 
@@ -114,17 +115,14 @@ def compare_systems(
     of every metric given) are compared once and reported as identical, unless
     ``fold_identical`` is off (two runs of one system, as ``ragmeter check`` pairs).
     """
-    if plan.metric not in matrices:
-        raise InputError(
-            f"metric {plan.metric!r} was not computed; choose one of {sorted(matrices)}"
-        )
+    metric = find_metric(plan.metric, matrices)  # P_5 or precision@5, as the run names it
     if len(systems) < 2:
         raise InputError("a comparison needs at least two systems")
     identical = (
         verdicts.identical_groups(list(matrices.values()), list(systems)) if fold_identical else []
     )
     return verdicts.compare_family(
-        matrices[plan.metric],
+        matrices[metric],
         list(systems),
         adjust=plan.adjust,  # type: ignore[arg-type]
         baseline=plan.baseline,

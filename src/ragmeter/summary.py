@@ -20,6 +20,7 @@ import numpy as np
 from ragmeter import stats, verdicts
 from ragmeter.comparison import ComparisonPlan, compare_systems
 from ragmeter.errors import InputError
+from ragmeter.metrics import find_metric
 
 if TYPE_CHECKING:
     from ragmeter.runs import SearchRun
@@ -142,8 +143,7 @@ def summarize(
     :func:`ragmeter.comparison.compare_systems` as every view builds it;
     ``comparison_rule`` records the rule, the family, seed and rounds.
     """
-    if metric not in matrices:
-        raise InputError(f"metric {metric!r} was not computed; choose one of {sorted(matrices)}")
+    metric = find_metric(metric, matrices)  # P_5 or precision@5, as the run names it
     estimates: dict[str, dict[str, stats.Estimate]] = {s: {} for s in systems}
     for name, matrix in matrices.items():
         for system, est in zip(
