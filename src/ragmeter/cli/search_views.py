@@ -15,10 +15,14 @@ from rich.text import Text
 from ragmeter import tables
 from ragmeter.cli.layout import Grid, as_table, fit, natural_width, stacked
 from ragmeter.formatting import (
+    EXACT,
+    EXACT_MARK,
     column_labels,
     exact_note,
     format_estimate,
     shown_difference,
+    shown_half_width,
+    shown_interval,
     shown_p,
 )
 from ragmeter.metrics import is_share
@@ -302,12 +306,14 @@ def size_grid(rows: list[SizeRow], metric: str, system: str) -> Grid:
         key="sample_size",
     )
     for r in rows:
+        low, high, which = shown_interval(r)  # exact for 0/1 scores where the estimate is
+        mark = f" {EXACT_MARK}" if which == EXACT else ""
         grid.rows.append(
             [
                 str(r.n),
                 f"{r.mean * scale:.{d}f}",
-                f"[{r.low * scale:.{d}f}, {r.high * scale:.{d}f}]",
-                f"{r.half_width * scale:.{d}f}",
+                f"[{low * scale:.{d}f}, {high * scale:.{d}f}]{mark}",
+                f"{shown_half_width(r) * scale:.{d}f}",
             ]
         )
     return grid
@@ -331,16 +337,17 @@ def sizes_grid(needs: list, metric: str, target: str) -> Grid:
         key="sample_size",
     )
     for s in needs:
-        cells = [f"{r.half_width * scale:.{d}f}" for r in s.sizes]
+        cells = [f"{shown_half_width(r) * scale:.{d}f}" for r in s.sizes]
         grid.rows.append([s.system, *cells, "no spread" if s.needed is None else str(s.needed)])
     return grid
 
 
 def estimate_records(summary: Summary) -> list[dict]:
-    """One CSV row per system and metric: the mean and its interval, as saved
-    (shares as fractions: 0.807 is 80.7%)."""
+    """One CSV row per system and metric: the mean and the interval the table shows,
+    exact or bootstrap (``interval``), shares as fractions: 0.807 is 80.7%."""
     return tables.estimate_records(
-        summary, columns=("system", "metric", "mean", "low", "high", "n", "confidence")
+        summary,
+        columns=("system", "metric", "mean", "low", "high", "n", "confidence", "interval"),
     )
 
 
