@@ -1,5 +1,6 @@
 """User text is shown as written: no rich markup in the terminal, bidi isolated in the report."""
 
+import csv
 import io
 import json
 from pathlib import Path
@@ -201,3 +202,135 @@ def test_secrets_are_redacted_in_config_and_error_messages():
         False,
     ]
     assert redact({"headers": {"X-Api-Key": SECRET}}) == {"headers": {"X-Api-Key": "***"}}
+
+
+# ---------------------------------------------------------------------------
+# CSV: no cell runs as a formula in a spreadsheet (OWASP's rule), numbers stay numbers
+
+FORMULA_NAMES = ('=HYPERLINK("http://x.example","y")', "+cmd|'/Ccalc'!A0", "@SUM(1+1)", "-2+3")
+DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
+
+
+@pytest.mark.parametrize(
+    "cell, written",
+    [
+        ("=1+1", "'=1+1"),
+        ("+cmd|'/C calc'!A0", "'+cmd|'/C calc'!A0"),
+        ("-2+3", "'-2+3"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tx", "'\tx"),
+        ("\r=1", "'\r=1"),
+        ("-", "'-"),
+        ("-inf", "'-inf"),
+        ("plain", "plain"),
+        ("a=b", "a=b"),
+        ("", ""),
+        ("-0.05", "-0.05"),  # text that is a plain number reads as that number
+        ("+3", "+3"),
+        ("-1e-05", "-1e-05"),
+        (-0.05, -0.05),  # numbers are never touched
+        (-3, -3),
+        (None, None),
+    ],
+)
+def test_a_csv_cell_that_starts_a_formula_gets_an_apostrophe(cell, written):
+    from ragmeter._safe_text import csv_cell
+
+    assert csv_cell(cell) == written
+
+
+def test_csv_text_neutralises_headers_and_rows_keeps_numbers():
+    from ragmeter._safe_text import csv_text
+
+    text = csv_text(["name", "difference"], [{"name": "=1+1", "difference": -0.05}, ["ok", -2]])
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows == [["name", "difference"], ["'=1+1", "-0.05"], ["ok", "-2"]]
+
+
+def _formula_cells(text: str) -> list[str]:
+    """Cells a spreadsheet would run: start with = + - @ tab or CR and are not a number."""
+    from ragmeter._safe_text import csv_cell
+
+    return [
+        c for row in csv.reader(io.StringIO(text)) for c in row if c and csv_cell(c) != c
+    ]
+
+
+@pytest.fixture()
+def formula_runs(tmp_path, monkeypatch):
+    """Four run files whose systems (and one query id) are spreadsheet formulas."""
+    monkeypatch.setenv("RAGMETER_HISTORY", str(tmp_path / "hist"))
+    qids = ["=q1", *(f"q{i}" for i in range(2, 13))]
+    (tmp_path / "qrels.txt").write_text(
+        "".join(f"{q} 0 d{i} 1\n{q} 0 e{i} 0\n" for i, q in enumerate(qids))
+    )
+    files = []
+    for j, name in enumerate(FORMULA_NAMES):
+        path = tmp_path / f"r{j}.run"
+        lines = []
+        for i, q in enumerate(qids):
+            order = ["d", "e"] if i % (j + 2) else ["e", "d"]
+            lines += [f"{q} Q0 {x}{i} {r} {9 - r} {name}\n" for r, x in enumerate(order, 1)]
+        path.write_text("".join(lines))
+        files.append(str(path))
+    out = tmp_path / "res"
+    r = runner.invoke(
+        app,
+        ["evaluate", "--qrels", str(tmp_path / "qrels.txt"), *files, "--rounds", "200",
+         "--out", str(out), "--measures", "map,P_5,hit@1"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    return tmp_path, out, files
+
+
+def test_every_csv_writer_neutralises_formula_names(formula_runs):
+    tmp_path, out, files = formula_runs
+    texts = {"scores.csv": (out / "scores.csv").read_text()}
+    for command in (["compare", str(out)], ["plan", str(out)]):
+        r = runner.invoke(app, [*command, "--rounds", "200", "--format", "csv"])
+        assert r.exit_code == 0, r.output
+        texts[command[0]] = r.stdout
+    r = runner.invoke(
+        app,
+        ["evaluate", "--qrels", str(tmp_path / "qrels.txt"), *files, "--rounds", "200",
+         "--out", str(tmp_path / "again"), "--no-history", "--format", "csv"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    texts["evaluate"] = r.stdout
+    for flags in ([], ["--scores"]):
+        r = runner.invoke(app, ["history", "export", *flags])
+        assert r.exit_code == 0, r.output
+        texts[f"history export {flags}"] = r.stdout
+    for where, text in texts.items():
+        assert _formula_cells(text) == [], where
+        for name in FORMULA_NAMES:
+            assert "'" + name in text.replace('""', '"'), (where, name)
+    assert "'=q1" in texts["scores.csv"] and "'=q1" in texts["history export ['--scores']"]
+    # numbers stay numbers: the differences and interval ends all read as floats
+    for row in csv.DictReader(io.StringIO(texts["compare"])):
+        assert all(float(row[c]) == float(row[c]) for c in ("difference", "low", "high"))
+
+
+def test_search_csv_neutralises_formula_strategy_names(tmp_path):
+    root = tmp_path
+    (root / "docs").mkdir()
+    (root / "docs" / "cats.md").write_text("Cats sleep for sixteen hours a day. Cats purr.")
+    (root / "docs" / "dogs.md").write_text("Dogs bark at strangers. Dogs dig holes.")
+    rows = [
+        {"id": "q1", "question": "cats sleep", "answers": [{"text": "Cats sleep"}]},
+        {"id": "q2", "question": "dogs bark", "answers": [{"text": "Dogs bark"}]},
+    ]
+    (root / "q.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    names = ["=1+1", "@SUM(1+1)"]
+    strategies = "".join(f'[[strategy]]\nname = {json.dumps(n)}\nkind = "whole"\n\n' for n in names)
+    (root / "ragmeter.toml").write_text(
+        '[corpus]\npath = "docs"\n[testset]\npath = "q.jsonl"\n'
+        f"[search]\nstrategies = {json.dumps(names)}\nks = [1]\n"
+        '[stats]\nrounds = 200\n[output]\ndir = "out"\n\n' + strategies
+    )
+    config = str(root / "ragmeter.toml")
+    r = runner.invoke(app, ["search", config, "--no-history", "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    assert _formula_cells(r.stdout) == []
+    assert "'=1+1" in r.stdout and "'@SUM(1+1)" in r.stdout
+    assert _formula_cells((root / "out" / "scores.csv").read_text()) == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import numpy as np
@@ -9,6 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
+from ragmeter.errors import InputError
+from ragmeter.metrics import Metric, trec_eval_names
 from ragmeter.results import Results
 
 runner = CliRunner()
@@ -155,3 +159,371 @@ def test_evaluate_names_the_exact_intervals_it_prints(tmp_path):
     assert r.exit_code == 0, r.output
     flat = " ".join(r.output.split())
     assert "exact" in flat and " ".join(EXACT_NOTE.split()) in flat
+
+
+# ---------------------------------------------------------------------------
+# trec_eval's names anywhere: every name ragmeter documents, in either mode, alone or
+# first in a list, as --measures and as --metric (evaluate, compare, plan)
+
+TREC_KS = (5, 10)
+TREC_NAMES = trec_eval_names(TREC_KS)  # the code's own name table, not a hand-picked list
+DOTTED = [n[::-1].replace("_", ".", 1)[::-1] for n in TREC_NAMES if Metric.parse(n).k]
+MODES = [pytest.param(False, id="ragmeter"), pytest.param(True, id="trec-eval-compat")]
+
+
+def test_the_generated_names_are_every_documented_trec_eval_name():
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[1] / "docs" / "metrics.md").read_text()
+    for name in TREC_NAMES:
+        generic = name.replace("_5", "_k").replace("_10", "_k")
+        assert f"`{generic}`" in doc, name
+    assert {Metric.parse(n).family for n in TREC_NAMES} >= {
+        "recall", "hit", "precision", "mrr", "ndcg", "map", "rprec",
+    }  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory):
+    """12 judged queries (grades -1 to 3) and two runs without tied scores."""
+    root = tmp_path_factory.mktemp("names")
+    rng = np.random.default_rng(5)
+    qrels, runs = {}, {"alpha": {}, "beta": {}}
+    for q in range(12):
+        docs = [f"D{j}" for j in rng.choice(60, size=25, replace=False)]
+        qrels[f"q{q}"] = {d: int(rng.integers(-1, 4)) for d in docs[:10]}
+        for name in runs:
+            order = rng.permutation(docs)[:15]
+            runs[name][f"q{q}"] = {d: float(100 - i) for i, d in enumerate(order)}
+    qrels["q0"][next(iter(qrels["q0"]))] = 3  # at least one relevant document
+    (root / "qrels.txt").write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, per in qrels.items() for d, g in per.items())
+    )
+    for name, run in runs.items():
+        (root / f"{name}.run").write_text(
+            "".join(
+                f"{q} Q0 {d} {r} {s:g} {name}\n"
+                for q, per in run.items()
+                for r, (d, s) in enumerate(per.items(), start=1)
+            )
+        )
+    return root, qrels, runs
+
+
+def _evaluate(root, out, *extra):
+    return runner.invoke(
+        app,
+        [
+            "evaluate",
+            "--qrels",
+            str(root / "qrels.txt"),
+            str(root / "alpha.run"),
+            str(root / "beta.run"),
+            "--rounds",
+            "200",
+            "--no-history",
+            "--out",
+            str(out),
+            *extra,
+        ],
+    )
+
+
+def _stored(name: str, compat: bool) -> str:
+    """The name a run scored in this mode keeps for ``name``."""
+    m = Metric.parse(name)
+    return m.trec_name if compat else str(m)
+
+
+def _other(name: str) -> str:
+    """A second measure for the list, not ``name`` itself."""
+    return "recip_rank" if Metric.parse(name) == Metric("map") else "map"
+
+
+def _pytrec_name(name: str) -> str:
+    """pytrec_eval's request for a trec_eval name: ``P.5`` for ``P_5``."""
+    return name[::-1].replace("_", ".", 1)[::-1] if Metric.parse(name).k else name
+
+
+@pytest.mark.parametrize("compat", MODES)
+@pytest.mark.parametrize("name", TREC_NAMES + DOTTED)
+@pytest.mark.parametrize("listed", ["alone", "first"])
+def test_every_trec_eval_name_works_alone_or_first_in_either_mode(
+    judged, tmp_path, name, compat, listed
+):
+    root, qrels, runs = judged
+    measures = name if listed == "alone" else f"{name},{_other(name)}"
+    mode = ["--trec-eval-compat"] * compat
+    r = _evaluate(root, tmp_path / "res", "--measures", measures, *mode)
+    assert r.exit_code == 0, r.output
+    res = Results(tmp_path / "res")
+    names = [_stored(m, compat) for m in measures.split(",")]
+    assert res.metrics == names
+    summary = json.loads((tmp_path / "res" / "summary.json").read_text())
+    assert summary["metric"] == names[0]  # the first measure is the comparisons' metric
+    assert len(summary["comparisons"]) == 1 and set(summary["sample_size"]) == set(runs)
+    if compat:  # trec_eval's own numbers, through pytrec_eval
+        pytrec_eval = pytest.importorskip("pytrec_eval")
+        theirs = pytrec_eval.RelevanceEvaluator(qrels, {_pytrec_name(names[0])}).evaluate(
+            runs["alpha"]
+        )
+        col = [theirs[q][names[0]] for q in res.question_ids]
+        np.testing.assert_allclose(res.scores("alpha", names[0]), col, atol=1e-9, rtol=0)
+
+
+@pytest.mark.parametrize("compat", MODES)
+@pytest.mark.parametrize("name", TREC_NAMES)
+def test_metric_takes_either_vocabulary_in_either_mode(judged, tmp_path, name, compat):
+    root, _, _ = judged
+    ours = str(Metric.parse(name))
+    mode = ["--trec-eval-compat"] * compat
+    for i, asked in enumerate(dict.fromkeys([name, ours])):
+        out = tmp_path / f"res{i}"
+        r = _evaluate(root, out, "--measures", f"{_other(name)},{name}", "--metric", asked, *mode)
+        assert r.exit_code == 0, r.output
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["metric"] == _stored(name, compat), asked
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["ragmeter", "trec-eval-compat"])
+def every_name(judged, tmp_path_factory, request):
+    """Saved results holding every trec_eval measure, in either mode."""
+    root, _, _ = judged
+    out = tmp_path_factory.mktemp("every") / "res"
+    mode = ["--trec-eval-compat"] * request.param
+    r = _evaluate(root, out, "--measures", ",".join(TREC_NAMES), *mode)
+    assert r.exit_code == 0, r.output
+    return out, request.param
+
+
+@pytest.mark.parametrize("name", TREC_NAMES)
+def test_compare_and_plan_take_either_vocabulary(every_name, name):
+    out, compat = every_name
+    stored = _stored(name, compat)
+    for asked in dict.fromkeys([name, str(Metric.parse(name))]):
+        r = runner.invoke(app, ["compare", str(out), "--metric", asked, "--format", "json"])
+        assert r.exit_code == 0, (asked, r.output)
+        assert json.loads(r.stdout)["metric"] == stored
+        r = runner.invoke(app, ["plan", str(out), "--metric", asked, "--format", "json"])
+        assert r.exit_code == 0, (asked, r.output)
+        assert json.loads(r.stdout)["metric"] == stored
+
+
+def test_trec_eval_names_keep_their_case_and_others_are_one_line(every_name, tmp_path):
+    out, _ = every_name
+    r = runner.invoke(app, ["compare", str(out), "--metric", "p_5"])
+    assert r.exit_code == 2 and "unknown metric 'p_5'" in r.output  # P_5, as trec_eval
+    r = runner.invoke(app, ["compare", str(out), "--metric", "P_3"])
+    assert r.exit_code == 2 and "'P_3' was not computed" in r.output
+    assert len([x for x in r.output.splitlines() if x.strip()]) == 1
+
+
+@pytest.mark.parametrize("measures", [" , ", ",", " ", ",,"])
+def test_an_empty_measure_list_is_one_line_and_exit_2(judged, tmp_path, measures):
+    root, _, _ = judged
+    r = _evaluate(root, tmp_path / "res", "--measures", measures)
+    assert r.exit_code == 2
+    lines = [x for x in r.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and "names no measure" in lines[0], r.output
+    assert not (tmp_path / "res").exists()
+
+
+def test_a_measure_named_twice_is_one_line_and_exit_2(judged, tmp_path):
+    root, _, _ = judged
+    r = _evaluate(root, tmp_path / "res", "--measures", "P_5,map,precision@5")
+    assert r.exit_code == 2 and "name precision@5 twice ('P_5' and 'precision@5')" in r.output
+    assert not (tmp_path / "res").exists()
+
+
+# ---------------------------------------------------------------------------
+# trec_eval mode crossed with every gain, ideal and relevance level, on qrels with
+# negative grades: trec_eval's numbers where it has the setting, the definitions else
+
+GAINS = [None, "exponential", "linear"]
+IDEALS = ["judged", "returned"]
+
+
+def _ndcg(ranked, judged_grades, k, gain, ideal):
+    """nDCG@k by its definition: ``gain`` of each grade (negatives as 0) over
+    log2(rank + 1), divided by the same sum over the ideal order."""
+    g = (lambda x: 2.0**x - 1.0) if gain == "exponential" else float
+
+    def dcg(grades):
+        return sum(g(max(x, 0)) / np.log2(i + 2) for i, x in enumerate(grades[:k]))
+
+    source = ranked if ideal == "returned" else [x for x in judged_grades if x > 0]
+    best = dcg(sorted((max(x, 0) for x in source), reverse=True))
+    return dcg(ranked) / best if best else 0.0
+
+
+@pytest.mark.parametrize("compat", MODES)
+@pytest.mark.parametrize("gain", GAINS)
+@pytest.mark.parametrize("ideal", IDEALS)
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_every_gain_ideal_and_level_in_either_mode(judged, compat, gain, ideal, level):
+    from ragmeter.qrels import Qrels, Run, evaluate_run
+
+    _, qrels, runs = judged
+    measures = [*TREC_NAMES]
+    args = {"level": level, "gain": gain, "ideal": ideal, "trec_eval_compat": compat}
+    if compat and (gain == "exponential" or ideal == "returned"):
+        with pytest.raises(InputError, match="trec_eval compatibility uses"):
+            evaluate_run(Run.from_dict(runs["alpha"]), Qrels.from_dict(qrels), measures, **args)
+        return
+    ours = evaluate_run(Run.from_dict(runs["alpha"]), Qrels.from_dict(qrels), measures, **args)
+    used_gain = gain or ("linear" if compat else "exponential")
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    theirs = pytrec_eval.RelevanceEvaluator(
+        qrels, {_pytrec_name(n) for n in TREC_NAMES}, relevance_level=level
+    ).evaluate(runs["alpha"])
+    for name in TREC_NAMES:
+        m = Metric.parse(name)
+        got = ours.scores[_stored(name, compat)]
+        for i, q in enumerate(ours.query_ids):
+            if m.family != "ndcg":  # binary measures: trec_eval's at this level
+                want = theirs[q][name]
+            elif used_gain == "linear" and ideal == "judged":  # trec_eval's nDCG
+                want = theirs[q][name]
+            else:
+                ranked = [qrels[q].get(d, 0) for d in runs["alpha"][q]]
+                want = _ndcg(ranked, list(qrels[q].values()), m.k or 10**6, used_gain, ideal)
+            assert got[i] == pytest.approx(want, abs=1e-9), (q, name)
+
+
+def test_compat_mode_refuses_another_gain_or_ideal_in_one_line(judged, tmp_path):
+    root, _, _ = judged
+    for extra in (["--gain", "exponential"], ["--ideal", "returned"]):
+        r = _evaluate(root, tmp_path / "res", "--trec-eval-compat", *extra)
+        assert r.exit_code == 2 and "trec_eval compatibility uses" in r.output, extra
+        assert len([x for x in r.output.splitlines() if x.strip()]) == 1
+        assert not (tmp_path / "res").exists()
+    r = _evaluate(root, tmp_path / "res", "--trec-eval-compat", "--gain", "linear")
+    assert r.exit_code == 0, r.output
+
+
+# ---------------------------------------------------------------------------
+# the exact interval travels: every view shows the interval the terminal shows
+
+
+def _hits(tmp_path, n: int, misses: dict[str, int]) -> list[str]:
+    """``n`` queries with one relevant document; run ``name`` misses the first
+    ``misses[name]`` of them at rank 1 (and finds it at rank 2)."""
+    (tmp_path / "qrels.txt").write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(n)))
+    files = []
+    for name, miss in misses.items():
+        lines = []
+        for i in range(n):
+            order = ["x", "d"] if i < miss else ["d", "x"]
+            lines += [f"q{i} Q0 {x}{i} {r} {3 - r} {name}\n" for r, x in enumerate(order, 1)]
+        (tmp_path / f"{name}.run").write_text("".join(lines))
+        files.append(str(tmp_path / f"{name}.run"))
+    return ["evaluate", "--qrels", str(tmp_path / "qrels.txt"), *files, "--rounds", "300"]
+
+
+def test_csv_json_and_markdown_carry_the_exact_interval(tmp_path):
+    from ragmeter.stats_exact import clopper_pearson
+
+    args = _hits(tmp_path, 30, {"all": 0, "most": 10})
+    low, high = clopper_pearson(30, 30)
+    shown = {}
+    for fmt in ("table", "csv", "json", "markdown"):
+        r = runner.invoke(
+            app, [*args, "--measures", "hit@1,map", "--no-history", "--out", str(tmp_path / fmt),
+                  "--format", fmt],
+        )  # fmt: skip
+        assert r.exit_code == 0, r.output
+        shown[fmt] = r.stdout
+    assert f"1.000 [{low:.3f}, 1.000] exact" in shown["table"]  # evaluate prints 0-1
+    assert f"1.000 [{low:.3f}, 1.000] exact" in shown["markdown"]
+    rows = {(x["system"], x["metric"]): x for x in csv.DictReader(io.StringIO(shown["csv"]))}
+    row = rows[("all", "hit@1")]
+    assert (float(row["low"]), float(row["high"]), row["interval"]) == (low, high, "exact")
+    assert rows[("most", "hit@1")]["interval"] == "bootstrap"
+    est = json.loads(shown["json"])["estimates"]["all"]["hit@1"]
+    assert est["exact"] == [low, high] and est["exact_method"] == "clopper-pearson"
+    res = Results(tmp_path / "csv")
+    boot = res.summary.estimates["most"]["hit@1"]
+    assert float(rows[("most", "hit@1")]["low"]) == boot.low  # the bootstrap where shown
+
+
+def test_the_sample_size_table_shows_the_exact_interval_on_two_questions(tmp_path):
+    from ragmeter.stats_exact import clopper_pearson
+
+    args = _hits(tmp_path, 2, {"all": 0})
+    r = runner.invoke(app, [*args, "--no-history", "--out", str(tmp_path / "res")])
+    assert r.exit_code == 0, r.output
+    assert "[1.000, 1.000]" not in r.stdout and "± 0.000" not in r.stdout
+    for n in (2, 4, 8, 16):  # every projected size: half the exact interval of n hits of n
+        low = clopper_pearson(n, n)[0]
+        assert f"{(1.0 - low) / 2:.3f} exact" in r.stdout, n
+    rows = Results(tmp_path / "res").summary.sample_size["all"]
+    assert [r.exact for r in rows] == [clopper_pearson(n, n) for n in (2, 4, 8, 16)]
+
+
+def test_search_csv_carries_the_exact_interval(tmp_path, monkeypatch):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_small_corpora import write_case
+
+    from ragmeter.stats_exact import clopper_pearson
+
+    write_case(tmp_path, 9)  # every system finds every answer
+    monkeypatch.chdir(tmp_path)
+    r = runner.invoke(
+        app, ["search", "--strategies", "fixed", "--rounds", "200", "--no-history",
+              "--format", "csv"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    row = next(x for x in csv.DictReader(io.StringIO(r.stdout)) if x["metric"] == "recall@5")
+    assert float(row["low"]) == clopper_pearson(9, 9)[0] and row["interval"] == "exact"
+
+
+def test_history_export_and_plan_carry_the_exact_interval(tmp_path, monkeypatch):
+    from ragmeter.stats_exact import clopper_pearson, questions_for_exact_half_width
+
+    monkeypatch.setenv("RAGMETER_HISTORY", str(tmp_path / "hist"))
+    args = _hits(tmp_path, 30, {"all": 0, "most": 10})
+    out = tmp_path / "res"
+    r = runner.invoke(app, [*args, "--measures", "hit@1,map", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    low, high = clopper_pearson(30, 30)
+    r = runner.invoke(app, ["history", "export"])
+    assert r.exit_code == 0, r.output
+    rows = {(x["system"], x["metric"]): x for x in csv.DictReader(io.StringIO(r.stdout))}
+    row = rows[("all", "hit@1")]
+    assert (float(row["low"]), float(row["high"]), row["interval"]) == (low, high, "exact")
+    # plan: more questions narrow the exact interval, and the tables say by how much
+    r = runner.invoke(app, ["plan", str(out), "--metric", "hit@1", "--rounds", "300"])
+    assert r.exit_code == 0, r.output
+    assert "no number of questions narrows it" not in r.output
+    assert "planned on the exact 95% (Clopper-Pearson) interval" in " ".join(r.stderr.split())
+    needed = questions_for_exact_half_width(30, 30, 0.04)
+    need_row = next(x for x in r.stdout.splitlines() if x.startswith("│ all ") and "[" not in x)
+    assert need_row.split("│")[2].strip() == str(needed)
+    assert f"[{low * 100:.1f}, 100.0] exact" in r.stdout
+    md = runner.invoke(app, ["plan", str(out), "--metric", "hit@1", "--format", "markdown"])
+    assert md.exit_code == 0, md.output
+    line = next(x for x in md.stdout.splitlines() if x.startswith("| all "))
+    assert " 0.0 " not in line and f"{(high - low) / 2 * 100:.1f}" in line and str(needed) in line
+    r = runner.invoke(app, ["plan", str(out), "--metric", "hit@1", "--format", "csv"])
+    row = next(x for x in csv.DictReader(io.StringIO(r.stdout)) if x["a"] == "all")
+    assert (float(row["low"]), row["interval"], row["questions"]) == (low, "exact", str(needed))
+
+
+def test_the_report_history_band_is_the_exact_interval(tmp_path, monkeypatch):
+    from ragmeter.report.history import load_history
+    from ragmeter.stats_exact import clopper_pearson
+
+    monkeypatch.setenv("RAGMETER_HISTORY", str(tmp_path / "hist"))
+    args = _hits(tmp_path, 30, {"all": 0, "most": 10})
+    for out in ("e1", "e2"):
+        r = runner.invoke(app, [*args, "--measures", "hit@1,map", "--out", str(tmp_path / out)])
+        assert r.exit_code == 0, r.output
+    data = load_history(Results(tmp_path / "e2"), tmp_path / "hist")
+    assert data is not None and data["metric"] == "hit@1"
+    low = clopper_pearson(30, 30)[0]
+    for point in data["series"]["all"]:
+        assert point["low"] == pytest.approx(low * 100) and point["high"] == 100.0
+        assert point["interval"] == "exact" and point["shown"].endswith("exact")

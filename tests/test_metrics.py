@@ -19,12 +19,15 @@ from ragmeter.metrics import (
     NEEDS_K,
     NO_K,
     Metric,
+    find_metric,
+    is_trec_eval_name,
     metric_names,
     mrr_at_k,
     ndcg_at_k,
     precision_at_k,
     recall_at_k,
     score_questions,
+    trec_eval_names,
 )
 
 L2, L3, L6 = math.log2(3), 2.0, math.log2(6)  # discounts log2(i + 2) at 0-based i = 1, 2, 4
@@ -500,6 +503,29 @@ def test_whole_list_names_round_trip(name):
 def test_trec_eval_names_parse_and_print(trec, ours):
     assert str(Metric.parse(trec)) == ours
     assert Metric.parse(ours).trec_name == trec
+
+
+@pytest.mark.parametrize("trec", trec_eval_names((1, 10)))
+def test_every_trec_eval_name_parses_in_both_spellings_and_finds_its_twin(trec):
+    m = Metric.parse(trec)
+    assert m.trec_name == trec and is_trec_eval_name(trec)
+    ours = str(m)
+    if m.k is not None:  # trec_eval -m's spelling: P.10
+        dotted = trec[::-1].replace("_", ".", 1)[::-1]
+        assert Metric.parse(dotted) == m and is_trec_eval_name(dotted)
+    # the one matcher of a name to a run's: either vocabulary finds the other
+    assert find_metric(trec, ["words@5", ours]) == ours
+    assert find_metric(ours, ["words@5", trec]) == trec
+    assert find_metric(ours.upper(), [trec]) == trec
+    assert not is_trec_eval_name(ours) or ours == trec  # map is both
+
+
+def test_find_metric_names_what_was_computed():
+    with pytest.raises(InputError, match=r"metric 'P_3' was not computed.*; choose one of"):
+        find_metric("P_3", ["P_5", "map"])
+    with pytest.raises(InputError, match="unknown metric 'nope'"):
+        find_metric("nope", ["P_5"])
+    assert find_metric("P_5", ["P_5", "junk name", "precision@5"]) == "P_5"  # exact first
 
 
 def test_metric_parse_is_forgiving_about_case_and_spaces():

@@ -18,7 +18,7 @@ from ragmeter.planning import (
     plan_questions,
 )
 from ragmeter.stats import questions_for_half_width, questions_to_separate, sample_size
-from ragmeter.stats_exact import exact_interval
+from ragmeter.stats_exact import exact_interval, questions_for_exact_half_width
 
 RNG = np.random.default_rng(11)
 N = 80
@@ -77,8 +77,8 @@ def test_plan_reads_the_metric_asked_for_with_every_setting():
     assert [(r.n, r.low, r.high) for r in a.sizes] == [(r.n, r.low, r.high) for r in want]
     assert a.needed == questions_for_half_width(x, 0.05) and a.constant is None
     assert a.exact is None
-    # c scores 1 on every question: no half-width narrows it; the exact interval instead
-    assert c.needed is None and c.constant == 1.0
+    # c scores 1 on every question: planned on its exact interval
+    assert c.needed == questions_for_exact_half_width(N, N, 0.05) and c.constant == 1.0
     assert c.exact == exact_interval(np.ones(N), 0.0, 0.0, 0.95)
     ab = plan.pairs[0]
     ya, yb = SCORES["recall@5"]["a"], SCORES["recall@5"]["b"]

@@ -8,6 +8,7 @@ import pytest
 from ragmeter.errors import InputError
 from ragmeter.planning import plan_questions
 from ragmeter.stats import questions_for_half_width, questions_to_separate, sample_size
+from ragmeter.stats_exact import clopper_pearson, questions_for_exact_half_width
 
 
 class _Run:
@@ -35,7 +36,9 @@ def test_plan_matches_the_statistics_it_is_made_of():
     by = {s.system: s for s in plan.systems}
     assert by["a"].sizes == sample_size(run.scores("a", "recall@5"), rounds=300, seed=3)
     assert by["a"].needed == questions_for_half_width(run.scores("a", "recall@5"), 0.05)
-    assert by["flat"].needed is None and by["flat"].constant == 1.0
+    # 1 on every question: planned on the exact interval, which more questions narrow
+    assert by["flat"].needed == questions_for_exact_half_width(60, 60, 0.05)
+    assert by["flat"].constant == 1.0 and by["flat"].exact == clopper_pearson(60, 60)
     pairs = {(p.a, p.b): p for p in plan.pairs}
     assert len(pairs) == 10  # every pair of 5 systems, each once
     assert pairs[("a", "b")].needed == questions_to_separate(

@@ -9,7 +9,7 @@ import pytest
 from ragmeter.errors import InputError
 from ragmeter.planning import family_level, family_sentence, pair_needs, plan_questions
 from ragmeter.stats import questions_to_separate
-from ragmeter.stats_exact import clopper_pearson
+from ragmeter.stats_exact import clopper_pearson, questions_for_exact_half_width
 
 
 class _Run:
@@ -64,7 +64,8 @@ def test_the_runs_family_and_rule_are_used():
 def test_a_flat_share_gets_its_exact_interval():
     plan = plan_questions(_run(), "recall@5", rounds=200)
     flat = next(s for s in plan.systems if s.system == "all")
-    assert flat.needed is None and flat.exact == clopper_pearson(80, 80)
+    assert flat.exact == clopper_pearson(80, 80)
+    assert flat.needed == questions_for_exact_half_width(80, 80, 0.04)  # it narrows
 
 
 def test_the_sentence_names_the_family_and_both_numbers():

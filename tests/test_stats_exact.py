@@ -169,3 +169,48 @@ def test_the_interval_is_closed_where_a_tail_is_exactly_alpha():
     for hits, n in ((-1, 3), (4, 3), (0, 0)):
         with pytest.raises(InputError, match="hits must lie between 0 and n"):
             clopper_pearson(hits, n)
+
+
+@pytest.mark.parametrize("n", [1, 2, 9, 30, 31, 200])
+@pytest.mark.parametrize("half_width", [0.01, 0.04, 0.1, 0.3, 0.6])
+@pytest.mark.parametrize("all_hits", [True, False])
+def test_questions_for_an_exact_half_width_is_the_first_that_reaches_it(n, half_width, all_hits):
+    from ragmeter.stats_exact import questions_for_exact_half_width
+
+    hits = n if all_hits else 0
+    m = questions_for_exact_half_width(hits, n, half_width)
+
+    def half(q):
+        low, high = clopper_pearson(q if all_hits else 0, q)
+        return (high - low) / 2
+
+    assert half(m) <= half_width and (m == 1 or half(m - 1) > half_width)
+
+
+def test_questions_for_an_exact_half_width_only_without_spread():
+    from ragmeter.stats_exact import questions_for_exact_half_width
+
+    assert questions_for_exact_half_width(29, 30, 0.04) is None
+    from ragmeter.errors import InputError
+
+    with pytest.raises(InputError, match="half_width must be positive"):
+        questions_for_exact_half_width(30, 30, 0.0)
+
+
+def test_sample_size_rows_carry_the_exact_interval_where_estimates_do():
+    """The rows for n, 2n, 4n and 8n questions decide as the estimate does
+    (:func:`ragmeter.stats_exact.exact_for`): 2 of 2 is not [100, 100] at any size."""
+    rows = stats.sample_size(np.ones(2), rounds=300, seed=1)
+    assert [r.exact for r in rows] == [clopper_pearson(n, n) for n in (2, 4, 8, 16)]
+    mixed = (np.arange(40) % 4 != 0).astype(float)  # 30 of 40: the bootstrap is kept
+    big = stats.sample_size(mixed, rounds=300, seed=1)
+    assert all(r.exact is None for r in big)
+    few = (np.arange(40) % 20 != 0).astype(float)  # 2 misses of 40, 4 of 80: under 5
+    rows = stats.sample_size(few, rounds=300, seed=1)
+    assert rows[0].exact == exact_interval(few, rows[0].low, rows[0].high)
+    assert rows[1].exact == clopper_pearson(76, 80)
+    assert rows[2].exact is None and rows[3].exact is None  # 8 and 16 misses: bootstrap
+    assert all(r.exact is None for r in stats.sample_size(np.full(5, 0.5), rounds=300))
+    back = [stats.SizeRow.from_dict(json.loads(json.dumps(r.to_dict()))) for r in rows]
+    assert back == rows  # summary.json keeps it and reads it back
+    assert "exact" not in stats.sample_size(mixed, rounds=300)[0].to_dict()  # as before

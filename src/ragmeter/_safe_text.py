@@ -1,15 +1,62 @@
-"""Text that may be shown or saved: no control characters, no secrets.
+"""Text that may be shown or saved: no control characters, no secrets, no formulas.
 
 :func:`printable` is what reaches a terminal (ids, paths and messages come from
 input files); :func:`redact_text` and :func:`redact` are what is written to
-lock files, ``config.toml`` and error messages.
+lock files, ``config.toml`` and error messages; :func:`csv_text` is every CSV file
+and CSV output ragmeter writes, each text cell through :func:`csv_cell`.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-__all__ = ["REDACTED", "is_secret_name", "printable", "redact", "redact_text"]
+__all__ = [
+    "REDACTED",
+    "csv_cell",
+    "csv_text",
+    "is_secret_name",
+    "printable",
+    "redact",
+    "redact_text",
+]
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as text, never runs as a formula (OWASP's rule).
+
+    A text cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
+    return gets a leading apostrophe: a system named ``=HYPERLINK(...)`` is written
+    ``'=HYPERLINK(...)``. Numbers are left alone, and so is text that is a plain
+    number (``-0.05``, ``+3``, ``1e-05``): a spreadsheet reads those as numbers, and
+    they run nothing.
+    """
+    if (
+        isinstance(value, str)
+        and value.startswith(_FORMULA_START)
+        and not _PLAIN_NUMBER.fullmatch(value)
+    ):
+        return "'" + value
+    return value
+
+
+def csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, Any] | Sequence[Any]]) -> str:
+    """CSV with a header of ``columns`` and one line per row (a dict by column name,
+    missing ones empty, or a sequence in column order), every cell through
+    :func:`csv_cell`. Every CSV writer of ragmeter calls this."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([csv_cell(c) for c in columns])
+    for row in rows:
+        values = [row.get(c, "") for c in columns] if isinstance(row, Mapping) else row
+        writer.writerow([csv_cell(v) for v in values])
+    return buf.getvalue()
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 

@@ -19,8 +19,9 @@ import numpy as np
 
 from ragmeter import verdicts
 from ragmeter.config import FAMILY_CHOICES, check_family, one_family
-from ragmeter.errors import InputError, did_you_mean
+from ragmeter.errors import InputError
 from ragmeter.families import grid_cells
+from ragmeter.metrics import find_metric
 from ragmeter.stats_clusters import decide_clusters
 
 __all__ = [
@@ -156,18 +157,14 @@ def compare_systems(
     of every metric given) are compared once and reported as identical, unless
     ``fold_identical`` is off (two runs of one system, as ``ragmeter check`` pairs).
     """
-    if plan.metric not in matrices:
-        raise InputError(
-            f"metric {plan.metric!r} was not computed{did_you_mean(plan.metric, matrices)}; "
-            f"choose one of {sorted(matrices)}"
-        )
+    metric = find_metric(plan.metric, matrices)  # P_5 or precision@5, as the run names it
     if len(systems) < 2:
         raise InputError("a comparison needs at least two systems")
     identical = (
         verdicts.identical_groups(list(matrices.values()), list(systems)) if fold_identical else []
     )
     return verdicts.compare_family(
-        matrices[plan.metric],
+        matrices[metric],
         list(systems),
         adjust=plan.adjust,  # type: ignore[arg-type]
         baseline=plan.baseline,

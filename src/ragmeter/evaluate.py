@@ -69,8 +69,17 @@ def evaluate_files(
     if not len(qrels):
         raise InputError(f"{qrels_path}: holds no judgments; give qrels with at least one line")
     wanted = [metrics.Metric.parse(m) for m in measures]
+    for i, m in enumerate(wanted):
+        if m in wanted[:i]:
+            first = list(measures)[wanted.index(m)]
+            raise InputError(
+                f"the measures name {m} twice ({first!r} and {list(measures)[i]!r}): "
+                "list each measure once"
+            )
     if not wanted:
-        raise InputError("no measures asked for")
+        raise InputError(
+            "no measures asked for: give comma-separated measures, e.g. --measures map,P_10"
+        )
     evaluations = []
     for i, path in enumerate(run_paths):
         if progress:
@@ -92,11 +101,8 @@ def evaluate_files(
     for e, n in zip(evaluations, names, strict=True):
         e.name = n
     out_names = list(evaluations[0].scores)
-    main = metric or out_names[0]
+    main = metrics.find_metric(metric or out_names[0], out_names)  # either vocabulary
     main_metric = metrics.Metric.parse(main)
-    main = main_metric.trec_name if trec_eval_compat else str(main_metric)
-    if main not in out_names:
-        raise InputError(f"metric {metric!r} is not among the measures {out_names}")
     ks = sorted({m.k for m in wanted if m.k is not None}) or [main_metric.k or 10]
     config = Config(
         corpus="",

@@ -13,6 +13,9 @@ from typing import Any
 from ragmeter.metrics import family, is_share
 
 __all__ = [
+    "BOOTSTRAP",
+    "EXACT",
+    "EXACT_MARK",
     "EXACT_NOTE",
     "NO_SPREAD",
     "column_labels",
@@ -22,6 +25,8 @@ __all__ = [
     "format_estimate",
     "format_interval",
     "shown_difference",
+    "shown_half_width",
+    "shown_interval",
     "shown_p",
 ]
 
@@ -57,6 +62,34 @@ EXACT_NOTE = (
 )
 
 
+EXACT = "exact"
+BOOTSTRAP = "bootstrap"
+
+
+def shown_interval(est: Any) -> tuple[float, float, str]:
+    """The interval every view shows for an estimate, and which one it is: the exact
+    binomial (Clopper-Pearson) interval where the estimate carries one (``"exact"``;
+    :func:`ragmeter.stats_exact.exact_interval` decides where), else the bootstrap's
+    ends (``"bootstrap"``). ``est`` is a :class:`ragmeter.stats.Estimate`, a
+    :class:`ragmeter.stats.SizeRow` or their dicts.
+
+    The terminal and Markdown (:func:`format_estimate`), the CSV and JSON records, the
+    history export, the plan and the report read the interval here, so none of them
+    decides again between the two.
+    """
+    get = est.get if isinstance(est, dict) else lambda name: getattr(est, name, None)
+    exact = get("exact")
+    if exact is not None:
+        return float(exact[0]), float(exact[1]), EXACT
+    return get("low"), get("high"), BOOTSTRAP
+
+
+def shown_half_width(est: Any) -> float:
+    """Half the width of :func:`shown_interval`: the ``±`` of the sample-size tables."""
+    low, high, _ = shown_interval(est)
+    return (high - low) / 2.0
+
+
 def format_estimate(est: Any, metric: Any = "") -> str:
     """An estimate as printed everywhere: ``"80.7 [74.1, 87.4]"`` for a share (percent),
     ``"0.612 [0.552, 0.671]"`` for MRR, nDCG, MAP, ``"885 [842, 930]"`` for words.
@@ -69,20 +102,18 @@ def format_estimate(est: Any, metric: Any = "") -> str:
     """
     get = est.get if isinstance(est, dict) else lambda name: getattr(est, name, None)
     scale, digits = metric_scale(metric)
-    exact = get("exact")
-    if exact is not None:
-        text = format_interval(get("mean"), exact[0], exact[1], scale, digits)
-        return f"{text} {EXACT_MARK}"
-    if get("low") == get("high"):
+    low, high, which = shown_interval(est)
+    if which == EXACT:
+        return f"{format_interval(get('mean'), low, high, scale, digits)} {EXACT_MARK}"
+    if low == high:
         return f"{get('mean') * scale:.{digits}f} ({NO_SPREAD})"
-    return format_interval(get("mean"), get("low"), get("high"), scale, digits)
+    return format_interval(get("mean"), low, high, scale, digits)
 
 
 def exact_note(estimates: Any) -> str | None:
     """The footnote for tables where some estimate printed its exact interval."""
     for est in estimates:
-        get = est.get if isinstance(est, dict) else lambda name, e=est: getattr(e, name, None)
-        if get("exact") is not None:
+        if shown_interval(est)[2] == EXACT:
             return EXACT_NOTE
     return None
 

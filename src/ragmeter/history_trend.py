@@ -25,8 +25,10 @@ from typing import Any
 import numpy as np
 
 from ragmeter import measurement, stats
+from ragmeter._safe_text import csv_text
 from ragmeter.comparison import ComparisonPlan, compare_systems
 from ragmeter.errors import InputError
+from ragmeter.formatting import shown_interval
 from ragmeter.history import HistoryStore, RunRecord, damaged
 from ragmeter.history_systems import match_system
 from ragmeter.metrics import COST_FAMILIES, family
@@ -304,37 +306,64 @@ def trend(
     return Trend(system, metric, points)
 
 
-def export_rows(records: Sequence[RunRecord], store: HistoryStore) -> list[dict[str, Any]]:
-    """One row per run, system and metric: the run's fields and its estimate (for CSV)."""
+def export_rows(
+    records: Sequence[RunRecord], store: HistoryStore, *, scores: bool = False
+) -> list[dict[str, Any]]:
+    """One row per run, system and metric: the run's fields and its estimate (for CSV).
+
+    ``low`` and ``high`` are the interval the run's tables showed: the exact binomial
+    one where there is one (``interval`` is ``exact``), else the bootstrap's
+    (:func:`ragmeter.formatting.shown_interval`). With ``scores``, each estimate row is
+    followed by one row per question with its ``question`` id and ``score``.
+    """
     out = []
     for r in records:
         summary = store.file_json(r.id, "summary.json")
         estimates = summary.get("estimates") or {}
+        kept = store.file_json(r.id, "scores.json") if scores else {}
+        questions = [str(q) for q in kept.get("questions", [])]
+        values = kept.get("values") or {}
         for system in r.systems:
             for metric in r.metrics:
                 e = estimates.get(system, {}).get(metric) or {}
-                out.append(
-                    {
-                        "run": r.id,
-                        "uid": r.uid,
-                        "recorded_at": r.recorded_at,
-                        "command": r.command,
-                        "commit": r.commit,
-                        "branch": r.branch,
-                        "dirty": "" if r.dirty is None else str(r.dirty).lower(),
-                        "results": r.results,
-                        "system": system,
-                        "metric": metric,
-                        "mean": e.get("mean", ""),
-                        "low": e.get("low", ""),
-                        "high": e.get("high", ""),
-                        "questions": r.questions,
-                        "confidence": e.get("confidence", ""),
-                        "corpus": r.measurement.get("corpus", ""),
-                        "testset": r.measurement.get("testset", ""),
-                    }
-                )
+                low, high, which = shown_interval(e) if e else ("", "", "")
+                row = {
+                    "run": r.id,
+                    "uid": r.uid,
+                    "recorded_at": r.recorded_at,
+                    "command": r.command,
+                    "commit": r.commit,
+                    "branch": r.branch,
+                    "dirty": "" if r.dirty is None else str(r.dirty).lower(),
+                    "results": r.results,
+                    "system": system,
+                    "metric": metric,
+                    "mean": e.get("mean", ""),
+                    "low": low,
+                    "high": high,
+                    "interval": which,
+                    "questions": r.questions,
+                    "confidence": e.get("confidence", ""),
+                    "corpus": r.measurement.get("corpus", ""),
+                    "testset": r.measurement.get("testset", ""),
+                }
+                out.append(row)
+                if not scores:
+                    continue
+                blank = dict.fromkeys(("mean", "low", "high", "interval", "confidence"), "")
+                for q, v in zip(questions, values.get(system, {}).get(metric) or [], strict=False):
+                    out.append({**row, **blank, "question": q, "score": v})
     return out
+
+
+def export_csv(records: Sequence[RunRecord], store: HistoryStore, *, scores: bool = False) -> str:
+    """:func:`export_rows` as CSV text (``question`` and ``score`` columns with
+    ``scores``), written as every CSV of ragmeter is (:func:`ragmeter._safe_text.csv_text`)."""
+    rows = export_rows(records, store, scores=scores)
+    columns = list(rows[0]) if rows else ["run"]
+    if scores:
+        columns += [c for c in ("question", "score") if c not in columns]
+    return csv_text(columns, rows)
 
 
 def export_json(

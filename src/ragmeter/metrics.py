@@ -64,7 +64,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, did_you_mean
 
 __all__ = [
     "DEFAULT_KS",
@@ -73,13 +73,16 @@ __all__ = [
     "SHARE_FAMILIES",
     "Metric",
     "family",
+    "find_metric",
     "is_share",
+    "is_trec_eval_name",
     "metric_names",
     "ndcg_at_k",
     "mrr_at_k",
     "precision_at_k",
     "recall_at_k",
     "score_questions",
+    "trec_eval_names",
 ]
 
 METRIC_NAMES: tuple[str, ...] = (
@@ -114,10 +117,27 @@ _TREC = {
     "map": "map_cut_{k}",
 }
 _TREC_NO_K = {"map": "map", "mrr": "recip_rank", "ndcg": "ndcg", "rprec": "Rprec"}
-_TREC_PATTERN = re.compile(r"^(recall|success|P|ndcg_cut|map_cut)_(\d+)$")
+# trec_eval's names, spelled as trec_eval spells them (``P_5``, ``Rprec``), with ``_`` or
+# trec_eval -m's ``.`` before the cutoff (``P.5``); none of them contains ``@``.
+_FROM_TREC_CUT = {_TREC[name].partition("_{")[0]: name for name in _TREC}
+_TREC_PATTERN = re.compile(rf"^({'|'.join(_FROM_TREC_CUT)})[_.]([0-9]+)$")
 _FROM_TREC = {v: k for k, v in _TREC_NO_K.items()}
-_FROM_TREC_CUT = {"recall": "recall", "success": "hit", "P": "precision"}
-_FROM_TREC_CUT |= {"ndcg_cut": "ndcg", "map_cut": "map"}
+
+
+def is_trec_eval_name(text: str) -> bool:
+    """Whether ``text`` is one of trec_eval's names (``P_5``, ``P.5``, ``recip_rank``,
+    ``Rprec``): those are read in trec_eval's own case, ragmeter's in any case."""
+    raw = text.strip() if isinstance(text, str) else ""
+    return raw in _FROM_TREC or _TREC_PATTERN.match(raw) is not None
+
+
+def trec_eval_names(ks: Iterable[int] = DEFAULT_KS) -> list[str]:
+    """Every trec_eval name ragmeter reads, as trec_eval spells it, at the cutoffs ``ks``:
+    ``recall_5``, ``success_5``, ``P_5``, ``ndcg_cut_5``, ``map_cut_5`` for each k, then
+    ``map``, ``recip_rank``, ``ndcg`` and ``Rprec`` (docs/metrics.md lists them)."""
+    ks = check_ks(ks)
+    cut = [pattern.format(k=k) for pattern in _TREC.values() for k in ks]
+    return cut + list(_TREC_NO_K.values())
 
 
 def _bad_metric(text: object) -> InputError:
@@ -180,7 +200,8 @@ class Metric:
     @classmethod
     def parse(cls, text: str) -> Metric:
         """``Metric.parse("ndcg@10") == Metric("ndcg", 10)``; surrounding spaces
-        and upper case are accepted, and so are trec_eval's names."""
+        and upper case are accepted, and so are trec_eval's names in trec_eval's case
+        (``P_10`` or ``P.10``, ``recip_rank``, ``Rprec``)."""
         if not isinstance(text, str):
             raise _bad_metric(text)
         raw = text.strip()
@@ -200,6 +221,37 @@ class Metric:
         if not k.isascii() or not k.isdigit():
             raise _bad_metric(text)
         return cls(name, int(k))
+
+
+def find_metric(text: str, available: Iterable[str]) -> str:
+    """The name among ``available`` (a run's measures) that names the same measure as
+    ``text``, in either vocabulary: ``P_5`` finds ``precision@5`` and ``precision@5``
+    finds ``P_5`` (a run scored with ``--trec-eval-compat`` keeps trec_eval's names).
+
+    The one place a measure asked for by name is matched to a run's: ``evaluate``'s and
+    every command's ``--metric``, the summary, the comparisons and the plan call it.
+    An unknown name, or one the run did not compute, is an :class:`InputError`.
+    """
+    names = [str(n) for n in available]
+    if text in names:
+        return text
+    try:
+        wanted = Metric.parse(text)
+    except InputError as exc:  # no measure's name: say which of the run's is nearest
+        hint = did_you_mean(text, names)
+        if not hint:
+            raise
+        raise InputError(f"{exc}{hint}") from None
+    for name in names:
+        try:
+            if Metric.parse(name) == wanted:
+                return name
+        except InputError:
+            continue
+    raise InputError(
+        f"metric {text!r} was not computed{did_you_mean(text, names)}; "
+        f"choose one of {sorted(names)}"
+    )
 
 
 SHARE_FAMILIES = ("recall", "hit", "precision", "coverage")

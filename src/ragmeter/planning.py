@@ -19,7 +19,7 @@ import numpy as np
 from ragmeter.errors import InputError
 from ragmeter.stats import SizeRow, questions_for_half_width, questions_to_separate, sample_size
 from ragmeter.stats_clusters import ClusterNeed, cluster_codes, documents_to_separate
-from ragmeter.stats_exact import exact_interval
+from ragmeter.stats_exact import exact_interval, questions_for_exact_half_width
 
 __all__ = [
     "PairNeed",
@@ -65,7 +65,9 @@ def first_level(rule: Any, rows: Sequence[Any]) -> float | None:
 @dataclass(frozen=True)
 class SystemNeed:
     """One system: its intervals at larger question sets, and the questions a
-    half-width needs (``None`` when its scores have no spread)."""
+    half-width needs. 0/1 scores with no spread (every question a hit, or none) plan
+    on their exact interval (``exact``), which more questions narrow; other scores
+    with no spread have ``needed`` None, since no number of questions narrows them."""
 
     system: str
     sizes: list[SizeRow]
@@ -165,13 +167,21 @@ def plan_questions(
     for s in names:
         x = scores[s]
         flat = bool(np.ptp(x) == 0)
+        exact = exact_interval(x, 0.0, 0.0, 1.0 - alpha) if flat else None
+        if not flat:
+            needed = questions_for_half_width(x, half_width)
+        elif exact is not None:  # 0/1, all hits or none: more questions narrow the exact one
+            hits = int(np.count_nonzero(x))
+            needed = questions_for_exact_half_width(hits, x.size, half_width, 1.0 - alpha)
+        else:
+            needed = None
         plan.systems.append(
             SystemNeed(
                 s,
                 sample_size(x, rounds=rounds, seed=seed),
-                None if flat else questions_for_half_width(x, half_width),
+                needed,
                 float(x[0]) if flat else None,
-                exact_interval(x, 0.0, 0.0, 1.0 - alpha) if flat else None,
+                exact,
             )
         )
     labels = getattr(run, "clusters", None)

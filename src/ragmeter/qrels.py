@@ -394,13 +394,22 @@ def evaluate_run(
     """Score one run against qrels, one value per judged query per measure.
 
     ``gain`` defaults to ``exponential`` (``linear`` in compat mode, and compat
-    mode forces the judged ideal); ``ideal`` is ``judged`` (the qrels' grades,
-    as trec_eval) or ``returned`` (the best order of the returned list).
+    mode takes the judged ideal); ``ideal`` is ``judged`` (the qrels' grades,
+    as trec_eval) or ``returned`` (the best order of the returned list). Asking
+    compat mode for another gain or ideal is an error: trec_eval has neither.
     """
+    if trec_eval_compat and gain not in (None, "linear"):
+        raise InputError(
+            f"trec_eval compatibility uses trec_eval's linear gain, not {gain!r}: "
+            "leave out --gain, or leave out --trec-eval-compat"
+        )
+    if trec_eval_compat and ideal != "judged":
+        raise InputError(
+            f"trec_eval compatibility uses the judged ideal, not {ideal!r}: "
+            "leave out --ideal, or leave out --trec-eval-compat"
+        )
     if gain is None:
         gain = "linear" if trec_eval_compat else "exponential"
-    if trec_eval_compat:
-        gain, ideal = "linear", "judged"
     if ideal not in ("judged", "returned"):
         raise InputError(f"ideal must be 'judged' or 'returned' for qrels, not {ideal!r}")
     wanted = [metrics.Metric.parse(m) if isinstance(m, str) else m for m in measures]

@@ -30,6 +30,7 @@ import numpy as np
 from ragmeter.comparison import ComparisonPlan
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.io import read_json, read_jsonl
+from ragmeter.metrics import find_metric
 from ragmeter.runs import RankedItem
 from ragmeter.saving import LATER_STAGES, save_results
 from ragmeter.schemas import (
@@ -158,7 +159,7 @@ class Results(ShowsItself):
     def scores(self, system: str, metric: str) -> np.ndarray:
         """Per-question scores of one system on one metric."""
         system = str(system)
-        self._check(system, metric)
+        metric = self._check(system, metric)
         return np.asarray(self._scores["values"][system][metric], dtype=np.float64)
 
     def matrix(self, metric: str, systems: list[str] | None = None) -> np.ndarray:
@@ -166,17 +167,21 @@ class Results(ShowsItself):
         systems = systems or self.systems
         return np.vstack([self.scores(s, metric) for s in systems])
 
-    def _check(self, system: str, metric: str) -> None:
+    def _check(self, system: str, metric: str) -> str:
+        """``metric`` as this run names it (``P_5`` or ``precision@5``), once ``system``
+        and ``metric`` are known."""
         if system not in self._scores["values"]:
             raise InputError(
                 f"unknown system {system!r}{did_you_mean(system, self.systems)}; "
                 f"choose one of {self.systems}"
             )
-        if metric not in self.metrics:
+        try:
+            return find_metric(metric, self.metrics)
+        except InputError:
             raise InputError(
                 f"unknown metric {metric!r}{did_you_mean(metric, self.metrics)}; "
                 f"choose one of {self.metrics}"
-            )
+            ) from None
 
     @cached_property
     def comparison_plan(self) -> ComparisonPlan:

@@ -19,6 +19,7 @@ from ragmeter.comparison import ComparisonPlan
 from ragmeter.config import Config
 from ragmeter.corpus import Document
 from ragmeter.errors import InputError, did_you_mean
+from ragmeter.metrics import find_metric
 from ragmeter.saving import save_results
 from ragmeter.summary import Summary, summarize_run
 from ragmeter.tables import ShowsItself
@@ -113,11 +114,13 @@ class SearchRun(ShowsItself):
     def scores(self, system: str | SystemRun, metric: str) -> np.ndarray:
         """Per-question scores of one system on one metric."""
         found = self.system(system)
-        if metric not in found.scores:
+        try:  # P_5 or precision@5, as the run names it
+            metric = find_metric(metric, found.scores)
+        except InputError:
             raise InputError(
                 f"unknown metric {metric!r}{did_you_mean(metric, self.metric_names)}; "
                 f"choose one of {self.metric_names}"
-            )
+            ) from None
         return np.asarray(found.scores[metric], dtype=np.float64)
 
     def matrix(self, metric: str, systems: Sequence[str | SystemRun] | None = None) -> np.ndarray:

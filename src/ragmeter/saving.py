@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import platform
 import shutil
@@ -17,6 +15,7 @@ from typing import TYPE_CHECKING
 import tomli_w
 
 from ragmeter import __version__
+from ragmeter._safe_text import csv_text
 from ragmeter.errors import InputError
 from ragmeter.io import atomic_directory, dumps
 from ragmeter.measurement import describe
@@ -152,15 +151,14 @@ def _save_results(run: SearchRun, path: Path, summary: Summary | None) -> Path:
             ),
             "utf-8",
         )
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(["system", "question", *metric_names])
-        for s in run.systems:
-            for i, q in enumerate(questions):
-                writer.writerow(
-                    [s.name, q.id, *(repr(float(s.scores[m][i])) for m in metric_names)]
-                )
-        (tmp / "scores.csv").write_text(buf.getvalue(), "utf-8")
+        rows = (
+            [s.name, q.id, *(repr(float(s.scores[m][i])) for m in metric_names)]
+            for s in run.systems
+            for i, q in enumerate(questions)
+        )
+        (tmp / "scores.csv").write_text(
+            csv_text(["system", "question", *metric_names], rows), "utf-8"
+        )
         (tmp / "summary.json").write_text(dumps(summary.to_json()), "utf-8")
         write_manifest(tmp)  # what a later save may replace
     return path

@@ -19,7 +19,15 @@ from numpy.typing import ArrayLike
 
 from ragmeter.errors import InputError
 
-__all__ = ["FEW", "SMALL", "binom_cdf", "clopper_pearson", "exact_interval"]
+__all__ = [
+    "FEW",
+    "SMALL",
+    "binom_cdf",
+    "clopper_pearson",
+    "exact_for",
+    "exact_interval",
+    "questions_for_exact_half_width",
+]
 
 FEW = 5  # fewer hits (or misses) than this: the exact interval is shown
 SMALL = 30  # fewer questions than this: the exact interval is shown
@@ -107,7 +115,48 @@ def exact_interval(
     x = np.asarray(scores, dtype=np.float64)
     if x.size == 0 or not bool(np.all((x == 0.0) | (x == 1.0))):
         return None
-    hits = int(np.count_nonzero(x))
-    if low != high and x.size >= SMALL and min(hits, x.size - hits) >= FEW:
+    return exact_for(int(np.count_nonzero(x)), int(x.size), low, high, confidence)
+
+
+def exact_for(
+    hits: int, n: int, low: float, high: float, confidence: float = 0.95
+) -> tuple[float, float] | None:
+    """The rule of :func:`exact_interval` on counts: ``hits`` of ``n`` 0/1 scores whose
+    bootstrap interval is ``[low, high]``. The one place that decides between the
+    exact interval and the bootstrap's: the estimates, the sample-size rows (at every
+    projected number of questions) and the plan all ask here."""
+    if low != high and n >= SMALL and min(hits, n - hits) >= FEW:
         return None
-    return clopper_pearson(hits, int(x.size), confidence)
+    return clopper_pearson(hits, n, confidence)
+
+
+def questions_for_exact_half_width(
+    hits: int, n: int, half_width: float, confidence: float = 0.95
+) -> int | None:
+    """Questions at which the exact interval of a system that hits on every question
+    (``hits == n``) or on none (``hits == 0``), as now, narrows to ``± half_width``
+    (half its width); None for other systems, where the normal approximation of
+    :func:`ragmeter.stats.questions_for_half_width` applies.
+
+    With every question a hit the interval is ``[(alpha/2)**(1/m), 1]`` at ``m``
+    questions, so ``m = ceil(log(alpha/2) / log(1 - 2 * half_width))``, checked against
+    :func:`clopper_pearson` itself (no miss: the mirror image).
+    """
+    if n < 1 or hits not in (0, n):
+        return None
+    if not half_width > 0:
+        raise InputError(f"half_width must be positive, got {half_width}")
+    if half_width >= 0.5:
+        return 1
+    tail = (1.0 - confidence) / 2.0
+    m = max(1, math.ceil(math.log(tail) / math.log1p(-2.0 * half_width)))
+
+    def half(q: int) -> float:
+        lo, hi = clopper_pearson(q if hits else 0, q, confidence)
+        return (hi - lo) / 2.0
+
+    while m > 1 and half(m - 1) <= half_width:  # rounding in the logarithms: one step
+        m -= 1
+    while half(m) > half_width:
+        m += 1
+    return m

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from statistics import NormalDist
 from typing import Any
 
@@ -34,6 +34,7 @@ from ragmeter.stats_checks import (
     _seed_record,
 )
 from ragmeter.stats_draws import _mulberry32_indices, _rows_per_block, rng_name
+from ragmeter.stats_exact import exact_for
 
 # --------------------------------------------------------------------------- sample size
 
@@ -51,15 +52,26 @@ class SizeRow:
     seed: int | None
     rng: str
     confidence: float = 0.95
+    exact: tuple[float, float] | None = None  # 0/1 scores: the exact interval at n, if shown
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict (JSON-ready)."""
-        return asdict(self)
+        """Plain dict (JSON-ready); ``exact`` (with the method that made it) only when
+        there is one, as :meth:`ragmeter.stats.Estimate.to_dict`."""
+        out = asdict(self)
+        if self.exact is None:
+            del out["exact"]
+        else:
+            out["exact"] = list(self.exact)
+            out["exact_method"] = "clopper-pearson"
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SizeRow:
         """The inverse of :meth:`to_dict`."""
-        return from_fields(cls, data)
+        row = from_fields(cls, data)
+        if row.exact is not None:
+            row = replace(row, exact=(float(row.exact[0]), float(row.exact[1])))
+        return row
 
 
 def sample_size(
@@ -75,6 +87,11 @@ def sample_size(
     observed ones; the interval is read off the resampled means as in
     :func:`bootstrap`. Each size starts the generator afresh from ``seed``, so
     the row for m = n equals ``bootstrap(scores, rounds, seed)``.
+
+    For 0/1 scores each row also carries the exact binomial interval of the same hit
+    rate at m questions (``m * hits / n`` hits, rounded) where
+    :func:`ragmeter.stats_exact.exact_for` shows it instead of the bootstrap's, as the
+    estimates do: 2 hits of 2 print ``[15.8, 100.0]``, not ``[100.0, 100.0]``.
     """
     x = _as_vector(scores, "scores")
     _check_common(rounds, seed, "percentile", confidence)
@@ -86,10 +103,13 @@ def sample_size(
         _check_int(m, "each size", minimum=1)
     observed = _seq_mean(x)
     shared = _shared_stream_means(x, sizes, rounds, seed)
+    binary = bool(np.all((x == 0.0) | (x == 1.0)))
+    hits = int(np.count_nonzero(x))
     rows = []
     for m in sizes:
         means = shared[m] if shared else _resampled_means(x[:, None], m, rounds, seed)[:, 0]
         low, high = _interval(means, observed, x, "percentile", confidence)
+        exact = exact_for(round(hits * m / n), m, low, high, confidence) if binary else None
         rows.append(
             SizeRow(
                 n=m,
@@ -101,6 +121,7 @@ def sample_size(
                 seed=_seed_record(seed),
                 rng=rng_name(seed),
                 confidence=confidence,
+                exact=exact,
             )
         )
     return rows

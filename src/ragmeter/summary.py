@@ -20,7 +20,8 @@ import numpy as np
 
 from ragmeter import measurement, stats, verdicts
 from ragmeter.comparison import ComparisonPlan, compare_systems
-from ragmeter.errors import InputError, did_you_mean
+from ragmeter.errors import InputError
+from ragmeter.metrics import find_metric
 from ragmeter.stats_clusters import (
     Clusters,
     Design,
@@ -253,11 +254,7 @@ def summarize(
     and, when ``cluster_mode`` says so (:func:`_clustering`), makes the intervals and
     comparisons cluster-aware.
     """
-    if metric not in matrices:
-        raise InputError(
-            f"metric {metric!r} was not computed{did_you_mean(metric, matrices)}; "
-            f"choose one of {sorted(matrices)}"
-        )
+    metric = find_metric(metric, matrices)  # P_5 or precision@5, as the run names it
     info, codes, designs = _clustering(
         matrices, metric, clusters, cluster_source, cluster_mode, seed, rounds, confidence
     )

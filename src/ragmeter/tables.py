@@ -16,7 +16,12 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import MissingExtra
-from ragmeter.formatting import format_estimate, shown_difference, shown_p  # the one formatter
+from ragmeter.formatting import (  # the one formatter
+    format_estimate,
+    shown_difference,
+    shown_interval,
+    shown_p,
+)
 from ragmeter.metrics import is_share
 
 if TYPE_CHECKING:
@@ -77,6 +82,7 @@ def _html(header: Sequence[str], rows: Iterable[Sequence[str]], caption: str) ->
 
 ESTIMATE_COLUMNS = (
     "system", "metric", "mean", "low", "high", "n", "confidence", "method", "seed", "rounds",
+    "interval",
 )  # fmt: skip
 
 
@@ -85,12 +91,17 @@ def estimate_records(
     systems: Sequence[str] | None = None,
     columns: Sequence[str] = ESTIMATE_COLUMNS,
 ) -> list[dict[str, Any]]:
-    """One record per system and metric: the mean and its interval as saved (shares as
-    fractions: 0.807 is 80.7%), with ``columns`` of :data:`ESTIMATE_COLUMNS`."""
+    """One record per system and metric: the mean and the interval the tables show
+    (shares as fractions: 0.807 is 80.7%), with ``columns`` of :data:`ESTIMATE_COLUMNS`.
+    ``low`` and ``high`` are the exact binomial interval where the tables print one
+    (``interval`` is ``exact``), else the bootstrap's (``bootstrap``; ``method`` names
+    the bootstrap); summary.json keeps both."""
     out = []
     for system in summary.estimates if systems is None else systems:
         for metric, est in summary.estimates[system].items():
+            low, high, which = shown_interval(est)
             row = {"system": system, "metric": metric, **est.to_dict()}
+            row.update(low=low, high=high, interval=which)
             out.append({c: row[c] for c in columns})
     return out
 

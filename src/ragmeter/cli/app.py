@@ -66,14 +66,20 @@ class OneLineErrors(TyperGroup):
 
 
 def _metric_names(args: list[str]) -> list[str]:
-    """``--metric`` values in lower case: metric names are case-insensitive
-    (``RECALL@5`` is ``recall@5``), while results store them in lower case."""
+    """``--metric`` values in lower case: ragmeter's metric names are case-insensitive
+    (``RECALL@5`` is ``recall@5``), while results store them in lower case. trec_eval's
+    names (``P_5``, ``Rprec``) stay as written, in trec_eval's case."""
+    from ragmeter.metrics import is_trec_eval_name
+
+    def lower(value: str) -> str:
+        return value if is_trec_eval_name(value) else value.lower()
+
     out = []
     for i, arg in enumerate(args):
         if i and args[i - 1] == "--metric":
-            arg = arg.lower()
+            arg = lower(arg)
         elif arg.startswith("--metric="):
-            arg = "--metric=" + arg.removeprefix("--metric=").lower()
+            arg = "--metric=" + lower(arg.removeprefix("--metric="))
         out.append(arg)
     return out
 

@@ -6,8 +6,6 @@ to keep their run, and :data:`NoHistory`, their ``--no-history`` flag.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 from typing import Annotated
@@ -255,7 +253,10 @@ def history_export(
         Path | None, typer.Option("--out", "-o", help="File to write (default: print)")
     ] = None,
     scores: Annotated[
-        bool, typer.Option("--scores", help="json: also every run's per-question scores")
+        bool,
+        typer.Option(
+            "--scores", help="Also every run's per-question scores (csv: one row per question)"
+        ),
     ] = False,
     system: SystemFilter = None,
     metric: MetricFilter = None,
@@ -263,7 +264,7 @@ def history_export(
     history: HistoryDir = None,
 ) -> None:
     """Every recorded run as CSV (one row per run, system and metric) or JSON."""
-    from ragmeter.history_trend import export_json, export_rows
+    from ragmeter.history_trend import export_csv, export_json
     from ragmeter.outputs import check_output_file, write_output
 
     if format_ not in ("csv", "json"):
@@ -276,13 +277,7 @@ def history_export(
             rows = export_json(runs, store, scores=scores)
             text = json.dumps(rows, indent=1, allow_nan=False) + "\n"
         else:
-            rows = export_rows(runs, store)
-            buf = io.StringIO()
-            fields = list(rows[0]) if rows else ["run"]
-            writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(rows)
-            text = buf.getvalue()
+            text = export_csv(runs, store, scores=scores)
     if out is None:
         console.file.write(text)
         return

@@ -9,7 +9,6 @@ a legend. No cell is ever cut to ``…``: a column that still does not fit folds
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from ragmeter._safe_text import csv_text
 from ragmeter.errors import InputError
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -217,9 +217,5 @@ def render(grids: Sequence[Grid], chosen: str, records: Sequence[dict], data: An
         columns: dict[str, None] = {}
         for rec in records:
             columns.update(dict.fromkeys(rec))
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, list(columns), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(records)
-        return buf.getvalue()
+        return csv_text(list(columns), records)  # no cell runs as a formula
     return json.dumps(records if data is None else data, indent=2, allow_nan=False) + "\n"

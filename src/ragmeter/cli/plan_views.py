@@ -10,6 +10,7 @@ from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import plural
 from ragmeter.cli.layout import render
 from ragmeter.errors import InputError, did_you_mean
+from ragmeter.formatting import shown_interval
 from ragmeter.planning import Plan
 
 
@@ -78,6 +79,15 @@ def pair_need_grid(found: Plan, shown: list, caption: str | None = None, narrow:
     return grid
 
 
+def _observed(sizes: list) -> dict:
+    """A system's interval at the questions it has: ``low``, ``high`` and which
+    ``interval`` it is (exact for 0/1 scores where the tables show that one)."""
+    if not sizes:
+        return {"low": "", "high": "", "interval": ""}
+    low, high, which = shown_interval(sizes[0])
+    return {"low": low, "high": high, "interval": which}
+
+
 def plan_text(found: Plan, chosen: str) -> str:
     """The plan as markdown (its two tables), csv (one row per system and pair) or
     json (every number)."""
@@ -86,7 +96,14 @@ def plan_text(found: Plan, chosen: str) -> str:
     systems = terminal.sizes_grid(found.systems, found.metric, target)
     pairs = pair_need_grid(found, found.pairs)
     records = [
-        {"kind": "system", "a": s.system, "b": "", "questions": s.needed, "alone": ""}
+        {
+            "kind": "system",
+            "a": s.system,
+            "b": "",
+            "questions": s.needed,
+            "alone": "",
+            **_observed(s.sizes),
+        }
         for s in found.systems
     ] + [
         {"kind": "pair", "a": p.a, "b": p.b, "questions": p.in_family, "alone": p.needed}

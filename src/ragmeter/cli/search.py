@@ -54,6 +54,7 @@ from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.experiment import count_words, resolve_strategies, run_search
 from ragmeter.families import check_config_family
+from ragmeter.metrics import find_metric
 from ragmeter.outputs import check_results_target
 from ragmeter.planning import cluster_sentence, first_level, pair_needs, plan_questions
 from ragmeter.results import Results, save_results
@@ -400,7 +401,7 @@ def _run_settings(
     if rounds is not None and rounds < 100:
         raise InputError(f"--rounds must be at least 100 (10000 is the default), got {rounds}")
     return (
-        metric or res.summary.metric,
+        find_metric(metric, res.metrics) if metric else res.summary.metric,  # P_5: precision@5
         seed if seed is not None else res.summary.seed,
         rounds or res.summary.rounds,
     )
@@ -435,11 +436,11 @@ def compare(
     if family:
         check_family(family, "--family")
     res = Results(results)
-    _run_settings(res, metric, seed, rounds)  # checks --seed and --rounds
+    named = _run_settings(res, metric, seed, rounds)[0]  # checks --seed and --rounds too
     plan = res.comparison_plan.choose(
         a,
         b,
-        metric=metric,
+        metric=named if metric else None,
         seed=seed,
         rounds=rounds,
         adjust=adjust,
@@ -537,15 +538,15 @@ def plan(
     need.add_column("system")
     need.add_column(f"for ± {half_width * scale:g} {unit}".rstrip(), justify="right")
     flat: dict[str, list[str]] = {}
+    exact: dict[str, list[str]] = {}  # 0/1 and no spread: planned on the exact interval
     detail = len(found.systems) <= 3  # more systems: one table of half-widths, below
     for s in found.systems:
+        shown = f"{s.constant * scale:g}{'%' if share else ''}" if s.constant is not None else ""
+        if s.needed is not None and s.exact is not None:
+            exact.setdefault(shown, []).append(s.system)
         if s.needed is None:  # no spread: resampling shows none, so no size table
-            flat.setdefault(f"{s.constant * scale:g}{'%' if share else ''}", []).append(s.system)
-            cell = "no spread"
-            if s.exact is not None:
-                lo, hi = s.exact[0] * scale, s.exact[1] * scale
-                cell += f" (exact {1 - found.alpha:.0%} interval [{lo:.1f}, {hi:.1f}])"
-            need.add_row(escape(s.system), cell)
+            flat.setdefault(shown, []).append(s.system)
+            need.add_row(escape(s.system), "no spread")
         else:
             if detail:
                 console.print(terminal.size_table(s.sizes, metric, s.system))
@@ -556,6 +557,12 @@ def plan(
         print_tables(fit(terminal.sizes_grid(spread, metric, target), terminal.terminal_width()))
     else:
         console.print(need)
+    for shown, names in exact.items():
+        warn(
+            f"{', '.join(names)} {'scores' if len(names) == 1 else 'score'} {shown} on every "
+            f"question: planned on the exact {1 - found.alpha:.0%} (Clopper-Pearson) interval, "
+            f"as if every further question scored {shown} too"
+        )
     for shown, names in flat.items():
         warn(
             f"{', '.join(names)} {'scores' if len(names) == 1 else 'score'} {shown} on every "
@@ -592,7 +599,7 @@ def plan(
             print_tables([], [rest])
         documents = cluster_sentence(found.pairs, found.difference, scale)
         if documents:
-            console.print(f"[dim]{escape(documents)}[/]")
+            print_tables([], [documents])
         same = [(p.a, p.b) for p in found.pairs if p.identical]
         if same:
             pairs = ", ".join(f"{a} = {b}" for a, b in same[:6])

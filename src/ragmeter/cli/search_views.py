@@ -16,10 +16,14 @@ from ragmeter import tables
 from ragmeter.cli.layout import Grid, as_table, fit, natural_width, stacked
 from ragmeter.families import grid_cells, grid_pairs, grid_views, kind_of, short_verdict
 from ragmeter.formatting import (
+    EXACT,
+    EXACT_MARK,
     column_labels,
     exact_note,
     format_estimate,
     shown_difference,
+    shown_half_width,
+    shown_interval,
     shown_p,
 )
 from ragmeter.metrics import is_share
@@ -428,12 +432,14 @@ def size_grid(rows: list[SizeRow], metric: str, system: str) -> Grid:
         key="sample_size",
     )
     for r in rows:
+        low, high, which = shown_interval(r)  # exact for 0/1 scores where the estimate is
+        mark = f" {EXACT_MARK}" if which == EXACT else ""
         grid.rows.append(
             [
                 str(r.n),
                 f"{r.mean * scale:.{d}f}",
-                f"[{r.low * scale:.{d}f}, {r.high * scale:.{d}f}]",
-                f"{r.half_width * scale:.{d}f}",
+                f"[{low * scale:.{d}f}, {high * scale:.{d}f}]{mark}",
+                f"{shown_half_width(r) * scale:.{d}f}",
             ]
         )
     return grid
@@ -459,9 +465,14 @@ def sample_sizes_grid(
         header,
         right=set(range(1, len(header))),
         key="sample_size",
+        caption=exact_note(r for rows in sizes.values() for r in rows),
     )
     for system, rows in sizes.items():
-        cells = [f"{r.half_width * scale:.{d}f}" for r in rows]
+        cells = [
+            f"{shown_half_width(r) * scale:.{d}f}"
+            + (f" {EXACT_MARK}" if shown_interval(r)[2] == EXACT else "")
+            for r in rows
+        ]
         grid.rows.append([system, *cells, *([last[1][system]] if last else [])])
     return grid
 
@@ -476,10 +487,11 @@ def sizes_grid(needs: list, metric: str, target: str) -> Grid:
 
 
 def estimate_records(summary: Summary) -> list[dict]:
-    """One CSV row per system and metric: the mean and its interval, as saved
-    (shares as fractions: 0.807 is 80.7%)."""
+    """One CSV row per system and metric: the mean and the interval the table shows,
+    exact or bootstrap (``interval``), shares as fractions: 0.807 is 80.7%."""
     return tables.estimate_records(
-        summary, columns=("system", "metric", "mean", "low", "high", "n", "confidence")
+        summary,
+        columns=("system", "metric", "mean", "low", "high", "n", "confidence", "interval"),
     )
 
 

@@ -8,14 +8,13 @@ audits.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragmeter._safe_text import csv_text
 from ragmeter.errors import InputError
 from ragmeter.io import atomic_write_text, dumps, read_jsonl
 from ragmeter.outputs import check_output_file
@@ -148,30 +147,27 @@ def write_audit(
 
     directory = Path(directory)
     jsonl = "".join(json.dumps(f.to_dict(), ensure_ascii=False) + "\n" for f in flagged)
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for f in flagged:
-        writer.writerow(
-            [
-                f.id,
-                "; ".join(f.labels),
-                " | ".join(f"{x.label}: {x.reason}" for x in f.flags),
-                "" if f.copy_ratio is None else f"{f.copy_ratio:.4f}",
-                f.question,
-                f.passage,
-                f.doc,
-                f.start,
-                f.end,
-            ]
-        )
+    rows = (
+        [
+            f.id,
+            "; ".join(f.labels),
+            " | ".join(f"{x.label}: {x.reason}" for x in f.flags),
+            "" if f.copy_ratio is None else f"{f.copy_ratio:.4f}",
+            f.question,
+            f.passage,
+            f.doc,
+            f.start,
+            f.end,
+        ]
+        for f in flagged
+    )
     paths = [
         directory / f"{name}.jsonl",
         directory / f"{name}.csv",
         directory / f"{name}-summary.json",
     ]
     atomic_write_text(paths[0], jsonl)
-    atomic_write_text(paths[1], buf.getvalue())
+    atomic_write_text(paths[1], csv_text(CSV_COLUMNS, rows))  # no cell runs as a formula
     atomic_write_text(paths[2], dumps(summary.to_dict()))
     return paths
 

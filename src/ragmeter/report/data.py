@@ -20,7 +20,7 @@ import numpy as np
 from ragmeter import __version__, stats
 from ragmeter.errors import InputError
 from ragmeter.families import grid_views, kind_of, short_verdict
-from ragmeter.formatting import shown_difference, shown_p
+from ragmeter.formatting import shown_difference, shown_half_width, shown_interval, shown_p
 from ragmeter.metrics import is_share
 from ragmeter.planning import family_sentence, first_level, pair_needs
 from ragmeter.report.common import (
@@ -377,9 +377,9 @@ def _sample_size(results: Results, summary: Summary, metric: str, target: float)
             {
                 "n": int(r.n),
                 "mean": _r(r.mean),
-                "low": _r(r.low),
-                "high": _r(r.high),
-                "half_width": _r(r.half_width),
+                "low": _r(shown_interval(r)[0]),  # exact for 0/1 scores where shown
+                "high": _r(shown_interval(r)[1]),
+                "half_width": _r(shown_half_width(r)),
             }
             for r in rows_by_system.get(s, [])
             if sd > 0  # no spread: resampling shows none, and none is claimed (not ± 0)

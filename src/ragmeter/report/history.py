@@ -15,7 +15,7 @@ from typing import Any
 
 from ragmeter import measurement
 from ragmeter.errors import RagmeterError
-from ragmeter.formatting import format_estimate, shown_difference
+from ragmeter.formatting import format_estimate, shown_difference, shown_interval
 from ragmeter.metrics import is_share
 from ragmeter.results import Results
 
@@ -71,6 +71,7 @@ def load_history(results: Results, folder: str | Path | None = None) -> dict[str
 def _point(p: Any, metric: str, own: tuple[str, str]) -> dict[str, Any]:
     r, e, c = p.run, p.estimate, p.change
     scale = 100 if is_share(metric) else 1
+    low, high, which = shown_interval(e)  # the band is the interval the table shows
     out: dict[str, Any] = {
         "run": r.id,
         "label": r.label,
@@ -79,8 +80,9 @@ def _point(p: Any, metric: str, own: tuple[str, str]) -> dict[str, Any]:
         "dirty": r.dirty,
         "recorded_at": r.recorded_at,
         "mean": e.mean * scale,
-        "low": e.low * scale,
-        "high": e.high * scale,
+        "low": low * scale,
+        "high": high * scale,
+        "interval": which,
         "shown": format_estimate(e, metric),
         "current": (r.results, r.scores_digest) == own,
         "direction": "first" if c is None else c.direction,
