@@ -26,6 +26,7 @@ from test_report_html import (  # noqa: E402
     HOSTILE_IMG,
     HOSTILE_SCRIPT,
     build_hostile_results,
+    embedded_data,
 )
 
 from ragmeter.cli import example_dir  # noqa: E402
@@ -145,6 +146,13 @@ def test_example_report_renders_offline(example_results, driver, tmp_path):
     route = driver.find_elements(By.CSS_SELECTOR, "#route-diagram svg g.step")
     assert len(route) >= 10
     assert len(driver.find_elements(By.CSS_SELECTOR, "#measures-table tbody tr")) > 20
+    # the nDCG rows name their ideal and gain; the note on the returned ideal shows
+    # exactly where the data says nDCG orders the systems unlike recall
+    measures = driver.find_element(By.ID, "measures-table").text
+    assert "nDCG: returned ideal, exponential gain" in measures
+    note = embedded_data(report.read_text(encoding="utf-8"))["ndcg"]["note"]
+    shown = driver.find_elements(By.ID, "ndcg-note")
+    assert [e.text for e in shown] == ([note] if note else [])
 
     # Drill down into the first question: one block per system, each with its items.
     listed = driver.find_elements(By.CSS_SELECTOR, "#q-list details.q")

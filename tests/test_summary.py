@@ -310,6 +310,7 @@ def test_summary_json_names_the_ndcg_ideal_and_gain_and_an_older_one_still_loads
         "ndcg@10", 1, 300, None, res.summary.ndcg_label
     )
     assert "nDCG" not in terminal.comparison_title("recall@5", 1, 300, None, "nDCG: x")
+    assert "nDCG: returned ideal, exponential gain" in res.to_markdown()  # the notebook's
     data = report_data(res)
     assert "returned ideal, exponential gain" in data["family_titles"]["ndcg"]
     assert data["ndcg"]["ideal"] == "returned"

@@ -144,6 +144,7 @@ class ShowsItself:
             f"{len(self.question_ids)} questions; {s.confidence:.0%} "
             f"{s.method} bootstrap intervals, seed {s.seed}, "
             f"{s.rounds} rounds; recall, hit rate, precision and coverage in %"
+            + (f"; {s.ndcg_label}" if s.ndcg_label else "")
         )
 
     def _table(self, metrics: Sequence[str] | None) -> tuple[list[str], list[list[str]]]:
