@@ -25,6 +25,7 @@ from pathlib import Path
 from textwrap import dedent
 
 import pytest
+from conftest import missing
 
 from ragmeter.cli.app import example_dir
 
@@ -253,3 +254,166 @@ def test_the_readme_lists_every_extra_the_examples_install():
             for used in re.findall(r"(?:\.|ragmeter)\[([\w,-]+)\]", b.text):
                 for extra in used.split(","):
                     assert extra in extras, f"{b.where}: no extra {extra!r}"
+
+
+# --- the CI recipe, as a runner runs it -------------------------------------------
+
+CI_DOC = ROOT / "docs" / "ci.md"
+RUN_STEP = re.compile(r"^(\s*)(?:- )?run:\s*(.*)$")
+
+
+def workflow_steps(text: str) -> list[str]:
+    """The ``run:`` scripts of a GitHub workflow, in order (``run: |`` blocks whole);
+    ``uses:`` steps are GitHub's own actions and have no script."""
+    lines = text.splitlines()
+    steps, i = [], 0
+    while i < len(lines):
+        m = RUN_STEP.match(lines[i])
+        i += 1
+        if not m:
+            continue
+        if m.group(2).strip() != "|":
+            steps.append(m.group(2).strip())
+            continue
+        body = []
+        while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > len(m.group(1))):
+            body.append(lines[i])
+            i += 1
+        steps.append(dedent("\n".join(body)).strip())
+    return steps
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def test_workflow_steps_read_one_line_and_block_scripts():
+    text = (
+        "steps:\n  - uses: x@v1\n  - run: echo a\n  - name: b\n    run: |\n"
+        "      echo b \\\n        c\n\n      echo d\n  - uses: y\n"
+    )
+    assert workflow_steps(text) == ["echo a", "echo b \\\n  c\n\necho d"]
+
+
+def _source_copy(to: Path) -> Path:
+    """What a checkout of ragmeter holds for building it: its project file, README and
+    source, without this checkout's caches or build output."""
+    to.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, to / name)
+    junk = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc")
+    shutil.copytree(ROOT / "src", to / "src", ignore=junk)
+    return to
+
+
+def _dependencies_view(to: Path) -> Path:
+    """The installed packages of this interpreter as one folder of links, without
+    ragmeter itself: a new environment that reads it has ragmeter's dependencies and
+    must install ragmeter from the wheel."""
+    import site
+
+    to.mkdir()
+    for where in dict.fromkeys(site.getsitepackages()):
+        for entry in Path(where).iterdir():
+            name = entry.name.lower()
+            if name.startswith(("ragmeter", "__editable__", "_ragmeter")) or name.endswith(".pth"):
+                continue
+            if not (to / entry.name).exists():
+                (to / entry.name).symlink_to(entry)
+    return to
+
+
+def _new_environment(venv: Path, deps: Path) -> Path:
+    """A virtual environment with no packages of its own: this interpreter's packages
+    (ragmeter left out) reach it through a ``.pth`` file, ``pip`` runs from them. Its
+    site-packages folder, where the install goes."""
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=TIMEOUT
+    )
+    (purelib,) = venv.glob("lib/python*/site-packages")
+    (purelib / "dependencies.pth").write_text(f"{_dependencies_view(deps)}\n")
+    pip = venv / "bin" / "pip"
+    pip.write_text(
+        f"#!{venv / 'bin' / 'python'}\nimport sys\n"
+        "from pip._internal.cli.main import main\nsys.exit(main())\n"
+    )
+    pip.chmod(0o755)
+    return purelib
+
+
+def _runner_env(venv: Path, home: Path) -> dict[str, str]:
+    """The runner's environment: the new environment first on the path, offline (every
+    package the wheel needs is installed, and the build uses the installed setuptools
+    where it is recent enough to read the project file)."""
+    from importlib.metadata import version
+
+    env = _env(home)
+    env.pop("PYTHONPATH", None)  # the runner has the installed package only
+    env["VIRTUAL_ENV"] = str(venv)
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    if int(version("setuptools").split(".")[0]) >= 77:  # an SPDX license string
+        env["PIP_NO_INDEX"] = "1"
+        env["PIP_NO_BUILD_ISOLATION"] = "0"  # pip reads "0" here as: no isolation
+    return env
+
+
+def _step(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """One ``run:`` step as GitHub runs it: ``bash -e`` with pipefail."""
+    return subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+
+
+def test_the_ci_recipe_runs_as_a_runner_would(searched, tmp_path):
+    code = blocks(CI_DOC)
+    (build,) = [b.text for b in code if "pip wheel" in b.text]
+    (workflow,) = [b.text for b in code if b.lang == "yaml"]
+    steps = workflow_steps(workflow)
+    assert steps and steps[0].startswith("pip install "), steps  # ragmeter first
+    assert "pip install ragmeter" not in workflow  # no package index holds it
+    assert all(not s.startswith("pip ") for s in steps[1:]), steps
+
+    # ragmeter's checkout beside the project; the project holds the shipped example, its
+    # search settings and a search of it as the baseline
+    _source_copy(tmp_path / "ragmeter")
+    project = tmp_path / "my-project"
+    shutil.copytree(searched, project, symlinks=True, ignore=shutil.ignore_patterns("*-results"))
+    shutil.copytree(searched / "ragmeter-results", project / "eval" / "baseline-results")
+    (project / "ragmeter.toml").write_text(
+        '[corpus]\npath = "docs"\n[testset]\npath = "questions.jsonl"\n'
+        '[search]\nstrategies = ["sentence", "recursive"]\n'
+    )
+    home = tmp_path / "home"
+    home.mkdir()
+
+    venv = tmp_path / "venv"
+    purelib = _new_environment(venv, tmp_path / "deps")
+    env = _runner_env(venv, home)
+    absent = _step("python -c 'import ragmeter'", project, env)
+    assert absent.returncode != 0, "the new environment sees a ragmeter before the install"
+
+    built = _step(build, project, env)
+    if built.returncode != 0 and "PIP_NO_INDEX" not in env and re.search(
+        r"(?i)connection|resolve|network|index", built.stderr
+    ):
+        missing(f"building the wheel needs setuptools from the index: {built.stderr[-300:]}")
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    assert list((project / "ci" / "wheels").glob("ragmeter-*.whl")), "no wheel built"
+
+    for i, script in enumerate(steps):
+        got = _step(script, project, env)
+        assert got.returncode == 0, f"{script}\n{got.stdout[-2000:]}\n{got.stderr[-2000:]}"
+        if i == 0:  # what runs from here on is the wheel's ragmeter
+            where = _step("python -c 'import ragmeter; print(ragmeter.__file__)'", project, env)
+            assert where.stdout.strip().startswith(str(purelib)), where.stdout + where.stderr
+            which = _step("command -v ragmeter", project, env).stdout.strip()
+            assert which == str(venv / "bin" / "ragmeter"), which
+    summary = (project / "check.md").read_text(encoding="utf-8")
+    assert "recall@5" in summary and "sentence" in summary
+    assert (project / "candidate-results" / "scores.json").is_file()

@@ -307,3 +307,172 @@ def test_exporting_evaluate_results_says_to_use_the_runs_it_read(shipped, tmp_pa
     ex = export_files(tmp_path / "ev", tmp_path / "again.txt", tmp_path / "j.txt")
     assert ex.from_runs and ex.differs  # the evaluate results keep the top 5 documents only
     assert any("results of ragmeter evaluate" in line for line in round_trip_lines(ex))
+
+
+# ------------------------------------------------------------------ one qrels for all
+
+def _written(folder: Path) -> list[str]:
+    """The files in ``folder``, without ragmeter's record of what it wrote there."""
+    return sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+
+
+RANX = {"hit": "hit_rate", "precision": "precision", "mrr": "mrr", "recall": "recall", "map": "map"}
+
+
+def _ir_measure(metric: str, level: int):
+    """ir_measures' measure for a ragmeter measure, at the relevance level."""
+    from ir_measures import AP, RR, P, R, Success
+
+    m = Metric.parse(metric)
+    measure = {"hit": Success, "precision": P, "mrr": RR, "recall": R, "map": AP}[m.family]
+    measure = measure(rel=level)
+    return measure @ m.k if m.k is not None else measure
+
+
+def test_merged_qrels_give_ranx_and_ir_measures_the_search_numbers(shipped, tmp_path):
+    ranx = require("ranx", "pip install ranx")
+    ir_measures = require("ir_measures", "pip install ir-measures")
+    run, merged = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    result = runner.invoke(
+        app, ["export", str(shipped.path), "--run", str(run), "--merged-qrels", str(merged)]
+    )
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "hit@k, precision@k, mrr@k: every system" in out
+    assert _written(tmp_path) == sorted(
+        ["qrels.txt"] + [f"run.{s}.txt" for s in shipped.systems]
+    )  # one qrels, no qrels.SYSTEM.txt
+    ex = export_files(shipped.path, None, None, merged_qrels=tmp_path / "again.txt")
+    assert (tmp_path / "again.txt").read_bytes() == merged.read_bytes()  # same bits
+    level = ex.level
+    # what carries over, and two measures that do not (the pool counts every system's items)
+    picked = [m for m in shipped.metrics if Metric.parse(m).family in ("hit", "precision")]
+    picked += ["mrr@10", "recall@5", "map"]
+    assert all(m not in ex.merged_differs[s] for s in shipped.systems for m in picked[:-2])
+    assert all({"recall@5", "map"} <= set(ex.merged_differs[s]) for s in shipped.systems)
+
+    qrels = ranx.Qrels.from_file(str(merged), kind="trec")
+    runs = []
+    for system in shipped.systems:
+        r = ranx.Run.from_file(str(tmp_path / f"run.{system}.txt"), kind="trec")
+        r.name = system
+        runs.append(r)
+    names = {m: f"{RANX[Metric.parse(m).family]}{m[m.find('@'):] if '@' in m else ''}-l{level}"
+             for m in picked}  # fmt: skip
+    ranx.compare(qrels, runs, metrics=list(names.values()))
+    judged = list(ir_measures.read_trec_qrels(str(merged)))
+    measures = {str(_ir_measure(m, level)): m for m in picked}
+    for r in runs:
+        per_query = {}
+        for x in ir_measures.iter_calc(
+            [_ir_measure(m, level) for m in picked],
+            judged,
+            list(ir_measures.read_trec_run(str(tmp_path / f"run.{r.name}.txt"))),
+        ):
+            per_query.setdefault(measures[str(x.measure)], {})[x.query_id] = x.value
+        for m in picked:
+            want = shipped.scores(r.name, m)
+            from_ranx = np.array([r.scores[names[m]][q] for q in shipped.question_ids])
+            from_irm = np.array([per_query[m].get(q, 0.0) for q in shipped.question_ids])
+            carried = m not in ex.merged_differs[r.name]
+            assert same(from_ranx, want) == carried, ("ranx", r.name, m)
+            assert same(from_irm, want) == carried, ("ir_measures", r.name, m)
+
+
+def test_merged_qrels_are_every_systems_judgments_at_one_grade(shipped, tmp_path):
+    ex = export_files(shipped.path, None, tmp_path / "own.txt", merged_qrels=tmp_path / "all.txt")
+    merged = read_qrels(tmp_path / "all.txt")
+    union: dict[str, dict[str, int]] = {}
+    shared = relevant_shared = 0
+    for system in shipped.systems:
+        for qid, judged in read_qrels(ex.qrels[system]).items():
+            per = union.setdefault(qid, {})
+            for item, grade in judged.items():
+                if item in per:  # two systems returned this span: one grade
+                    assert per[item] == grade, (qid, item)
+                    shared += 1
+                    relevant_shared += grade > 0
+                per[item] = grade
+    assert merged == union
+    assert shared > 1000 and relevant_shared > 50  # the check above had much to check
+    # ranx and trec_eval need every scored question judged: each is, in one file
+    assert sorted(merged) == sorted(shipped.question_ids)
+
+
+def _regraded(shipped: Results, to: Path) -> tuple[str, str, str, str]:
+    """A copy of the results where one span two systems returned has two grades; the
+    question, the item and the two systems."""
+    import shutil
+
+    shutil.copytree(shipped.path, to)
+    rows = [json.loads(x) for x in (to / "runs.jsonl").read_text().splitlines()]
+    first: dict[tuple, str] = {}
+    for row in rows:
+        for it in row["items"]:
+            key = (row["question"], it["doc"], it["start"], it["end"])
+            if key in first and first[key] != row["system"]:
+                it["grade"] = 1 if it["grade"] == 2 else 2
+                (to / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+                return row["question"], f"{it['doc']}#{it['start']}-{it['end']}", first[key], row[
+                    "system"
+                ]
+            first.setdefault(key, row["system"])
+    raise AssertionError("no span returned by two systems")
+
+
+def test_two_grades_for_one_span_are_refused_and_nothing_is_written(shipped, tmp_path):
+    question, item, a, b = _regraded(shipped, tmp_path / "res")
+    out = tmp_path / "out"
+    out.mkdir()
+    result = runner.invoke(
+        app,
+        ["export", str(tmp_path / "res"), "--run", str(out / "run.txt"), "--merged-qrels",
+         str(out / "qrels.txt")],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.stderr.split())
+    assert f"question {question!r}, item {item}" in message
+    assert f"by {a!r}" in message and f"by {b!r}" in message and "search again" in message
+    assert _written(out) == []
+    # each system's own qrels are still written: the grades differ across systems only
+    assert export_files(tmp_path / "res", None, out / "own.txt").differs
+
+
+@pytest.mark.parametrize(
+    "flags, written",
+    [
+        (["--merged-qrels", "all.txt"], ["all.txt"]),
+        (["--merged-qrels", "all.txt", "--system", "whole,sentence"], ["all.txt"]),
+        (["--merged-qrels", "all.txt", "--documents"], ["all.txt"]),
+        (["--merged-qrels", "all.txt", "--qrels", "q.txt", "--system", "whole"],
+         ["all.txt", "q.whole.txt"]),
+    ],
+)  # fmt: skip
+def test_merged_qrels_alone_for_some_systems_or_documents(shipped, tmp_path, flags, written):
+    result = runner.invoke(app, ["export", str(shipped.path), *[
+        str(tmp_path / f) if f.endswith(".txt") else f for f in flags]])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert _written(tmp_path) == written
+    merged = read_qrels(tmp_path / "all.txt")
+    if "--documents" in flags:  # documents: the answer key's, the same for every system
+        ex = export_files(shipped.path, None, tmp_path / "d.txt", documents=True)
+        assert merged == read_qrels(ex.qrels["whole"])
+    elif "whole,sentence" in flags:
+        items = {f"{it.doc}#{it.start}-{it.end}" for s in ("whole", "sentence")
+                 for rows in shipped.runs[s].values() for it in rows}  # fmt: skip
+        assert {i for per in merged.values() for i in per} == items
+
+
+def test_merged_qrels_refuse_a_second_target_or_an_input(shipped, tmp_path):
+    same_file = runner.invoke(
+        app,
+        ["export", str(shipped.path), "--documents", "--qrels", str(tmp_path / "q.txt"),
+         "--merged-qrels", str(tmp_path / "q.txt")],
+    )  # fmt: skip
+    assert same_file.exit_code == 2 and "would be written twice" in same_file.stderr
+    key = Path(shipped.meta["testset"]["path"])  # the search's test set: an input
+    before = key.read_bytes()
+    onto = runner.invoke(app, ["export", str(shipped.path), "--merged-qrels", str(key)])
+    assert onto.exit_code == 2 and "--merged-qrels" in onto.stderr
+    assert key.read_bytes() == before
+    assert _written(tmp_path) == []

@@ -119,8 +119,33 @@ def test_no_two_systems_share_colour_and_marker():
     systems = [f"s{i}" for i in range(80)]
     colours, shapes = system_style(systems)
     assert len(set(zip(colours, shapes, strict=True))) == 80
-    assert len(set(colours[:10])) == 10 and len(set(shapes[:10])) == 1
-    assert colours[10] == colours[0] and shapes[10] != shapes[0]
+    assert len(set(colours[:20])) == 20  # up to twenty, the colour alone tells them apart
+    assert len(set(shapes[:10])) == 1 and shapes[10] != shapes[0] == shapes[9]
+    assert colours[20] == colours[0] and shapes[20] not in (shapes[0], shapes[10])
+
+
+def _lab(colour: str) -> tuple[float, float, float]:
+    """CIELAB (D65) of an sRGB ``#rrggbb``."""
+    rgb = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = [((c + 0.055) / 1.055) ** 2.4 if c > 0.04045 else c / 12.92 for c in rgb]
+    xyz = (
+        (r * 0.4124 + g * 0.3576 + b * 0.1805) / 0.95047,
+        r * 0.2126 + g * 0.7152 + b * 0.0722,
+        (r * 0.0193 + g * 0.1192 + b * 0.9505) / 1.08883,
+    )
+    fx, fy, fz = [v ** (1 / 3) if v > 0.008856 else 7.787 * v + 16 / 116 for v in xyz]
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def test_the_twenty_colours_are_as_far_apart_as_tableaus_closest_pair():
+    import math
+
+    def closest(colours) -> float:
+        return min(math.dist(_lab(a), _lab(b)) for a, b in itertools.combinations(colours, 2))
+
+    assert len(PALETTE) == 20 and len(set(PALETTE)) == 20
+    tableau = closest(PALETTE[:10])  # brown and grey, about 18.7
+    assert closest(PALETTE) >= tableau > 15
 
 
 def test_padded_leaves_room_on_both_sides():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ require("selenium.webdriver", "pip install selenium")
 
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select  # noqa: E402
-from test_report_browser import make_driver, open_report, severe  # noqa: E402
+from test_report_browser import CHART_IDS, make_driver, open_report, severe  # noqa: E402
 from test_report_html import build_hostile_results  # noqa: E402
 
 from ragmeter.report.data import report_data  # noqa: E402
@@ -219,3 +220,139 @@ def test_sticky_header_hides_what_scrolls_beneath(browser, report):
     if systems == 18:
         _show(browser, "chart-forest")
         _keep(browser, "report-18-forest.png")
+
+
+# ------------------------------------------------------------------ tables and labels
+
+SYSTEM_NAMES = (
+    "return JSON.parse(document.getElementById('ragmeter-data').textContent)"
+    ".systems.map((s) => s.name)"
+)
+
+
+def test_the_verdict_column_is_in_view(browser, report):
+    systems, path = report
+    open_report(browser, path)
+    _show(browser, "compare-table")
+    _keep(browser, f"report-{systems}-compare-table.png")
+    got = browser.execute_script(
+        "const t = document.getElementById('compare-table');"
+        "const heads = Array.from(t.querySelectorAll('thead th'));"
+        "const at = heads.findIndex((h) => h.textContent === 'verdict');"
+        "const cells = [heads[at]].concat(Array.from(t.querySelectorAll('tbody tr'))"
+        "  .map((r) => r.children[at]));"
+        "return {at: at, width: document.documentElement.clientWidth,"
+        "  rows: t.querySelectorAll('tbody tr').length,"
+        "  scrolled: t.parentNode.scrollWidth - t.parentNode.clientWidth,"
+        "  box: t.parentNode.getBoundingClientRect().right,"
+        "  right: Math.max.apply(null, cells.map((c) => c.getBoundingClientRect().right))};"
+    )
+    assert got["at"] > 0 and got["rows"] == systems * (systems - 1) // 2, got
+    # its right edge inside the 1366-pixel viewport and inside the table's scroll box
+    # (what lies past the box is hidden until scrolled)
+    assert got["right"] <= min(got["width"], got["box"]), got
+    assert got["scrolled"] <= 0, got  # nothing of the table hidden to the right
+
+
+# Every table cell and header that holds exactly a system's name, with the number of
+# lines its text takes.
+NAME_LINES = """
+const names = new Set(arguments[0]);
+const out = [];
+document.querySelectorAll("table td, table th").forEach((cell) => {
+  const text = cell.textContent;
+  if (!names.has(text) || !cell.getClientRects().length) return;
+  const range = document.createRange();
+  range.selectNodeContents(cell);
+  const tops = new Set(Array.from(range.getClientRects()).map((r) => Math.round(r.top)));
+  out.push({table: cell.closest("table").id, text: text, lines: tops.size});
+});
+return out;
+"""
+
+
+def test_no_system_name_breaks_across_lines(browser, report):
+    systems, path = report
+    open_report(browser, path)
+    names = browser.execute_script(SYSTEM_NAMES)
+    cells = browser.execute_script(NAME_LINES, names)
+    tables = {c["table"] for c in cells}
+    assert {"summary-table", "hit-table", "measures-table", "compare-table"} <= tables
+    assert len(cells) >= 4 * systems
+    broken = [c for c in cells if c["lines"] != 1]
+    assert broken == [], broken[:5]
+
+
+# Every text drawn in a chart, with its box and its chart's box.
+CHART_TEXTS = """
+const out = [];
+document.querySelectorAll(".chart svg.marks").forEach((svg) => {
+  const s = svg.getBoundingClientRect();
+  svg.querySelectorAll("text").forEach((t) => {
+    const r = t.getBoundingClientRect();
+    if (!t.textContent || r.width === 0) return;
+    out.push({chart: svg.closest(".chart").id, text: t.textContent,
+              box: [r.left, r.top, r.right, r.bottom], svg: [s.left, s.top, s.right, s.bottom]});
+  });
+});
+return out;
+"""
+
+
+def test_no_chart_label_is_cut(browser, report):
+    systems, path = report
+    open_report(browser, path)
+    _show(browser, "chart-compare")
+    _keep(browser, f"report-{systems}-compare.png")
+    texts = browser.execute_script(CHART_TEXTS)
+    assert {t["chart"] for t in texts} >= set(CHART_IDS)
+    cut = [t["text"] for t in texts if t["text"].endswith("…")]
+    assert cut == []
+    outside = [
+        t
+        for t in texts
+        if t["box"][0] < t["svg"][0] - 0.5
+        or t["box"][1] < t["svg"][1] - 0.5
+        or t["box"][2] > t["svg"][2] + 0.5
+        or t["box"][3] > t["svg"][3] + 0.5
+    ]
+    assert outside == [], outside[:3]
+    # every pair named in full in the comparison chart, every system in the legend
+    data = browser.execute_script(
+        "return JSON.parse(document.getElementById('ragmeter-data').textContent)"
+    )
+    pairs = {f"{c['a']} − {c['b']}" for c in data["comparisons"]}
+    shown = {t["text"] for t in texts if t["chart"] == "chart-compare"}
+    assert pairs <= shown, sorted(pairs - shown)[:3]
+    legend = browser.execute_script(RECTS, "#chart-size g.role-legend-label text")
+    assert sorted(x["text"] for x in legend) == sorted(s["name"] for s in data["systems"])
+
+
+# Each system's look in a chart: the colour and the marker's outline of every legend
+# entry (the sample-size chart) or point (the words chart).
+LOOKS = """
+return Array.from(document.querySelectorAll(arguments[0])).map((p) => {
+  const style = getComputedStyle(p);
+  const paint = style.fill !== "none" ? style.fill : style.stroke;
+  return {colour: paint, shape: p.getAttribute("d")};
+});
+"""
+
+
+def _shape_kind(d: str) -> str:
+    """A marker's outline without where it is drawn: its path commands."""
+    return re.sub(r"[-\d.,\s]+", " ", d).strip()
+
+
+def test_every_series_has_its_own_colour_and_marker(browser, report):
+    systems, path = report
+    open_report(browser, path)
+    legend = browser.execute_script(LOOKS, "#chart-size g.role-legend-symbol path")
+    points = browser.execute_script(LOOKS, "#chart-words g.points_marks path")
+    for looks in (legend, points):
+        assert len(looks) == systems
+        assert len({x["colour"] for x in looks}) == systems, looks  # colours distinct
+        pairs = {(x["colour"], _shape_kind(x["shape"])) for x in looks}
+        assert len(pairs) == systems
+    if systems == 18:  # past ten, another marker too
+        assert len({_shape_kind(x["shape"]) for x in legend}) == 2

@@ -6,7 +6,10 @@ many. ``--qrels qrels.txt`` writes ``qrels.SYSTEM.txt`` beside each run: every i
 that system returned (``doc#start-end``), graded as the search graded it. With
 ``--documents`` the items are documents and ``--qrels`` is one file, the answer key's
 documents (the same for every system), each graded as the search grades an item
-holding the whole document.
+holding the whole document. ``--merged-qrels qrels.txt`` writes one file for every
+system exported (:func:`merged_judgments`): the union of the systems' judged items,
+each at its one grade, for tools that score many runs against one qrels
+(``ranx.compare``, ``ir_measures``).
 
 Round trip. The run's scores are the retriever's (:func:`ordered_scores` lowers a tied
 score one 32-bit step so that every tool keeps ragmeter's order), or ``n - rank + 1``
@@ -94,6 +97,8 @@ class Export:
     k_cap: dict[str, int] = field(default_factory=dict)  # system -> items, when fewer than a k
     run_base: Path | None = None  # --run as given
     qrels_base: Path | None = None  # --qrels as given
+    merged: Path | None = None  # --merged-qrels as written
+    merged_differs: dict[str, list[str]] = field(default_factory=dict)  # against it
 
     def evaluate_command(self) -> str:
         """The ``ragmeter evaluate`` command that reproduces the search (``SYSTEM`` in
@@ -115,9 +120,10 @@ def export_trec(
     qrels: Path | None,
     systems: list[str] | None = None,
     documents: bool = False,
+    merged_qrels: Path | None = None,
 ) -> list[Path]:
     """Write the run file(s) and the qrels (:func:`export_files`); return the paths written."""
-    return export_files(results, run, qrels, systems, documents).paths
+    return export_files(results, run, qrels, systems, documents, merged_qrels).paths
 
 
 def export_files(
@@ -126,9 +132,11 @@ def export_files(
     qrels: Path | None,
     systems: Sequence[str] | None = None,
     documents: bool = False,
+    merged_qrels: Path | None = None,
 ) -> Export:
     """Write ``STEM.SYSTEM.SUFFIX`` run files and the qrels (see the module docstring),
-    then score them against the search; nothing is written when any target is refused.
+    then score them against the search; nothing is written when any target is refused
+    (nor when two systems grade one item differently, see :func:`merged_judgments`).
 
     Span items are judged per system: every item the system returned, at the grade the
     search gave it (2 holds the whole answer passage, 1 part of it; a document-level
@@ -153,8 +161,17 @@ def export_files(
         qrels_at = run_paths(qrels, chosen)
     targets = [(p, "--run") for p in runs.values()]
     targets += [(p, "--qrels") for p in dict.fromkeys(qrels_at.values())]
-    given = [(p, flag) for p, flag in ((run, "--run"), (qrels, "--qrels")) if p is not None]
+    targets += [(merged_qrels, "--merged-qrels")] if merged_qrels is not None else []
+    given = [
+        (p, flag)
+        for p, flag in ((run, "--run"), (qrels, "--qrels"), (merged_qrels, "--merged-qrels"))
+        if p is not None
+    ]
     _check_targets(res, targets, given)
+    shared = _document_judgments(res.questions) if documents else None
+    merged = None
+    if merged_qrels is not None:
+        merged = shared if shared is not None else merged_judgments(res, chosen)
     measured = res.meta.get("measurement") or {}
     level = int(measured.get("relevant_grade", res.meta.get("relevant_grade", 2)))
     ideal = str(measured.get("ideal", res.meta.get("ideal", "returned")))
@@ -179,8 +196,11 @@ def export_files(
         },
         run_base=run,
         qrels_base=qrels,
+        merged=merged_qrels,
     )
-    shared = _document_judgments(res.questions) if documents else None
+    if merged_qrels is not None and merged is not None:
+        write_qrels(merged_qrels, merged)
+        out.paths.append(merged_qrels)
     for system in chosen:
         ranked = _ranked(res, system, documents)
         written, lowered = _scored(ranked)
@@ -197,6 +217,8 @@ def export_files(
             write_qrels(qrels_at[system], judged)
             out.paths.append(qrels_at[system])
         out.differs[system] = _round_trip(res, system, written, judged, out)
+        if merged is not None:
+            out.merged_differs[system] = _round_trip(res, system, written, merged, out)
     return out
 
 
@@ -248,6 +270,37 @@ def _item_judgments(res: Results, system: str) -> Judged:
         if not items and qid in keys:
             per.update(_key_items(keys[qid]))
     return judged
+
+
+def merged_judgments(res: Results, systems: Sequence[str]) -> Judged:
+    """One qrels for ``systems``: the union of the items they returned, each at the
+    grade the search gave it. A grade is a function of the span and the answer key, so
+    two systems that return one span grade it alike; when they do not (results edited
+    by hand, or put together from two searches), this is an :class:`InputError` that
+    names the question, the item and both grades. A question no system returned anything
+    for is judged on its key's passages, as in a system's own qrels."""
+    merged: Judged = {}
+    by: dict[tuple[str, str], str] = {}
+    for system in systems:
+        for qid, items in res.runs[system].items():
+            per = merged.setdefault(qid, {})
+            for it in items:
+                name = item_id(it.doc, it.start, it.end)
+                grade = max(int(it.grade), 0)
+                if name in per and per[name] != grade:
+                    raise InputError(
+                        f"{res.path / 'runs.jsonl'}: question {qid!r}, item {name}: graded "
+                        f"{per[name]} by {by[qid, name]!r} and {grade} by {system!r}; one span "
+                        "has one grade under one answer key, so these results were edited or "
+                        "mixed from two searches: search again, or export without --merged-qrels"
+                    )
+                per[name] = grade
+                by.setdefault((qid, name), system)
+    keys = {q.id: q for q in res.questions}
+    for qid, per in merged.items():
+        if not per and qid in keys:
+            per.update(_key_items(keys[qid]))
+    return merged
 
 
 def _key_items(q: Question) -> dict[str, int]:
@@ -372,23 +425,64 @@ def round_trip_lines(ex: Export) -> list[str]:
                     else "."
                 )
             )
+    own = bool(ex.qrels) or ex.merged is None  # the per-system round trip is told
     if ex.documents:
         lines.append(
             "Judgments: each question's answer documents (2 holds the whole answer, 1 part "
             "of it; a qrels key's own grades), the same for every system."
         )
-    else:
+    elif own:
         lines.append(
             "Judgments: per system, every item it returned at ragmeter's grade (2 holds the "
             "whole answer passage, 1 part of it)."
         )
-    lines.append(f"[bold]{escape(ex.evaluate_command())}[/] gives the search's numbers for:")
+    if ex.merged is not None and not ex.documents:
+        lines.append(
+            "Merged judgments: every item any system returned, at ragmeter's grade (one "
+            "span has one grade under the answer key)."
+        )
+    if own:
+        lines.append(f"[bold]{escape(ex.evaluate_command())}[/] gives the search's numbers for:")
+        lines += _carried(ex.measures, ex.differs)
+        lines.append(NEVER_LINE)
+        reasons = _reasons(ex)
+        if reasons:
+            lines.append("Why not:")
+            lines += [f"  {r}" for r in reasons]
+    if ex.merged is not None:
+        lines.append(
+            f"One qrels for every system, {escape(str(ex.merged))}: scoring each run against "
+            "it (ranx.compare, ir_measures, trec_eval, ragmeter evaluate"
+            + (f" --level {ex.level}" if ex.level != 1 else "")
+            + ") gives the search's numbers for:"
+        )
+        lines += _carried(ex.measures, ex.merged_differs)
+        lines.append(NEVER_LINE)
+        if not ex.documents and any(ex.merged_differs.values()):
+            lines.append(
+                "Why not: the merged qrels pool every system's relevant items; recall, map "
+                "and rprec count them all, nDCG's ideal takes the best of them, where the "
+                "search scores each system on what it returned."
+            )
+    return lines
+
+
+NEVER_LINE = (
+    f"  never {', '.join(f + '@k' for f in NOT_IN_TREC)}: a TREC file holds neither "
+    "the characters found nor the words sent."
+)
+
+
+def _carried(every: Sequence[str], differs: dict[str, list[str]]) -> list[str]:
+    """One line per group of measures that carry over for the same systems."""
+    systems = list(differs)
+    lines = []
     by_group: dict[tuple[str, ...], list[str]] = {}
-    for m in ex.measures:
-        bad = tuple(s for s in systems if m in ex.differs[s])
+    for m in every:
+        bad = tuple(s for s in systems if m in differs[s])
         by_group.setdefault(bad, []).append(m)
     for bad, measures in sorted(by_group.items(), key=lambda kv: len(kv[0])):
-        names = ", ".join(_families(measures, ex.measures))
+        names = ", ".join(_families(measures, every))
         good = [s for s in systems if s not in bad]
         if not bad:
             lines.append(f"  {names}: every system")
@@ -398,14 +492,6 @@ def round_trip_lines(ex: Export) -> list[str]:
             lines.append(f"  {names}: {len(good)} of {len(systems)} systems, not {_systems(bad)}")
         else:
             lines.append(f"  {names}: {len(good)} of {len(systems)} systems, {_systems(good)} only")
-    lines.append(
-        f"  never {', '.join(f + '@k' for f in NOT_IN_TREC)}: a TREC file holds neither "
-        "the characters found nor the words sent."
-    )
-    reasons = _reasons(ex)
-    if reasons:
-        lines.append("Why not:")
-        lines += [f"  {r}" for r in reasons]
     return lines
 
 
@@ -480,12 +566,20 @@ def export(
     documents: Annotated[
         bool, typer.Option("--documents", help="Rank and judge documents instead of spans")
     ] = False,
+    merged_qrels: Annotated[
+        Path | None,
+        typer.Option(
+            "--merged-qrels",
+            help="One qrels file for every system exported (for ranx.compare, ir_measures)",
+            metavar="PATH",
+        ),
+    ] = None,
 ) -> None:
     """Write TREC run and qrels files from a results directory (for trec_eval, ranx...)."""
-    if run is None and qrels is None:
-        raise InputError("give --run PATH, --qrels PATH or both")
+    if run is None and qrels is None and merged_qrels is None:
+        raise InputError("give --run PATH, --qrels PATH or both, or --merged-qrels PATH")
     systems = [s.strip() for s in system.split(",") if s.strip()] if system else None
-    ex = export_files(results, run, qrels, systems, documents)
+    ex = export_files(results, run, qrels, systems, documents, merged_qrels)
     console.print(
         f"Wrote {plural(len(ex.paths), 'file')}: " + ", ".join(escape(str(p)) for p in ex.paths)
     )

@@ -1,8 +1,8 @@
 """The report charts' layout without altair: the systems' colours and markers, axis
 domains with headroom, and where point labels go so that no two overlap.
 
-:func:`system_style` gives each system a colour and a marker, so that past ten
-systems no two share both. :func:`padded` widens an axis domain so no mark sits on
+:func:`system_style` gives each system a colour and a marker: twenty colours, no
+two systems alike in both up to 80. :func:`padded` widens an axis domain so no mark sits on
 the plot's edge.
 
 Label placement is pure geometry on pixels: the chart fixes its width, height and axis
@@ -40,24 +40,30 @@ _WIDTHS = (
     63, 63, 41, 52, 39, 63, 59, 82, 59, 59, 52, 64, 34, 64, 84,
 )  # fmt: skip
 
-# Ten colours (Tableau 10), then the same colours with another shape: a system is told
-# apart by its colour and its marker, never by colour alone past ten systems.
+# Twenty colours: Tableau 10, then ten darker ones, each at least as far from every
+# other (CIELAB distance) as Tableau's closest pair (brown and grey) are from each other.
+# A system is told apart by its colour up to twenty and by its colour and marker past
+# that: the darker ten also take another marker, so colour is never the only cue.
 PALETTE = (
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#79706e",
+    "#1f3a6e", "#b35806", "#8e1b2f", "#2a7f7a", "#2d6a2e",
+    "#a08000", "#6a3d9a", "#d6336c", "#5c3d2e", "#222222",
 )  # fmt: skip
 SHAPES = (
     "circle", "square", "triangle-up", "diamond",
     "triangle-down", "cross", "triangle-left", "triangle-right",
 )  # fmt: skip
+ROUND = 10
+"""Systems per marker: the first ten are circles, the next ten squares, and so on."""
 
 
 def system_style(systems: list[str]) -> tuple[list[str], list[str]]:
-    """Each system's colour and marker, in order: colours cycle through
-    :data:`PALETTE` and the marker changes with each round, so two systems share a
-    colour only with different markers (up to 80 systems)."""
+    """Each system's colour and marker, in order: twenty distinct colours
+    (:data:`PALETTE`), and the marker changes every ten systems, so up to twenty no
+    two systems share a colour and up to 80 no two share both."""
     colours = [PALETTE[i % len(PALETTE)] for i in range(len(systems))]
-    shapes = [SHAPES[(i // len(PALETTE)) % len(SHAPES)] for i in range(len(systems))]
+    shapes = [SHAPES[(i // ROUND) % len(SHAPES)] for i in range(len(systems))]
     return colours, shapes
 
 

@@ -157,6 +157,11 @@ COINCIDE_NOTE = (
 )
 
 
+WHOLE = 0
+"""Vega's label limit for "no limit": a system's name is never cut to "…" in an axis or
+a legend (Vega cuts at 180 pixels on an axis, 160 in a legend, by default)."""
+
+
 def _forest_chart(alt, data: dict) -> dict | None:
     rows = []
     systems = [s["name"] for s in data["systems"]]
@@ -191,7 +196,7 @@ def _forest_chart(alt, data: dict) -> dict | None:
         name="k", value=main_k, bind=alt.binding_select(options=ks, name="k (top results) ")
     )
     base = alt.Chart().transform_filter("datum.k == k")
-    y = alt.Y("system:N", sort=systems, title=None)
+    y = alt.Y("system:N", sort=systems, title=None, axis=alt.Axis(labelLimit=WHOLE))
     tooltip = [
         alt.Tooltip("system:N"),
         alt.Tooltip("metric:N"),
@@ -399,7 +404,8 @@ def _compare_chart(alt, data: dict) -> dict:
     pairs = [r["pair"] for r in rows]
     unit = "points" if scale == 100 else "difference"
     base = alt.Chart(alt.Data(values=rows))
-    y = alt.Y("pair:N", sort=pairs, title=None)
+    # each pair's label whole: the plot gives way to long names, never the names
+    y = alt.Y("pair:N", sort=pairs, title=None, axis=alt.Axis(labelLimit=WHOLE))
     color = alt.Color(
         "kind:N",
         title=None,
@@ -485,7 +491,9 @@ def _size_chart(alt, data: dict) -> dict | None:
         title=f"± half-width of the {_level(data)} interval on {ss['metric']} (points)",
     )
     columns = 1 if len(systems) <= 20 else 2
-    legend = alt.Legend(symbolOpacity=1, symbolStrokeWidth=1.5, columns=columns)
+    legend = alt.Legend(
+        symbolOpacity=1, symbolStrokeWidth=1.5, columns=columns, labelLimit=WHOLE
+    )
     color, shape = _style_encodings(alt, systems, legend=legend)
     tooltip = [
         alt.Tooltip("system:N"),

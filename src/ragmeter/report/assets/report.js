@@ -83,7 +83,8 @@
     t.replaceChildren();
     const thead = el("thead", null, el("tr", null, head.map((h) => {
       const spec = typeof h === "string" ? { text: h } : h;
-      return el("th", { class: spec.num ? "num" : null, title: spec.title, text: spec.text });
+      const cls = [spec.num ? "num" : null, spec.wrap ? "wrap" : null].filter(Boolean).join(" ");
+      return el("th", { class: cls || null, title: spec.title, text: spec.text });
     })));
     const tbody = el("tbody");
     rows.forEach((row) => {
@@ -262,7 +263,7 @@
     const rows = SYSTEMS.map((s, i) => {
       const e = DATA.estimates[s];
       return [
-        { text: s, cls: s === h.best ? "best" : null },
+        { text: s, cls: "name" + (s === h.best ? " best" : "") },
         strategyText(DATA.systems[i]),
         retrieverText(DATA.systems[i]),
         { text: DATA.systems[i].items === null ? "" : int(DATA.systems[i].items), cls: "num" },
@@ -384,7 +385,7 @@
     });
     table("hit-table", head, SYSTEMS.map((s) => {
       const e = DATA.estimates[s];
-      const row = [s];
+      const row = [{ text: s, cls: "name" }];
       ks.forEach((k) => {
         row.push({ text: fmtEst(e["recall@" + k], "recall@" + k) + capMark(s, "recall@" + k), cls: "num" });
         row.push({ text: e["words@" + k] ? int(e["words@" + k].mean) + capMark(s, "words@" + k) : "–", cls: "num" });
@@ -435,18 +436,22 @@
       Math.round((1 - rule.alpha) * 100) + "% CI]" : "[" + ruleName + "-level CI]") : "[" + LEVEL + " CI]";
     const pLabel = adjust === "none" ? null : (rule && rule.pairs === 1 ? "p" :
       "p (" + ruleName + ")");
-    const head = ["A", "B", { text: "A − B" + unit + " " + ci, num: true },
-      { text: "wins / ties / losses", num: true }];
+    const head = ["A", "B", { text: "A − B" + unit + " " + ci, num: true, wrap: true },
+      { text: "wins / ties / losses", num: true, wrap: true }];
     if (pLabel) head.push({ text: pLabel, num: true });
-    head.push("verdict", { text: "questions to separate", num: true,
+    head.push("verdict", { text: "questions to separate", num: true, wrap: true,
       title: "for a tie: questions a paired test would need to separate a gap this size (power 0.8)" });
     table("compare-table", head, comps.map((c) => {
       const shown = c.shown || {};
-      const cells = [c.a, c.b,
+      const cells = [{ text: c.a, cls: "name" }, { text: c.b, cls: "name" },
         { text: shown.difference, cls: "num" },
         { text: c.wins + " / " + c.ties + " / " + c.losses, cls: "num" }];
       if (pLabel) cells.push({ text: shown.p, cls: "num" });
-      cells.push(el("span", { class: "tag " + (c.separated ? "sep" : "tie"), text: c.verdict }),
+      // the verdict wraps between words to fit the page; the system it names stays whole
+      const named = [c.a, c.b].find((n) => c.verdict.startsWith(n + " "));
+      const verdict = named ? [el("span", { class: "name", text: named }), c.verdict.slice(named.length)]
+        : c.verdict;
+      cells.push({ cls: "verdict", node: el("span", { class: "tag " + (c.separated ? "sep" : "tie") }, verdict) },
         { text: c.to_separate ? "≈ " + int(c.to_separate) : "", cls: "num" });
       return cells;
     }));
@@ -510,7 +515,7 @@
     table("size-table", head, ss.systems.map((r) => {
       const by = {};
       r.rows.forEach((row) => { by[row.n] = row.half_width; });
-      return [r.system, { text: r.sd.toFixed(3), cls: "num" }]
+      return [{ text: r.system, cls: "name" }, { text: r.sd.toFixed(3), cls: "num" }]
         .concat(sizes.map((n) => ({ text: by[n] === undefined ? "" : (by[n] * 100).toFixed(1), cls: "num" })))
         .concat([{ text: r.needed ? int(r.needed) : "–", cls: "num best" }]);
     }));
@@ -543,7 +548,7 @@
       { text: "passage in top " + a.k + " (%)", num: true,
         title: "hit rate at the reader's k, over the answered questions only" }]),
     a.accuracy.map((r) => {
-      const cells = [r.system, { text: fmtEst(r.correct, "recall@1"), cls: "num" }];
+      const cells = [{ text: r.system, cls: "name" }, { text: fmtEst(r.correct, "recall@1"), cls: "num" }];
       if (anyFixed) cells.push({ text: r.corrected ? fmtEst(r.corrected, "recall@1") + " (" +
         r.corrected.n_hand + " by hand)" : "–", cls: "num" });
       return cells.concat([{ text: r.counts.correct, cls: "num" }, { text: r.counts.partial, cls: "num" },
@@ -565,7 +570,7 @@
     ["found", "missed"].forEach((kind) => labels.forEach((g) => crossHead.push({
       text: kind + " · " + g, num: true,
       title: "passage " + kind + " in the top " + a.k + ", answer " + g })));
-    table(cross, crossHead, a.cross.map((c) => [c.system].concat(
+    table(cross, crossHead, a.cross.map((c) => [{ text: c.system, cls: "name" }].concat(
       ["found", "missed"].reduce((cells, kind) => cells.concat(labels.map((g) => ({
         text: c.table[kind][g], cls: "num" + ((kind === "found") !== (g === "correct") && g !== "unscored" ? " best" : ""),
       }))), []))));
@@ -706,7 +711,7 @@
     const bys = el("table", { class: "data", id: "audit-scores" });
     table(bys, ["system", { text: m + " all", num: true }, { text: m + " clean only", num: true },
       { text: m + " flagged only", num: true }],
-    a.by_system.map((r) => [r.system, { text: fmtEst(r.all, m), cls: "num" },
+    a.by_system.map((r) => [{ text: r.system, cls: "name" }, { text: fmtEst(r.all, m), cls: "num" },
       { text: fmtEst(r.clean, m), cls: "num" }, { text: fmtEst(r.flagged, m), cls: "num" }]));
     append(body, el("div", { class: "scroll" }, bys));
     append(body, el("p", { class: "muted", text: "Flagged questions are marked in the question list below; " +
