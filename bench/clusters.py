@@ -21,6 +21,7 @@ hit rate of 70%) or graded ones (reciprocal ranks, mean about 0.56). For each ce
     python bench/clusters.py --quick          # a few cells, under a minute
     nice python bench/clusters.py             # the full grid (128 cells)
     python bench/clusters.py --reps 200 --rounds 1000 --only 0.3:10:binary:30
+    python bench/clusters.py --deff           # the design effect's own interval
 
 Goal: cluster-aware intervals cover at 93-97% with at least 30 clusters, cluster-aware
 comparisons keep family-wise false "better" at or below 5%, and at rho = 0 the
@@ -47,6 +48,7 @@ from ragmeter.stats_clusters import (  # noqa: E402
     _resampled_cluster_means,
     cluster_bootstrap_many,
     decide_clusters,
+    design_effects,
 )
 from ragmeter.verdicts import compare_family  # noqa: E402
 
@@ -154,6 +156,38 @@ def run_cell(rho, per_doc, kind, groups, reps, rounds, seed, power: bool):
     }
 
 
+DEFF_CELLS = (
+    (0.0, 5, "binary", 30),
+    (0.1, 10, "graded", 30),
+    (0.3, 5, "binary", 10),
+    (0.3, 10, "graded", 60),
+    (0.5, 3, "binary", 20),
+    (0.1, 5, "binary", 60),
+)
+
+
+def deff_coverage(reps: int, rounds: int) -> None:
+    """How often the design effect's interval holds the true one (the variance of the
+    mean over 4,000 simulated test sets, over the average question-level variance)."""
+    for rho, per_doc, kind, groups in DEFF_CELLS:
+        rng = np.random.default_rng(11)
+        means, spread, found = [], [], []
+        for r in range(4000):
+            x, codes = simulate(rng, kind, rho, groups, per_doc)
+            x = x[:1]
+            means.append(x.mean())
+            spread.append(x.var() / x.size)
+            if r < reps:
+                found.append(design_effects(x, codes, rounds=rounds, seed=r + 1)[0])
+        true = float(np.var(means) / np.mean(spread))
+        ok = [d.low <= true <= d.high for d in found if d.deff is not None]
+        print(
+            f"rho {rho} q/doc {per_doc} {kind} G {groups}: true design effect {true:.2f}, "
+            f"interval covers it in {np.mean(ok):.3f} of {len(ok)} test sets",
+            flush=True,
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a few cells, under a minute")
@@ -161,7 +195,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1000, help="resampling rounds (default 1000)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only", default="", help="one cell: rho:per_doc:kind:clusters")
+    ap.add_argument("--deff", action="store_true", help="coverage of the design effect's CI")
     args = ap.parse_args()
+    if args.deff:
+        deff_coverage(args.reps or 300, args.rounds)
+        return
     if args.only:
         rho, per_doc, kind, groups = args.only.split(":")
         cells = [(float(rho), int(per_doc), kind, int(groups))]

@@ -259,7 +259,7 @@
     const k = DATA.main_k;
     const head = ["system", "strategy", "retriever", { text: "items", num: true },
       { text: m + " [" + LEVEL + " CI]", num: true }, { text: "words@" + k, num: true }];
-    if (cl) head.push({ text: "design effect [CI] ~ effective questions", num: true });
+
     const rows = SYSTEMS.map((s, i) => {
       const e = DATA.estimates[s];
       return [
@@ -269,11 +269,12 @@
         { text: DATA.systems[i].items === null ? "" : int(DATA.systems[i].items), cls: "num" },
         { text: fmtEst(e[m], m) + capMark(s, m), cls: "num" + (s === h.best ? " best" : "") },
         { text: e["words@" + k] ? int(e["words@" + k].mean) + capMark(s, "words@" + k) : "–", cls: "num" },
-      ].concat(cl ? [{ text: designText(cl.design[s]), cls: "num" }] : []);
+      ];
     });
     table("summary-table", head, rows);
     const note = capNote();
     if (note) document.getElementById("summary-table").parentNode.after(note);
+    if (cl) (note || document.getElementById("summary-table").parentNode).after(designNote(cl, m));
   }
 
   // "1.46 [0.92, 2.10] ~ 92": how much the shared documents widen the interval.
@@ -281,6 +282,15 @@
     if (!d) return "–";
     return d.deff.toFixed(2) + " [" + d.low.toFixed(2) + ", " + d.high.toFixed(2) + "] ~ " +
       Math.round(d.effective);
+  }
+
+  // Under the summary table: every system's design effect and effective questions.
+  function designNote(cl, m) {
+    const parts = SYSTEMS.filter((s) => cl.design[s]).map((s) => s + " " + designText(cl.design[s]));
+    return el("p", { class: "muted note", id: "design-note", text: "Questions share " +
+      (cl.source === "document" ? "documents" : "clusters") + " (" + cl.per_cluster.toFixed(1) +
+      " each). Design effect on " + m + " [" + LEVEL + " CI] ~ effective questions: " +
+      (parts.join("; ") || "none (equal scores)") + "." });
   }
 
   // A strategy x retriever grid of the compared metric, when there are several retrievers.
