@@ -375,3 +375,30 @@ def test_search_refuses_a_family_it_cannot_compare_before_any_work(tmp_path, arg
     lines = [line for line in got.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0], got.stderr
     assert not out.exists()
+
+
+@pytest.fixture(scope="module")
+def flat(tmp_path_factory) -> Results:
+    """Three strategies with one retriever: no grid."""
+    cfg = Config(
+        corpus=str(EXAMPLE / "posts"),
+        testset=str(EXAMPLE / "questions.jsonl"),
+        strategies=("fixed", "sentence", "parent-400"),
+        rounds=200,
+    )
+    return Results(ragmeter.search(cfg).save(tmp_path_factory.mktemp("flat") / "res"))
+
+
+def test_a_run_that_is_no_grid_keeps_every_pair_and_refuses_a_grid_family(flat):
+    assert flat.summary.comparison_rule.family == "all pairs"
+    for command in (["compare"], ["plan", "--rounds", "200"]):
+        got = runner.invoke(app, [command[0], str(flat.path), *command[1:], "--family", "grid"])
+        assert got.exit_code == 2
+        lines = [line for line in got.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1, got.stderr
+        assert "needs a strategy x retriever grid" in lines[0]
+        assert "systems fixed, sentence, parent-400 name no retriever" in lines[0]
+    with pytest.raises(InputError, match="needs a strategy x retriever grid"):
+        ragmeter.compare(flat, family="strategies")
+    every = runner.invoke(app, ["compare", str(flat.path), "--family", "all"])
+    assert every.exit_code == 0 and "(all pairs)" in " ".join(every.stdout.split())
