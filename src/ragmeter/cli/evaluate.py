@@ -12,7 +12,7 @@ from rich.text import Text
 from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import _csv, _progress, app, console, err, handle_errors, refresh_report
 from ragmeter.cli.history import NoHistory, record_run
-from ragmeter.cli.layout import FORMAT_HELP, Grid, check_format, fit, render
+from ragmeter.cli.layout import FORMAT_HELP, Grid, check_format, print_grids, render
 from ragmeter.formatting import format_estimate
 from ragmeter.outputs import check_results_target, results_lock
 from ragmeter.qrels import COMPAT_MEASURES
@@ -89,7 +89,7 @@ def _evaluate(
     runs, qrels, measures, metric, level, gain, ideal, trec_eval_compat, seed, rounds, method,
     out, no_history, chosen,
 ) -> None:  # fmt: skip
-    from ragmeter.cli.output import emit, print_comparisons, print_tables, shown_path
+    from ragmeter.cli.output import emit, print_comparisons, shown_path
     from ragmeter.evaluate import evaluate_files
     from ragmeter.results import save_results
     from ragmeter.summary import summarize_run
@@ -160,7 +160,7 @@ def _evaluate(
         records = terminal.estimate_records(summary)
         emit(render([grid], chosen, records, summary.to_json()))
     else:
-        print_tables(fit(grid, terminal.terminal_width()))
+        print_grids(console, grid)
         if summary.comparisons:
             print_comparisons(
                 summary.comparisons,
@@ -170,7 +170,7 @@ def _evaluate(
                 summary.comparison_rule,
             )
         for system, rows in list(summary.sample_size.items())[:3]:
-            console.print(terminal.size_table(rows, summary.metric, system))
+            print_grids(console, terminal.size_grid(rows, summary.metric, system))
         if len(summary.sample_size) > 3:
             console.print(
                 f"[dim]Sample sizes of the other {len(summary.sample_size) - 3} runs: "

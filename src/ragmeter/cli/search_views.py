@@ -13,7 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ragmeter import tables
-from ragmeter.cli.layout import Grid, as_table, fit, natural_width, stacked
+from ragmeter.cli.layout import Grid, as_table, fit
+from ragmeter.cli.layout import terminal_width as layout_width
 from ragmeter.formatting import (
     column_labels,
     exact_note,
@@ -148,6 +149,8 @@ def comparison_grid(
         right={2, 3, 4} if p_label else {2, 3},
         key="comparisons",
         wrap={len(header) - 1},
+        groups=[list(range(1, len(header)))],  # a pair stays on one row: never split
+        labels=False,
     )
     for c in comparisons:
         row = [c.a, c.b, shown_difference(c, metric), f"{c.wins}/{c.ties}/{c.losses}"]
@@ -161,22 +164,26 @@ def narrow_comparison_grid(
     comparisons: list[Row], metric: str, seed: int, rounds: int, rule: Rule | None = None
 ) -> Grid:
     """:func:`comparison_grid` for a narrow terminal: each pair on two lines (A over
-    B, the difference over win/tie/loss), names and intervals whole."""
+    B) and its numbers under each other (the difference, win/tie/loss, the p-value),
+    names, intervals and verdicts whole."""
     alpha = rule.alpha if rule is not None else 0.05
     ci, p_label = column_labels(rule)
-    header = ["A\n- B", f"{ci}\nwin/tie/loss", *([p_label] if p_label else []), "verdict"]
+    numbers = f"{ci}\nwin/tie/loss" + (f"\n{p_label}" if p_label else "")
+    header = ["A\n- B", numbers, "verdict"]
     grid = Grid(
         comparison_title(metric, seed, rounds, rule),
         header,
-        right={1, 2} if p_label else {1},
+        right={1},
         key="comparisons",
-        wrap={len(header) - 1},
+        wrap={2},
+        groups=[[1, 2]],
+        labels=False,
     )
     for c in comparisons:
-        row = [f"{c.a}\n- {c.b}", f"{shown_difference(c, metric)}\n{c.wins}/{c.ties}/{c.losses}"]
+        cell = f"{shown_difference(c, metric)}\n{c.wins}/{c.ties}/{c.losses}"
         if p_label:
-            row.append(shown_p(c, alpha))
-        grid.rows.append([*row, _verdict(c)])
+            cell += f"\n{shown_p(c, alpha)}"
+        grid.rows.append([f"{c.a}\n- {c.b}", cell, _verdict(c)])
     return grid
 
 
@@ -248,18 +255,13 @@ def comparison_views(
     limit: int | None = LONG_FAMILY,
 ) -> tuple[list[RenderableType], list[str]]:
     """The comparison table fitted to ``width`` (two lines a pair when one is too
-    wide) and the lines to print under it."""
+    wide, lines of ``header: value`` when that is too) and the lines to print under it."""
     systems = len({r.a for r in comparisons} | {r.b for r in comparisons})
     shown, rest = decisive_first(comparisons, limit)
     grid = comparison_grid(shown, metric, seed, rounds, rule)
-    tables = fit(grid, None)  # [title, table]
-    if width is not None and natural_width(tables[-1], least=True) > width:  # two lines a pair
-        narrow = narrow_comparison_grid(shown, metric, seed, rounds, rule)
-        tables = fit(narrow, None)
-        if natural_width(tables[-1], least=True) > width:  # too narrow for any table: lines
-            tables = stacked(grid, width)
+    grid.narrow = narrow_comparison_grid(shown, metric, seed, rounds, rule)
     notes = [rest] if rest else []
-    return tables, notes + family_notes(comparisons, rule, systems)
+    return fit(grid, width), notes + family_notes(comparisons, rule, systems)
 
 
 def summary_comparisons(summary: Summary) -> Table | None:
@@ -367,10 +369,5 @@ def comparison_records(rows: list[Row], metric: str) -> list[dict]:
 
 
 def terminal_width() -> int:
-    """The width tables are fitted to: ``COLUMNS`` when set, else the console's."""
-    import os
-
-    from ragmeter.cli.app import console
-
-    cols = os.environ.get("COLUMNS", "")
-    return int(cols) if cols.isdigit() and int(cols) > 0 else console.width
+    """The width tables are fitted to (:func:`ragmeter.cli.layout.terminal_width`)."""
+    return layout_width()
