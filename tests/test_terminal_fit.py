@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from ragmeter.cli import app
 from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import example_dir
-from ragmeter.cli.layout import Grid, fit
+from ragmeter.cli.layout import Grid, fit, natural_width
 from ragmeter.config import Config
 from ragmeter.experiment import run_search
 from ragmeter.results import Results, save_results
@@ -215,6 +215,20 @@ def test_chunk_list_says_which_sizes_are_not_words(tmp_path, monkeypatch):
     assert got.exit_code == 0, got.output
     assert "chunk_size=400 (characters, as LangChain counts)" in got.stdout
     assert "200 words" in got.stdout  # the built-ins count words
+
+
+def test_a_wrapping_column_keeps_its_longest_word_whole():
+    """A verdict wraps between words, never inside a name: the narrowest table keeps
+    the verdict column as wide as its longest word; one column narrower, lines."""
+    name = "parent-400/bm25-k09"
+    grid = Grid("t", ["run", "verdict"], [["1", f"{name} better"]], wrap={1})
+    least = natural_width(fit(grid, None)[-1], least=True)
+    assert least == len("run") + len(name) + 2 * 2 + 3  # two padded columns, three edges
+    for width in (least, least - 1):
+        text = _rendered(fit(grid, width), width)
+        _fits(text, width)
+        assert name in text
+    assert "┏" not in _rendered(fit(grid, least - 1), least - 1)
 
 
 def test_a_terminal_too_narrow_for_any_table_gets_lines_not_cut_cells():

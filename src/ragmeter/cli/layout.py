@@ -5,9 +5,9 @@ console's width: whole when it fits, else in its narrow form (a pair on two line
 else its value columns split over several tables (the name column repeated), else
 with the names replaced by short labels and a legend, else as lines of
 ``header: value``. No cell is ever cut to ``…``; only a column marked to wrap (a
-verdict, a question) wraps, between words. :func:`print_grids` prints grids that way: every
-command's tables go through it. :func:`terminal_width` is the width they fit:
-``COLUMNS``, else the terminal the command runs in (piped output too), else
+verdict, a question) wraps, between words. :func:`print_grids` prints grids that
+way: every command's tables go through it. :func:`terminal_width` is the width they
+fit: ``COLUMNS``, else the terminal the command runs in (piped output too), else
 :data:`DEFAULT_WIDTH`. :func:`render` writes grids as ``markdown``, ``csv`` or
 ``json`` for pipes and files.
 """
