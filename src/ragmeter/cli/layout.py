@@ -169,22 +169,25 @@ def fit(grid: Grid, width: int | None) -> list[RenderableType]:
     form when it has one and that fits; else the title, then tables of as many value
     columns as fit (the name column repeated); else the same with short labels and a
     legend; else lines of ``header: value`` (:func:`stacked`)."""
+    # the title and the footnote as lines of their own, wrapped at the terminal's width
+    # (a table's own wrap at the table's width, a narrow column's in a narrow table)
+    head: list[RenderableType] = [Text(grid.title, style="italic")] if grid.title else []
+    foot: list[RenderableType] = [Text(grid.caption, style="dim")] if grid.caption else []
     names = [r[0] for r in grid.rows]
-    whole = _rich(grid, range(len(grid.header)), None, names)
+    whole = _rich(grid, range(len(grid.header)), None, names, caption=False)
     if width is None or natural_width(whole, least=True) <= width:
-        # the title as a line of its own: a table's title wraps at the table's width
-        return [Text(grid.title, style="italic"), whole] if grid.title else [whole]
+        return [*head, whole, *foot]
     if grid.narrow is not None:
         narrow = fit(grid.narrow, None)
-        if natural_width(narrow[-1], least=True) <= width:
+        table = next(r for r in narrow if isinstance(r, Table))
+        if natural_width(table, least=True) <= width:
             return narrow
     groups = grid.groups or [[i] for i in range(1, len(grid.header))]
     tries = [(names, None), _legend(grid)] if grid.labels else [(names, None)]
     for labels, legend in tries:
         tables = _pack(grid, groups, labels, width)
         if tables is not None:
-            head: list[RenderableType] = [Text(grid.title, style="italic")]
-            return head + ([legend] if legend is not None else []) + tables
+            return [*head, *([legend] if legend is not None else []), *tables, *foot]
     return stacked(grid, width)
 
 
@@ -242,8 +245,6 @@ def _pack(
         chunk = [g]
     if chunk:
         tables.append(build(chunk))
-    if grid.caption and tables:  # the footnote once, under the last table
-        tables[-1].caption = Text(grid.caption)
     return tables
 
 
