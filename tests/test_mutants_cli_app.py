@@ -245,12 +245,20 @@ def test_verbose_holds_for_one_command_only(monkeypatch):
     assert backends.LLAMA_VERBOSE is False
 
 
-def test_piped_output_is_160_columns_wide():
-    """Logs and CI get a wide console so tables do not wrap (in this process: the
-    console as imported; tests/test_terminal_fit.py checks fresh interpreters)."""
-    if console._width is None:
-        pytest.skip("imported on a terminal or with COLUMNS set: their width wins")
+def test_piped_output_is_160_columns_wide(monkeypatch):
+    """Logs and CI (no COLUMNS, no terminal on any stream, no /dev/tty) get a wide
+    console so tables do not wrap; tests/test_terminal_fit.py checks fresh interpreters."""
+    import os
+
+    def no_terminal(*args):
+        raise OSError("not a terminal")
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setattr(os, "get_terminal_size", no_terminal)
+    monkeypatch.setattr(os, "open", no_terminal)
     assert console.width == 160
+    monkeypatch.setenv("COLUMNS", "93")  # read at each print, not once at import
+    assert console.width == 93
 
 
 def test_the_accuracy_judge_is_named_as_grades_are_saved():

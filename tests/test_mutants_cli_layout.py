@@ -1,14 +1,15 @@
 """``ragmeter.cli.layout``: column styles, the stacked last resort at its exact width, the
-footnote once under the last of several tables, names and headers on one line in
-Markdown, and JSON output kept strict."""
+footnote once under the last of several tables (on a line of its own), names and headers
+on one line in Markdown, and JSON output kept strict."""
 
 from __future__ import annotations
 
 import math
 
 import pytest
+from rich.table import Table
 
-from ragmeter.cli.layout import Grid, _pack, as_table, markdown, render, stacked
+from ragmeter.cli.layout import Grid, _pack, as_table, fit, markdown, render, stacked
 
 
 def test_the_name_column_is_bold_and_dim_columns_dim():
@@ -30,8 +31,11 @@ def test_stacked_keeps_a_value_beside_its_label_while_it_fits():
 def test_the_footnote_goes_once_under_the_last_table():
     grid = Grid("t", ["name", "a", "b", "c"], [["x", "1", "2", "3"]], caption="note")
     tables = _pack(grid, [[1], [2], [3]], ["x"], None)
-    assert [t.caption is not None for t in tables] == [False, False, True]
-    assert tables[-1].caption.plain == "note"
+    assert [t.caption for t in tables] == [None, None, None]  # in no table: below them
+    for width in (None, 12):  # whole; split over three tables
+        parts = fit(grid, width)
+        assert [isinstance(p, Table) for p in parts] == [False, *[True] * (len(parts) - 2), False]
+        assert parts[-1].plain == "note" and len(parts) == (3 if width is None else 5)
 
 
 def test_markdown_puts_multi_line_headers_and_cells_on_one_line():

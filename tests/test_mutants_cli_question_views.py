@@ -1,4 +1,4 @@
-"""``ragmeter.cli.question_views``: the audit table (ids whole, flags and copy ratio per
+"""``ragmeter.cli.question_views``: the audit table (ids whole, each flag with how strong it is per
 question, passages cut to twice the width, at most ``limit`` rows with the rest counted,
 the caption's interval and counts) and the test-set comparison (per system A, B, A - B and
 B without its flagged questions)."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from ragmeter import stats
-from ragmeter.cli.question_views import _short, audit_table, compare_table
+from ragmeter.cli.question_views import _short, audit_grid, audit_table, compare_grid
 from ragmeter.questions.audit_rows import AuditSummary, Flag, Flagged
 from ragmeter.questions.compare import SetComparison, SystemComparison
 
@@ -44,23 +44,27 @@ def test_the_audit_table_lists_flagged_questions_with_their_passage():
         _flagged(2, ()),
         _flagged(3, ("misstated",), None),
     ]
+    grid = audit_grid(rows, limit=None, width=20)
+    assert grid.title == "2 of 3 questions flagged"
+    assert grid.header == ["id", "flags (how strong): flagged phrase", "question", "passage"]
     table = audit_table(rows, limit=None, width=20)
-    assert table.title == "2 of 3 questions flagged"
-    assert [c.header for c in table.columns] == ["id", "flags", "copy", "question", "passage"]
-    assert table.columns[0].no_wrap and table.columns[2].justify == "right"
-    ids, flags, copy, questions, passages = (list(c.cells) for c in table.columns)
-    assert [str(i) for i in ids] == ["question-id-1", "question-id-3"]
-    assert flags == ["copies\ncontext-dependent", "misstated"]
-    assert copy == ["75%", ""]
-    assert str(passages[0]) == ("word " * 8)[:39] + "…"  # 40 characters: twice the width
+    assert table.columns[0].no_wrap  # ids whole
+    ids, flags, questions, passages = zip(*grid.plain_rows(), strict=True)
+    assert ids == ("question-id-1", "question-id-3")
+    # flags read from a file without their measure; a wording rule's flag
+    assert flags == (
+        "copies (strength not recorded)\ncontext-dependent (wording rule)",
+        "misstated (wording rule)",
+    )
+    assert passages[0] == ("word " * 8)[:39] + "…"  # 40 characters: twice the width
     text = " ".join(_text(table).split())
     assert "; copies 1, context-dependent 1; model checks not run" in text
 
 
 def test_the_audit_table_stops_at_its_limit_and_counts_the_rest():
     rows = [_flagged(i) for i in range(5)]
-    assert "more in the files" not in audit_table(rows, limit=5).caption
-    table = audit_table(rows, limit=3)
+    assert "more in the files" not in audit_grid(rows, limit=5).caption
+    table = audit_grid(rows, limit=3)
     assert len(table.rows) == 3
     assert table.caption.endswith(
         "; copies 5; 2 more in the files; model checks not run: misstated, context"
@@ -69,10 +73,10 @@ def test_the_audit_table_stops_at_its_limit_and_counts_the_rest():
 
 def test_the_audit_caption_without_ratios_or_flags():
     summary = AuditSummary(2, 0, None, 0, {"copies": 0}, {})
-    table = audit_table([_flagged(1, (), None)], summary)
+    table = audit_grid([_flagged(1, (), None)], summary)
     assert table.caption == "no copy ratio (no content words); no flags"
     est = stats.bootstrap([0.2, 0.4, 0.6], rounds=200, seed=3)
-    table = audit_table([], AuditSummary(3, 3, est, 0, {}, {}, not_run={"context": "why"}))
+    table = audit_grid([], AuditSummary(3, 3, est, 0, {}, {}, not_run={"context": "why"}))
     assert table.caption.startswith(f"mean copy ratio {est.mean:.1%} [")
     assert "(95% bootstrap, seed 3, 200 rounds, n=3)" in table.caption
     assert table.caption.endswith("; no flags; model checks not run: context")
@@ -94,8 +98,8 @@ def test_the_comparison_table_gives_a_b_their_difference_and_b_cleaned():
         1,
         200,
     )
-    table = compare_table(result)
-    assert [str(c.header) for c in table.columns] == [
+    table = compare_grid(result)
+    assert table.header == [
         "system",
         "reader",
         "generated",
@@ -103,9 +107,8 @@ def test_the_comparison_table_gives_a_b_their_difference_and_b_cleaned():
         "verdict",
         "generated, unflagged",
     ]
-    assert table.columns[0].no_wrap
-    system, col_a, col_b, d, verdict, cleaned = (list(c.cells) for c in table.columns)
-    assert [str(s) for s in system] == ["bm25", "fixed"]
+    system, col_a, col_b, d, verdict, cleaned = zip(*table.plain_rows(), strict=True)
+    assert system == ("bm25", "fixed")
     assert col_a[0].startswith("75.0 [") and col_b[0].startswith("25.0 [")
     assert d[0].startswith("+50.0 [")
     assert cleaned[0].startswith("50.0 [") and cleaned[0].endswith("(n=2)") and cleaned[1] == "-"
@@ -115,6 +118,6 @@ def test_the_comparison_table_gives_a_b_their_difference_and_b_cleaned():
 def test_passages_are_cut_at_twice_the_width_and_rows_are_ruled():
     rows = [_flagged(i, passage="passage words " * 40) for i in range(2)]
     table = audit_table(rows)  # the default width: passages cut at 180 characters
-    assert str(next(iter(table.columns[4].cells))) == ("passage words " * 40).strip()[:179] + "…"
+    assert str(next(iter(table.columns[3].cells))) == ("passage words " * 40).strip()[:179] + "…"
     lines = _text(table, width=120).splitlines()
     assert sum(line.startswith("├") for line in lines) == 1  # a rule between the two rows

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 import ragmeter.questions
 from ragmeter.cli import app, question_views
+from ragmeter.cli.layout import Grid
 
 runner = CliRunner()
 
@@ -39,7 +40,7 @@ def calls(monkeypatch):
     monkeypatch.setattr(ragmeter.questions, "generate_file", generate_file)
     monkeypatch.setattr(ragmeter.questions, "audit_files", audit_files)
     monkeypatch.setattr(ragmeter.questions, "compare_files", compare_files)
-    monkeypatch.setattr(question_views, "compare_table", lambda result: result)
+    monkeypatch.setattr(question_views, "compare_grid", lambda result: Grid(result, ["-"]))
     return seen
 
 

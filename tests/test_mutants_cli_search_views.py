@@ -45,11 +45,13 @@ def test_comparison_tables_right_align_the_numbers_and_leave_the_verdict_left():
     wide = terminal.comparison_grid(*args)
     assert wide.header[:2] == ["A", "B"] and wide.header[-1] == "verdict"
     assert _justify(wide) == ["left", "left", "right", "right", "right", "left"]
-    narrow = terminal.narrow_comparison_grid(*args)
-    assert _justify(narrow) == ["left", "right", "right", "left"]
-    # the per-pair rule has no p column: one number column fewer
+    narrow = terminal.narrow_comparison_grid(*args)  # the p-value under the difference
+    assert _justify(narrow) == ["left", "right", "left"]
+    assert narrow.header[1].splitlines()[-1] == terminal.column_labels(s.comparison_rule)[1]
+    assert len(narrow.rows[0][1].splitlines()) == 3
+    # the per-pair rule has no p-value: two lines of numbers
     none = terminal.narrow_comparison_grid(*args[:4], replace(s.comparison_rule, adjust="none"))
-    assert len(none.header) == 3 and _justify(none) == ["left", "right", "left"]
+    assert len(none.header[1].splitlines()) == 2 and _justify(none) == ["left", "right", "left"]
 
 
 @pytest.mark.parametrize(

@@ -411,3 +411,92 @@ def test_compare_pairs_by_passage_and_drops_flagged():
     assert "10 flagged generated questions dropped" in console.export_text()
     same = compare_testsets(cfg, reader, reader, docs)
     assert all(s.diff.difference.mean == 0 and s.b_clean is None for s in same.systems)
+
+
+# --------------------------------------------------------------------------- how strong
+
+
+def test_the_copied_span_is_the_longest_run_of_words_the_passage_holds_in_order():
+    from ragmeter.questions.audit import copied_span
+
+    # "of objects were requested exactly once" is in CACHE word for word (shown as the
+    # question writes it); "share" and "trace" are copied too, but not next to it
+    assert (
+        copied_span("What share of Objects were requested exactly once in the trace?", CACHE)
+        == "of Objects were requested exactly once"
+    )
+    # words compare folded (plural "heaps" matches "heap")
+    assert copied_span("Why do Fibonacci heaps help?", DIJKSTRA) == "Fibonacci heaps"
+    # "the goal" (a content word) beats "cost" alone; "is a" (stop words only) never counts
+    assert copied_span("Is a cost of the goal known?", ASTAR) == "the goal"
+    assert copied_span("What is it?", ASTAR) == ""  # no content word copied
+
+
+WEAK = "What share of objects were requested exactly once?"  # 3 of 4 content words: 75%
+STRONG = "Which objects were requested exactly once in the trace?"  # 4 of 4: 100%
+
+
+def test_each_flag_says_how_strong_it_is_and_what_raised_it(tmp_path):
+    from ragmeter.questions.audit import read_audit
+
+    context = q("q3", "What is the time complexity of this algorithm?", "paths.md")
+    questions = [q("q1", WEAK, "cache.md"), q("q2", STRONG, "cache.md"), context]
+    rows = {r.id: r for r in audit_questions(questions, DOCS)}
+    [copy] = rows["q1"].flags  # {share, object, requested, exactly}: 75%, below 80%
+    assert (copy.value, copy.threshold, copy.strength) == (0.75, 0.6, "weak")
+    assert copy.how_strong == "weak, 75% >= 60%"
+    assert copy.phrase == "of objects were requested exactly once"
+    assert rows["q1"].weak
+    [copy] = rows["q2"].flags  # at least halfway from 60% to 100%: strong
+    assert copy.strength == "strong" and copy.how_strong == "strong, 100% >= 60%"
+    assert not rows["q2"].weak
+    by_kind = {f.kind: f for f in rows["q3"].flags}
+    rule = by_kind["context-dependent"]
+    assert rule.phrase == "this algorithm" and rule.strength is None
+    assert rule.how_strong == "wording rule"
+    assert by_kind["copies"].strength == "weak"  # {time, complexity, algorithm}: 2 of 3
+    assert not rows["q3"].weak  # a wording rule's flag is not a weak one
+    summary = summarize_audit(list(rows.values()), rounds=200)
+    assert summary.weak == 1 and summary.to_dict()["flagged_weakly_only"] == 1
+    # the files keep the measure, its threshold, the strength and the phrase; read back
+    paths = write_audit(list(rows.values()), summary, tmp_path, "audit")
+    saved = json.loads(paths[0].read_text().splitlines()[0])["reasons"][0]
+    assert saved == {
+        "kind": "copies",
+        "label": "copies",
+        "reason": "75% of its content words are in the passage (threshold 60%)",
+        "source": "rule",
+        "value": 0.75,
+        "threshold": 0.6,
+        "strength": "weak",
+        "phrase": "of objects were requested exactly once",
+    }
+    back = {r.id: r for r in read_audit(paths[0])}
+    assert back["q1"].flags == rows["q1"].flags and back["q1"].weak
+
+
+def test_the_audit_headline_counts_the_questions_flagged_only_weakly():
+    from ragmeter.cli.question_views import audit_headline
+
+    questions = [
+        q("q1", WEAK, "cache.md"),
+        q("q2", "How many objects were requested exactly once per hour?", "cache.md"),  # 60%
+        q("q3", STRONG, "cache.md"),
+        q("q4", "How is a Fibonacci heap unlike a pairing heap?", "paths.md"),  # 50%: clean
+    ]
+    rows = audit_questions(questions, DOCS)
+    summary = summarize_audit(rows, rounds=200)
+    assert audit_headline(summary, rows) == (
+        "3 of 4 questions flagged; 2 of them only weakly "
+        "(copies 60%-75%, flagged from 60%, strong from 80%)"
+    )
+    console = Console(width=400, record=True)  # wide: no cell wraps
+    console.print(audit_table(rows, summary))
+    text = console.export_text()
+    assert audit_headline(summary, rows) in " ".join(text.split())
+    # each flag with how strong it is and the phrase that raised it (the copied span)
+    assert "copies (weak, 75% >= 60%): 'of objects were requested exactly once'" in text
+    assert "copies (strong, 100% >= 60%): 'objects were requested exactly once'" in text
+    assert audit_headline(summarize_audit(rows[2:], rounds=200), rows[2:]) == (
+        "1 of 2 questions flagged"  # no weak flag: no second clause
+    )

@@ -12,12 +12,13 @@ import re
 
 import pytest
 from rich.console import Console
+from test_answers_one_view import run_dir  # noqa: F401  (a fixture: answers, two judges, hand)
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
 from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import example_dir
-from ragmeter.cli.layout import Grid, fit
+from ragmeter.cli.layout import Grid, fit, natural_width
 from ragmeter.config import Config
 from ragmeter.experiment import run_search
 from ragmeter.results import Results, save_results
@@ -217,6 +218,20 @@ def test_chunk_list_says_which_sizes_are_not_words(tmp_path, monkeypatch):
     assert "200 words" in got.stdout  # the built-ins count words
 
 
+def test_a_wrapping_column_keeps_its_longest_word_whole():
+    """A verdict wraps between words, never inside a name: the narrowest table keeps
+    the verdict column as wide as its longest word; one column narrower, lines."""
+    name = "parent-400/bm25-k09"
+    grid = Grid("t", ["run", "verdict"], [["1", f"{name} better"]], wrap={1})
+    least = natural_width(fit(grid, None)[-1], least=True)
+    assert least == len("run") + len(name) + 2 * 2 + 3  # two padded columns, three edges
+    for width in (least, least - 1):
+        text = _rendered(fit(grid, width), width)
+        _fits(text, width)
+        assert name in text
+    assert "┏" not in _rendered(fit(grid, least - 1), least - 1)
+
+
 def test_a_terminal_too_narrow_for_any_table_gets_lines_not_cut_cells():
     grid = Grid("Scores", ["system", "recall@5", "words@5"], right={1, 2})
     grid.rows = [["parent-400/bm25-k09", "80.7 [74.1, 87.4]", "885"]]
@@ -226,17 +241,58 @@ def test_a_terminal_too_narrow_for_any_table_gets_lines_not_cut_cells():
     assert "parent-400/bm25-k09" in text
 
 
-def test_an_explicit_columns_wins_over_the_width_of_piped_output():
+def _piped_width(env: dict, **streams) -> str:
+    """``console.width`` in a fresh process whose stdout is a pipe, in a session of its
+    own (no terminal of the test run reaches it unless given)."""
     import subprocess
     import sys
 
     code = "from ragmeter.cli.app import console; print(console.width)"
+    streams.setdefault("stdin", subprocess.DEVNULL)
+    streams.setdefault("stderr", subprocess.PIPE)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        **streams,
+    )
+    return done.stdout.strip()
+
+
+def test_an_explicit_columns_wins_over_the_width_of_piped_output():
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    piped = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert piped.stdout.strip() == "160"  # logs and CI: wide, so tables do not wrap
-    env["COLUMNS"] = "80"
-    narrow = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert narrow.stdout.strip() == "80"  # COLUMNS=80 ragmeter demo | cat
+    assert _piped_width(env) == "160"  # no terminal anywhere (logs, CI): wide
+    assert _piped_width({**env, "COLUMNS": "80"}) == "80"  # COLUMNS=80 ragmeter demo | cat
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a pseudo-terminal needs POSIX")
+def test_piped_output_follows_the_width_of_the_terminal_it_runs_in():
+    """``ragmeter compare r | cat`` in a 72-column terminal: stdout is a pipe, but
+    stderr, or the process's terminal (/dev/tty), is 72 columns wide."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    main, side = pty.openpty()
+    try:
+        fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 72, 0, 0))
+        assert _piped_width(env, stderr=side) == "72"  # stdout piped, stderr the terminal
+        name = os.ttyname(side)
+
+        def own_terminal() -> None:  # the new session's controlling terminal: /dev/tty
+            fd = os.open(name, os.O_RDWR)
+            fcntl.ioctl(fd, termios.TIOCSCTTY, 0)
+            os.close(fd)
+
+        assert _piped_width(env, preexec_fn=own_terminal) == "72"  # every stream redirected
+        assert _piped_width({**env, "COLUMNS": "100"}, stderr=side) == "100"  # COLUMNS wins
+    finally:
+        os.close(main)
+        os.close(side)
 
 
 def test_a_comparison_that_fits_only_by_folding_takes_two_lines_a_pair():
@@ -262,3 +318,194 @@ def test_a_comparison_that_fits_only_by_folding_takes_two_lines_a_pair():
             assert row.verdict in text, row.verdict
             assert terminal.shown_difference(row, "recall@5") in text
     assert any(line.startswith("│ - ") for line in text.splitlines())  # A over - B
+
+
+# --------------------------------------------------------------------------- every command
+
+WIDTHS = (60, 80, 120)
+
+
+def _streams(text: str) -> list[str]:
+    """The text flattened (words joined by one space), and each table column read down
+    its lines (the pieces between ``│`` joined): a cell that wraps between words reads
+    whole in one of them."""
+    columns: dict[int, list[str]] = {}
+    for line in text.splitlines():
+        if line.startswith(("│", "┃")):
+            for k, piece in enumerate(line.replace("┃", "│").split("│")[1:-1]):
+                columns.setdefault(k, []).append(piece.strip())
+    return [" ".join(text.split()), *(" ".join(" ".join(c).split()) for c in columns.values())]
+
+
+def _check_fit(text: str, width: int, whole=(), wrapped=(), cut_ok: bool = False) -> None:
+    """Every line within ``width``; no cell cut to ``…`` (unless ``cut_ok``: the audit
+    shortens passages on purpose); each of ``whole`` (names, commits, times, intervals)
+    on one line; each of ``wrapped`` (verdicts) whole, wrapped between words at most."""
+    lines = text.splitlines()
+    assert lines, "nothing printed"
+    widest = max(lines, key=len)
+    assert len(widest) <= width, f"{len(widest)} > {width}: {widest!r}"
+    if not cut_ok:
+        assert "…" not in text
+    for cell in whole:
+        assert any(cell in line for line in lines), f"{cell!r} not whole at {width} columns"
+    streams = _streams(text)
+    for cell in wrapped:
+        flat = " ".join(cell.split())
+        assert any(flat in s for s in streams), f"{cell!r} not whole at {width} columns"
+
+
+def _cli(args: list[str], width: int, **env: str) -> str:
+    got = runner.invoke(app, args, env={"COLUMNS": str(width), **env})
+    assert got.exit_code == 0, got.output
+    return got.stdout
+
+
+def _ci(est, metric: str) -> str:
+    return terminal.format_estimate(est, metric)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_compare_and_plan_fit_every_width_with_names_intervals_and_verdicts_whole(many, width):
+    summary = Results(many).summary
+    text = _cli(["compare", str(many), "--all"], width)
+    rows = summary.comparisons
+    _check_fit(
+        text,
+        width,
+        whole=[x for r in rows for x in (r.a, r.b, terminal.shown_difference(r, "recall@5"))],
+        wrapped=[r.verdict for r in rows],
+    )
+    plan = _cli(["plan", str(many), "--rounds", "200", "--all"], width)
+    _check_fit(plan, width, whole=list(summary.estimates))
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_search_and_chunk_fit_every_width(tmp_path, monkeypatch, width):
+    monkeypatch.chdir(tmp_path)
+    args = ["search", "--strategies", "fixed,parent-400", "--rounds", "200", "-o", "out"]
+    text = _cli([*args, "--no-history"], width)
+    summary = Results(tmp_path / "out").summary
+    whole = [*summary.estimates]
+    for est in summary.estimates.values():
+        whole += [_ci(est[m], m) for m in ("recall@1", "recall@10", "mrr@10", "coverage@5")]
+    _check_fit(text, width, whole, [r.verdict for r in summary.comparisons])
+    strategies = _cli(["chunk", "--list"], width)
+    _check_fit(strategies, width, STRATEGIES, ["parents 400 / children 100 words"])
+    chunks = _cli(["chunk", "--strategy", "parent-400", "--show", "0"], width)
+    _check_fit(chunks, width, whole=["parent-400: 25 documents"])
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_evaluate_and_check_fit_every_width(many, tmp_path, width):
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("".join(f"{q} 0 d{q} 1\n" for q in range(12)))
+    runs = []
+    for name in ("a-long-run-name-from-a-system", "another-long-run-name"):
+        run = tmp_path / f"{name}.run"
+        run.write_text("".join(f"{q} Q0 d{(q * len(name)) % 12} 1 2.0 {name}\n" for q in range(12)))
+        runs.append(str(run))
+    out = tmp_path / f"e{width}"
+    args = ["evaluate", *runs, "--qrels", str(qrels), "--rounds", "200", "-o", str(out)]
+    text = _cli(args, width)
+    summary = Results(out).summary
+    whole = [*summary.estimates]
+    whole += [terminal.format_estimate(e) for by in summary.estimates.values() for e in by.values()]
+    _check_fit(text, width, whole, [r.verdict for r in summary.comparisons])
+    gate = runner.invoke(
+        app,
+        ["check", str(many), str(many), "--system", "parent-400/bm25-k09", "--margin", "5"],
+        env={"COLUMNS": str(width)},
+    )
+    assert gate.exit_code == 0, gate.output
+    # the gate's verdict is one line for CI logs to grep (the terminal wraps it): whole
+    assert re.search(r"^PASS recall@5 parent-400/bm25-k09: .*\[[^\]]+\] points", gate.stdout)
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """A history of two recorded runs of one measurement at two commits."""
+    from test_history_report import keep, search
+
+    base = tmp_path_factory.mktemp("two-runs")
+    folder = base / "history"
+    runs = [search(base / f"r{i}", size) for i, size in enumerate((60, 200))]
+    for results, commit in zip(runs, "ab", strict=True):
+        keep(folder, results, commit)
+    return folder, runs
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_history_tables_fit_every_width_with_commits_times_and_verdicts_whole(two_runs, width):
+    from ragmeter.cli.history import _commit, _when
+    from ragmeter.history import HistoryStore
+    from ragmeter.history_trend import trend
+
+    folder, _ = two_runs
+    with HistoryStore(folder, create=False) as store:
+        kept = store.runs()
+        found = trend(store, "mine", None)
+    stamps = [_when(r.recorded_at) for r in kept]
+    commits = [_commit(r) for r in kept]
+    assert commits == ["aaaaaaa", "bbbbbbb"]
+    listed = _cli(["history", "list", "--history", str(folder)], width)
+    _check_fit(listed, width, whole=[*stamps, *commits, "search", "recall@5", "main"])
+    shown = _cli(["history", "show", "2", "--history", str(folder)], width)
+    _check_fit(shown, width, whole=["mine", "sentence"])
+    trended = _cli(["history", "trend", "--system", "mine", "--history", str(folder)], width)
+    changes = [p.change for p in found.points if p.change is not None]
+    assert changes
+    whole = [*stamps, *commits, *(_ci(p.estimate, "recall@5") for p in found.points)]
+    whole += [terminal.shown_difference(c.row, "recall@5") for c in changes]
+    _check_fit(trended, width, whole, [c.row.verdict for c in changes] + ["first run"])
+    exported = _cli(["history", "export", "--history", str(folder)], width)
+    assert exported == _cli(["history", "export", "--history", str(folder)], 300)  # CSV
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_answer_tables_fit_every_width(run_dir, tmp_path, monkeypatch, width):  # noqa: F811
+    import shutil
+
+    from test_answers_one_view import FixedJudge
+
+    from ragmeter.answers.analysis import answer_report
+    from ragmeter.llm import backends
+
+    results = tmp_path / "results"
+    shutil.copytree(run_dir, results)
+    systems = ["sentence", "fixed-40"]
+    judges = _cli(["judges", str(results)], width)
+    _check_fit(judges, width, whole=["test:a", "test:b", "correct or not"])
+    report = answer_report(results)
+    whole = [*systems, *(_ci(r.hit, "hit") for r in report.systems)]
+    failures = _cli(["failures", str(results)], width)
+    _check_fit(failures, width, whole=systems + ["any failure"])
+    monkeypatch.setitem(backends.KINDS, "test", FixedJudge)
+    graded = _cli(["grade", str(results), "--judge", "test:c", "--no-history"], width)
+    _check_fit(graded, width, whole=[*whole, "passage found", "passage missed"])
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_question_tables_fit_every_width(tmp_path, width):
+    from ragmeter.cli.question_views import flag_text
+    from ragmeter.questions.audit import read_audit
+
+    ex = example_dir()
+    lines = (ex / "generated.jsonl").read_text().splitlines()[:30]
+    (tmp_path / "g.jsonl").write_text("\n".join(lines) + "\n")
+    text = _cli(
+        ["questions", "audit", str(tmp_path / "g.jsonl"), "--corpus", str(ex / "posts")], width
+    )
+    flagged = [f for f in read_audit(tmp_path / "audit.jsonl") if f.flagged]
+    assert flagged
+    flags = [flag_text(x) for f in flagged for x in f.flags]  # how strong, the phrase
+    _check_fit(text, width, [f.id for f in flagged], flags, cut_ok=True)  # passages: "…"
+    compared = _cli(
+        [
+            "questions", "compare", str(ex / "questions.jsonl"), str(tmp_path / "g.jsonl"),
+            "--corpus", str(ex / "posts"), "--strategies", "fixed,parent-400",
+            "--retrievers", "bm25", "--rounds", "200",
+        ],
+        width,
+    )  # fmt: skip
+    _check_fit(compared, width, whole=["fixed", "parent-400"])

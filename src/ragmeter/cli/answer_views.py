@@ -16,7 +16,6 @@ from typing import Any, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from rich.text import Text
 
 from ragmeter.answers.analysis import (
@@ -44,6 +43,7 @@ from ragmeter.answers.run import (
 )
 from ragmeter.answers.store import load_answer_set
 from ragmeter.cli.hand_views import grade_by_hand
+from ragmeter.cli.layout import Grid, print_grids
 from ragmeter.config import answers_judge
 from ragmeter.formatting import exact_note, format_estimate
 from ragmeter.results import Results
@@ -237,43 +237,36 @@ def _system_list(results: str | Path, systems: str | Sequence[str] | None) -> li
 
 def print_answer_report(report: AnswerReport, console: Console) -> None:
     """Accuracy per system beside the hit rate, then each system's hit x grade table."""
-    table = Table(
-        title=Text(
-            f"Answer accuracy (%), judged by {report.judge}, reader {report.reader}, top {report.k}"
-        ),
-        title_justify="left",
-    )
-    table.add_column("system", style="bold")
-    table.add_column(f"hit@{report.k}", justify="right")
-    table.add_column("correct", justify="right")
-    table.add_column("correct or partial", justify="right")
     corrected = any(r.corrected is not None for r in report.systems)
-    if corrected:
-        table.add_column("correct, judge-corrected", justify="right")
-    table.add_column("scored", justify="right")
-    table.add_column("unscored", justify="right")
+    header = ["system", f"hit@{report.k}", "correct", "correct or partial"]
+    header += ["correct, judge-corrected"] if corrected else []
+    grid = Grid(
+        f"Answer accuracy (%), judged by {report.judge}, reader {report.reader}, top {report.k}",
+        [*header, "scored", "unscored"],
+        right=set(range(1, len(header) + 1)),
+        wrap={len(header) + 1},
+        key="accuracy",
+    )
     for row in report.systems:
         acc = row.accuracy
         unscored = str(acc.unscored) + (f" (+{row.ungraded} ungraded)" if row.ungraded else "")
         if acc.correct_if_unscored is not None:  # counted as not correct; this if all were
             unscored += f", not correct (up to {acc.correct_if_unscored.mean:.0%} if correct)"
-        cells = [Text(row.system), _est(row.hit), _est(acc.correct), _est(acc.correct_or_partial)]
+        cells = [row.system, _est(row.hit), _est(acc.correct), _est(acc.correct_or_partial)]
         if corrected:
             c = row.corrected
             cells.append(f"{_est(c.corrected)} ({c.n_hand} by hand)" if c else "-")
-        table.add_row(*cells, str(acc.scored), unscored)
-    console.print(table)
+        grid.rows.append([*cells, str(acc.scored), unscored])
+    print_grids(console, grid)
     if report.corrected is not None:
         print_corrected([report.corrected], console, "All systems together")
     for row in report.systems:
-        cross = Table(
-            title=Text(f"{row.system}: whole passage in the top {report.k} x answer grade"),
-            title_justify="left",
-            show_lines=True,
+        cross = Grid(
+            f"{row.system}: whole passage in the top {report.k} x answer grade",
+            ["search", *COLUMNS],
+            wrap=set(range(1, len(COLUMNS) + 1)),  # question ids wrap between ids
+            key="cross",
         )
-        cross.add_column("search")
-        for col in COLUMNS:
-            cross.add_column(col)
         for name, label in (("found", "passage found"), ("missed", "passage missed")):
             cells = []
             for col in COLUMNS:
@@ -285,8 +278,8 @@ def print_answer_report(report: AnswerReport, console: Console) -> None:
                 if ids:
                     cell.append(": " + " ".join(ids), style="dim")
                 cells.append(cell)
-            cross.add_row(label, *cells)
-        console.print(cross)
+            cross.rows.append([label, *cells])
+        print_grids(console, cross)
     console.print(Text(accuracy_footer(report), style="dim"))
 
 
@@ -359,33 +352,28 @@ def print_corrected(
 ) -> None:
     """Judge accuracy, hand-only accuracy and the judge-corrected accuracy, side by side;
     the row of ``accuracy_judge`` is marked as the one that gives the accuracy."""
-    table = Table(
-        title=Text(f"Answer accuracy corrected for the judge's errors (%): {scope}"),
-        title_justify="left",
+    grid = Grid(
+        f"Answer accuracy corrected for the judge's errors (%): {scope}",
+        ["judge", "judge's accuracy", "hand grades alone", "judge-corrected", "answers / by hand"],
+        right={1, 2, 3, 4},
         caption=(
             "judge-corrected = the judge's accuracy on all answers + mean(hand - judge) on "
             "the hand-graded ones (prediction-powered inference)"
         ),
-        caption_justify="left",
+        key="corrected",
     )
-    for col, just in (
-        ("judge", "left"),
-        ("judge's accuracy", "right"),
-        ("hand grades alone", "right"),
-        ("judge-corrected", "right"),
-        ("answers / by hand", "right"),
-    ):
-        table.add_column(col, justify=just)
     for c in rows:
         mark = " (gives accuracy)" if c.judge == accuracy_judge and len(rows) > 1 else ""
-        table.add_row(
-            Text(c.judge + mark),
-            _est(c.raw),
-            _est(c.hand_only),
-            _est(c.corrected),
-            f"{c.n} / {c.n_hand}",
+        grid.rows.append(
+            [
+                c.judge + mark,
+                _est(c.raw),
+                _est(c.hand_only),
+                _est(c.corrected),
+                f"{c.n} / {c.n_hand}",
+            ]
         )
-    console.print(table)
+    print_grids(console, grid)
     first = rows[0].corrected
     console.print(
         f"[dim]95% percentile bootstrap intervals, seed {first.seed}, {first.rounds} rounds "
@@ -407,23 +395,27 @@ def print_judge_pairs(
     pairs: Sequence[JudgePair], console: Console, seed_rounds: tuple[int, int] | None = None
 ) -> None:
     for p in pairs:
-        table = Table(
-            title=Text(f"{p.a} vs {p.b}: {p.n} answers both scored"), title_justify="left"
+        grid = Grid(
+            f"{p.a} vs {p.b}: {p.n} answers both scored",
+            ["agreement on", "percent [95% CI]", "Cohen's kappa [95% CI]"],
+            [
+                ["correct or not", *_agree(p.binary)],
+                ["correct / partial / wrong", *_agree(p.three)],
+            ],
+            right={1, 2},
+            key="agreement",
         )
-        table.add_column("agreement on")
-        table.add_column("percent [95% CI]", justify="right")
-        table.add_column("Cohen's kappa [95% CI]", justify="right")
-        table.add_row("correct or not", *_agree(p.binary))
-        table.add_row("correct / partial / wrong", *_agree(p.three))
-        console.print(table)
+        print_grids(console, grid)
         if p.three is not None:
-            conf = Table(title=Text(f"rows: {p.a}; columns: {p.b}"), title_justify="left")
-            conf.add_column("")
-            for c in p.three.classes:
-                conf.add_column(str(c), justify="right")
+            conf = Grid(
+                f"rows: {p.a}; columns: {p.b}",
+                ["", *(str(c) for c in p.three.classes)],
+                right=set(range(1, len(p.three.classes) + 1)),
+                key="confusion",
+            )
             for c, counts in zip(p.three.classes, p.three.confusion, strict=True):
-                conf.add_row(str(c), *(str(v) for v in counts))
-            console.print(conf)
+                conf.rows.append([str(c), *(str(v) for v in counts)])
+            print_grids(console, conf)
         if p.lenient is None:
             console.print(f"Both marked {p.correct_a} answers correct.")
         else:
@@ -453,31 +445,28 @@ def print_judge_pairs(
 
 
 def print_hand_checks(checks: Sequence[HandCheck], console: Console) -> None:
-    table = Table(
-        title="Judges against the hand grades",
-        title_justify="left",
+    grid = Grid(
+        "Judges against the hand grades",
+        ["judge", "matched", "kappa [95% CI]", "exact", "lenient", "strict"],
+        right={1, 2, 3, 4, 5},
         caption=(
             "matched: same correct-or-not; exact: same of the 3 grades; lenient: judge "
             "correct, hand not; strict: hand correct, judge not"
         ),
-        caption_justify="left",
+        key="hand_checks",
     )
-    table.add_column("judge", style="bold")
-    table.add_column("matched", justify="right")
-    table.add_column("kappa [95% CI]", justify="right")
-    table.add_column("exact", justify="right")
-    table.add_column("lenient", justify="right")
-    table.add_column("strict", justify="right")
     for c in checks:
-        table.add_row(
-            Text(c.judge),
-            f"{c.matched}/{c.n}",
-            _agree(c.binary)[1],
-            f"{c.exact}/{c.n}",
-            str(len(c.lenient)),
-            str(len(c.strict)),
+        grid.rows.append(
+            [
+                c.judge,
+                f"{c.matched}/{c.n}",
+                _agree(c.binary)[1],
+                f"{c.exact}/{c.n}",
+                str(len(c.lenient)),
+                str(len(c.strict)),
+            ]
         )
-    console.print(table)
+    print_grids(console, grid)
     for c in checks:
         for name, keys in (
             ("lenient (judge correct, hand not)", c.lenient),

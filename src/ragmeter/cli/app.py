@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os as _os
 import shlex
 import sys
 from importlib.resources import files
@@ -18,7 +17,7 @@ from typer.core import TyperGroup
 
 from ragmeter._safe_text import printable, redact_text
 from ragmeter.cli import progress
-from ragmeter.cli.safe_console import SafeConsole
+from ragmeter.cli.safe_console import SafeConsole, TerminalConsole
 from ragmeter.errors import InputError, RagmeterError
 
 # click's exception base, whether typer uses click or its own copy of it
@@ -99,9 +98,9 @@ app = typer.Typer(
 )
 
 
-# Piped output (logs, CI) gets a wide console so tables do not wrap; COLUMNS, when
-# set, wins (``COLUMNS=80 ragmeter demo | cat`` prints what an 80-column terminal shows).
-console = SafeConsole(width=None if sys.stdout.isatty() or _os.environ.get("COLUMNS") else 160)
+# As wide as COLUMNS, else the terminal the command runs in (piped output too: ``ragmeter
+# demo | cat`` prints what the terminal shows), else 160 for logs and CI (layout.py).
+console = TerminalConsole()
 err = SafeConsole(stderr=True)
 
 

@@ -12,7 +12,7 @@ from rich.text import Text
 from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import _csv, _progress, app, console, err, handle_errors, refresh_report
 from ragmeter.cli.history import NoHistory, record_run
-from ragmeter.cli.layout import FORMAT_HELP, Grid, check_format, fit, render
+from ragmeter.cli.layout import FORMAT_HELP, Grid, check_format, print_grids, render
 from ragmeter.errors import InputError
 from ragmeter.formatting import format_estimate
 from ragmeter.outputs import check_results_target, results_lock
@@ -90,7 +90,7 @@ def _evaluate(
     runs, qrels, measures, metric, level, gain, ideal, trec_eval_compat, seed, rounds, method,
     out, no_history, chosen,
 ) -> None:  # fmt: skip
-    from ragmeter.cli.output import emit, print_comparisons, print_tables, shown_path
+    from ragmeter.cli.output import emit, print_comparisons, shown_path
     from ragmeter.evaluate import evaluate_files
     from ragmeter.results import save_results
     from ragmeter.summary import summarize_run
@@ -170,7 +170,7 @@ def _evaluate(
         records = terminal.estimate_records(summary)
         emit(render([grid], chosen, records, summary.to_json()))
     else:
-        print_tables(fit(grid, terminal.terminal_width()))
+        print_grids(console, grid)
         if summary.comparisons:
             print_comparisons(
                 summary.comparisons,
@@ -181,8 +181,7 @@ def _evaluate(
                 ndcg=summary.ndcg_label,
             )
         if summary.sample_size:  # one table, a row per run
-            sizes = terminal.sample_sizes_grid(summary.sample_size, summary.metric)
-            print_tables(fit(sizes, terminal.terminal_width()))
+            print_grids(console, terminal.sample_sizes_grid(summary.sample_size, summary.metric))
         console.print(terminal.interval_note(summary))
     console.print(Text.assemble("Results: ", (shown_path(path), "bold")))
     err.print("[dim]Re-compare or plan from the results: ragmeter compare / plan.[/]")

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from ragmeter.answers.failure_counts import (
@@ -29,6 +28,7 @@ from ragmeter.answers.failures import (
     CheckSettings,
     check_pattern,
 )
+from ragmeter.cli.layout import Grid, print_grids
 from ragmeter.errors import InputError
 from ragmeter.formatting import column_labels, format_estimate, shown_difference, shown_p
 
@@ -75,21 +75,25 @@ def print_failure_table(report: FailureReport, console: Console) -> None:
             f"graded by {report.judge or 'no judge yet'}."
         )
     )
-    table = Table(title="Answer failures (count: % of answers [95% CI])", title_justify="left")
-    table.add_column("failure", style="bold")
-    for row in report.systems:
-        table.add_column(Text(row.system), justify="right")
-    table.add_row("answers", *(str(row.n) for row in report.systems))
+    grid = Grid(
+        "Answer failures (count: % of answers [95% CI])",
+        ["failure", *(row.system for row in report.systems)],
+        [["answers", *(str(row.n) for row in report.systems)]],
+        right=set(range(1, len(report.systems) + 1)),
+        key="failures",
+    )
     for kind in (*FAILURES, ANY):
         label = LABELS.get(kind, "any failure")
-        table.add_row(
-            label,
-            *(
-                f"{row.counts[kind]}: {format_estimate(row.rates[kind], 'hit')}"
-                for row in report.systems
-            ),
+        grid.rows.append(
+            [
+                label,
+                *(
+                    f"{row.counts[kind]}: {format_estimate(row.rates[kind], 'hit')}"
+                    for row in report.systems
+                ),
+            ]
         )
-    console.print(table)
+    print_grids(console, grid)
     console.print(_seed_note(report))
 
 
@@ -139,19 +143,28 @@ def print_comparisons(report: FailureReport, console: Console) -> None:
         return
     rule = verdicts.rule
     diff_label, p_label = column_labels(rule)
-    table = Table(
-        title="Any failure, system against system (paired over questions)",
-        title_justify="left",
-        caption=rule.header,
-        caption_justify="left",
-    )
     shown = diff_label.replace("A - B", "a - b (points)")
-    columns = [("a", "left"), ("b", "left"), (shown, "right")]
-    if p_label:
-        columns.append((p_label, "right"))
-    columns.append(("verdict", "left"))
-    for col, just in columns:
-        table.add_column(Text(col), justify=just)  # brackets are not markup
+    header = ["a", "b", shown, *([p_label] if p_label else []), "verdict"]
+    grid = Grid(
+        "Any failure, system against system (paired over questions)",
+        header,
+        right={2, 3} if p_label else {2},
+        caption=rule.header,
+        key="comparisons",
+        wrap={len(header) - 1},
+        groups=[list(range(1, len(header)))],  # a pair stays on one row: never split
+        labels=False,
+    )
+    narrow = grid.narrow = Grid(  # a over - b, for a narrow terminal
+        grid.title,
+        ["a\n- b", *header[2:]],
+        right={1, 2} if p_label else {1},
+        caption=rule.header,
+        key="comparisons",
+        wrap={len(header) - 2},
+        groups=[list(range(1, len(header) - 1))],
+        labels=False,
+    )
     for row in verdicts.rows:
         # fewer failures is better: the verdict names the system with the lower share
         if row.identical:
@@ -160,30 +173,34 @@ def print_comparisons(report: FailureReport, console: Console) -> None:
             verdict = f"{row.b if row.difference.mean > 0 else row.a} fails less"
         else:
             verdict = "tie"
-        cells = [Text(row.a), Text(row.b), shown_difference(row, ANY, share=True)]
+        cells = [shown_difference(row, ANY, share=True)]
         if p_label:
             cells.append(shown_p(row, rule.alpha))
-        table.add_row(*cells, verdict)
-    console.print(table)
+        grid.rows.append([row.a, row.b, *cells, verdict])
+        narrow.rows.append([f"{row.a}\n- {row.b}", *cells, verdict])
+    print_grids(console, grid)
 
 
 def print_leniency(rows: Sequence[Leniency], console: Console) -> None:
     """How often each judge graded correct an answer whose number changed or was left out."""
     if not any(r.flagged for r in rows):
         return
-    table = Table(title="Judges passing a changed or left-out number", title_justify="left")
-    table.add_column("judge", style="bold")
-    table.add_column("flagged", justify="right")
-    table.add_column("passed", justify="right")
-    table.add_column("passed (%) [95% CI]", justify="right")
+    grid = Grid(
+        "Judges passing a changed or left-out number",
+        ["judge", "flagged", "passed", "passed (%) [95% CI]"],
+        right={1, 2, 3},
+        key="leniency",
+    )
     for r in rows:
-        table.add_row(
-            Text(r.judge),
-            str(r.flagged),
-            str(len(r.passed)),
-            format_estimate(r.rate, "hit") if r.rate else "-",
+        grid.rows.append(
+            [
+                r.judge,
+                str(r.flagged),
+                str(len(r.passed)),
+                format_estimate(r.rate, "hit") if r.rate else "-",
+            ]
         )
-    console.print(table)
+    print_grids(console, grid)
     console.print(
         "[dim]flagged: answers the judge scored whose number changed or was left out; "
         "passed: those it graded correct (each a leniency flag)[/]"
@@ -197,20 +214,17 @@ def print_precision(report: FailureReport, console: Console) -> None:
     """Each check against the hand grades: flagged answers the hand grade did not pass."""
     if not any(p.hand_graded for p in report.precision):
         return
-    table = Table(
-        title="Checks against the hand grades",
-        title_justify="left",
+    grid = Grid(
+        "Checks against the hand grades",
+        ["check", "flagged and hand-graded", "not correct by hand", "precision"],
+        right={1, 2, 3},
         caption="precision: of the flagged answers graded by hand, the share not graded correct",
-        caption_justify="left",
+        key="precision",
     )
-    table.add_column("check", style="bold")
-    table.add_column("flagged and hand-graded", justify="right")
-    table.add_column("not correct by hand", justify="right")
-    table.add_column("precision", justify="right")
     for p in report.precision:
         value = "-" if p.precision is None else f"{p.precision:.0%}"
-        table.add_row(LABELS[p.failure], str(p.hand_graded), str(p.confirmed), value)
-    console.print(table)
+        grid.rows.append([LABELS[p.failure], str(p.hand_graded), str(p.confirmed), value])
+    print_grids(console, grid)
 
 
 def failures_command(

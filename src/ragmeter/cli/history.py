@@ -12,10 +12,10 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from ragmeter.cli.app import app, console, handle_errors, hint, warn
+from ragmeter.cli.layout import Grid, print_grids
 from ragmeter.errors import InputError, RagmeterError
 from ragmeter.formatting import format_estimate, shown_difference, shown_p
 
@@ -89,6 +89,72 @@ def _commit(r) -> str:
     return r.commit[:7] + (" (dirty)" if r.dirty else "")
 
 
+def _runs_grid(path: Path, runs: list) -> Grid:
+    """``history list``'s table: one row per run, fitted like every table."""
+    header = ["run", "recorded (UTC)", "command", "commit", "branch", "systems", "metric"]
+    grid = Grid(
+        f"Recorded runs ({path})",
+        [*header, "questions", "test set", "results"],
+        right={0, 5, 7},
+        key="runs",
+    )
+    for r in runs:
+        grid.rows.append(
+            [
+                str(r.id),
+                _when(r.recorded_at),
+                r.command,
+                _commit(r),
+                r.branch,
+                str(len(r.systems)),
+                r.metric,
+                str(r.questions),
+                str(r.measurement.get("testset", ""))[:8],
+                r.results,
+            ]
+        )
+    return grid
+
+
+def _trend_grid(found, system: str) -> Grid:
+    """``history trend``'s table: the metric per run and the paired change from the run
+    before it; the verdict wraps between words, nothing else does."""
+    metric = found.metric
+    header = ["run", "recorded (UTC)", "commit", "branch", f"{metric} [95% CI]", "from run"]
+    grid = Grid(
+        f"{metric} of {system} across runs",
+        [*header, "change [CI]", "p", "verdict"],
+        right={0, 4, 5, 6, 7},
+        key="trend",
+        wrap={8},
+    )
+    for p in found.points:
+        r, change = p.run, p.change
+        cells = [str(r.id), _when(r.recorded_at), _commit(r), r.branch]
+        cells.append(format_estimate(p.estimate, metric))
+        verdict = Text()
+        if p.renamed_from is not None:
+            verdict.append(f"named {p.name} here (was {p.renamed_from}). ", style="cyan")
+        if p.gap is not None:
+            verdict.append(
+                f"break: {'; '.join(p.gap.reasons)} changed since run {p.gap.earlier}. ",
+                style="yellow",
+            )
+        if change is None:
+            cells += ["", "", ""]
+            verdict.append("first run of this measurement" if p.gap or p.series else "first run")
+        else:
+            cells += [
+                str(change.earlier),
+                shown_difference(change.row, metric),
+                shown_p(change.row, change.rule.alpha),
+            ]
+            style = {"better": "green", "worse": "red"}.get(change.direction, "")
+            verdict.append(change.row.verdict, style=style)
+        grid.rows.append([*cells, verdict])
+    return grid
+
+
 @history_app.command("list")
 @handle_errors
 def history_list(
@@ -110,26 +176,7 @@ def history_list(
         runs = store.runs(metric=metric, branch=branch)
         if system is not None:  # by its name, and by its identity across a rename
             runs = [r for r, _ in follow(store, runs, system)]
-    table = Table(title=f"Recorded runs ({escape(str(store.path))})", title_justify="left")
-    for col in ("run", "recorded (UTC)", "command", "commit", "branch", "systems", "metric"):
-        table.add_column(col, justify="right" if col == "run" else "left")
-    table.add_column("questions", justify="right")
-    table.add_column("test set")
-    table.add_column("results")
-    for r in runs:
-        table.add_row(
-            str(r.id),
-            _when(r.recorded_at),
-            r.command,
-            _commit(r),
-            escape(r.branch),
-            str(len(r.systems)),
-            escape(r.metric),
-            str(r.questions),
-            str(r.measurement.get("testset", ""))[:8],
-            escape(r.results),
-        )
-    console.print(table)
+    print_grids(console, _runs_grid(store.path, runs))
     if not runs:
         console.print("No recorded run matches.")
 
@@ -167,12 +214,10 @@ def history_show(
     lines += [(f"measured: {k}", json.dumps(v)) for k, v in sorted(r.measurement.items())]
     for key, value in lines:
         console.print(Text.assemble((f"{key}: ", "bold"), value))
-    table = Table(title=f"{escape(metric)} [95% interval]", title_justify="left")
-    table.add_column("system", style="bold")
-    table.add_column(escape(metric), justify="right")
+    grid = Grid(f"{metric} [95% interval]", ["system", metric], right={1}, key="systems")
     for s in r.systems:
-        table.add_row(escape(s), shown[s])
-    console.print(table)
+        grid.rows.append([s, shown[s]])
+    print_grids(console, grid)
     if config:
         console.rule("config.toml")
         console.print(toml or "(not kept)", markup=False, highlight=False)
@@ -200,41 +245,7 @@ def history_trend(
     if as_json:
         console.print_json(json.dumps(found.to_dict()))
         return
-    table = Table(title=f"{escape(metric)} of {escape(system)} across runs", title_justify="left")
-    table.add_column("run", justify="right")
-    table.add_column("recorded (UTC)")
-    table.add_column("commit")
-    table.add_column("branch")
-    table.add_column(f"{escape(metric)} [95% CI]", justify="right")
-    table.add_column("from run", justify="right")
-    table.add_column("change [CI]", justify="right")
-    table.add_column("p", justify="right")
-    table.add_column("verdict")
-    for p in found.points:
-        r, change = p.run, p.change
-        cells = [str(r.id), _when(r.recorded_at), _commit(r), escape(r.branch)]
-        cells.append(format_estimate(p.estimate, metric))
-        verdict = Text()
-        if p.renamed_from is not None:
-            verdict.append(f"named {p.name} here (was {p.renamed_from}). ", style="cyan")
-        if p.gap is not None:
-            verdict.append(
-                f"break: {'; '.join(p.gap.reasons)} changed since run {p.gap.earlier}. ",
-                style="yellow",
-            )
-        if change is None:
-            cells += ["", "", ""]
-            verdict.append("first run of this measurement" if p.gap or p.series else "first run")
-        else:
-            cells += [
-                str(change.earlier),
-                shown_difference(change.row, metric),
-                shown_p(change.row, change.rule.alpha),
-            ]
-            style = {"better": "green", "worse": "red"}.get(change.direction, "")
-            verdict.append(change.row.verdict, style=style)
-        table.add_row(*cells, verdict)
-    console.print(table)
+    print_grids(console, _trend_grid(found, system))
     rule = next((c.rule for c in found.changes), None)
     if rule is not None:
         console.print(

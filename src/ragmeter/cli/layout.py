@@ -1,16 +1,22 @@
 """Tables that fit the terminal, and the same tables as Markdown, CSV or JSON.
 
 A :class:`Grid` is a table as plain cells. :func:`fit` renders it with rich at the
-console's width: whole when it fits, else its value columns split over several
-tables (the name column repeated), else with the names replaced by short labels and
-a legend. No cell is ever cut to ``…``: a column that still does not fit folds.
-:func:`render` writes grids as ``markdown``, ``csv`` or ``json`` for pipes and files.
+console's width: whole when it fits, else in its narrow form (a pair on two lines),
+else its value columns split over several tables (the name column repeated), else
+with the names replaced by short labels and a legend, else as lines of
+``header: value``. No cell is ever cut to ``…``; only a column marked to wrap (a
+verdict, a question) wraps, between words. :func:`print_grids` prints grids that
+way: every command's tables go through it. :func:`terminal_width` is the width they
+fit: ``COLUMNS``, else the terminal the command runs in (piped output too), else
+:data:`DEFAULT_WIDTH`. :func:`render` writes grids as ``markdown``, ``csv`` or
+``json`` for pipes and files.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +30,8 @@ from ragmeter._safe_text import csv_text
 from ragmeter.errors import InputError
 
 FORMATS = ("table", "markdown", "csv", "json")
+#: the width of output with no terminal anywhere (a log, CI): wide, so few tables split
+DEFAULT_WIDTH = 160
 FORMAT_HELP = "table (default), markdown, csv or json (markdown, csv and json go to stdout)"
 
 
@@ -46,6 +54,13 @@ class Grid:
     dim: set[int] = field(default_factory=set)
     #: columns that wrap (long verdicts); the others keep each line of a cell whole
     wrap: set[int] = field(default_factory=set)
+    #: the same table in fewer columns (a pair's names on two lines), tried before splitting
+    narrow: Grid | None = None
+    #: whether long names in the first column may become short labels with a legend
+    #: (not when a row is named by more than its first cell, as a pair is)
+    labels: bool = True
+    #: a rule between rows (rows of several lines)
+    lines: bool = False
 
     def plain_rows(self) -> list[list[str]]:
         return [[_plain(c) for c in r] for r in self.rows]
@@ -71,6 +86,7 @@ def _rich(
         title_justify="left",
         caption=Text(grid.caption) if grid.caption and caption else None,
         caption_justify="left",
+        show_lines=grid.lines,
     )
     for i in cols:
         table.add_column(
@@ -91,14 +107,15 @@ def as_table(grid: Grid) -> Table:
     return _rich(grid, range(len(grid.header)), grid.title, [r[0] for r in grid.rows])
 
 
-FOLD_AT = 12  # a wrapping column (a verdict) is never narrower than this, or its word
+WRAP_AT = 16  # a wrapping column is never narrower than this, or than its longest word
 
 
 def natural_width(renderable: RenderableType, least: bool = False) -> int:
     """The width a renderable takes when nothing limits it (``least``, for a table: the
     narrowest it can be with its other columns whole and its wrapping columns wrapped
-    at their longest word, a word over :data:`FOLD_AT` characters folded there; rich's
-    own minimum would fold every column, names and intervals too)."""
+    between words, each at least :data:`WRAP_AT` wide and never narrower than its
+    longest word, so no word, a name in a verdict, is folded; rich's own minimum would
+    fold every column, names and intervals too)."""
     wide = Console(width=100_000, file=io.StringIO())
     if not (least and isinstance(renderable, Table)):
         found = wide.measure(renderable)
@@ -108,28 +125,80 @@ def natural_width(renderable: RenderableType, least: bool = False) -> int:
     for column in renderable.columns:
         cells = [column.header, *column.cells]
         sizes = [Measurement.get(wide, options, c) for c in cells]
-        total += max((m.maximum if column.no_wrap else min(m.minimum, FOLD_AT)) for m in sizes)
+        widest = max(m.maximum for m in sizes)
+        if column.no_wrap:
+            total += widest
+        else:
+            total += min(widest, max(WRAP_AT, *(m.minimum for m in sizes)))
     pad = renderable.padding[1] + renderable.padding[3]  # left and right of each cell
     edges = len(renderable.columns) + 1 if renderable.box and renderable.show_edge else 0
     return total + pad * len(renderable.columns) + edges
 
 
+def terminal_width() -> int:
+    """The width tables are fitted to: ``COLUMNS`` when set; else the width of the
+    terminal on stdout, stderr or stdin, so ``ragmeter compare r | cat`` prints what the
+    terminal it runs in shows; else that of the process's terminal (``/dev/tty``, with
+    every stream redirected); else :data:`DEFAULT_WIDTH` (no terminal: a log, CI)."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    for fd in (1, 2, 0):
+        try:
+            found = os.get_terminal_size(fd).columns
+        except (OSError, ValueError):
+            continue
+        if found > 0:
+            return found
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return DEFAULT_WIDTH
+    try:
+        found = os.get_terminal_size(fd).columns
+    except OSError:
+        found = 0
+    finally:
+        os.close(fd)
+    return found or DEFAULT_WIDTH
+
+
 def fit(grid: Grid, width: int | None) -> list[RenderableType]:
     """``grid`` as rich renderables no wider than ``width`` (``None``: no limit): one
-    table when it fits; else the title, then tables of as many value columns as fit
-    (the name column repeated); else the same with short labels and a legend."""
+    table when it fits (its wrapping columns wrapped between words); else its narrow
+    form when it has one and that fits; else the title, then tables of as many value
+    columns as fit (the name column repeated); else the same with short labels and a
+    legend; else lines of ``header: value`` (:func:`stacked`)."""
+    # the title and the footnote as lines of their own, wrapped at the terminal's width
+    # (a table's own wrap at the table's width, a narrow column's in a narrow table)
+    head: list[RenderableType] = [Text(grid.title, style="italic")] if grid.title else []
+    foot: list[RenderableType] = [Text(grid.caption, style="dim")] if grid.caption else []
     names = [r[0] for r in grid.rows]
-    whole = _rich(grid, range(len(grid.header)), None, names)
-    if width is None or natural_width(whole) <= width:
-        # the title as a line of its own: a table's title wraps at the table's width
-        return [Text(grid.title, style="italic"), whole] if grid.title else [whole]
+    whole = _rich(grid, range(len(grid.header)), None, names, caption=False)
+    if width is None or natural_width(whole, least=True) <= width:
+        return [*head, whole, *foot]
+    if grid.narrow is not None:
+        narrow = fit(grid.narrow, None)
+        table = next(r for r in narrow if isinstance(r, Table))
+        if natural_width(table, least=True) <= width:
+            return narrow
     groups = grid.groups or [[i] for i in range(1, len(grid.header))]
-    for labels, legend in ((names, None), _legend(names)):
+    tries = [(names, None), _legend(grid)] if grid.labels else [(names, None)]
+    for labels, legend in tries:
         tables = _pack(grid, groups, labels, width)
         if tables is not None:
-            head: list[RenderableType] = [Text(grid.title, style="italic")]
-            return head + ([legend] if legend is not None else []) + tables
+            return [*head, *([legend] if legend is not None else []), *tables, *foot]
     return stacked(grid, width)
+
+
+def print_grids(console: Console, *grids: Grid, width: int | None = None) -> None:
+    """Print ``grids`` fitted to ``width`` (default: the console's; the command's console
+    is as wide as :func:`terminal_width`), each line wrapped at that width. Every
+    table of every command is printed through here."""
+    width = width or console.width
+    for grid in grids:
+        for part in fit(grid, width):
+            console.print(part, width=width)
 
 
 def stacked(grid: Grid, width: int | None = None) -> list[RenderableType]:
@@ -166,25 +235,28 @@ def _pack(
         if width is None:
             tables.append(build([g]))
             continue
-        if chunk and natural_width(build([*chunk, g])) <= width:
+        if chunk and natural_width(build([*chunk, g]), least=True) <= width:
             chunk.append(g)
             continue
         if chunk:
             tables.append(build(chunk))
-        if natural_width(build([g])) > width:
+        if natural_width(build([g]), least=True) > width:
             return None
         chunk = [g]
     if chunk:
         tables.append(build(chunk))
-    if grid.caption and tables:  # the footnote once, under the last table
-        tables[-1].caption = Text(grid.caption)
     return tables
 
 
-def _legend(names: list[Any]) -> tuple[list[Any], Table]:
-    """Short labels (``S1``, ``S2`` ...) for long names, and the table that maps them."""
-    labels = [f"S{i}" for i in range(1, len(names) + 1)]
-    legend = Table(title="Systems", title_justify="left", show_header=False, box=None)
+def _legend(grid: Grid) -> tuple[list[Any], Table]:
+    """Short labels (``S1``, ``S2`` ... for systems, ``R1`` ... for runs: the first
+    letter of the name column's header) for long names, and the table that maps them."""
+    names = [r[0] for r in grid.rows]
+    head = grid.header[0].replace("\n", " ") if grid.header else ""
+    letter = (head[:1] or "S").upper()
+    labels = [f"{letter}{i}" for i in range(1, len(names) + 1)]
+    title = "Systems" if head in ("", "system") else f"{head[:1].upper()}{head[1:]} labels"
+    legend = Table(title=title, title_justify="left", show_header=False, box=None)
     legend.add_column(style="bold", no_wrap=True)
     legend.add_column(overflow="fold")
     for label, name in zip(labels, names, strict=True):

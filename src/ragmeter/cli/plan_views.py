@@ -68,6 +68,8 @@ def pair_need_grid(found: Plan, shown: list, caption: str | None = None, narrow:
         right={1, 2} if narrow else {2, 3},
         caption=caption,
         key="pairs",
+        groups=None if narrow else [[1, 2, 3]],  # a pair stays on one row: never split
+        labels=narrow,
     )
     for p in shown:
         if p.needed is None:

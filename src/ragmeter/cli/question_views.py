@@ -2,7 +2,8 @@
 
 The library (:mod:`ragmeter.questions`) returns :class:`~ragmeter.questions.Flagged`,
 :class:`~ragmeter.questions.AuditSummary` and :class:`~ragmeter.questions.SetComparison`;
-these functions turn them into :class:`rich.table.Table` objects. User text (ids,
+these functions turn them into grids (:class:`ragmeter.cli.layout.Grid`, which the
+commands fit to the terminal) and :class:`rich.table.Table` objects. User text (ids,
 questions, passages, system names) goes in as :class:`rich.text.Text`, never as markup.
 """
 
@@ -13,11 +14,19 @@ from collections.abc import Sequence
 from rich.table import Table
 from rich.text import Text
 
+from ragmeter.cli.layout import Grid, as_table
 from ragmeter.formatting import format_estimate
-from ragmeter.questions.audit import AuditSummary, Flagged, summarize_audit
+from ragmeter.questions.audit import AuditSummary, Flag, Flagged, summarize_audit
 from ragmeter.questions.compare import SetComparison
 
-__all__ = ["audit_table", "compare_table"]
+__all__ = [
+    "audit_grid",
+    "audit_headline",
+    "audit_table",
+    "compare_grid",
+    "compare_table",
+    "flag_text",
+]
 
 
 def _short(text: str, limit: int) -> str:
@@ -25,34 +34,76 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def audit_table(
+def audit_headline(summary: AuditSummary, flagged: Sequence[Flagged] = ()) -> str:
+    """``12 of 30 questions flagged; 11 only weakly (copies 60-67%, threshold 60%)``:
+    how many questions were flagged and how many of them only by weak flags, with the
+    range of each weak flag's measure (read from ``flagged``, when given)."""
+    head = f"{summary.flagged} of {summary.n} questions flagged"
+    if not summary.weak:
+        return head
+    ranges: dict[str, list[Flag]] = {}
+    for f in flagged:
+        if f.weak:
+            for flag in f.flags:
+                ranges.setdefault(flag.kind, []).append(flag)
+    parts = []
+    for kind, flags in ranges.items():
+        low, high = min(x.value or 0 for x in flags), max(x.value or 0 for x in flags)
+        share = kind != "near-duplicate"
+        span = (
+            (f"{low:.0%}" if low == high else f"{low:.0%}-{high:.0%}")
+            if share
+            else (f"{low:.2f}" if low == high else f"{low:.2f}-{high:.2f}")
+        )
+        limit = flags[0].threshold or 0
+        strong = (limit + 1) / 2
+        parts.append(
+            f"{kind} {span}, flagged from {limit:.0%}, strong from {strong:.0%}"
+            if share
+            else f"{kind} {span}, flagged from {limit:.2f}, strong from {strong:.2f}"
+        )
+    weakly = f"{summary.weak} of them only weakly"
+    return f"{head}; {weakly} ({'; '.join(parts)})" if parts else f"{head}; {weakly}"
+
+
+def flag_text(flag: Flag) -> str:
+    """``copies (weak, 67% >= 60%): 'time complexity'``: the flag, how strong it is and
+    the phrase that raised it."""
+    return f"{flag.label} ({flag.how_strong})" + (f": '{flag.phrase}'" if flag.phrase else "")
+
+
+def audit_grid(
     flagged: Sequence[Flagged],
     summary: AuditSummary | None = None,
     limit: int | None = 50,
     width: int = 90,
-) -> Table:
-    """A :class:`rich.table.Table` of the flagged questions next to their passages.
+) -> Grid:
+    """The flagged questions: each flag with how strong it is and the phrase that raised
+    it (:func:`flag_text`), the question and (shortened to ``width * 2`` characters) its
+    passage.
 
-    At most ``limit`` rows (``None``: all); the caption gives the set's mean copy
-    ratio with its interval and the count per flag.
+    At most ``limit`` rows (``None``: all); the title says how many questions were
+    flagged and how many only weakly, the caption gives the set's mean copy ratio with
+    its interval and the count per flag.
     """
     summary = summary or summarize_audit(flagged)
     rows = [f for f in flagged if f.flagged]
-    title = f"{summary.flagged} of {summary.n} questions flagged"
-    table = Table(title=title, show_lines=True, title_justify="left")
-    table.add_column("id", no_wrap=True)
-    table.add_column("flags")
-    table.add_column("copy", justify="right")
-    table.add_column("question", ratio=1)
-    table.add_column("passage", ratio=2)
+    grid = Grid(
+        audit_headline(summary, flagged),
+        ["id", "flags (how strong): flagged phrase", "question", "passage"],
+        key="audit",
+        wrap={1, 2, 3},
+        lines=True,
+    )
     shown = rows if limit is None else rows[:limit]
     for f in shown:
-        table.add_row(
-            Text(f.id),
-            "\n".join(f.labels),
-            "" if f.copy_ratio is None else f"{f.copy_ratio:.0%}",
-            Text(f.question),
-            Text(_short(f.passage, width * 2)),
+        grid.rows.append(
+            [
+                Text(f.id),
+                Text("\n".join(flag_text(x) for x in f.flags)),
+                Text(f.question),
+                Text(_short(f.passage, width * 2)),
+            ]
         )
     counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items() if v)
     ratio = summary.copy_ratio
@@ -65,42 +116,52 @@ def audit_table(
     more = f"; {len(rows) - len(shown)} more in the files" if len(shown) < len(rows) else ""
     skipped = getattr(summary, "not_run", None) or {}
     not_run = f"; model checks not run: {', '.join(skipped)}" if skipped else ""
-    table.caption = f"{ratio_text}; {counts or 'no flags'}{more}{not_run}"
-    table.caption_justify = "left"
-    return table
+    grid.caption = f"{ratio_text}; {counts or 'no flags'}{more}{not_run}"
+    return grid
 
 
-def compare_table(result: SetComparison) -> Table:
-    """A :class:`rich.table.Table`: per system, A, B, A - B with its paired interval, B cleaned."""
+def audit_table(
+    flagged: Sequence[Flagged],
+    summary: AuditSummary | None = None,
+    limit: int | None = 50,
+    width: int = 90,
+) -> Table:
+    """:func:`audit_grid` as one :class:`rich.table.Table`."""
+    return as_table(audit_grid(flagged, summary, limit, width))
+
+
+def compare_grid(result: SetComparison) -> Grid:
+    """Per system: A, B, A - B with its paired interval and verdict, and B cleaned."""
     a_name, b_name = result.names
-    table = Table(
-        title=Text(
-            f"{result.metric}: {a_name} vs {b_name} questions, {result.pairs} paired by passage"
-        ),
-        title_justify="left",
+    grid = Grid(
+        f"{result.metric}: {a_name} vs {b_name} questions, {result.pairs} paired by passage",
+        ["system", a_name, b_name, f"{a_name} - {b_name}", "verdict", f"{b_name}, unflagged"],
+        right={1, 2, 3, 5},
+        key="compare",
+        wrap={4},
     )
-    table.add_column("system", no_wrap=True)
-    table.add_column(Text(a_name), justify="right")
-    table.add_column(Text(b_name), justify="right")
-    table.add_column(Text(f"{a_name} - {b_name}"), justify="right")
-    table.add_column("verdict")
-    table.add_column(Text(f"{b_name}, unflagged"), justify="right")
     for s in result.systems:
         d = s.diff.difference
-        table.add_row(
-            Text(s.system),
-            format_estimate(s.a, "hit"),
-            format_estimate(s.b, "hit"),
-            f"{d.mean * 100:+.1f} [{d.low * 100:+.1f}, {d.high * 100:+.1f}]",
-            Text(s.diff.verdict),
-            f"{format_estimate(s.b_clean, 'hit')} (n={s.b_clean.n})"
-            if s.b_clean is not None
-            else "-",
+        grid.rows.append(
+            [
+                s.system,
+                format_estimate(s.a, "hit"),
+                format_estimate(s.b, "hit"),
+                f"{d.mean * 100:+.1f} [{d.low * 100:+.1f}, {d.high * 100:+.1f}]",
+                s.diff.verdict,
+                f"{format_estimate(s.b_clean, 'hit')} (n={s.b_clean.n})"
+                if s.b_clean is not None
+                else "-",
+            ]
         )
-    table.caption = Text(
+    grid.caption = (
         f"Percent; 95% bootstrap intervals, paired on the same passages; seed {result.seed}, "
         f"{result.rounds} rounds. {len(result.dropped)} flagged {b_name} questions dropped "
         f"from the last column."
     )
-    table.caption_justify = "left"
-    return table
+    return grid
+
+
+def compare_table(result: SetComparison) -> Table:
+    """:func:`compare_grid` as one :class:`rich.table.Table`."""
+    return as_table(compare_grid(result))

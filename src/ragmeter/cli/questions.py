@@ -118,7 +118,8 @@ def questions_audit(
     engine_address: CallEngineAddress = "auto",
 ) -> None:
     """Flag copied, restated, context-dependent, misstated and duplicate questions."""
-    from ragmeter.cli.question_views import audit_table
+    from ragmeter.cli.layout import print_grids
+    from ragmeter.cli.question_views import audit_grid
     from ragmeter.llm import CallSettings
     from ragmeter.questions import audit_files
 
@@ -148,7 +149,7 @@ def questions_audit(
             rounds=rounds,
             progress=lambda done, total, reply: progress("model checks", done, total, reply),
         )
-    console.print(audit_table(flagged, summary))
+    print_grids(console, audit_grid(flagged, summary))
     console.print("Written: " + ", ".join(str(p) for p in paths), markup=False)
     if results is not None:
         refresh_report(results)
@@ -173,7 +174,8 @@ def questions_compare(
     rounds: int | None = None,
 ) -> None:
     """Score both sets on the same passages: paired intervals, and B without unfit questions."""
-    from ragmeter.cli.question_views import compare_table
+    from ragmeter.cli.layout import print_grids
+    from ragmeter.cli.question_views import compare_grid
     from ragmeter.questions import compare_files
 
     if seed is not None:
@@ -190,4 +192,4 @@ def questions_compare(
         seed=seed,
         rounds=rounds,
     )
-    console.print(compare_table(result))
+    print_grids(console, compare_grid(result))

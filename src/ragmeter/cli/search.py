@@ -31,7 +31,7 @@ from ragmeter.cli.app import (
     warn,
 )
 from ragmeter.cli.history import NoHistory, record_run
-from ragmeter.cli.layout import FORMAT_HELP, as_table, check_format, fit, natural_width, render
+from ragmeter.cli.layout import FORMAT_HELP, Grid, as_table, check_format, print_grids, render
 from ragmeter.cli.output import (
     emit,
     print_comparisons,
@@ -82,9 +82,7 @@ _ALL = typer.Option("--all", help="Print every pair (a long table lists the deci
 
 
 def _print_summary(summary: Summary, ks: list[int], out: Path | None, every: bool = False) -> None:
-    width = terminal.terminal_width()
-    print_tables(fit(terminal.hit_grid(summary, ks), width))
-    print_tables(fit(terminal.rank_grid(summary), width))
+    print_grids(console, terminal.hit_grid(summary, ks), terminal.rank_grid(summary))
     if summary.comparisons:
         print_comparisons(
             summary.comparisons,
@@ -293,27 +291,29 @@ _FRAMEWORK_UNITS = {
 }
 
 
-def strategy_table(cfg: Config) -> Table:
+def strategy_grid(cfg: Config) -> Grid:
     """Every built-in strategy and every one the config defines, with its size (in words
     for ragmeter's own kinds, in the framework's unit for other frameworks' splitters)."""
-    table = Table(
-        title="Chunking strategies (ragmeter's sizes in words, other frameworks' in theirs)",
-        title_justify="left",
+    grid = Grid(
+        "Chunking strategies (ragmeter's sizes in words, other frameworks' in theirs)",
+        ["name", "kind", "size", "from"],
+        key="strategies",
+        wrap={2},  # a framework's options wrap between words
     )
-    for col in ("name", "kind", "size", "from"):
-        table.add_column(col)
     for name, strat in chunking.STRATEGIES.items():
         d = strat.describe()
-        table.add_row(name, d["kind"], _strategy_sizes(d), "built in")
+        grid.rows.append([name, d["kind"], _strategy_sizes(d), "built in"])
     for spec in cfg.custom_strategies:
         d = {k: v for k, v in spec.items()}
-        table.add_row(
-            escape(str(d.get("name"))),
-            escape(str(d.get("kind", "?"))),
-            escape(_strategy_sizes(d)),
-            "ragmeter.toml",
+        grid.rows.append(
+            [str(d.get("name")), str(d.get("kind", "?")), _strategy_sizes(d), "ragmeter.toml"]
         )
-    return table
+    return grid
+
+
+def strategy_table(cfg: Config) -> Table:
+    """:func:`strategy_grid` as one rich table."""
+    return as_table(strategy_grid(cfg))
 
 
 @app.command()
@@ -348,7 +348,7 @@ def chunk(
         config = Path("ragmeter.toml")
     cfg = load_config(config) if config is not None else Config()
     if list_:
-        console.print(strategy_table(cfg))
+        print_grids(console, strategy_grid(cfg))
         return
     corpus_format = "auto"
     if corpus is None and cfg.corpus:
@@ -365,19 +365,22 @@ def chunk(
     sizes = [count_words(c.text) for c in chunked.items]
     if not sizes:
         raise InputError(f"{corpus}: strategy {strategy!r} makes no chunks (empty documents?)")
-    table = Table(
-        title=f"{escape(strategy)}: {plural(len(docs), 'document')}", title_justify="left"
+    grid = Grid(
+        f"{strategy}: {plural(len(docs), 'document')}",
+        ["items", "min words", "median", "max words", "total words"],
+        right={0, 1, 2, 3, 4},
+        key="chunks",
     )
-    for col in ("items", "min words", "median", "max words", "total words"):
-        table.add_column(col, justify="right")
-    table.add_row(
-        str(len(sizes)),
-        str(min(sizes)),
-        f"{statistics.median(sizes):.0f}",
-        str(max(sizes)),
-        str(sum(sizes)),
+    grid.rows.append(
+        [
+            str(len(sizes)),
+            str(min(sizes)),
+            f"{statistics.median(sizes):.0f}",
+            str(max(sizes)),
+            str(sum(sizes)),
+        ]
     )
-    console.print(table)
+    print_grids(console, grid)
     if chunked.parents is not None:
         console.print(
             f"{len(chunked.chunks)} child chunks are matched; "
@@ -534,9 +537,13 @@ def plan(
     share = terminal._is_share(metric)
     unit = "points" if share else ""
     scale = 100 if share else 1
-    need = Table(title=f"Questions needed on {metric}", title_justify="left")
-    need.add_column("system")
-    need.add_column(f"for ± {half_width * scale:g} {unit}".rstrip(), justify="right")
+    need = Grid(
+        f"Questions needed on {metric}",
+        ["system", f"for ± {half_width * scale:g} {unit}".rstrip()],
+        right={1},
+        key="needed",
+        wrap={1},  # "no spread (exact ... interval [...])" wraps between words
+    )
     flat: dict[str, list[str]] = {}
     exact: dict[str, list[str]] = {}  # 0/1 and no spread: planned on the exact interval
     detail = len(found.systems) <= 3  # more systems: one table of half-widths, below
@@ -546,17 +553,17 @@ def plan(
             exact.setdefault(shown, []).append(s.system)
         if s.needed is None:  # no spread: resampling shows none, so no size table
             flat.setdefault(shown, []).append(s.system)
-            need.add_row(escape(s.system), "no spread")
+            need.rows.append([s.system, "no spread"])
         else:
             if detail:
-                console.print(terminal.size_table(s.sizes, metric, s.system))
-            need.add_row(escape(s.system), str(s.needed))
+                print_grids(console, terminal.size_grid(s.sizes, metric, s.system))
+            need.rows.append([s.system, str(s.needed)])
     spread = [s for s in found.systems if s.needed is not None]
     if not detail and spread:
         target = f"± {half_width * scale:g}{' points' if share else ''}"
-        print_tables(fit(terminal.sizes_grid(spread, metric, target), terminal.terminal_width()))
+        print_grids(console, terminal.sizes_grid(spread, metric, target))
     else:
-        console.print(need)
+        print_grids(console, need)
     for shown, names in exact.items():
         warn(
             f"{', '.join(names)} {'scores' if len(names) == 1 else 'score'} {shown} on every "
@@ -590,11 +597,9 @@ def plan(
         if found.rule == "none":
             caption = "The seed's per-pair rule: no adjustment, every pair at its own 95%."
         shown, rest = most_needed(found.pairs, None if every else terminal.LONG_FAMILY)
-        width = terminal.terminal_width()
         sep = pair_need_grid(found, shown, caption)
-        if natural_width(as_table(sep)) > width:  # A over B, each name whole
-            sep = pair_need_grid(found, shown, caption, narrow=True)
-        print_tables(fit(sep, width))
+        sep.narrow = pair_need_grid(found, shown, caption, narrow=True)  # A over B
+        print_grids(console, sep)
         if rest:
             print_tables([], [rest])
         documents = cluster_sentence(found.pairs, found.difference, scale)

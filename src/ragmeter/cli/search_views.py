@@ -13,7 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ragmeter import tables
-from ragmeter.cli.layout import Grid, as_table, fit, natural_width, stacked
+from ragmeter.cli.layout import Grid, as_table, fit
+from ragmeter.cli.layout import terminal_width as layout_width
 from ragmeter.families import grid_cells, grid_pairs, grid_views, kind_of, short_verdict
 from ragmeter.formatting import (
     EXACT,
@@ -163,6 +164,8 @@ def comparison_grid(
         right={2, 3, 4} if p_label else {2, 3},
         key="comparisons",
         wrap={len(header) - 1},
+        groups=[list(range(1, len(header)))],  # a pair stays on one row: never split
+        labels=False,
     )
     for c in comparisons:
         row = [c.a, c.b, shown_difference(c, metric), f"{c.wins}/{c.ties}/{c.losses}"]
@@ -181,22 +184,26 @@ def narrow_comparison_grid(
     ndcg: str = "",
 ) -> Grid:
     """:func:`comparison_grid` for a narrow terminal: each pair on two lines (A over
-    B, the difference over win/tie/loss), names and intervals whole."""
+    B) and its numbers under each other (the difference, win/tie/loss, the p-value),
+    names, intervals and verdicts whole."""
     alpha = rule.alpha if rule is not None else 0.05
     ci, p_label = column_labels(rule)
-    header = ["A\n- B", f"{ci}\nwin/tie/loss", *([p_label] if p_label else []), "verdict"]
+    numbers = f"{ci}\nwin/tie/loss" + (f"\n{p_label}" if p_label else "")
+    header = ["A\n- B", numbers, "verdict"]
     grid = Grid(
         comparison_title(metric, seed, rounds, rule, ndcg),
         header,
-        right={1, 2} if p_label else {1},
+        right={1},
         key="comparisons",
-        wrap={len(header) - 1},
+        wrap={2},
+        groups=[[1, 2]],
+        labels=False,
     )
     for c in comparisons:
-        row = [f"{c.a}\n- {c.b}", f"{shown_difference(c, metric)}\n{c.wins}/{c.ties}/{c.losses}"]
+        cell = f"{shown_difference(c, metric)}\n{c.wins}/{c.ties}/{c.losses}"
         if p_label:
-            row.append(shown_p(c, alpha))
-        grid.rows.append([*row, _verdict(c)])
+            cell += f"\n{shown_p(c, alpha)}"
+        grid.rows.append([f"{c.a}\n- {c.b}", cell, _verdict(c)])
     return grid
 
 
@@ -339,16 +346,12 @@ def _listed(
     limit: int | None,
     ndcg: str = "",
 ) -> tuple[list[RenderableType], str]:
-    """The table of pairs fitted to ``width``, and the line counting the rows left out."""
+    """The table of pairs fitted to ``width`` (two lines a pair, or lines of ``header:
+    value``, where the table is too wide), and the line counting the rows left out."""
     shown, rest = decisive_first(comparisons, limit)
     grid = comparison_grid(shown, metric, seed, rounds, rule, ndcg)
-    tables = fit(grid, None)  # [title, table]
-    if width is not None and natural_width(tables[-1], least=True) > width:  # two lines a pair
-        narrow = narrow_comparison_grid(shown, metric, seed, rounds, rule, ndcg)
-        tables = fit(narrow, None)
-        if natural_width(tables[-1], least=True) > width:  # too narrow for any table: lines
-            tables = stacked(grid, width)
-    return tables, rest
+    grid.narrow = narrow_comparison_grid(shown, metric, seed, rounds, rule, ndcg)
+    return fit(grid, width), rest
 
 
 def summary_comparisons(summary: Summary) -> Table | None:
@@ -518,10 +521,5 @@ def comparison_records(rows: list[Row], metric: str) -> list[dict]:
 
 
 def terminal_width() -> int:
-    """The width tables are fitted to: ``COLUMNS`` when set, else the console's."""
-    import os
-
-    from ragmeter.cli.app import console
-
-    cols = os.environ.get("COLUMNS", "")
-    return int(cols) if cols.isdigit() and int(cols) > 0 else console.width
+    """The width tables are fitted to (:func:`ragmeter.cli.layout.terminal_width`)."""
+    return layout_width()

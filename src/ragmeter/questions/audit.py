@@ -44,7 +44,9 @@ from ragmeter.questions.audit_rules import (  # noqa: F401
     STOP_WORDS,
     SWAPS,
     content_words,
+    context_matches,
     context_reasons,
+    copied_span,
     copy_ratio,
     fold,
     near_duplicates,
@@ -70,7 +72,9 @@ __all__ = [
     "audit_files",
     "audit_questions",
     "content_words",
+    "context_matches",
     "context_reasons",
+    "copied_span",
     "copy_ratio",
     "fold",
     "near_duplicates",
@@ -136,6 +140,9 @@ def audit_questions(
                     "copies",
                     f"{ratio:.0%} of its content words are in the passage "
                     f"(threshold {copy_threshold:.0%})",
+                    value=ratio,
+                    threshold=copy_threshold,
+                    phrase=copied_span(q.text, passage),
                 )
             )
         restated = restatement(q.text, passage)
@@ -145,23 +152,33 @@ def audit_questions(
                     "yes-no-restatement",
                     f"yes/no question; {restated[0]:.0%} of its content words are in one passage "
                     f"sentence: {restated[1][:160]!r}",
+                    value=restated[0],
+                    threshold=restate_threshold,
+                    phrase=" ".join(restated[1].split()),
                 )
             )
-        for reason in context_reasons(q.text):
-            flags.append(Flag("context-dependent", reason))
+        for reason, phrase in context_matches(q.text):
+            flags.append(Flag("context-dependent", reason, phrase=phrase))
         for said, passage_says in swapped_words(q.text, passage):
             flags.append(
                 Flag(
                     "swapped-word",
                     f"the question says '{said}' where the passage says "
                     f"'{passage_says}' (and never '{said}')",
+                    phrase=said,
                 )
             )
         flags.extend(llm_flags[k])
         if q.id in dupes:
             other, jac = dupes[q.id]
             flags.append(
-                Flag("near-duplicate", f"content-word Jaccard {jac:.2f} with {other}", other=other)
+                Flag(
+                    "near-duplicate",
+                    f"content-word Jaccard {jac:.2f} with {other}",
+                    other=other,
+                    value=jac,
+                    threshold=duplicate_threshold,
+                )
             )
         first = q.answers[0]
         out.append(
@@ -212,6 +229,7 @@ def summarize_audit(
         if not (kind == "misstated" and "misstated" in not_run)
     }
     n_flagged = sum(bool(f.kinds - {"unscored"}) for f in flagged)
+    weak = sum(f.weak for f in flagged)
     return AuditSummary(
         n=len(flagged),
         n_scored=len(ratios),
@@ -221,6 +239,7 @@ def summarize_audit(
         thresholds=thresholds or {"copy": 0.6, "restate": 0.7, "duplicate": 0.8},
         llm=llm,
         not_run=not_run,
+        weak=weak,
     )
 
 

@@ -29,25 +29,71 @@ FLAG_KINDS = (
     "unscored",
 )
 
+#: the flags a measure raises over a threshold, and so have a strength
+MEASURED = ("copies", "yes-no-restatement", "near-duplicate")
+
 
 @dataclass(frozen=True)
 class Flag:
-    """One reason to distrust a question. ``source`` is ``"rule"`` or ``"llm"``."""
+    """One reason to distrust a question. ``source`` is ``"rule"``, ``"llm"`` or ``"hand"``.
+
+    A flag raised by a measure over a threshold (``copies``: the copy ratio,
+    ``yes-no-restatement``: the share in one sentence, ``near-duplicate``: the Jaccard
+    similarity) keeps ``value`` and ``threshold``; ``phrase`` is the part of the question
+    (or passage sentence) that raised it: the copied span, the words a context rule
+    matched, the swapped word, the restated sentence.
+    """
 
     kind: str
     reason: str
     source: str = "rule"
     other: str | None = None  # near-duplicate: the earlier question's id
+    value: float | None = None
+    threshold: float | None = None
+    phrase: str = ""
 
     @property
     def label(self) -> str:
         """``kind``, or ``near-duplicate of <id>``."""
         return f"{self.kind} of {self.other}" if self.other else self.kind
 
+    @property
+    def strength(self) -> str | None:
+        """``strong`` when the measure is at least halfway from its threshold to 100%
+        (a copy ratio of 80% against 60%), ``weak`` below; None for a flag without a
+        measure (a wording rule, the model, a person)."""
+        if self.value is None or self.threshold is None:
+            return None
+        return "strong" if self.value >= (self.threshold + 1) / 2 else "weak"
+
+    @property
+    def how_strong(self) -> str:
+        """The strength as a person reads it: ``weak, 67% >= 60%`` (the measure against
+        its threshold), ``wording rule``, ``model`` or ``by hand``."""
+        if self.strength is not None:
+            assert self.value is not None and self.threshold is not None
+            share = self.kind != "near-duplicate"  # a Jaccard similarity stays a number
+            shown = (
+                f"{self.value:.0%} >= {self.threshold:.0%}"
+                if share
+                else f"{self.value:.2f} >= {self.threshold:.2f}"
+            )
+            return f"{self.strength}, {shown}"
+        if self.kind in MEASURED and self.source == "rule":
+            return "strength not recorded"  # an audit file written before it was
+        return {"rule": "wording rule", "llm": "model", "hand": "by hand"}.get(
+            self.source, self.source
+        )
+
     def to_dict(self) -> dict[str, Any]:
         out = {"kind": self.kind, "label": self.label, "reason": self.reason, "source": self.source}
         if self.other:
             out["other"] = self.other
+        if self.value is not None and self.threshold is not None:
+            out.update(value=round(self.value, 4), threshold=self.threshold)
+            out["strength"] = self.strength
+        if self.phrase:
+            out["phrase"] = self.phrase
         return out
 
 
@@ -73,6 +119,11 @@ class Flagged:
     @property
     def kinds(self) -> set[str]:
         return {f.kind for f in self.flags}
+
+    @property
+    def weak(self) -> bool:
+        """Flagged by weak flags only (each a measure just over its threshold)."""
+        return bool(self.flags) and all(f.strength == "weak" for f in self.flags)
 
     @property
     def labels(self) -> list[str]:
@@ -116,6 +167,8 @@ class AuditSummary:
     llm: str | None = None
     #: model checks that did not run, with why (a count of 0 would read as checked)
     not_run: dict[str, str] = field(default_factory=dict)
+    #: flagged questions whose every flag is weak (a measure just over its threshold)
+    weak: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -123,6 +176,7 @@ class AuditSummary:
             "copy_ratio": self.copy_ratio.to_dict() if self.copy_ratio is not None else None,
             "copy_ratio_questions": self.n_scored,
             "flagged": self.flagged,
+            "flagged_weakly_only": self.weak,
             "counts": dict(self.counts),
             "thresholds": dict(self.thresholds),
             "llm": self.llm,
@@ -210,12 +264,17 @@ def read_audit(path: str | Path, known: Iterable[str] | None = None) -> list[Fla
                 raise InputError(f'{where}: reasons must be a list of {{"kind": ...}} objects')
             for r in reasons:
                 other = r.get("other")
+                value, threshold = r.get("value"), r.get("threshold")
+                measured = all(isinstance(x, int | float) for x in (value, threshold))
                 flags.append(
                     Flag(
                         r["kind"],
                         str(r.get("reason") or ""),
                         str(r.get("source") or "rule"),
                         None if other is None else str(other),
+                        float(value) if measured else None,
+                        float(threshold) if measured else None,
+                        str(r.get("phrase") or ""),
                     )
                 )
         else:

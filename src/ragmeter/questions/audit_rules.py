@@ -233,25 +233,30 @@ def _sentences(passage: str) -> list[str]:
 
 def context_reasons(question: str) -> list[str]:
     """Why the question leans on context it does not carry (empty: it does not, by rule)."""
+    return [reason for reason, _ in context_matches(question)]
+
+
+def context_matches(question: str) -> list[tuple[str, str]]:
+    """:func:`context_reasons`, each with the words of the question it matched."""
     text = " ".join(question.casefold().split())
     reasons = []
     for label, pattern in CONTEXT_RULES:
         m = pattern.search(text)
         if m:
-            reasons.append(f"{label}: '{m.group(0)}'")
+            reasons.append((f"{label}: '{m.group(0)}'", m.group(0)))
     words = tokens(question)
     seen_content: set[str] = set()
     for i, w in enumerate(words):
         nxt = words[i + 1] if i + 1 < len(words) else ""
         if w in _DEMONSTRATIVES and nxt and _is_content(nxt):
             if fold(nxt) not in seen_content and (not seen_content or nxt in GENERIC_NOUNS):
-                reasons.append(f"'{w} {nxt}' names nothing earlier in the question")
+                reasons.append((f"'{w} {nxt}' names nothing earlier in the question", f"{w} {nxt}"))
                 break
         elif w in _PRONOUNS and not seen_content:
             if w == "it" and _dummy_it(words, i):
                 continue
             if w in _DEMONSTRATIVES or w == "it" or w in ("its", "they", "them", "their"):
-                reasons.append(f"'{w}' before anything it could refer to")
+                reasons.append((f"'{w}' before anything it could refer to", w))
                 break
         if _is_content(w):
             seen_content.add(fold(w))
@@ -265,6 +270,36 @@ def _dummy_it(words: list[str], i: int) -> bool:
     if before not in _DUMMY_BEFORE and after not in _DUMMY_AFTER:
         return False
     return any(w in ("to", "that") for w in words[i + 1 : i + 6])
+
+
+def copied_span(question: str, passage: str) -> str:
+    """The longest run of the question's words that its passage holds in the same order
+    (words compared folded, as the copy ratio compares them), as the question writes it;
+    ``""`` when the passage holds no content word of the question. A run needs a
+    content word; of two runs as long, the one with more content words, then the first."""
+    found = [
+        (m.start(), m.end(), m.group(0).casefold())
+        for m in re.finditer(r"[a-z0-9]+", question, re.IGNORECASE)
+    ]
+    words = [fold(w) for _, _, w in found]
+    content = [0, *(_is_content(w) for _, _, w in found)]
+    for i in range(1, len(content)):  # content[i]: content words among the first i
+        content[i] += content[i - 1]
+    at: dict[str, list[int]] = {}
+    for j, w in enumerate(fold(w) for w in tokens(passage)):
+        at.setdefault(w, []).append(j)
+    best, best_key = None, (0, 0)
+    runs: dict[int, int] = {}  # passage position -> length of the run ending there
+    for i, w in enumerate(words):
+        now = {j: runs.get(j - 1, 0) + 1 for j in at.get(w, ())}
+        for length in now.values():
+            key = (length, content[i + 1] - content[i + 1 - length])
+            if key[1] and key > best_key:
+                best, best_key = (i + 1 - length, i), key
+        runs = now
+    if best is None:
+        return ""
+    return question[found[best[0]][0] : found[best[1]][1]]
 
 
 def swapped_words(question: str, passage: str) -> list[tuple[str, str]]:
