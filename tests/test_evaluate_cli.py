@@ -8,11 +8,12 @@ import json
 
 import numpy as np
 import pytest
+from test_metrics import trec_eval_names  # every name the code's own table knows
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
 from ragmeter.errors import InputError
-from ragmeter.metrics import Metric, trec_eval_names
+from ragmeter.metrics import Metric
 from ragmeter.results import Results
 
 runner = CliRunner()
@@ -184,7 +185,16 @@ def test_the_generated_names_are_every_documented_trec_eval_name():
 
 
 @pytest.fixture(scope="module")
-def judged(tmp_path_factory):
+def no_report():
+    """The name sweeps run evaluate some 200 times: without the HTML report each takes
+    a fifth of the time (the report has tests of its own)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("ragmeter.cli.evaluate.refresh_report", lambda *a, **k: None)
+        yield
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory, no_report):
     """12 judged queries (grades -1 to 3) and two runs without tied scores."""
     root = tmp_path_factory.mktemp("names")
     rng = np.random.default_rng(5)

@@ -166,7 +166,7 @@ def plan_questions(
         flat = bool(np.ptp(x) == 0)
         exact = exact_interval(x, 0.0, 0.0, 1.0 - alpha) if flat else None
         if not flat:
-            needed = questions_for_half_width(x, half_width)
+            needed = questions_for_half_width(x, half_width, 1.0 - alpha)
         elif exact is not None:  # 0/1, all hits or none: more questions narrow the exact one
             hits = int(np.count_nonzero(x))
             needed = questions_for_exact_half_width(hits, x.size, half_width, 1.0 - alpha)
@@ -175,7 +175,7 @@ def plan_questions(
         plan.systems.append(
             SystemNeed(
                 s,
-                sample_size(x, rounds=rounds, seed=seed),
+                sample_size(x, rounds=rounds, seed=seed, confidence=1.0 - alpha),
                 needed,
                 float(x[0]) if flat else None,
                 exact,

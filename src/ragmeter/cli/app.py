@@ -69,10 +69,15 @@ def _metric_names(args: list[str]) -> list[str]:
     """``--metric`` values in lower case: ragmeter's metric names are case-insensitive
     (``RECALL@5`` is ``recall@5``), while results store them in lower case. trec_eval's
     names (``P_5``, ``Rprec``) stay as written, in trec_eval's case."""
-    from ragmeter.metrics import is_trec_eval_name
+    from ragmeter.errors import InputError
+    from ragmeter.metrics import Metric
 
     def lower(value: str) -> str:
-        return value if is_trec_eval_name(value) else value.lower()
+        try:
+            Metric.parse(value.lower())
+        except InputError:  # P_5 (p_5 is no name) or an unknown name: as typed
+            return value
+        return value.lower()
 
     out = []
     for i, arg in enumerate(args):
