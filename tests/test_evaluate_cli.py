@@ -334,7 +334,7 @@ def test_an_empty_measure_list_is_one_line_and_exit_2(judged, tmp_path, measures
     r = _evaluate(root, tmp_path / "res", "--measures", measures)
     assert r.exit_code == 2
     lines = [x for x in r.output.splitlines() if x.strip()]
-    assert len(lines) == 1 and "names no measure" in lines[0], r.output
+    assert len(lines) == 1 and "--measures" in lines[0] and "names nothing" in lines[0], r.output
     assert not (tmp_path / "res").exists()
 
 

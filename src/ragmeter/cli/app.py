@@ -218,6 +218,19 @@ def _csv(value: str | None) -> tuple[str, ...] | None:
     return tuple(v.strip() for v in value.split(",") if v.strip()) if value else None
 
 
+def _names(value: str | None, flag: str, example: str) -> tuple[str, ...] | None:
+    """Comma-separated names (``--measures map,P_10``): None when the flag is not given,
+    an InputError naming the flag when it names nothing (``' , '``), never the default."""
+    from ragmeter.errors import InputError
+
+    items = _csv(value)
+    if value is not None and not items:
+        raise InputError(
+            f"{flag} {value!r} names nothing: give comma-separated names, e.g. {flag} {example}"
+        )
+    return items
+
+
 def _ints(value: str | None, flag: str) -> tuple[int, ...] | None:
     """Comma-separated whole numbers (``--ks 1,3,5``), or an InputError naming the flag."""
     from ragmeter.errors import InputError

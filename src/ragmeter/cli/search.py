@@ -17,8 +17,8 @@ from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import (
     REPORT_STATUS,
     AccuracyJudge,
-    _csv,
     _ints,
+    _names,
     app,
     console,
     example_dir,
@@ -135,8 +135,8 @@ def search(
         corpus=corpus,
         testset=testset,
         qrels=qrels,
-        strategies=_csv(strategies),
-        retrievers=_csv(retrievers),
+        strategies=_names(strategies, "--strategies", "fixed,sentence"),
+        retrievers=_names(retrievers, "--retrievers", "bm25,dense"),
         ks=_ints(ks, "--ks"),
         metric=metric,
         seed=seed,
@@ -146,7 +146,7 @@ def search(
         engine=engine,
         adjust=adjust,
         baseline=baseline,
-        pairs=_csv(pairs),
+        pairs=_names(pairs, "--pairs", "A:B,C:D"),
     )
     if baseline:
         cfg = cfg.with_overrides(pairs=())
