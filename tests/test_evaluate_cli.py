@@ -537,3 +537,29 @@ def test_the_report_history_band_is_the_exact_interval(tmp_path, monkeypatch):
     for point in data["series"]["all"]:
         assert point["low"] == pytest.approx(low * 100) and point["high"] == 100.0
         assert point["interval"] == "exact" and point["shown"].endswith("exact")
+
+
+def test_history_export_scores_as_csv_carries_every_score(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGMETER_HISTORY", str(tmp_path / "hist"))
+    args = _hits(tmp_path, 6, {"all": 0, "most": 2})
+    out = tmp_path / "res"
+    r = runner.invoke(app, [*args, "--measures", "hit@1,map", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["history", "export", "--scores"])
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    res = Results(out)
+    want = {
+        (s, m, q): v
+        for s in res.systems
+        for m in res.metrics
+        for q, v in zip(res.question_ids, res.scores(s, m).tolist(), strict=True)
+    }
+    got = {
+        (x["system"], x["metric"], x["question"]): float(x["score"])
+        for x in rows
+        if x["question"]
+    }
+    assert got == want and len(want) == 2 * 2 * 6
+    estimates = [x for x in rows if not x["question"]]  # one per system and metric, as before
+    assert len(estimates) == 4 and all(x["mean"] and not x["score"] for x in estimates)
