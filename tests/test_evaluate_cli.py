@@ -563,3 +563,18 @@ def test_history_export_scores_as_csv_carries_every_score(tmp_path, monkeypatch)
     assert got == want and len(want) == 2 * 2 * 6
     estimates = [x for x in rows if not x["question"]]  # one per system and metric, as before
     assert len(estimates) == 4 and all(x["mean"] and not x["score"] for x in estimates)
+
+
+def test_the_report_sample_size_plans_a_flat_share_as_plan_does(tmp_path):
+    from ragmeter.report.data import report_data
+    from ragmeter.stats_exact import clopper_pearson, questions_for_exact_half_width
+
+    args = _hits(tmp_path, 30, {"all": 0, "most": 10})
+    out = tmp_path / "res"
+    r = runner.invoke(app, [*args, "--measures", "hit@1,map", "--no-history", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    data = report_data(Results(out), target_half_width=0.04)["sample_size"]
+    flat = next(s for s in data["systems"] if s["system"] == "all")
+    assert flat["needed"] == questions_for_exact_half_width(30, 30, 0.04)  # was 1
+    assert flat["rows"][0]["low"] == pytest.approx(clopper_pearson(30, 30)[0], abs=1e-3)
+    assert flat["rows"][0]["half_width"] > 0  # never ± 0
