@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -94,3 +95,21 @@ def test_audit_llm_is_the_old_name_of_model(tmp_path):
     result = runner.invoke(app, [*args, "--model", "ollama:a", "--llm", "ollama:b"])
     assert result.exit_code == 2
     assert "give --model only (--llm is its old name)" in result.stderr
+
+
+@pytest.mark.parametrize("flag", ["--strategies", "--retrievers", "--pairs"])
+@pytest.mark.parametrize("value", [" , ", ",", " "])
+def test_a_list_flag_that_names_nothing_is_one_line_not_the_default(
+    tmp_path, monkeypatch, flag, value
+):
+    """``--strategies ' , '`` used to fall back to the default strategies in silence."""
+    from ragmeter.cli import example_dir
+
+    monkeypatch.chdir(tmp_path)
+    out, ex = tmp_path / "out", example_dir()
+    data = ["--corpus", str(ex / "posts"), "--testset", str(ex / "questions.jsonl")]
+    r = runner.invoke(app, ["search", *data, flag, value, "--out", str(out), "--no-history"])
+    assert r.exit_code == 2
+    lines = [x for x in r.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and f"{flag} {value!r} names nothing" in lines[0], r.output
+    assert not out.exists()

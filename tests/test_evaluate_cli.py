@@ -8,11 +8,12 @@ import json
 
 import numpy as np
 import pytest
+from test_metrics import trec_eval_names  # every name the code's own table knows
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
 from ragmeter.errors import InputError
-from ragmeter.metrics import Metric, trec_eval_names
+from ragmeter.metrics import Metric
 from ragmeter.results import Results
 
 runner = CliRunner()
@@ -184,7 +185,16 @@ def test_the_generated_names_are_every_documented_trec_eval_name():
 
 
 @pytest.fixture(scope="module")
-def judged(tmp_path_factory):
+def no_report():
+    """The name sweeps run evaluate some 200 times: without the HTML report each takes
+    a fifth of the time (the report has tests of its own)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("ragmeter.cli.evaluate.refresh_report", lambda *a, **k: None)
+        yield
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory, no_report):
     """12 judged queries (grades -1 to 3) and two runs without tied scores."""
     root = tmp_path_factory.mktemp("names")
     rng = np.random.default_rng(5)
@@ -324,7 +334,7 @@ def test_an_empty_measure_list_is_one_line_and_exit_2(judged, tmp_path, measures
     r = _evaluate(root, tmp_path / "res", "--measures", measures)
     assert r.exit_code == 2
     lines = [x for x in r.output.splitlines() if x.strip()]
-    assert len(lines) == 1 and "names no measure" in lines[0], r.output
+    assert len(lines) == 1 and "--measures" in lines[0] and "names nothing" in lines[0], r.output
     assert not (tmp_path / "res").exists()
 
 
@@ -527,3 +537,44 @@ def test_the_report_history_band_is_the_exact_interval(tmp_path, monkeypatch):
     for point in data["series"]["all"]:
         assert point["low"] == pytest.approx(low * 100) and point["high"] == 100.0
         assert point["interval"] == "exact" and point["shown"].endswith("exact")
+
+
+def test_history_export_scores_as_csv_carries_every_score(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGMETER_HISTORY", str(tmp_path / "hist"))
+    args = _hits(tmp_path, 6, {"all": 0, "most": 2})
+    out = tmp_path / "res"
+    r = runner.invoke(app, [*args, "--measures", "hit@1,map", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["history", "export", "--scores"])
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    res = Results(out)
+    want = {
+        (s, m, q): v
+        for s in res.systems
+        for m in res.metrics
+        for q, v in zip(res.question_ids, res.scores(s, m).tolist(), strict=True)
+    }
+    got = {
+        (x["system"], x["metric"], x["question"]): float(x["score"])
+        for x in rows
+        if x["question"]
+    }
+    assert got == want and len(want) == 2 * 2 * 6
+    estimates = [x for x in rows if not x["question"]]  # one per system and metric, as before
+    assert len(estimates) == 4 and all(x["mean"] and not x["score"] for x in estimates)
+
+
+def test_the_report_sample_size_plans_a_flat_share_as_plan_does(tmp_path):
+    from ragmeter.report.data import report_data
+    from ragmeter.stats_exact import clopper_pearson, questions_for_exact_half_width
+
+    args = _hits(tmp_path, 30, {"all": 0, "most": 10})
+    out = tmp_path / "res"
+    r = runner.invoke(app, [*args, "--measures", "hit@1,map", "--no-history", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    data = report_data(Results(out), target_half_width=0.04)["sample_size"]
+    flat = next(s for s in data["systems"] if s["system"] == "all")
+    assert flat["needed"] == questions_for_exact_half_width(30, 30, 0.04)  # was 1
+    assert flat["rows"][0]["low"] == pytest.approx(clopper_pearson(30, 30)[0], abs=1e-3)
+    assert flat["rows"][0]["half_width"] > 0  # never ± 0

@@ -140,8 +140,11 @@ def test_plan_names_the_exact_interval_and_the_runs_own_level(results):
     got = runner.invoke(app, ["plan", str(results), "--rounds", "100"], env={"COLUMNS": "200"})
     assert got.exit_code == 0, got.output
     text = " ".join(got.stdout.split())
-    # recall@1 is 1 on every question: no spread, the exact 90% interval instead
-    assert "no spread (exact 90% interval [47.3, 100.0])" in text
+    # recall@1 is 1 on every question: planned on its exact 90% interval, at the run's level
+    assert "[47.3, 100.0] exact" in text
+    assert "score 100% on every question: planned on the exact 90% (Clopper-Pearson)" in (
+        " ".join(got.output.split())
+    )
     # the run's rule is max-T at 0.1; with no first step, Holm's numbers bound it
     assert "Holm over 1 pair tests its first pair at 0.1/1 = 0.1; max-T (this run's rule)" in text
 

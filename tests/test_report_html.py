@@ -21,6 +21,7 @@ from ragmeter.errors import InputError  # noqa: E402
 from ragmeter.experiment import run_search  # noqa: E402
 from ragmeter.report.html import json_for_script, report_data, write_report  # noqa: E402
 from ragmeter.results import Results, save_results  # noqa: E402
+from ragmeter.stats_exact import questions_for_exact_half_width  # noqa: E402
 
 HOSTILE_SCRIPT = "<script>window.__pwned=1</script>"
 HOSTILE_IMG = '"><img src=x onerror="window.__pwned=2">'
@@ -406,10 +407,14 @@ def test_headline_and_sample_size_follow_the_scores(hostile):
         scores = res.scores(row["system"], metric)
         sd = float(np.std(scores, ddof=1))
         expected = max(1, math.ceil(round((1.959963984540054 * sd / 0.1) ** 2, 9)))
+        binary = bool(np.all((scores == 0) | (scores == 1)))
+        if sd == 0:  # 0/1 and no spread: as plan, where the exact interval narrows to ± 10
+            expected = questions_for_exact_half_width(int(scores.sum()), scores.size, 0.1)
+            expected = expected if binary else None
         assert row["needed"] == expected
         assert [r["n"] for r in row["rows"]] == (
-            [r.n for r in res.summary.sample_size[row["system"]]] if sd > 0 else []
-        )  # a system with no spread shows no resampled ± (it would read ± 0)
+            [r.n for r in res.summary.sample_size[row["system"]]] if sd > 0 or binary else []
+        )  # a system with no spread shows no resampled ± (it would read ± 0), 0/1: exact
     ties = {tuple(t) for t in data["headline"]["ties"]}
     for c in data["comparisons"]:
         crosses = c["difference"]["low"] <= 0 <= c["difference"]["high"]

@@ -85,8 +85,13 @@ def shown_interval(est: Any) -> tuple[float, float, str]:
 
 
 def shown_half_width(est: Any) -> float:
-    """Half the width of :func:`shown_interval`: the ``±`` of the sample-size tables."""
-    low, high, _ = shown_interval(est)
+    """The ``±`` of the sample-size tables: half the width of the exact interval where
+    :func:`shown_interval` gives that one, else the row's own ``half_width`` (half the
+    bootstrap's width)."""
+    low, high, which = shown_interval(est)
+    stored = est.get("half_width") if isinstance(est, dict) else getattr(est, "half_width", None)
+    if which == BOOTSTRAP and stored is not None:
+        return stored
     return (high - low) / 2.0
 
 

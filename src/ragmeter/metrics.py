@@ -56,6 +56,7 @@ vectorised :func:`score_questions` that must agree with them.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import re
@@ -75,14 +76,12 @@ __all__ = [
     "family",
     "find_metric",
     "is_share",
-    "is_trec_eval_name",
     "metric_names",
     "ndcg_at_k",
     "mrr_at_k",
     "precision_at_k",
     "recall_at_k",
     "score_questions",
-    "trec_eval_names",
 ]
 
 METRIC_NAMES: tuple[str, ...] = (
@@ -117,34 +116,16 @@ _TREC = {
     "map": "map_cut_{k}",
 }
 _TREC_NO_K = {"map": "map", "mrr": "recip_rank", "ndcg": "ndcg", "rprec": "Rprec"}
-# trec_eval's names, spelled as trec_eval spells them (``P_5``, ``Rprec``), with ``_`` or
-# trec_eval -m's ``.`` before the cutoff (``P.5``); none of them contains ``@``.
-_FROM_TREC_CUT = {_TREC[name].partition("_{")[0]: name for name in _TREC}
-_TREC_PATTERN = re.compile(rf"^({'|'.join(_FROM_TREC_CUT)})[_.]([0-9]+)$")
+_FROM_TREC_CUT = {_TREC[name].partition("_{")[0]: name for name in _TREC}  # P: precision
+_TREC_PATTERN = re.compile(rf"^({'|'.join(_FROM_TREC_CUT)})[_.]([0-9]+)$")  # P_5, -m's P.5
 _FROM_TREC = {v: k for k, v in _TREC_NO_K.items()}
-
-
-def is_trec_eval_name(text: str) -> bool:
-    """Whether ``text`` is one of trec_eval's names (``P_5``, ``P.5``, ``recip_rank``,
-    ``Rprec``): those are read in trec_eval's own case, ragmeter's in any case."""
-    raw = text.strip() if isinstance(text, str) else ""
-    return raw in _FROM_TREC or _TREC_PATTERN.match(raw) is not None
-
-
-def trec_eval_names(ks: Iterable[int] = DEFAULT_KS) -> list[str]:
-    """Every trec_eval name ragmeter reads, as trec_eval spells it, at the cutoffs ``ks``:
-    ``recall_5``, ``success_5``, ``P_5``, ``ndcg_cut_5``, ``map_cut_5`` for each k, then
-    ``map``, ``recip_rank``, ``ndcg`` and ``Rprec`` (docs/metrics.md lists them)."""
-    ks = check_ks(ks)
-    cut = [pattern.format(k=k) for pattern in _TREC.values() for k in ks]
-    return cut + list(_TREC_NO_K.values())
 
 
 def _bad_metric(text: object) -> InputError:
     return InputError(
         f"unknown metric {text!r}: use NAME@K, NAME one of {', '.join(METRIC_NAMES)}"
         " and K a whole number >= 1 (e.g. ndcg@10), or map, mrr, ndcg, rprec without a"
-        " cutoff, or a trec_eval name (P_10, ndcg_cut_10, recip_rank, Rprec)"
+        " cutoff, or a trec_eval name (P_10 or P.10, ndcg_cut_10, recip_rank, Rprec)"
     )
 
 
@@ -199,9 +180,8 @@ class Metric:
 
     @classmethod
     def parse(cls, text: str) -> Metric:
-        """``Metric.parse("ndcg@10") == Metric("ndcg", 10)``; surrounding spaces
-        and upper case are accepted, and so are trec_eval's names in trec_eval's case
-        (``P_10`` or ``P.10``, ``recip_rank``, ``Rprec``)."""
+        """``Metric.parse("ndcg@10") == Metric("ndcg", 10)``; surrounding spaces and upper
+        case are accepted, and so are trec_eval's names, in its case (``P_10``, ``P.10``)."""
         if not isinstance(text, str):
             raise _bad_metric(text)
         raw = text.strip()
@@ -224,14 +204,9 @@ class Metric:
 
 
 def find_metric(text: str, available: Iterable[str]) -> str:
-    """The name among ``available`` (a run's measures) that names the same measure as
-    ``text``, in either vocabulary: ``P_5`` finds ``precision@5`` and ``precision@5``
-    finds ``P_5`` (a run scored with ``--trec-eval-compat`` keeps trec_eval's names).
-
-    The one place a measure asked for by name is matched to a run's: ``evaluate``'s and
-    every command's ``--metric``, the summary, the comparisons and the plan call it.
-    An unknown name, or one the run did not compute, is an :class:`InputError`.
-    """
+    """The name in ``available`` (a run's) for the measure ``text`` names, in either
+    vocabulary (``P_5`` finds ``precision@5``, ``precision@5`` finds ``P_5``): the one
+    matcher every ``--metric``, summary, comparison and plan goes through."""
     names = [str(n) for n in available]
     if text in names:
         return text
@@ -243,11 +218,9 @@ def find_metric(text: str, available: Iterable[str]) -> str:
             raise
         raise InputError(f"{exc}{hint}") from None
     for name in names:
-        try:
+        with contextlib.suppress(InputError):  # a run's own odd name matches nothing
             if Metric.parse(name) == wanted:
                 return name
-        except InputError:
-            continue
     raise InputError(
         f"metric {text!r} was not computed{did_you_mean(text, names)}; "
         f"choose one of {sorted(names)}"

@@ -31,6 +31,7 @@ __all__ = [
     "cluster_sentence",
     "pair_needs",
     "plan_questions",
+    "questions_needed",
 ]
 
 
@@ -167,21 +168,13 @@ def plan_questions(
     for s in names:
         x = scores[s]
         flat = bool(np.ptp(x) == 0)
-        exact = exact_interval(x, 0.0, 0.0, 1.0 - alpha) if flat else None
-        if not flat:
-            needed = questions_for_half_width(x, half_width)
-        elif exact is not None:  # 0/1, all hits or none: more questions narrow the exact one
-            hits = int(np.count_nonzero(x))
-            needed = questions_for_exact_half_width(hits, x.size, half_width, 1.0 - alpha)
-        else:
-            needed = None
         plan.systems.append(
             SystemNeed(
                 s,
-                sample_size(x, rounds=rounds, seed=seed),
-                needed,
+                sample_size(x, rounds=rounds, seed=seed, confidence=1.0 - alpha),
+                questions_needed(x, half_width, 1.0 - alpha),
                 float(x[0]) if flat else None,
-                exact,
+                exact_interval(x, 0.0, 0.0, 1.0 - alpha) if flat else None,
             )
         )
     labels = getattr(run, "clusters", None)
@@ -189,6 +182,21 @@ def plan_questions(
         pair_needs(scores, names, difference, k, alpha, level=first, clusters=labels)
     )
     return plan
+
+
+def questions_needed(scores: Any, half_width: float, confidence: float = 0.95) -> int | None:
+    """The questions an interval of ``± half_width`` needs, as ``plan`` and the report
+    say it: the normal approximation
+    (:func:`ragmeter.stats.questions_for_half_width`); for 0/1 scores with no spread
+    (every question a hit, or none) the questions at which the exact interval narrows
+    that far (:func:`ragmeter.stats_exact.questions_for_exact_half_width`); None for
+    other scores with no spread, which no number of questions narrows."""
+    x = np.asarray(scores, dtype=np.float64)
+    if x.size and np.ptp(x) > 0:
+        return questions_for_half_width(x, half_width, confidence)
+    if exact_interval(x, 0.0, 0.0, confidence) is None:
+        return None
+    return questions_for_exact_half_width(int(np.count_nonzero(x)), x.size, half_width, confidence)
 
 
 def pair_needs(

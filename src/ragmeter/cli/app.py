@@ -68,10 +68,15 @@ def _metric_names(args: list[str]) -> list[str]:
     """``--metric`` values in lower case: ragmeter's metric names are case-insensitive
     (``RECALL@5`` is ``recall@5``), while results store them in lower case. trec_eval's
     names (``P_5``, ``Rprec``) stay as written, in trec_eval's case."""
-    from ragmeter.metrics import is_trec_eval_name
+    from ragmeter.errors import InputError
+    from ragmeter.metrics import Metric
 
     def lower(value: str) -> str:
-        return value if is_trec_eval_name(value) else value.lower()
+        try:
+            Metric.parse(value.lower())
+        except InputError:  # P_5 (p_5 is no name) or an unknown name: as typed
+            return value
+        return value.lower()
 
     out = []
     for i, arg in enumerate(args):
@@ -233,6 +238,19 @@ def points(value: float, flag: str) -> float:
 
 def _csv(value: str | None) -> tuple[str, ...] | None:
     return tuple(v.strip() for v in value.split(",") if v.strip()) if value else None
+
+
+def _names(value: str | None, flag: str, example: str) -> tuple[str, ...] | None:
+    """Comma-separated names (``--measures map,P_10``): None when the flag is not given,
+    an InputError naming the flag when it names nothing (``' , '``), never the default."""
+    from ragmeter.errors import InputError
+
+    items = _csv(value)
+    if value is not None and not items:
+        raise InputError(
+            f"{flag} {value!r} names nothing: give comma-separated names, e.g. {flag} {example}"
+        )
+    return items
 
 
 def _ints(value: str | None, flag: str) -> tuple[int, ...] | None:

@@ -10,10 +10,9 @@ from rich.markup import escape
 from rich.text import Text
 
 from ragmeter.cli import search_views as terminal
-from ragmeter.cli.app import _csv, _progress, app, console, err, handle_errors, refresh_report
+from ragmeter.cli.app import _names, _progress, app, console, err, handle_errors, refresh_report
 from ragmeter.cli.history import NoHistory, record_run
 from ragmeter.cli.layout import FORMAT_HELP, Grid, check_format, print_grids, render
-from ragmeter.errors import InputError
 from ragmeter.formatting import format_estimate
 from ragmeter.outputs import check_results_target, results_lock
 from ragmeter.qrels import COMPAT_MEASURES
@@ -95,13 +94,7 @@ def _evaluate(
     from ragmeter.results import save_results
     from ragmeter.summary import summarize_run
 
-    names = _csv(measures)
-    if measures is not None and not names:
-        raise InputError(
-            f"--measures {measures!r} names no measure: give comma-separated names, "
-            "e.g. --measures map,P_10 (ragmeter or trec_eval names)"
-        )
-    names = names or COMPAT_MEASURES
+    names = _names(measures, "--measures", "map,P_10") or COMPAT_MEASURES
     inputs = [("qrels", qrels), *(("run file", r) for r in runs)]
     check_results_target(out, inputs)  # before any work
     with _progress() as bar:

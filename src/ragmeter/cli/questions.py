@@ -14,6 +14,7 @@ from ragmeter.cli.app import (
     ModelOptions,
     OldModelOptions,
     _csv,
+    _names,
     app,
     console,
     handle_errors,
@@ -187,8 +188,8 @@ def questions_compare(
         config,
         audit,
         metric=metric,
-        strategies=_csv(strategies),
-        retrievers=_csv(retrievers),
+        strategies=_names(strategies, "--strategies", "fixed,sentence"),
+        retrievers=_names(retrievers, "--retrievers", "bm25,dense"),
         seed=seed,
         rounds=rounds,
     )

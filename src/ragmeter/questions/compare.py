@@ -20,7 +20,8 @@ import numpy as np
 from ragmeter import stats
 from ragmeter.config import Config, load_config
 from ragmeter.corpus import Document, load_corpus
-from ragmeter.errors import InputError, did_you_mean
+from ragmeter.errors import InputError
+from ragmeter.metrics import find_metric
 from ragmeter.questions.audit import audit_questions, read_audit
 from ragmeter.testset import Question, TestSet, load_testset
 
@@ -150,11 +151,7 @@ def compare_testsets(
     sub_b = TestSet([testset_b.questions[j] for j in ib], source=testset_b.source)
     run_a = run_search(config, documents, sub_a)
     run_b = run_search(config, documents, sub_b)
-    if metric not in run_a.metric_names:
-        raise InputError(
-            f"metric {metric!r} was not computed{did_you_mean(metric, run_a.metric_names)}; "
-            f"choose one of {sorted(run_a.metric_names)}"
-        )
+    metric = find_metric(metric, run_a.metric_names)  # P_5 or precision@5, as the run names it
     drop = set(drop)
     keep = np.array([q.id not in drop for q in sub_b.questions], dtype=bool)
     dropped = [q.id for q in sub_b.questions if q.id in drop]

@@ -22,7 +22,7 @@ from ragmeter.errors import InputError
 from ragmeter.families import grid_views, kind_of, short_verdict
 from ragmeter.formatting import shown_difference, shown_half_width, shown_interval, shown_p
 from ragmeter.metrics import is_share
-from ragmeter.planning import family_sentence, first_level, pair_needs
+from ragmeter.planning import family_sentence, first_level, pair_needs, questions_needed
 from ragmeter.report.common import (
     FAMILY_ORDER,
     FAMILY_TITLE,
@@ -370,7 +370,7 @@ def _sample_size(results: Results, summary: Summary, metric: str, target: float)
         n = int(scores.size)
         sd = float(np.std(scores, ddof=1)) if n > 1 else 0.0
         try:
-            needed = stats.questions_for_half_width(scores, target, confidence)
+            needed = questions_needed(scores, target, confidence)  # as plan says it
         except InputError:
             needed = None
         rows = [
@@ -382,7 +382,7 @@ def _sample_size(results: Results, summary: Summary, metric: str, target: float)
                 "half_width": _r(shown_half_width(r)),
             }
             for r in rows_by_system.get(s, [])
-            if sd > 0  # no spread: resampling shows none, and none is claimed (not ± 0)
+            if sd > 0 or r.exact is not None  # no spread and no exact interval: no ± 0
         ]
         observed = next((r for r in rows if r["n"] == n), None)
         out_rows.append(
