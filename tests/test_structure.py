@@ -260,7 +260,7 @@ LAYERS: tuple[tuple[str, str], ...] = (
     # errors, files and outputs, caches, HTTP, the process pools
     ("base", "__init__ errors io outputs store http schemas engine _*"),
     # statistics, measures, grading a span, and how every number prints
-    ("numbers", "stats stats_* metrics grading formatting measurement paired_tests planning"),
+    ("numbers", "stats stats_* metric* grading formatting measurement paired_tests planning"),
     # what a run reads, and how documents are cut
     ("data", "corpus testset qrels qrels_* config chunk_types chunkers chunking doc_index"),
     # retrievers and chat models

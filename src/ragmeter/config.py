@@ -33,7 +33,7 @@ from typing import Any
 
 from ragmeter._safe_text import redact
 from ragmeter.errors import InputError, did_you_mean
-from ragmeter.metrics import Metric, check_ks, metric_names
+from ragmeter.metric_names import Metric, check_ks, metric_names
 from ragmeter.stats_clusters import CLUSTER_MODES
 
 DEFAULT_STRATEGIES = (

@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.errors import InputError
-from ragmeter.metrics import check_ks
+from ragmeter.metric_names import check_ks
 
 __all__ = [
     "Span",
