@@ -10,6 +10,7 @@ import sys
 from ragmeter.cli import (  # noqa: F401  (register commands)
     answers,
     check,
+    chunk,
     evaluate,
     export,
     history,
