@@ -262,7 +262,7 @@ LAYERS: tuple[tuple[str, str], ...] = (
     # statistics, measures, grading a span, and how every number prints
     ("numbers", "stats stats_* metric* grading formatting measurement paired_tests planning"),
     # what a run reads, and how documents are cut
-    ("data", "corpus testset qrels qrels_* config chunk_types chunkers chunking doc_index"),
+    ("data", "corpus answer_keys testset qrels qrels_* config chunk* doc_index"),
     # retrievers and chat models
     ("services", "retrieval llm"),
     # verdicts, the comparison of systems, summaries and their tables
