@@ -34,6 +34,7 @@ from ragmeter.report.common import (
     _k,
     _r,
 )
+from ragmeter.report.drilldown import drilldown
 from ragmeter.report.sections import OPTIONAL_SECTIONS, _attach_optional_to_questions
 from ragmeter.results import Results
 from ragmeter.summary import Summary
@@ -111,7 +112,7 @@ def report_data(
     data["clusters"] = _clusters(summary, systems)
     data["ndcg"] = {**summary.ndcg, "note": summary.ndcg_note(ks)}
     data["sample_size"] = _sample_size(results, summary, metric, target_half_width)
-    docs, questions = _drilldown(results, metric, hit_metric, top)
+    docs, questions = drilldown(results, metric, hit_metric, top)
     data["docs"] = docs
     data["questions"] = questions
     optional: dict[str, Any] = {}
@@ -419,102 +420,6 @@ def _family_need(results: Results, summary: Summary, metric: str) -> str | None:
     scale = 100.0 if is_share(metric) else 1.0
     adjust = rule.adjust if rule else "holm"
     return family_sentence(needs, 0.05, pairs, adjust, alpha, scale, first=first)
-
-
-class _Utf16:
-    """Python (code point) offsets to JavaScript (UTF-16 code unit) offsets, per text."""
-
-    def __init__(self, text: str) -> None:
-        self.prefix: np.ndarray | None = None
-        if len(text.encode("utf-16-le")) != 2 * len(text):
-            astral = np.fromiter((ord(ch) > 0xFFFF for ch in text), dtype=np.int64, count=len(text))
-            self.prefix = np.concatenate([[0], np.cumsum(astral)])
-
-    def __call__(self, i: int) -> int:
-        return int(i) if self.prefix is None else int(i + self.prefix[i])
-
-
-def _drilldown(
-    results: Results, metric: str, hit_metric: str, top: int
-) -> tuple[list[dict], list[dict]]:
-    """Documents (once each) and per-question records pointing into them by index.
-
-    A document is embedded only as the parts the page shows (the shown items' spans,
-    overlapping ones merged): ``parts`` holds ``[start, text]`` pairs in UTF-16 offsets, so
-    the page's size follows the questions, not the corpus.
-    """
-    texts = results.documents
-    runs = results.runs
-    systems = results.systems
-    doc_index: dict[str, int] = {}
-    doc_ids: list[str] = []
-    offsets: dict[str, _Utf16] = {}
-    shown: dict[str, list[tuple[int, int]]] = {}
-
-    def ref(doc: str) -> int:
-        if doc not in doc_index:
-            doc_index[doc] = len(doc_ids)
-            doc_ids.append(doc)
-            offsets[doc] = _Utf16(texts.get(doc, ""))
-            shown[doc] = []
-        return doc_index[doc]
-
-    main = {s: results.scores(s, metric) for s in systems}
-    hits = {s: results.scores(s, hit_metric) for s in systems}
-    out = []
-    for i, q in enumerate(results.questions):
-        answers = []
-        for a in q.answers:
-            d = ref(a.doc)
-            conv = offsets[a.doc]
-            answers.append([d, conv(a.start), conv(a.end), a.text])
-        items = []
-        for s in systems:
-            row = []
-            for it in runs.get(s, {}).get(q.id, [])[:top]:
-                d = ref(it.doc)
-                conv = offsets[it.doc]
-                shown[it.doc].append((it.start, it.end))
-                row.append(
-                    [
-                        d,
-                        conv(it.start),
-                        conv(it.end),
-                        int(it.grade),
-                        int(it.words),
-                        round(float(it.score), 4),
-                    ]
-                )
-            items.append(row)
-        out.append(
-            {
-                "id": q.id,
-                "text": q.text,
-                "answers": answers,
-                "score": [_r(main[s][i]) for s in systems],
-                "hit": [1 if hits[s][i] > 0 else 0 for s in systems],
-                "items": items,
-            }
-        )
-    docs = []
-    for doc in doc_ids:
-        text, conv = texts.get(doc, ""), offsets[doc]
-        docs.append({"id": doc, "parts": [[conv(a), text[a:b]] for a, b in _merged(shown[doc])]})
-    return docs, out
-
-
-def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``spans`` sorted, with overlapping or touching ones joined."""
-    out: list[list[int]] = []
-    for a, b in sorted(spans):
-        if out and a <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], b)
-        else:
-            out.append([a, b])
-    return [(a, b) for a, b in out]
-
-
-# --------------------------------------------------------------------------- route diagram
 
 
 def _route(data: dict, meta: dict) -> dict[str, Any]:
