@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.io import atomic_write_text, dumps, read_jsonl
-from ragmeter.outputs import check_output_file
+from ragmeter.io import dumps, read_jsonl
+from ragmeter.outputs import check_output_file, write_output
 
 FLAG_KINDS = (
     "copies",
@@ -170,9 +170,10 @@ def write_audit(
         directory / f"{name}.csv",
         directory / f"{name}-summary.json",
     ]
-    atomic_write_text(paths[0], jsonl)
-    atomic_write_text(paths[1], buf.getvalue())
-    atomic_write_text(paths[2], dumps(summary.to_dict()))
+    for path in paths:  # all three checked again before any is written
+        check_output_file(path, "question audit")
+    for path, text in zip(paths, (jsonl, buf.getvalue(), dumps(summary.to_dict())), strict=True):
+        write_output(path, text, "question audit")
     return paths
 
 
