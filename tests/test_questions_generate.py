@@ -276,10 +276,11 @@ def test_the_skipped_list_is_removed_only_when_ragmeter_wrote_it(tmp_path, monke
     backend = ScriptedBackend(lambda p: replies[len(backend.prompts) % 2])
     monkeypatch.setattr(ragmeter.llm.settings, "make_backend", lambda spec, **kw: backend)
     out, skipped = tmp_path / "gen.jsonl", tmp_path / "gen.skipped.jsonl"
-    generate_file(EXAMPLE / "posts", out, "ollama:fake", sample=4, seed=1, cache_path=tmp_path / "1")
+    posts = EXAMPLE / "posts"
+    generate_file(posts, out, "ollama:fake", sample=4, seed=1, cache_path=tmp_path / "1")
     assert skipped.is_file()
     replies[1] = replies[0]  # every passage gets a question now
-    generate_file(EXAMPLE / "posts", out, "ollama:fake", sample=4, seed=2, cache_path=tmp_path / "2")
+    generate_file(posts, out, "ollama:fake", sample=4, seed=2, cache_path=tmp_path / "2")
     assert not skipped.exists()  # ragmeter's own list, unchanged: removed
 
     # regression: a file of the user's at that name, made while the model ran, was deleted
@@ -290,5 +291,5 @@ def test_the_skipped_list_is_removed_only_when_ragmeter_wrote_it(tmp_path, monke
 
     backend = ScriptedBackend(slow)
     monkeypatch.setattr(ragmeter.llm.settings, "make_backend", lambda spec, **kw: backend)
-    generate_file(EXAMPLE / "posts", out, "ollama:fake", sample=4, seed=3, cache_path=tmp_path / "3")
+    generate_file(posts, out, "ollama:fake", sample=4, seed=3, cache_path=tmp_path / "3")
     assert skipped.read_text() == "my notes\n"
