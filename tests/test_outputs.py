@@ -553,9 +553,26 @@ def _check_args(res, md):
             "--margin", "100", "--markdown", str(md)]  # fmt: skip
 
 
+def _evaluate(t):
+    """``evaluate`` of the search's own run file into ``ev`` (exported once)."""
+    run, qrels = t / "run.whole.txt", t / "qrels.whole.txt"
+    if not run.exists():
+        args = ["export", str(t / "res"), "--run", str(t / "run.txt")]
+        assert runner.invoke(app, [*args, "--qrels", str(t / "qrels.txt")]).exit_code == 0
+    args = ["evaluate", str(run), "--qrels", str(qrels), "--rounds", "200", "--out", str(t / "ev")]
+    return runner.invoke(app, args)
+
+
+def _evaluated(t):
+    if not (t / "ev").exists():
+        assert _evaluate(t).exit_code == 0
+    return t / "ev"
+
+
 # writer: (the path it writes, the command); ``res`` is a results directory already there
 WRITERS = {
     "search --out": (lambda t: t / "res", lambda t: search(t, t / "res")),
+    "evaluate --out": (_evaluated, _evaluate),
     "report": (
         lambda t: t / "res" / "report.html",
         lambda t: runner.invoke(app, ["report", str(t / "res")]),
