@@ -259,11 +259,11 @@ def updated_manifest(folder: str | Path, *, create: bool = True) -> Iterator[dic
             k: v for k, v in state["files"].items() if os.path.lexists(folder / k)
         }
         text = _manifest_text(state)
+        if text == before:  # nothing changed: nothing written (nor an empty file removed)
+            return
         if not state["files"] and not state["temporaries"]:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
-            return
-        if text == before:
             return
         _replace_manifest(path, text)
     finally:

@@ -332,7 +332,13 @@ def atomic_write(path: Path, text: str) -> None:
     except OSError as exc:  # written whole; only its record is missing (it stays unclaimed)
         with contextlib.suppress(OSError):
             forget_temporary(tmp)
-        raise write_failed(path.parent / MANIFEST, exc) from None
+        if exc.errno not in WRITE_ERRNOS:
+            raise
+        raise OutputError(
+            f"{path}: written, but its record in {path.parent / MANIFEST} could not be "
+            f"({exc.strerror}), so ragmeter will not write over it again (move it away for "
+            f"that); free some space, then run again"
+        ) from None
 
 
 def _write_new(tmp: Path, text: str) -> None:
