@@ -19,6 +19,7 @@ from ragmeter.experiment import run_search
 from ragmeter.io import atomic_write_text
 from ragmeter.outputs import (
     TMP_PREFIX,
+    check_output_file,
     check_results_target,
     clean_stale_temporaries,
     forget_temporary,
@@ -716,6 +717,17 @@ def test_a_forged_entry_never_makes_a_users_file_ours(tiny):
         result = runner.invoke(app, ["report", str(out), "--out", str(notes)])
         one_line_error(result, "notes.txt")
     assert snapshot(tiny) == before
+
+
+def test_a_report_under_another_name_inside_the_results_is_refused(tiny):
+    out = tiny / "res"
+    assert search(tiny, out).exit_code == 0
+    before = snapshot(tiny)
+    for bad in (out / "other.html", out / "notes.txt"):
+        with pytest.raises(InputError, match="writes only its own files directly"):
+            check_output_file(bad, "ragmeter report")
+    assert snapshot(tiny) == before
+    check_output_file(out / "report.html", "ragmeter report")  # its own name: fine
 
 
 def test_a_fifo_at_the_manifests_name_is_no_manifest_and_never_blocks(tmp_path):

@@ -234,6 +234,12 @@ def check_output_file(
     check_not_inputs(path, inputs, folder=False, flag=flag)
     if names is None and is_results_dir(path.parent):
         names = RESULTS_FILES  # in a results directory, only its own names are ever ours
+        if path.name not in names:  # a rerun could neither replace it nor keep it
+            raise InputError(
+                f"{path}: ragmeter writes only its own files directly in the results "
+                f"directory {path.parent}; give a path outside it"
+                + (f" as {flag}" if flag else "")
+            )
     if path.is_dir():
         what = f"{flag} takes a file name for the {kind}" if flag else "move it away"
         raise InputError(f"{path}: is a folder where ragmeter writes its {kind}; {what}")
