@@ -702,3 +702,31 @@ def test_patterns_without_nested_repeats_and_the_built_in_ones_are_kept(pattern)
 
     settings = CheckSettings().with_refusals([pattern, *REFUSAL_PATTERNS, *QUANTITY_PATTERNS])
     assert pattern in settings.refusals
+def test_failures_never_overwrite_a_file_ragmeter_did_not_write(answered):
+    # regression: `ragmeter failures` wrote over an answers/failures.json of the user's
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    mine = answers_dir(answered) / "failures.json"
+    mine.write_text('{"my": "notes"}\n')
+    result = CliRunner().invoke(app, ["failures", str(answered), "--show", "0"])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "failures.json" in lines[0] and "move it away" in lines[0]
+    assert mine.read_text() == '{"my": "notes"}\n'
+    mine.unlink()
+    assert CliRunner().invoke(app, ["failures", str(answered), "--show", "0"]).exit_code == 0
+    assert CliRunner().invoke(app, ["failures", str(answered), "--show", "0"]).exit_code == 0
+
+
+def test_the_merged_answers_file_is_never_written_over_a_users(answered):
+    from ragmeter.answers.store import write_merged
+    from ragmeter.errors import InputError
+
+    merged = answers_dir(answered) / "answers.jsonl"
+    write_merged(answered)  # its own: rewritten
+    merged.write_text("my edits\n")
+    with pytest.raises(InputError, match="answers.jsonl"):
+        write_merged(answered)
+    assert merged.read_text() == "my edits\n"

@@ -26,17 +26,18 @@ def test_a_recorded_file_is_ours_until_it_changes(tmp_path):
     assert mf.is_recorded(f)
 
 
-def test_large_files_are_hashed_whole_up_to_the_limit(tmp_path):
-    size = 16 << 20  # the documented limit: 16 MiB hashed whole
-    assert mf.WHOLE_MAX == size
-    for name, n in (("whole", size), ("sampled", size + 1)):
+def test_large_files_are_hashed_whole_at_any_size(tmp_path):
+    # regression: files over 16 MiB were hashed by their size, first and last MiB only,
+    # so an edit in the middle went unseen and the edited file was overwritten
+    for name, n in (("16 MiB", 16 << 20), ("over 16 MiB", (16 << 20) + 1), ("40 MiB", 40 << 20)):
         f = tmp_path / name
         data = bytearray(n)
         f.write_bytes(data)
         mf.record_written(f)
+        assert mf.is_recorded(f)
         data[n // 2] = 1  # a change in the middle
         f.write_bytes(data)
-        assert mf.is_recorded(f) is (name == "sampled"), name
+        assert not mf.is_recorded(f), name
         data[n // 2] = 0
         data[-1] = 1  # a change in the last MiB is always seen
         f.write_bytes(data)
@@ -78,12 +79,19 @@ def test_the_manifest_drops_gone_files_and_leaves_a_foreign_file_alone(tmp_path)
 
 
 def test_manifest_parsing():
-    assert mf._parse_manifest(b"  \n") == {}
+    empty = {"files": {}, "temporaries": {}}
+    assert mf._parse_manifest(b"  \n") == empty
     assert mf._parse_manifest(b"\xff") is None
     assert mf._parse_manifest(b"[]") is None
     assert mf._parse_manifest(b'{"format": "ragmeter-manifest", "files": []}') is None
     raw = b'{"format": "ragmeter-manifest", "files": {"a": [1, "x"], "b": 3}}'
-    assert mf._parse_manifest(raw) == {"a": [1, "x"]}
+    assert mf._parse_manifest(raw) == {"files": {"a": [1, "x"]}, "temporaries": {}}
+    # names that lead elsewhere are no entry of this folder
+    raw = (
+        b'{"format": "ragmeter-manifest", "files": {"../a": [1, "x"], "d/a": [1, "x"], '
+        b'"..": [1, "x"], "ok": [1, "x"]}, "temporaries": {"t": {"pid": 1}, "../t": {}}}'
+    )
+    assert mf._parse_manifest(raw) == {"files": {"ok": [1, "x"]}, "temporaries": {"t": {"pid": 1}}}
 
 
 def _results(tmp_path):

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from ragmeter._manifest import MANIFEST, updated_manifest
 from ragmeter.errors import InputError
 from ragmeter.outputs import (
     TMP_PREFIX,
@@ -97,7 +98,7 @@ def test_which_folders_are_results(tmp_path):
 def test_a_dangling_link_is_never_a_free_name(tmp_path):
     link = tmp_path / "out"
     link.symlink_to(tmp_path / "nowhere")
-    with pytest.raises(InputError, match="is a file"):
+    with pytest.raises(InputError, match="is a symbolic link"):
         check_results_target(link)
     with pytest.raises(InputError, match="is not a file written by ragmeter"):
         check_output_file(link)
@@ -107,23 +108,32 @@ def test_a_dangling_link_is_never_a_free_name(tmp_path):
     check_output_file(tmp_path / "empty.html")
 
 
+def _recorded(target, role, pid):
+    """A temporary of ``target`` as a process ``pid`` records it before making it."""
+    name = f"{TMP_PREFIX}{target.name}.{pid}.{'a1' * 8}.{role}-{os.urandom(4).hex()}"
+    with updated_manifest(target.parent) as state:
+        state["temporaries"][name] = {"pid": pid, "since": 0}
+    return target.parent / name
+
+
 def test_recovery_never_puts_a_lost_folder_back_over_an_existing_one(tmp_path):
     dead = _dead_pid()
     out = tmp_path / "r"
     out.mkdir()
     (out / "new.txt").write_text("the newer results")
-    old = tmp_path / f"{TMP_PREFIX}r.{dead}.old"
+    old = _recorded(out, "old", dead)
     old.mkdir()
     (old / "old.txt").write_text("older")
     removed = clean_stale_temporaries(out)
     assert removed == [old] and not old.exists()
     assert sorted(p.name for p in out.iterdir()) == ["new.txt"]
+    assert not (tmp_path / MANIFEST).exists()  # its last record gone: no manifest left
 
 
 def test_recovery_puts_back_the_newest_of_two_lost_folders(tmp_path):
     out = tmp_path / "r"
-    first = tmp_path / f"{TMP_PREFIX}r.{_dead_pid()}.old"
-    second = tmp_path / f"{TMP_PREFIX}r.{_dead_pid()}.old"
+    first = _recorded(out, "old", _dead_pid())
+    second = _recorded(out, "old", _dead_pid())
     for path, name in ((first, "first"), (second, "second")):
         path.mkdir()
         (path / name).write_text(name)
@@ -135,8 +145,8 @@ def test_recovery_puts_back_the_newest_of_two_lost_folders(tmp_path):
 
 def test_a_live_writers_temporary_is_kept_for_a_day_then_removed(tmp_path):
     out = tmp_path / "report.html"
-    young = tmp_path / f"{TMP_PREFIX}report.html.{os.getpid()}.new-a"
-    old = tmp_path / f"{TMP_PREFIX}report.html.{os.getpid()}.new-b"
+    young = _recorded(out, "new", os.getpid())
+    old = _recorded(out, "new", os.getpid())
     young.write_text("")
     old.write_text("")
     _age(young, 23)
@@ -146,18 +156,27 @@ def test_a_live_writers_temporary_is_kept_for_a_day_then_removed(tmp_path):
     assert clean_stale_temporaries(tmp_path / "missing" / "x") == []
 
 
-def test_an_older_releases_temporaries_are_cleaned_too(tmp_path):
+def test_names_a_person_can_write_are_never_cleaned(tmp_path):
+    # regression: `.NAME.tmp-*` and `.NAME.old-*` (an older release's temporaries) were
+    # deleted after a day, and `.NAME.old-*` moved into place when NAME was missing
     out = tmp_path / "report.html"
-    # its new files carry no pid: they wait a day
-    legacy = tmp_path / ".report.html.tmp-123"
-    legacy.write_text("")
+    dead = _dead_pid()
+    theirs = [
+        tmp_path / ".report.html.tmp-123",
+        tmp_path / f".report.html.old-{dead}",
+        tmp_path / ".report.html.old-notes",
+        tmp_path / f"{TMP_PREFIX}report.html.{dead}.new-abc",  # like ours, never recorded
+        tmp_path / f"{TMP_PREFIX}report.html.{dead}.old",
+    ]
+    for path in theirs:
+        path.write_text("mine")
+        _age(path, 48)
+    # a record naming something else than a temporary of ours is no licence either
+    with updated_manifest(tmp_path) as state:
+        state["temporaries"][theirs[2].name] = {"pid": dead, "since": 0}
     assert clean_stale_temporaries(out) == []
-    _age(legacy, 25)
-    assert clean_stale_temporaries(out) == [legacy]
-    legacy_old = tmp_path / f".report.html.old-{_dead_pid()}"
-    legacy_old.write_text("x")
-    assert clean_stale_temporaries(out) == []  # put back: report.html was missing
-    assert out.read_text() == "x"
+    assert not out.exists()
+    assert all(path.read_text() == "mine" for path in theirs)
 
 
 def test_a_written_file_is_an_ordinary_file_not_a_private_or_executable_one(tmp_path):
@@ -176,14 +195,14 @@ def test_another_targets_temporaries_are_never_touched(tmp_path):
     out = tmp_path / "r"
     dead = _dead_pid()
     theirs = [
-        tmp_path / f"{TMP_PREFIX}r.x.{dead}.old",  # the only copy of "r.x"
-        tmp_path / f"{TMP_PREFIX}r.5.{dead}.old",
-        tmp_path / f"{TMP_PREFIX}r.5.{dead}.new-abc_1",
+        _recorded(tmp_path / "r.x", "old", dead),  # the only copy of "r.x"
+        _recorded(tmp_path / "r.5", "old", dead),
+        _recorded(tmp_path / "r.5", "new", dead),
     ]
     for path in theirs:
         path.mkdir()
         _age(path, 25)
-    ours = tmp_path / f"{TMP_PREFIX}r.{dead}.new-abc_1"
+    ours = _recorded(out, "new", dead)
     ours.mkdir()
     assert clean_stale_temporaries(out) == [ours]
     assert not out.exists()  # never put back here

@@ -4,10 +4,14 @@ import json
 import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+import ragmeter
+from ragmeter._manifest import MANIFEST, is_recorded, read_manifest, recorded_temporaries
 from ragmeter.cli import app
 from ragmeter.config import Config
 from ragmeter.errors import InputError
@@ -15,10 +19,13 @@ from ragmeter.experiment import run_search
 from ragmeter.io import atomic_write_text
 from ragmeter.outputs import (
     TMP_PREFIX,
+    check_output_file,
     check_results_target,
     clean_stale_temporaries,
+    forget_temporary,
     is_results_dir,
     lock_path,
+    new_temporary,
     results_lock,
 )
 from ragmeter.results import Results, save_results
@@ -154,20 +161,38 @@ def test_save_results_refuses_the_inputs_and_foreign_folders(tmp_path):
     assert (tmp_path / "mine" / "thesis.tex").read_text() == "keep"
 
 
+def killed_temporary(target, role="new"):
+    """The temporary a process records for ``target`` before it is killed: the name
+    (made by a child process that then exits, so its pid no longer runs)."""
+    code = (
+        "import sys; from pathlib import Path; from ragmeter.outputs import new_temporary; "
+        "print(new_temporary(Path(sys.argv[1]), sys.argv[2]).name)"
+    )
+    src = str(Path(ragmeter.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(target), role],
+        capture_output=True, text=True, env=env, check=True,
+    )
+    return target.parent / done.stdout.strip()
+
+
 def test_stale_temporaries_are_removed_and_a_lost_directory_put_back(tmp_path):
-    dead = _dead_pid()
     out = tmp_path / "r"
     out.mkdir()
     (out / "meta.json").write_text(json.dumps({"format": "ragmeter-results"}))
     # a run killed between its two renames: the old directory is only in the temporary
-    os.replace(out, tmp_path / f"{TMP_PREFIX}r.{dead}.old")
-    (tmp_path / f"{TMP_PREFIX}r.{dead}.new-abc").mkdir()
-    live = tmp_path / f"{TMP_PREFIX}r.{os.getpid()}.new-xyz"
-    live.mkdir()  # this process's own: not stale
-    other = tmp_path / f"{TMP_PREFIX}other.{dead}.new-1"
+    old = killed_temporary(out, "old")
+    os.replace(out, old)
+    new = killed_temporary(out)
+    new.mkdir()
+    assert TMP_PREFIX in new.name and new.name.startswith(f"{TMP_PREFIX}r.")
+    live = new_temporary(out)  # this process's own: not stale
+    live.mkdir()
+    other = killed_temporary(tmp_path / "other")
     other.mkdir()  # another target's: not ours to touch here
     removed = clean_stale_temporaries(out)
-    assert [p.name for p in removed] == [f"{TMP_PREFIX}r.{dead}.new-abc"]
+    assert removed == [new]
     assert is_results_dir(out)
     assert live.exists() and other.exists()
 
@@ -176,11 +201,54 @@ def test_a_save_cleans_what_a_killed_save_left(tmp_path):
     run = small_run(tmp_path)
     out = tmp_path / "r"
     save_results(run, out)
-    leftover = tmp_path / f"{TMP_PREFIX}r.{_dead_pid()}.new-q1w2"
+    leftover = killed_temporary(out)
     leftover.mkdir()
     (leftover / "runs.jsonl").write_text("{")
     save_results(run, out, overwrite=True)
     assert not leftover.exists()
+    assert not (tmp_path / MANIFEST).exists()  # records of temporaries only: none is left
+
+
+def test_temporaries_carry_an_unguessable_marker_and_are_recorded_first(tmp_path):
+    target = tmp_path / "report.html"
+    one, two = new_temporary(target), new_temporary(target)
+    assert not one.exists()  # recorded before anything is made at the name
+    assert set(recorded_temporaries(tmp_path)) == {one.name, two.name}
+    pid, mark, role = one.name.removeprefix(f"{TMP_PREFIX}report.html.").split(".")
+    assert pid == str(os.getpid()) and len(mark) == 16 and role.startswith("new-")
+    assert two.name.split(".")[-2] == mark and one != two
+    other = killed_temporary(target)
+    assert other.name.split(".")[-2] != mark  # another process: another marker
+    forget_temporary(one)
+    forget_temporary(two)
+    assert set(recorded_temporaries(tmp_path)) == {other.name}
+
+
+def test_cleanup_never_touches_a_users_dot_files_beside_the_results(tiny):
+    # regression: `.res.old-notes` and `.res.tmp-draft`, 2 days old, were deleted by the
+    # next search
+    out = tiny / "res"
+    assert search(tiny, out).exit_code == 0
+    mine = [tiny / ".res.old-notes", tiny / ".res.tmp-draft", tiny / f"{TMP_PREFIX}res.1.old"]
+    for path in mine:
+        path.write_text("my words")
+        two_days = time.time() - 2 * 86400
+        os.utime(path, (two_days, two_days))
+    assert search(tiny, out).exit_code == 0
+    assert all(path.read_text() == "my words" for path in mine)
+
+
+def test_a_users_old_folder_is_never_moved_into_place(tiny):
+    # regression: `.res.old-2024/` with no `res` beside it was moved into place as `res`
+    # (a "lost" results directory), then replaced by the search: the thesis was gone
+    old = tiny / ".res.old-2024"
+    old.mkdir()
+    (old / "thesis.txt").write_text("four years")
+    two_days = time.time() - 2 * 86400
+    os.utime(old, (two_days, two_days))
+    assert search(tiny, tiny / "res").exit_code == 0
+    assert (old / "thesis.txt").read_text() == "four years"
+    assert is_results_dir(tiny / "res") and not (tiny / "res" / "thesis.txt").exists()
 
 
 def _dead_pid():
@@ -284,9 +352,9 @@ def test_lock_names_its_holder_and_a_dead_holder_is_taken_over(tmp_path):
 def test_a_file_write_cleans_what_a_killed_write_left(tmp_path):
     from ragmeter.io import atomic_write_text
 
-    leftover = tmp_path / f"{TMP_PREFIX}reader.jsonl.{_dead_pid()}.new-x1"
+    leftover = killed_temporary(tmp_path / "reader.jsonl")
     leftover.write_text("{half")
-    mine = tmp_path / f"{TMP_PREFIX}reader.jsonl.{os.getpid()}.new-x2"
+    mine = new_temporary(tmp_path / "reader.jsonl")
     mine.write_text("in flight")
     atomic_write_text(tmp_path / "reader.jsonl", "{}\n")
     assert not leftover.exists() and mine.exists()
@@ -465,3 +533,333 @@ def test_a_copy_that_lost_its_times_is_still_ours_but_an_edit_is_not(tiny):
     text = summary.read_text()
     summary.write_text(text.replace("0", "1", 1))  # same size, other content
     one_line_error(search(tiny, out), "summary.json", "did not write")
+
+
+# --- the sweep: a user's file wherever a writer writes or cleans -----------------------------
+
+BIG = (17 << 20) // 64  # lines of 64 bytes: a file over 16 MiB
+
+
+def _big_text():
+    return "".join(f"{i:063d}\n" for i in range(BIG))
+
+
+def _aged(path, days=2):
+    t = time.time() - days * 86400
+    os.utime(path, (t, t), follow_symlinks=False)
+
+
+def _check_args(res, md):
+    return ["check", str(res), str(res), "--system", "whole", "--rounds", "200",
+            "--margin", "100", "--markdown", str(md)]  # fmt: skip
+
+
+def _evaluate(t):
+    """``evaluate`` of the search's own run file into ``ev`` (exported once)."""
+    run, qrels = t / "run.whole.txt", t / "qrels.whole.txt"
+    if not run.exists():
+        args = ["export", str(t / "res"), "--run", str(t / "run.txt")]
+        assert runner.invoke(app, [*args, "--qrels", str(t / "qrels.txt")]).exit_code == 0
+    args = ["evaluate", str(run), "--qrels", str(qrels), "--rounds", "200", "--out", str(t / "ev")]
+    return runner.invoke(app, args)
+
+
+def _evaluated(t):
+    if not (t / "ev").exists():
+        assert _evaluate(t).exit_code == 0
+    return t / "ev"
+
+
+# writer: (the path it writes, the command); ``res`` is a results directory already there
+WRITERS = {
+    "search --out": (lambda t: t / "res", lambda t: search(t, t / "res")),
+    "evaluate --out": (_evaluated, _evaluate),
+    "report": (
+        lambda t: t / "res" / "report.html",
+        lambda t: runner.invoke(app, ["report", str(t / "res")]),
+    ),
+    "report --out": (
+        lambda t: t / "page.html",
+        lambda t: runner.invoke(app, ["report", str(t / "res"), "--out", str(t / "page.html")]),
+    ),
+    "export --run": (
+        lambda t: t / "run.whole.txt",
+        lambda t: runner.invoke(app, ["export", str(t / "res"), "--run", str(t / "run.txt")]),
+    ),
+    "check --markdown": (
+        lambda t: t / "check.md",
+        lambda t: runner.invoke(app, _check_args(t / "res", t / "check.md")),
+    ),
+}
+
+
+def _report_extra():
+    try:
+        from ragmeter.report.charts import _altair
+
+        _altair()
+    except Exception:  # noqa: BLE001 - any missing piece of the extra
+        return False
+    return True
+
+
+def _writer(tiny, which):
+    if which.startswith("report") and not _report_extra():
+        pytest.skip("the report extra is not installed")
+    assert search(tiny, tiny / "res").exit_code == 0
+    target, run = WRITERS[which]
+    return target(tiny), lambda: run(tiny)
+
+
+def _mine(target):
+    """A file of the user's where the writer writes (inside the folder, for a folder)."""
+    return target / "notes.txt" if target.is_dir() else target
+
+
+@pytest.mark.parametrize("which", sorted(WRITERS))
+def test_a_user_file_at_the_name_is_kept_and_refused(tiny, which):
+    target, run = _writer(tiny, which)
+    mine = _mine(target)
+    mine.write_text("mine, by hand")
+    one_line_error(run(), mine.name if mine.name == "notes.txt" else "")
+    assert mine.read_text() == "mine, by hand"
+
+
+@pytest.mark.parametrize("which", sorted(WRITERS))
+def test_dot_name_siblings_of_a_users_are_never_cleaned(tiny, which):
+    target, run = _writer(tiny, which)
+    siblings = [target.with_name(f".{target.name}.{end}") for end in ("old-notes", "tmp-draft")]
+    for path in siblings:
+        path.write_text("mine")
+        _aged(path)
+    folder = target.with_name(f".{target.name}.old-2024")
+    folder.mkdir()
+    (folder / "thesis.txt").write_text("mine")
+    _aged(folder)
+    before = snapshot(tiny)
+    result = run()
+    assert result.exit_code == 0, result.output
+    after = snapshot(tiny)
+    for path in [*siblings, folder / "thesis.txt"]:
+        key = path.relative_to(tiny).as_posix()
+        assert after[key] == before[key], key
+
+
+@pytest.mark.parametrize("which", sorted(WRITERS))
+def test_a_manifest_linked_from_another_folder_is_no_manifest(tiny, which):
+    # regression: a manifest that is a symlink to another folder's made that folder's
+    # records count here, so a user's copy of a recorded file was overwritten or deleted
+    target, run = _writer(tiny, which)
+    mine = _mine(target)
+    mine.write_text("mine, a copy")
+    elsewhere = tiny / "elsewhere"
+    atomic_write_text(elsewhere / mine.name, "mine, a copy")
+    if target.is_dir():  # every file of the folder recorded over there, as it is here
+        for path in target.iterdir():
+            if path.is_file() and path.name != MANIFEST:
+                atomic_write_text(elsewhere / path.name, path.read_text())
+    manifest = mine.parent / MANIFEST
+    manifest.unlink(missing_ok=True)
+    manifest.symlink_to(elsewhere / MANIFEST)
+    before = snapshot(tiny)
+    one_line_error(run())
+    assert snapshot(tiny) == before
+
+
+@pytest.mark.parametrize("which", sorted(WRITERS))
+def test_a_manifest_hard_linked_from_another_folder_is_no_manifest(tiny, which):
+    target, run = _writer(tiny, which)
+    mine = _mine(target)
+    mine.write_text("mine, a copy")
+    elsewhere = tiny / "elsewhere"
+    atomic_write_text(elsewhere / mine.name, "mine, a copy")
+    if target.is_dir():
+        for path in target.iterdir():
+            if path.is_file() and path.name != MANIFEST:
+                atomic_write_text(elsewhere / path.name, path.read_text())
+    manifest = mine.parent / MANIFEST
+    manifest.unlink(missing_ok=True)
+    os.link(elsewhere / MANIFEST, manifest)
+    before = snapshot(tiny)
+    one_line_error(run())
+    assert snapshot(tiny) == before
+
+
+@pytest.mark.parametrize("which", sorted(WRITERS))
+def test_an_edited_big_file_is_never_overwritten(tiny, which):
+    # regression: over 16 MiB only the size and the first and last MiB were hashed, so a
+    # file ragmeter wrote and a person then edited in the middle was overwritten
+    target, run = _writer(tiny, which)
+    big = target / "scores.csv" if target.is_dir() else target
+    text = _big_text()
+    atomic_write_text(big, text)  # written (and recorded) by ragmeter
+    middle = len(text) // 2
+    big.write_text(text[:middle] + "X" + text[middle + 1 :])  # then edited by hand
+    before = snapshot(tiny)
+    one_line_error(run(), big.name)
+    assert snapshot(tiny) == before
+
+
+def test_a_forged_entry_never_makes_a_users_file_ours(tiny):
+    # regression: an entry with the size and SHA-256 of a user's file in a results
+    # directory made `search --out` delete it and `report --out` overwrite it
+    out = tiny / "res"
+    assert search(tiny, out).exit_code == 0
+    notes = out / "notes.txt"
+    notes.write_text("my notes")
+    manifest = json.loads((out / MANIFEST).read_text())
+    manifest["files"]["notes.txt"] = [notes.stat().st_size, sha256(notes.read_bytes())]
+    manifest["files"]["../q.jsonl"] = manifest["files"]["notes.txt"]
+    (out / MANIFEST).write_text(json.dumps(manifest))
+    before = snapshot(tiny)
+    one_line_error(search(tiny, out), "notes.txt", "did not write")
+    if _report_extra():
+        result = runner.invoke(app, ["report", str(out), "--out", str(notes)])
+        one_line_error(result, "notes.txt")
+    assert snapshot(tiny) == before
+
+
+def test_a_report_under_another_name_inside_the_results_is_refused(tiny):
+    out = tiny / "res"
+    assert search(tiny, out).exit_code == 0
+    before = snapshot(tiny)
+    for bad in (out / "other.html", out / "notes.txt"):
+        with pytest.raises(InputError, match="writes only its own files directly"):
+            check_output_file(bad, "ragmeter report")
+    assert snapshot(tiny) == before
+    check_output_file(out / "report.html", "ragmeter report")  # its own name: fine
+
+
+def test_a_fifo_at_the_manifests_name_is_no_manifest_and_never_blocks(tmp_path):
+    os.mkfifo(tmp_path / MANIFEST)
+    atomic_write_text(tmp_path / "a.txt", "x")  # neither blocks nor records
+    assert (tmp_path / "a.txt").read_text() == "x"
+    assert not is_recorded(tmp_path / "a.txt")
+    assert read_manifest(tmp_path) == {}
+
+
+def test_a_symlinked_out_folder_is_refused(tiny):
+    assert search(tiny, tiny / "real").exit_code == 0
+    (tiny / "link").symlink_to(tiny / "real")
+    before = snapshot(tiny)
+    one_line_error(search(tiny, tiny / "link"), "symbolic link")
+    assert snapshot(tiny) == before
+
+
+def sha256(data):
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+# --- a full disk, a file-size limit ----------------------------------------------------------
+
+
+def test_a_full_disk_while_saving_is_one_line_and_leaves_nothing(tiny, monkeypatch):
+    import errno
+
+    from ragmeter import saving
+
+    def full(path, rows):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(saving, "_write_lines", full)
+    before = snapshot(tiny)
+    line = one_line_error(search(tiny, tiny / "res"), "res", "No space left on device")
+    assert "Traceback" not in line
+    assert snapshot(tiny) == before  # no results, no temporary, no manifest left
+
+
+def test_a_full_disk_while_writing_a_file_keeps_the_old_one(tiny, monkeypatch):
+    import errno
+
+    from ragmeter import outputs
+
+    out = tiny / "res"
+    assert search(tiny, out).exit_code == 0
+    runner.invoke(app, ["export", str(out), "--run", str(tiny / "run.txt")])
+    before = snapshot(tiny)
+
+    def full(tmp, text):
+        tmp.write_text(text[:10])  # half of it, then the disk is full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(outputs, "_write_new", full)
+    result = runner.invoke(app, ["export", str(out), "--run", str(tiny / "run.txt")])
+    one_line_error(result, "run.whole.txt", "No space left on device")
+    assert snapshot(tiny) == before
+
+
+FSIZE_SEARCH = """
+import resource, sys
+from ragmeter.cli import app
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), resource.RLIM_INFINITY))
+sys.argv = ["ragmeter", *sys.argv[2:]]
+app()
+"""
+
+
+def _search_under_limit(tiny, limit, out):
+    args = ["search", "--corpus", str(tiny / "docs"), "--testset", str(tiny / "q.jsonl")]
+    args += ["--strategies", "whole", "--ks", "1", "--rounds", "200", "--out", str(out)]
+    src = str(Path(ragmeter.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    env.update(RAGMETER_HISTORY="off", COLUMNS="200")
+    return subprocess.run(
+        [sys.executable, "-c", FSIZE_SEARCH, str(limit), *args],
+        capture_output=True, text=True, env=env, cwd=tiny,
+    )  # fmt: skip
+
+
+def test_a_file_size_limit_keeps_the_results_and_warns_about_the_report(tiny):
+    # regression: under `ulimit -f` the report's write raised OSError [Errno 27] File too
+    # large with a traceback and exit 1, after the results were written
+    if not _report_extra():
+        pytest.skip("the report extra is not installed")
+    done = _search_under_limit(tiny, 256 << 10, tiny / "res")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1, done.stderr
+    assert "report.html" in warnings[0] and "File too large" in warnings[0]
+    assert is_results_dir(tiny / "res") and Results(tiny / "res").systems == ["whole"]
+    assert not (tiny / "res" / "report.html").exists()
+    assert not [p for p in (tiny / "res").iterdir() if p.name.startswith(TMP_PREFIX)]
+
+
+def test_a_file_size_limit_on_the_results_is_one_line_and_leaves_nothing(tiny):
+    before = snapshot(tiny)
+    done = _search_under_limit(tiny, 1000, tiny / "res")
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "res" in lines[0] and "File too large" in lines[0], done.stderr
+    assert snapshot(tiny) == before
+
+
+# --- the one folder writer: a run written back from the history ------------------------------
+
+
+def test_a_history_run_is_written_back_through_the_folder_writer(tmp_path):
+    from ragmeter.history import HistoryStore
+    from ragmeter.history_baseline import materialise
+
+    files = {
+        "scores.json": b'{"systems": ["s"], "questions": ["q"], "metrics": ["m"]}',
+        "meta.json": b"{}",
+        "summary.json": b'{"metric": "m", "seed": 1, "rounds": 100}',
+        "answers/meta.json": b"{}",
+    }
+    with HistoryStore(tmp_path / "hist") as store:
+        good = store.add(files, command="search", results="r", git={})
+        back = materialise(store, good.id, tmp_path / "back")
+        assert (back / "answers" / "meta.json").read_bytes() == b"{}"
+        assert is_recorded(back / "scores.json") and is_recorded(back / "answers" / "meta.json")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["back", "hist"]  # no temporary
+        # regression: a recorded name was joined to the folder as it was, so `../x` (or an
+        # absolute path) wrote outside it
+        for name in ("../outside.txt", "/tmp/outside.txt", "answers/../../outside.txt"):
+            bad = store.add(files | {name: b"x"}, command="search", results="r", git={})
+            with pytest.raises(InputError, match="not a file name inside a run"):
+                materialise(store, bad.id, tmp_path / f"run{bad.id}")
+            assert not (tmp_path / f"run{bad.id}").exists()
+        assert not (tmp_path / "outside.txt").exists()

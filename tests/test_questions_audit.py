@@ -500,3 +500,20 @@ def test_the_audit_headline_counts_the_questions_flagged_only_weakly():
     assert audit_headline(summarize_audit(rows[2:], rounds=200), rows[2:]) == (
         "1 of 2 questions flagged"  # no weak flag: no second clause
     )
+def test_audit_files_are_checked_again_just_before_writing(tmp_path):
+    # regression: the three files were written without a check at write time, so a file
+    # of the user's made while the model ran (audit.csv here) was overwritten
+    from ragmeter.errors import InputError
+
+    passage = "A bloom filter sets bits with several hash functions and never forgets a key."
+    span = (AnswerSpan("bloom.md", 0, len(passage), passage),)
+    flagged = audit_questions([Question("q1", "Which filter sets bits?", span)])
+    summary = summarize_audit(flagged, rounds=200)
+    write_audit(flagged, summary, tmp_path)  # its own: written again freely
+    write_audit(flagged, summary, tmp_path)
+    before = (tmp_path / "audit.jsonl").read_bytes()
+    (tmp_path / "audit.csv").write_text("my spreadsheet\n")
+    with pytest.raises(InputError, match="audit.csv"):
+        write_audit(flagged, summary, tmp_path)
+    assert (tmp_path / "audit.csv").read_text() == "my spreadsheet\n"
+    assert (tmp_path / "audit.jsonl").read_bytes() == before  # none of the three written

@@ -267,3 +267,29 @@ def test_gguf_generates_one_question_per_passage_cached_and_resumable(example, t
         assert q.answers == p.spans and q.text.strip() and q.meta["model"].startswith("gguf:")
     assert QUESTION_SCHEMA["required"] == ["question"]
     print("\n" + "\n".join(f"{q.id}: {q.text}" for q in first.testset.questions))
+
+
+def test_the_skipped_list_is_removed_only_when_ragmeter_wrote_it(tmp_path, monkeypatch):
+    import ragmeter.llm.settings
+
+    replies = ['{"question": "How big is it?"}', "no json here"]
+    backend = ScriptedBackend(lambda p: replies[len(backend.prompts) % 2])
+    monkeypatch.setattr(ragmeter.llm.settings, "make_backend", lambda spec, **kw: backend)
+    out, skipped = tmp_path / "gen.jsonl", tmp_path / "gen.skipped.jsonl"
+    posts = EXAMPLE / "posts"
+    generate_file(posts, out, "ollama:fake", sample=4, seed=1, cache_path=tmp_path / "1")
+    assert skipped.is_file()
+    replies[1] = replies[0]  # every passage gets a question now
+    generate_file(posts, out, "ollama:fake", sample=4, seed=2, cache_path=tmp_path / "2")
+    assert not skipped.exists()  # ragmeter's own list, unchanged: removed
+
+    # regression: a file of the user's at that name, made while the model ran, was deleted
+    def slow(prompt):
+        if not skipped.exists():
+            skipped.write_text("my notes\n")
+        return replies[0]
+
+    backend = ScriptedBackend(slow)
+    monkeypatch.setattr(ragmeter.llm.settings, "make_backend", lambda spec, **kw: backend)
+    generate_file(posts, out, "ollama:fake", sample=4, seed=3, cache_path=tmp_path / "3")
+    assert skipped.read_text() == "my notes\n"

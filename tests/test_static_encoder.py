@@ -163,7 +163,7 @@ def test_distillation_is_atomic_and_reports_progress(distilled, tmp_path, monkey
     monkeypatch.setattr(model2vec.distill, "distill", fake_distill)
     cache = tmp_path / "cache"
     r = StaticRetriever(dims=32, cache_dir=cache, cache=False)
-    # a killed distillation's temporary folder: removed when old, kept while it may be running
+    # folders named like a temporary but never recorded as one: never touched, however old
     old, young = cache / f".{r.encoder.folder.name}.old", cache / f".{r.encoder.folder.name}.new"
     for folder in (old, young):
         folder.mkdir(parents=True)
@@ -173,8 +173,10 @@ def test_distillation_is_atomic_and_reports_progress(distilled, tmp_path, monkey
     r.distill_progress = lambda done, total: seen.append((done, total))
     with pytest.raises(KeyboardInterrupt):
         r.index(TEXTS)
-    assert list(cache.iterdir()) == [young]  # no folder, no temporary of its own left behind
+    # no folder, no temporary of its own (nor its record) left behind
+    assert sorted(cache.iterdir()) == sorted([old, young])
     shutil.rmtree(young)
+    shutil.rmtree(old)
     assert inference.tqdm is original_bar
     assert r.encoder.needs_distilling
     r.index(TEXTS)
@@ -195,6 +197,12 @@ def test_a_folder_without_the_marker_is_not_trusted(tmp_path):
     encoder.folder.mkdir(parents=True)
     (encoder.folder / "config.json").write_text("{}")
     assert encoder.needs_distilling
+    # nor replaced: a distillation refuses it, naming it, and leaves it as it is
+    from ragmeter.errors import InputError
+
+    with pytest.raises(InputError, match="holds no finished distillation"):
+        encoder._check_folder()
+    assert (encoder.folder / "config.json").read_text() == "{}"
 
 
 def test_search_on_the_blog_example(distilled, no_distilling, monkeypatch, tmp_path):

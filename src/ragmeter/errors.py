@@ -8,6 +8,8 @@ caller can act on::
     ├── InputError (ValueError)   bad input: fix the file, line, question id or setting named
     ├── MissingExtra              an optional extra is not installed: run the pip command named
     ├── CacheError                a cache file cannot be opened or written: check the path
+    ├── OutputError               an output could not be written (full disk, size limit,
+    │                             quota): nothing was half-written; make room, run again
     └── ServerError               a model or embedding server failed
         ├── ServerUnavailable     it cannot be reached, or keeps failing after every retry:
         │                         start it (or point ragmeter at it) and rerun to resume
@@ -35,6 +37,7 @@ __all__ = [
     "CacheError",
     "InputError",
     "MissingExtra",
+    "OutputError",
     "RagmeterError",
     "ServerError",
     "ServerRejected",
@@ -75,6 +78,15 @@ class MissingExtra(RagmeterError):
 
 class CacheError(RagmeterError):
     """A cache file (embeddings, model replies) cannot be opened or written."""
+
+
+class OutputError(RagmeterError, OSError):
+    """An output could not be written (no space left, a file-size limit, a quota).
+
+    The message names the path; the temporary it was being written to is removed,
+    so nothing is left half-written, and what was there before is unchanged. It is
+    an ``OSError`` too, so code that tolerates a failed write (a cache) still does.
+    """
 
 
 class ServerError(RagmeterError):

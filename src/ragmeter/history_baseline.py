@@ -17,6 +17,7 @@ from ragmeter import measurement
 from ragmeter.errors import InputError
 from ragmeter.history import HistoryStore, RunRecord
 from ragmeter.history_systems import match_system
+from ragmeter.io import write_folder
 
 __all__ = ["candidate_name", "materialise", "resolve_ref", "scores_digest"]
 
@@ -175,18 +176,16 @@ def _holds(
 
 def materialise(store: HistoryStore, run_id: int, folder: str | Path) -> Path:
     """Write run ``run_id``'s kept files as a results directory in ``folder`` (new or
-    empty), which :class:`ragmeter.results.Results` and ``ragmeter check`` read."""
+    empty), which :class:`ragmeter.results.Results` and ``ragmeter check`` read; through
+    the one folder writer (:func:`ragmeter.io.write_folder`: atomic, recorded, no name
+    that leads out of ``folder``)."""
     folder = Path(folder)
     if folder.exists() and any(folder.iterdir()):
         raise InputError(f"{folder}: not empty; give a new or empty folder for the run")
     files = store.files(run_id)
     if "scores.json" not in files:
         raise InputError(f"{store.path}: run {run_id} has no scores kept; record it again")
-    for name, data in files.items():
-        target = folder / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    return folder
+    return write_folder(folder, files, "run")
 
 
 def scores_digest(results_dir: str | Path) -> str:

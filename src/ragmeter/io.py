@@ -5,13 +5,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from ragmeter._manifest import MANIFEST, write_manifest
 from ragmeter.errors import InputError
-from ragmeter.outputs import atomic_write, clean_stale_temporaries, temp_name
+from ragmeter.outputs import (
+    atomic_write,
+    clean_stale_temporaries,
+    forget_temporary,
+    new_temporary,
+    write_failed,
+)
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -95,31 +101,90 @@ def dumps(obj: object) -> str:
 
 
 @contextmanager
-def atomic_directory(path: Path) -> Iterator[Path]:
+def atomic_directory(path: Path, *, keep_existing: bool = False) -> Iterator[Path]:
     """Build a directory under a temporary name; rename it into place on success.
 
-    An existing directory at ``path`` is replaced only once the new one is
-    complete; on any error the temporary directory is removed. Temporaries are
-    named ``.ragmeter-tmp-<name>.<pid>.…`` so that the next writer recognises
-    (and removes) those of a process that was killed.
+    The temporaries (the new directory, and the old one while it is moved aside)
+    are recorded in the parent folder's manifest before they are made
+    (:func:`ragmeter.outputs.new_temporary`), so the next writer removes those of a
+    killed process and nothing else. An existing directory at ``path`` is replaced
+    only once the new one is complete (the caller has checked that it may be:
+    :func:`ragmeter.outputs.check_results_target`); with ``keep_existing`` one
+    that appeared meanwhile is kept and the new one dropped. On any error the
+    temporary directory is removed; a full disk, a size limit or a quota is an
+    :class:`~ragmeter.errors.OutputError` naming ``path``.
     """
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale_temporaries(path)
-    tmp = Path(tempfile.mkdtemp(prefix=temp_name(path, "new-"), dir=path.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    tmp.chmod(0o777 & ~umask)  # mkdtemp makes it private; results are ordinary files
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        clean_stale_temporaries(path)
+        tmp = new_temporary(path)
+        tmp.mkdir(0o777)  # as an ordinary folder: the umask decides
+    except OSError as exc:
+        raise write_failed(path, exc) from None
     try:
         yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException as exc:
+        _discard(tmp)
+        if isinstance(exc, OSError):
+            raise write_failed(path, exc) from None
         raise
     old = None
-    if path.exists():
-        old = path.with_name(temp_name(path, "old"))
-        os.replace(path, old)
-    os.replace(tmp, path)
+    try:
+        if os.path.lexists(path):
+            if keep_existing:
+                _discard(tmp)
+                return
+            old = new_temporary(path, "old")
+            os.replace(path, old)
+        os.replace(tmp, path)
+    except OSError as exc:
+        _discard(tmp)
+        raise write_failed(path, exc) from None
+    forget_temporary(tmp)
     if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        _discard(old)
+
+
+def _discard(tmp: Path) -> None:
+    """Remove a temporary of this process and its record."""
+    if tmp.is_dir() and not tmp.is_symlink():
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        with suppress(OSError):
+            tmp.unlink(missing_ok=True)
+    if not os.path.lexists(tmp):
+        with suppress(OSError):
+            forget_temporary(tmp)
+
+
+def write_folder(path: Path, files: Mapping[str, bytes], what: str = "folder") -> Path:
+    """Write ``files`` (``{relative name: bytes}``) as a new folder at ``path`` (which
+    must not exist yet, or be an empty folder), atomically, recording each file in
+    its folder's manifest. A name that is not a plain relative path (absolute, with
+    ``..``, empty parts) is an :class:`InputError`: nothing is written outside."""
+
+    path = Path(path)
+    for name in files:
+        parts = name.split("/")
+        if (
+            not name
+            or name.startswith("/")
+            or "\\" in name
+            or "\0" in name
+            or any(p in ("", ".", "..", MANIFEST) for p in parts)
+        ):
+            raise InputError(f"{name!r}: not a file name inside a {what}; nothing was written")
+    if path.is_symlink() or path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise InputError(f"{path}: not empty; give a new or empty folder for the {what}")
+    with atomic_directory(path) as tmp:
+        folders = {tmp}
+        for name, data in files.items():
+            target = tmp.joinpath(*name.split("/"))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            folders.add(target.parent)
+            target.write_bytes(data)
+        for folder in folders:
+            write_manifest(folder)
+    return path

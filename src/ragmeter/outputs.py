@@ -12,9 +12,13 @@ a file writer goes through: checked, written to a unique temporary, renamed,
 recorded.
 
 A results directory is built under a temporary name next to it
-(``.ragmeter-tmp-<name>.<pid>.…``) and renamed into place; temporaries left by
-a process that no longer runs are removed (or, for a replaced directory whose
-replacement never arrived, put back) by the next writer.
+(``.ragmeter-tmp-<name>.<pid>.<marker>.new-…``, the marker an unguessable
+token of the process) and renamed into place. Every temporary is recorded in
+its folder's manifest before it is made; the next writer removes (or, for a
+replaced directory whose replacement never arrived, puts back) only recorded
+temporaries of a process that no longer runs, never a name a person wrote.
+A write the disk refuses (full, a file-size limit, a quota) is an
+:class:`OutputError` naming the path, with nothing half-written.
 
 :func:`results_lock` serialises writers of one results directory with a lock
 file beside it (``.<name>.ragmeter-lock``) that names its holder; a second
@@ -29,24 +33,28 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import shutil
 import socket
+import stat
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 
 from ragmeter._manifest import (
     MANIFEST,
+    RESULTS_FILES,
+    WRITE_ERRNOS,
     check_replaceable,
     is_recorded,
     record_written,
+    updated_manifest,
     write_manifest,
 )
 from ragmeter._safe_text import redact_text
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, OutputError
 
 try:  # POSIX; elsewhere the lock is advisory only through the holder file
     import fcntl
@@ -56,6 +64,7 @@ except ImportError:  # pragma: no cover
 __all__ = [
     "LOCK_WAIT_S",
     "MANIFEST",
+    "RESULTS_FILES",
     "RESULTS_FORMAT",
     "RESULTS_FORMAT_VERSION",
     "TMP_PREFIX",
@@ -65,6 +74,10 @@ __all__ = [
     "record_written",
     "check_results_target",
     "clean_stale_temporaries",
+    "forget_temporary",
+    "new_temporary",
+    "remove_output",
+    "write_failed",
     "is_results_dir",
     "lock_path",
     "results_lock",
@@ -85,7 +98,7 @@ LOCK_WAIT_S = 10.0
 STALE_AGE_S = 24 * 3600.0
 """Temporaries older than this are removed even when their pid is alive (pid reuse)."""
 
-_NEW_ROLE = re.compile(r"new-\w*")  # mkstemp/mkdtemp's suffix: letters, digits, _
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def results_marker() -> dict[str, object]:
@@ -174,7 +187,12 @@ def check_results_target(
     """
     path = Path(path)
     check_not_inputs(path, inputs, folder=True, flag=flag)
-    if not path.exists() and not path.is_symlink():
+    if path.is_symlink():
+        raise InputError(
+            f"{path}: is a symbolic link, and ragmeter would replace it; give the folder "
+            f"itself, or a new folder name, as {flag}"
+        )
+    if not path.exists():
         return
     if not path.is_dir():
         raise InputError(
@@ -202,22 +220,38 @@ def check_output_file(
     path: str | Path,
     kind: str = "file",
     inputs: Inputs = (),
-    flag: str = "--out",
+    flag: str | None = "--out",
+    names: Collection[str] | None = None,
 ) -> None:
     """Raise unless ``path`` is a free file name, an empty file, or a file ragmeter wrote.
 
     A file counts as ragmeter's only when its folder's manifest records it as it
     is now (:func:`is_recorded`), never by its content: a file of the user's can
-    look like ours.
+    look like ours. ``names``: the only names ragmeter writes in that folder (an
+    entry under any other name is ignored).
     """
     path = Path(path)
     check_not_inputs(path, inputs, folder=False, flag=flag)
+    if names is None and is_results_dir(path.parent):
+        names = RESULTS_FILES  # in a results directory, only its own names are ever ours
+        if path.name not in names:  # a rerun could neither replace it nor keep it
+            raise InputError(
+                f"{path}: ragmeter writes only its own files directly in the results "
+                f"directory {path.parent}; give a path outside it"
+                + (f" as {flag}" if flag else "")
+            )
     if path.is_dir():
-        raise InputError(f"{path}: is a folder; {flag} takes a file name for the {kind}")
-    if path.is_symlink() or (path.exists() and not is_empty_file(path) and not is_recorded(path)):
+        what = f"{flag} takes a file name for the {kind}" if flag else "move it away"
+        raise InputError(f"{path}: is a folder where ragmeter writes its {kind}; {what}")
+    if (
+        path.is_symlink()
+        or (names is not None and path.name not in names and os.path.lexists(path))
+        or (path.exists() and not is_empty_file(path) and not is_recorded(path, names))
+    ):
+        what = f"give another {flag}, or move the file away" if flag else "move it away"
         raise InputError(
             f"{path}: exists and is not a {kind} written by ragmeter (or it changed since); "
-            f"give another {flag}, or move the file away"
+            f"{what}, then run again"
         )
 
 
@@ -226,57 +260,125 @@ def write_output(
     text: str,
     kind: str,
     inputs: Inputs = (),
-    flag: str = "--out",
+    flag: str | None = "--out",
     *,
     check: bool = True,
+    names: Collection[str] | None = None,
 ) -> Path:
     """Write ``text`` to ``path`` the one safe way: checked, atomic, recorded.
 
     ``check``: apply :func:`check_output_file` first (``False`` only for files
-    inside a folder ragmeter owns and guards otherwise, such as ``answers/``).
-    The file is written to a unique temporary in its folder, renamed into place
-    and recorded in the folder's manifest.
+    ragmeter reads, merges and writes back whole, such as ``answers/reader.jsonl``).
+    The file is written to a recorded temporary in its folder, renamed into place
+    and recorded in the folder's manifest. A write the disk refuses (full, a
+    size limit, a quota) is an :class:`OutputError` naming ``path``; the file
+    that was there is unchanged.
     """
     path = Path(path)
     if check:
-        check_output_file(path, kind, inputs, flag)
+        check_output_file(path, kind, inputs, flag, names)
     atomic_write(path, text)
     return path
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and a rename; record it.
+def remove_output(path: str | Path, names: Collection[str] | None = None) -> bool:
+    """Delete ``path`` only when it is a file ragmeter recorded writing, unchanged (or
+    empty); anything else is left as it is. Returns whether it was removed."""
+    path = Path(path)
+    if path.is_symlink() or not path.is_file():
+        return False
+    if not (is_empty_file(path) or is_recorded(path, names)):
+        return False
+    path.unlink(missing_ok=True)
+    with updated_manifest(path.parent, create=False):
+        pass  # drops the entry of the file now gone
+    return True
 
-    The temporary is named ``.ragmeter-tmp-<name>.<pid>.new-…`` (unique, in the
-    target's folder); those left by a killed process are removed by the next
+
+def write_failed(path: str | Path, exc: OSError) -> OSError:
+    """The error to raise for ``exc`` met writing ``path``: an :class:`OutputError`
+    (one line naming ``path``) for a full disk, a size limit or a quota, else ``exc``."""
+    if exc.errno not in WRITE_ERRNOS:
+        return exc
+    reason = exc.strerror or os.strerror(exc.errno or 0)
+    return OutputError(
+        f"{path}: could not be written ({reason}); nothing was half-written and what was "
+        f"there is unchanged. Free some space (or raise the file-size limit or quota), "
+        f"then run again"
+    )
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a recorded temporary file and a rename; record it.
+
+    The temporary (:func:`new_temporary`) is recorded in the folder's manifest
+    before it is made, so one left by a killed process is removed by the next
     write of the same file. The file is then recorded in its folder's manifest.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale_temporaries(path)
-    fd, tmp = tempfile.mkstemp(prefix=temp_name(path, "new-"), dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; this is an ordinary file
+    path = Path(path)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        clean_stale_temporaries(path)
+        tmp = new_temporary(path)
+    except OSError as exc:
+        raise write_failed(path, exc) from None
+    try:
+        _write_new(tmp, text)
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            forget_temporary(tmp)
+        if isinstance(exc, OSError):
+            raise write_failed(path, exc) from None
         raise
-    record_written(path)
+    try:
+        record_written(path, temporary=tmp.name)
+    except OSError as exc:  # written whole; only its record is missing (it stays unclaimed)
+        with contextlib.suppress(OSError):
+            forget_temporary(tmp)
+        if exc.errno not in WRITE_ERRNOS:
+            raise
+        raise OutputError(
+            f"{path}: written, but its record in {path.parent / MANIFEST} could not be "
+            f"({exc.strerror}), so ragmeter will not write over it again (move it away for "
+            f"that); free some space, then run again"
+        ) from None
+
+
+def _write_new(tmp: Path, text: str) -> None:
+    """Create ``tmp`` (never an existing name, never through a link) holding ``text``, synced."""
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def is_empty_file(path: Path) -> bool:
     try:
-        return path.stat().st_size == 0
+        st = path.lstat()
     except OSError:
         return False
+    return stat.S_ISREG(st.st_mode) and st.st_size == 0
 
 
 # --- temporaries -----------------------------------------------------------------------------
+
+_marks: dict[int, str] = {}
+
+
+def _mark() -> str:
+    """This process's unguessable marker (a new one in a forked child)."""
+    pid = os.getpid()
+    mark = _marks.get(pid)
+    if mark is None:
+        mark = _marks[pid] = secrets.token_hex(8)
+    return mark
+
+
+_TEMP_TAIL = re.compile(r"(?P<pid>[0-9]+)\.(?P<mark>[0-9a-f]{16})\.(?P<role>new|old)-[0-9a-f]{8}")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -292,58 +394,81 @@ def _pid_alive(pid: int) -> bool:
 
 
 def temp_name(path: Path, role: str) -> str:
-    """``.ragmeter-tmp-<name>.<pid>.<role>``: recognisable, and tied to this process."""
-    return f"{TMP_PREFIX}{path.name}.{os.getpid()}.{role}"
+    """``.ragmeter-tmp-<name>.<pid>.<marker>.<role>-<random>``: tied to this process by
+    its pid and a marker no one can guess, unique by its random end."""
+    return f"{TMP_PREFIX}{path.name}.{os.getpid()}.{_mark()}.{role}-{secrets.token_hex(4)}"
+
+
+def new_temporary(path: str | Path, role: str = "new") -> Path:
+    """A fresh temporary name beside ``path`` (``role``: ``new`` for what is being
+    written, ``old`` for what it replaces), recorded in the folder's manifest before
+    anything is made at it, so that a crash leaves a record for the next writer."""
+    path = Path(path)
+    tmp = path.parent / temp_name(path, role)
+    with updated_manifest(path.parent) as state:
+        if state is not None:
+            state["temporaries"][tmp.name] = {"pid": os.getpid(), "since": round(time.time())}
+    return tmp
+
+
+def forget_temporary(tmp: str | Path) -> None:
+    """Drop the record of the temporary ``tmp`` (renamed into place, or removed)."""
+    tmp = Path(tmp)
+    with updated_manifest(tmp.parent, create=False) as state:
+        if state is not None:
+            state["temporaries"].pop(tmp.name, None)
 
 
 def clean_stale_temporaries(path: str | Path) -> list[Path]:
-    """Remove temporaries of ``path`` left by processes that no longer run.
+    """Remove the recorded temporaries of ``path`` left by processes that no longer run.
 
-    A replaced directory whose replacement never arrived (the process died
-    between the two renames) is put back first. Returns what was removed.
+    Only names the folder's manifest records as ragmeter's temporaries of
+    ``path`` (with their pid and marker) are touched; a file or folder of the
+    user's, however it is named, never is. A replaced directory whose
+    replacement never arrived (the process died between the two renames) is
+    put back first. Returns what was removed.
     """
     path = Path(path)
     parent = path.parent
     if not parent.is_dir():
         return []
-    prefix = f"{TMP_PREFIX}{path.name}."
-    legacy = (f".{path.name}.tmp-", f".{path.name}.old-")
     removed: list[Path] = []
-    now = time.time()
-    stale_old: list[Path] = []
-    stale_other: list[Path] = []
-    for entry in parent.iterdir():
-        name = entry.name
-        if name.startswith(prefix):
-            pid_text, _, role = name[len(prefix) :].partition(".")
-            if not pid_text.isdigit() or not (role == "old" or _NEW_ROLE.fullmatch(role)):
-                continue  # another target's (``r.x``'s beside ``r``): never ours to touch
-        elif name.startswith(legacy[1]):
-            pid_text, role = name[len(legacy[1]) :], "old"
-        elif name.startswith(legacy[0]):
-            pid_text, role = "", "new"
-        else:
-            continue
-        try:
-            age = now - entry.lstat().st_mtime
-        except OSError:
-            continue
-        alive = pid_text.isdigit() and _pid_alive(int(pid_text))
-        if alive and age < STALE_AGE_S:
-            continue
-        if not pid_text.isdigit() and age < STALE_AGE_S:
-            continue
-        (stale_old if role == "old" else stale_other).append(entry)
-    if stale_old and not path.exists():
-        newest = max(stale_old, key=lambda p: p.lstat().st_mtime)
-        os.replace(newest, path)
-        stale_old.remove(newest)
-    for entry in stale_old + stale_other:
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
-        removed.append(entry)
+    prefix = f"{TMP_PREFIX}{path.name}."
+    with updated_manifest(parent, create=False) as state:
+        if state is None:
+            return []
+        temps = state["temporaries"]
+        now = time.time()
+        stale_old: list[Path] = []
+        stale_other: list[Path] = []
+        for name in sorted(temps):
+            tail = _TEMP_TAIL.fullmatch(name[len(prefix) :]) if name.startswith(prefix) else None
+            if tail is None:
+                continue  # another target's, or not a name ragmeter makes: never touched
+            entry = parent / name
+            try:
+                age = now - entry.lstat().st_mtime
+            except FileNotFoundError:
+                del temps[name]  # gone already: only the record was left
+                continue
+            except OSError:
+                continue
+            if _pid_alive(int(tail["pid"])) and age < STALE_AGE_S:
+                continue
+            (stale_old if tail["role"] == "old" else stale_other).append(entry)
+        if stale_old and not os.path.lexists(path):
+            newest = max(stale_old, key=lambda p: p.lstat().st_mtime)
+            os.replace(newest, path)
+            stale_old.remove(newest)
+            del temps[newest.name]
+        for entry in stale_old + stale_other:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+            if not os.path.lexists(entry):
+                del temps[entry.name]
+                removed.append(entry)
     return removed
 
 

@@ -19,7 +19,13 @@ from ragmeter._safe_text import csv_text
 from ragmeter.errors import InputError
 from ragmeter.io import atomic_directory, dumps
 from ragmeter.measurement import describe
-from ragmeter.outputs import check_results_target, results_lock, results_marker, write_manifest
+from ragmeter.outputs import (
+    RESULTS_FILES,
+    check_results_target,
+    results_lock,
+    results_marker,
+    write_manifest,
+)
 
 if TYPE_CHECKING:
     from ragmeter.runs import SearchRun
@@ -160,7 +166,7 @@ def _save_results(run: SearchRun, path: Path, summary: Summary | None) -> Path:
             csv_text(["system", "question", *metric_names], rows), "utf-8"
         )
         (tmp / "summary.json").write_text(dumps(summary.to_json()), "utf-8")
-        write_manifest(tmp)  # what a later save may replace
+        write_manifest(tmp, RESULTS_FILES)  # what a later save may replace
     return path
 
 

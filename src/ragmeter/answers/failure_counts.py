@@ -40,8 +40,8 @@ from ragmeter.answers.store import (
 )
 from ragmeter.comparison import ComparisonPlan, compare_systems
 from ragmeter.errors import InputError
-from ragmeter.io import atomic_write_text, dumps
-from ragmeter.outputs import results_lock
+from ragmeter.io import dumps
+from ragmeter.outputs import results_lock, write_output
 from ragmeter.results import Results
 from ragmeter.verdicts import Verdicts
 
@@ -324,9 +324,11 @@ def failure_report(
 
 
 def write_failures(report: FailureReport, results: Results | str | Path) -> Path:
-    """Write ``answers/failures.json`` atomically, under the results lock."""
+    """Write ``answers/failures.json`` atomically, under the results lock, over
+    nothing or over the ``failures.json`` ragmeter wrote there (never a file of
+    the user's at that name: that is an :class:`InputError`)."""
     base = results.path if isinstance(results, Results) else Path(results)
     path = answers_dir(base) / "failures.json"
     with results_lock(base):
-        atomic_write_text(path, dumps(report.to_dict()))
+        write_output(path, dumps(report.to_dict()), "failure count", flag=None)
     return path

@@ -34,7 +34,7 @@ from typing import Any
 from ragmeter.errors import InputError
 from ragmeter.io import atomic_write_text, dumps, read_json, read_jsonl
 from ragmeter.llm.parse import normalize
-from ragmeter.outputs import results_lock
+from ragmeter.outputs import results_lock, write_output
 from ragmeter.results import Results
 from ragmeter.schemas import describe_error
 
@@ -487,5 +487,5 @@ def write_merged(results: Results | str | Path) -> Path:
     with results_lock(base):
         aset = load_answer_set(results)
         path = aset.folder / "answers.jsonl"
-        atomic_write_text(path, _jsonl(merged_rows(aset)))
+        write_output(path, _jsonl(merged_rows(aset)), "merged answers file", flag=None)
     return path

@@ -18,7 +18,7 @@ from typer.core import TyperGroup
 from ragmeter._safe_text import printable, redact_text
 from ragmeter.cli import progress
 from ragmeter.cli.safe_console import SafeConsole, TerminalConsole
-from ragmeter.errors import InputError, RagmeterError
+from ragmeter.errors import InputError, OutputError, RagmeterError
 
 # click's exception base, whether typer uses click or its own copy of it
 _ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -329,7 +329,9 @@ def refresh_report(results: Path, accuracy_judge: str | None = None) -> None:
         where = escape(shlex.quote(str(results)))
         hint(f"HTML report: pip install 'ragmeter\\[report]', then: ragmeter report {where}")
         return
-    except InputError as exc:  # e.g. a file of the user's at report.html: kept, not replaced
+    except (InputError, OutputError) as exc:
+        # a file of the user's at report.html (kept, not replaced), or a full disk or a
+        # file-size limit: the results are written already and stay
         warn(f"no HTML report written: {exc}")
         return
     console.print(Text.assemble("Report: ", (str(path), "bold")))

@@ -16,8 +16,8 @@ from typing import Any
 
 from ragmeter._safe_text import csv_text
 from ragmeter.errors import InputError
-from ragmeter.io import atomic_write_text, dumps, read_jsonl
-from ragmeter.outputs import check_output_file
+from ragmeter.io import dumps, read_jsonl
+from ragmeter.outputs import check_output_file, write_output
 
 FLAG_KINDS = (
     "copies",
@@ -220,9 +220,11 @@ def write_audit(
         directory / f"{name}.csv",
         directory / f"{name}-summary.json",
     ]
-    atomic_write_text(paths[0], jsonl)
-    atomic_write_text(paths[1], csv_text(CSV_COLUMNS, rows))  # no cell runs as a formula
-    atomic_write_text(paths[2], dumps(summary.to_dict()))
+    for path in paths:  # all three checked again before any is written
+        check_output_file(path, "question audit")
+    texts = (jsonl, csv_text(CSV_COLUMNS, rows), dumps(summary.to_dict()))  # no CSV cell runs
+    for path, text in zip(paths, texts, strict=True):
+        write_output(path, text, "question audit")
     return paths
 
 

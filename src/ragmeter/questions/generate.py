@@ -26,10 +26,9 @@ from typing import Any
 from ragmeter.chunking import sentence_spans
 from ragmeter.corpus import Document, load_corpus
 from ragmeter.errors import InputError
-from ragmeter.io import atomic_write_text
 from ragmeter.llm.backends import parse_options
 from ragmeter.llm.settings import CallSettings, call_settings, model_label
-from ragmeter.outputs import check_output_file
+from ragmeter.outputs import check_output_file, remove_output, write_output
 from ragmeter.testset import AnswerSpan, Question, TestSet, load_testset, save_jsonl_testset
 
 __all__ = [
@@ -352,12 +351,13 @@ def generate_file(
     save_jsonl_testset(result.testset, out_path)
     skipped_path = out_path.with_name(out_path.stem + ".skipped.jsonl")
     if result.skipped:
-        atomic_write_text(
+        write_output(
             skipped_path,
             "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in result.skipped),
+            "list of skipped passages",
         )
     else:
-        skipped_path.unlink(missing_ok=True)
+        remove_output(skipped_path)  # only the list ragmeter wrote, unchanged
     return result
 
 

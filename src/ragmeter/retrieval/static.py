@@ -11,8 +11,11 @@ its vocabulary, then PCA to ``dims`` dimensions; about 30 s to 2 min on two core
 the result is kept under the static cache folder, keyed by the source's fingerprint,
 ``dims`` and the model2vec version; later runs load it in well under a second. The
 distilled model is written to a hidden temporary folder and renamed into place when
-complete, so a distillation killed midway leaves nothing that a later run would load (the
-next distillation of the same model removes such a folder once it is six hours old).
+complete (:func:`ragmeter.io.atomic_directory`, the one folder writer), so a distillation
+killed midway leaves nothing that a later run would load; the next distillation of the
+same model removes such a temporary (recorded in the cache folder's manifest) once its
+process is gone. A folder at the cache's name without the finished marker is refused,
+never replaced.
 Nothing is fetched from the network.
 
 The cache folder is ``cache_dir`` if given, else ``$RAGMETER_STATIC_CACHE``, else
@@ -27,8 +30,6 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -37,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.errors import InputError, MissingExtra
+from ragmeter.io import atomic_directory
 from ragmeter.retrieval.dense import (
     _DEFAULT_ALIASES,
     DenseRetriever,
@@ -48,8 +50,6 @@ DEFAULT_DIMS = 256
 STATIC_EXTRA_HINT = "pip install 'ragmeter[static]'"
 # Written last into a distilled folder, before it is renamed into place.
 MARKER = "ragmeter-static.json"
-# A temporary folder of a distillation this old was left by a killed run.
-STALE_S = 6 * 3600
 
 Progress = Callable[[int, int], None]
 
@@ -255,14 +255,10 @@ class StaticEncoder:
                 f"{STATIC_EXTRA_HINT}"
             ) from None
 
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        for stale in self.cache_dir.glob(f".{self.folder.name}.*"):
-            # left by a killed distillation (a running one touches its folder within minutes)
-            with contextlib.suppress(OSError):
-                if time.time() - stale.stat().st_mtime > STALE_S:
-                    shutil.rmtree(stale, ignore_errors=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{self.folder.name}.", dir=self.cache_dir))
-        try:
+        self._check_folder()
+        # the one folder writer (ragmeter.io): a recorded temporary, renamed into place;
+        # a killed distillation's temporary is removed by the next one, nothing else is
+        with atomic_directory(self.folder, keep_existing=True) as tmp:
             t = time.perf_counter()
             with _quiet_distillation(self.progress):
                 model = distill(str(self.source), pca_dims=self.dims, device=self.device)
@@ -275,15 +271,17 @@ class StaticEncoder:
                 "seconds": round(time.perf_counter() - t, 1),
             }
             (tmp / MARKER).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-            try:
-                tmp.rename(self.folder)
-            except OSError:
-                if not (self.folder / MARKER).is_file():
-                    raise
-                # another process finished the same distillation first: use its copy
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
+        # another process may have finished the same distillation first: its copy is used
+        self._check_folder()
+
+    def _check_folder(self) -> None:
+        """Refuse a folder at the cache's name that is not a finished distillation
+        (ragmeter renames only complete ones into place): never replaced, never loaded."""
+        if os.path.lexists(self.folder) and not (self.folder / MARKER).is_file():
+            raise InputError(
+                f"{self.folder}: is in the static model cache but holds no finished "
+                f"distillation ({MARKER} is missing); remove it, then run again"
+            )
 
     def _load(self):
         if self._model is None:
