@@ -42,5 +42,6 @@ def example_results(root: Path, systems: int) -> Path:
         strategies=strategies,
         retrievers=retrievers,
         rounds=200,
+        family="all",  # every pair: the longest table a report shows (a grid's own: test_families)
     )
     return save_results(run_search(cfg), root / f"results-{systems}")

@@ -60,7 +60,9 @@ def saved(run, tmp_path_factory) -> Results:
 
 
 def test_the_plan_is_the_run_s_own(run, saved):
-    plan = ComparisonPlan("recall@5", 7, 400, 0.90, family="auto")
+    # each question's cluster is the document of its answer, as the run and its results say
+    documents = tuple(q.answers[0].doc for q in run.questions)
+    plan = ComparisonPlan("recall@5", 7, 400, 0.90, clusters=documents, family="auto")
     assert run.comparison_plan == plan == saved.comparison_plan
     assert plan.alpha == 0.1
 

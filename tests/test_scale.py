@@ -792,14 +792,25 @@ def test_summary_unchanged_on_the_example():
     testset = load_testset(EXAMPLE / "questions.jsonl", docs)
     cfg = Config(strategies=("sentence", "fixed", "whole"), ks=(1, 3, 5), rounds=2000, seed=7)
     run = run_search(cfg, docs, testset)
+    def as_recorded(summary: dict) -> dict:
+        """Without what summary.json has recorded since these digests were taken: the
+        clusters and design effects, nDCG's ideal and gain, the sample sizes' exact ends."""
+        out = {k: v for k, v in summary.items() if k not in ("clusters", "design", "ndcg")}
+        out["sample_size"] = {
+            s: [{k: v for k, v in row.items() if k[:5] != "exact"} for row in rows]
+            for s, rows in summary["sample_size"].items()
+        }
+        return out
+
     for _ in range(2):  # the second summary reads every draw from the cache
-        summary = summarize_run(run).to_json()
+        summary = as_recorded(summarize_run(run).to_json())
         # everything but the exact intervals as recorded before their ends were
         # bisected to the last bit (digest 134cb56781a6a93f0f54c78b with them)
         assert digest(as_then(summary, exact=False)) == "eeb04bafb8b19465af671df8"
         assert digest(summary) == "677ab763c66c2e92a5bf39c1"
     holm = run_search(cfg.with_overrides(adjust="holm"), docs, testset)
-    assert digest(as_then(summarize_run(holm).to_json(), exact=False)) == "4b9f76a517607b655abe3b50"
+    holm_summary = as_recorded(summarize_run(holm).to_json())
+    assert digest(as_then(holm_summary, exact=False)) == "4b9f76a517607b655abe3b50"
     assert stats._DRAWS._items  # the draws were kept
 
 

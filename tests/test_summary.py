@@ -250,7 +250,13 @@ def test_shipped_example_saves_each_questions_document_and_shows_every_design_ef
     line = terminal.cluster_note(res.summary)
     assert line.startswith("135 questions in 25 documents (5.4 each)")
     assert all(f"{s} " in line for s in res.systems)
-    assert res.comparison_plan.clusters is None  # question-level, as summary.json decided
+    # the saved labels go with the plan, and its comparison decides as summary.json did:
+    # question-level here, as a run in memory decides
+    from ragmeter.comparison import compare_run
+
+    assert res.comparison_plan == run.comparison_plan
+    assert res.comparison_plan.clusters == res.clusters
+    assert not compare_run(res, res.comparison_plan).rule.clusters
 
 
 def test_results_saved_before_clusters_still_load(saved, tmp_path):

@@ -84,6 +84,8 @@ class ComparisonPlan:
             pairs=tuple(verdicts.parse_pairs(pairs)) if pairs else None,
             # a saved run that names no family compared every pair
             family=str(settings.get("family") or "all"),
+            # clusters ("auto" decides as the summary did: decide_clusters)
+            cluster_mode=str(settings.get("clusters") or "auto"),
         )
 
     def choose(

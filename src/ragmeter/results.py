@@ -205,12 +205,9 @@ class Results(ShowsItself):
             rounds=summary.rounds,
             confidence=summary.confidence,
         )
-        # whole clusters when summary.json's comparisons flipped them
-        return replace(
-            ComparisonPlan.from_settings(settings),
-            clusters=summary.compared_by,
-            cluster_mode="document",  # as summary.json decided (None: whole questions)
-        )
+        # the saved labels and [stats] clusters: the comparison decides on clusters again
+        # as the summary did (decide_clusters), as a run in memory does
+        return replace(ComparisonPlan.from_settings(settings), clusters=self.clusters)
 
     @cached_property
     def questions(self) -> list[Question]:

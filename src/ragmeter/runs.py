@@ -155,7 +155,7 @@ class SearchRun(ShowsItself):
         clusters (when the summary made its numbers cluster-aware)."""
         plan = ComparisonPlan.from_settings(self.config.to_dict()["stats"])
         # the comparison decides on clusters as the summary does (decide_clusters)
-        return replace(plan, clusters=self.clusters, cluster_mode=self.config.clusters)
+        return replace(plan, clusters=self.clusters)
 
     @cached_property
     def runs(self) -> dict[str, dict[str, list[RankedItem]]]:

@@ -10,6 +10,7 @@ Unknown extra fields are kept (a test-set line may carry its own metadata).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Annotated, Any, TypeVar
 
@@ -286,3 +287,39 @@ def check(model: type[M], data: Any, where: str, hint: str = "fix it") -> M:
         return model.model_validate(data)
     except ValidationError as exc:
         raise InputError(f"{where}: {describe_error(exc)}; {hint}") from None
+
+
+# --------------------------------------------------------------------------- enum spellings
+
+_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
+
+
+def _fold(text: str) -> str:
+    """Case, and spaces and punctuation at either end, set aside."""
+    return _EDGES.sub("", text).casefold()
+
+
+def normalize(value: Any, schema: dict[str, Any]) -> Any:
+    """``value`` with enum strings mapped to the schema's spelling.
+
+    ``" Correct "``, ``"CORRECT."`` and ``"**correct**"`` become ``"correct"`` when
+    the enum holds ``"correct"`` and no other member matches once case, spaces and
+    punctuation around the word are set aside (``"not correct"`` and ``"incorrect"``
+    stay as they are). Nothing else changes.
+    """
+    enum = schema.get("enum")
+    if isinstance(value, str) and enum and value not in enum:
+        folded = _fold(value)
+        hits = [e for e in enum if isinstance(e, str) and _fold(e) == folded]
+        if len(hits) == 1:
+            return hits[0]
+        return value
+    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+        props = schema["properties"]
+        return {
+            k: normalize(v, props[k]) if isinstance(props.get(k), dict) else v
+            for k, v in value.items()
+        }
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [normalize(v, schema["items"]) for v in value]
+    return value

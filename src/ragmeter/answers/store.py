@@ -33,10 +33,9 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.io import atomic_write_text, dumps, read_json, read_jsonl
-from ragmeter.llm.parse import normalize
 from ragmeter.outputs import results_lock, write_output
 from ragmeter.results import Results
-from ragmeter.schemas import describe_error
+from ragmeter.schemas import describe_error, normalize
 
 GRADES: tuple[str, str, str] = ("correct", "partial", "wrong")
 """The three grades a judge gives; ``unscored`` marks a reply that could not be read."""
@@ -379,7 +378,7 @@ def load_answer_set(results: Results | str | Path) -> AnswerSet:
 
 def _merged_grade(value: Any) -> str:
     """A grade written by hand: case, spaces and punctuation around it set aside as in
-    a judge's reply (:func:`ragmeter.llm.parse.normalize`); anything else is unscored."""
+    a judge's reply (:func:`ragmeter.schemas.normalize`); anything else is unscored."""
     if value is None:
         return UNSCORED
     g = normalize(str(value), {"enum": [*GRADES, UNSCORED]})

@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ragmeter.schemas import normalize
+
 MAX_SCAN_CHARS = 100_000
 _LITERALS = {
     "true": "true",
@@ -308,38 +310,6 @@ def validate(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
     return errors
 
 
-_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
-
-
-def _fold(text: str) -> str:
-    """Case, and spaces and punctuation at either end, set aside."""
-    return _EDGES.sub("", text).casefold()
-
-
-def normalize(value: Any, schema: dict[str, Any]) -> Any:
-    """``value`` with enum strings mapped to the schema's spelling.
-
-    ``" Correct "``, ``"CORRECT."`` and ``"**correct**"`` become ``"correct"`` when
-    the enum holds ``"correct"`` and no other member matches once case, spaces and
-    punctuation around the word are set aside (``"not correct"`` and ``"incorrect"``
-    stay as they are). Nothing else changes.
-    """
-    enum = schema.get("enum")
-    if isinstance(value, str) and enum and value not in enum:
-        folded = _fold(value)
-        hits = [e for e in enum if isinstance(e, str) and _fold(e) == folded]
-        if len(hits) == 1:
-            return hits[0]
-        return value
-    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
-        props = schema["properties"]
-        return {
-            k: normalize(v, props[k]) if isinstance(props.get(k), dict) else v
-            for k, v in value.items()
-        }
-    if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [normalize(v, schema["items"]) for v in value]
-    return value
 
 
 def _same(a: Any, b: Any) -> bool:
