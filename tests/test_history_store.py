@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+import ragmeter
 from ragmeter import history
 from ragmeter.cli import app
 from ragmeter.config import load_config
@@ -404,7 +405,7 @@ def test_a_read_only_history_folder_is_named_as_read_only(tmp_path):
     tmp_path.chmod(0o755)
     folder.chmod(0o555)
     (folder / "history.sqlite").chmod(0o444)
-    src = Path(history.__file__).resolve().parents[1]
+    src = Path(ragmeter.__file__).resolve().parents[1]  # the src folder these tests run
     code = (
         "import sys; from ragmeter.cli import app; "
         "sys.argv = ['ragmeter', 'history', 'list', '--history', sys.argv[1]]; app()"
