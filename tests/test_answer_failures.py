@@ -702,6 +702,8 @@ def test_patterns_without_nested_repeats_and_the_built_in_ones_are_kept(pattern)
 
     settings = CheckSettings().with_refusals([pattern, *REFUSAL_PATTERNS, *QUANTITY_PATTERNS])
     assert pattern in settings.refusals
+
+
 def test_failures_never_overwrite_a_file_ragmeter_did_not_write(answered):
     # regression: `ragmeter failures` wrote over an answers/failures.json of the user's
     from typer.testing import CliRunner

@@ -257,6 +257,8 @@ def test_search_shows_design_effects_and_clusters_document_makes_every_view_clus
     assert "documents (5.4 each)" not in none.stdout
     plain = json.loads((tmp_path / "plain" / "summary.json").read_text())
     assert "clusters" not in plain and "clusters" not in plain["comparison_rule"]
+
+
 def test_compare_points_a_folder_of_trec_runs_to_evaluate(tmp_path):
     runs = tmp_path / "runs"
     runs.mkdir()

@@ -251,9 +251,7 @@ def _formula_cells(text: str) -> list[str]:
     """Cells a spreadsheet would run: start with = + - @ tab or CR and are not a number."""
     from ragmeter._safe_text import csv_cell
 
-    return [
-        c for row in csv.reader(io.StringIO(text)) for c in row if c and csv_cell(c) != c
-    ]
+    return [c for row in csv.reader(io.StringIO(text)) for c in row if c and csv_cell(c) != c]
 
 
 @pytest.fixture()

@@ -556,9 +556,7 @@ def test_history_export_scores_as_csv_carries_every_score(tmp_path, monkeypatch)
         for q, v in zip(res.question_ids, res.scores(s, m).tolist(), strict=True)
     }
     got = {
-        (x["system"], x["metric"], x["question"]): float(x["score"])
-        for x in rows
-        if x["question"]
+        (x["system"], x["metric"], x["question"]): float(x["score"]) for x in rows if x["question"]
     }
     assert got == want and len(want) == 2 * 2 * 6
     estimates = [x for x in rows if not x["question"]]  # one per system and metric, as before

@@ -311,6 +311,7 @@ def test_exporting_evaluate_results_says_to_use_the_runs_it_read(shipped, tmp_pa
 
 # ------------------------------------------------------------------ one qrels for all
 
+
 def _written(folder: Path) -> list[str]:
     """The files in ``folder``, without ragmeter's record of what it wrote there."""
     return sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
@@ -413,9 +414,12 @@ def _regraded(shipped: Results, to: Path) -> tuple[str, str, str, str]:
             if key in first and first[key] != row["system"]:
                 it["grade"] = 1 if it["grade"] == 2 else 2
                 (to / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-                return row["question"], f"{it['doc']}#{it['start']}-{it['end']}", first[key], row[
-                    "system"
-                ]
+                return (
+                    row["question"],
+                    f"{it['doc']}#{it['start']}-{it['end']}",
+                    first[key],
+                    row["system"],
+                )
             first.setdefault(key, row["system"])
     raise AssertionError("no span returned by two systems")
 

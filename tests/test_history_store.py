@@ -328,9 +328,7 @@ def test_a_damaged_history_is_one_line_naming_the_file(tmp_path, args):
     assert "move the file away" in result.output
 
 
-def test_a_search_keeps_its_results_and_report_when_the_history_is_damaged(
-    tmp_path, monkeypatch
-):
+def test_a_search_keeps_its_results_and_report_when_the_history_is_damaged(tmp_path, monkeypatch):
     folder = _damaged_history(tmp_path)
     monkeypatch.setenv("RAGMETER_HISTORY", str(folder))
     monkeypatch.chdir(tmp_path)

@@ -500,6 +500,8 @@ def test_the_audit_headline_counts_the_questions_flagged_only_weakly():
     assert audit_headline(summarize_audit(rows[2:], rounds=200), rows[2:]) == (
         "1 of 2 questions flagged"  # no weak flag: no second clause
     )
+
+
 def test_audit_files_are_checked_again_just_before_writing(tmp_path):
     # regression: the three files were written without a check at write time, so a file
     # of the user's made while the model ran (audit.csv here) was overwritten

@@ -792,6 +792,7 @@ def test_summary_unchanged_on_the_example():
     testset = load_testset(EXAMPLE / "questions.jsonl", docs)
     cfg = Config(strategies=("sentence", "fixed", "whole"), ks=(1, 3, 5), rounds=2000, seed=7)
     run = run_search(cfg, docs, testset)
+
     def as_recorded(summary: dict) -> dict:
         """Without what summary.json has recorded since these digests were taken: the
         clusters and design effects, nDCG's ideal and gain, the sample sizes' exact ends."""

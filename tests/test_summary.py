@@ -229,9 +229,7 @@ def test_clusters_and_design_effects_round_trip_through_summary_json():
     m, labels = _clustered(12, 5)
     s = summarize({"recall@5": m}, ["a", "b", "c"], "recall@5", 1, 500, clusters=labels)
     data = json.loads(dumps(s.to_json()))
-    assert data["design"]["a"]["recall@5"]["effective"] == pytest.approx(
-        s.design_of("a").effective
-    )
+    assert data["design"]["a"]["recall@5"]["effective"] == pytest.approx(s.design_of("a").effective)
     again = Summary.from_json(data)
     assert again.clusters == s.clusters and again.design == s.design
     assert again.cluster_labels is None  # scores.json keeps the labels
@@ -300,6 +298,8 @@ def test_the_report_shows_every_systems_design_effect_and_effective_questions(sa
     for system, shown in clusters["design"].items():
         d = res.summary.design_of(system)
         assert shown == {"deff": d.deff, "low": d.low, "high": d.high, "effective": d.effective}
+
+
 def test_summary_json_names_the_ndcg_ideal_and_gain_and_an_older_one_still_loads(saved, tmp_path):
     import shutil
 

@@ -152,8 +152,12 @@ def test_cluster_field_names_each_questions_group_else_its_answer_document(tmp_p
 def test_a_bad_cluster_value_is_one_line_naming_the_file_and_line(tmp_path, value):
     rows = [
         {"id": "q1", "question": "a?", "answers": [{"doc": "a.md", "text": "forty two"}]},
-        {"id": "q2", "question": "b?", "answers": [{"doc": "b.md", "text": "Another"}],
-         "cluster": value},
+        {
+            "id": "q2",
+            "question": "b?",
+            "answers": [{"doc": "b.md", "text": "Another"}],
+            "cluster": value,
+        },
     ]
     with pytest.raises(InputError, match=r"q\.jsonl:2") as err:
         load_testset(write(tmp_path, rows), DOCS)
@@ -163,8 +167,10 @@ def test_a_bad_cluster_value_is_one_line_naming_the_file_and_line(tmp_path, valu
 def test_questions_judged_by_qrels_have_no_document_clusters_unless_given(tmp_path):
     from ragmeter.testset import question_clusters
 
-    rows = [{"id": "q1", "question": "a?", "qrels": {"a.md": 1}},
-            {"id": "q2", "question": "b?", "qrels": {"b.md": 2}}]
+    rows = [
+        {"id": "q1", "question": "a?", "qrels": {"a.md": 1}},
+        {"id": "q2", "question": "b?", "qrels": {"b.md": 2}},
+    ]
     ts = load_testset(write(tmp_path, rows), DOCS)
     assert question_clusters(ts.questions) == (None, "none")
     with pytest.raises(InputError, match="judged by qrels and names no answer document"):

@@ -190,9 +190,7 @@ def _state(folder: str | Path) -> dict[str, dict]:
     return _parse_manifest(raw) or {"files": {}, "temporaries": {}}
 
 
-def read_manifest(
-    folder: str | Path, names: Collection[str] | None = None
-) -> dict[str, list]:
+def read_manifest(folder: str | Path, names: Collection[str] | None = None) -> dict[str, list]:
     """What ragmeter recorded writing in ``folder``: ``{name: [size, sha256]}``.
 
     ``names``: the only names ragmeter writes there (others are ignored).
@@ -255,9 +253,7 @@ def updated_manifest(folder: str | Path, *, create: bool = True) -> Iterator[dic
             return
         before = _manifest_text(state)
         yield state
-        state["files"] = {
-            k: v for k, v in state["files"].items() if os.path.lexists(folder / k)
-        }
+        state["files"] = {k: v for k, v in state["files"].items() if os.path.lexists(folder / k)}
         text = _manifest_text(state)
         if text == before:  # nothing changed: nothing written (nor an empty file removed)
             return

@@ -58,6 +58,7 @@ def csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, Any] | Sequence
         writer.writerow([csv_cell(v) for v in values])
     return buf.getvalue()
 
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 

@@ -273,9 +273,13 @@ def supported_margin(x: np.ndarray, y: np.ndarray, plan: ComparisonPlan) -> tupl
         y0[(changed + 1) // 2 : changed] = 1.0
     else:
         basis, x0, y0 = "spread", y + (d - d.mean()), y
-    low = compare_systems(
-        {plan.metric: np.stack([x0, y0])}, ["candidate", "baseline"], plan, fold_identical=False
-    ).rows[0].difference.low
+    low = (
+        compare_systems(
+            {plan.metric: np.stack([x0, y0])}, ["candidate", "baseline"], plan, fold_identical=False
+        )
+        .rows[0]
+        .difference.low
+    )
     if not math.isfinite(low):
         return math.inf, basis
     return max(0.0, -low * 100.0), basis

@@ -95,5 +95,3 @@ def _refuse_foreign(path: Path, app: int, version: int) -> None:
             f"{path}: run history of a newer ragmeter (schema {version}, this one reads "
             f"{SCHEMA_VERSION}); upgrade ragmeter"
         )
-
-

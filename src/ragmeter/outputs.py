@@ -237,8 +237,7 @@ def check_output_file(
         if path.name not in names:  # a rerun could neither replace it nor keep it
             raise InputError(
                 f"{path}: ragmeter writes only its own files directly in the results "
-                f"directory {path.parent}; give a path outside it"
-                + (f" as {flag}" if flag else "")
+                f"directory {path.parent}; give a path outside it" + (f" as {flag}" if flag else "")
             )
     if path.is_dir():
         what = f"{flag} takes a file name for the {kind}" if flag else "move it away"

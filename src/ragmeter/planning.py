@@ -178,9 +178,7 @@ def plan_questions(
             )
         )
     labels = getattr(run, "clusters", None)
-    plan.pairs.extend(
-        pair_needs(scores, names, difference, k, alpha, level=first, clusters=labels)
-    )
+    plan.pairs.extend(pair_needs(scores, names, difference, k, alpha, level=first, clusters=labels))
     return plan
 
 
@@ -279,9 +277,7 @@ def cluster_sentence(needs: list[PairNeed], difference: float, scale: float = 10
     """One sentence for ``plan`` when questions share documents: the documents (at the
     run's questions per document) that would settle the median pair in the family, and
     what more questions on the same documents would and would not buy."""
-    found = sorted(
-        (p for p in needs if p.clusters is not None), key=lambda p: p.clusters.documents
-    )
+    found = sorted((p for p in needs if p.clusters is not None), key=lambda p: p.clusters.documents)
     if not found:
         return None
     c = found[len(found) // 2].clusters

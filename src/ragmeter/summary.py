@@ -73,6 +73,7 @@ class Summary:
     def design_of(self, system: str, metric: str | None = None) -> Design | None:
         """One system's design effect on ``metric`` (the comparison metric by default)."""
         return self.design.get(str(system), {}).get(metric or self.metric)
+
     ndcg: dict[str, str] = field(default_factory=dict)
     """nDCG's ideal and gain (``{"ideal": "returned", "gain": "exponential"}``);
     empty for a summary written before it was recorded."""
@@ -216,6 +217,8 @@ def _clustering(
     )
     designs = {name: every[i * k : (i + 1) * k] for i, name in enumerate(names)}
     return info, codes, designs
+
+
 def ndcg_label(ndcg: dict[str, str]) -> str:
     """``nDCG: returned ideal, exponential gain``; ``""`` when not recorded."""
     if not ndcg.get("ideal"):
@@ -311,9 +314,7 @@ def summarize(
         k_capped=dict(k_capped or {}),
         clusters=info,
         cluster_labels=None if info is None else tuple(str(x) for x in clusters or ()),
-        design={
-            s: {name: designs[name][i] for name in designs} for i, s in enumerate(systems)
-        }
+        design={s: {name: designs[name][i] for name in designs} for i, s in enumerate(systems)}
         if info is not None
         else {},
         ndcg=dict(ndcg or {}),

@@ -149,8 +149,7 @@ def export_files(
     for s in chosen:
         if s not in res.systems:
             raise InputError(
-                f"unknown system {s!r}{did_you_mean(s, res.systems)}; "
-                f"choose one of {res.systems}"
+                f"unknown system {s!r}{did_you_mean(s, res.systems)}; choose one of {res.systems}"
             )
     runs = run_paths(run, chosen) if run is not None else {}
     if qrels is None:

@@ -310,8 +310,6 @@ def validate(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
     return errors
 
 
-
-
 def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b or (_is_num(a) and _is_num(b) and a == b)
 

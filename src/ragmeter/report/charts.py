@@ -491,9 +491,7 @@ def _size_chart(alt, data: dict) -> dict | None:
         title=f"± half-width of the {_level(data)} interval on {ss['metric']} (points)",
     )
     columns = 1 if len(systems) <= 20 else 2
-    legend = alt.Legend(
-        symbolOpacity=1, symbolStrokeWidth=1.5, columns=columns, labelLimit=WHOLE
-    )
+    legend = alt.Legend(symbolOpacity=1, symbolStrokeWidth=1.5, columns=columns, labelLimit=WHOLE)
     color, shape = _style_encodings(alt, systems, legend=legend)
     tooltip = [
         alt.Tooltip("system:N"),
