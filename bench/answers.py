@@ -54,12 +54,12 @@ def main() -> int:
         return 0
 
     from ragmeter.answers import answer_questions, grade_answers
-    from ragmeter.config import Config
-    from ragmeter.corpus import load_corpus
-    from ragmeter.experiment import run_search
+    from ragmeter.inputs.config import Config
+    from ragmeter.inputs.corpus import load_corpus
+    from ragmeter.inputs.testset import TestSet, load_testset
     from ragmeter.llm import OpenAIBackend
-    from ragmeter.results import save_results
-    from ragmeter.testset import TestSet, load_testset
+    from ragmeter.runs.pipeline import run_search
+    from ragmeter.runs.results import save_results
 
     work = Path(tempfile.mkdtemp(prefix="ragmeter-bench-answers-"))
     docs = load_corpus(EXAMPLE / "posts")

@@ -12,9 +12,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ragmeter.corpus import load_corpus
+from ragmeter.inputs.corpus import load_corpus
+from ragmeter.inputs.testset import load_testset
 from ragmeter.questions import audit_questions, summarize_audit
-from ragmeter.testset import load_testset
 
 CHROMA = Path(__file__).resolve().parents[2] / "shared" / "data" / "chroma"
 REPEATS = 5

@@ -23,10 +23,10 @@ import time
 from pathlib import Path
 
 from ragmeter import stats
-from ragmeter.config import Config
-from ragmeter.corpus import load_corpus
-from ragmeter.experiment import run_search
-from ragmeter.testset import load_testset
+from ragmeter.inputs.config import Config
+from ragmeter.inputs.corpus import load_corpus
+from ragmeter.inputs.testset import load_testset
+from ragmeter.runs.pipeline import run_search
 
 CHROMA = Path(__file__).resolve().parents[2] / "shared" / "data" / "chroma"
 

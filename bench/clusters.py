@@ -42,15 +42,15 @@ from statistics import NormalDist  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from ragmeter.comparison.verdicts import compare_family  # noqa: E402
 from ragmeter.stats import bootstrap_many  # noqa: E402
-from ragmeter.stats_bootstrap import _order_stat, _tails  # noqa: E402
-from ragmeter.stats_clusters import (  # noqa: E402
+from ragmeter.stats.bootstrap import _order_stat, _tails  # noqa: E402
+from ragmeter.stats.clusters import (  # noqa: E402
     _resampled_cluster_means,
     cluster_bootstrap_many,
     decide_clusters,
     design_effects,
 )
-from ragmeter.verdicts import compare_family  # noqa: E402
 
 RHOS = (0.0, 0.1, 0.3, 0.5)
 PER_DOC = (3, 5, 10, 20)

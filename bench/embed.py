@@ -48,7 +48,7 @@ def main() -> int:
 
     import torch
 
-    from ragmeter.chunking import FixedStrategy
+    from ragmeter.chunking.strategies import FixedStrategy
     from ragmeter.retrieval.dense import DenseRetriever
 
     text = args.corpus.read_text(encoding="utf-8")

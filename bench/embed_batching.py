@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ragmeter import chunking
-from ragmeter.corpus import load_corpus
+from ragmeter.chunking import strategies as chunking
+from ragmeter.inputs.corpus import load_corpus
 from ragmeter.retrieval import embedcache
 from ragmeter.retrieval.dense import SentenceTransformerEncoder
 

@@ -52,8 +52,8 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from ragmeter.stats_exact import binom_cdf  # noqa: E402
-from ragmeter.verdicts import compare_family  # noqa: E402
+from ragmeter.comparison.verdicts import compare_family  # noqa: E402
+from ragmeter.stats.exact import binom_cdf  # noqa: E402
 
 # Reciprocal rank of the answer: ranks 1..10 or not found (as bench/paired_coverage.py).
 RANK_P = np.array([0.45, 0.12, 0.08, 0.05, 0.04, 0.03, 0.03, 0.02, 0.02, 0.02, 0.14])

@@ -18,8 +18,8 @@ annotation, a decorator or an ``assert`` is mutated, nor a line ending in ``# pr
 
 Every module of src/ragmeter is a target but those in ``EXCLUDED`` (re-exports only).
 Its test files are ``TARGETS[module]`` where listed, else found by ``tests_for``: the
-module's own ``tests/test_mutants_<module>.py`` and every test file naming the module
-or one of its public names. The unmutated baseline run, in a forked child of this
+module's own behaviour file (``tests/test_<package>_<module>.py``) and every test file
+naming the module or one of its public names. The unmutated baseline run, in a forked child of this
 process (which has the heavy libraries already imported), records with
 ``sys.settrace`` which tests run each line of the module; each mutant then runs, with
 ``pytest -x -q -p no:randomly -m "not slow"``, only the tests that ran its statement
@@ -32,7 +32,7 @@ otherwise. Mutants argued equivalent in docs/testing.md (``EQUIVALENT`` below) a
 left out of the score. The baseline's trace is kept (``$RAGMETER_MUTATION_TRACES``, a
 folder under the system's temporary one by default; ``off`` keeps none) under a digest
 of the library, conftest.py and the test files, so a ``--rerun`` after new tests in the
-module's own ``tests/test_mutants_*.py`` traces only that file again.
+module's own behaviour test file traces only that file again.
 
 Run (from the project root, with the test extra installed)::
 
@@ -76,239 +76,239 @@ SRC = ROOT / "src"
 
 # module (relative to src/ragmeter) -> the test files that cover it
 TARGETS: dict[str, list[str]] = {
-    "metrics.py": [
-        "tests/test_mutants_metrics.py",
+    "scoring/metrics.py": [
+        "tests/test_metrics.py",
         "tests/test_metrics.py",
         "tests/test_metrics_inputs.py",
         "tests/test_search_wiring.py",
     ],
-    "grading.py": [
-        "tests/test_mutants_grading.py",
+    "scoring/grading.py": [
+        "tests/test_grading.py",
         "tests/test_grading.py",
         "tests/test_grading_edges.py",
     ],
-    "stats_draws.py": [
-        "tests/test_mutants_stats.py",
-        "tests/test_mutants_survivors.py",
+    "stats/draws.py": [
+        "tests/test_stats.py",
+        "tests/test_numeric_edges.py",
         "tests/test_stats.py",
         "tests/test_stats_contract.py",
     ],
-    "stats_bootstrap.py": [
-        "tests/test_mutants_stats.py",
+    "stats/bootstrap.py": [
+        "tests/test_stats.py",
         "tests/test_stats.py",
         "tests/test_stats_contract.py",
     ],
-    "stats_compare.py": [
-        "tests/test_mutants_stats.py",
-        "tests/test_mutants_survivors.py",
+    "stats/paired.py": [
+        "tests/test_stats.py",
+        "tests/test_numeric_edges.py",
         "tests/test_stats.py",
         "tests/test_stats_contract.py",
     ],
-    "stats_size.py": [
-        "tests/test_mutants_stats.py",
-        "tests/test_mutants_survivors.py",
+    "stats/size.py": [
+        "tests/test_stats.py",
+        "tests/test_numeric_edges.py",
         "tests/test_stats.py",
         "tests/test_stats_contract.py",
     ],
-    "stats_agreement.py": [
-        "tests/test_mutants_stats.py",
+    "stats/agreement.py": [
+        "tests/test_stats.py",
         "tests/test_stats.py",
         "tests/test_stats_contract.py",
     ],
-    "stats_checks.py": [
-        "tests/test_mutants_stats.py",
-        "tests/test_mutants_survivors.py",
+    "stats/validate.py": [
+        "tests/test_stats.py",
+        "tests/test_numeric_edges.py",
         "tests/test_stats.py",
         "tests/test_stats_contract.py",
     ],
-    "chunking.py": [
-        "tests/test_mutants_chunking.py",
-        "tests/test_mutants_survivors.py",
+    "chunking/strategies.py": [
+        "tests/test_chunking.py",
+        "tests/test_numeric_edges.py",
         "tests/test_chunking.py",
         "tests/test_line_endings.py",
         "tests/test_chunking_edges.py",
     ],
-    "testset.py": [
+    "inputs/testset.py": [
         "tests/test_testset.py",
         "tests/test_span_location.py",
         "tests/test_testset_formats.py",
     ],
     "retrieval/base.py": ["tests/test_top_k.py", "tests/test_hybrid.py"],
-    "verdicts.py": [
-        "tests/test_mutants_comparison.py",
+    "comparison/verdicts.py": [
+        "tests/test_comparison.py",
         "tests/test_verdicts.py",
         "tests/test_verdicts_maxt.py",
         "tests/test_verdicts_property.py",
     ],
-    "paired_tests.py": [
-        "tests/test_mutants_paired.py",
-        "tests/test_mutants_survivors.py",
-        "tests/test_mutants_exact.py",
-        "tests/test_mutants_comparison.py",
+    "stats/paired_tests.py": [
+        "tests/test_paired_tests.py",
+        "tests/test_numeric_edges.py",
+        "tests/test_stats_exact.py",
+        "tests/test_comparison.py",
         "tests/test_verdicts.py",
         "tests/test_verdicts_maxt.py",
         "tests/test_stats.py",
     ],
-    "stats_exact.py": [
-        "tests/test_mutants_exact.py",
+    "stats/exact.py": [
+        "tests/test_stats_exact.py",
         "tests/test_stats_exact.py",
         "tests/test_planning_family.py",
     ],
-    "stats_maxt.py": [
-        "tests/test_mutants_paired.py",
+    "stats/maxt.py": [
+        "tests/test_paired_tests.py",
         "tests/test_verdicts_maxt.py",
         "tests/test_verdicts.py",
     ],
-    "comparison.py": [
-        "tests/test_mutants_comparison.py",
-        "tests/test_mutants_summary.py",
+    "comparison/systems.py": [
+        "tests/test_comparison.py",
+        "tests/test_summary.py",
         "tests/test_one_comparison.py",
         "tests/test_verdicts.py",
         "tests/test_summary.py",
     ],
-    "formatting.py": [
-        "tests/test_mutants_formatting.py",
+    "comparison/formatting.py": [
+        "tests/test_format_estimate.py",
         "tests/test_format_estimate.py",
         "tests/test_stats_exact.py",
         "tests/test_verdicts_maxt.py",
         "tests/test_one_comparison.py",
     ],
-    "measurement.py": [
-        "tests/test_mutants_measurement.py",
+    "scoring/measurement.py": [
+        "tests/test_measurement.py",
         "tests/test_search_wiring.py",
     ],
-    "gate.py": [
-        "tests/test_mutants_gate.py",
+    "history/gate.py": [
+        "tests/test_check_margins.py",
         "tests/test_check_support.py",
         "tests/test_check_comparable.py",
         "tests/test_check.py",
     ],
-    "planning.py": [
-        "tests/test_mutants_planning.py",
+    "stats/planning.py": [
+        "tests/test_planning.py",
         "tests/test_planning.py",
         "tests/test_planning_family.py",
     ],
-    "scoring.py": [
-        "tests/test_mutants_scoring.py",
+    "runs/scoring.py": [
+        "tests/test_scoring.py",
         "tests/test_search_wiring.py",
     ],
-    "qrels.py": [
-        "tests/test_mutants_qrels.py",
-        "tests/test_mutants_survivors.py",
+    "scoring/trec.py": [
+        "tests/test_qrels.py",
+        "tests/test_numeric_edges.py",
         "tests/test_qrels_ties.py",
         "tests/test_trec.py",
         "tests/test_qrels.py",
     ],
-    "qrels_bytes.py": ["tests/test_mutants_qrels.py", "tests/test_qrels.py"],
-    "qrels_read.py": [
-        "tests/test_mutants_qrels.py",
+    "scoring/trec_bytes.py": ["tests/test_qrels.py", "tests/test_qrels.py"],
+    "scoring/trec_read.py": [
+        "tests/test_qrels.py",
         "tests/test_qrels_ties.py",
         "tests/test_trec.py",
         "tests/test_qrels.py",
     ],
-    "outputs.py": ["tests/test_mutants_outputs.py", "tests/test_outputs.py"],
-    "_manifest.py": [
-        "tests/test_mutants_manifest.py",
-        "tests/test_mutants_outputs.py",
+    "files/outputs.py": ["tests/test_outputs_recovery.py", "tests/test_outputs.py"],
+    "files/manifest.py": [
+        "tests/test_manifest.py",
+        "tests/test_outputs_recovery.py",
         "tests/test_outputs.py",
     ],
-    "_safe_text.py": ["tests/test_mutants_safe_text.py", "tests/test_escaping.py"],
+    "files/safe_text.py": ["tests/test_safe_text.py", "tests/test_escaping.py"],
     "llm/parse.py": [
-        "tests/test_mutants_parse.py",
+        "tests/test_llm_parse.py",
         "tests/test_llm_parse.py",
         "tests/test_judge_injection.py",
     ],
-    "llm/fence.py": ["tests/test_mutants_fence.py", "tests/test_prompt_fencing.py"],
-    "chunkers.py": ["tests/test_mutants_chunkers.py", "tests/test_chunkers.py"],
-    "summary.py": ["tests/test_mutants_summary.py", "tests/test_summary.py"],
+    "llm/fence.py": ["tests/test_prompt_fencing.py", "tests/test_prompt_fencing.py"],
+    "chunking/frameworks.py": ["tests/test_chunkers_locate.py", "tests/test_chunkers.py"],
+    "comparison/summary.py": ["tests/test_summary.py", "tests/test_summary.py"],
     "answers/analysis.py": [
-        "tests/test_mutants_answers.py",
-        "tests/test_mutants_survivors.py",
+        "tests/test_answers.py",
+        "tests/test_numeric_edges.py",
         "tests/test_answers_ppi.py",
         "tests/test_answers.py",
         "tests/test_answers_one_view.py",
     ],
-    "answers/judges.py": ["tests/test_mutants_answers.py", "tests/test_answers.py"],
+    "answers/judges.py": ["tests/test_answers.py", "tests/test_answers.py"],
     "answers/failures.py": [
-        "tests/test_mutants_answers.py",
-        "tests/test_mutants_survivors.py",
+        "tests/test_answers.py",
+        "tests/test_numeric_edges.py",
         "tests/test_answer_failures.py",
     ],
     "answers/numbers.py": [
-        "tests/test_mutants_answers.py",
-        "tests/test_mutants_survivors.py",
+        "tests/test_answers.py",
+        "tests/test_numeric_edges.py",
         "tests/test_answer_failures.py",
     ],
     # picked by hand among the files tests_for() finds, to keep the baseline short
-    "__init__.py": ["tests/test_mutants___init__.py", "tests/test_api.py"],
-    "experiment.py": [
-        "tests/test_mutants_experiment.py",
+    "__init__.py": ["tests/test_package.py", "tests/test_api.py"],
+    "runs/pipeline.py": [
+        "tests/test_experiment.py",
         "tests/test_experiment.py",
         "tests/test_search_wiring.py",
         "tests/test_small_corpora.py",
         "tests/test_api.py",
     ],
-    "evaluate.py": [
-        "tests/test_mutants_evaluate.py",
+    "runs/evaluate.py": [
+        "tests/test_evaluate.py",
         "tests/test_evaluate_cli.py",
         "tests/test_trec.py",
         "tests/test_cli_options.py",
     ],
-    "results.py": [
-        "tests/test_mutants_results.py",
+    "runs/results.py": [
+        "tests/test_results.py",
         "tests/test_api.py",
         "tests/test_one_comparison.py",
         "tests/test_experiment.py",
         "tests/test_summary.py",
         "tests/test_store.py",
     ],
-    "saving.py": [
-        "tests/test_mutants_saving.py",
+    "runs/saving.py": [
+        "tests/test_saving.py",
         "tests/test_experiment.py",
         "tests/test_store.py",
         "tests/test_api.py",
         "tests/test_escaping.py",
     ],
-    "history.py": [
-        "tests/test_mutants_history.py",
+    "history/store.py": [
+        "tests/test_history_store.py",
         "tests/test_history.py",
         "tests/test_history_store.py",
         "tests/test_history_commands.py",
         "tests/test_history_report.py",
     ],
-    "history_baseline.py": [
-        "tests/test_mutants_history_baseline.py",
+    "history/baseline.py": [
+        "tests/test_history_baseline.py",
         "tests/test_history_store.py",
         "tests/test_history.py",
         "tests/test_history_commands.py",
     ],
-    "history_trend.py": [
-        "tests/test_mutants_history_trend.py",
+    "history/trend.py": [
+        "tests/test_history_trend.py",
         "tests/test_history.py",
         "tests/test_history_report.py",
     ],
     "cli/output.py": [
-        "tests/test_mutants_cli_output.py",
+        "tests/test_cli_output.py",
         "tests/test_cli.py",
         "tests/test_terminal_fit.py",
         "tests/test_evaluate_cli.py",
     ],
-    "cli/layout.py": ["tests/test_mutants_cli_layout.py", "tests/test_terminal_fit.py"],
-    "api.py": ["tests/test_mutants_api.py", "tests/test_api.py", "tests/test_one_comparison.py"],
-    "corpus.py": [
-        "tests/test_mutants_corpus.py",
+    "cli/layout.py": ["tests/test_cli_layout.py", "tests/test_terminal_fit.py"],
+    "api.py": ["tests/test_api.py", "tests/test_api.py", "tests/test_one_comparison.py"],
+    "inputs/corpus.py": [
+        "tests/test_corpus.py",
         "tests/test_corpus.py",
         "tests/test_line_endings.py",
         "tests/test_validation.py",
     ],
-    "config.py": [
-        "tests/test_mutants_config.py",
+    "inputs/config.py": [
+        "tests/test_config.py",
         "tests/test_config.py",
         "tests/test_validation.py",
         "tests/test_cli_options.py",
     ],
-    "io.py": [
-        "tests/test_mutants_io.py",
+    "files/io.py": [
+        "tests/test_io.py",
         "tests/test_validation.py",
         "tests/test_external.py",
         "tests/test_outputs.py",
@@ -317,7 +317,7 @@ TARGETS: dict[str, list[str]] = {
 
 # Command-line modules whose found tests (every test importing the app: 32 to 67 files,
 # the model-backed and browser tests among them) made one baseline take over half an
-# hour: their own tests/test_mutants_*.py and the test files that call them directly.
+# hour: their own behaviour test files and the test files that call them directly.
 # Fewer files can only miss a kill, so their scores are lower bounds.
 _CLI_TESTS = [
     "tests/test_cli.py",
@@ -327,7 +327,7 @@ _CLI_TESTS = [
 ]
 _CLI_TARGETS = {
     "cli/search.py": [
-        "tests/test_mutants_cli_search.py",
+        "tests/test_cli_search.py",
         *_CLI_TESTS,
         "tests/test_small_corpora.py",
         "tests/test_escaping.py",
@@ -337,9 +337,9 @@ _CLI_TARGETS = {
         "tests/test_outputs.py",
     ],
     "cli/search_views.py": [
-        "tests/test_mutants_cli_search_views.py",
+        "tests/test_cli_search_views.py",
         *_CLI_TESTS,
-        "tests/test_mutants_cli_output.py",
+        "tests/test_cli_output.py",
         "tests/test_format_estimate.py",
         "tests/test_summary.py",
         "tests/test_escaping.py",
@@ -348,26 +348,26 @@ _CLI_TARGETS = {
         "tests/test_one_comparison.py",
     ],
     "cli/plan_views.py": [
-        "tests/test_mutants_cli_plan_views.py",
+        "tests/test_cli_plan_views.py",
         *_CLI_TESTS,
         "tests/test_escaping.py",
         "tests/test_evaluate_cli.py",
     ],
     "cli/progress.py": [
-        "tests/test_mutants_cli_progress.py",
+        "tests/test_progress.py",
         "tests/test_progress.py",
         "tests/test_cli.py",
         "tests/test_cli_newcomer.py",
     ],
     "cli/questions.py": [
-        "tests/test_mutants_cli_questions.py",
+        "tests/test_cli_questions.py",
         "tests/test_cli_options.py",
         "tests/test_questions_audit.py",
         "tests/test_audit_not_run.py",
         "tests/test_cli.py",
     ],
     "cli/question_views.py": [
-        "tests/test_mutants_cli_question_views.py",
+        "tests/test_cli_question_views.py",
         "tests/test_questions_audit.py",
         "tests/test_audit_not_run.py",
         "tests/test_cli_options.py",
@@ -382,160 +382,160 @@ TARGETS.update(_CLI_TARGETS)
 # baseline time and kill nothing
 _NARROWED_TARGETS = {
     "llm/client.py": [
-        "tests/test_mutants_llm_client.py",
+        "tests/test_llm_client.py",
         "tests/test_llm_parse.py",
         "tests/test_llm_cache.py",
         "tests/test_llm_integration.py",
     ],
     "llm/settings.py": [
-        "tests/test_mutants_llm_settings.py",
+        "tests/test_llm_settings.py",
         "tests/test_llm_settings.py",
         "tests/test_questions_generate.py",
     ],
     "llm/cache.py": [
-        "tests/test_mutants_llm_cache.py",
+        "tests/test_llm_cache.py",
         "tests/test_llm_cache.py",
         "tests/test_store.py",
         "tests/test_llm_integration.py",
     ],
-    "llm/llama_env.py": ["tests/test_mutants_llm_llama_env.py"],
+    "llm/llama_env.py": ["tests/test_llm_llama_env.py"],
     "llm/runner.py": [
-        "tests/test_mutants_llm_runner.py",
+        "tests/test_llm_runner.py",
         "tests/test_llm_integration.py",
-        "tests/test_mutants_llm_settings.py",
+        "tests/test_llm_settings.py",
         "tests/test_llm_settings.py",
     ],
     "llm/backends.py": [
-        "tests/test_mutants_llm_backends.py",
+        "tests/test_llm_backends.py",
         "tests/test_llm_integration.py",
         "tests/test_llm_settings.py",
     ],
     "answers/store.py": [
-        "tests/test_mutants_answers_store.py",
+        "tests/test_answers_store.py",
         "tests/test_answers.py",
         "tests/test_answers_one_view.py",
         "tests/test_answer_failures.py",
-        "tests/test_mutants_answers_failure_counts.py",
-        "tests/test_mutants_answers_run.py",
-        "tests/test_mutants_survivors.py",
+        "tests/test_answer_failures.py",
+        "tests/test_answers_run.py",
+        "tests/test_numeric_edges.py",
         "tests/test_judge_injection.py",
     ],
     "answers/run.py": [
-        "tests/test_mutants_answers_run.py",
+        "tests/test_answers_run.py",
         "tests/test_answers.py",
         "tests/test_answer_failures.py",
-        "tests/test_mutants_answers_store.py",
-        "tests/test_mutants_answers_failure_counts.py",
+        "tests/test_answers_store.py",
+        "tests/test_answer_failures.py",
         "tests/test_judge_injection.py",
         "tests/test_store.py",
         "tests/test_llm_settings.py",
     ],
-    "answers/__init__.py": ["tests/test_mutants_answers___init__.py"],
-    "cli/__init__.py": ["tests/test_mutants_cli.py", "tests/test_cli.py"],
+    "answers/__init__.py": ["tests/test_answers.py"],
+    "cli/__init__.py": ["tests/test_cli.py", "tests/test_cli.py"],
     "cli/check.py": [
-        "tests/test_mutants_cli_check.py",
+        "tests/test_cli_check.py",
         "tests/test_check_comparable.py",
         "tests/test_history.py",
         "tests/test_outputs.py",
     ],
     "cli/evaluate.py": [
-        "tests/test_mutants_cli_evaluate.py",
+        "tests/test_evaluate_cli_settings.py",
         "tests/test_evaluate_cli.py",
         "tests/test_history_commands.py",
         "tests/test_terminal_fit.py",
         "tests/test_cli_options.py",
     ],
     "cli/history.py": [
-        "tests/test_mutants_cli_history.py",
+        "tests/test_history_commands.py",
         "tests/test_history.py",
         "tests/test_history_commands.py",
         "tests/test_history_store.py",
     ],
     "cli/app.py": [
-        "tests/test_mutants_cli_app.py",
+        "tests/test_cli_app.py",
         "tests/test_cli.py",
         "tests/test_cli_newcomer.py",
         "tests/test_cli_options.py",
         "tests/test_validation.py",
         "tests/test_terminal_fit.py",
     ],
-    "schemas.py": [
-        "tests/test_mutants_schemas.py",
+    "files/schemas.py": [
+        "tests/test_schemas.py",
         "tests/test_testset.py",
         "tests/test_testset_formats.py",
         "tests/test_qrels.py",
-        "tests/test_mutants_qrels.py",
+        "tests/test_qrels.py",
         "tests/test_corpus.py",
         "tests/test_answers.py",
     ],
     "report/page.py": [
-        "tests/test_mutants_report_page.py",
+        "tests/test_report_page.py",
         "tests/test_report_html.py",
         "tests/test_report_headline.py",
         "tests/test_escaping.py",
         "tests/test_report_modules.py",
     ],
-    "_segment_rounds.py": [
-        "tests/test_mutants__segment_rounds.py",
+    "chunking/segment_rounds.py": [
+        "tests/test_segment_rounds.py",
         "tests/test_chunking.py",
         "tests/test_segment_cache.py",
         "tests/test_segmenters.py",
-        "tests/test_mutants_chunking.py",
+        "tests/test_chunking.py",
         "tests/test_chunking_edges.py",
     ],
     "http.py": [
-        "tests/test_mutants_http.py",
+        "tests/test_http.py",
         "tests/test_http.py",
         "tests/test_remote_embed.py",
         "tests/test_fuzz_inputs.py",
     ],
     "retrieval/remote.py": [
-        "tests/test_mutants_retrieval_remote.py",
+        "tests/test_remote_embed.py",
         "tests/test_remote_embed.py",
         "tests/test_http.py",
         "tests/test_external.py",
     ],
     "retrieval/external.py": [
-        "tests/test_mutants_retrieval_external.py",
+        "tests/test_external.py",
         "tests/test_external.py",
         "tests/test_fuzz_inputs.py",
-        "tests/test_mutants_retrieval_registry.py",
+        "tests/test_retrieval_registry.py",
     ],
     "retrieval/static.py": [
-        "tests/test_mutants_retrieval_static.py",
+        "tests/test_static_options.py",
         "tests/test_static_encoder.py",
-        "tests/test_mutants_retrieval_registry.py",
+        "tests/test_retrieval_registry.py",
     ],
     "cli/hand_views.py": [
-        "tests/test_mutants_cli_hand_views.py",
+        "tests/test_cli_hand_views.py",
         "tests/test_answers.py",
         "tests/test_answer_failures.py",
     ],
     "cli/failure_views.py": [
-        "tests/test_mutants_cli_failure_views.py",
+        "tests/test_cli_failure_views.py",
         "tests/test_answer_failures.py",
         "tests/test_answers_one_view.py",
     ],
     "cli/answer_views.py": [
-        "tests/test_mutants_cli_answer_views.py",
+        "tests/test_cli_answer_views.py",
         "tests/test_answers.py",
         "tests/test_answer_failures.py",
         "tests/test_answers_one_view.py",
         "tests/test_answers_ppi.py",
     ],
     "cli/answers.py": [
-        "tests/test_mutants_cli_answers.py",
+        "tests/test_cli_answers.py",
         "tests/test_answers.py",
         "tests/test_answer_failures.py",
         "tests/test_answers_one_view.py",
         "tests/test_cli_options.py",
     ],
     "engine.py": [
-        "tests/test_mutants_engine.py",
+        "tests/test_engine.py",
         "tests/test_scale.py",
-        "tests/test_mutants_llm_settings.py",
-        "tests/test_mutants_experiment.py",
-        "tests/test_mutants__segment_rounds.py",
+        "tests/test_llm_settings.py",
+        "tests/test_experiment.py",
+        "tests/test_segment_rounds.py",
         "tests/test_segment_cache.py",
     ],
 }
@@ -567,9 +567,11 @@ def library_modules() -> list[str]:
 
 
 def _mutants_file(module: str) -> str:
-    """A module's own mutant-killing tests: tests/test_mutants_<path with _>.py."""
-    name = module.removesuffix(".py").removesuffix("/__init__").replace("/", "_")
-    return f"tests/test_mutants_{name}.py"
+    """A module's own behaviour tests: tests/test_<package>_<module>.py, else
+    tests/test_<module>.py (the first that exists; the first name when neither does)."""
+    parts = module.removesuffix(".py").removesuffix("/__init__").split("/")
+    names = [f"tests/test_{'_'.join(parts)}.py", f"tests/test_{parts[-1]}.py"]
+    return next((n for n in names if (ROOT / n).is_file()), names[0])
 
 
 def tests_for(module: str, _seen: bool = False) -> list[str]:
@@ -579,7 +581,7 @@ def tests_for(module: str, _seen: bool = False) -> list[str]:
     name, or ``from ragmeter.<package> import <module>``) or one of its public
     top-level names; for a command-line module, every test that imports the app."""
     if module in TARGETS:
-        return TARGETS[module]
+        return list(dict.fromkeys(TARGETS[module]))  # a file listed twice runs once
     dotted = _module_name(module)
     package, _, stem = dotted.rpartition(".")
     tree = ast.parse((SRC / "ragmeter" / module).read_text(encoding="utf-8"))
@@ -656,171 +658,211 @@ EQUIVALENT: set[tuple] = {
     ("retrieval/base.py", _PARTITION, 37, "1 -> 2"),
     ("retrieval/base.py", _KTH, 68, "True -> False"),
     ("retrieval/base.py", "if kk < k:", 3, "`<` -> `<=`"),  # padding by 0 columns
-    # testset.py
-    ("testset.py", "__test__ = False  # not a pytest class", 11, "False -> True"),
-    ("testset.py", "return []", 0, "return None"),  # unreachable: blank keys are rejected first
-    ("testset.py", "doc, m = found[0]", 15, "0 -> -1"),  # found has exactly one element here
-    # grading.py
-    ("grading.py", _COUNTS, 26, "1 -> 2"),  # one more slot, never read: counts[min(k, depth)]
-    ("grading.py", "if hi > lo:", 3, "`>` -> `>=`"),  # hi == lo marks an empty slice: no-op
-    ("grading.py", _COVERAGE, 64, "0 -> -1"),  # a one-element array: [0] is [-1]
-    ("grading.py", _COVERAGE, 59, "1 -> 2"),  # k = 2 > len(items) reads the same last count
+    # inputs/testset.py
+    ("inputs/testset.py", "__test__ = False  # not a pytest class", 11, "False -> True"),
+    (
+        "inputs/testset.py",
+        "return []",
+        0,
+        "return None",
+    ),  # unreachable: blank keys are rejected first
+    ("inputs/testset.py", "doc, m = found[0]", 15, "0 -> -1"),  # found has exactly one element here
+    # scoring/grading.py
+    (
+        "scoring/grading.py",
+        _COUNTS,
+        26,
+        "1 -> 2",
+    ),  # one more slot, never read: counts[min(k, depth)]
+    ("scoring/grading.py", "if hi > lo:", 3, "`>` -> `>=`"),  # hi == lo marks an empty slice: no-op
+    ("scoring/grading.py", _COVERAGE, 64, "0 -> -1"),  # a one-element array: [0] is [-1]
+    ("scoring/grading.py", _COVERAGE, 59, "1 -> 2"),  # k = 2 > len(items) reads the same last count
     # touching intervals left unmerged hold the same characters
-    ("grading.py", "if out and start <= out[-1][1]:", 11, "`<=` -> `<`"),
-    ("grading.py", "arr = np.array(r, dtype=np.int64).reshape(-1, 3)", 43, "1 -> 2"),  # -2: numpy
+    ("scoring/grading.py", "if out and start <= out[-1][1]:", 11, "`<=` -> `<`"),
+    (
+        "scoring/grading.py",
+        "arr = np.array(r, dtype=np.int64).reshape(-1, 3)",
+        43,
+        "1 -> 2",
+    ),  # -2: numpy
     # infers the dimension for any negative size
     # end + start >= end - start: a wider search window, then the exact overlap test
-    ("grading.py", "longest = int((arr[:, 1] - arr[:, 0]).max())", 15, "`-` -> `+`"),
-    # metrics.py: one more rank than columns, never indexed (argmax < depth)
-    ("metrics.py", "ranks = np.arange(1, depth + 1, dtype=np.float64)", 29, "1 -> 2"),
-    ("metrics.py", "v = np.asarray(vec).reshape(-1)", 29, "1 -> 2"),  # -2: inferred too
-    # chunking.py: cum[0] is never read (every word ends after offset 0)
-    ("chunking.py", "cum = np.concatenate(([0], np.cumsum(term)))", 23, "0 -> 1"),
-    ("chunking.py", "cum = np.concatenate(([0], np.cumsum(term)))", 23, "0 -> -1"),
+    ("scoring/grading.py", "longest = int((arr[:, 1] - arr[:, 0]).max())", 15, "`-` -> `+`"),
+    # scoring/metrics.py: one more rank than columns, never indexed (argmax < depth)
+    ("scoring/metrics.py", "ranks = np.arange(1, depth + 1, dtype=np.float64)", 29, "1 -> 2"),
+    ("scoring/metrics.py", "v = np.asarray(vec).reshape(-1)", 29, "1 -> 2"),  # -2: inferred too
+    # chunking/strategies.py: cum[0] is never read (every word ends after offset 0)
+    ("chunking/strategies.py", "cum = np.concatenate(([0], np.cumsum(term)))", 23, "0 -> 1"),
+    ("chunking/strategies.py", "cum = np.concatenate(([0], np.cumsum(term)))", 23, "0 -> -1"),
     # a break at word 0 is dropped on the next line (k > 0) whatever `inside` says
-    ("chunking.py", _INSIDE, 10, "`>` -> `>=`"),
-    ("chunking.py", _INSIDE, 14, "0 -> -1"),
+    ("chunking/strategies.py", _INSIDE, 10, "`>` -> `>=`"),
+    ("chunking/strategies.py", _INSIDE, 14, "0 -> -1"),
     # the index cache only saves work: what it holds never changes a chunk
-    ("chunking.py", "if len(text) <= self.max_chars:", 3, "`<=` -> `<`"),
-    ("chunking.py", "self._chars = 0", 14, "0 -> -1"),
+    ("chunking/strategies.py", "if len(text) <= self.max_chars:", 3, "`<=` -> `<`"),
+    ("chunking/strategies.py", "self._chars = 0", 14, "0 -> -1"),
     # bounds[:-1] and bounds[1:] always have the same length
-    ("chunking.py", "for a, b in zip(bounds[:-1], bounds[1:], strict=True):", 48, "True -> False"),
+    (
+        "chunking/strategies.py",
+        "for a, b in zip(bounds[:-1], bounds[1:], strict=True):",
+        48,
+        "True -> False",
+    ),
     # a piece of exactly size words split further is merged back whole
-    ("chunking.py", "if hi - lo <= size:", 3, "`<=` -> `<`"),
-    ("chunking.py", "while self._chars > self.max_chars:", 6, "`>` -> `>=`"),
+    ("chunking/strategies.py", "if hi - lo <= size:", 3, "`<=` -> `<`"),
+    ("chunking/strategies.py", "while self._chars > self.max_chars:", 6, "`>` -> `>=`"),
     # one word has no sentence break whether segmented or not
-    ("chunking.py", "if self.n < 2:", 12, "2 -> 1"),
+    ("chunking/strategies.py", "if self.n < 2:", 12, "2 -> 1"),
     # k == n is a start inside the last word, already dropped as `inside`
-    ("chunking.py", "k = k[~inside & (k > 0) & (k < self.n)]", 27, "`<` -> `<=`"),
+    ("chunking/strategies.py", "k = k[~inside & (k > 0) & (k < self.n)]", 27, "`<` -> `<=`"),
     # a sentinel: every test of it is `>= 0`
-    ("chunking.py", "cur_lo = -1", 10, "1 -> 2"),
+    ("chunking/strategies.py", "cur_lo = -1", 10, "1 -> 2"),
     # the last of six `if cur_lo >= 0:`: a run pending from word 0 at the end would
     # hold every word, and then the piece fitted whole and returned early
-    ("chunking.py", "if cur_lo >= 0:", 3, "`>=` -> `>`", 5),
-    ("chunking.py", "cum = np.concatenate(([0], np.cumsum(term)))", 23, "0 -> 1"),
-    # stats_draws.py, stats_bootstrap.py: block and chunk sizes, packing widths and rounds
+    ("chunking/strategies.py", "if cur_lo >= 0:", 3, "`>=` -> `>`", 5),
+    ("chunking/strategies.py", "cum = np.concatenate(([0], np.cumsum(term)))", 23, "0 -> 1"),
+    # stats/draws.py, stats/bootstrap.py: block and chunk sizes, packing widths and rounds
     # per pass only cut the work into pieces; the draws and sums are the same (bit for bit)
-    ("stats_draws.py", "_BLOCK = 1 << 18", 9, "1 -> 2"),
-    ("stats_draws.py", "_BLOCK = 1 << 18", 14, "18 -> 17"),
-    ("stats_draws.py", "_CHUNK = 1 << 15", 14, "15 -> 14"),
-    ("stats_bootstrap.py", "if sum(g[2] for g in group) + f[2] > 64:", 37, "64 -> 63"),
-    ("stats_bootstrap.py", _SUB, 6, "2048 -> 2049"),
-    ("stats_bootstrap.py", _SUB, 19, "8 -> 9"),
+    ("stats/draws.py", "_BLOCK = 1 << 18", 9, "1 -> 2"),
+    ("stats/draws.py", "_BLOCK = 1 << 18", 14, "18 -> 17"),
+    ("stats/draws.py", "_CHUNK = 1 << 15", 14, "15 -> 14"),
+    ("stats/bootstrap.py", "if sum(g[2] for g in group) + f[2] > 64:", 37, "64 -> 63"),
+    ("stats/bootstrap.py", _SUB, 6, "2048 -> 2049"),
+    ("stats/bootstrap.py", _SUB, 19, "8 -> 9"),
     (
-        "stats_bootstrap.py",
+        "stats/bootstrap.py",
         "w.cols, w.shifts, w.widths, w.lows, w.scales, strict=True",
         53,
         "True -> False",
     ),
-    ("stats_bootstrap.py", _SUB, 14, "`<=` -> `<`"),
-    ("stats_bootstrap.py", "if rows < 256:", 10, "256 -> 257"),  # two exact summation paths
-    ("stats_bootstrap.py", "if rows < 256:", 10, "256 -> 255"),
-    ("stats_bootstrap.py", "if rows < 256:", 0, "`if` branch removed"),
+    ("stats/bootstrap.py", _SUB, 14, "`<=` -> `<`"),
+    ("stats/bootstrap.py", "if rows < 256:", 10, "256 -> 257"),  # two exact summation paths
+    ("stats/bootstrap.py", "if rows < 256:", 10, "256 -> 255"),
+    ("stats/bootstrap.py", "if rows < 256:", 0, "`if` branch removed"),
     (  # min() of two ints in either order
-        "stats_bootstrap.py",
+        "stats/bootstrap.py",
         "return min(max(math.floor(rounds * q), 0), rounds - 1)",
         7,
         "arguments swapped: (rounds - 1, max(math.floor(rounds * q), 0), ...)",
     ),
     # no scale (None) sends a column to the sequential path: the same sums, slower
     (
-        "stats_bootstrap.py",
+        "stats/bootstrap.py",
         "return s if terms * top * 2.0**s < 2.0**53 else None",
         0,
         "return None",
     ),
     # a wider field in the packed words, the same sums
-    ("stats_bootstrap.py", _FIELDS, 28, "1 -> 2"),
-    ("stats_bootstrap.py", "for f, shift in zip(group, shifts, strict=True):", 42, "True -> False"),
+    ("stats/bootstrap.py", _FIELDS, 28, "1 -> 2"),
+    ("stats/bootstrap.py", "for f, shift in zip(group, shifts, strict=True):", 42, "True -> False"),
     # the scale search only picks the fast exact path over the sequential one
-    ("stats_bootstrap.py", "for s in range(41):", 15, "41 -> 42"),
-    # gate.py: the support phrase holds one ";" and one " these"; the family is one pair
-    ("gate.py", _SUPPORT, 37, "1 -> 2"),
-    ("gate.py", _SUPPORT, 68, "1 -> 2"),
-    ("gate.py", ").rows[0]", 7, "0 -> -1"),
-    # summary.py: the rule's alpha is built as round(1 - confidence, 12) itself; 11 or 12
+    ("stats/bootstrap.py", "for s in range(41):", 15, "41 -> 42"),
+    # history/gate.py: the support phrase holds one ";" and one " these"; the family is one pair
+    ("history/gate.py", _SUPPORT, 37, "1 -> 2"),
+    ("history/gate.py", _SUPPORT, 68, "1 -> 2"),
+    ("history/gate.py", ").rows[0]", 7, "0 -> -1"),
+    # comparison/summary.py: the rule's alpha is built as round(1 - confidence, 12) itself; 11 or 12
     # digits differ only for a confidence with 12 decimals
-    ("summary.py", "if self.comparison_rule is not None:", 0, "`if` branch removed"),
-    ("summary.py", "return round(1.0 - self.confidence, 12)", 36, "12 -> 11"),
-    ("summary.py", "return round(1.0 - self.confidence, 12)", 36, "12 -> 13"),
-    # comparison.py: verdicts.compare_family refuses one system with the same message
-    ("comparison.py", "if len(systems) < 2:", 0, "`if` branch removed"),
-    ("comparison.py", "if len(systems) < 2:", 18, "2 -> 1"),
-    # comparison.py: 11 to 13 digits all absorb the noise of 1 - 0.95 (4e-17)
-    ("comparison.py", "return round(1.0 - self.confidence, 12)", 36, "12 -> 11"),
-    ("comparison.py", "return round(1.0 - self.confidence, 12)", 36, "12 -> 13"),
-    # chunkers.py: text.find(piece, prev + 1) is never 0 once prev >= 0
-    ("chunkers.py", "if at < 0 and prev >= 0:", 3, "`<` -> `<=`"),
-    # chunkers.py: the fallback for old semantic-text-splitter versions (byte offsets);
+    ("comparison/summary.py", "if self.comparison_rule is not None:", 0, "`if` branch removed"),
+    ("comparison/summary.py", "return round(1.0 - self.confidence, 12)", 36, "12 -> 11"),
+    ("comparison/summary.py", "return round(1.0 - self.confidence, 12)", 36, "12 -> 13"),
+    # comparison/systems.py: verdicts.compare_family refuses one system with the same message
+    ("comparison/systems.py", "if len(systems) < 2:", 0, "`if` branch removed"),
+    ("comparison/systems.py", "if len(systems) < 2:", 18, "2 -> 1"),
+    # comparison/systems.py: 11 to 13 digits all absorb the noise of 1 - 0.95 (4e-17)
+    ("comparison/systems.py", "return round(1.0 - self.confidence, 12)", 36, "12 -> 11"),
+    ("comparison/systems.py", "return round(1.0 - self.confidence, 12)", 36, "12 -> 13"),
+    # chunking/frameworks.py: text.find(piece, prev + 1) is never 0 once prev >= 0
+    ("chunking/frameworks.py", "if at < 0 and prev >= 0:", 3, "`<` -> `<=`"),
+    # chunking/frameworks.py: the fallback for old semantic-text-splitter versions (byte offsets);
     # the pinned version gives character offsets, so it never runs
-    ("chunkers.py", "return obj.chunks(text)", 0, "return None"),
-    # scoring.py: np.zeros is float64 and np.array of ints int64 by default; the grades
+    ("chunking/frameworks.py", "return obj.chunks(text)", 0, "return None"),
+    # runs/scoring.py: np.zeros is float64 and np.array of ints int64 by default; the grades
     # matrix is read through metrics' whole-number check, and every ideal vector is
     # sorted best first by metrics._ideal_matrix; nonzero grades are > 0, so the
     # default of the running best (0 or -1) and the order of max's arguments never matter
-    ("scoring.py", "return np.zeros(len(ks), dtype=np.float64)", 7, "keyword `dtype=` dropped"),
-    ("scoring.py", _ONE_UNIT, 7, "keyword `dtype=` dropped"),
-    ("scoring.py", "grades = np.zeros((n, depth), dtype=np.int64)", 9, "keyword `dtype=` dropped"),
-    ("scoring.py", _JUDGED, 65, "True -> False"),
     (
-        "scoring.py",
+        "runs/scoring.py",
+        "return np.zeros(len(ks), dtype=np.float64)",
+        7,
+        "keyword `dtype=` dropped",
+    ),
+    ("runs/scoring.py", _ONE_UNIT, 7, "keyword `dtype=` dropped"),
+    (
+        "runs/scoring.py",
+        "grades = np.zeros((n, depth), dtype=np.int64)",
+        9,
+        "keyword `dtype=` dropped",
+    ),
+    ("runs/scoring.py", _JUDGED, 65, "True -> False"),
+    (
+        "runs/scoring.py",
         "best[p] = max(best.get(p, 0), x)",
         10,
         "arguments swapped: (x, best.get(p, 0), ...)",
     ),
-    ("scoring.py", "best[p] = max(best.get(p, 0), x)", 26, "0 -> -1"),
-    # outputs.py: the lock's hold count is only tested for presence; the outer exit
+    ("runs/scoring.py", "best[p] = max(best.get(p, 0), x)", 26, "0 -> -1"),
+    # files/outputs.py: the lock's hold count is only tested for presence; the outer exit
     # deletes it whatever it holds
-    ("outputs.py", "_held[key] = 1", 13, "1 -> 2"),
-    # _manifest.py: the manifest is read to its end whatever the read size
-    ("_manifest.py", "while chunk := os.read(fd, 1 << 16):", 32, "16 -> 15"),
-    ("_manifest.py", "while chunk := os.read(fd, 1 << 16):", 32, "16 -> 17"),
-    # qrels.py: max() of two ints in either order; a missed query head (prepend 1 when
+    ("files/outputs.py", "_held[key] = 1", 13, "1 -> 2"),
+    # files/manifest.py: the manifest is read to its end whatever the read size
+    ("files/manifest.py", "while chunk := os.read(fd, 1 << 16):", 32, "16 -> 15"),
+    ("files/manifest.py", "while chunk := os.read(fd, 1 << 16):", 32, "16 -> 17"),
+    # scoring/trec.py: max() of two ints in either order; a missed query head (prepend 1 when
     # the first query row is 1) only turns off the contiguous fast path, and the full
     # sort gives the same order
     (
-        "qrels.py",
+        "scoring/trec.py",
         _WIDTH,
         8,
         "arguments swapped: (qrels.doc.dtype.itemsize, doc_all.dtype.itemsize, ...)",
     ),
-    ("qrels.py", _HEADS, 46, "drop unary `-`"),
+    ("scoring/trec.py", _HEADS, 46, "drop unary `-`"),
     # an empty slot (j < 0) reads keys[0] or keys[-1], and ~empty masks either out
-    ("qrels.py", "match = ~empty & (keys[np.maximum(j, 0)] == probe[active])", 37, "0 -> -1"),
-    # formatting.py: 17 significant digits give a double back exactly, so the loop
+    (
+        "scoring/trec.py",
+        "match = ~empty & (keys[np.maximum(j, 0)] == probe[active])",
+        37,
+        "0 -> -1",
+    ),
+    # comparison/formatting.py: 17 significant digits give a double back exactly, so the loop
     # has stopped before the cap
-    ("formatting.py", "while (float(text) < alpha) != (p < alpha) and d < 17:", 51, "17 -> 18"),
-    # paired_tests.py: at n = 0 the loop's test (2 >= level) always holds: it starts at 1
-    ("paired_tests.py", "n = 1", 4, "1 -> 0"),
-    # stats_maxt.py: with h = 0 nothing is rejected, the procedure stops at step 0 and
+    (
+        "comparison/formatting.py",
+        "while (float(text) < alpha) != (p < alpha) and d < 17:",
+        51,
+        "17 -> 18",
+    ),
+    # stats/paired_tests.py: at n = 0 the loop's test (2 >= level) always holds: it starts at 1
+    ("stats/paired_tests.py", "n = 1", 4, "1 -> 0"),
+    # stats/maxt.py: with h = 0 nothing is rejected, the procedure stops at step 0 and
     # only crit[0] = alpha / k is read (k + 0 == k - 0); flipped wins are in 0..differ,
     # so the clip's lower end never binds; np.minimum is symmetric
-    ("stats_maxt.py", "crit = alpha / (k - np.arange(k))", 16, "`-` -> `+`"),
-    ("stats_maxt.py", _CLIP, 52, "0 -> -1"),
-    ("stats_maxt.py", _STEP_P, 9, "arguments swapped: ((hits + 1) / (rounds + 1), 1.0, ...)"),
-    # stats_maxt.py: np.maximum is symmetric
-    ("stats_maxt.py", _TINY, 9, "arguments swapped: (np.finfo(float).tiny, levels, ...)"),
-    # stats_maxt.py: McNemar's two-sided exact p is symmetric in wins and losses
-    ("stats_maxt.py", _MCNEMAR_RAW, 18, "arguments swapped: (lo, w, ...)"),
-    ("stats_maxt.py", _MCNEMAR_TABLE, 17, "arguments swapped: (differ - k, k, ...)"),
-    # qrels_bytes.py: concatenating one array is that array; the clip's lower end
+    ("stats/maxt.py", "crit = alpha / (k - np.arange(k))", 16, "`-` -> `+`"),
+    ("stats/maxt.py", _CLIP, 52, "0 -> -1"),
+    ("stats/maxt.py", _STEP_P, 9, "arguments swapped: ((hits + 1) / (rounds + 1), 1.0, ...)"),
+    # stats/maxt.py: np.maximum is symmetric
+    ("stats/maxt.py", _TINY, 9, "arguments swapped: (np.finfo(float).tiny, levels, ...)"),
+    # stats/maxt.py: McNemar's two-sided exact p is symmetric in wins and losses
+    ("stats/maxt.py", _MCNEMAR_RAW, 18, "arguments swapped: (lo, w, ...)"),
+    ("stats/maxt.py", _MCNEMAR_TABLE, 17, "arguments swapped: (differ - k, k, ...)"),
+    # scoring/trec_bytes.py: concatenating one array is that array; the clip's lower end
     # matters only for an empty buffer, which takes the zeros branch; numpy infers the
     # size of reshape(-2) as of reshape(-1)
-    ("qrels_bytes.py", "if len(parts) > 1:", 16, "1 -> 0"),
+    ("scoring/trec_bytes.py", "if len(parts) > 1:", 16, "1 -> 0"),
     # the one-byte gap shortcut and the counted path give the same newlines for any gap
-    ("qrels_bytes.py", "gap_len = starts - gap_start", 10, "`-` -> `+`"),
-    ("qrels_bytes.py", "last = max(buf.size - 1, 0)", 25, "0 -> -1"),
-    ("qrels_bytes.py", 'return mat.view(f"S{width}").reshape(-1)', 38, "1 -> 2"),
+    ("scoring/trec_bytes.py", "gap_len = starts - gap_start", 10, "`-` -> `+`"),
+    ("scoring/trec_bytes.py", "last = max(buf.size - 1, 0)", 25, "0 -> -1"),
+    ("scoring/trec_bytes.py", 'return mat.view(f"S{width}").reshape(-1)', 38, "1 -> 2"),
     # llm/fence.py: block names are the prompt's constants (QUESTION, PASSAGE...), never
     # empty, and data cannot hold a line starting with <<< (as_data escapes it)
     ("llm/fence.py", _BLOCKS, 21, "r'\\S+' -> r'\\S*'"),
     # llm/parse.py: two candidates or more returned earlier, so there is exactly one here
     ("llm/parse.py", "obj, source = candidates[0] if candidates else normal[-1]", 25, "0 -> -1"),
-    # paired_tests.py: the interval of one pair: lo and hi hold one element each
-    ("paired_tests.py", "return p, float(lo[0]), float(hi[0])", 33, "0 -> -1"),
-    ("paired_tests.py", "return p, float(lo[0]), float(hi[0])", 19, "0 -> -1"),
-    # stats_exact.py: one more ratio appends log C(n, n + 1) = -inf, never read (k < n)
-    ("stats_exact.py", "i = np.arange(1, n + 1, dtype=np.float64)", 21, "1 -> 2"),
+    # stats/paired_tests.py: the interval of one pair: lo and hi hold one element each
+    ("stats/paired_tests.py", "return p, float(lo[0]), float(hi[0])", 33, "0 -> -1"),
+    ("stats/paired_tests.py", "return p, float(lo[0]), float(hi[0])", 19, "0 -> -1"),
+    # stats/exact.py: one more ratio appends log C(n, n + 1) = -inf, never read (k < n)
+    ("stats/exact.py", "i = np.arange(1, n + 1, dtype=np.float64)", 21, "1 -> 2"),
     # llm/fence.py: the first block's name is never empty either
     (
         "llm/fence.py",
@@ -828,82 +870,92 @@ EQUIVALENT: set[tuple] = {
         18,
         "r'\\S+' -> r'\\S*'",
     ),
-    # qrels.py: an empty index array selects nothing whatever its dtype
+    # scoring/trec.py: an empty index array selects nothing whatever its dtype
     (
-        "qrels.py",
+        "scoring/trec.py",
         "return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)",
         36,
         "keyword `dtype=` dropped",
     ),
     # answers/numbers.py: a citation starts with "[", so a number inside never starts there
     ("answers/numbers.py", 'if any(s <= m.start("num") < e for s, e in cited):', 7, "`<=` -> `<`"),
-    # stats_compare.py, stats_agreement.py: counts and codes are whole numbers either way
+    # stats/paired.py, stats/agreement.py: counts and codes are whole numbers either way
     (
-        "stats_compare.py",
+        "stats/paired.py",
         "hits = np.zeros(diffs.shape[1], dtype=np.int64)",
         7,
         "keyword `dtype=` dropped",
     ),
-    ("stats_agreement.py", _CODE, 7, "keyword `dtype=` dropped"),
-    # stats_draws.py: the draw cache only keeps or drops blocks, never changes one
+    ("stats/agreement.py", _CODE, 7, "keyword `dtype=` dropped"),
+    # stats/draws.py: the draw cache only keeps or drops blocks, never changes one
     (
-        "stats_draws.py",
+        "stats/draws.py",
         "while sum(a.nbytes for a in self._items.values()) > self.max_bytes:",
         6,
         "`>` -> `>=`",
     ),
-    # paired_tests.py: dropping one operand's float64 leaves the other: numpy promotes
-    ("paired_tests.py", _DIFFS, 5, "keyword `dtype=` dropped"),
-    ("paired_tests.py", _DIFFS, 39, "keyword `dtype=` dropped"),
-    # stats_size.py: min() of two ints in either order
-    ("stats_size.py", _B0, 21, "arguments swapped: ((first + rows * top) // m, rounds, ...)"),
+    # stats/paired_tests.py: dropping one operand's float64 leaves the other: numpy promotes
+    ("stats/paired_tests.py", _DIFFS, 5, "keyword `dtype=` dropped"),
+    ("stats/paired_tests.py", _DIFFS, 39, "keyword `dtype=` dropped"),
+    # stats/size.py: min() of two ints in either order
+    ("stats/size.py", _B0, 21, "arguments swapped: ((first + rows * top) // m, rounds, ...)"),
     # answers/numbers.py: sorted in reverse without key=len still puts every unit before
     # its prefixes ("minutes" > "minute" > "min" > "m")
     ("answers/numbers.py", _AFTER, 18, "keyword `key=` dropped"),
-    # stats_agreement.py: the outer np.where discards the quotient where den == 0
-    ("stats_agreement.py", "safe = np.where(den == 0, 1.0, den)", 23, "0 -> 1"),
-    # paired_tests.py: _hits_needed's first guess only saves steps; the two loops after
+    # stats/agreement.py: the outer np.where discards the quotient where den == 0
+    ("stats/agreement.py", "safe = np.where(den == 0, 1.0, den)", 23, "0 -> 1"),
+    # stats/paired_tests.py: _hits_needed's first guess only saves steps; the two loops after
     # it reach the fewest h from a guess of 0 or one too many
-    ("paired_tests.py", _GUESS, 21, "`*` -> `/`"),
-    ("paired_tests.py", _GUESS, 39, "1 -> 0"),
-    ("paired_tests.py", "while (h + 1) / (rounds + 1) < level:", 7, "`+` -> `-`"),  # overshoot
-    # grading.py: items and grades always have the same length; max() of two ints
-    ("grading.py", _FOUND, 54, "True -> False"),
+    ("stats/paired_tests.py", _GUESS, 21, "`*` -> `/`"),
+    ("stats/paired_tests.py", _GUESS, 39, "1 -> 0"),
     (
-        "grading.py",
+        "stats/paired_tests.py",
+        "while (h + 1) / (rounds + 1) < level:",
+        7,
+        "`+` -> `-`",
+    ),  # overshoot
+    # scoring/grading.py: items and grades always have the same length; max() of two ints
+    ("scoring/grading.py", _FOUND, 54, "True -> False"),
+    (
+        "scoring/grading.py",
         "out[-1][1] = max(out[-1][1], end)",
         13,
         "arguments swapped: (end, out[-1][1], ...)",
     ),
-    # chunking.py: a piece between two breaks of one level has none of that level inside,
+    # chunking/strategies.py: a piece between two breaks of one level has none of that level inside,
     # and the level loop moves down by itself
-    ("chunking.py", "out.extend(_recursive_spans(idx, a, b, size, level + 1))", 53, "1 -> 0"),
-    # chunking.py: the batch size only groups paragraphs into worker tasks
-    ("chunking.py", "BATCH_CHARS = 200_000", 14, "200000 -> 200001"),
-    ("chunking.py", "BATCH_CHARS = 200_000", 14, "200000 -> 199999"),
-    # metrics.py: np.zeros is float64 by default
-    ("metrics.py", "v = np.zeros(n, dtype=np.float64)", 4, "keyword `dtype=` dropped"),
+    (
+        "chunking/strategies.py",
+        "out.extend(_recursive_spans(idx, a, b, size, level + 1))",
+        53,
+        "1 -> 0",
+    ),
+    # chunking/strategies.py: the batch size only groups paragraphs into worker tasks
+    ("chunking/strategies.py", "BATCH_CHARS = 200_000", 14, "200000 -> 200001"),
+    ("chunking/strategies.py", "BATCH_CHARS = 200_000", 14, "200000 -> 199999"),
+    # scoring/metrics.py: np.zeros is float64 by default
+    ("scoring/metrics.py", "v = np.zeros(n, dtype=np.float64)", 4, "keyword `dtype=` dropped"),
     # a SQuAD question has exactly one answer span
     (
-        "testset.py",
+        "inputs/testset.py",
         "unknown = [q.id for q in questions if q.answers[0].doc not in known]",
         48,
         "0 -> -1",
     ),
-    # evaluate.py: every evaluation's query ids are its qrels' (the same for every run);
+    # runs/evaluate.py: every evaluation's query ids are its qrels' (the same for every run);
     # the drill-down asks evaluate_run for the top TOP documents, so `top` and its
     # documents are always there
-    ("evaluate.py", "qids = evaluations[0].query_ids", 19, "0 -> -1"),
-    ("evaluate.py", "if top is not None and top.docs is not None:", 3, "`and` -> `or`"),
-    # stats_draws.py: below 2**21 questions the integer path and the reference's double
+    ("runs/evaluate.py", "qids = evaluations[0].query_ids", 19, "0 -> -1"),
+    ("runs/evaluate.py", "if top is not None and top.docs is not None:", 3, "`and` -> `or`"),
+    # stats/draws.py: below 2**21 questions the integer path and the reference's double
     # product give the same index (t * n < 2**53 is exact), so moving the cutover down
     # (2**20, or 0: the double product always) or to n == 2**21 changes only the speed
-    ("stats_draws.py", "if n < (1 << 21):", 3, "`<` -> `<=`"),
-    ("stats_draws.py", "if n < (1 << 21):", 8, "1 -> 0"),
-    ("stats_draws.py", "if n < (1 << 21):", 13, "21 -> 20"),
-    # stats_size.py: max() of two ints in either order
+    ("stats/draws.py", "if n < (1 << 21):", 3, "`<` -> `<=`"),
+    ("stats/draws.py", "if n < (1 << 21):", 8, "1 -> 0"),
+    ("stats/draws.py", "if n < (1 << 21):", 13, "21 -> 20"),
+    # stats/size.py: max() of two ints in either order
     (
-        "stats_size.py",
+        "stats/size.py",
         "return max(1, math.ceil(round(x, 9)))",
         7,
         "arguments swapped: (math.ceil(round(x, 9)), 1, ...)",
@@ -916,37 +968,47 @@ EQUIVALENT: set[tuple] = {
     ("retrieval/bm25.py", "SCORE_BLOCK = 1 << 16", 14, "1 -> 0"),
     ("retrieval/bm25.py", "SCORE_BLOCK = 1 << 16", 19, "16 -> 15"),
     ("retrieval/bm25.py", "SCORE_BLOCK = 1 << 16", 19, "16 -> 17"),
-    # experiment.py: min() of two ints; a Ranking's ids and scores have one shape; the
+    # runs/pipeline.py: min() of two ints; a Ranking's ids and scores have one shape; the
     # chunking key marks "no parent" with any negative number (parents count from 0),
     # and keys are only compared within one run
     (
-        "experiment.py",
+        "runs/pipeline.py",
         "want = min(depth, n_parents)",
         7,
         "arguments swapped: (n_parents, depth, ...)",
     ),
     (
-        "experiment.py",
+        "runs/pipeline.py",
         "[float(s) for s, i in zip(srow, irow, strict=True) if i >= 0]",
         45,
         "True -> False",
     ),
     (
-        "experiment.py",
+        "runs/pipeline.py",
         "x for c in chunks for x in (c.start, c.end, -1 if c.parent is None else c.parent)",
         45,
         "1 -> 2",
     ),
-    # history.py: an INSERT's lastrowid is never None or 0 (ids count from 1); a run's
+    # history/store.py: an INSERT's lastrowid is never None or 0 (ids count from 1); a run's
     # file is one row (PRIMARY KEY (run, name)) of one column
-    ("history.py", "run_id = int(cur.lastrowid or 0)", 30, "0 -> -1"),
-    ("history.py", "run_id = int(cur.lastrowid or 0)", 30, "0 -> 1"),
-    ("history.py", "return json.loads(zlib.decompress(rows[0][0])) if rows else {}", 39, "0 -> -1"),
-    ("history.py", "return json.loads(zlib.decompress(rows[0][0])) if rows else {}", 42, "0 -> -1"),
-    # history_trend.py: whether two runs are comparable does not depend on their order
+    ("history/store.py", "run_id = int(cur.lastrowid or 0)", 30, "0 -> -1"),
+    ("history/store.py", "run_id = int(cur.lastrowid or 0)", 30, "0 -> 1"),
+    (
+        "history/store.py",
+        "return json.loads(zlib.decompress(rows[0][0])) if rows else {}",
+        39,
+        "0 -> -1",
+    ),
+    (
+        "history/store.py",
+        "return json.loads(zlib.decompress(rows[0][0])) if rows else {}",
+        42,
+        "0 -> -1",
+    ),
+    # history/trend.py: whether two runs are comparable does not depend on their order
     # (measurement.differences lists the keys whose values differ)
     (
-        "history_trend.py",
+        "history/trend.py",
         "if not comparable(r.record, record, metric, r.ids, now.ids)",
         7,
         "arguments swapped: (record, r.record, ...)",
@@ -955,18 +1017,18 @@ EQUIVALENT: set[tuple] = {
     # a console 100,000 or 100,001 characters wide changes no such comparison
     ("cli/layout.py", "wide = Console(width=100_000, file=io.StringIO())", 21, "100000 -> 100001"),
     ("cli/layout.py", "wide = Console(width=100_000, file=io.StringIO())", 21, "100000 -> 99999"),
-    # config.py: validate() checks every field's type first (_check_field_types, strict:
+    # inputs/config.py: validate() checks every field's type first (_check_field_types, strict:
     # engine_workers an int and not a bool), so the second type test never decides
     (
-        "config.py",
+        "inputs/config.py",
         "if isinstance(self.engine_workers, bool) or not isinstance(self.engine_workers, int):",
         3,
         "`or` -> `and`",
     ),
-    # io.py: os.umask(x) only reads the process's mask, restored on the next line; no file
+    # files/io.py: os.umask(x) only reads the process's mask, restored on the next line; no file
     # is made in between, so the value set for that moment never shows
-    ("io.py", "umask = os.umask(0)", 17, "0 -> -1"),
-    ("io.py", "umask = os.umask(0)", 17, "0 -> 1"),
+    ("files/io.py", "umask = os.umask(0)", 17, "0 -> -1"),
+    ("files/io.py", "umask = os.umask(0)", 17, "0 -> 1"),
     # retrieval/hybrid.py: np.full with the int -1 is int64 without dtype=; a side's
     # valid ids and their normalised scores are one mask of one row: the same length
     (
@@ -981,35 +1043,45 @@ EQUIVALENT: set[tuple] = {
         59,
         "True -> False",
     ),
-    # store.py: PRAGMA journal_mode answers one row of one column; the pause between two
+    # files/sqlite.py: PRAGMA journal_mode answers one row of one column; the pause between two
     # tries of a locked open only spaces them
     (
-        "store.py",
+        "files/sqlite.py",
         'lambda: self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0], timeout_s',
         66,
         "0 -> -1",
     ),
-    ("store.py", "time.sleep(0.05)", 11, "0.05 -> 0.1"),
-    # runs.py: every system of a run is scored on the same metrics, in the same order
-    ("runs.py", "return list(self.systems[0].scores) if self.systems else []", 25, "0 -> -1"),
-    # _segment.py: argued in docs/testing.md
-    ("_segment.py", "if not paragraph or paragraph.isspace():", 0, "`if` branch removed"),
-    ("_segment.py", "cap = 2 * n + 16  # as blingfire's wrapper sizes its buffers", 6, "2 -> 3"),
-    ("_segment.py", "if got <= 0 or got > cap:", 10, "0 -> -1"),
+    ("files/sqlite.py", "time.sleep(0.05)", 11, "0.05 -> 0.1"),
+    # runs/search_run.py: every system of a run is scored on the same metrics, in the same order
     (
-        "_segment.py",
+        "runs/search_run.py",
+        "return list(self.systems[0].scores) if self.systems else []",
+        25,
+        "0 -> -1",
+    ),
+    # chunking/segment.py: argued in docs/testing.md
+    ("chunking/segment.py", "if not paragraph or paragraph.isspace():", 0, "`if` branch removed"),
+    (
+        "chunking/segment.py",
+        "cap = 2 * n + 16  # as blingfire's wrapper sizes its buffers",
+        6,
+        "2 -> 3",
+    ),
+    ("chunking/segment.py", "if got <= 0 or got > cap:", 10, "0 -> -1"),
+    (
+        "chunking/segment.py",
         "for a, b in zip(starts.tolist(), ends.tolist(), strict=True):",
         55,
         "True -> False",
     ),
-    # _segment_cache.py: argued in docs/testing.md
+    # chunking/segment_cache.py: argued in docs/testing.md
     (
-        "_segment_cache.py",
+        "chunking/segment_cache.py",
         'return self._store.query("SELECT COUNT(*) FROM sentence_starts")[0][0]',
         65,
         "0 -> -1",
     ),
-    ("_segment_cache.py", "_RUNS[0] += 1", 6, "0 -> -1"),
+    ("chunking/segment_cache.py", "_RUNS[0] += 1", 6, "0 -> -1"),
     # answers/failure_counts.py: argued in docs/testing.md
     (
         "answers/failure_counts.py",
@@ -1090,9 +1162,9 @@ EQUIVALENT: set[tuple] = {
         "drop unary `-`",
     ),
     ("cli/search_views.py", "level = rows[0].confidence if rows else 0.95", 13, "0 -> -1"),
-    # doc_index.py: argued in docs/testing.md
-    ("doc_index.py", "if n < 2 or len(first) == 0:", 7, "2 -> 1"),
-    ("doc_index.py", "if self.n < 2:", 12, "2 -> 3"),
+    # chunking/doc_index.py: argued in docs/testing.md
+    ("chunking/doc_index.py", "if n < 2 or len(first) == 0:", 7, "2 -> 1"),
+    ("chunking/doc_index.py", "if self.n < 2:", 12, "2 -> 3"),
     # llm/cache.py: argued in docs/testing.md
     ("llm/cache.py", "if row is None:", 0, "`if` branch removed"),
     (
@@ -1189,7 +1261,7 @@ EQUIVALENT: set[tuple] = {
         10,
         "keyword `dtype=` dropped",
     ),
-    # report/history.py, chunk_types.py, report/page.py, retrieval/remote.py: argued in
+    # report/history.py, chunking/types.py, report/page.py, retrieval/remote.py: argued in
     # docs/testing.md
     ("report/history.py", "if folder is None or not _file(folder).is_file():", 3, "`or` -> `and`"),
     (
@@ -1199,7 +1271,7 @@ EQUIVALENT: set[tuple] = {
         "arguments swapped: (this, r.measurement, ...)",
     ),
     (
-        "chunk_types.py",
+        "chunking/types.py",
         "for name, value in zip(self.__slots__, values, strict=True):",
         54,
         "True -> False",
@@ -1807,7 +1879,7 @@ def _statement_lines(module: str) -> dict[int, range]:
 
 
 # Baseline traces kept between runs (a --rerun after new tests traces only the module's
-# own tests/test_mutants_*.py again); "off" traces everything every time.
+# own behaviour test file again); "off" traces everything every time.
 TRACES = os.environ.get("RAGMETER_MUTATION_TRACES") or str(
     Path(tempfile.gettempdir()) / "ragmeter-mutation-traces"
 )

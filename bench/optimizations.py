@@ -36,7 +36,7 @@ CHROMA = ROOT.parent / "shared" / "data" / "chroma"
 
 def unique_corpus(copies: int):
     """Chroma's documents and ``copies - 1`` copies with letters rotated (no repeats)."""
-    from ragmeter.corpus import Document, load_corpus
+    from ragmeter.inputs.corpus import Document, load_corpus
 
     docs = load_corpus(CHROMA / "corpora")
     lower, upper = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -77,9 +77,9 @@ def timed(fn):
 def bench_bm25(args) -> None:
     import bm25s
 
-    from ragmeter.chunking import chunk_corpus, make_strategy
+    from ragmeter.chunking.strategies import chunk_corpus, make_strategy
+    from ragmeter.inputs.testset import load_testset
     from ragmeter.retrieval.bm25 import BM25Retriever
-    from ragmeter.testset import load_testset
 
     docs = unique_corpus(args.size)
     questions = [q.text for q in load_testset(CHROMA / "questions_df.csv", docs).questions]
@@ -122,8 +122,8 @@ def bench_qrels(args) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     from trec import write_files
 
-    from ragmeter import qrels as module
-    from ragmeter.qrels import evaluate_run, read_qrels, read_run
+    from ragmeter.scoring import trec as module
+    from ragmeter.scoring.trec import evaluate_run, read_qrels, read_run
 
     with tempfile.TemporaryDirectory() as tmp:
         qp, rp = write_files(Path(tmp), args.queries, args.depth)
@@ -154,12 +154,12 @@ def bench_qrels(args) -> None:
 
 def bench_bootstrap(args) -> None:
     from ragmeter import stats
-    from ragmeter import stats_bootstrap as sb
-    from ragmeter import stats_draws as sd
-    from ragmeter.config import DEFAULT_STRATEGIES, Config
-    from ragmeter.corpus import load_corpus
-    from ragmeter.experiment import run_search
-    from ragmeter.testset import load_testset
+    from ragmeter.inputs.config import DEFAULT_STRATEGIES, Config
+    from ragmeter.inputs.corpus import load_corpus
+    from ragmeter.inputs.testset import load_testset
+    from ragmeter.runs.pipeline import run_search
+    from ragmeter.stats import bootstrap as sb
+    from ragmeter.stats import draws as sd
 
     docs = load_corpus(CHROMA / "corpora")
     testset = load_testset(CHROMA / "questions_df.csv", docs)

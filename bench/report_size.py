@@ -36,9 +36,9 @@ CHROMEDRIVER = Path(os.environ.get("RAGMETER_CHROMEDRIVER", "/usr/bin/chromedriv
 
 
 def search(data: Path, out: Path, rounds: int) -> Path:
-    from ragmeter.config import Config
-    from ragmeter.experiment import run_search
-    from ragmeter.results import save_results
+    from ragmeter.inputs.config import Config
+    from ragmeter.runs.pipeline import run_search
+    from ragmeter.runs.results import save_results
 
     cfg = Config(
         corpus=str(data / "corpora"),

@@ -76,11 +76,11 @@ BASELINE = "63c26a8"  # the last revision before the large-corpus work
 DRIVER = r"""
 import json, os, resource, sys, time
 t0 = time.perf_counter()
-from ragmeter.config import Config
-from ragmeter.corpus import load_corpus
-from ragmeter.experiment import run_search
-from ragmeter.results import save_results, summarize_run
-from ragmeter.testset import load_testset
+from ragmeter.inputs.config import Config
+from ragmeter.inputs.corpus import load_corpus
+from ragmeter.runs.pipeline import run_search
+from ragmeter.runs.results import save_results, summarize_run
+from ragmeter.inputs.testset import load_testset
 corpus, testset_path, out, engine, segmenter, address = sys.argv[1:7]
 def rss_mb():
     with open("/proc/self/status") as f:
@@ -130,7 +130,7 @@ _BLANK = re.compile(r"(?:\n[ \t]*){2,}")
 def make_corpus(folder: Path, copies: int, variant: str) -> tuple[int, int, int]:
     """Chroma's corpora and ``copies - 1`` distractor copies; returns the bytes written, the
     paragraphs and the distinct paragraphs (split at blank lines)."""
-    from ragmeter.corpus import load_corpus
+    from ragmeter.inputs.corpus import load_corpus
 
     docs = load_corpus(CHROMA / "corpora")
     total, seen, n_paras = 0, set(), 0

@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from ragmeter import stats
-from ragmeter.config import DEFAULT_STRATEGIES, Config
-from ragmeter.corpus import load_corpus
-from ragmeter.experiment import run_search
-from ragmeter.testset import load_testset
+from ragmeter.inputs.config import DEFAULT_STRATEGIES, Config
+from ragmeter.inputs.corpus import load_corpus
+from ragmeter.inputs.testset import load_testset
+from ragmeter.runs.pipeline import run_search
 
 CHROMA = Path(__file__).resolve().parents[2] / "shared" / "data" / "chroma"
 
@@ -69,7 +69,7 @@ def main() -> int:
 def compare_rank(docs, testset) -> None:
     import bm25s
 
-    from ragmeter.chunking import chunk_corpus, make_strategy
+    from ragmeter.chunking.strategies import chunk_corpus, make_strategy
     from ragmeter.retrieval.bm25 import BM25Retriever
 
     chunks = chunk_corpus(docs, make_strategy("recursive")).chunks
@@ -97,7 +97,7 @@ def compare_rank(docs, testset) -> None:
 def compare_score(run) -> None:
     import pytrec_eval
 
-    from ragmeter import metrics
+    from ragmeter.scoring import metrics
 
     system = run.systems[4]
     n = len(run.questions)

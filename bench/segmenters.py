@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ragmeter import chunking
-from ragmeter.config import Config
-from ragmeter.corpus import load_corpus
-from ragmeter.experiment import run_search
-from ragmeter.testset import load_testset
+from ragmeter.chunking import strategies as chunking
+from ragmeter.inputs.config import Config
+from ragmeter.inputs.corpus import load_corpus
+from ragmeter.inputs.testset import load_testset
+from ragmeter.runs.pipeline import run_search
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "src" / "ragmeter" / "examples" / "blog"

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from ragmeter.grading import SpanIndex, grade_ranking
+from ragmeter.scoring.grading import SpanIndex, grade_ranking
 
 REPEATS = 3
 BRUTE_QUESTIONS = 20  # the brute force is timed on a few questions and scaled up

@@ -36,11 +36,11 @@ from pathlib import Path
 import numpy as np
 
 from ragmeter import stats
-from ragmeter.chunking import chunk_corpus
-from ragmeter.config import Config
-from ragmeter.corpus import load_corpus
-from ragmeter.experiment import run_search
-from ragmeter.testset import load_testset
+from ragmeter.chunking.strategies import chunk_corpus
+from ragmeter.inputs.config import Config
+from ragmeter.inputs.corpus import load_corpus
+from ragmeter.inputs.testset import load_testset
+from ragmeter.runs.pipeline import run_search
 
 CHROMA = Path(__file__).resolve().parents[2] / "shared" / "data" / "chroma"
 STRATEGIES = ("recursive", "sentence")

@@ -104,7 +104,7 @@ def worker(tool: str, qrels: str, run: str, rounds: int, out: str) -> None:
     result: dict = {"tool": tool}
     if tool == "ragmeter":
         from ragmeter import stats
-        from ragmeter.qrels import evaluate_run, read_qrels, read_run
+        from ragmeter.scoring.trec import evaluate_run, read_qrels, read_run
 
         t = time.perf_counter()
         q = read_qrels(qrels)

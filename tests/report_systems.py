@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from ragmeter.cli import example_dir
-from ragmeter.config import Config
-from ragmeter.experiment import run_search
-from ragmeter.results import save_results
+from ragmeter.inputs.config import Config
+from ragmeter.runs.pipeline import run_search
+from ragmeter.runs.results import save_results
 
 STRATEGIES = ("whole", "fixed", "overlap", "sentence", "recursive", "parent-400")
 BM25_SETTINGS = (

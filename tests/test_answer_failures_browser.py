@@ -23,7 +23,7 @@ from test_report_browser import driver, open_report, severe  # noqa: E402, F401
 
 from ragmeter.answers import answer_questions, grade_answers  # noqa: E402
 from ragmeter.report.html import write_report  # noqa: E402
-from ragmeter.results import Results  # noqa: E402
+from ragmeter.runs.results import Results  # noqa: E402
 
 HOSTILE = '<img src=x onerror="window.__pwned=true">'
 

@@ -23,7 +23,7 @@ from ragmeter.answers.failures import FAILURES, check_answer
 from ragmeter.answers.store import answers_dir
 from ragmeter.cli import app
 from ragmeter.llm import make_backend
-from ragmeter.results import Results
+from ragmeter.runs.results import Results
 
 pytestmark = pytest.mark.skipif(llama_cpp_missing() is not None, reason=str(llama_cpp_missing()))
 

@@ -32,12 +32,12 @@ from ragmeter.answers import (
     load_answer_set,
 )
 from ragmeter.answers.store import answers_dir
-from ragmeter.config import Config
-from ragmeter.corpus import load_corpus
-from ragmeter.experiment import run_search
+from ragmeter.inputs.config import Config
+from ragmeter.inputs.corpus import load_corpus
+from ragmeter.inputs.testset import TestSet, load_testset
 from ragmeter.llm import BackendUnavailable, OpenAIBackend, ReplyCache, make_backend
-from ragmeter.results import save_results
-from ragmeter.testset import TestSet, load_testset
+from ragmeter.runs.pipeline import run_search
+from ragmeter.runs.results import save_results
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "src/ragmeter/examples/blog"
 QUESTIONS = 4

@@ -30,13 +30,13 @@ from ragmeter.answers.store import (
     write_grades,
     write_merged,
 )
-from ragmeter.config import Config
-from ragmeter.corpus import load_corpus
+from ragmeter.comparison.formatting import format_estimate
 from ragmeter.errors import InputError
-from ragmeter.experiment import run_search
-from ragmeter.formatting import format_estimate
-from ragmeter.results import Results, save_results
-from ragmeter.testset import TestSet, load_testset
+from ragmeter.inputs.config import Config
+from ragmeter.inputs.corpus import load_corpus
+from ragmeter.inputs.testset import TestSet, load_testset
+from ragmeter.runs.pipeline import run_search
+from ragmeter.runs.results import Results, save_results
 
 EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 K = 3
@@ -344,7 +344,7 @@ def test_accuracy_judge_in_the_run_config_beats_meta_and_loses_to_the_flag(resul
 
 
 def test_search_saves_the_config_judge_with_the_run(tmp_path):
-    from ragmeter.config import answers_judge, load_config
+    from ragmeter.inputs.config import answers_judge, load_config
 
     toml = tmp_path / "ragmeter.toml"
     toml.write_text('[answers]\njudge = "ollama:gpt-oss:20b"\n')

@@ -112,7 +112,7 @@ def search_with_lenient_answers(tmp_path):
     from typer.testing import CliRunner
 
     from ragmeter.cli import app
-    from ragmeter.results import Results
+    from ragmeter.runs.results import Results
 
     results = tmp_path / "res"
     done = CliRunner().invoke(

@@ -35,7 +35,7 @@ def test_every_module_has_a_row_and_every_row_a_module():
 
 def test_every_home_named_for_a_rule_exists():
     section = DOC.split("## One home for each rule", 1)[1].split("\n## ", 1)[0]
-    homes = re.findall(r"`([a-z_]+)\.([A-Za-z_]+)`", section)
+    homes = re.findall(r"`([a-z_.]+)\.([A-Za-z_]+)`", section)
     assert len(homes) >= 10
     for module, name in homes:
         assert hasattr(importlib.import_module(f"ragmeter.{module}"), name), (module, name)

@@ -16,10 +16,10 @@ from __future__ import annotations
 import pytest
 from llm_fixtures import gguf_model_path, llama_cpp_missing
 
-from ragmeter.corpus import Document
+from ragmeter.inputs.corpus import Document
+from ragmeter.inputs.testset import AnswerSpan, Question
 from ragmeter.questions import audit_questions, summarize_audit
 from ragmeter.questions.audit import copy_ratio
-from ragmeter.testset import AnswerSpan, Question
 
 PASSAGE = "A bloom filter sets bits with several hash functions and never forgets a key."
 DOC = Document("bloom.md", PASSAGE)

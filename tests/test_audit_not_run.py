@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 
 from ragmeter.cli.question_views import audit_table
+from ragmeter.inputs.testset import AnswerSpan, Question
 from ragmeter.questions.audit import audit_questions, summarize_audit
-from ragmeter.testset import AnswerSpan, Question
 
 BODY = "Dijkstra's algorithm runs in O(E log V) time with a binary heap."
 QUESTIONS = [Question("1", "How fast is this algorithm?", (AnswerSpan("d", 0, len(BODY), BODY),))]

@@ -66,7 +66,7 @@ def test_stemmed_scores_are_bm25s_own_bit_for_bit(route):
     import bm25s
     import Stemmer
 
-    from ragmeter.chunking import chunk_corpus, make_strategy
+    from ragmeter.chunking.strategies import chunk_corpus, make_strategy
 
     docs = [
         type("D", (), {"id": f"d{i}", "text": " ".join(STEM_TEXTS[i:] + STEM_TEXTS[:i])})()
@@ -126,3 +126,21 @@ def test_stemmer_from_the_config_is_recorded(tmp_path, monkeypatch):
     assert result.exit_code == 2
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "stemmer 'klingon'" in errors[0]
+
+
+# ``ragmeter.retrieval.bm25``: the paths the usual tests do not take: texts bm25s tokenizes
+# itself (a character whose lower case is longer), with a stemmer.
+
+
+def test_a_stemmer_also_applies_where_bm25s_tokenizes_the_texts():
+    pytest.importorskip("Stemmer")
+    # "İ".lower() is two characters: the token table leaves such a text to bm25s itself
+    texts = ["İstanbul runners keep running", "cats sleep all day", "dogs bark at night"]
+    assert len(texts[0].lower()) != len(texts[0])
+    stemmed = BM25Retriever(stemmer="english")
+    stemmed.index(texts)
+    ranking = stemmed.rank(["run"], 3)
+    assert ranking.ids[0, 0] == 0 and ranking.scores[0, 0] > 0
+    plain = BM25Retriever()
+    plain.index(texts)
+    assert np.all(plain.rank(["run"], 3).scores == 0)  # no stems: "run" is in no text

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from ragmeter.errors import InputError
-from ragmeter.gate import check_noninferior
-from ragmeter.paired_tests import tango_interval
-from ragmeter.results import Results
+from ragmeter.history.gate import check_noninferior
+from ragmeter.runs.results import Results
+from ragmeter.stats.paired_tests import tango_interval
 
 
 def _results(path: Path, scores: dict[str, list[float]], ids: list[str], texts=None) -> Path:

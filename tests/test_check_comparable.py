@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 import ragmeter
 from ragmeter.cli import app
-from ragmeter.config import Config
 from ragmeter.errors import InputError
-from ragmeter.gate import check_noninferior
+from ragmeter.history.gate import check_noninferior
+from ragmeter.inputs.config import Config
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
 

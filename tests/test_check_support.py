@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from test_check import IDS, _results
 
-from ragmeter.gate import check_noninferior
-from ragmeter.paired_tests import tango_interval
+from ragmeter.history.gate import check_noninferior
+from ragmeter.stats.paired_tests import tango_interval
 
 N = len(IDS)
 

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from ragmeter.config import DEFAULT_STRATEGIES, Config
-from ragmeter.corpus import load_corpus
-from ragmeter.experiment import run_search
-from ragmeter.testset import load_testset
+from ragmeter.inputs.config import DEFAULT_STRATEGIES, Config
+from ragmeter.inputs.corpus import load_corpus
+from ragmeter.inputs.testset import load_testset
+from ragmeter.runs.pipeline import run_search
 
 pytestmark = pytest.mark.slow
 

@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from ragmeter.chunkers import locate_chunks
-from ragmeter.chunking import chunk_corpus, make_strategy
+from ragmeter.chunking.frameworks import locate_chunks
+from ragmeter.chunking.strategies import chunk_corpus, make_strategy
 from ragmeter.cli import app
-from ragmeter.corpus import Document
 from ragmeter.errors import InputError
+from ragmeter.inputs.corpus import Document
 
 TEXT = "Alpha beta. Gamma delta.\n\nAlpha beta. Epsilon zeta eta.\n"
 
@@ -137,7 +137,7 @@ def test_located_strings_keep_the_offsets_invariant(text, cuts):
 
 def example_docs():
     from ragmeter.cli.app import example_dir
-    from ragmeter.corpus import load_corpus
+    from ragmeter.inputs.corpus import load_corpus
 
     return load_corpus(example_dir() / "posts")[:5]
 

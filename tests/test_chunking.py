@@ -1,4 +1,5 @@
-"""Tests for ragmeter.chunking: exact offsets, coverage, sizes and each strategy's shape."""
+"""Tests for ragmeter.chunking.strategies: exact offsets, coverage, sizes and each
+strategy's shape."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from syntok import segmenter
 
-from ragmeter.chunking import (
+from ragmeter.chunking.strategies import (
     _CACHE,
     KINDS,
     STRATEGIES,
@@ -24,6 +25,7 @@ from ragmeter.chunking import (
     RecursiveStrategy,
     SentenceStrategy,
     WholeStrategy,
+    _batches,
     chunk_corpus,
     make_strategy,
     sentence_spans,
@@ -210,7 +212,7 @@ def check_whole_or_inside(ranges: list[tuple[int, int]], unit_spans: list[tuple[
 
 
 def test_whitespace_table_matches_str_isspace():
-    from ragmeter.doc_index import _WHITESPACE
+    from ragmeter.chunking.doc_index import _WHITESPACE
 
     assert list(_WHITESPACE) == [c for c in range(0x110000) if chr(c).isspace()]
 
@@ -675,3 +677,13 @@ def test_chroma_corpora_invariants(shared_data):
                 assert max(n_words(c.text) for c in mine) <= limit
             if name in ("fixed", "sentence", "recursive", "parent-400", "parent-200"):
                 assert sum(n_words(c.text) for c in mine) == len(starts)
+
+
+# Chunking's batching of paragraphs for workers (ragmeter.chunking.strategies).
+
+
+def test_batches_close_once_they_hold_enough_characters():
+    assert _batches([5, 5, 5], 10) == [(0, 2), (2, 3)]
+    assert _batches([12, 1, 9], 10) == [(0, 1), (1, 3)]
+    assert _batches([3, 3], 10) == [(0, 2)]
+    assert _batches([], 10) == []

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ragmeter.chunking import STRATEGIES, SentenceStrategy, chunk_corpus, make_strategy
-from ragmeter.corpus import Document
+from ragmeter.chunking.strategies import STRATEGIES, SentenceStrategy, chunk_corpus, make_strategy
+from ragmeter.inputs.corpus import Document
 
 
 def texts(chunks) -> list[str]:

@@ -1,5 +1,6 @@
 """The command line: the search route, re-reading results, and one-line errors (exit 2)."""
 
+import importlib
 import json
 import subprocess
 import sys
@@ -7,6 +8,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
+import ragmeter.cli as cli
 from ragmeter.cli import app
 
 runner = CliRunner()
@@ -221,7 +223,7 @@ def test_question_audit_lands_in_results_and_report(demo_results):
     rows = [json.loads(line) for line in (out / "audit" / "flags.jsonl").open()]
     assert len(rows) == 135 and {"id", "flags", "reasons"} <= set(rows[0])
     from ragmeter.report.html import load_audit
-    from ragmeter.results import Results
+    from ragmeter.runs.results import Results
 
     audit = load_audit(Results(out))
     assert audit["audited"] == 135
@@ -304,3 +306,40 @@ def test_compare_and_plan_suggest_the_nearest_metric_and_system(demo_results):
         result = runner.invoke(app, [*args, "--rounds", "200"])
         assert result.exit_code == 2, result.output
         assert hint in " ".join(result.stderr.split()), args
+
+
+# ``ragmeter`` interrupted (Ctrl-C): exit status 130, the shell's for SIGINT, whether the
+# interrupt comes while the command line is read or while a command runs.
+
+
+def _interrupt(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+def _main(monkeypatch, *argv: str) -> int:
+    monkeypatch.setattr(sys, "argv", ["ragmeter", *argv])
+    with pytest.raises(SystemExit) as exited:
+        cli.main()
+    return exited.value.code
+
+
+def test_an_interrupt_while_the_command_line_is_read_exits_130(monkeypatch, capsys):
+    app_module = importlib.import_module("ragmeter.cli.app")
+    monkeypatch.setattr(app_module, "_metric_names", _interrupt)
+    assert _main(monkeypatch, "evaluate", "a.run", "--qrels", "q.txt") == 130
+    assert capsys.readouterr().err.strip() == "interrupted"
+
+
+def test_an_interrupt_before_the_app_starts_exits_130(monkeypatch, capsys):
+    monkeypatch.setattr(cli, "app", _interrupt)
+    assert _main(monkeypatch, "--help") == 130
+    assert "interrupted" in capsys.readouterr().err
+
+
+def test_an_interrupt_while_a_command_runs_exits_130(monkeypatch, tmp_path, capsys):
+    evaluate = importlib.import_module("ragmeter.cli.evaluate")
+    monkeypatch.setattr(evaluate, "_evaluate", _interrupt)
+    monkeypatch.chdir(tmp_path)
+    assert _main(monkeypatch, "evaluate", "a.run", "--qrels", "q.txt") == 130
+    assert not (tmp_path / "ragmeter-results").exists()
+    assert capsys.readouterr().err.strip() == "interrupted"  # once, not silently

@@ -58,7 +58,7 @@ def test_strategy_list_gives_every_builtin_with_its_size_in_words(tmp_path, monk
     result = runner.invoke(app, ["chunk", "--list"])
     assert result.exit_code == 0, result.output
     lines = {line.split("│")[1].strip(): line for line in result.stdout.splitlines() if "│" in line}
-    from ragmeter.chunking import STRATEGIES
+    from ragmeter.chunking.strategies import STRATEGIES
 
     for name in STRATEGIES:
         assert name in lines
@@ -176,8 +176,8 @@ def test_rank_table_uses_the_largest_k_when_ks_lack_10():
     from rich.console import Console
 
     from ragmeter.cli import search_views as terminal
+    from ragmeter.comparison.summary import Summary
     from ragmeter.stats import Estimate
-    from ragmeter.summary import Summary
 
     est = Estimate(0.5, 0.4, 0.6, n=10, rounds=100, seed=1, method="percentile", rng="mulberry32")
     names = [f"{m}@{k}" for m in ("recall", "precision", "mrr", "ndcg", "coverage") for k in (1, 3)]

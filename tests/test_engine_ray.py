@@ -12,13 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragmeter import chunking, engine
-from ragmeter.config import Config
-from ragmeter.corpus import load_corpus
-from ragmeter.experiment import run_search
+from ragmeter import engine
+from ragmeter.chunking import strategies as chunking
+from ragmeter.inputs.config import Config
+from ragmeter.inputs.corpus import load_corpus
+from ragmeter.inputs.testset import load_testset
 from ragmeter.retrieval.dense import DenseRetriever
 from ragmeter.retrieval.embedcache import EmbeddingCache
-from ragmeter.testset import load_testset
+from ragmeter.runs.pipeline import run_search
 
 try:
     import ray

@@ -11,11 +11,11 @@ from typer.testing import CliRunner
 
 from ragmeter.cli import app
 from ragmeter.cli import search_views as terminal
-from ragmeter.config import Config
-from ragmeter.corpus import Document
-from ragmeter.experiment import run_search
-from ragmeter.results import Results, save_results, summarize_run
-from ragmeter.testset import AnswerSpan, Question, TestSet
+from ragmeter.inputs.config import Config
+from ragmeter.inputs.corpus import Document
+from ragmeter.inputs.testset import AnswerSpan, Question, TestSet
+from ragmeter.runs.pipeline import run_search
+from ragmeter.runs.results import Results, save_results, summarize_run
 
 runner = CliRunner()
 
@@ -143,7 +143,7 @@ def test_escape_sequences_in_ids_never_reach_the_terminal_raw(tmp_path):
 
 
 def test_printable_keeps_newline_and_tab_only():
-    from ragmeter._safe_text import printable
+    from ragmeter.files.safe_text import printable
 
     text = "".join(map(chr, range(0x00, 0xA0))) + "é€\u202e"
     out = printable(text)
@@ -167,7 +167,7 @@ def test_an_api_key_given_as_an_option_is_never_written_or_shown(tmp_path, monke
     import subprocess
     import sys
 
-    from ragmeter.outputs import lock_path, results_lock
+    from ragmeter.files.outputs import lock_path, results_lock
 
     argv = ["ragmeter", "answer", "r", "--option", f"api_key={SECRET}", "--option", "n_ctx=9"]
     monkeypatch.setattr(sys, "argv", argv)
@@ -176,7 +176,7 @@ def test_an_api_key_given_as_an_option_is_never_written_or_shown(tmp_path, monke
         text = lock_path(out).read_text()
         assert SECRET not in text and "api_key=***" in text and "n_ctx=9" in text
         code = (
-            "from ragmeter.outputs import results_lock\n"
+            "from ragmeter.files.outputs import results_lock\n"
             "from ragmeter.errors import InputError\n"
             "try:\n"
             f"    with results_lock({str(out)!r}, wait_s=0.2): pass\n"
@@ -187,8 +187,8 @@ def test_an_api_key_given_as_an_option_is_never_written_or_shown(tmp_path, monke
 
 
 def test_secrets_are_redacted_in_config_and_error_messages():
-    from ragmeter._safe_text import is_secret_name, redact
     from ragmeter.cli.app import shown
+    from ragmeter.files.safe_text import is_secret_name, redact
 
     cfg = Config(extra={"reader": {"api_key": SECRET, "max_tokens": 5, "api_key_env": "K"}})
     saved = cfg.to_dict()["reader"]
@@ -234,13 +234,13 @@ DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
     ],
 )
 def test_a_csv_cell_that_starts_a_formula_gets_an_apostrophe(cell, written):
-    from ragmeter._safe_text import csv_cell
+    from ragmeter.files.safe_text import csv_cell
 
     assert csv_cell(cell) == written
 
 
 def test_csv_text_neutralises_headers_and_rows_keeps_numbers():
-    from ragmeter._safe_text import csv_text
+    from ragmeter.files.safe_text import csv_text
 
     text = csv_text(["name", "difference"], [{"name": "=1+1", "difference": -0.05}, ["ok", -2]])
     rows = list(csv.reader(io.StringIO(text)))
@@ -249,7 +249,7 @@ def test_csv_text_neutralises_headers_and_rows_keeps_numbers():
 
 def _formula_cells(text: str) -> list[str]:
     """Cells a spreadsheet would run: start with = + - @ tab or CR and are not a number."""
-    from ragmeter._safe_text import csv_cell
+    from ragmeter.files.safe_text import csv_cell
 
     return [c for row in csv.reader(io.StringIO(text)) for c in row if c and csv_cell(c) != c]
 

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from ragmeter.cli import app
 from ragmeter.errors import InputError
-from ragmeter.metrics import Metric
-from ragmeter.results import Results
+from ragmeter.runs.results import Results
+from ragmeter.scoring.metrics import Metric
 
 runner = CliRunner()
 
@@ -149,7 +149,7 @@ def test_bad_input_is_one_line_and_exit_2(files, tmp_path):
 def test_evaluate_names_the_exact_intervals_it_prints(tmp_path):
     """Ten queries all answered at rank 1: a share with no spread prints its exact
     interval, and the table's footnote says so, as `search` does."""
-    from ragmeter.formatting import EXACT_NOTE
+    from ragmeter.comparison.formatting import EXACT_NOTE
 
     qrels = "".join(f"q{i} 0 d{i} 1\n" for i in range(10))
     run = "".join(f"q{i} Q0 d{i} 1 2.0 r\nq{i} Q0 x{i} 2 1.0 r\n" for i in range(10))
@@ -371,7 +371,7 @@ def _ndcg(ranked, judged_grades, k, gain, ideal):
 @pytest.mark.parametrize("ideal", IDEALS)
 @pytest.mark.parametrize("level", [1, 2, 3])
 def test_every_gain_ideal_and_level_in_either_mode(judged, compat, gain, ideal, level):
-    from ragmeter.qrels import Qrels, Run, evaluate_run
+    from ragmeter.scoring.trec import Qrels, Run, evaluate_run
 
     _, qrels, runs = judged
     measures = [*TREC_NAMES]
@@ -431,7 +431,7 @@ def _hits(tmp_path, n: int, misses: dict[str, int]) -> list[str]:
 
 
 def test_csv_json_and_markdown_carry_the_exact_interval(tmp_path):
-    from ragmeter.stats_exact import clopper_pearson
+    from ragmeter.stats.exact import clopper_pearson
 
     args = _hits(tmp_path, 30, {"all": 0, "most": 10})
     low, high = clopper_pearson(30, 30)
@@ -457,7 +457,7 @@ def test_csv_json_and_markdown_carry_the_exact_interval(tmp_path):
 
 
 def test_the_sample_size_table_shows_the_exact_interval_on_two_questions(tmp_path):
-    from ragmeter.stats_exact import clopper_pearson
+    from ragmeter.stats.exact import clopper_pearson
 
     args = _hits(tmp_path, 2, {"all": 0})
     r = runner.invoke(app, [*args, "--no-history", "--out", str(tmp_path / "res")])
@@ -477,7 +477,7 @@ def test_search_csv_carries_the_exact_interval(tmp_path, monkeypatch):
     sys.path.insert(0, str(Path(__file__).parent))
     from test_small_corpora import write_case
 
-    from ragmeter.stats_exact import clopper_pearson
+    from ragmeter.stats.exact import clopper_pearson
 
     write_case(tmp_path, 9)  # every system finds every answer
     monkeypatch.chdir(tmp_path)
@@ -491,7 +491,7 @@ def test_search_csv_carries_the_exact_interval(tmp_path, monkeypatch):
 
 
 def test_history_export_and_plan_carry_the_exact_interval(tmp_path, monkeypatch):
-    from ragmeter.stats_exact import clopper_pearson, questions_for_exact_half_width
+    from ragmeter.stats.exact import clopper_pearson, questions_for_exact_half_width
 
     monkeypatch.setenv("RAGMETER_HISTORY", str(tmp_path / "hist"))
     args = _hits(tmp_path, 30, {"all": 0, "most": 10})
@@ -524,7 +524,7 @@ def test_history_export_and_plan_carry_the_exact_interval(tmp_path, monkeypatch)
 
 def test_the_report_history_band_is_the_exact_interval(tmp_path, monkeypatch):
     from ragmeter.report.history import load_history
-    from ragmeter.stats_exact import clopper_pearson
+    from ragmeter.stats.exact import clopper_pearson
 
     monkeypatch.setenv("RAGMETER_HISTORY", str(tmp_path / "hist"))
     args = _hits(tmp_path, 30, {"all": 0, "most": 10})
@@ -565,7 +565,7 @@ def test_history_export_scores_as_csv_carries_every_score(tmp_path, monkeypatch)
 
 def test_the_report_sample_size_plans_a_flat_share_as_plan_does(tmp_path):
     from ragmeter.report.data import report_data
-    from ragmeter.stats_exact import clopper_pearson, questions_for_exact_half_width
+    from ragmeter.stats.exact import clopper_pearson, questions_for_exact_half_width
 
     args = _hits(tmp_path, 30, {"all": 0, "most": 10})
     out = tmp_path / "res"

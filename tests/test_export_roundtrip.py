@@ -21,12 +21,12 @@ from typer.testing import CliRunner
 from ragmeter.cli import app
 from ragmeter.cli.app import example_dir
 from ragmeter.cli.export import export_files
-from ragmeter.config import Config
-from ragmeter.evaluate import evaluate_files
-from ragmeter.experiment import run_search
-from ragmeter.metrics import Metric
-from ragmeter.results import Results
+from ragmeter.inputs.config import Config
 from ragmeter.retrieval.trec import ordered_scores, read_qrels, read_run
+from ragmeter.runs.evaluate import evaluate_files
+from ragmeter.runs.pipeline import run_search
+from ragmeter.runs.results import Results
+from ragmeter.scoring.metrics import Metric
 
 runner = CliRunner()
 EXAMPLE = example_dir()

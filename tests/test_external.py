@@ -6,9 +6,10 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import httpx
 import pytest
 
-from ragmeter.errors import InputError
+from ragmeter.errors import InputError, ServerUnavailable
 from ragmeter.retrieval.base import Hit, SpanRetriever
 from ragmeter.retrieval.external import CallableRetriever, HttpRetriever, RunFileRetriever
 from ragmeter.retrieval.registry import make_retriever
@@ -132,12 +133,12 @@ def test_bad_jsonl_lines(tmp_path, lines, line, message):
 @pytest.mark.parametrize(
     ("name", "content", "line", "message"),
     [
-        # JSONL goes through ragmeter.io.read_jsonl: every problem names its line
+        # JSONL goes through ragmeter.files.io.read_jsonl: every problem names its line
         ("b.jsonl", b'{"qid": "q1", "ranked": ["a"]}\n[1, 2]\n', 2, "expected a JSON object"),
         ("b.jsonl", b'{"qid": "q1", "ranked": [["a", NaN]]}\n', 1, "NaN is not valid JSON"),
         ("b.jsonl", b'{"qid": "q1", "ranked": ["a"]}\n{"qid": "\xff"}\n', 2, "not valid UTF-8"),
         ("b.jsonl", b'\n\n{"qid": "q1", "ranked": "a"}\n', 3, '"ranked" must be a list'),
-        # TREC goes through ragmeter.qrels.read_run
+        # TREC goes through ragmeter.scoring.trec.read_run
         ("b.trec", b"q1 Q0 posts/bloom.md 1 1.0 t\nq1 Q0 \xff 2 0.5 t\n", 2, "not valid UTF-8"),
         ("b.trec", b"\xff\xfe Q0 posts/bloom.md 1 1.0 t\n", 1, "not valid UTF-8"),
         ("b.trec", b"q1 Q0 posts/bloom.md 1 inf t\n", 1, "'inf' is not a finite number"),
@@ -220,7 +221,7 @@ def test_run_file_from_registry_with_corpus_folder(tmp_path):
 
 
 def test_set_documents_accepts_document_objects(tmp_path):
-    from ragmeter.corpus import Document
+    from ragmeter.inputs.corpus import Document
 
     run = write(tmp_path / "r.trec", "q1 Q0 notes/wal.txt 1 1.0 t\n")
     r = RunFileRetriever(path=run)
@@ -394,3 +395,32 @@ def test_http_bad_settings():
         make_retriever({"kind": "http"})
     with pytest.raises(InputError, match="http://"):
         make_retriever({"kind": "http", "url": "127.0.0.1:9/search"})
+
+
+# ``ragmeter.retrieval.external``: the HTTP retriever's settings reach the requests.  The
+# retriever waits its own ``backoff`` between tries (not the HTTP layer's default) and gives up
+# on a silent server after its default 30 seconds.
+
+
+@pytest.mark.parametrize("backoff", [0.01, 2.0])
+def test_the_retriever_waits_its_own_backoff_between_tries(backoff, waits):
+    ok = {"results": [{"doc": "a.md", "start": 0, "end": 4, "score": 1.0}]}
+    with Stub([(503, {"error": "busy"}), (502, {}), (200, ok)]) as server:
+        r = HttpRetriever(url=server.url, retries=2, backoff=backoff)
+        assert r.search([("q1", "what?")], k=3) == [[Hit("a.md", 0, 4, 1.0)]]
+        r.close()
+    assert len(server.requests) == 3
+    assert waits == [backoff, backoff * 2]
+
+
+def test_a_silent_server_is_given_thirty_seconds_by_default(monkeypatch):
+    r = HttpRetriever(url="http://127.0.0.1:9/search", retries=0)  # never contacted
+
+    def silent(url, **kwargs):
+        raise httpx.ReadTimeout("no answer", request=httpx.Request("POST", url))
+
+    monkeypatch.setattr(r._client, "post", silent)
+    with pytest.raises(ServerUnavailable, match=r"timed out after 30\.0s") as info:
+        r.search([("q1", "what?")], k=3)
+    assert info.value.cause == "timeout"
+    r.close()

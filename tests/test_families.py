@@ -13,13 +13,19 @@ from typer.testing import CliRunner
 
 import ragmeter
 from ragmeter.cli import app
-from ragmeter.comparison import ComparisonPlan, compare_run, compare_systems
-from ragmeter.config import Config
+from ragmeter.comparison.families import (
+    GRID_LABELS,
+    grid_cells,
+    grid_pairs,
+    grid_views,
+    short_verdict,
+)
+from ragmeter.comparison.systems import ComparisonPlan, compare_run, compare_systems
+from ragmeter.comparison.verdicts import compare_family
 from ragmeter.errors import InputError
-from ragmeter.families import GRID_LABELS, grid_cells, grid_pairs, grid_views, short_verdict
+from ragmeter.inputs.config import Config
 from ragmeter.report.data import report_data
-from ragmeter.results import Results
-from ragmeter.verdicts import compare_family
+from ragmeter.runs.results import Results
 
 runner = CliRunner()
 EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"

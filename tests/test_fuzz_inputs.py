@@ -22,12 +22,12 @@ from typer.testing import CliRunner
 
 from ragmeter.answers.store import load_answer_set
 from ragmeter.cli import app
-from ragmeter.config import Config, load_config
-from ragmeter.corpus import Document, load_corpus
 from ragmeter.errors import InputError
-from ragmeter.experiment import run_search
-from ragmeter.results import Results, save_results
-from ragmeter.testset import AnswerSpan, Question, TestSet, load_testset
+from ragmeter.inputs.config import Config, load_config
+from ragmeter.inputs.corpus import Document, load_corpus
+from ragmeter.inputs.testset import AnswerSpan, Question, TestSet, load_testset
+from ragmeter.runs.pipeline import run_search
+from ragmeter.runs.results import Results, save_results
 
 FUZZ = settings(
     max_examples=200,
@@ -697,7 +697,7 @@ def test_qrels_json_grades_are_whole_numbers_in_range(tmp_path, grade, needle):
 
 
 def test_trec_qrels_grade_past_the_range_never_wraps(tmp_path):
-    from ragmeter.qrels import read_qrels
+    from ragmeter.scoring.trec import read_qrels
 
     (tmp_path / "q.txt").write_text("1 0 d1 99999999999999999999\n")
     with pytest.raises(InputError, match=r"q.txt:1: grade .* out of range"):
@@ -722,7 +722,7 @@ def test_a_gz_cut_short_names_the_file(tmp_path):
     rows = json.dumps({"id": "q1", "question": "cats?", "answers": [{"doc": "cats.md"}]})
     data = gzip.compress((rows + "\n").encode() * 40)
     (tmp_path / "t.json.gz").write_bytes(data[: len(data) // 2])
-    from ragmeter.testset import _gz_text
+    from ragmeter.inputs.testset import _gz_text
 
     with pytest.raises(InputError, match="t.json.gz: cannot read .* cut short"):
         _gz_text(tmp_path / "t.json.gz")

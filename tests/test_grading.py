@@ -7,13 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter.chunking import Chunk
+from ragmeter.chunking.strategies import Chunk
 from ragmeter.errors import InputError
-from ragmeter.grading import (
+from ragmeter.scoring.grading import (
     SpanIndex,
     coverage,
     coverage_curve,
+    found_units,
     grade,
+    grade_documents,
     grade_ranking,
     ideal_grades,
 )
@@ -252,3 +254,21 @@ def test_span_index_at_scale():
         _, s, e = q[0]
         one_chunk = s // 200 == (e - 1) // 200
         assert ideal.tolist() == ([2, 2] if one_chunk else [2, 1, 1])
+
+
+# Grading by documents and counting found units (ragmeter.scoring.grading).
+
+
+def test_document_grades_never_go_below_zero():
+    items = [("d", 0, 5), ("e", 0, 5), ("x", 0, 5)]
+    assert grade_documents(items, {"d": -1, "e": 3}).tolist() == [0, 3, 0]
+
+
+def test_found_units_count_each_relevant_document_once():
+    items = [("n", 0, 1), ("a", 0, 1), ("a", 1, 2), ("b", 0, 1), ("c", 0, 1)]
+    grades = [0, 2, 2, 0, 1]
+    assert found_units(items, grades, 1, True).tolist() == [0, 1, 1, 1, 2]
+    assert found_units(items, grades, 2, True).tolist() == [0, 1, 1, 1, 1]
+    # a passage key is one unit, found at the first relevant item
+    assert found_units(items, grades, 1, False).tolist() == [0, 1, 1, 1, 1]
+    assert found_units([], [], 1, True).tolist() == []

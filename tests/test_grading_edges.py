@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ragmeter.errors import InputError
-from ragmeter.grading import SpanIndex, coverage, grade, grade_ranking, ideal_grades
+from ragmeter.scoring.grading import SpanIndex, coverage, grade, grade_ranking, ideal_grades
 
 # a triple whose first field happens to be called doc_id: read as (doc, start, end)
 Triple = namedtuple("Triple", ["doc_id", "begin", "finish"])

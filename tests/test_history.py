@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from ragmeter.cli import app
 from ragmeter.cli.app import example_dir
-from ragmeter.gate import check_noninferior
-from ragmeter.history import HistoryStore
-from ragmeter.history_trend import trend
+from ragmeter.history.gate import check_noninferior
+from ragmeter.history.store import HistoryStore
+from ragmeter.history.trend import trend
 
 runner = CliRunner()
 

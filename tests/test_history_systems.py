@@ -17,10 +17,10 @@ from typer.testing import CliRunner
 from ragmeter.cli import app
 from ragmeter.cli.app import example_dir
 from ragmeter.errors import InputError
-from ragmeter.gate import check_noninferior
-from ragmeter.history import HistoryStore, record
-from ragmeter.history_systems import match_system, pair_systems, system_identity
-from ragmeter.history_trend import trend
+from ragmeter.history.gate import check_noninferior
+from ragmeter.history.store import HistoryStore, record
+from ragmeter.history.systems import match_system, pair_systems, system_identity
+from ragmeter.history.trend import trend
 
 runner = CliRunner()
 

@@ -16,14 +16,14 @@ import pytest
 
 from ragmeter.answers import answer_questions, answer_report, grade_answers
 from ragmeter.answers.prompts import GRADE_SCHEMA, judge_request
-from ragmeter.config import Config
-from ragmeter.corpus import load_corpus
-from ragmeter.experiment import run_search
+from ragmeter.inputs.config import Config
+from ragmeter.inputs.corpus import load_corpus
+from ragmeter.inputs.testset import TestSet, load_testset
 from ragmeter.llm import Completion
 from ragmeter.llm.client import read_reply
 from ragmeter.llm.parse import parse_reply
-from ragmeter.results import save_results
-from ragmeter.testset import TestSet, load_testset
+from ragmeter.runs.pipeline import run_search
+from ragmeter.runs.results import save_results
 
 EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 

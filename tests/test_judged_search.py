@@ -12,13 +12,18 @@ import pytest
 from conftest import SHARED_DATA
 from typer.testing import CliRunner
 
-from ragmeter import grading
 from ragmeter.cli import app
-from ragmeter.config import Config
-from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
-from ragmeter.experiment import run_search
-from ragmeter.testset import load_judged_testset, load_squad_testset, load_testset, read_topics
+from ragmeter.inputs.config import Config
+from ragmeter.inputs.corpus import load_corpus
+from ragmeter.inputs.testset import (
+    load_judged_testset,
+    load_squad_testset,
+    load_testset,
+    read_topics,
+)
+from ragmeter.runs.pipeline import run_search
+from ragmeter.scoring import grading
 
 SHARED = SHARED_DATA
 EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
@@ -291,7 +296,7 @@ def test_squad_keeps_every_annotator_as_an_alternative():
 def test_search_in_trec_eval_compat_mode_scores_as_evaluate(trec):
     # whole documents ranked by BM25 are a document run: in compat mode the search
     # scores them as `evaluate --trec-eval-compat` scores the same run
-    from ragmeter.qrels import Qrels, Run, evaluate_run, read_qrels
+    from ragmeter.scoring.trec import Qrels, Run, evaluate_run, read_qrels
 
     cfg = Config(
         corpus=str(trec / "corpus"),
@@ -338,7 +343,7 @@ def test_a_qrels_run_records_the_level_it_scored_with(trec, tmp_path):
     # qrels count grade 1 as relevant; meta.json used to say 2, so the answer views
     # called question 402's first item (FT-2, grade 1) a miss although hit@1 was 1
     from ragmeter.answers.analysis import search_hits
-    from ragmeter.results import Results
+    from ragmeter.runs.results import Results
 
     # asked for the exponential gain and the returned ideal, which compat mode overrides
     cfg = _whole_documents(trec, gain="exponential", ideal="returned", trec_eval_compat=True)
@@ -364,8 +369,8 @@ def test_compat_mode_saves_the_settings_it_used(trec, tmp_path):
 def test_export_documents_of_a_qrels_search_keeps_its_judgments(trec, tmp_path):
     # the qrels file came out empty: the questions read back had lost their qrels
     from ragmeter.cli.export import export_trec
-    from ragmeter.qrels import evaluate_run, read_qrels, read_run
-    from ragmeter.results import Results
+    from ragmeter.runs.results import Results
+    from ragmeter.scoring.trec import evaluate_run, read_qrels, read_run
 
     cfg = _whole_documents(trec)
     res = Results(run_search(cfg).save(tmp_path / "res"))

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ragmeter.chunking import STRATEGIES, chunk_corpus, make_strategy, word_spans
-from ragmeter.corpus import Document
+from ragmeter.chunking.strategies import STRATEGIES, chunk_corpus, make_strategy, word_spans
+from ragmeter.inputs.corpus import Document
 
 # Small sizes make every boundary level matter on short texts.
 SMALL = {

@@ -7,9 +7,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from ragmeter.config import Config
-from ragmeter.experiment import run_search
-from ragmeter.results import Results, save_results
+from ragmeter.inputs.config import Config
+from ragmeter.runs.pipeline import run_search
+from ragmeter.runs.results import Results, save_results
 
 CHILD = textwrap.dedent(
     """

@@ -12,13 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter.errors import InputError
-from ragmeter.grading import coverage_curve, grade_ranking, ideal_grades
-from ragmeter.metrics import (
+from ragmeter.scoring.grading import coverage_curve, grade_ranking, ideal_grades
+from ragmeter.scoring.metrics import (
     DEFAULT_KS,
     METRIC_NAMES,
     NEEDS_K,
     NO_K,
     Metric,
+    check_ks,
     find_metric,
     metric_names,
     mrr_at_k,
@@ -505,7 +506,7 @@ def test_trec_eval_names_parse_and_print(trec, ours):
 
 def trec_eval_names(ks=(1, 3, 5, 10)) -> list[str]:
     """Every trec_eval name ragmeter knows at the cutoffs ``ks``, read off the code's own
-    table (:attr:`ragmeter.metrics.Metric.trec_name` of every measure), not hand-picked."""
+    table (:attr:`ragmeter.scoring.metrics.Metric.trec_name` of every measure), not hand-picked."""
     every = [Metric(f, k) for f in METRIC_NAMES if f not in NO_K for k in ks]
     every += [Metric(f) for f in METRIC_NAMES if f not in NEEDS_K]
     return [m.trec_name for m in every if m.trec_name]
@@ -615,8 +616,8 @@ def _spans(draw, min_len: int = 1):
 
 @st.composite
 def _ndcg_case(draw):
-    from ragmeter.chunk_types import Chunk
-    from ragmeter.testset import AnswerSpan, Question
+    from ragmeter.chunking.types import Chunk
+    from ragmeter.inputs.testset import AnswerSpan, Question
 
     index = draw(st.lists(_spans(), min_size=1, max_size=10))
     picked = draw(st.lists(st.integers(0, len(index) - 1), max_size=8))
@@ -642,8 +643,8 @@ def _ndcg_case(draw):
 @pytest.mark.parametrize("gain", ["exponential", "linear"])
 @pytest.mark.parametrize("ideal", ["returned", "index", "judged"])
 def test_ndcg_never_passes_one_under_any_ideal_gain_or_key(case, ideal, gain):
-    from ragmeter import scoring
-    from ragmeter.config import Config
+    from ragmeter.inputs.config import Config
+    from ragmeter.runs import scoring
 
     q, chunks, found = case
     rows = scoring.grade_rankings([found], [q])
@@ -655,9 +656,9 @@ def test_ndcg_never_passes_one_under_any_ideal_gain_or_key(case, ideal, gain):
 
 
 def test_an_answer_in_several_overlapping_items_earns_its_gain_once_under_the_judged_ideal():
-    from ragmeter import scoring
-    from ragmeter.config import Config
-    from ragmeter.testset import AnswerSpan, Question
+    from ragmeter.inputs.config import Config
+    from ragmeter.inputs.testset import AnswerSpan, Question
+    from ragmeter.runs import scoring
 
     q = Question("q", "?", (AnswerSpan("d1", 10, 20, "x" * 10),))
     # three overlapping chunks each hold the whole passage; a partial one first
@@ -673,10 +674,10 @@ def test_an_answer_in_several_overlapping_items_earns_its_gain_once_under_the_ju
 
 
 def test_the_index_ideal_counts_a_returned_item_the_index_does_not_hold():
-    from ragmeter import scoring
-    from ragmeter.chunk_types import Chunk
-    from ragmeter.config import Config
-    from ragmeter.testset import AnswerSpan, Question
+    from ragmeter.chunking.types import Chunk
+    from ragmeter.inputs.config import Config
+    from ragmeter.inputs.testset import AnswerSpan, Question
+    from ragmeter.runs import scoring
 
     q = Question("q", "?", (AnswerSpan("d1", 10, 20, "x" * 10),))
     index = [Chunk("d1", 0, 30, "x" * 30)]
@@ -684,3 +685,34 @@ def test_the_index_ideal_counts_a_returned_item_the_index_does_not_hold():
     rows = scoring.grade_rankings([found], [q])
     out = scoring.score_system(rows, [q], Config(ks=(2,), depth=4, ideal="index"), index)
     assert out["ndcg@2"].tolist() == [1.0]  # ideal [2, 2]: both items hold the passage
+
+
+# Metrics from grades (ragmeter.scoring.metrics): MAP per question, cutoff and shape checks.
+
+
+def test_average_precision_is_computed_within_each_question():
+    grades = np.array([[2, 2, 0], [0, 2, 0]])
+    out = score_questions(grades, None, ks=[3], n_relevant=[2, 1], measures=["map"])
+    # q0: (1/1 + 2/2) / 2; q1: (1/2) / 1 -- not counting q0's hits at q1's ranks
+    assert out["map"].tolist() == pytest.approx([1.0, 0.5])
+
+
+def test_cutoffs_and_found_are_checked():
+    with pytest.raises(InputError, match="must be positive whole numbers"):
+        check_ks([])
+    with pytest.raises(InputError, match="must be positive whole numbers"):
+        check_ks([0, 5])
+    assert check_ks([1, 5]) == [1, 5]
+    grades = np.array([[2, 0], [0, 2]])
+    with pytest.raises(InputError, match="found must have the shape of grades"):
+        score_questions(grades, None, ks=[1], n_relevant=[1, 1], found=np.zeros((2, 1)))
+
+
+def test_ndcg_over_the_whole_list_and_with_nothing_to_find():
+    import math
+
+    grades = np.array([[0, 2], [0, 0]])
+    out = score_questions(grades, None, ks=[2], measures=["ndcg"], ideal=[[2], []])
+    assert out["ndcg"].tolist() == pytest.approx([(3 / math.log2(3)) / 3, 0.0])
+    none = score_questions(grades, None, ks=[2], measures=["ndcg"], ideal=[[], []])
+    assert none["ndcg"].tolist() == [0.0, 0.0]

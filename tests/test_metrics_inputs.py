@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ragmeter.errors import InputError
-from ragmeter.metrics import score_questions
+from ragmeter.scoring.metrics import score_questions
 
 GRADES = [[0, 2, 1], [1, 0, 0], [-1, -1, -1]]
 

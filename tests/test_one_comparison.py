@@ -17,13 +17,13 @@ from typer.testing import CliRunner
 
 import ragmeter
 from ragmeter.cli import app
-from ragmeter.comparison import ComparisonPlan, compare_run
-from ragmeter.config import Config
-from ragmeter.formatting import shown_difference, shown_p
-from ragmeter.gate import check_noninferior
+from ragmeter.comparison.formatting import shown_difference, shown_p
+from ragmeter.comparison.systems import ComparisonPlan, compare_run
+from ragmeter.history.gate import check_noninferior
+from ragmeter.inputs.config import Config
 from ragmeter.report.data import _comparisons
-from ragmeter.results import Results
-from ragmeter.runs import SearchRun
+from ragmeter.runs.results import Results
+from ragmeter.runs.search_run import SearchRun
 
 EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 

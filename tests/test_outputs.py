@@ -11,13 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 import ragmeter
-from ragmeter._manifest import MANIFEST, is_recorded, read_manifest, recorded_temporaries
 from ragmeter.cli import app
-from ragmeter.config import Config
 from ragmeter.errors import InputError
-from ragmeter.experiment import run_search
-from ragmeter.io import atomic_write_text
-from ragmeter.outputs import (
+from ragmeter.files.io import atomic_write_text
+from ragmeter.files.manifest import MANIFEST, is_recorded, read_manifest, recorded_temporaries
+from ragmeter.files.outputs import (
     TMP_PREFIX,
     check_output_file,
     check_results_target,
@@ -28,7 +26,9 @@ from ragmeter.outputs import (
     new_temporary,
     results_lock,
 )
-from ragmeter.results import Results, save_results
+from ragmeter.inputs.config import Config
+from ragmeter.runs.pipeline import run_search
+from ragmeter.runs.results import Results, save_results
 
 runner = CliRunner()
 
@@ -165,7 +165,7 @@ def killed_temporary(target, role="new"):
     """The temporary a process records for ``target`` before it is killed: the name
     (made by a child process that then exits, so its pid no longer runs)."""
     code = (
-        "import sys; from pathlib import Path; from ragmeter.outputs import new_temporary; "
+        "import sys; from pathlib import Path; from ragmeter.files.outputs import new_temporary; "
         "print(new_temporary(Path(sys.argv[1]), sys.argv[2]).name)"
     )
     src = str(Path(ragmeter.__file__).parents[1])
@@ -338,7 +338,7 @@ def test_lock_names_its_holder_and_a_dead_holder_is_taken_over(tmp_path):
         with results_lock(out):  # re-entrant in one thread
             pass
         code = (
-            "import sys; from ragmeter.outputs import results_lock\n"
+            "import sys; from ragmeter.files.outputs import results_lock\n"
             "from ragmeter.errors import InputError\n"
             "try:\n"
             f"    with results_lock({str(out)!r}, wait_s=0.3): print('got it')\n"
@@ -353,7 +353,7 @@ def test_lock_names_its_holder_and_a_dead_holder_is_taken_over(tmp_path):
 
 
 def test_a_file_write_cleans_what_a_killed_write_left(tmp_path):
-    from ragmeter.io import atomic_write_text
+    from ragmeter.files.io import atomic_write_text
 
     leftover = killed_temporary(tmp_path / "reader.jsonl")
     leftover.write_text("{half")
@@ -761,7 +761,7 @@ def sha256(data):
 def test_a_full_disk_while_saving_is_one_line_and_leaves_nothing(tiny, monkeypatch):
     import errno
 
-    from ragmeter import saving
+    from ragmeter.runs import saving
 
     def full(path, rows):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -776,7 +776,7 @@ def test_a_full_disk_while_saving_is_one_line_and_leaves_nothing(tiny, monkeypat
 def test_a_full_disk_while_writing_a_file_keeps_the_old_one(tiny, monkeypatch):
     import errno
 
-    from ragmeter import outputs
+    from ragmeter.files import outputs
 
     out = tiny / "res"
     assert search(tiny, out).exit_code == 0
@@ -843,8 +843,8 @@ def test_a_file_size_limit_on_the_results_is_one_line_and_leaves_nothing(tiny):
 
 
 def test_a_history_run_is_written_back_through_the_folder_writer(tmp_path):
-    from ragmeter.history import HistoryStore
-    from ragmeter.history_baseline import materialise
+    from ragmeter.history.baseline import materialise
+    from ragmeter.history.store import HistoryStore
 
     files = {
         "scores.json": b'{"systems": ["s"], "questions": ["q"], "metrics": ["m"]}',

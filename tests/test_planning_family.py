@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from ragmeter.errors import InputError
-from ragmeter.planning import family_level, family_sentence, pair_needs, plan_questions
 from ragmeter.stats import questions_to_separate
-from ragmeter.stats_exact import clopper_pearson, questions_for_exact_half_width
+from ragmeter.stats.exact import clopper_pearson, questions_for_exact_half_width
+from ragmeter.stats.planning import family_level, family_sentence, pair_needs, plan_questions
 
 
-class _Run:
+class RecordedRun:
     def __init__(self, scores: dict[str, np.ndarray]) -> None:
         self._scores = scores
         self.systems = list(scores)
@@ -21,12 +21,12 @@ class _Run:
         return self._scores[system]
 
 
-def _run(m: int = 5) -> _Run:
+def _run(m: int = 5) -> RecordedRun:
     rng = np.random.default_rng(9)
     base = rng.random(80) < 0.6
     out = {f"s{i}": (base ^ (rng.random(80) < 0.15)).astype(float) for i in range(m - 1)}
     out["all"] = np.ones(80)
-    return _Run(out)
+    return RecordedRun(out)
 
 
 def test_family_level_is_holms_first_step():
@@ -85,8 +85,8 @@ def test_the_sentence_names_the_family_and_both_numbers():
 
 
 def test_max_t_plans_at_the_level_its_first_step_used():
-    from ragmeter.planning import first_level
-    from ragmeter.verdicts import compare_family
+    from ragmeter.comparison.verdicts import compare_family
+    from ragmeter.stats.planning import first_level
 
     run = _run()
     names = run.systems

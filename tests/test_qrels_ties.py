@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragmeter import qrels as module
-from ragmeter.qrels import Qrels, Run, run_matrix
+from ragmeter.scoring import trec as module
+from ragmeter.scoring.trec import Qrels, Run, run_matrix
 
 # (query, document, rank, score); ids of several 8-byte words, prefixes of each other,
 # and digits that sort differently as text and as numbers

@@ -11,7 +11,9 @@ import pytest
 from rich.console import Console
 
 from ragmeter.cli.question_views import audit_table, compare_table
-from ragmeter.corpus import Document, load_corpus
+from ragmeter.errors import InputError
+from ragmeter.inputs.corpus import Document, load_corpus
+from ragmeter.inputs.testset import AnswerSpan, Question, TestSet, load_testset
 from ragmeter.llm import Completion
 from ragmeter.questions import audit_files, audit_questions, summarize_audit, write_audit
 from ragmeter.questions.audit import (
@@ -24,7 +26,6 @@ from ragmeter.questions.audit import (
     swapped_words,
     tokens,
 )
-from ragmeter.testset import AnswerSpan, Question, TestSet, load_testset
 
 EXAMPLE = Path(__file__).parents[1] / "src" / "ragmeter" / "examples" / "blog"
 
@@ -375,7 +376,7 @@ def test_empty_test_set_is_fine():
 
 
 def test_compare_pairs_by_passage_and_drops_flagged():
-    from ragmeter.config import Config
+    from ragmeter.inputs.config import Config
     from ragmeter.questions import compare_testsets
     from ragmeter.questions.compare import pair_by_answer
 
@@ -519,3 +520,108 @@ def test_audit_files_are_checked_again_just_before_writing(tmp_path):
         write_audit(flagged, summary, tmp_path)
     assert (tmp_path / "audit.csv").read_text() == "my spreadsheet\n"
     assert (tmp_path / "audit.jsonl").read_bytes() == before  # none of the three written
+
+
+# ``ragmeter.questions.audit``: the restatement threshold at its edge, the summary's defaults
+# (10,000 rounds, the three thresholds), and ``audit_files`` passing every setting through
+# (thresholds up to 1, the duplicate threshold, the progress callback).
+
+PASSAGE = (
+    "A bloom filter sets bits with several hash functions and never forgets a key. "
+    "It answers membership queries quickly."
+)
+DOC = Document("bloom.md", PASSAGE)
+
+
+def _question(qid: str, text: str) -> Question:
+    return Question(qid, text, (AnswerSpan(DOC.id, 0, len(PASSAGE), PASSAGE),))
+
+
+def test_a_restatement_exactly_at_the_threshold_is_flagged():
+    # {bloom, filter, set, bit, hash, function, key, tree, root, branch}: 7 of the 10 are
+    # in the first sentence, 0.7, the default threshold ("at least")
+    text = "Does a bloom filter set bits with hash functions for every key, tree, root and branch?"
+    [at] = audit_questions([_question("q", text)], [DOC])
+    assert "yes-no-restatement" in at.kinds
+    [above] = audit_questions([_question("q", text)], [DOC], restate_threshold=0.71)
+    assert "yes-no-restatement" not in above.kinds
+
+
+def test_the_summary_defaults_to_10000_rounds_and_the_default_thresholds():
+    flagged = audit_questions([_question("q", "Does a bloom filter forget keys?")], [DOC])
+    saved = summarize_audit(flagged).to_dict()
+    assert saved["copy_ratio"]["rounds"] == 10_000
+    assert saved["thresholds"] == {"copy": 0.6, "restate": 0.7, "duplicate": 0.8}
+    given = {"copy": 0.5, "restate": 0.9, "duplicate": 0.95}
+    assert summarize_audit(flagged, rounds=200, thresholds=given).thresholds == given
+
+
+def _files(tmp_path, *texts: str):
+    corpus = tmp_path / "posts"
+    corpus.mkdir()
+    (corpus / "bloom.md").write_text(PASSAGE, encoding="utf-8")
+    span = {"doc": "bloom.md", "start": 0, "end": len(PASSAGE), "text": PASSAGE}
+    testset = tmp_path / "q.jsonl"
+    testset.write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "question": t, "answers": [span]}) + "\n"
+            for i, t in enumerate(texts, 1)
+        ),
+        encoding="utf-8",
+    )
+    return testset, corpus
+
+
+def test_audit_files_takes_thresholds_up_to_one_and_passes_them_on(tmp_path):
+    # {bloom, filter, forget, key} and {bloom, filter, forget, key, quickly}: Jaccard 0.8
+    testset, corpus = _files(
+        tmp_path, "Does a bloom filter forget keys?", "Does a bloom filter forget keys quickly?"
+    )
+    done = audit_files(testset, corpus, rounds=200)
+    assert done.flagged[1].labels[-1] == "near-duplicate of q1"
+    done = audit_files(
+        testset,
+        corpus,
+        rounds=200,
+        copy_threshold=1.0,
+        restate_threshold=1.0,
+        duplicate_threshold=0.81,
+    )
+    assert all("near-duplicate" not in f.kinds for f in done.flagged)
+    assert done.summary.thresholds == {"copy": 1.0, "restate": 1.0, "duplicate": 0.81}
+    saved = json.loads((tmp_path / "audit-summary.json").read_text())
+    assert saved["thresholds"]["duplicate"] == 0.81
+    for bad in (0, 1.01):
+        with pytest.raises(InputError, match=r"the copy threshold must be in \(0, 1\]"):
+            audit_files(testset, corpus, copy_threshold=bad)
+
+
+class _Backend:
+    kind = "scripted"
+    model = "m"
+    base_url = None
+    max_concurrency = 1
+
+    def complete(self, request, timeout_s):
+        prompt = request.messages[-1].content
+        answer = (
+            '{"verdict": "answers"}' if "<<<passage " in prompt else '{"understandable": "yes"}'
+        )
+        return Completion(answer)
+
+    def close(self):
+        pass
+
+
+def test_audit_files_reports_the_model_calls_to_the_progress_callback(tmp_path):
+    testset, corpus = _files(tmp_path, "Does a bloom filter forget keys?")
+    seen: list[tuple[int, int]] = []
+    done = audit_files(
+        testset,
+        corpus,
+        llm=_Backend(),
+        rounds=200,
+        progress=lambda done, total, reply: seen.append((done, total)),
+    )
+    assert done.flagged[0].checks == {"misstated": "answers", "context": "yes"}
+    assert seen[-1] == (2, 2)  # one question, two checks

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from llm_fixtures import gguf_model_path, llama_cpp_missing
 
-from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
+from ragmeter.inputs.corpus import load_corpus
+from ragmeter.inputs.testset import load_testset
 from ragmeter.llm import Completion, RunStats, make_backend, model_label
 from ragmeter.questions import (
     generate_file,
@@ -25,7 +26,6 @@ from ragmeter.questions import (
     sample_passages,
 )
 from ragmeter.questions.generate import QUESTION_SCHEMA, subset
-from ragmeter.testset import load_testset
 
 EXAMPLE = Path(__file__).parents[1] / "src" / "ragmeter" / "examples" / "blog"
 

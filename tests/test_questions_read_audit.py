@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
+from ragmeter.inputs.corpus import load_corpus
+from ragmeter.inputs.testset import load_testset
 from ragmeter.questions.audit import audit_questions, read_audit, summarize_audit, write_audit
 from ragmeter.questions.compare import unfit_ids
-from ragmeter.testset import load_testset
 
 EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 
@@ -86,11 +86,11 @@ def test_audit_scores_split_the_run_and_the_report_shows_them(tmp_path):
     import numpy as np
 
     from ragmeter import stats
-    from ragmeter.config import Config
-    from ragmeter.experiment import run_search
+    from ragmeter.inputs.config import Config
     from ragmeter.questions.flagged import results_audit
     from ragmeter.report.data import report_data
-    from ragmeter.results import Results, save_results
+    from ragmeter.runs.pipeline import run_search
+    from ragmeter.runs.results import Results, save_results
 
     docs = load_corpus(f"{EXAMPLE}/posts")
     ts = load_testset(f"{EXAMPLE}/questions.jsonl", docs)

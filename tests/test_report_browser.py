@@ -30,10 +30,10 @@ from test_report_html import (  # noqa: E402
 )
 
 from ragmeter.cli import example_dir  # noqa: E402
-from ragmeter.config import Config  # noqa: E402
-from ragmeter.experiment import run_search  # noqa: E402
+from ragmeter.inputs.config import Config  # noqa: E402
 from ragmeter.report.html import write_report  # noqa: E402
-from ragmeter.results import save_results  # noqa: E402
+from ragmeter.runs.pipeline import run_search  # noqa: E402
+from ragmeter.runs.results import save_results  # noqa: E402
 
 CHROMIUM = os.environ.get("RAGMETER_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("RAGMETER_CHROMEDRIVER", "/usr/bin/chromedriver")

@@ -161,7 +161,7 @@ def specs(request, tmp_path_factory):
     require("altair", "the HTML report needs the 'report' extra")
     from ragmeter.report.charts import chart_specs
     from ragmeter.report.data import report_data
-    from ragmeter.results import Results
+    from ragmeter.runs.results import Results
 
     root = tmp_path_factory.mktemp(f"charts{request.param}")
     data = report_data(Results(example_results(root, request.param)))

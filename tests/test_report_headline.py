@@ -15,15 +15,15 @@ pytest.importorskip("altair", reason="the HTML report needs the 'report' extra (
 pytest.importorskip("vl_convert", reason="the HTML report needs the 'report' extra (vl-convert)")
 
 from ragmeter.cli.app import example_dir  # noqa: E402
-from ragmeter.config import Config  # noqa: E402
-from ragmeter.experiment import run_search  # noqa: E402
+from ragmeter.inputs.config import Config  # noqa: E402
 from ragmeter.report.html import (  # noqa: E402
     headline_extras,
     report_data,
     strategy_grid,
     write_report,
 )
-from ragmeter.results import Results, save_results  # noqa: E402
+from ragmeter.runs.pipeline import run_search  # noqa: E402
+from ragmeter.runs.results import Results, save_results  # noqa: E402
 
 
 def est(mean):

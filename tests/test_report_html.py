@@ -16,12 +16,12 @@ from conftest import require
 require("altair", "the HTML report needs the 'report' extra")
 require("vl_convert", "the HTML report needs the 'report' extra")
 
-from ragmeter.config import Config  # noqa: E402
 from ragmeter.errors import InputError  # noqa: E402
-from ragmeter.experiment import run_search  # noqa: E402
+from ragmeter.inputs.config import Config  # noqa: E402
 from ragmeter.report.html import json_for_script, report_data, write_report  # noqa: E402
-from ragmeter.results import Results, save_results  # noqa: E402
-from ragmeter.stats_exact import questions_for_exact_half_width  # noqa: E402
+from ragmeter.runs.pipeline import run_search  # noqa: E402
+from ragmeter.runs.results import Results, save_results  # noqa: E402
+from ragmeter.stats.exact import questions_for_exact_half_width  # noqa: E402
 
 HOSTILE_SCRIPT = "<script>window.__pwned=1</script>"
 HOSTILE_IMG = '"><img src=x onerror="window.__pwned=2">'

@@ -96,8 +96,8 @@ def test_the_hybrid_takes_objects_and_rejects_what_is_not_a_retriever():
 
 
 def test_span_retriever_hooks_default_to_nothing(tmp_path):
-    from ragmeter.config import Config
-    from ragmeter.experiment import run_search
+    from ragmeter.inputs.config import Config
+    from ragmeter.runs.pipeline import run_search
 
     class Oracle(SpanRetriever):
         """Returns the first answer span; ignores the corpus it is handed."""

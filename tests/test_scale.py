@@ -24,15 +24,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from syntok import segmenter
 
-from ragmeter import chunking, engine
-from ragmeter.chunking import Chunk, chunk_corpus, prepare_sentences
-from ragmeter.config import DEFAULT_STRATEGIES, Config, load_config
-from ragmeter.corpus import Document, load_corpus
+from ragmeter import engine
+from ragmeter.chunking import strategies as chunking
+from ragmeter.chunking.strategies import Chunk, chunk_corpus, prepare_sentences
 from ragmeter.errors import InputError
-from ragmeter.experiment import count_words, run_search
+from ragmeter.inputs.config import DEFAULT_STRATEGIES, Config, load_config
+from ragmeter.inputs.corpus import Document, load_corpus
+from ragmeter.inputs.testset import load_testset
 from ragmeter.retrieval import bm25 as bm25_mod
 from ragmeter.retrieval.bm25 import BM25Retriever
-from ragmeter.testset import load_testset
+from ragmeter.runs.pipeline import count_words, run_search
 
 CHROMA = SHARED_DATA / "chroma"
 EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
@@ -315,7 +316,7 @@ def test_prepare_sentences_sends_forked_workers_spans_not_paragraphs(monkeypatch
     """Forked workers read the paragraphs from memory they share with the run: the tasks are
     ranges of paragraph numbers, and the run holds no string per paragraph; other engines get
     the paragraphs' texts. Both give the breaks of syntok on each whole text."""
-    from ragmeter import _segment
+    from ragmeter.chunking import segment as _segment
 
     texts = [
         "One. Two three.\r\rFour five! Six?\r",  # lone CRs: read as newlines
@@ -348,7 +349,7 @@ def test_prepare_sentences_sends_forked_workers_spans_not_paragraphs(monkeypatch
 
 def test_shared_paragraphs_of_runs_at_the_same_time_stay_apart(monkeypatch):
     """Two runs segmenting at once (threads of one process) each read their own paragraphs."""
-    from ragmeter import _segment
+    from ragmeter.chunking import segment as _segment
 
     first = ["One sentence here. And a second one.\n\nA new paragraph!"]
     second = ["Quite different words. Nothing alike?\n\nNo. Not at all."]
@@ -769,7 +770,7 @@ def test_summary_unchanged_on_the_example():
     import json
 
     from ragmeter import stats
-    from ragmeter.results import summarize_run
+    from ragmeter.runs.results import summarize_run
 
     LIMITED = ", each step over the pairs that can be true together"
 
@@ -816,17 +817,18 @@ def test_summary_unchanged_on_the_example():
 
 
 def test_shared_draws_equal_fresh_draws_and_stay_bounded(monkeypatch):
-    from ragmeter import stats, stats_draws
+    from ragmeter import stats
+    from ragmeter.stats import draws as stats_draws
 
     monkeypatch.setattr(stats_draws, "_DRAWS", stats._DrawCache(max_bytes=3 * 50 * 2))
-    fresh = stats._mulberry32_indices(5, 50 * 3, 0, 50).reshape(3, 50)
+    fresh = stats.mulberry32_indices(5, 50 * 3, 0, 50).reshape(3, 50)
     first = stats.resample_indices(50, 3, seed=5)
     again = stats.resample_indices(50, 3, seed=5)
     assert np.array_equal(first, fresh) and np.array_equal(again, fresh)
     again[0, 0] += 1  # a caller's copy: the cache is not changed through it
     assert np.array_equal(stats.resample_indices(50, 3, seed=5), fresh)
     other = stats.resample_indices(50, 3, seed=6)  # evicts seed 5 (bound: one entry)
-    assert np.array_equal(other, stats._mulberry32_indices(6, 150, 0, 50).reshape(3, 50))
+    assert np.array_equal(other, stats.mulberry32_indices(6, 150, 0, 50).reshape(3, 50))
     assert list(stats_draws._DRAWS._items) == [(6, 50, 3, 0)]
     big = stats.resample_indices(50, 4, seed=5)  # larger than the bound: never kept
     assert big.shape == (4, 50) and list(stats_draws._DRAWS._items) == [(6, 50, 3, 0)]
@@ -837,13 +839,14 @@ def test_shared_draws_equal_fresh_draws_and_stay_bounded(monkeypatch):
 )
 @pytest.mark.parametrize("block", [100, 1 << 21])  # many blocks, one block
 def test_sample_sizes_from_one_stream_equal_one_stream_per_size(monkeypatch, sizes, block):
-    from ragmeter import stats, stats_draws
+    from ragmeter import stats
+    from ragmeter.stats import draws as stats_draws
 
     monkeypatch.setattr(stats_draws, "_BLOCK", block)
     x = np.array([0.1, 1 / 3, 0.5, 0.0, 1.0, 2 / 7, 0.25])  # sums that round: sequential
     got = stats.sample_size(x, sizes=sizes, rounds=300, seed=3)
     for row, m in zip(got, sizes, strict=True):
-        means = stats._resampled_means(x[:, None], m, 300, 3)[:, 0]
-        low, high = stats._interval(means, stats._seq_mean(x), x, "percentile", 0.95)
+        means = stats.resampled_means(x[:, None], m, 300, 3)[:, 0]
+        low, high = stats.percentile_interval(means, stats.seq_mean(x), x, "percentile", 0.95)
         assert (row.n, row.low, row.high) == (m, low, high)
     assert stats._shared_stream_means(x, [7, 21, 14], 300, 3) is None  # 14 does not divide 21

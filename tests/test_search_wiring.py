@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 from conftest import require
 
-from ragmeter.chunking import chunk_corpus
-from ragmeter.config import Config
-from ragmeter.corpus import Document
-from ragmeter.experiment import resolve_strategies, run_search
-from ragmeter.grading import grade
-from ragmeter.testset import AnswerSpan, Question, TestSet
+from ragmeter.chunking.strategies import chunk_corpus
+from ragmeter.inputs.config import Config
+from ragmeter.inputs.corpus import Document
+from ragmeter.inputs.testset import AnswerSpan, Question, TestSet
+from ragmeter.runs.pipeline import resolve_strategies, run_search
+from ragmeter.scoring.grading import grade
 
 VOCAB = (
     "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
@@ -150,7 +150,7 @@ def test_the_settings_change_the_numbers(case):
 
 def test_ideal_index_from_a_config_file(tmp_path, case):
     """`[search] ideal = "index"` and `relevant_grade = 1` read from ragmeter.toml."""
-    from ragmeter.config import load_config
+    from ragmeter.inputs.config import load_config
 
     docs, testset = case
     (tmp_path / "ragmeter.toml").write_text(

@@ -16,14 +16,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter import _segment, _segment_cache, chunking, engine
-from ragmeter._segment_cache import SegmentCache, segmenter_key, text_key
-from ragmeter.chunking import prepare_sentences
-from ragmeter.config import Config
-from ragmeter.corpus import Document, load_corpus
+from ragmeter import engine
+from ragmeter.chunking import segment as _segment
+from ragmeter.chunking import segment_cache as _segment_cache
+from ragmeter.chunking import strategies as chunking
+from ragmeter.chunking.segment_cache import SegmentCache, segmenter_key, text_key
+from ragmeter.chunking.strategies import prepare_sentences
 from ragmeter.errors import CacheError, InputError
-from ragmeter.experiment import run_search
-from ragmeter.testset import load_testset
+from ragmeter.inputs.config import Config
+from ragmeter.inputs.corpus import Document, load_corpus
+from ragmeter.inputs.testset import load_testset
+from ragmeter.runs.pipeline import run_search
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
 CONFIG = Config(strategies=("sentence", "parent-200", "fixed"), rounds=100)
@@ -341,3 +344,12 @@ def test_a_cache_variable_naming_a_plain_file_says_so_in_one_line(tmp_path, monk
     assert "\n" not in text and "points at a file" in text and "File exists" not in text
     assert "RAGMETER_SEGMENT_CACHE=off" in text and str(plain) in text
     assert plain.read_text(encoding="utf-8") == "mine"  # left alone
+
+
+# ``ragmeter.chunking.segment_cache``: a cache names its file when printed.
+
+
+def test_a_cache_shows_its_file(tmp_path):
+    path = tmp_path / "s.sqlite3"
+    with SegmentCache(path) as c:
+        assert repr(c) == f"SegmentCache({str(path)!r})"

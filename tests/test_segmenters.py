@@ -10,8 +10,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ragmeter import _segment, chunking
-from ragmeter.chunking import (
+from ragmeter.chunking import segment as _segment
+from ragmeter.chunking import strategies as chunking
+from ragmeter.chunking.strategies import (
     ParentChildStrategy,
     RecursiveStrategy,
     SentenceStrategy,
@@ -143,10 +144,10 @@ def test_blingfire_missing_names_the_install(monkeypatch):
 def test_a_run_of_blingfire_strategies_never_runs_syntok(monkeypatch):
     from pathlib import Path
 
-    from ragmeter.config import Config
-    from ragmeter.corpus import load_corpus
-    from ragmeter.experiment import run_search
-    from ragmeter.testset import load_testset
+    from ragmeter.inputs.config import Config
+    from ragmeter.inputs.corpus import load_corpus
+    from ragmeter.inputs.testset import load_testset
+    from ragmeter.runs.pipeline import run_search
 
     def refuse(*args, **kwargs):
         raise AssertionError("syntok segmented a run that asked for blingfire")
@@ -186,3 +187,15 @@ def test_segmenter_from_the_config_and_a_bad_one_exits_2_with_one_line(tmp_path,
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "unknown segmenter 'spacy'" in errors[0]
     assert not (tmp_path / "out").exists()
+
+
+# ``ragmeter.chunking.segment``: blingfire's sentences never begin or end with whitespace, even
+# where blingfire itself keeps a NEL or an Ogham space in the sentence.
+
+
+def test_blingfire_sentences_leave_out_whitespace_blingfire_keeps():
+    # blingfire counts NEL (U+0085) and the Ogham space (U+1680) as part of the sentence they
+    # begin or end; ragmeter's sentences start at the first letter and end after the last
+    text = "\x85Hello there. Bye now.\u1680"
+    assert sentence_spans(text, "blingfire") == [(1, 13), (14, 22)]
+    assert _segment.blingfire_sentences("\u1680\u1680Hello there.") == (2, 14)

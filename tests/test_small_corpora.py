@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from ragmeter import checks
 from ragmeter.cli import app
-from ragmeter.config import Config
-from ragmeter.corpus import Document
-from ragmeter.experiment import run_search
-from ragmeter.testset import AnswerSpan, Question, TestSet
+from ragmeter.inputs.config import Config
+from ragmeter.inputs.corpus import Document
+from ragmeter.inputs.testset import AnswerSpan, Question, TestSet
+from ragmeter.runs import warnings as checks
+from ragmeter.runs.pipeline import run_search
 
 runner = CliRunner()
 
@@ -126,8 +126,8 @@ def test_identical_rankings_are_named_but_distinct_ones_are_not():
 
 
 def test_chunking_key_tells_chunkings_apart_by_documents_offsets_and_parents():
-    from ragmeter.chunking import Chunk, Chunking
-    from ragmeter.experiment import chunking_key
+    from ragmeter.chunking.strategies import Chunk, Chunking
+    from ragmeter.runs.pipeline import chunking_key
 
     text = "alpha beta gamma delta"
     base = [Chunk.span("a", text, 0, 10), Chunk.span("a", text, 11, 22)]

@@ -29,11 +29,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragmeter.config import Config
-from ragmeter.corpus import load_corpus
-from ragmeter.experiment import run_search
+from ragmeter.inputs.config import Config
+from ragmeter.inputs.corpus import load_corpus
+from ragmeter.inputs.testset import load_testset
+from ragmeter.runs.pipeline import run_search
 from ragmeter.stats import bootstrap
-from ragmeter.testset import load_testset
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"

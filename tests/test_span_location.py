@@ -13,9 +13,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ragmeter.corpus import Document
 from ragmeter.errors import InputError
-from ragmeter.testset import load_testset
+from ragmeter.inputs.corpus import Document
+from ragmeter.inputs.testset import load_testset
 
 
 def locate(tmp_path, text: str, docs: list[Document], **span) -> tuple[str, int, int]:

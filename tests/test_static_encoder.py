@@ -208,10 +208,10 @@ def test_a_folder_without_the_marker_is_not_trusted(tmp_path):
 def test_search_on_the_blog_example(distilled, no_distilling, monkeypatch, tmp_path):
     """Recall@5 of strategy sentence (100 chunks, 135 questions) with the static retriever:
     0.748 [0.674, 0.822]; BM25 0.807, MiniLM 0.881; a random ranking finds about 0.05."""
-    from ragmeter.config import Config
-    from ragmeter.corpus import load_corpus
-    from ragmeter.experiment import run_search
-    from ragmeter.testset import load_testset
+    from ragmeter.inputs.config import Config
+    from ragmeter.inputs.corpus import load_corpus
+    from ragmeter.inputs.testset import load_testset
+    from ragmeter.runs.pipeline import run_search
 
     monkeypatch.setenv("RAGMETER_STATIC_CACHE", str(distilled))
     monkeypatch.setenv("RAGMETER_CACHE", str(tmp_path / "embeddings"))
@@ -237,11 +237,11 @@ def test_a_search_shows_the_distillation_once(distilled, monkeypatch, tmp_path):
     from model2vec import StaticModel
     from model2vec.distill import inference
 
-    from ragmeter.config import Config
-    from ragmeter.corpus import load_corpus
-    from ragmeter.experiment import run_search
+    from ragmeter.inputs.config import Config
+    from ragmeter.inputs.corpus import load_corpus
+    from ragmeter.inputs.testset import load_testset
     from ragmeter.retrieval.static import StaticEncoder
-    from ragmeter.testset import load_testset
+    from ragmeter.runs.pipeline import run_search
 
     source = StaticEncoder(cache_dir=distilled).folder
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from ragmeter import stats
+from ragmeter.comparison.verdicts import compare_family
 from ragmeter.errors import InputError
-from ragmeter.paired_tests import Flips
-from ragmeter.stats_clusters import (
+from ragmeter.stats.clusters import (
     MIN_CLUSTERS,
     Design,
     cluster_bootstrap_many,
@@ -19,7 +19,7 @@ from ragmeter.stats_clusters import (
     variance_parts,
     widening,
 )
-from ragmeter.verdicts import compare_family
+from ragmeter.stats.paired_tests import Flips
 
 
 def test_cluster_codes_number_clusters_by_first_appearance():

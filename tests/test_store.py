@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragmeter.config import Config
 from ragmeter.errors import CacheError, InputError
-from ragmeter.grading import coverage_curve
+from ragmeter.files.sqlite import SQLiteStore
+from ragmeter.inputs.config import Config
 from ragmeter.llm import ChatReply, ReplyCache
-from ragmeter.metrics import check_k, check_ks, metric_names, score_questions
 from ragmeter.retrieval.embedcache import EmbeddingCache
-from ragmeter.store import SQLiteStore
+from ragmeter.scoring.grading import coverage_curve
+from ragmeter.scoring.metrics import check_k, check_ks, metric_names, score_questions
 
 SCHEMA = ["CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v INTEGER)"]
 
@@ -115,8 +115,8 @@ def test_the_reader_cannot_read_past_the_depth(tmp_path):
     from pathlib import Path
 
     from ragmeter.answers import answer_questions
-    from ragmeter.experiment import run_search
-    from ragmeter.results import save_results
+    from ragmeter.runs.pipeline import run_search
+    from ragmeter.runs.results import save_results
 
     example = Path(str(files("ragmeter") / "examples" / "blog"))
     config = Config(

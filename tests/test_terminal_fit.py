@@ -19,9 +19,9 @@ from ragmeter.cli import app
 from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import example_dir
 from ragmeter.cli.layout import Grid, fit, natural_width
-from ragmeter.config import Config
-from ragmeter.experiment import run_search
-from ragmeter.results import Results, save_results
+from ragmeter.inputs.config import Config
+from ragmeter.runs.pipeline import run_search
+from ragmeter.runs.results import Results, save_results
 
 runner = CliRunner()
 STRATEGIES = ("whole", "fixed", "overlap", "sentence", "recursive", "parent-400", "parent-200")
@@ -307,7 +307,7 @@ def test_a_comparison_that_fits_only_by_folding_takes_two_lines_a_pair():
         rounds=200,
     )
     run = run_search(cfg)
-    from ragmeter.comparison import compare_run
+    from ragmeter.comparison.systems import compare_run
 
     table = compare_run(run, run.comparison_plan)
     views, _ = terminal.comparison_views(table.rows, "recall@5", 1, 200, table.rule, 80)
@@ -438,8 +438,8 @@ def two_runs(tmp_path_factory):
 @pytest.mark.parametrize("width", WIDTHS)
 def test_history_tables_fit_every_width_with_commits_times_and_verdicts_whole(two_runs, width):
     from ragmeter.cli.history import _commit, _when
-    from ragmeter.history import HistoryStore
-    from ragmeter.history_trend import trend
+    from ragmeter.history.store import HistoryStore
+    from ragmeter.history.trend import trend
 
     folder, _ = two_runs
     with HistoryStore(folder, create=False) as store:

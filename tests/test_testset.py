@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter.corpus import Document, load_corpus
 from ragmeter.errors import InputError
-from ragmeter.testset import load_testset, save_jsonl_testset
+from ragmeter.inputs.corpus import Document, load_corpus
+from ragmeter.inputs.testset import load_testset, save_jsonl_testset
 
 DOCS = [
     Document("a.md", "Alpha beta gamma.\nThe answer is  forty\ntwo. Alpha again."),
@@ -126,7 +126,7 @@ def test_squad_import_skips_unanswerable(shared_data):
 
 
 def test_cluster_field_names_each_questions_group_else_its_answer_document(tmp_path):
-    from ragmeter.testset import question_clusters
+    from ragmeter.inputs.testset import question_clusters
 
     rows = [
         {"id": "q1", "question": "a?", "answers": [{"doc": "a.md", "text": "forty two"}]},
@@ -165,7 +165,7 @@ def test_a_bad_cluster_value_is_one_line_naming_the_file_and_line(tmp_path, valu
 
 
 def test_questions_judged_by_qrels_have_no_document_clusters_unless_given(tmp_path):
-    from ragmeter.testset import question_clusters
+    from ragmeter.inputs.testset import question_clusters
 
     rows = [
         {"id": "q1", "question": "a?", "qrels": {"a.md": 1}},

@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from ragmeter.corpus import Document
 from ragmeter.errors import InputError
-from ragmeter.testset import AnswerSpan, Question, TestSet, load_testset, save_jsonl_testset
+from ragmeter.inputs.corpus import Document
+from ragmeter.inputs.testset import AnswerSpan, Question, TestSet, load_testset, save_jsonl_testset
 
 DOCS = [
     Document("a.md", "Alpha beta gamma.\nThe answer is forty two. Déjà vu."),

@@ -100,7 +100,7 @@ def test_bm25_document_run_scores_like_trec_eval(tmp_path):
         assert 0 < np.mean(values) < 1, name
 
     # ragmeter's own metrics module on the same ranking, binary grades.
-    from ragmeter.metrics import score_questions
+    from ragmeter.scoring.metrics import score_questions
 
     grades = np.array([[1 if d in qrels[q] else 0 for d, _ in run[q]] for q in qids])
     ideal = [np.ones(len(qrels[q]), dtype=np.int64) for q in qids]
@@ -189,7 +189,7 @@ def test_run_lines_with_more_than_six_fields_are_read(tmp_path):
     assert read_run(path) == {"q": [("x", 5.0), ("y", 4.0)]}
 
 
-# --- one reader: the run and qrels files go through ragmeter.qrels -------------------------
+# --- one reader: the run and qrels files go through ragmeter.scoring.trec -------------------------
 
 
 def test_an_empty_run_file_is_an_error(tmp_path):
@@ -263,3 +263,20 @@ def test_what_write_run_writes_read_run_reads_back_in_ragmeter_order(run, scores
         assert [d for d, _ in back[qid]] == [d for d, _ in expected]
         if scores == "given":
             assert back[qid] == expected
+
+
+# ``ragmeter.retrieval.trec``: run files written with rank scores (``n - rank + 1``, so every
+# tool that sorts by score keeps the list order).
+
+
+def test_rank_scores_count_down_to_one(tmp_path):
+    path = tmp_path / "r.trec"
+    write_run(path, {"q1": [("a", 0.5), ("b", 0.5), ("c", 0.1)], "q2": [("d", 9.0)]}, "t", "rank")
+    assert path.read_text().splitlines() == [
+        "q1 Q0 a 1 3.0 t",
+        "q1 Q0 b 2 2.0 t",
+        "q1 Q0 c 3 1.0 t",
+        "q2 Q0 d 1 1.0 t",
+    ]
+    write_run(path, {"q1": [("a", 0.5), ("b", 0.25)]})
+    assert path.read_text().splitlines() == ["q1 Q0 a 1 0.5 ragmeter", "q1 Q0 b 2 0.25 ragmeter"]

@@ -8,13 +8,13 @@ import pytest
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
-from ragmeter.config import Config, load_config
-from ragmeter.corpus import Document, load_corpus
 from ragmeter.errors import InputError
-from ragmeter.experiment import run_search
-from ragmeter.io import read_jsonl
-from ragmeter.results import Results, save_results
-from ragmeter.testset import load_testset
+from ragmeter.files.io import read_jsonl
+from ragmeter.inputs.config import Config, load_config
+from ragmeter.inputs.corpus import Document, load_corpus
+from ragmeter.inputs.testset import load_testset
+from ragmeter.runs.pipeline import run_search
+from ragmeter.runs.results import Results, save_results
 
 runner = CliRunner()
 
@@ -223,7 +223,7 @@ def test_config_built_in_python_is_type_checked():
 def saved(tmp_path_factory):
     root = tmp_path_factory.mktemp("saved")
     docs = [DOC, Document("dogs.md", "Dogs bark at strangers. Dogs dig.")]
-    from ragmeter.testset import AnswerSpan, Question, TestSet
+    from ragmeter.inputs.testset import AnswerSpan, Question, TestSet
 
     qs = [
         Question("q1", "cats sleep", (AnswerSpan("cats.md", 0, 10, DOC.text[:10]),)),

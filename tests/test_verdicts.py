@@ -10,12 +10,11 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from ragmeter import paired_tests, stats, verdicts
+from ragmeter import stats
 from ragmeter.cli import app
 from ragmeter.cli.search_views import comparison_table
-from ragmeter.errors import InputError
-from ragmeter.results import summarize
-from ragmeter.verdicts import (
+from ragmeter.comparison import verdicts
+from ragmeter.comparison.verdicts import (
     compare_family,
     fmt_end,
     fmt_p,
@@ -26,6 +25,9 @@ from ragmeter.verdicts import (
     tango_interval,
     tango_z,
 )
+from ragmeter.errors import InputError
+from ragmeter.runs.results import summarize
+from ragmeter.stats import paired_tests
 
 
 def _binary_pair(wins: int, losses: int, n: int) -> np.ndarray:
@@ -317,7 +319,7 @@ def test_signflip_interval_ends_are_where_the_test_turns():
 
 
 def test_stats_config_keys_choose_rule_and_family(tmp_path):
-    from ragmeter.config import load_config
+    from ragmeter.inputs.config import load_config
 
     toml = tmp_path / "ragmeter.toml"
     toml.write_text('[stats]\nadjust = "none"\npairs = ["fixed:sentence", "a:b"]\n')

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from ragmeter import stats
-from ragmeter.formatting import column_labels
-from ragmeter.paired_tests import Flips, mcnemar_exact
-from ragmeter.stats_maxt import null_p_values, step_down
-from ragmeter.verdicts import compare_family
+from ragmeter.comparison.formatting import column_labels
+from ragmeter.comparison.verdicts import compare_family
+from ragmeter.stats.maxt import null_p_values, step_down
+from ragmeter.stats.paired_tests import Flips, mcnemar_exact
 
 
 def _signs(n: int, rounds: int, seed: int) -> np.ndarray:
@@ -133,7 +133,7 @@ def test_matches_the_algorithm_written_out(binary, case):
 def test_many_rejections_match_the_algorithm_written_out(case, monkeypatch):
     """Five systems, two of them better: several steps run under the constraints, and
     with them switched off (more than MAX_SYSTEMS) the plain step-down is exact too."""
-    import ragmeter.stats_maxt as maxt
+    import ragmeter.stats.maxt as maxt
 
     rng = np.random.default_rng(100 + case)
     binary = case % 2 == 0
@@ -195,7 +195,7 @@ def test_each_steps_level_is_the_exact_order_statistic(seed):
     """A step's level is the h-th smallest of the rounds' minima, not a neighbour that
     a partial partition leaves at that place (seeds where np.partition at h - 2 or h
     puts another value at index h - 1, at 10,000 rounds)."""
-    from ragmeter.paired_tests import _hits_needed
+    from ragmeter.stats.paired_tests import _hits_needed
 
     rounds, h = 10_000, _hits_needed(0.05, 10_000)
     q = np.random.default_rng(seed).random(rounds) * 0.9  # its h-th smallest below alpha
@@ -234,7 +234,7 @@ def test_the_constraints_hold_for_every_step_up_to_the_first_pair_kept():
 
 
 def test_partitions_are_listed_once_each():
-    from ragmeter.stats_maxt import _partitions
+    from ragmeter.stats.maxt import _partitions
 
     bell = [1, 2, 5, 15, 52, 203, 877, 4140]
     for m, count in enumerate(bell, start=1):
@@ -247,7 +247,7 @@ def test_partitions_are_listed_once_each():
 
 
 def test_constraints_apply_from_three_to_eight_systems_with_rounds_to_reject():
-    from ragmeter.stats_maxt import MAX_SYSTEMS, constrained
+    from ragmeter.stats.maxt import MAX_SYSTEMS, constrained
 
     def every(m):
         return [(i, j) for i in range(m) for j in range(i + 1, m)]

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from ragmeter.cli.search_views import comparison_table
-from ragmeter.io import dumps
+from ragmeter.comparison.summary import Summary
+from ragmeter.files.io import dumps
 from ragmeter.report import html
-from ragmeter.results import summarize
-from ragmeter.summary import Summary
+from ragmeter.runs.results import summarize
 
 ROUNDS = 400
 

@@ -24,17 +24,21 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from ragmeter import _compat
+
 __version__ = "0.1.0"
 
+_compat.install()  # the flat module names of earlier versions still import, with a warning
+
 _LAZY = {
-    "Config": "ragmeter.config",
-    "Results": "ragmeter.results",
-    "SearchRun": "ragmeter.runs",
-    "Summary": "ragmeter.summary",
+    "Config": "ragmeter.inputs.config",
+    "Results": "ragmeter.runs.results",
+    "SearchRun": "ragmeter.runs.search_run",
+    "Summary": "ragmeter.comparison.summary",
     "bootstrap": "ragmeter.stats",
     "compare": "ragmeter.api",
-    "load_corpus": "ragmeter.corpus",
-    "load_testset": "ragmeter.testset",
+    "load_corpus": "ragmeter.inputs.corpus",
+    "load_testset": "ragmeter.inputs.testset",
     "search": "ragmeter.api",
 }
 
@@ -53,13 +57,13 @@ __all__ = [
 
 if TYPE_CHECKING:  # for type checkers and editors; at run time see __getattr__
     from ragmeter.api import compare, search
-    from ragmeter.config import Config
-    from ragmeter.corpus import load_corpus
-    from ragmeter.results import Results
-    from ragmeter.runs import SearchRun
+    from ragmeter.comparison.summary import Summary
+    from ragmeter.inputs.config import Config
+    from ragmeter.inputs.corpus import load_corpus
+    from ragmeter.inputs.testset import load_testset
+    from ragmeter.runs.results import Results
+    from ragmeter.runs.search_run import SearchRun
     from ragmeter.stats import bootstrap
-    from ragmeter.summary import Summary
-    from ragmeter.testset import load_testset
 
 
 def __getattr__(name: str) -> Any:

@@ -17,13 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ragmeter.comparison import compare_run
-from ragmeter.config import Config, load_config
+from ragmeter.comparison.systems import compare_run
+from ragmeter.comparison.tables import Comparisons
 from ragmeter.errors import InputError
-from ragmeter.experiment import run_search
-from ragmeter.results import Results
-from ragmeter.runs import SearchRun
-from ragmeter.tables import Comparisons
+from ragmeter.inputs.config import Config, load_config
+from ragmeter.runs.pipeline import run_search
+from ragmeter.runs.results import Results
+from ragmeter.runs.search_run import SearchRun
 
 __all__ = ["compare", "search"]
 
@@ -38,16 +38,16 @@ def search(
 ) -> SearchRun:
     """Score every chunking strategy x retriever on a test set, in memory.
 
-    ``config`` is a :class:`~ragmeter.config.Config`, the path of a
+    ``config`` is a :class:`~ragmeter.inputs.config.Config`, the path of a
     ``ragmeter.toml``, or the corpus path with ``testset`` the test set's path
     (``search("docs", "questions.jsonl")``); or give both as keywords
     (``search(corpus="docs", testset="questions.jsonl")``). Other keywords
-    override :class:`~ragmeter.config.Config` fields (``strategies``,
+    override :class:`~ragmeter.inputs.config.Config` fields (``strategies``,
     ``retrievers``, ``ks``, ``seed``, ``rounds``, ``metric``, ...).
 
-    The :class:`~ragmeter.experiment.SearchRun` returned reads like a results
+    The :class:`~ragmeter.runs.pipeline.SearchRun` returned reads like a results
     directory (``scores``, ``matrix``, ``summary``) and shows itself as a table;
-    save it with :func:`ragmeter.results.save_results`.
+    save it with :func:`ragmeter.runs.results.save_results`.
     """
     if "testset" in overrides:
         if testset is not None:
@@ -101,7 +101,7 @@ def compare(
     """Paired comparisons of the systems of a search (in memory or a results directory).
 
     By default the run's own table, row for row as ``summary.json``, the terminal and
-    the report show it (:func:`ragmeter.comparison.compare_run`: its metric, seed,
+    the report show it (:func:`ragmeter.comparison.systems.compare_run`: its metric, seed,
     rounds, confidence, family and rule). With ``a`` and ``b``, that one pair (a
     family of one); ``baseline``, planned ``pairs`` or ``family`` choose another
     family (``"grid"``: retrievers within each strategy and strategies within each
@@ -109,7 +109,7 @@ def compare(
     ``"retrievers"``, ``"strategies"``: one of the two; ``"all"``: every pair);
     ``adjust="none"`` the seed's per-pair rule. The list returned shows itself as a
     table and converts with ``to_pandas()`` / ``to_markdown()``; each item is a
-    :class:`ragmeter.verdicts.Row`, and ``rule`` names the rule.
+    :class:`ragmeter.comparison.verdicts.Row`, and ``rule`` names the rule.
     """
     run = _open(results)
     plan = run.comparison_plan.choose(

@@ -39,9 +39,9 @@ from ragmeter.answers.store import (
     load_answer_set,
     load_merged_answer_set,
 )
-from ragmeter.config import answers_judge
 from ragmeter.errors import InputError
-from ragmeter.results import Results
+from ragmeter.inputs.config import answers_judge
+from ragmeter.runs.results import Results
 
 __all__ = [
     "AnswerFigures",
@@ -158,21 +158,23 @@ def ppi_accuracy(
         raise InputError("judge_all must be a non-empty list of 0/1 grades")
     if j_hand.shape != h.shape or j_hand.ndim != 1 or h.size == 0:
         raise InputError("judge_hand and hand must be paired, non-empty lists of 0/1 grades")
-    stats._check_common(rounds, seed, "percentile", confidence)
+    stats.check_common(rounds, seed, "percentile", confidence)
     big, small = j_all.size, h.size
     rect = h - j_hand
-    observed = stats._seq_mean(j_all) + stats._seq_mean(rect)
-    judge_means = stats._resampled_means(j_all[:, None], big, rounds, seed)[:, 0]
-    idx = stats._mulberry32_indices(seed, rounds * small, rounds * big, small)
+    observed = stats.seq_mean(j_all) + stats.seq_mean(rect)
+    judge_means = stats.resampled_means(j_all[:, None], big, rounds, seed)[:, 0]
+    idx = stats.mulberry32_indices(seed, rounds * small, rounds * big, small)
     rect_means = np.take(rect, idx.reshape(rounds, small)).sum(axis=1) / small  # exact sums
-    low, high = stats._interval(judge_means + rect_means, observed, rect, "percentile", confidence)
+    low, high = stats.percentile_interval(
+        judge_means + rect_means, observed, rect, "percentile", confidence
+    )
     return stats.Estimate(
         mean=observed,
         low=low,
         high=high,
         n=big,
         rounds=rounds,
-        seed=stats._seed_record(seed),
+        seed=stats.seed_record(seed),
         method="ppi-percentile",
         rng=stats.rng_name(seed),
         confidence=confidence,
@@ -233,7 +235,7 @@ def corrected_accuracy(
         raw=stats.bootstrap(j_all, rounds=rounds, seed=seed, confidence=confidence),
         hand_only=stats.bootstrap(h, rounds=rounds, seed=seed, confidence=confidence),
         corrected=ppi_accuracy(j_all, j_hand, h, rounds=rounds, seed=seed, confidence=confidence),
-        rectifier=stats._seq_mean(h - j_hand),
+        rectifier=stats.seq_mean(h - j_hand),
     )
 
 

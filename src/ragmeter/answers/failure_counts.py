@@ -5,7 +5,7 @@ answer of a results directory and counts each failure type per system, with a
 seeded bootstrap interval of its rate (:func:`ragmeter.stats.bootstrap_many`, the
 seed and rounds of the run's summary unless given) and paired comparisons of the
 share of answers with any failure under the run's own rule (the one comparison,
-:func:`ragmeter.comparison.compare_systems`, over every pair). It also says
+:func:`ragmeter.comparison.systems.compare_systems`, over every pair). It also says
 how often each judge passed an answer whose number changed or was left out
 (:class:`Leniency`) and, where answers were graded by hand, how often each check
 was right (:class:`Precision`). :func:`write_failures` saves it all as
@@ -38,12 +38,12 @@ from ragmeter.answers.store import (
     load_answer_set,
     load_merged_answer_set,
 )
-from ragmeter.comparison import ComparisonPlan, compare_systems
+from ragmeter.comparison.systems import ComparisonPlan, compare_systems
+from ragmeter.comparison.verdicts import Verdicts
 from ragmeter.errors import InputError
-from ragmeter.io import dumps
-from ragmeter.outputs import results_lock, write_output
-from ragmeter.results import Results
-from ragmeter.verdicts import Verdicts
+from ragmeter.files.io import dumps
+from ragmeter.files.outputs import results_lock, write_output
+from ragmeter.runs.results import Results
 
 __all__ = [
     "ANY",

@@ -40,7 +40,7 @@ from ragmeter.answers.store import (
     write_merged,
 )
 from ragmeter.errors import InputError
-from ragmeter.results import Results
+from ragmeter.runs.results import Results
 
 __all__ = [
     "CHOICES",

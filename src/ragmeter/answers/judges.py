@@ -16,7 +16,7 @@ from typing import Any
 
 from ragmeter import stats
 from ragmeter.answers.store import GRADES, UNSCORED, AnswerSet, load_answer_set
-from ragmeter.results import Results
+from ragmeter.runs.results import Results
 
 __all__ = [
     "BINARY",

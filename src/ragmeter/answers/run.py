@@ -34,8 +34,9 @@ from ragmeter.answers.store import (
     write_grades,
     write_merged,
 )
-from ragmeter.config import answers_judge
 from ragmeter.errors import InputError
+from ragmeter.files.outputs import results_lock
+from ragmeter.inputs.config import answers_judge
 from ragmeter.llm import (
     Backend,
     CallSettings,
@@ -47,9 +48,8 @@ from ragmeter.llm import (
     open_backend,
     parse_options,
 )
-from ragmeter.metrics import check_k
-from ragmeter.outputs import results_lock
-from ragmeter.results import Results
+from ragmeter.runs.results import Results
+from ragmeter.scoring.metrics import check_k
 
 __all__ = [
     "GradeRun",

@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.io import atomic_write_text, dumps, read_json, read_jsonl
-from ragmeter.outputs import results_lock, write_output
-from ragmeter.results import Results
-from ragmeter.schemas import describe_error, normalize
+from ragmeter.files.io import atomic_write_text, dumps, read_json, read_jsonl
+from ragmeter.files.outputs import results_lock, write_output
+from ragmeter.files.schemas import describe_error, normalize
+from ragmeter.runs.results import Results
 
 GRADES: tuple[str, str, str] = ("correct", "partial", "wrong")
 """The three grades a judge gives; ``unscored`` marks a reply that could not be read."""
@@ -378,7 +378,7 @@ def load_answer_set(results: Results | str | Path) -> AnswerSet:
 
 def _merged_grade(value: Any) -> str:
     """A grade written by hand: case, spaces and punctuation around it set aside as in
-    a judge's reply (:func:`ragmeter.schemas.normalize`); anything else is unscored."""
+    a judge's reply (:func:`ragmeter.files.schemas.normalize`); anything else is unscored."""
     if value is None:
         return UNSCORED
     g = normalize(str(value), {"enum": [*GRADES, UNSCORED]})

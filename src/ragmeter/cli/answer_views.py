@@ -44,9 +44,9 @@ from ragmeter.answers.run import (
 from ragmeter.answers.store import load_answer_set
 from ragmeter.cli.hand_views import grade_by_hand
 from ragmeter.cli.layout import Grid, print_grids
-from ragmeter.config import answers_judge
-from ragmeter.formatting import exact_note, format_estimate
-from ragmeter.results import Results
+from ragmeter.comparison.formatting import exact_note, format_estimate
+from ragmeter.inputs.config import answers_judge
+from ragmeter.runs.results import Results
 
 __all__ = [
     "accuracy_footer",

@@ -15,10 +15,10 @@ from rich.progress import Progress
 from rich.text import Text
 from typer.core import TyperGroup
 
-from ragmeter._safe_text import printable, redact_text
 from ragmeter.cli import progress
 from ragmeter.cli.safe_console import SafeConsole, TerminalConsole
 from ragmeter.errors import InputError, OutputError, RagmeterError
+from ragmeter.files.safe_text import printable, redact_text
 
 # click's exception base, whether typer uses click or its own copy of it
 _ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -69,7 +69,7 @@ def _metric_names(args: list[str]) -> list[str]:
     (``RECALL@5`` is ``recall@5``), while results store them in lower case. trec_eval's
     names (``P_5``, ``Rprec``) stay as written, in trec_eval's case."""
     from ragmeter.errors import InputError
-    from ragmeter.metrics import Metric
+    from ragmeter.scoring.metrics import Metric
 
     def lower(value: str) -> str:
         try:

@@ -9,10 +9,10 @@ import typer
 
 from ragmeter.cli.app import app, console, handle_errors, points
 from ragmeter.cli.history import HistoryDir, history_baseline
-from ragmeter.config import check_rounds, check_seed
 from ragmeter.errors import InputError
-from ragmeter.gate import check_noninferior
-from ragmeter.outputs import check_output_file, results_inputs, write_output
+from ragmeter.files.outputs import check_output_file, results_inputs, write_output
+from ragmeter.history.gate import check_noninferior
+from ragmeter.inputs.config import check_rounds, check_seed
 
 
 @app.command()
@@ -76,7 +76,7 @@ def check(
     The lower end of the 95% paired interval of candidate - baseline (questions
     paired by id) must lie above -margin; exit 1 when it does not, 2 on bad input.
     """
-    from ragmeter.results import Results
+    from ragmeter.runs.results import Results
 
     if baseline_from_history is not None:
         baseline, candidate, system = history_baseline(

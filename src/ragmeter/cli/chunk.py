@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ragmeter import chunking
+from ragmeter.chunking import strategies as chunking
 from ragmeter.cli.app import (
     app,
     console,
@@ -20,10 +20,10 @@ from ragmeter.cli.app import (
     plural,
 )
 from ragmeter.cli.layout import Grid, as_table, print_grids
-from ragmeter.config import Config, load_config
-from ragmeter.corpus import load_corpus
 from ragmeter.errors import InputError
-from ragmeter.experiment import count_words, resolve_strategies
+from ragmeter.inputs.config import Config, load_config
+from ragmeter.inputs.corpus import load_corpus
+from ragmeter.runs.pipeline import count_words, resolve_strategies
 
 
 def _strategy_sizes(describe: dict) -> str:

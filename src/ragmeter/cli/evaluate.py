@@ -13,9 +13,9 @@ from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import _names, _progress, app, console, err, handle_errors, refresh_report
 from ragmeter.cli.history import NoHistory, record_run
 from ragmeter.cli.layout import FORMAT_HELP, Grid, check_format, print_grids, render
-from ragmeter.formatting import format_estimate
-from ragmeter.outputs import check_results_target, results_lock
-from ragmeter.qrels import COMPAT_MEASURES
+from ragmeter.comparison.formatting import format_estimate
+from ragmeter.files.outputs import check_results_target, results_lock
+from ragmeter.scoring.trec import COMPAT_MEASURES
 
 
 def _queries(n: int, kind: str) -> str:
@@ -90,9 +90,9 @@ def _evaluate(
     out, no_history, chosen,
 ) -> None:  # fmt: skip
     from ragmeter.cli.output import emit, print_comparisons, shown_path
-    from ragmeter.evaluate import evaluate_files
-    from ragmeter.results import save_results
-    from ragmeter.summary import summarize_run
+    from ragmeter.comparison.summary import summarize_run
+    from ragmeter.runs.evaluate import evaluate_files
+    from ragmeter.runs.results import save_results
 
     names = _names(measures, "--measures", "map,P_10") or COMPAT_MEASURES
     inputs = [("qrels", qrels), *(("run file", r) for r in runs)]

@@ -14,7 +14,7 @@ each at its one grade, for tools that score many runs against one qrels
 Round trip. The run's scores are the retriever's (:func:`ordered_scores` lowers a tied
 score one 32-bit step so that every tool keeps ragmeter's order), or ``n - rank + 1``
 for a system whose scores do not fall along its ranking. :func:`export_files` then
-scores what it wrote as ``ragmeter evaluate`` would (:func:`ragmeter.qrels.evaluate_run`
+scores what it wrote as ``ragmeter evaluate`` would (:func:`ragmeter.scoring.trec.evaluate_run`
 at the search's relevance level, gain and ideal) and compares every measure, question
 by question, with the search's own scores: :attr:`Export.differs` names the measures
 that do not carry over, and the command prints them with the reason.
@@ -34,12 +34,12 @@ from rich.markup import escape
 
 from ragmeter.cli.app import app, console, handle_errors, plural
 from ragmeter.errors import InputError, did_you_mean
-from ragmeter.metrics import Metric
-from ragmeter.outputs import check_not_inputs, check_output_file, results_inputs
-from ragmeter.qrels import Qrels, Run, evaluate_run
-from ragmeter.results import Results
+from ragmeter.files.outputs import check_not_inputs, check_output_file, results_inputs
+from ragmeter.inputs.testset import Question
 from ragmeter.retrieval.trec import ordered_scores, write_qrels, write_run
-from ragmeter.testset import Question
+from ragmeter.runs.results import Results
+from ragmeter.scoring.metrics import Metric
+from ragmeter.scoring.trec import Qrels, Run, evaluate_run
 
 NOT_IN_TREC = ("coverage", "words")
 """Families a TREC file cannot carry: character overlap with the answer, words sent."""

@@ -29,8 +29,8 @@ from ragmeter.answers.failures import (
     check_pattern,
 )
 from ragmeter.cli.layout import Grid, print_grids
+from ragmeter.comparison.formatting import column_labels, format_estimate, shown_difference, shown_p
 from ragmeter.errors import InputError
-from ragmeter.formatting import column_labels, format_estimate, shown_difference, shown_p
 
 __all__ = [
     "check_settings",

@@ -16,8 +16,8 @@ from rich.text import Text
 
 from ragmeter.cli.app import app, console, handle_errors, hint, warn
 from ragmeter.cli.layout import Grid, print_grids
+from ragmeter.comparison.formatting import format_estimate, shown_difference, shown_p
 from ragmeter.errors import InputError, RagmeterError
-from ragmeter.formatting import format_estimate, shown_difference, shown_p
 
 NoHistory = Annotated[
     bool,
@@ -57,7 +57,7 @@ def record_run(
     """
     if off:
         return
-    from ragmeter.history import record_if_enabled
+    from ragmeter.history.store import record_if_enabled
 
     if config is None and Path("ragmeter.toml").is_file():
         config = Path("ragmeter.toml")
@@ -74,7 +74,7 @@ def record_run(
 
 
 def _store(history: Path | None, create: bool = False):
-    from ragmeter.history import open_history
+    from ragmeter.history.store import open_history
 
     return open_history(history, create=create)
 
@@ -164,8 +164,8 @@ def history_list(
     history: HistoryDir = None,
 ) -> None:
     """The recorded runs, oldest first."""
-    from ragmeter.history import HistoryStore, history_path, locate
-    from ragmeter.history_trend import follow
+    from ragmeter.history.store import HistoryStore, history_path, locate
+    from ragmeter.history.trend import follow
 
     folder = history if history is not None else locate()
     assert folder is not None
@@ -192,11 +192,11 @@ def history_show(
     history: HistoryDir = None,
 ) -> None:
     """One recorded run: where it came from, what it measured, every system's interval."""
-    from ragmeter.history_trend import _Run
+    from ragmeter.history.trend import RecordedRun
 
     with _store(history) as store:
         r = store.get(run)
-        kept = _Run(store, r)
+        kept = RecordedRun(store, r)
         kept_toml = store.files(r.id).get("config.toml", b"") if config else b""
         toml = kept_toml.decode("utf-8", "replace")
     metric = metric or r.metric
@@ -237,7 +237,7 @@ def history_trend(
     Between consecutive comparable runs: the paired difference (by question id), its
     interval and verdict; where the measurement changed, a break (never compared).
     """
-    from ragmeter.history_trend import trend
+    from ragmeter.history.trend import trend
 
     with _store(history) as store:
         found = trend(store, system, metric, branch=branch)
@@ -275,8 +275,8 @@ def history_export(
     history: HistoryDir = None,
 ) -> None:
     """Every recorded run as CSV (one row per run, system and metric) or JSON."""
-    from ragmeter.history_trend import export_csv, export_json
-    from ragmeter.outputs import check_output_file, write_output
+    from ragmeter.files.outputs import check_output_file, write_output
+    from ragmeter.history.trend import export_csv, export_json
 
     if format_ not in ("csv", "json"):
         raise InputError(f"--format must be csv or json, got {format_!r}")
@@ -314,8 +314,8 @@ def history_baseline(
     import tempfile
 
     from ragmeter.cli.app import err
-    from ragmeter.history_baseline import candidate_name, materialise, resolve_ref, scores_digest
-    from ragmeter.results import Results
+    from ragmeter.history.baseline import candidate_name, materialise, resolve_ref, scores_digest
+    from ragmeter.runs.results import Results
 
     if second is not None:
         raise InputError("with --baseline-from-history give only the candidate's results directory")

@@ -26,8 +26,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from ragmeter._safe_text import csv_text
 from ragmeter.errors import InputError
+from ragmeter.files.safe_text import csv_text
 
 FORMATS = ("table", "markdown", "csv", "json")
 #: the width of output with no terminal anywhere (a log, CI): wide, so few tables split
@@ -266,11 +266,11 @@ def _legend(grid: Grid) -> tuple[list[Any], Table]:
 
 def markdown(grid: Grid) -> str:
     """The grid as a GitHub Markdown table under its title."""
-    from ragmeter.tables import _markdown
+    from ragmeter.comparison.tables import markdown_table
 
     first, _, rest = grid.title.partition("\n")
     head = f"**{first}**\n\n" + (f"{rest}\n\n" if rest else "") if grid.title else ""
-    body = _markdown(
+    body = markdown_table(
         [h.replace("\n", " ") for h in grid.header],
         [[c.replace("\n", " ") for c in r] for r in grid.plain_rows()],
         grid.right,

@@ -13,7 +13,7 @@ from rich.text import Text
 from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import console
 from ragmeter.cli.layout import render
-from ragmeter.summary import Summary
+from ragmeter.comparison.summary import Summary
 
 
 @contextlib.contextmanager

@@ -9,18 +9,18 @@ from dataclasses import asdict
 from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import plural
 from ragmeter.cli.layout import render
+from ragmeter.comparison.formatting import shown_interval
 from ragmeter.errors import InputError, did_you_mean
-from ragmeter.formatting import shown_interval
-from ragmeter.planning import Plan
+from ragmeter.stats.planning import Plan
 
 
 def planned_pairs(
     systems: Sequence[str], baseline: str | None, pairs: str | None, family: str | None = None
 ) -> list[tuple[str, str]] | None:
     """The pairs --baseline, --pairs or a grid --family choose (None: every pair)."""
-    from ragmeter.config import check_family, one_family
-    from ragmeter.families import GRID_FAMILIES, grid_pairs
-    from ragmeter.verdicts import parse_pairs
+    from ragmeter.comparison.families import GRID_FAMILIES, grid_pairs
+    from ragmeter.comparison.verdicts import parse_pairs
+    from ragmeter.inputs.config import check_family, one_family
 
     if baseline and pairs:
         raise InputError("give --baseline or --pairs, not both")
@@ -47,7 +47,7 @@ def planned_pairs(
 def grid_family(systems: Sequence[str], label: str | None = None) -> str | None:
     """The grid family a run's rule names by its ``label`` (None: any grid family the
     systems allow, ``"grid"``), or None when the systems form no grid."""
-    from ragmeter.families import grid_cells, kind_of
+    from ragmeter.comparison.families import grid_cells, kind_of
 
     if grid_cells([str(s) for s in systems]) is None:
         return None

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ragmeter.cli.layout import Grid, as_table
-from ragmeter.formatting import format_estimate
+from ragmeter.comparison.formatting import format_estimate
 from ragmeter.questions.audit import AuditSummary, Flag, Flagged, summarize_audit
 from ragmeter.questions.compare import SetComparison
 

@@ -24,8 +24,8 @@ from ragmeter.cli.app import (
     refresh_report,
 )
 from ragmeter.cli.progress import calls_bar
-from ragmeter.config import check_seed
-from ragmeter.results import Results
+from ragmeter.inputs.config import check_seed
+from ragmeter.runs.results import Results
 
 questions_app = typer.Typer(
     help="Generate, audit and compare test questions.", no_args_is_help=True

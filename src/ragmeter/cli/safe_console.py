@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console, ConsoleDimensions
 from rich.segment import Segment
 
-from ragmeter._safe_text import printable
+from ragmeter.files.safe_text import printable
 
 __all__ = ["SafeConsole", "TerminalConsole"]
 

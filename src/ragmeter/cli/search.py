@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.text import Text
 
-from ragmeter import checks, chunking
+from ragmeter.chunking import strategies as chunking
 from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import (
     REPORT_STATUS,
@@ -46,16 +46,17 @@ from ragmeter.cli.plan_views import (
     planned_pairs,
 )
 from ragmeter.cli.progress import status, step_bar
-from ragmeter.comparison import compare_run
-from ragmeter.config import Config, check_family, check_seed, load_config, one_family
+from ragmeter.comparison.families import check_config_family
+from ragmeter.comparison.summary import Summary, summarize_run
+from ragmeter.comparison.systems import compare_run
 from ragmeter.errors import InputError, did_you_mean
-from ragmeter.experiment import run_search
-from ragmeter.families import check_config_family
-from ragmeter.metrics import find_metric
-from ragmeter.outputs import check_results_target
-from ragmeter.planning import cluster_sentence, first_level, pair_needs, plan_questions
-from ragmeter.results import Results, save_results
-from ragmeter.summary import Summary, summarize_run
+from ragmeter.files.outputs import check_results_target
+from ragmeter.inputs.config import Config, check_family, check_seed, load_config, one_family
+from ragmeter.runs import warnings as checks
+from ragmeter.runs.pipeline import run_search
+from ragmeter.runs.results import Results, save_results
+from ragmeter.scoring.metrics import find_metric
+from ragmeter.stats.planning import cluster_sentence, first_level, pair_needs, plan_questions
 
 _ADJUST = typer.Option(
     help="maxt (default): step-down max-T over the table's pairs (more power when pairs "
@@ -247,7 +248,7 @@ def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("ragmeter-resu
 def check_strategy_names(cfg: Config) -> None:
     """An unknown strategy name is one line with the closest name and every name there
     is (built in, the config's own, the kinds), before any work."""
-    from ragmeter import chunkers
+    from ragmeter.chunking import frameworks as chunkers
 
     custom = [str(s.get("name")) for s in cfg.custom_strategies]
     known = [*chunking.STRATEGIES, *custom, *chunking.KINDS, *chunkers.KINDS]

@@ -1,8 +1,8 @@
 """Rich tables for the terminal: scores with intervals, comparisons, sample sizes.
 
 The search and evaluate commands print these; they read the typed
-:class:`ragmeter.summary.Summary`. (Formerly ``ragmeter.report.terminal``: the library never
-imports rich, so the terminal tables live with the command line.)
+:class:`ragmeter.comparison.summary.Summary`. (Formerly ``ragmeter.report.terminal``: the
+library never imports rich, so the terminal tables live with the command line.)
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ragmeter import tables
 from ragmeter.cli.layout import Grid, as_table, fit
 from ragmeter.cli.layout import terminal_width as layout_width
-from ragmeter.families import grid_cells, grid_pairs, grid_views, kind_of, short_verdict
-from ragmeter.formatting import (
+from ragmeter.comparison import tables
+from ragmeter.comparison.families import grid_cells, grid_pairs, grid_views, kind_of, short_verdict
+from ragmeter.comparison.formatting import (
     EXACT,
     EXACT_MARK,
     column_labels,
@@ -27,10 +27,10 @@ from ragmeter.formatting import (
     shown_interval,
     shown_p,
 )
-from ragmeter.metrics import is_share
+from ragmeter.comparison.summary import Summary
+from ragmeter.comparison.verdicts import Row, Rule
+from ragmeter.scoring.metrics import is_share
 from ragmeter.stats import SizeRow
-from ragmeter.summary import Summary
-from ragmeter.verdicts import Row, Rule
 
 RANK_METRICS = ("mrr@10", "ndcg@10", "precision@5", "coverage@5")
 #: A comparison table longer than this lists its decisive rows and counts the rest.
@@ -127,7 +127,7 @@ def comparison_title(
     metric: str, seed: int, rounds: int, rule: Rule | None = None, ndcg: str = ""
 ) -> str:
     """The comparison table's title: the metric, the seed and the rule's header line;
-    on nDCG also ``ndcg`` (:attr:`ragmeter.summary.Summary.ndcg_label`)."""
+    on nDCG also ``ndcg`` (:attr:`ragmeter.comparison.summary.Summary.ndcg_label`)."""
     named = f"; {ndcg}" if ndcg and metric.startswith("ndcg") else ""
     title = (
         f"Paired comparisons on {metric} (A - B{', points' if _is_share(metric) else ''}; "
@@ -150,9 +150,10 @@ def comparison_grid(
 ) -> Grid:
     """Paired differences A - B with interval, p-value and verdict, under one named rule.
 
-    ``rule`` is the summary's ``comparison_rule`` (see ``ragmeter.verdicts``); its
+    ``rule`` is the summary's ``comparison_rule`` (see ``ragmeter.comparison.verdicts``); its
     header line names the rule and the family. Numbers are printed by
-    :func:`ragmeter.verdicts.shown_difference` and :func:`~ragmeter.verdicts.shown_p`,
+    :func:`ragmeter.comparison.verdicts.shown_difference` and
+    :func:`~ragmeter.comparison.verdicts.shown_p`,
     as in the report and the notebook tables, so none rounds across the decision.
     """
     alpha = rule.alpha if rule is not None else 0.05

@@ -1,4 +1,5 @@
-"""A persistent reply cache: one SQLite file in WAL mode (:class:`ragmeter.store.SQLiteStore`).
+"""A persistent reply cache: one SQLite file in WAL mode
+(:class:`ragmeter.files.sqlite.SQLiteStore`).
 
 The key is the SHA-256 of canonical JSON over everything that can change a
 reply: backend kind, model, messages, JSON schema, temperature, seed,
@@ -17,8 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ragmeter.files.sqlite import SQLiteStore
 from ragmeter.llm.client import ChatReply, ChatRequest
-from ragmeter.store import SQLiteStore
 
 KEY_VERSION = 1
 

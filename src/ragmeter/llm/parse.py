@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ragmeter.schemas import normalize
+from ragmeter.files.schemas import normalize
 
 MAX_SCAN_CHARS = 100_000
 _LITERALS = {

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ragmeter import stats
-from ragmeter.corpus import Document, load_corpus
 from ragmeter.errors import InputError
-from ragmeter.outputs import is_results_dir, results_lock
+from ragmeter.files.outputs import is_results_dir, results_lock
+from ragmeter.inputs.corpus import Document, load_corpus
+from ragmeter.inputs.testset import Question, TestSet, load_testset
 from ragmeter.questions.audit_model import (  # noqa: F401
     CONTEXT_PROMPT,
     CONTEXT_SCHEMA,
@@ -54,7 +55,6 @@ from ragmeter.questions.audit_rules import (  # noqa: F401
     swapped_words,
     tokens,
 )
-from ragmeter.testset import Question, TestSet, load_testset
 
 __all__ = [
     "AUXILIARIES",

@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ragmeter.errors import InputError
+from ragmeter.inputs.testset import Question
 from ragmeter.llm import ChatRequest, open_backend
 from ragmeter.llm.fence import as_data, fence_tag
 from ragmeter.questions.audit_rows import Flag
-from ragmeter.testset import Question
 
 MISSTATEMENT_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmeter._safe_text import csv_text
 from ragmeter.errors import InputError
-from ragmeter.io import dumps, read_jsonl
-from ragmeter.outputs import check_output_file, write_output
+from ragmeter.files.io import dumps, read_jsonl
+from ragmeter.files.outputs import check_output_file, write_output
+from ragmeter.files.safe_text import csv_text
 
 FLAG_KINDS = (
     "copies",

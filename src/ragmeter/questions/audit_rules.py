@@ -30,8 +30,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragmeter.chunking import sentence_spans
-from ragmeter.testset import Question
+from ragmeter.chunking.strategies import sentence_spans
+from ragmeter.inputs.testset import Question
 
 # A short explicit English stop-word list: articles, pronouns, auxiliaries,
 # prepositions, conjunctions, question words and a few fillers.

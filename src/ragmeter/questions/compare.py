@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 
 from ragmeter import stats
-from ragmeter.config import Config, load_config
-from ragmeter.corpus import Document, load_corpus
 from ragmeter.errors import InputError
-from ragmeter.metrics import find_metric
+from ragmeter.inputs.config import Config, load_config
+from ragmeter.inputs.corpus import Document, load_corpus
+from ragmeter.inputs.testset import Question, TestSet, load_testset
 from ragmeter.questions.audit import audit_questions, read_audit
-from ragmeter.testset import Question, TestSet, load_testset
+from ragmeter.scoring.metrics import find_metric
 
 __all__ = [
     "UNFIT_FLAGS",
@@ -133,7 +133,7 @@ def compare_testsets(
     the flagged ones, see :func:`unfit_ids`). ``metric`` defaults to the
     config's; seed and rounds come from the config.
     """
-    from ragmeter.experiment import run_search
+    from ragmeter.runs.pipeline import run_search
 
     config = config.validate()
     metric = metric or config.metric

@@ -17,7 +17,7 @@ import numpy as np
 
 from ragmeter import stats
 from ragmeter.questions.audit import Flagged, read_audit
-from ragmeter.results import Results
+from ragmeter.runs.results import Results
 
 __all__ = ["AuditScores", "SystemSplit", "audit_scores", "results_audit"]
 

@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmeter.chunking import sentence_spans
-from ragmeter.corpus import Document, load_corpus
+from ragmeter.chunking.strategies import sentence_spans
 from ragmeter.errors import InputError
+from ragmeter.files.outputs import check_output_file, remove_output, write_output
+from ragmeter.inputs.corpus import Document, load_corpus
+from ragmeter.inputs.testset import AnswerSpan, Question, TestSet, load_testset, save_jsonl_testset
 from ragmeter.llm.backends import parse_options
 from ragmeter.llm.settings import CallSettings, call_settings, model_label
-from ragmeter.outputs import check_output_file, remove_output, write_output
-from ragmeter.testset import AnswerSpan, Question, TestSet, load_testset, save_jsonl_testset
 
 __all__ = [
     "GENERATE_PROMPT",

@@ -15,10 +15,9 @@ import os
 from importlib import metadata
 from pathlib import Path
 
+from ragmeter.comparison.formatting import format_estimate
 from ragmeter.errors import MissingExtra
-from ragmeter.formatting import format_estimate
-from ragmeter.io import atomic_write_text
-from ragmeter.metrics import is_share
+from ragmeter.files.io import atomic_write_text
 from ragmeter.report.chartlayout import (
     FONT_SIZE,
     group_points,
@@ -27,6 +26,7 @@ from ragmeter.report.chartlayout import (
     system_style,
 )
 from ragmeter.report.common import FAMILY_ORDER, FAMILY_TITLE, _family, _k
+from ragmeter.scoring.metrics import is_share
 
 # the HTML report needs the ``report`` extra (altair and vl-convert-python)
 ReportDependencyError = MissingExtra

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragmeter.formatting import format_estimate
+from ragmeter.comparison.formatting import format_estimate
 
 TOP_ITEMS = 5
 """Ranked items shown per system in the drill-down (the cut a reader model gets)."""
@@ -43,7 +43,7 @@ RATIO = "kappa"
 def _est(e: Any, metric: str) -> dict[str, Any]:
     """An estimate (:class:`ragmeter.stats.Estimate`) for the page: ends rounded for the
     charts, and ``shown``, the text every view prints for ``metric``
-    (:func:`ragmeter.formatting.format_estimate`); the page prints ``shown`` as it is."""
+    (:func:`ragmeter.comparison.formatting.format_estimate`); the page prints ``shown`` as it is."""
     out = {
         "mean": _r(e.mean),
         "low": _r(e.low),

@@ -1,7 +1,7 @@
 """Everything the report page shows, as plain JSON-ready data (no altair needed).
 
 :func:`report_data` reads a results directory through
-:class:`ragmeter.results.Results` (nothing is re-run) and shapes the summary, the
+:class:`ragmeter.runs.results.Results` (nothing is re-run) and shapes the summary, the
 comparisons, the headline, the strategy grid, the sample-size reading, the
 per-question drill-down and the route diagram; the optional sections come from
 :mod:`ragmeter.report.sections`. Charts are made from this data by
@@ -18,11 +18,15 @@ from typing import Any
 import numpy as np
 
 from ragmeter import __version__, stats
+from ragmeter.comparison.families import grid_views, kind_of, short_verdict
+from ragmeter.comparison.formatting import (
+    shown_difference,
+    shown_half_width,
+    shown_interval,
+    shown_p,
+)
+from ragmeter.comparison.summary import Summary
 from ragmeter.errors import InputError
-from ragmeter.families import grid_views, kind_of, short_verdict
-from ragmeter.formatting import shown_difference, shown_half_width, shown_interval, shown_p
-from ragmeter.metrics import is_share
-from ragmeter.planning import family_sentence, first_level, pair_needs, questions_needed
 from ragmeter.report.common import (
     FAMILY_ORDER,
     FAMILY_TITLE,
@@ -36,8 +40,9 @@ from ragmeter.report.common import (
 )
 from ragmeter.report.drilldown import drilldown
 from ragmeter.report.sections import OPTIONAL_SECTIONS, _attach_optional_to_questions
-from ragmeter.results import Results
-from ragmeter.summary import Summary
+from ragmeter.runs.results import Results
+from ragmeter.scoring.metrics import is_share
+from ragmeter.stats.planning import family_sentence, first_level, pair_needs, questions_needed
 
 
 def report_data(
@@ -145,7 +150,8 @@ def _clusters(summary: Summary, systems: list[str]) -> dict[str, Any] | None:
 
 def _comparisons(results: Results, summary: Summary, metric: str) -> list[dict]:
     """The comparisons as the page shows them; ``shown`` holds the texts the terminal
-    prints (:func:`ragmeter.verdicts.shown_difference` / :func:`~ragmeter.verdicts.shown_p`)."""
+    prints (:func:`ragmeter.comparison.verdicts.shown_difference` /
+    :func:`~ragmeter.comparison.verdicts.shown_p`)."""
 
     out = []
     for c in summary.comparisons:
@@ -188,7 +194,8 @@ def _comparisons(results: Results, summary: Summary, metric: str) -> list[dict]:
 
 
 def comparison_grids(summary: Summary) -> list[dict]:
-    """A grid family's comparisons laid out as grids (:func:`ragmeter.families.grid_views`):
+    """A grid family's comparisons laid out as grids
+    (:func:`ragmeter.comparison.families.grid_views`):
     each cell the index of a row of ``comparisons`` and its short verdict; none for
     any other family."""
     rule = summary.comparison_rule
@@ -406,7 +413,7 @@ def _sample_size(results: Results, summary: Summary, metric: str, target: float)
 
 
 def _family_need(results: Results, summary: Summary, metric: str) -> str | None:
-    """What the run's family of pairs costs in questions (:mod:`ragmeter.planning`)."""
+    """What the run's family of pairs costs in questions (:mod:`ragmeter.stats.planning`)."""
 
     names = [str(s) for s in results.systems]
     rule = summary.comparison_rule

@@ -8,7 +8,7 @@ import numpy as np
 from ragmeter.report.common import (
     _r,
 )
-from ragmeter.results import Results
+from ragmeter.runs.results import Results
 
 
 class _Utf16:

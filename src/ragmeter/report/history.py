@@ -1,10 +1,10 @@
 """The report's run-history section: this run among the recorded runs that measured
 the same thing, with interval bands and the paired changes marked.
 
-Shown only when the run history (:func:`ragmeter.history.locate`, from the
+Shown only when the run history (:func:`ragmeter.history.store.locate`, from the
 current folder) holds at least two runs comparable with this one for some system.
 Nothing is computed here: the trend, its intervals and changes are
-:func:`ragmeter.history_trend.trend`; this module shapes them into JSON-ready
+:func:`ragmeter.history.trend.trend`; this module shapes them into JSON-ready
 data and one Vega-Lite chart.
 """
 
@@ -13,11 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ragmeter import measurement
+from ragmeter.comparison.formatting import format_estimate, shown_difference, shown_interval
 from ragmeter.errors import RagmeterError
-from ragmeter.formatting import format_estimate, shown_difference, shown_interval
-from ragmeter.metrics import is_share
-from ragmeter.results import Results
+from ragmeter.runs.results import Results
+from ragmeter.scoring import measurement
+from ragmeter.scoring.metrics import is_share
 
 MAX_RUNS = 20
 """The newest comparable runs shown per system (``ragmeter history trend`` shows all)."""
@@ -28,12 +28,12 @@ MAX_SYSTEMS = 8
 
 def load_history(results: Results, folder: str | Path | None = None) -> dict[str, Any] | None:
     """The section's data, or None when the history holds no comparable runs."""
-    from ragmeter.history import HistoryStore, _file, locate
-    from ragmeter.history_baseline import scores_digest
-    from ragmeter.history_trend import trend
+    from ragmeter.history.baseline import scores_digest
+    from ragmeter.history.store import HistoryStore, history_file, locate
+    from ragmeter.history.trend import trend
 
     folder = folder if folder is not None else locate()
-    if folder is None or not _file(folder).is_file():
+    if folder is None or not history_file(folder).is_file():
         return None
     metric = results.summary.metric
     this = results.meta.get("measurement") or {}
@@ -59,7 +59,7 @@ def load_history(results: Results, folder: str | Path | None = None) -> dict[str
         "metric": metric,
         "confidence": results.summary.confidence,
         "share": is_share(metric),
-        "path": str(_file(folder)),
+        "path": str(history_file(folder)),
         "systems": list(series),
         "default": best,
         "runs": len(same),

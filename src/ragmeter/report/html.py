@@ -14,7 +14,6 @@ the directory (see :data:`OPTIONAL_SECTIONS`).
 
 from __future__ import annotations
 
-from ragmeter.metrics import SHARE_FAMILIES
 from ragmeter.report.charts import ReportDependencyError, chart_specs, vega_bundle
 from ragmeter.report.common import (
     FAMILY_ORDER,
@@ -42,6 +41,7 @@ from ragmeter.report.sections import (
     load_answers,
     load_audit,
 )
+from ragmeter.scoring.metrics import SHARE_FAMILIES
 
 __all__ = [
     "FAMILY_ORDER",

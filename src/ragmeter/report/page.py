@@ -1,7 +1,7 @@
 """The report page: one self-contained HTML file, assembled under a strict CSP.
 
 ``write_report(results_dir)`` reads a directory written by ``ragmeter search``
-(through :class:`ragmeter.results.Results`, nothing is re-run) and writes
+(through :class:`ragmeter.runs.results.Results`, nothing is re-run) and writes
 ``report.html`` beside it, atomically. The data is
 :func:`ragmeter.report.data.report_data`, the charts
 :func:`ragmeter.report.charts.chart_specs`.
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.outputs import check_output_file, results_lock, write_output
+from ragmeter.files.outputs import check_output_file, results_lock, write_output
 from ragmeter.report.charts import (
     _altair,
     _vega_version,
@@ -34,7 +34,7 @@ from ragmeter.report.charts import (
 )
 from ragmeter.report.common import PAGE_SIZE, TARGET_HALF_WIDTH
 from ragmeter.report.data import report_data
-from ragmeter.results import Results
+from ragmeter.runs.results import Results
 
 _ASSETS = "assets"
 

@@ -16,10 +16,10 @@ from typing import Any
 
 from ragmeter import stats
 from ragmeter.errors import InputError
-from ragmeter.io import read_json
+from ragmeter.files.io import read_json
 from ragmeter.report.common import GRADE_LABELS, RATIO, SHARE, _est
 from ragmeter.report.history import load_history
-from ragmeter.results import Results
+from ragmeter.runs.results import Results
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Re-chunking a corpus only embeds text that was never embedded before with the
 same model, and a second run of the same configuration encodes nothing.
 
 Storage is one SQLite database in write-ahead-log mode (``embeddings.sqlite3``
-in the cache folder; see :mod:`ragmeter.store`). Each vector is a little-endian
+in the cache folder; see :mod:`ragmeter.files.sqlite`). Each vector is a little-endian
 float32 blob. Every encoded batch is committed in its own transaction, so a run killed at any
 moment leaves a valid database holding every batch committed before the kill;
 the next run reads those and encodes only the rest. Several processes may share
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ragmeter.errors import CacheError, RagmeterError  # noqa: F401  (CacheError: old home)
-from ragmeter.store import SQLiteStore
+from ragmeter.files.sqlite import SQLiteStore
 
 DB_NAME = "embeddings.sqlite3"
 _SCHEMA_VERSION = 1

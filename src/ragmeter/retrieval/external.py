@@ -38,10 +38,10 @@ from typing import Any
 
 import httpx
 
-from ragmeter.corpus import load_corpus
 from ragmeter.errors import BadServerReply, InputError
+from ragmeter.files.io import read_jsonl
 from ragmeter.http import post_json
-from ragmeter.io import read_jsonl
+from ragmeter.inputs.corpus import load_corpus
 from ragmeter.retrieval.base import Hit, SpanRetriever
 from ragmeter.retrieval.trec import read_run_lines
 

@@ -11,7 +11,7 @@ its vocabulary, then PCA to ``dims`` dimensions; about 30 s to 2 min on two core
 the result is kept under the static cache folder, keyed by the source's fingerprint,
 ``dims`` and the model2vec version; later runs load it in well under a second. The
 distilled model is written to a hidden temporary folder and renamed into place when
-complete (:func:`ragmeter.io.atomic_directory`, the one folder writer), so a distillation
+complete (:func:`ragmeter.files.io.atomic_directory`, the one folder writer), so a distillation
 killed midway leaves nothing that a later run would load; the next distillation of the
 same model removes such a temporary (recorded in the cache folder's manifest) once its
 process is gone. A folder at the cache's name without the finished marker is refused,
@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.errors import InputError, MissingExtra
-from ragmeter.io import atomic_directory
+from ragmeter.files.io import atomic_directory
 from ragmeter.retrieval.dense import (
     _DEFAULT_ALIASES,
     DenseRetriever,
@@ -256,7 +256,7 @@ class StaticEncoder:
             ) from None
 
         self._check_folder()
-        # the one folder writer (ragmeter.io): a recorded temporary, renamed into place;
+        # the one folder writer (ragmeter.files.io): a recorded temporary, renamed into place;
         # a killed distillation's temporary is removed by the next one, nothing else is
         with atomic_directory(self.folder, keep_existing=True) as tmp:
             t = time.perf_counter()

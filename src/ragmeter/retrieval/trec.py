@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 
 from ragmeter.errors import InputError
-from ragmeter.io import atomic_write_text
-from ragmeter.qrels import Run, decode_ids
-from ragmeter.qrels import read_qrels as _read_qrels
-from ragmeter.qrels import read_run as _read_run
+from ragmeter.files.io import atomic_write_text
 from ragmeter.retrieval.base import Ranking
+from ragmeter.scoring.trec import Run, decode_ids
+from ragmeter.scoring.trec import read_qrels as _read_qrels
+from ragmeter.scoring.trec import read_run as _read_run
 
 PathLike = str | os.PathLike[str]
 
@@ -142,7 +142,7 @@ def read_run_lines(path: PathLike) -> dict[str, list[RunLine]]:
     """Parsed lines per question (in the order questions first appear), ordered by
     score (highest first), then rank, then file order.
 
-    The file is parsed by :func:`ragmeter.qrels.read_run` (the one TREC run reader:
+    The file is parsed by :func:`ragmeter.scoring.trec.read_run` (the one TREC run reader:
     6 or more fields per line, fields after the sixth ignored, ``.gz`` read as such);
     every bad line is a one-line error naming the file and line. An item listed twice
     for one question is an error naming both lines.
@@ -181,7 +181,7 @@ def read_run(path: PathLike) -> dict[str, list[tuple[str, float]]]:
 
 def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     """``{qid: {item_id: grade}}`` from a TREC qrels file (or a BEIR qrels TSV), parsed
-    by :func:`ragmeter.qrels.read_qrels`; a judgment given twice keeps the last."""
+    by :func:`ragmeter.scoring.trec.read_qrels`; a judgment given twice keeps the last."""
     return _read_qrels(path, format="trec").to_dict()
 
 

@@ -1,0 +1,89 @@
+"""Module paths from before the sub-packages, still importable for a while.
+
+``import ragmeter.verdicts`` (and every other flat module name below) gives a stand-in that
+forwards each name to the module's new home and warns once, with a
+:class:`DeprecationWarning`, where it moved. New code imports from the sub-packages.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+import warnings
+from importlib import import_module
+
+MOVED = {
+    "ragmeter.checks": "ragmeter.runs.warnings",
+    "ragmeter.chunk_types": "ragmeter.chunking.types",
+    "ragmeter.chunkers": "ragmeter.chunking.frameworks",
+    "ragmeter.config": "ragmeter.inputs.config",
+    "ragmeter.corpus": "ragmeter.inputs.corpus",
+    "ragmeter.doc_index": "ragmeter.chunking.doc_index",
+    "ragmeter.evaluate": "ragmeter.runs.evaluate",
+    "ragmeter.experiment": "ragmeter.runs.pipeline",
+    "ragmeter.formatting": "ragmeter.comparison.formatting",
+    "ragmeter.gate": "ragmeter.history.gate",
+    "ragmeter.grading": "ragmeter.scoring.grading",
+    "ragmeter.history_baseline": "ragmeter.history.baseline",
+    "ragmeter.history_trend": "ragmeter.history.trend",
+    "ragmeter.io": "ragmeter.files.io",
+    "ragmeter.measurement": "ragmeter.scoring.measurement",
+    "ragmeter.metrics": "ragmeter.scoring.metrics",
+    "ragmeter.outputs": "ragmeter.files.outputs",
+    "ragmeter.paired_tests": "ragmeter.stats.paired_tests",
+    "ragmeter.planning": "ragmeter.stats.planning",
+    "ragmeter.qrels": "ragmeter.scoring.trec",
+    "ragmeter.qrels_bytes": "ragmeter.scoring.trec_bytes",
+    "ragmeter.qrels_read": "ragmeter.scoring.trec_read",
+    "ragmeter.results": "ragmeter.runs.results",
+    "ragmeter.saving": "ragmeter.runs.saving",
+    "ragmeter.schemas": "ragmeter.files.schemas",
+    "ragmeter.stats_agreement": "ragmeter.stats.agreement",
+    "ragmeter.stats_bootstrap": "ragmeter.stats.bootstrap",
+    "ragmeter.stats_checks": "ragmeter.stats.validate",
+    "ragmeter.stats_compare": "ragmeter.stats.paired",
+    "ragmeter.stats_draws": "ragmeter.stats.draws",
+    "ragmeter.stats_exact": "ragmeter.stats.exact",
+    "ragmeter.stats_maxt": "ragmeter.stats.maxt",
+    "ragmeter.stats_size": "ragmeter.stats.size",
+    "ragmeter.store": "ragmeter.files.sqlite",
+    "ragmeter.summary": "ragmeter.comparison.summary",
+    "ragmeter.tables": "ragmeter.comparison.tables",
+    "ragmeter.testset": "ragmeter.inputs.testset",
+    "ragmeter.verdicts": "ragmeter.comparison.verdicts",
+}
+"""Old module name -> its home now."""
+
+
+class _Forward(importlib.abc.Loader):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        new = MOVED[spec.name]
+        warnings.warn(
+            f"{spec.name} has moved to {new}; import it from there",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        module = types.ModuleType(spec.name, f"Moved to {new}.")
+        home = import_module(new)
+        module.__getattr__ = lambda name: getattr(home, name)  # type: ignore[method-assign]
+        module.__dir__ = lambda: dir(home)  # type: ignore[method-assign]
+        module.__all__ = [n for n in dir(home) if not n.startswith("_")]
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+class _OldPaths(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):  # noqa: ANN001
+        if name in MOVED:
+            return importlib.machinery.ModuleSpec(name, _Forward())
+        return None
+
+
+def install() -> None:
+    """Let the old module names resolve (once per interpreter)."""
+    if not any(isinstance(f, _OldPaths) for f in sys.meta_path):
+        sys.meta_path.append(_OldPaths())

@@ -1,0 +1,185 @@
+"""How every number is printed: one home for each format.
+
+Estimates (``80.7 [74.1, 87.4]``), interval ends and p-values that never round
+across a decision boundary, and a comparison's difference and p columns. The
+terminal, the report, the notebook tables and ``ragmeter check`` all print
+through these functions, so a rule about printing changes here once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragmeter.scoring.metrics import family, is_share
+
+__all__ = [
+    "BOOTSTRAP",
+    "EXACT",
+    "EXACT_MARK",
+    "EXACT_NOTE",
+    "NO_SPREAD",
+    "column_labels",
+    "exact_note",
+    "fmt_end",
+    "fmt_p",
+    "format_estimate",
+    "format_interval",
+    "shown_difference",
+    "shown_half_width",
+    "shown_interval",
+    "shown_p",
+]
+
+
+def format_interval(
+    mean: float, low: float, high: float, scale: float = 100, digits: int = 1
+) -> str:
+    """``"85.0 [77.5, 92.5]"``: every printed estimate goes through here.
+
+    :func:`format_estimate` picks ``scale`` and ``digits`` from the metric (percent
+    for shares); :meth:`ragmeter.stats.Estimate.format` takes them as given.
+    """
+    return f"{mean * scale:.{digits}f} [{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
+
+
+def metric_scale(metric: Any) -> tuple[float, int]:
+    """Scale and digits a metric prints with: percent for shares, whole words, else 3
+    decimals."""
+    if is_share(metric):
+        return 100, 1
+    if family(metric) == "words":
+        return 1, 0
+    return 1, 3
+
+
+NO_SPREAD = "no spread: interval not estimable"
+EXACT_MARK = "exact"
+EXACT_NOTE = (
+    "exact: 0/1 scores on fewer than 30 questions or with fewer than 5 hits or misses, "
+    "where resampling understates the uncertainty: the exact binomial (Clopper-Pearson) "
+    "interval is shown; summary.json keeps the bootstrap interval, with this one beside "
+    "it (exact)."
+)
+
+
+EXACT = "exact"
+BOOTSTRAP = "bootstrap"
+
+
+def shown_interval(est: Any) -> tuple[float, float, str]:
+    """The interval every view shows for an estimate, and which one it is: the exact
+    binomial (Clopper-Pearson) interval where the estimate carries one (``"exact"``;
+    :func:`ragmeter.stats.exact.exact_interval` decides where), else the bootstrap's
+    ends (``"bootstrap"``). ``est`` is a :class:`ragmeter.stats.Estimate`, a
+    :class:`ragmeter.stats.SizeRow` or their dicts.
+
+    The terminal and Markdown (:func:`format_estimate`), the CSV and JSON records, the
+    history export, the plan and the report read the interval here, so none of them
+    decides again between the two.
+    """
+    get = est.get if isinstance(est, dict) else lambda name: getattr(est, name, None)
+    exact = get("exact")
+    if exact is not None:
+        return float(exact[0]), float(exact[1]), EXACT
+    return get("low"), get("high"), BOOTSTRAP
+
+
+def shown_half_width(est: Any) -> float:
+    """The ``±`` of the sample-size tables: half the width of the exact interval where
+    :func:`shown_interval` gives that one, else the row's own ``half_width`` (half the
+    bootstrap's width)."""
+    low, high, which = shown_interval(est)
+    stored = est.get("half_width") if isinstance(est, dict) else getattr(est, "half_width", None)
+    if which == BOOTSTRAP and stored is not None:
+        return stored
+    return (high - low) / 2.0
+
+
+def format_estimate(est: Any, metric: Any = "") -> str:
+    """An estimate as printed everywhere: ``"80.7 [74.1, 87.4]"`` for a share (percent),
+    ``"0.612 [0.552, 0.671]"`` for MRR, nDCG, MAP, ``"885 [842, 930]"`` for words.
+
+    An estimate carrying an exact binomial interval prints that one, marked
+    ``"100.0 [83.2, 100.0] exact"``; an interval of zero width otherwise prints as
+    ``"1.000 (no spread: interval not estimable)"``: no view shows ``[x, x]``.
+    ``est`` is a :class:`ragmeter.stats.Estimate` or its dict. The terminal tables,
+    the report's data and charts, and the notebook tables all call this.
+    """
+    get = est.get if isinstance(est, dict) else lambda name: getattr(est, name, None)
+    scale, digits = metric_scale(metric)
+    low, high, which = shown_interval(est)
+    if which == EXACT:
+        return f"{format_interval(get('mean'), low, high, scale, digits)} {EXACT_MARK}"
+    if low == high:
+        return f"{get('mean') * scale:.{digits}f} ({NO_SPREAD})"
+    return format_interval(get("mean"), low, high, scale, digits)
+
+
+def exact_note(estimates: Any) -> str | None:
+    """The footnote for tables where some estimate printed its exact interval."""
+    for est in estimates:
+        if shown_interval(est)[2] == EXACT:
+            return EXACT_NOTE
+    return None
+
+
+def fmt_end(x: float, scale: float = 100.0, digits: int = 1) -> str:
+    """A signed interval end, with extra digits when rounding would move it onto 0.
+
+    ``fmt_end(0.0003)`` is ``"+0.03"``, not ``"+0.0"``: a printed end reads as 0 only
+    when it is exactly 0, so a printed interval excludes 0 exactly when the real one does.
+    """
+    v = x * scale
+    if v == 0:
+        return f"{0.0:.{digits}f}"
+    d = digits
+    while float(f"{v:.{d}f}") == 0.0 and d < 12:
+        d += 1
+    text = f"{v:+.{d}f}"
+    return text if float(text) != 0.0 else f"{v:+.1e}"
+
+
+def fmt_p(p: float | None, alpha: float = 0.05) -> str:
+    """A p-value to 3 significant digits, with more when rounding would cross ``alpha``."""
+    if p is None:
+        return ""
+    d = 3
+    text = f"{p:.{d}g}"
+    while (float(text) < alpha) != (p < alpha) and d < 17:
+        d += 1
+        text = f"{p:.{d}g}"
+    return text
+
+
+def shown_difference(row: Any, metric: str, *, share: bool | None = None) -> str:
+    """A comparison's difference as every view prints it: ``+12.6 [+1.8, +24.4]`` in
+    points for shares (``metric`` a share, or ``share`` given), three decimals
+    otherwise, ``identical`` for identical systems; no end is rounded onto 0
+    (:func:`fmt_end`)."""
+    if row.identical:
+        return "identical"
+    scale, digits = (100, 1) if (is_share(metric) if share is None else share) else (1, 3)
+    d = row.difference
+    return (
+        f"{d.mean * scale:+.{digits}f} [{fmt_end(d.low, scale, digits)}, "
+        f"{fmt_end(d.high, scale, digits)}]"
+    )
+
+
+def shown_p(row: Any, alpha: float) -> str:
+    """The rule's p-value of a comparison as every view prints it (empty when the rule
+    has none or the systems are identical)."""
+    return "" if row.p is None or row.identical else fmt_p(row.p, alpha)
+
+
+def column_labels(rule: Any) -> tuple[str, str | None]:
+    """The headers of the difference and p columns under ``rule`` (``None``: a summary
+    saved before the rule was recorded, whose p-values are Holm's)."""
+    if rule is None:
+        return "A - B [95% CI]", "p (Holm)"
+    if rule.adjust == "none":
+        return f"A - B [{(1 - rule.alpha) * 100:g}% CI]", None
+    if rule.pairs == 1:
+        return f"A - B [{(1 - rule.alpha) * 100:g}% CI]", "p"
+    name = "max-T" if rule.adjust == "maxt" else "Holm"
+    return f"A - B [{name}-level CI]", f"p ({name})"

@@ -1,0 +1,347 @@
+"""A search's summary, typed: intervals, comparisons and sample sizes.
+
+:func:`summarize` computes it (every interval, comparison and sample size of a run
+comes from here); :class:`Summary` holds it as :class:`~ragmeter.stats.Estimate`,
+:class:`~ragmeter.comparison.verdicts.Row`, :class:`~ragmeter.comparison.verdicts.Rule` and
+:class:`~ragmeter.stats.SizeRow` objects. ``summary.json`` is
+:meth:`Summary.to_json`; :meth:`Summary.from_json` reads it back, and is the one
+place where a summary written by an earlier version gets its defaults (seed 1,
+10,000 rounds, 95%, percentile). The terminal, the report and the notebook tables
+all read these objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragmeter import stats
+from ragmeter.comparison import verdicts
+from ragmeter.comparison.systems import ComparisonPlan, compare_systems
+from ragmeter.errors import InputError
+from ragmeter.scoring import measurement
+from ragmeter.scoring.metrics import find_metric
+from ragmeter.stats.clusters import (
+    Clusters,
+    Design,
+    cluster_bootstrap_many,
+    cluster_codes,
+    decide_clusters,
+    design_effects,
+)
+
+if TYPE_CHECKING:
+    from ragmeter.runs.search_run import SearchRun
+
+RETURNED_IDEAL_NOTE = (
+    "nDCG ranks these systems differently from recall: with the returned ideal it scores "
+    "the order of what each system returned, not what it missed (recall counts that)."
+)
+DEFAULT_METRIC = "recall@5"
+DEFAULT_SEED = 1
+DEFAULT_ROUNDS = 10_000
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Intervals for every system x metric, the comparisons on ``metric`` under one
+    rule, and sample-size rows, with the seed, rounds and confidence they were drawn
+    with. ``k_capped`` names systems scored at their item count for a larger k."""
+
+    metric: str = DEFAULT_METRIC
+    seed: int = DEFAULT_SEED
+    rounds: int = DEFAULT_ROUNDS
+    confidence: float = 0.95
+    method: str = "percentile"
+    estimates: dict[str, dict[str, stats.Estimate]] = field(default_factory=dict)
+    comparisons: list[verdicts.Row] = field(default_factory=list)
+    comparison_rule: verdicts.Rule | None = None
+    sample_size: dict[str, list[stats.SizeRow]] = field(default_factory=dict)
+    k_capped: dict[str, int] = field(default_factory=dict)
+    clusters: Clusters | None = None
+    design: dict[str, dict[str, Design]] = field(default_factory=dict)
+    # each question's cluster label (scores.json keeps them, not summary.json)
+    cluster_labels: tuple[str, ...] | None = field(default=None, compare=False)
+
+    @property
+    def compared_by(self) -> tuple[str, ...] | None:
+        """The cluster labels the comparisons flip by (None: whole questions)."""
+        used = self.clusters is not None and self.clusters.used
+        return self.cluster_labels if used else None
+
+    def design_of(self, system: str, metric: str | None = None) -> Design | None:
+        """One system's design effect on ``metric`` (the comparison metric by default)."""
+        return self.design.get(str(system), {}).get(metric or self.metric)
+
+    ndcg: dict[str, str] = field(default_factory=dict)
+    """nDCG's ideal and gain (``{"ideal": "returned", "gain": "exponential"}``);
+    empty for a summary written before it was recorded."""
+
+    @property
+    def ndcg_label(self) -> str:
+        """``nDCG: returned ideal, exponential gain`` (``""`` when not recorded)."""
+        return ndcg_label(self.ndcg)
+
+    def ndcg_note(self, ks: list[int]) -> str | None:
+        """:data:`RETURNED_IDEAL_NOTE` where, under the returned ideal, nDCG@k orders two
+        systems one way and recall@k the other (at any k both were computed at)."""
+        if self.ndcg.get("ideal") != "returned":
+            return None
+        for k in ks:
+            means = [
+                (e[f"ndcg@{k}"].mean, e[f"recall@{k}"].mean)
+                for e in self.estimates.values()
+                if f"ndcg@{k}" in e and f"recall@{k}" in e
+            ]
+            for i, (n_a, r_a) in enumerate(means):
+                if any((n_a - n_b) * (r_a - r_b) < 0 for n_b, r_b in means[i + 1 :]):
+                    return RETURNED_IDEAL_NOTE
+        return None
+
+    @property
+    def rng(self) -> str | None:
+        """The generator the intervals were drawn with (``mulberry32``)."""
+        for per_system in self.estimates.values():
+            for est in per_system.values():
+                return est.rng
+        return None
+
+    @property
+    def alpha(self) -> float:
+        """The comparisons' level: the rule's, else 1 - confidence."""
+        if self.comparison_rule is not None:
+            return self.comparison_rule.alpha
+        return round(1.0 - self.confidence, 12)
+
+    def estimate(self, system: str, metric: str | None = None) -> stats.Estimate | None:
+        """One system's estimate on ``metric`` (the comparison metric by default)."""
+        return self.estimates.get(str(system), {}).get(metric or self.metric)
+
+    def to_json(self) -> dict[str, Any]:
+        """``summary.json`` as a plain dict (JSON-ready)."""
+        out: dict[str, Any] = {
+            "metric": self.metric,
+            "seed": self.seed,
+            "rounds": self.rounds,
+            "confidence": self.confidence,
+            "method": self.method,
+            "estimates": {
+                s: {m: e.to_dict() for m, e in per.items()} for s, per in self.estimates.items()
+            },
+            "comparisons": [r.to_dict() for r in self.comparisons],
+            "comparison_rule": None
+            if self.comparison_rule is None
+            else self.comparison_rule.to_dict(),
+            "sample_size": {s: [r.to_dict() for r in rows] for s, rows in self.sample_size.items()},
+        }
+        if self.k_capped:
+            out["k_capped"] = dict(self.k_capped)
+        if self.clusters is not None:
+            out["clusters"] = self.clusters.to_dict()
+            out["design"] = {
+                s: {m: d.to_dict() for m, d in per.items()} for s, per in self.design.items()
+            }
+        if self.ndcg:
+            out["ndcg"] = dict(self.ndcg)
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], where: str = "summary.json") -> Summary:
+        """Read :meth:`to_json`'s dict back; keys an earlier version did not write
+        take their defaults here. A damaged file is an :class:`InputError` naming
+        ``where``."""
+        try:
+            rule = data.get("comparison_rule")
+            return cls(
+                metric=str(data.get("metric") or DEFAULT_METRIC),
+                seed=int(data.get("seed", DEFAULT_SEED)),
+                rounds=int(data.get("rounds", DEFAULT_ROUNDS)),
+                confidence=float(data.get("confidence", 0.95)),
+                method=str(data.get("method", "percentile")),
+                estimates={
+                    str(s): {str(m): stats.Estimate.from_dict(e) for m, e in per.items()}
+                    for s, per in (data.get("estimates") or {}).items()
+                },
+                comparisons=[
+                    verdicts.Row.from_dict(c, ruled=rule is not None)
+                    for c in data.get("comparisons") or []
+                ],
+                comparison_rule=None if rule is None else verdicts.Rule.from_dict(rule),
+                sample_size={
+                    str(s): [stats.SizeRow.from_dict(r) for r in rows]
+                    for s, rows in (data.get("sample_size") or {}).items()
+                },
+                k_capped={str(s): int(k) for s, k in (data.get("k_capped") or {}).items()},
+                clusters=None
+                if data.get("clusters") is None
+                else stats.from_fields(Clusters, data["clusters"]),
+                design={
+                    str(s): {str(m): Design.from_dict(d) for m, d in per.items()}
+                    for s, per in (data.get("design") or {}).items()
+                },
+                ndcg={str(k): str(v) for k, v in (data.get("ndcg") or {}).items()},
+            )
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise InputError(
+                f"{where}: not a summary ragmeter can read ({type(exc).__name__}: {exc}); "
+                f"run `ragmeter search` again"
+            ) from None
+
+
+def _clustering(
+    matrices: dict[str, np.ndarray],
+    metric: str,
+    labels,
+    source: str,
+    mode: str,
+    seed: int,
+    rounds: int,
+    confidence: float,
+) -> tuple[Clusters | None, np.ndarray | None, dict[str, list[Design]]]:
+    """``(clusters, codes, designs)``: whether the run's numbers are cluster-aware
+    (:func:`ragmeter.stats.clusters.decide_clusters`, on the comparison metric, as
+    :func:`ragmeter.comparison.systems.compare_systems` decides) and every metric's design
+    effects for the views."""
+    info, codes = decide_clusters(
+        matrices[metric], labels, mode, seed, rounds, confidence, source=source, metric=metric
+    )
+    if info is None:
+        return None, None, {}
+    every_code, _ = cluster_codes(labels)
+    names = list(matrices)
+    k = matrices[metric].shape[0]
+    # one pass over the draws for every metric (each row's result is its own)
+    every = design_effects(
+        np.vstack([matrices[name] for name in names]), every_code, rounds, seed, confidence
+    )
+    designs = {name: every[i * k : (i + 1) * k] for i, name in enumerate(names)}
+    return info, codes, designs
+
+
+def ndcg_label(ndcg: dict[str, str]) -> str:
+    """``nDCG: returned ideal, exponential gain``; ``""`` when not recorded."""
+    if not ndcg.get("ideal"):
+        return ""
+    gain = f", {ndcg['gain']} gain" if ndcg.get("gain") else ""
+    return f"nDCG: {ndcg['ideal']} ideal{gain}"
+
+
+def summarize(
+    matrices: dict[str, np.ndarray],
+    systems: list[str],
+    metric: str,
+    seed: int,
+    rounds: int,
+    confidence: float = 0.95,
+    method: str = "percentile",
+    *,
+    adjust: str = "maxt",
+    baseline: str | None = None,
+    pairs: list[tuple[str, str]] | None = None,
+    k_capped: dict[str, int] | None = None,
+    clusters: Sequence[str] | None = None,
+    cluster_source: str = "document",
+    cluster_mode: str = "auto",
+    family: str = "all",
+    ndcg: dict[str, str] | None = None,
+) -> Summary:
+    """Intervals for every metric x system, paired comparisons and sample sizes on ``metric``.
+
+    The comparisons form one family (every pair, every system against ``baseline``,
+    the planned ``pairs``, or a named ``family``: ``"auto"`` is the grid's families
+    on a strategy x retriever grid) under one rule (``adjust``), built by
+    :func:`ragmeter.comparison.systems.compare_systems` as every view builds it;
+    ``comparison_rule`` records the rule, the family, seed and rounds. ``clusters``
+    (a label per question, from ``cluster_source``) adds each interval's design effect
+    and, when ``cluster_mode`` says so (:func:`_clustering`), makes the intervals and
+    comparisons cluster-aware.
+    """
+    metric = find_metric(metric, matrices)  # P_5 or precision@5, as the run names it
+    info, codes, designs = _clustering(
+        matrices, metric, clusters, cluster_source, cluster_mode, seed, rounds, confidence
+    )
+    estimates: dict[str, dict[str, stats.Estimate]] = {s: {} for s in systems}
+    if codes is not None:  # one pass over the cluster draws for every metric
+        names = list(matrices)
+        every = cluster_bootstrap_many(
+            np.vstack([matrices[name] for name in names]), codes, rounds, seed, confidence
+        )
+        k = len(systems)
+        by_metric = {name: every[i * k : (i + 1) * k] for i, name in enumerate(names)}
+    for name, matrix in matrices.items():
+        if codes is not None:
+            ests = by_metric[name]
+        else:
+            ests = stats.bootstrap_many(
+                matrix, rounds=rounds, seed=seed, confidence=confidence, method=method
+            )
+        for system, est in zip(systems, ests, strict=True):
+            estimates[system][name] = est
+    main = matrices[metric]
+    comparisons: list[verdicts.Row] = []
+    rule = None
+    if len(systems) > 1:
+        plan = ComparisonPlan(
+            metric,
+            seed,
+            rounds,
+            confidence,
+            adjust,
+            baseline or None,
+            tuple(pairs) if pairs else None,
+            None if codes is None else tuple(str(x) for x in clusters or ()),
+            cluster_mode="document",  # decided above, as compare_systems decides
+            family=family,
+        )
+        table = compare_systems(matrices, systems, plan)
+        comparisons = list(table.rows)
+        rule = table.rule
+    sizes = {
+        s: stats.sample_size(row, rounds=rounds, seed=seed, confidence=confidence)
+        for s, row in zip(systems, main, strict=True)
+    }
+    return Summary(
+        metric=metric,
+        seed=seed,
+        rounds=rounds,
+        confidence=confidence,
+        method=method,
+        estimates=estimates,
+        comparisons=comparisons,
+        comparison_rule=rule,
+        sample_size=sizes,
+        k_capped=dict(k_capped or {}),
+        clusters=info,
+        cluster_labels=None if info is None else tuple(str(x) for x in clusters or ()),
+        design={s: {name: designs[name][i] for name in designs} for i, s in enumerate(systems)}
+        if info is not None
+        else {},
+        ndcg=dict(ndcg or {}),
+    )
+
+
+def summarize_run(run: SearchRun) -> Summary:
+    """:func:`summarize` with the run's own configuration (seed, rounds, method...)."""
+    cfg = run.config
+    return summarize(
+        {m: run.matrix(m) for m in run.metric_names},
+        [s.name for s in run.systems],
+        cfg.metric,
+        cfg.seed,
+        cfg.rounds,
+        cfg.confidence,
+        cfg.method,
+        adjust=cfg.adjust,
+        baseline=cfg.baseline or None,
+        pairs=verdicts.parse_pairs(cfg.pairs) if cfg.pairs else None,
+        k_capped={s.name: s.k_cap for s in run.systems if s.k_cap is not None},
+        # a run that knows no clusters (a stand-in, an evaluation of run files) has none
+        clusters=getattr(run, "clusters", None),
+        cluster_source=getattr(run, "cluster_source", "none"),
+        cluster_mode=getattr(cfg, "clusters", "auto"),
+        family=cfg.family,
+        ndcg=measurement.ndcg_settings(cfg),
+    )

@@ -1,0 +1,35 @@
+"""The run history and what is built on it: the store, the trend of a system across runs, a
+recorded run as a baseline, and the CI gate (``ragmeter check``).
+
+Public names, imported on first use::
+
+    store:        HistoryStore, RunRecord, open_history, locate, record
+    trend:        Trend
+    baseline:     resolve_ref, materialise
+    gate:         Check, check_noninferior
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_LAZY = {
+    "HistoryStore": "ragmeter.history.store",
+    "RunRecord": "ragmeter.history.store",
+    "open_history": "ragmeter.history.store",
+    "locate": "ragmeter.history.store",
+    "record": "ragmeter.history.store",
+    "Trend": "ragmeter.history.trend",
+    "resolve_ref": "ragmeter.history.baseline",
+    "materialise": "ragmeter.history.baseline",
+    "Check": "ragmeter.history.gate",
+    "check_noninferior": "ragmeter.history.gate",
+}
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,293 @@
+"""``ragmeter check``: is a candidate run no worse than a baseline run?
+
+The CI gate reads two results directories, so it lives above them; the paired
+comparison itself is :func:`ragmeter.comparison.systems.compare_systems`, the one
+comparison every view uses.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from ragmeter import stats
+from ragmeter.comparison.formatting import fmt_end
+from ragmeter.comparison.systems import ComparisonPlan, compare_systems
+from ragmeter.errors import InputError
+from ragmeter.history.systems import pair_systems
+from ragmeter.runs.results import Results
+from ragmeter.scoring import measurement
+from ragmeter.scoring.metrics import COST_FAMILIES, family
+from ragmeter.stats.paired_tests import is_binary
+
+__all__ = ["Check", "check_noninferior", "supported_margin"]
+
+_WHO = {
+    "unchanged": "an unchanged candidate",
+    "changed": "a candidate that changes as many questions, with no net change,",
+    "spread": "a candidate whose per-question differences spread as these do, with no "
+    "change on average,",
+}
+
+
+@dataclass(frozen=True)
+class Check:
+    """Non-inferiority of a candidate run against a baseline run, for one system and metric.
+
+    ``difference`` is candidate - baseline, paired by question id, with its two-sided
+    interval (a family of one under the default rule); the check passes when the
+    interval's lower end is above ``-margin`` (``margin`` in points: hundredths of
+    the metric's scale).
+    """
+
+    system: str
+    metric: str
+    margin: float
+    baseline: float
+    candidate: float
+    difference: stats.Estimate
+    wins: int
+    ties: int
+    losses: int
+    interval: str
+    passed: bool
+    #: points: the smallest margin a candidate with no net change would pass on these
+    #: questions (:func:`supported_margin`); set on FAIL, ``inf`` when none would
+    supported_margin: float | None = None
+    #: how that candidate differs: ``unchanged``, ``changed`` (0/1 scores: as many
+    #: questions changed each way as this candidate changed) or ``spread`` (graded
+    #: scores: this candidate's per-question differences less their mean)
+    support_basis: str = "unchanged"
+    #: the system's name in the baseline run, when it is not ``system`` (a renamed system)
+    baseline_system: str | None = None
+
+    @property
+    def shown_system(self) -> str:
+        if self.baseline_system is None:
+            return self.system
+        return f"{self.system} (baseline: {self.baseline_system})"
+
+    def _support(self) -> str:
+        s, n = self.supported_margin, self.difference.n
+        if s is None:
+            return ""
+        who = _WHO[self.support_basis]
+        if not math.isfinite(s):
+            return (
+                f"; these {n} questions support no margin: the interval of {who} is "
+                f"unbounded (too few questions differ for the test to reach "
+                f"{self.difference.confidence * 100:g}%); add questions (`ragmeter plan`)"
+            )
+        if s >= 100:
+            return (
+                f"; these {n} questions support no margin below the whole scale: the "
+                f"interval of {who} reaches -{s:.1f}; add questions (`ragmeter plan`)"
+            )
+        if s == 0:
+            return f"; these {n} questions support any margin above 0"
+        reach = (
+            f"an unchanged candidate's interval reaches -{s:.1f}"
+            if self.support_basis == "unchanged"
+            else f"the interval of {who} reaches -{s:.1f}"
+        )
+        return f"; these {n} questions support a margin above {s:.1f} points ({reach})"
+
+    @property
+    def line(self) -> str:
+        d = self.difference
+        verdict = "PASS" if self.passed else "FAIL"
+        rel = ">" if self.passed else "<="
+        return (
+            f"{verdict} {self.metric} {self.shown_system}: candidate - baseline = "
+            f"{d.mean * 100:+.1f} [{fmt_end(d.low)}, {fmt_end(d.high)}] points "
+            f"({d.confidence * 100:g}% {self.interval}, {d.n} questions, seed {d.seed}, "
+            f"{d.rounds} rounds); lower end {rel} -{self.margin:g} (margin)" + self._support()
+        )
+
+    def markdown(self) -> str:
+        d = self.difference
+        head = "passed" if self.passed else "failed"
+        return "\n".join(
+            [
+                f"### ragmeter check {head}: {self.metric}, {self.shown_system}",
+                "",
+                "| | value |",
+                "|---|--:|",
+                f"| baseline | {self.baseline * 100:.1f} |",
+                f"| candidate | {self.candidate * 100:.1f} |",
+                f"| candidate - baseline | {d.mean * 100:+.1f} |",
+                f"| {d.confidence * 100:g}% interval | [{fmt_end(d.low)}, {fmt_end(d.high)}] |",
+                f"| margin | -{self.margin:g} |",
+                f"| questions better / same / worse | {self.wins} / {self.ties} / {self.losses} |",
+                "",
+                f"Non-inferiority: the check passes when the lower end of the paired interval "
+                f"is above -{self.margin:g} points. Interval: {self.interval}; "
+                f"{d.n} questions paired by id; seed {d.seed}, {d.rounds} rounds"
+                + (self._support().replace(";", ".", 1).replace(" these", " These", 1) + ".")
+                if self.supported_margin is not None
+                else f"{d.n} questions paired by id; seed {d.seed}, {d.rounds} rounds.",
+                "",
+            ]
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["line"] = self.line
+        return out
+
+
+def check_noninferior(
+    baseline: Any,
+    candidate: Any,
+    system: str,
+    metric: str,
+    margin: float,
+    confidence: float = 0.95,
+    rounds: int | None = None,
+    seed: int | None = None,
+    baseline_system: str | None = None,
+) -> Check:
+    """Is the candidate run no worse than the baseline by more than ``margin`` points?
+
+    ``baseline`` and ``candidate`` are :class:`ragmeter.runs.results.Results` (or their
+    paths). Both runs must have measured the same thing (corpus, questions, answer
+    keys and measurement settings: :mod:`ragmeter.scoring.measurement`) and hold the system
+    and the metric; questions are paired by id. A cost (``words@k``) is refused.
+    Seed and rounds default to the baseline run's. ``system`` may be the system's
+    name in either run: a run that lacks it holds it under another name when one of
+    its systems has the same strategy and retriever settings
+    (:func:`ragmeter.history.systems.pair_systems`); ``baseline_system`` names it in
+    the baseline outright.
+    """
+    base = baseline if isinstance(baseline, Results) else Results(baseline)
+    cand = candidate if isinstance(candidate, Results) else Results(candidate)
+    if not margin >= 0 or not math.isfinite(margin):
+        raise InputError(f"margin must be a non-negative number of points, got {margin}")
+    b_name, c_name = pair_systems(
+        system,
+        (base.meta, base.systems, str(base.path)),
+        (cand.meta, cand.systems, str(cand.path)),
+        baseline_system,
+    )
+    for res, label in ((base, "baseline"), (cand, "candidate")):
+        if metric not in res.metrics:
+            raise InputError(
+                f"{res.path}: no metric {metric!r} in the {label} run; it has {res.metrics}"
+            )
+    if family(metric) in COST_FAMILIES:
+        raise InputError(
+            f"{metric} is a cost (lower is better), not a score a margin protects; check a "
+            f"score such as recall@5, and read {metric} beside it"
+        )
+    differ = measurement.differences(
+        base.meta.get("measurement") or {}, cand.meta.get("measurement") or {}, metric
+    )
+    if differ:
+        raise InputError(
+            f"baseline {base.path} and candidate {cand.path} measured different things "
+            f"({'; '.join(differ)}); the system under test may change, the measurement may "
+            f"not: run both on the same corpus and test set with the same settings"
+        )
+    ids_b, ids_c = base.question_ids, cand.question_ids
+    if set(ids_b) != set(ids_c) or len(ids_b) != len(ids_c):
+        only_b = sorted(set(ids_b) - set(ids_c))
+        only_c = sorted(set(ids_c) - set(ids_b))
+        where = (
+            f"{only_b[0]!r} is only in the baseline"
+            if only_b
+            else f"{only_c[0]!r} is only in the candidate"
+            if only_c
+            else "a question id repeats"
+        )
+        raise InputError(
+            f"different test sets: baseline {base.path} has {len(ids_b)} questions, candidate "
+            f"{cand.path} has {len(ids_c)}; {where}. Run both on the same test set"
+        )
+    texts_b = _question_texts(base)
+    texts_c = _question_texts(cand)
+    if texts_b is not None and texts_c is not None:
+        for qid in ids_b:
+            if texts_b.get(qid) != texts_c.get(qid):
+                raise InputError(
+                    f"different test sets: question {qid!r} reads differently in "
+                    f"{base.path} and {cand.path}. Run both on the same test set"
+                )
+    order = {q: i for i, q in enumerate(ids_c)}
+    y = base.scores(b_name, metric)
+    x = cand.scores(c_name, metric)[[order[q] for q in ids_b]]
+    plan = ComparisonPlan(
+        metric,
+        base.summary.seed if seed is None else seed,
+        base.summary.rounds if rounds is None else rounds,
+        confidence,
+        pairs=(("candidate", "baseline"),),
+    )
+    # two runs of one system: never folded as "identical", however alike
+    table = compare_systems(
+        {metric: np.stack([x, y])}, ["candidate", "baseline"], plan, fold_identical=False
+    )
+    row = table.rows[0]
+    diff = row.difference
+    passed = bool(diff.low > -margin / 100.0)
+    supported, basis = supported_margin(x, y, plan) if not passed else (None, "unchanged")
+    return Check(
+        system=c_name,
+        metric=metric,
+        margin=float(margin),
+        baseline=stats.seq_mean(y),
+        candidate=stats.seq_mean(x),
+        difference=diff,
+        wins=row.wins,
+        ties=row.ties,
+        losses=row.losses,
+        interval=table.rule.interval,
+        passed=passed,
+        supported_margin=supported,
+        support_basis=basis,
+        baseline_system=None if b_name == c_name else b_name,
+    )
+
+
+def supported_margin(x: np.ndarray, y: np.ndarray, plan: ComparisonPlan) -> tuple[float, str]:
+    """The smallest margin (points) that candidate scores ``x`` against baseline scores
+    ``y`` could pass with no net change, and how that candidate is made: the lower end
+    of its interval under ``plan``, negated (``inf`` when unbounded).
+
+    0/1 scores: a candidate that changes as many questions as ``x`` does, half each
+    way (Tango's interval depends on those counts alone; none changed: ``unchanged``).
+    Graded scores: ``x``'s per-question differences less their mean (``spread``);
+    their interval is this candidate's moved to a mean of 0, so a FAIL with no
+    observed loss never reads as a margin the questions support.
+    """
+    d = x - y
+    changed = int(np.count_nonzero(d))
+    if not changed:
+        basis, x0, y0 = "unchanged", y, y
+    elif is_binary(np.stack([x, y])):
+        basis = "changed"
+        y0 = np.zeros_like(y)
+        x0 = np.zeros_like(y)
+        x0[: (changed + 1) // 2] = 1.0
+        y0[(changed + 1) // 2 : changed] = 1.0
+    else:
+        basis, x0, y0 = "spread", y + (d - d.mean()), y
+    low = (
+        compare_systems(
+            {plan.metric: np.stack([x0, y0])}, ["candidate", "baseline"], plan, fold_identical=False
+        )
+        .rows[0]
+        .difference.low
+    )
+    if not math.isfinite(low):
+        return math.inf, basis
+    return max(0.0, -low * 100.0), basis
+
+
+def _question_texts(res: Any) -> dict[str, str] | None:
+    try:
+        return {q.id: q.text for q in res.questions}
+    except (OSError, ValueError, KeyError):
+        return None

@@ -1,0 +1,33 @@
+"""What a run reads: the config (``ragmeter.toml``), corpora and test sets with their answer
+keys.
+
+Public names, imported on first use::
+
+    config:       Config, load_config
+    corpus:       Document, load_corpus
+    testset:      AnswerSpan, Question, TestSet, load_testset, save_jsonl_testset
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_LAZY = {
+    "Config": "ragmeter.inputs.config",
+    "load_config": "ragmeter.inputs.config",
+    "Document": "ragmeter.inputs.corpus",
+    "load_corpus": "ragmeter.inputs.corpus",
+    "AnswerSpan": "ragmeter.inputs.testset",
+    "Question": "ragmeter.inputs.testset",
+    "TestSet": "ragmeter.inputs.testset",
+    "load_testset": "ragmeter.inputs.testset",
+    "save_jsonl_testset": "ragmeter.inputs.testset",
+}
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

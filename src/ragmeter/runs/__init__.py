@@ -1,0 +1,39 @@
+"""A search run from start to saved results: the pipeline, the run's data, scoring one system,
+saving, reading results back, and run files scored with ``evaluate``.
+
+Public names, imported on first use::
+
+    search_run:   RankedItem, SystemRun, SearchRun
+    pipeline:     run_search
+    scoring:      grade_rankings, score_system
+    saving:       save_results
+    results:      Results
+    evaluate:     EvaluateRun, evaluate_files
+    warnings:     run_warnings
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_LAZY = {
+    "RankedItem": "ragmeter.runs.search_run",
+    "SystemRun": "ragmeter.runs.search_run",
+    "SearchRun": "ragmeter.runs.search_run",
+    "run_search": "ragmeter.runs.pipeline",
+    "grade_rankings": "ragmeter.runs.scoring",
+    "score_system": "ragmeter.runs.scoring",
+    "save_results": "ragmeter.runs.saving",
+    "Results": "ragmeter.runs.results",
+    "EvaluateRun": "ragmeter.runs.evaluate",
+    "evaluate_files": "ragmeter.runs.evaluate",
+    "run_warnings": "ragmeter.runs.warnings",
+}
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,300 @@
+"""The results directory: what a search run saved, and how to read it back.
+
+Layout (every file is deterministic: same inputs and seed, same bytes)::
+
+    config.toml       the configuration used (absolute paths)
+    meta.json         versions, corpus/test-set sizes, systems, seed and rounds
+    questions.jsonl   the questions scored, with their answer spans
+    documents.jsonl   the documents that any result or answer key points into
+    runs.jsonl        per system and question: the ranked items with grades
+    scores.json       per-question scores: {systems, questions, metrics, values}
+    scores.csv        the same, one row per system and question
+    summary.json      intervals for every system x metric, paired comparisons and
+                      the rule that decided them (comparison_rule),
+                      sample-size rows (each with its seed and rounds)
+
+Nothing downstream (comparisons, the report, answer grading) re-runs retrieval:
+it all reads this directory through :class:`Results`.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterator
+from dataclasses import replace
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from ragmeter.comparison.summary import Summary, summarize, summarize_run
+from ragmeter.comparison.systems import ComparisonPlan
+from ragmeter.comparison.tables import ShowsItself
+from ragmeter.errors import InputError, did_you_mean
+from ragmeter.files.io import read_json, read_jsonl
+from ragmeter.files.schemas import (
+    ResultsDocument,
+    ResultsMeta,
+    ResultsQuestion,
+    ResultsSummary,
+    RunLine,
+    ScoresFile,
+    check,
+)
+from ragmeter.inputs.testset import AnswerSpan, Question
+from ragmeter.runs.saving import LATER_STAGES, save_results
+from ragmeter.runs.search_run import RankedItem
+from ragmeter.scoring.metrics import find_metric
+
+__all__ = [
+    "LATER_STAGES",
+    "RankedItem",
+    "Results",
+    "Summary",
+    "save_results",
+    "summarize",
+    "summarize_run",
+]
+
+
+def _trec_runs(folder: Path, limit: int = 20) -> list[Path]:
+    """The files of ``folder`` whose first line reads as a TREC run line
+    (``qid Q0 doc rank score tag``), at most ``limit`` files looked at."""
+    found = []
+    for path in sorted(p for p in folder.iterdir() if p.is_file())[:limit]:
+        try:
+            with path.open(encoding="utf-8", errors="replace") as fh:
+                fields = fh.readline(4096).split()
+            int(fields[3]), float(fields[4])
+        except (OSError, ValueError, IndexError):
+            continue
+        if len(fields) == 6:
+            found.append(path)
+    return found
+
+
+def _not_results(path: Path) -> str:
+    """Why ``path`` is not a results directory, and what to run instead."""
+    if not path.exists():
+        return (
+            f"{path}: no such folder; give the results directory `ragmeter search -o DIR` "
+            "wrote (default ragmeter-results)"
+        )
+    if path.is_dir() and _trec_runs(path):
+        return (
+            f"{path}: holds TREC run files, not ragmeter results; score them with "
+            f"`ragmeter evaluate --qrels QRELS {path}/*`"
+        )
+    return f"{path}: not a ragmeter results directory (no scores.json); run `ragmeter search` first"
+
+
+class Results(ShowsItself):
+    """A results directory, read back for comparisons, reports and answer grading.
+
+    Shows itself as a table of intervals (``_repr_html_``, ``to_markdown()``,
+    ``to_pandas()``), as an in-memory :class:`~ragmeter.runs.pipeline.SearchRun` does.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if not (self.path / "scores.json").is_file():
+            raise InputError(_not_results(self.path))
+        self.meta = self._json("meta.json")
+        check(ResultsMeta, self.meta, str(self.path / "meta.json"), _AGAIN)
+        scores = check(
+            ScoresFile, self._json("scores.json"), str(self.path / "scores.json"), _AGAIN
+        )
+        _check_scores(scores, self.path / "scores.json")
+        self._scores = scores.model_dump()
+        raw = self._json("summary.json")
+        check(ResultsSummary, raw, str(self.path / "summary.json"), _AGAIN)
+        self.summary = Summary.from_json(raw, str(self.path / "summary.json"))
+        if self.clusters is not None and self.summary.clusters is not None:
+            self.summary = replace(self.summary, cluster_labels=self.clusters)
+        if not self.summary.ndcg:  # written before summary.json named it: meta.json has it
+            measured = self.meta.get("measurement")
+            measured = measured if isinstance(measured, dict) else {}
+            ideal = measured.get("ideal", self.meta.get("ideal"))
+            if ideal:
+                named = {"ideal": str(ideal), "gain": str(measured.get("gain", ""))}
+                self.summary = replace(self.summary, ndcg={k: v for k, v in named.items() if v})
+
+    def _json(self, name: str) -> dict:
+        path = self.path / name
+        if not path.is_file():
+            raise InputError(
+                f"{path}: missing; the results directory is incomplete, run `ragmeter search` again"
+            )
+        data = read_json(path, nan_ok=True)
+        if not isinstance(data, dict):
+            raise InputError(f"{path}: expected a JSON object, got {type(data).__name__}; {_AGAIN}")
+        return data
+
+    def _lines(self, name: str) -> Iterator[tuple[int, dict]]:
+        path = self.path / name
+        if not path.is_file():
+            raise InputError(
+                f"{path}: missing; the results directory is incomplete, run `ragmeter search` again"
+            )
+        return read_jsonl(path, nan_ok=True)
+
+    @property
+    def systems(self) -> list[str]:
+        return list(self._scores["systems"])
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self._scores["metrics"])
+
+    @property
+    def question_ids(self) -> list[str]:
+        return list(self._scores["questions"])
+
+    @property
+    def clusters(self) -> tuple[str, ...] | None:
+        """Each question's cluster as the run saved it (None for results saved without)."""
+        labels = self._scores.get("clusters")
+        return None if labels is None else tuple(labels)
+
+    def scores(self, system: str, metric: str) -> np.ndarray:
+        """Per-question scores of one system on one metric."""
+        system = str(system)
+        metric = self._check(system, metric)
+        return np.asarray(self._scores["values"][system][metric], dtype=np.float64)
+
+    def matrix(self, metric: str, systems: list[str] | None = None) -> np.ndarray:
+        """(systems x questions) scores for one metric."""
+        systems = systems or self.systems
+        return np.vstack([self.scores(s, metric) for s in systems])
+
+    def _check(self, system: str, metric: str) -> str:
+        """``metric`` as this run names it (``P_5`` or ``precision@5``), once ``system``
+        and ``metric`` are known."""
+        if system not in self._scores["values"]:
+            raise InputError(
+                f"unknown system {system!r}{did_you_mean(system, self.systems)}; "
+                f"choose one of {self.systems}"
+            )
+        try:
+            return find_metric(metric, self.metrics)
+        except InputError:
+            raise InputError(
+                f"unknown metric {metric!r}{did_you_mean(metric, self.metrics)}; "
+                f"choose one of {self.metrics}"
+            ) from None
+
+    @cached_property
+    def comparison_plan(self) -> ComparisonPlan:
+        """The run's own comparison, as its ``summary.json`` was made: metric, seed,
+        rounds and confidence from the summary, the family and rule from the saved
+        ``config.toml`` (all pairs under Holm when it names none)."""
+        settings: dict = {}
+        path = self.path / "config.toml"
+        if path.is_file():
+            try:
+                settings = dict(tomllib.loads(path.read_text(encoding="utf-8")).get("stats", {}))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                raise InputError(f"{path}: cannot be read ({exc}); {_AGAIN}") from None
+        rule = self.summary.comparison_rule
+        if rule is not None:
+            settings["adjust"] = rule.adjust
+        summary = self.summary
+        settings.update(
+            metric=summary.metric,
+            seed=summary.seed,
+            rounds=summary.rounds,
+            confidence=summary.confidence,
+        )
+        # the saved labels and [stats] clusters: the comparison decides on clusters again
+        # as the summary did (decide_clusters), as a run in memory does
+        return replace(ComparisonPlan.from_settings(settings), clusters=self.clusters)
+
+    @cached_property
+    def questions(self) -> list[Question]:
+        out = []
+        path = self.path / "questions.jsonl"
+        for number, obj in self._lines("questions.jsonl"):
+            q = check(ResultsQuestion, obj, f"{path}:{number}", _AGAIN)
+            spans = tuple(AnswerSpan(a.doc, a.start, a.end, a.text) for a in q.answers)
+            any_of = tuple(AnswerSpan(a.doc, a.start, a.end, a.text) for a in q.any_of)
+            key = ("id", "question", "answers", "any_of", "qrels")
+            meta = {k: v for k, v in obj.items() if k not in key}
+            qrels = tuple((d, g) for d, g in q.qrels.items())
+            out.append(Question(q.id, q.question, spans, meta, any_of, qrels))
+        return out
+
+    @cached_property
+    def documents(self) -> dict[str, str]:
+        out = {}
+        path = self.path / "documents.jsonl"
+        for number, obj in self._lines("documents.jsonl"):
+            d = check(ResultsDocument, obj, f"{path}:{number}", _AGAIN)
+            out[d.id] = d.text
+        return out
+
+    @cached_property
+    def runs(self) -> dict[str, dict[str, list[RankedItem]]]:
+        """``runs[system][question_id]``: the ranked items, best first, with text."""
+        docs = self.documents
+        out: dict[str, dict[str, list[RankedItem]]] = {s: {} for s in self.systems}
+        path = self.path / "runs.jsonl"
+        for number, obj in self._lines("runs.jsonl"):
+            where = f"{path}:{number}"
+            line = check(RunLine, obj, where, _AGAIN)
+            if line.system not in out:
+                raise InputError(f"{where}: system {line.system!r} is not in scores.json; {_AGAIN}")
+            items = []
+            for r, it in enumerate(line.items, start=1):
+                text = docs.get(it.doc)
+                if text is None or not it.start <= it.end <= len(text):
+                    raise InputError(
+                        f"{where}: item {r} points outside document {it.doc!r}; {_AGAIN}"
+                    )
+                items.append(
+                    RankedItem(
+                        r,
+                        it.doc,
+                        it.start,
+                        it.end,
+                        it.score,
+                        it.grade,
+                        it.words,
+                        text[it.start : it.end],
+                    )
+                )
+            out[line.system][line.question] = items
+        missing = [(s, q) for s in self.systems for q in self.question_ids if q not in out[s]]
+        if missing:
+            s, q = missing[0]
+            raise InputError(
+                f"{path}: no ranking for system {s!r} and question {q!r} "
+                f"({len(missing)} missing; the file is cut short?); {_AGAIN}"
+            )
+        return out
+
+
+_AGAIN = "the results directory is damaged: run `ragmeter search` again"
+
+
+def _check_scores(scores: ScoresFile, path: Path) -> None:
+    """Every system has every metric, with one value per question."""
+    for name in ("systems", "questions", "metrics"):
+        if not getattr(scores, name):
+            raise InputError(f"{path}: {name} is empty; {_AGAIN}")
+    n = len(scores.questions)
+    if scores.clusters is not None and len(scores.clusters) != n:
+        raise InputError(
+            f"{path}: clusters: expected {n} labels (one per question), "
+            f"got {len(scores.clusters)}; {_AGAIN}"
+        )
+    for system in scores.systems:
+        row = scores.values.get(system)
+        if row is None:
+            raise InputError(f"{path}: no values for system {system!r}; {_AGAIN}")
+        for metric in scores.metrics:
+            values = row.get(metric)
+            if values is None or len(values) != n:
+                raise InputError(
+                    f"{path}: system {system!r}, metric {metric!r}: expected {n} values "
+                    f"(one per question), got {0 if values is None else len(values)}; {_AGAIN}"
+                )

@@ -1,0 +1,219 @@
+"""Writing a results directory: every file of a run, atomically, under its lock.
+
+:func:`save_results` is the one writer of a search's (or an evaluation's) results;
+:class:`ragmeter.runs.results.Results` reads them back. The layout is described there.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import tomli_w
+
+from ragmeter import __version__
+from ragmeter.errors import InputError
+from ragmeter.files.io import atomic_directory, dumps
+from ragmeter.files.outputs import (
+    RESULTS_FILES,
+    check_results_target,
+    results_lock,
+    results_marker,
+    write_manifest,
+)
+from ragmeter.files.safe_text import csv_text
+from ragmeter.scoring.measurement import describe
+
+if TYPE_CHECKING:
+    from ragmeter.comparison.summary import Summary
+    from ragmeter.runs.search_run import SearchRun
+
+__all__ = ["LATER_STAGES", "save_results"]
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"ragmeter": __version__, "python": platform.python_version()}
+    for pkg in ("numpy", "bm25s", "syntok"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+def save_results(
+    run: SearchRun, path: str | Path, summary: Summary | None = None, *, overwrite: bool = False
+) -> Path:
+    """Write a complete results directory atomically (temporary name, then rename).
+
+    ``path`` must not exist yet, or be an empty folder, or (with ``overwrite``)
+    hold earlier ragmeter results; it may not be, hold or lie inside the
+    corpus or test set. Anything else is an :class:`InputError`. The directory
+    is written under its lock (:func:`ragmeter.files.outputs.results_lock`).
+    """
+    path = Path(path)
+    cfg = run.config
+    inputs = (("corpus", cfg.corpus), ("test set", cfg.testset))
+    check_results_target(path, inputs, overwrite=overwrite)
+    with results_lock(path):
+        check_results_target(path, inputs, overwrite=overwrite)  # as it is now, under the lock
+        return _save_results(run, path, summary)
+
+
+def _save_results(run: SearchRun, path: Path, summary: Summary | None) -> Path:
+    cfg = run.config
+    systems = [s.name for s in run.systems]
+    metric_names = run.metric_names
+    if summary is None:
+        summary = run.summary  # computed once per run
+    questions = run.questions
+    used_docs = {a.doc for q in questions for a in q.answers}
+    used_docs |= {it.doc for s in run.systems for row in s.items for it in row}
+    carried = _later_stages(path, systems, [q.id for q in questions])
+    measured = describe(cfg, run.documents, questions)
+    with atomic_directory(path) as tmp:
+        for name in carried:
+            shutil.copytree(path / name, tmp / name)
+        (tmp / "config.toml").write_text(tomli_w.dumps(_toml_safe(cfg.to_dict())), "utf-8")
+        meta = {
+            **results_marker(),
+            "versions": _versions(),
+            "corpus": {
+                "path": cfg.corpus,
+                "documents": len(run.documents),
+                "characters": sum(len(d.text) for d in run.documents),
+            },
+            "testset": {
+                "path": cfg.testset,
+                "questions": len(questions),
+                "skipped": run.testset.skipped,
+            },
+            "systems": [
+                {
+                    "name": s.name,
+                    "strategy": s.strategy,
+                    "retriever": s.retriever,
+                    "items": s.n_items,
+                    **({"k_cap": s.k_cap} if s.k_cap is not None else {}),
+                }
+                for s in run.systems
+            ],
+            "ks": list(cfg.ks),
+            "depth": cfg.depth,
+            "relevant_grade": measured["relevant_grade"],  # as scored: 1 for qrels keys
+            "ideal": measured["ideal"],
+            "measurement": measured,
+            "seed": cfg.seed,
+            "rounds": cfg.rounds,
+            "metrics": metric_names,
+        }
+        (tmp / "meta.json").write_text(dumps(meta), "utf-8")
+        _write_lines(tmp / "questions.jsonl", (q.to_dict() for q in questions))
+        _write_lines(
+            tmp / "documents.jsonl",
+            (
+                {"id": d.id, "text": d.text, **({"title": d.title} if d.title else {})}
+                for d in run.documents
+                if d.id in used_docs
+            ),
+        )
+        _write_lines(
+            tmp / "runs.jsonl",
+            (
+                {
+                    "system": s.name,
+                    "question": q.id,
+                    "items": [
+                        {
+                            "doc": it.doc,
+                            "start": it.start,
+                            "end": it.end,
+                            "score": it.score,
+                            "grade": it.grade,
+                            "words": it.words,
+                        }
+                        for it in row
+                    ],
+                }
+                for s in run.systems
+                for q, row in zip(questions, s.items, strict=True)
+            ),
+        )
+        values = {s.name: {m: s.scores[m].tolist() for m in metric_names} for s in run.systems}
+        (tmp / "scores.json").write_text(
+            dumps(
+                {
+                    "systems": systems,
+                    "questions": [q.id for q in questions],
+                    "metrics": metric_names,
+                    "values": values,
+                    **_clusters_record(summary),
+                }
+            ),
+            "utf-8",
+        )
+        rows = (
+            [s.name, q.id, *(repr(float(s.scores[m][i])) for m in metric_names)]
+            for s in run.systems
+            for i, q in enumerate(questions)
+        )
+        (tmp / "scores.csv").write_text(
+            csv_text(["system", "question", *metric_names], rows), "utf-8"
+        )
+        (tmp / "summary.json").write_text(dumps(summary.to_json()), "utf-8")
+        write_manifest(tmp, RESULTS_FILES)  # what a later save may replace
+    return path
+
+
+def _clusters_record(summary: Summary) -> dict:
+    """Each question's cluster (in question order) and where the labels came from,
+    when the summary measured clusters; nothing otherwise (as before clusters)."""
+    info = summary.clusters
+    if info is None or summary.cluster_labels is None:
+        return {}
+    return {"clusters": list(summary.cluster_labels), "cluster_source": info.source}
+
+
+LATER_STAGES = ("answers", "audit")
+
+
+def _later_stages(path: Path, systems: list[str], question_ids: list[str]) -> list[str]:
+    """Folders of later stages (answers, hand grades, audit) to keep when a search is rerun.
+
+    They are kept when the rerun scores the same systems on the same questions (the
+    answer cache then re-answers only what changed); otherwise writing over them would
+    lose work such as hand grades, so that is an error.
+    """
+    present = [name for name in LATER_STAGES if (path / name).is_dir()]
+    if not present:
+        return []
+    try:
+        old = json.loads((path / "scores.json").read_text(encoding="utf-8"))
+        same = old["systems"] == systems and old["questions"] == question_ids
+    except (OSError, ValueError, KeyError, TypeError):
+        same = False
+    if not same:
+        raise InputError(
+            f"{path} holds {' and '.join(present)} from a run with other systems or questions; "
+            f"write to another --out, or move {path} away first"
+        )
+    return present
+
+
+def _toml_safe(d: dict) -> dict:
+    return {
+        k: _toml_safe(v) if isinstance(v, dict) else v
+        for k, v in d.items()
+        if v is not None and v != [] and v != {}
+    }
+
+
+def _write_lines(path: Path, rows) -> None:
+    with path.open("w", encoding="utf-8", newline="\n") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")

@@ -1,0 +1,254 @@
+"""What a measure is called: :class:`Metric` names that parse and print back the same
+(``ndcg@10``, ``map``, trec_eval's ``P_10``), the families and which are shares or costs,
+the default cutoffs, and :func:`find_metric`, the one place a name asked for is matched to
+the name a run stores. How each measure is computed is :mod:`ragmeter.scoring.metrics`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ragmeter.errors import InputError, did_you_mean
+
+METRIC_NAMES: tuple[str, ...] = (
+    "recall",
+    "hit",
+    "precision",
+    "mrr",
+    "ndcg",
+    "map",
+    "rprec",
+    "coverage",
+    "words",
+)
+"""Every metric family, in the order :func:`score_questions` reports them."""
+
+NEEDS_K = frozenset({"recall", "hit", "precision", "coverage", "words"})
+"""Families that always take a cutoff (``recall@5``)."""
+NO_K = frozenset({"rprec"})
+"""Families that never take one (``rprec``); the others work both ways
+(``map`` over the whole returned list, ``map@10`` over the top 10)."""
+
+DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
+
+GAINS = ("exponential", "linear")
+
+# trec_eval's names (ir_measures and ranx names are in docs/metrics.md).
+_TREC = {
+    "recall": "recall_{k}",
+    "hit": "success_{k}",
+    "precision": "P_{k}",
+    "ndcg": "ndcg_cut_{k}",
+    "map": "map_cut_{k}",
+}
+_TREC_NO_K = {"map": "map", "mrr": "recip_rank", "ndcg": "ndcg", "rprec": "Rprec"}
+_FROM_TREC_CUT = {_TREC[name].partition("_{")[0]: name for name in _TREC}  # P: precision
+_TREC_PATTERN = re.compile(rf"^({'|'.join(_FROM_TREC_CUT)})[_.]([0-9]+)$")  # P_5, -m's P.5
+_FROM_TREC = {v: k for k, v in _TREC_NO_K.items()}
+
+
+def _bad_metric(text: object) -> InputError:
+    return InputError(
+        f"unknown metric {text!r}: use NAME@K, NAME one of {', '.join(METRIC_NAMES)}"
+        " and K a whole number >= 1 (e.g. ndcg@10), or map, mrr, ndcg, rprec without a"
+        " cutoff, or a trec_eval name (P_10 or P.10, ndcg_cut_10, recip_rank, Rprec)"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """A metric at a cutoff (or over the whole list); prints as ``name@k`` or
+    ``name`` and parses back. trec_eval names parse too (``P_10``)."""
+
+    name: str
+    k: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.name not in METRIC_NAMES or isinstance(self.k, bool):
+            raise _bad_metric(self._text())
+        if self.k is None:
+            if self.name in NEEDS_K:
+                raise _bad_metric(self._text())
+            return
+        if self.name in NO_K:
+            raise _bad_metric(self._text())
+        try:
+            k = operator.index(self.k)
+        except TypeError:
+            raise _bad_metric(self._text()) from None
+        if k < 1:
+            raise _bad_metric(self._text())
+        object.__setattr__(self, "k", k)
+
+    def _text(self) -> str:
+        return self.name if self.k is None else f"{self.name}@{self.k}"
+
+    def __str__(self) -> str:
+        return self._text()
+
+    @property
+    def family(self) -> str:
+        """The measure without its cutoff: ``"ndcg"`` for ``ndcg@10``."""
+        return self.name
+
+    @property
+    def share(self) -> bool:
+        """Whether it is a share of questions or characters (printed in percent)."""
+        return self.name in SHARE_FAMILIES
+
+    @property
+    def trec_name(self) -> str | None:
+        """trec_eval's name for this measure (``P_10``), or ``None`` when it has none."""
+        if self.k is None:
+            return _TREC_NO_K.get(self.name)
+        pattern = _TREC.get(self.name)
+        return pattern.format(k=self.k) if pattern else None
+
+    @classmethod
+    def parse(cls, text: str) -> Metric:
+        """``Metric.parse("ndcg@10") == Metric("ndcg", 10)``; surrounding spaces and upper
+        case are accepted, and so are trec_eval's names, in its case (``P_10``, ``P.10``)."""
+        if not isinstance(text, str):
+            raise _bad_metric(text)
+        raw = text.strip()
+        if raw in _FROM_TREC:
+            return cls(_FROM_TREC[raw])
+        m = _TREC_PATTERN.match(raw)
+        if m:
+            return cls(_FROM_TREC_CUT[m.group(1)], int(m.group(2)))
+        name, sep, k = raw.partition("@")
+        name, k = name.strip().lower(), k.strip()
+        if name not in METRIC_NAMES:
+            raise _bad_metric(text)
+        if not sep:
+            if name in NEEDS_K:
+                raise _bad_metric(text)
+            return cls(name)
+        if not k.isascii() or not k.isdigit():
+            raise _bad_metric(text)
+        return cls(name, int(k))
+
+
+def find_metric(text: str, available: Iterable[str]) -> str:
+    """The name in ``available`` (a run's) for the measure ``text`` names, in either
+    vocabulary (``P_5`` finds ``precision@5``, ``precision@5`` finds ``P_5``): the one
+    matcher every ``--metric``, summary, comparison and plan goes through."""
+    names = [str(n) for n in available]
+    if text in names:
+        return text
+    try:
+        wanted = Metric.parse(text)
+    except InputError as exc:  # no measure's name: say which of the run's is nearest
+        hint = did_you_mean(text, names)
+        if not hint:
+            raise
+        raise InputError(f"{exc}{hint}") from None
+    for name in names:
+        with contextlib.suppress(InputError):  # a run's own odd name matches nothing
+            if Metric.parse(name) == wanted:
+                return name
+    raise InputError(
+        f"metric {text!r} was not computed{did_you_mean(text, names)}; "
+        f"choose one of {sorted(names)}"
+    )
+
+
+SHARE_FAMILIES = ("recall", "hit", "precision", "coverage")
+"""Families that are shares of questions or characters: shown in percent."""
+
+
+COST_FAMILIES = frozenset({"words"})
+"""Families where lower is better: what a result costs, not how good it is."""
+
+
+def family(metric: str | Metric) -> str:
+    """The family of a metric name: ``"ndcg"`` for ``"ndcg@10"``, ``"map"`` for ``"map"``."""
+    return metric.name if isinstance(metric, Metric) else str(metric).partition("@")[0]
+
+
+def is_share(metric: str | Metric) -> bool:
+    """Whether ``metric`` is a share (recall, hit rate, precision, coverage): percent."""
+    return family(metric) in SHARE_FAMILIES
+
+
+DEFAULT_WHOLE = ("map", "rprec")
+"""Measures without a cutoff that :func:`score_questions` reports by default."""
+
+
+def metric_names(
+    ks: Iterable[int] = DEFAULT_KS,
+    *,
+    coverage: bool = True,
+    words: bool = True,
+    whole: Iterable[str] = DEFAULT_WHOLE,
+) -> list[str]:
+    """The names :func:`score_questions` returns for these cutoffs, in its order:
+    each family at every cutoff, then the family over the whole list when it is
+    in ``whole``."""
+    ks = _ks(ks)
+    whole = set(whole)
+    out = []
+    for name in METRIC_NAMES:
+        if (name == "coverage" and not coverage) or (name == "words" and not words):
+            continue
+        if name not in NO_K:
+            out.extend(str(Metric(name, k)) for k in ks)
+        if name in whole and name not in NEEDS_K:
+            out.append(name)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# scalar reference versions (one question; transcriptions of the TypeScript)
+
+
+def check_k(k: int, *, depth: int | None = None, what: str = "cutoff k") -> int:
+    """``k`` as an int, checked: a whole number >= 1, and at most ``depth`` when given.
+
+    The one validator of a single cutoff (see :func:`check_ks` for a list).
+    """
+    try:
+        k = operator.index(k)
+    except TypeError:
+        raise InputError(f"{what}={k!r} must be a whole number >= 1") from None
+    if k < 1:
+        raise InputError(f"{what}={k!r} must be a whole number >= 1")
+    if depth is not None and k > depth:
+        raise InputError(
+            f"{what}={k} is past the depth {depth} (items kept per question); "
+            f"use a k of at most {depth}, or search again with a larger depth"
+        )
+    return k
+
+
+_check_k = check_k
+
+
+def check_ks(ks: Iterable[int], *, depth: int | None = None, what: str = "cutoffs") -> list[int]:
+    """``ks`` as a list of ints, checked: non-empty, whole numbers >= 1, each once,
+    and at most ``depth`` when given.
+
+    The one validator of a list of cutoffs: the config's ``ks``, the metrics'
+    and the coverage curve's all go through it.
+    """
+    try:
+        out = [operator.index(k) for k in ks]
+    except TypeError:
+        raise InputError(f"{what} {ks!r} must be whole numbers >= 1") from None
+    if not out or any(k < 1 for k in out):
+        raise InputError(f"{what} must be positive whole numbers (>= 1), got {out!r}")
+    if len(set(out)) != len(out):
+        raise InputError(f"{what} {out!r} repeat a value: list each cutoff once")
+    if depth is not None and max(out) > depth:
+        raise InputError(
+            f"{what} {out!r} go past the depth {depth} (items kept per question); "
+            f"use cutoffs of at most {depth}, or a larger depth"
+        )
+    return out
+
+
+_ks = check_ks

@@ -1,0 +1,116 @@
+"""Bootstrap intervals, paired comparisons, sample sizes and rater agreement.
+
+Every interval here is reproducible bit for bit. With an integer seed the random
+draws come from mulberry32, and :func:`bootstrap` and the interval of
+:func:`paired` return exactly what the reference TypeScript ``bootstrapInterval``
+and ``pairedDifference`` return for the same scores, rounds and seed: the same
+draws, the same left-to-right sums, the same sort and the same order statistics.
+A :class:`numpy.random.Generator` may be passed instead of a seed; the result
+then records ``rng="numpy"`` and ``seed=None``.
+
+This module is the one place to import them from; each lives in its own room:
+
+* :mod:`ragmeter.stats.draws`: the mulberry32 generator and the resampling draws;
+* :mod:`ragmeter.stats.bootstrap`: exact resampled sums, :class:`Estimate`, :func:`bootstrap`;
+* :mod:`ragmeter.stats.paired`: :func:`paired`, :func:`compare_all`, :func:`holm`;
+* :mod:`ragmeter.stats.exact`: :func:`clopper_pearson`, exact intervals near 0% and 100%;
+* :mod:`ragmeter.stats.maxt`: the step-down max-T over a family of paired comparisons;
+* :mod:`ragmeter.stats.size`: :func:`sample_size` and the ``questions_*`` planners;
+* :mod:`ragmeter.stats.agreement`: :func:`agreement`, :func:`cohen_kappa`;
+* :mod:`ragmeter.stats.validate`: the input checks they share.
+
+See ``docs/statistics.md`` for what the numbers mean.
+"""
+
+from __future__ import annotations
+
+# The private names imported here are the shared internals of these rooms, which
+# ragmeter.comparison.verdicts, ragmeter.answers.analysis and the tests reach for as ``stats._x``.
+from ragmeter.errors import InputError  # noqa: F401
+from ragmeter.stats.agreement import (  # noqa: F401
+    Agreement,
+    _kappa_from_counts,
+    agreement,
+    cohen_kappa,
+)
+from ragmeter.stats.bootstrap import (  # noqa: F401
+    Estimate,
+    _block_sums,
+    _estimate,
+    _order_stat,
+    _plan,
+    _tails,
+    bootstrap,
+    bootstrap_many,
+    format_interval,
+    from_fields,
+    percentile_interval,
+    resampled_means,
+    seq_mean,
+)
+from ragmeter.stats.draws import (  # noqa: F401
+    _BLOCK,
+    _CHUNK,
+    _DRAW_CACHE_BYTES,
+    _DRAWS,
+    _draw_indices,
+    _DrawCache,
+    _index_blocks,
+    _sign_blocks,
+    mulberry32,
+    mulberry32_indices,
+    resample_indices,
+    rng_name,
+)
+from ragmeter.stats.exact import clopper_pearson  # noqa: F401
+from ragmeter.stats.paired import (  # noqa: F401
+    _TIE,
+    Comparison,
+    _flip_p_values,
+    compare_all,
+    compare_pairs,
+    holm,
+    interval_verdict,
+    paired,
+)
+from ragmeter.stats.size import (  # noqa: F401
+    SizeRow,
+    _shared_stream_means,
+    questions_for_half_width,
+    questions_to_separate,
+    sample_size,
+)
+from ragmeter.stats.validate import (  # noqa: F401
+    Method,
+    Seed,
+    _as_vector,
+    _check_int,
+    _check_seed,
+    _finite,
+    as_matrix,
+    check_common,
+    check_fraction,
+    check_names,
+    seed_record,
+)
+
+__all__ = [
+    "Agreement",
+    "Comparison",
+    "Estimate",
+    "SizeRow",
+    "agreement",
+    "bootstrap",
+    "bootstrap_many",
+    "clopper_pearson",
+    "cohen_kappa",
+    "compare_all",
+    "holm",
+    "mulberry32",
+    "paired",
+    "questions_for_half_width",
+    "questions_to_separate",
+    "resample_indices",
+    "rng_name",
+    "sample_size",
+]

@@ -1,0 +1,305 @@
+"""How many questions would settle it: the arithmetic behind ``ragmeter plan``.
+
+For each system, the interval its metric would have at n, 2n, 4n and 8n questions
+and the questions a target half-width needs; for each pair, the questions a paired
+difference of a given size needs, alone and as one of the run's family of pairs under
+its rule (a table of 21 pairs tests its first pair at 0.05/21 under Holm, so a pair
+needs more questions there than alone). Systems with no spread and pairs that never
+differ are named, since no number of questions narrows or separates them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ragmeter.errors import InputError
+from ragmeter.stats import SizeRow, questions_for_half_width, questions_to_separate, sample_size
+from ragmeter.stats.clusters import ClusterNeed, cluster_codes, documents_to_separate
+from ragmeter.stats.exact import exact_interval, questions_for_exact_half_width
+
+__all__ = [
+    "PairNeed",
+    "Plan",
+    "SystemNeed",
+    "family_level",
+    "family_sentence",
+    "first_level",
+    "cluster_sentence",
+    "pair_needs",
+    "plan_questions",
+    "questions_needed",
+]
+
+
+def family_level(pairs: int, alpha: float = 0.05) -> float:
+    """The level one true difference must pass in a family of ``pairs`` pairs.
+
+    Holm tests the smallest p-value first, at ``alpha / pairs``; when one pair truly
+    differs and the others do not, that first step decides it. The step-down max-T
+    rule is never stricter (its first level is at least this one, more when the
+    pairs share questions), so questions planned at this level suffice under either.
+    """
+    if pairs < 1:
+        raise InputError(f"a family has at least one pair, got {pairs}")
+    return alpha / pairs
+
+
+def first_level(rule: Any, rows: Sequence[Any]) -> float | None:
+    """The level the first step of a run's max-T table tested at, or None.
+
+    Max-T's first step rejects the pair with the smallest p exactly when that p is
+    below this level; it is the smallest ``level`` of the table's rows (later steps
+    and the stopping step only raise it). It reflects how much the run's pairs share,
+    so it is the level one true difference must pass under the run's own rule (Holm's
+    would be ``alpha / pairs``). None for other rules or a family of one.
+    """
+    if rule is None or getattr(rule, "adjust", None) != "maxt" or rule.pairs < 2:
+        return None
+    levels = [float(r.level) for r in rows if not r.identical]
+    return min(levels) if levels else None
+
+
+@dataclass(frozen=True)
+class SystemNeed:
+    """One system: its intervals at larger question sets, and the questions a
+    half-width needs. 0/1 scores with no spread (every question a hit, or none) plan
+    on their exact interval (``exact``), which more questions narrow; other scores
+    with no spread have ``needed`` None, since no number of questions narrows them."""
+
+    system: str
+    sizes: list[SizeRow]
+    needed: int | None
+    constant: float | None = None  # the one score of a system with no spread
+    exact: tuple[float, float] | None = None  # 0/1 scores with no spread: the exact interval
+
+
+@dataclass(frozen=True)
+class PairNeed:
+    """One pair: the questions a paired difference needs alone (``needed``) and as one
+    of the family (``in_family``, at :func:`family_level`); ``None`` when the pair's
+    difference is the same on every question (``identical`` when that is 0)."""
+
+    a: str
+    b: str
+    needed: int | None
+    identical: bool = False
+    in_family: int | None = None
+    clusters: ClusterNeed | None = None  # documents (or questions on them) that settle it
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything ``ragmeter plan`` prints, for one metric."""
+
+    metric: str
+    half_width: float
+    difference: float
+    seed: int
+    rounds: int
+    systems: list[SystemNeed] = field(default_factory=list)
+    pairs: list[PairNeed] = field(default_factory=list)
+    family: int = 1  # pairs in the family the run's table decides on together
+    rule: str = "maxt"
+    alpha: float = 0.05
+    first: float | None = None  # max-T: the level the run's first step tested at
+
+    @property
+    def level(self) -> float:
+        """The level one true difference must pass in the family: max-T's first level
+        on the run when known (:func:`first_level`), else :func:`family_level`."""
+        return self.first if self.first is not None else family_level(self.family, self.alpha)
+
+    def family_needed(self) -> int | None:
+        """Median over the pairs of the questions needed in the family (None: no pair)."""
+        need = sorted(p.in_family for p in self.pairs if p.in_family is not None)
+        return need[len(need) // 2] if need else None
+
+    def single_needed(self) -> int | None:
+        """Median over the pairs of the questions one planned pair alone would need."""
+        need = sorted(p.needed for p in self.pairs if p.needed is not None)
+        return need[len(need) // 2] if need else None
+
+
+def plan_questions(
+    run: Any,
+    metric: str,
+    *,
+    half_width: float = 0.04,
+    difference: float = 0.05,
+    systems: Sequence[str] | None = None,
+    seed: int = 1,
+    rounds: int = 10_000,
+    family: int | None = None,
+    rule: str = "maxt",
+    alpha: float = 0.05,
+    first: float | None = None,
+) -> Plan:
+    """The sample-size view of a run (a :class:`ragmeter.runs.results.Results` or an
+    in-memory :class:`ragmeter.runs.search_run.SearchRun`) on ``metric``.
+
+    ``half_width`` and ``difference`` are on the metric's own scale (0.04 is 4 points
+    of a share). ``family`` is the number of pairs the run's table decides on
+    together under ``rule`` (default: every pair of the systems); each pair's
+    ``in_family`` is planned at ``first`` (max-T's first level on the run,
+    :func:`first_level`) when given, else at :func:`family_level`.
+    """
+    for name, value in (("half-width", half_width), ("difference", difference)):
+        if not (isinstance(value, int | float) and np.isfinite(value) and value > 0):
+            raise InputError(f"the {name} must be a positive number, got {value}")
+    names = [str(s) for s in (systems or run.systems)]
+    scores = {s: run.scores(s, metric) for s in names}
+    m = len(names)
+    k = max(1, m * (m - 1) // 2) if family is None else int(family)
+    plan = Plan(
+        metric,
+        float(half_width),
+        float(difference),
+        seed,
+        rounds,
+        family=k,
+        rule=rule,
+        alpha=float(alpha),
+        first=first,
+    )
+    for s in names:
+        x = scores[s]
+        flat = bool(np.ptp(x) == 0)
+        plan.systems.append(
+            SystemNeed(
+                s,
+                sample_size(x, rounds=rounds, seed=seed, confidence=1.0 - alpha),
+                questions_needed(x, half_width, 1.0 - alpha),
+                float(x[0]) if flat else None,
+                exact_interval(x, 0.0, 0.0, 1.0 - alpha) if flat else None,
+            )
+        )
+    labels = getattr(run, "clusters", None)
+    plan.pairs.extend(pair_needs(scores, names, difference, k, alpha, level=first, clusters=labels))
+    return plan
+
+
+def questions_needed(scores: Any, half_width: float, confidence: float = 0.95) -> int | None:
+    """The questions an interval of ``± half_width`` needs, as ``plan`` and the report
+    say it: the normal approximation
+    (:func:`ragmeter.stats.questions_for_half_width`); for 0/1 scores with no spread
+    (every question a hit, or none) the questions at which the exact interval narrows
+    that far (:func:`ragmeter.stats.exact.questions_for_exact_half_width`); None for
+    other scores with no spread, which no number of questions narrows."""
+    x = np.asarray(scores, dtype=np.float64)
+    if x.size and np.ptp(x) > 0:
+        return questions_for_half_width(x, half_width, confidence)
+    if exact_interval(x, 0.0, 0.0, confidence) is None:
+        return None
+    return questions_for_exact_half_width(int(np.count_nonzero(x)), x.size, half_width, confidence)
+
+
+def pair_needs(
+    scores: dict[str, np.ndarray],
+    names: Sequence[str],
+    difference: float,
+    family: int,
+    alpha: float = 0.05,
+    level: float | None = None,
+    clusters: Sequence[str] | None = None,
+) -> list[PairNeed]:
+    """Every pair of ``names``: questions to separate ``difference`` alone and as one of
+    ``family`` pairs (at ``level``, by default :func:`family_level`), at power 0.8; with
+    ``clusters`` (each question's document) also the documents that would settle it in
+    the family (:func:`ragmeter.stats.clusters.documents_to_separate`)."""
+    level = family_level(family, alpha) if level is None else level
+    codes, groups = cluster_codes(clusters) if clusters else (None, 0)
+    out = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            diff = scores[a] - scores[b]
+            if np.ptp(diff) == 0:
+                out.append(PairNeed(a, b, None, identical=bool(diff[0] == 0)))
+            else:
+                need = questions_to_separate(scores[a], scores[b], difference, 1.0 - alpha)
+                wide = questions_to_separate(scores[a], scores[b], difference, 1.0 - level)
+                docs = (
+                    documents_to_separate(diff, codes, difference, 1.0 - level)
+                    if codes is not None and groups > 1
+                    else None
+                )
+                out.append(PairNeed(a, b, need, in_family=wide, clusters=docs))
+    return out
+
+
+def family_sentence(
+    needs: list[PairNeed],
+    difference: float,
+    family: int,
+    rule: str,
+    alpha: float = 0.05,
+    scale: float = 100.0,
+    first: float | None = None,
+) -> str | None:
+    """One sentence for the sample-size views: what a family of this size costs
+    (``first``: the level max-T's first step tested at on the run, if known)."""
+    wide = sorted(p.in_family for p in needs if p.in_family is not None)
+    alone = sorted(p.needed for p in needs if p.needed is not None)
+    if not wide:
+        return None
+    unit = " points" if scale == 100 else ""
+    if rule == "none":
+        return (
+            f"Separating a difference of {difference * scale:g}{unit} takes about "
+            f"{alone[len(alone) // 2]:,} questions per pair at power 0.8 (median over the "
+            f"pairs); the seed's per-pair rule makes no adjustment for the "
+            f"{family} pairs, so its tables show false differences."
+        )
+    if rule == "maxt" and first is not None:
+        how = (
+            f"max-T's first step tested at {first:.3g} on this run, where Holm's tests at "
+            f"{alpha:g}/{family}"
+        )
+    elif rule == "maxt":
+        how = (
+            f"planned at Holm's first level, {alpha:g}/{family}; max-T's is never lower, so "
+            f"this is an upper bound"
+        )
+    else:
+        how = f"Holm over {family} pairs tests the first at {alpha:g}/{family}"
+    return (
+        f"Separating a difference of {difference * scale:g}{unit} at power 0.8 takes about "
+        f"{wide[len(wide) // 2]:,} questions per pair in this table of {family} pairs ({how}), "
+        f"against {alone[len(alone) // 2]:,} for one pair planned in advance (median over "
+        f"the pairs)."
+    )
+
+
+def cluster_sentence(needs: list[PairNeed], difference: float, scale: float = 100.0) -> str | None:
+    """One sentence for ``plan`` when questions share documents: the documents (at the
+    run's questions per document) that would settle the median pair in the family, and
+    what more questions on the same documents would and would not buy."""
+    found = sorted((p for p in needs if p.clusters is not None), key=lambda p: p.clusters.documents)
+    if not found:
+        return None
+    c = found[len(found) // 2].clusters
+    unit = " points" if scale == 100 else ""
+    more = (
+        f"{c.more_documents:,} more than the {c.clusters} there are"
+        if c.more_documents
+        else f"the {c.clusters} there are suffice"
+    )
+    if c.more_questions is None:
+        same = (
+            f"no number of questions on the same {c.clusters} documents would: their own "
+            f"spread leaves differences under {c.floor * scale:.3g}{unit} unsettled"
+        )
+    else:
+        same = (
+            f"on the same {c.clusters} documents it would take {c.more_questions:,} more "
+            f"questions (each adds less, as the documents' own spread stays)"
+        )
+    return (
+        f"Questions share documents ({c.per_document:.1f} each): separating "
+        f"{difference * scale:g}{unit} in this table takes about {c.documents:,} documents "
+        f"({more}) at that many questions each (median over the pairs); "
+        f"{same}."
+    )

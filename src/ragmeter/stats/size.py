@@ -1,0 +1,217 @@
+"""Sample sizes: the interval a larger question set would give, and the questions needed.
+
+:func:`sample_size` resamples m questions from the n observed for each size m (m = n gives
+the :func:`ragmeter.stats.bootstrap` interval); the two ``questions_*`` functions are
+normal approximations for planning.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ragmeter.errors import InputError
+from ragmeter.stats.bootstrap import (
+    _block_sums,
+    _plan,
+    from_fields,
+    percentile_interval,
+    resampled_means,
+    seq_mean,
+)
+from ragmeter.stats.draws import _rows_per_block, mulberry32_indices, rng_name
+from ragmeter.stats.exact import exact_for
+from ragmeter.stats.validate import (
+    Seed,
+    _as_vector,
+    _check_int,
+    check_common,
+    check_fraction,
+    seed_record,
+)
+
+# --------------------------------------------------------------------------- sample size
+
+
+@dataclass(frozen=True)
+class SizeRow:
+    """The interval a question set of ``n`` questions would give."""
+
+    n: int
+    mean: float
+    low: float
+    high: float
+    half_width: float
+    rounds: int
+    seed: int | None
+    rng: str
+    confidence: float = 0.95
+    exact: tuple[float, float] | None = None  # 0/1 scores: the exact interval at n, if shown
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict (JSON-ready); ``exact`` (with the method that made it) only when
+        there is one, as :meth:`ragmeter.stats.Estimate.to_dict`."""
+        out = asdict(self)
+        if self.exact is None:
+            del out["exact"]
+        else:
+            out["exact"] = list(self.exact)
+            out["exact_method"] = "clopper-pearson"
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SizeRow:
+        """The inverse of :meth:`to_dict`."""
+        row = from_fields(cls, data)
+        if row.exact is not None:
+            row = replace(row, exact=(float(row.exact[0]), float(row.exact[1])))
+        return row
+
+
+def sample_size(
+    scores: ArrayLike,
+    sizes: Sequence[int] | None = None,
+    rounds: int = 10_000,
+    seed: Seed = 1,
+    confidence: float = 0.95,
+) -> list[SizeRow]:
+    """Percentile intervals a larger question set would give (default n, 2n, 4n, 8n).
+
+    For each size m, every round draws m questions with replacement from the n
+    observed ones; the interval is read off the resampled means as in
+    :func:`bootstrap`. Each size starts the generator afresh from ``seed``, so
+    the row for m = n equals ``bootstrap(scores, rounds, seed)``.
+
+    For 0/1 scores each row also carries the exact binomial interval of the same hit
+    rate at m questions (``m * hits / n`` hits, rounded) where
+    :func:`ragmeter.stats.exact.exact_for` shows it instead of the bootstrap's, as the
+    estimates do: 2 hits of 2 print ``[15.8, 100.0]``, not ``[100.0, 100.0]``.
+    """
+    x = _as_vector(scores, "scores")
+    check_common(rounds, seed, "percentile", confidence)
+    n = x.size
+    sizes = [n, 2 * n, 4 * n, 8 * n] if sizes is None else list(sizes)
+    if not sizes:
+        raise InputError("sizes must not be empty")
+    for m in sizes:
+        _check_int(m, "each size", minimum=1)
+    observed = seq_mean(x)
+    shared = _shared_stream_means(x, sizes, rounds, seed)
+    binary = bool(np.all((x == 0.0) | (x == 1.0)))
+    hits = int(np.count_nonzero(x))
+    rows = []
+    for m in sizes:
+        means = shared[m] if shared else resampled_means(x[:, None], m, rounds, seed)[:, 0]
+        low, high = percentile_interval(means, observed, x, "percentile", confidence)
+        exact = exact_for(round(hits * m / n), m, low, high, confidence) if binary else None
+        rows.append(
+            SizeRow(
+                n=m,
+                mean=observed,
+                low=low,
+                high=high,
+                half_width=(high - low) / 2.0,
+                rounds=rounds,
+                seed=seed_record(seed),
+                rng=rng_name(seed),
+                confidence=confidence,
+                exact=exact,
+            )
+        )
+    return rows
+
+
+def _shared_stream_means(
+    x: np.ndarray, sizes: Sequence[int], rounds: int, seed: Seed
+) -> dict[int, np.ndarray] | None:
+    """Resampled means for every size of ``sizes`` from one pass over the generator.
+
+    Round ``b`` of size ``m`` uses outputs ``b*m .. (b+1)*m - 1``, so every size reads a
+    prefix of the same stream: when each size divides the largest, blocks of whole rounds
+    of the largest hold whole rounds of every size, and the stream is generated once
+    instead of once per size (same draws, same sums). None when that does not apply.
+    """
+    top = max(sizes)
+    distinct = sorted(set(sizes))
+    if isinstance(seed, np.random.Generator) or len(distinct) < 2 or any(top % m for m in distinct):
+        return None
+    n = x.size
+    values = x[:, None]
+    plans = {m: _plan(values, m) for m in distinct}
+    sums = {m: np.empty((rounds, 1)) for m in distinct}
+    step = _rows_per_block(top)
+    for row0 in range(0, rounds, step):
+        rows = min(step, rounds - row0)
+        first = row0 * top  # a multiple of every size
+        flat = mulberry32_indices(seed, rows * top, first, n)
+        for m in distinct:
+            b0, b1 = first // m, min(rounds, (first + rows * top) // m)
+            if b1 > b0:
+                idx = flat[: (b1 - b0) * m].reshape(b1 - b0, m)
+                sums[m][b0:b1] = _block_sums(values, idx, *plans[m])
+    return {m: (sums[m] / m)[:, 0] for m in distinct}
+
+
+def _z(p: float) -> float:
+    return NormalDist().inv_cdf(p)
+
+
+def _ceil(x: float) -> int:
+    # Round away float noise such as 306.00000000000006 before taking the ceiling.
+    return max(1, math.ceil(round(x, 9)))
+
+
+def questions_for_half_width(
+    scores: ArrayLike, half_width: float = 0.04, confidence: float = 0.95
+) -> int:
+    """Questions needed for an interval of +/- ``half_width`` around the mean.
+
+    ``n = ceil((z * sd / half_width) ** 2)`` with ``sd`` the sample standard
+    deviation (n - 1) of the observed per-question scores and ``z`` the normal
+    quantile for ``confidence`` (1.96 for 95%).
+    """
+    x = _as_vector(scores, "scores")
+    if x.size < 2:
+        raise InputError("need at least two scores to estimate their spread")
+    check_fraction(confidence, "confidence")
+    if not half_width > 0:
+        raise InputError(f"half_width must be positive, got {half_width}")
+    sd = float(np.std(x, ddof=1))
+    z = _z(0.5 + confidence / 2.0)
+    return _ceil((z * sd / half_width) ** 2)
+
+
+def questions_to_separate(
+    a: ArrayLike,
+    b: ArrayLike,
+    difference: float = 0.05,
+    confidence: float = 0.95,
+    power: float = 0.8,
+) -> int:
+    """Questions needed to tell two systems apart when they differ by ``difference``.
+
+    Paired normal approximation: ``n = ceil(((z_(1-alpha/2) + z_power) * sd_d /
+    difference) ** 2)`` where ``sd_d`` is the sample standard deviation of the
+    per-question differences ``a - b``, ``alpha = 1 - confidence``, and
+    ``power`` the chance the interval excludes 0 when the true difference is
+    ``difference``.
+    """
+    x = _as_vector(a, "a")
+    y = _as_vector(b, "b")
+    if x.size != y.size:
+        raise InputError(f"score lists must be paired: a has {x.size} scores, b has {y.size}")
+    if x.size < 2:
+        raise InputError("need at least two paired scores to estimate their spread")
+    check_fraction(confidence, "confidence")
+    check_fraction(power, "power")
+    if not difference > 0:
+        raise InputError(f"difference must be positive, got {difference}")
+    sd = float(np.std(x - y, ddof=1))
+    z = _z(0.5 + confidence / 2.0) + _z(power)
+    return _ceil((z * sd / difference) ** 2)

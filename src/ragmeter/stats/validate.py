@@ -1,0 +1,90 @@
+"""Input checks shared by the statistics modules: each bad value is a one-line InputError.
+
+Also the two types every statistics function takes: :data:`Seed` (an integer for
+mulberry32, or a numpy Generator) and :data:`Method` (the interval method).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ragmeter.errors import InputError
+
+Method = Literal["percentile", "bca"]
+Seed = int | np.random.Generator
+
+_METHODS = ("percentile", "bca")
+
+
+def _check_int(value: object, name: str, minimum: int | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise InputError(f"{name} must be an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise InputError(f"{name} must be at least {minimum}, got {value}")
+
+
+def _check_seed(seed: object) -> None:
+    if isinstance(seed, np.random.Generator):
+        return
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise InputError(f"seed must be an integer or a numpy Generator, got {seed!r}")
+
+
+def seed_record(seed: Seed) -> int | None:
+    return None if isinstance(seed, np.random.Generator) else int(seed)
+
+
+def check_fraction(value: float, name: str) -> None:
+    if not 0.0 < value < 1.0:
+        raise InputError(f"{name} must lie strictly between 0 and 1, got {value}")
+
+
+def check_common(rounds: int, seed: Seed, method: str, confidence: float) -> None:
+    _check_int(rounds, "rounds", minimum=1)
+    _check_seed(seed)
+    if method not in _METHODS:
+        raise InputError(f"method must be one of {_METHODS}, got {method!r}")
+    check_fraction(confidence, "confidence")
+
+
+def check_names(names: Sequence[str], count: int) -> None:
+    if isinstance(names, str) or len(names) != count:
+        raise InputError(f"need {count} names, got {names!r}")
+    if len(set(names)) != count:
+        raise InputError(f"names must be distinct, got {list(names)!r}")
+
+
+def _finite(arr: np.ndarray, name: str) -> np.ndarray:
+    if not np.all(np.isfinite(arr)):
+        raise InputError(f"{name} must be finite numbers (found NaN or infinity)")
+    return arr + 0.0  # also turns -0.0 into 0.0
+
+
+def _as_vector(values: ArrayLike, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be numbers: {exc}") from None
+    if arr.ndim != 1:
+        raise InputError(f"{name} must be a flat list of per-question scores")
+    if arr.size == 0:
+        raise InputError(f"{name} must not be empty")
+    return _finite(arr, name)
+
+
+def as_matrix(values: ArrayLike, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            f"{name} must be a table of numbers with equal-length rows: {exc}"
+        ) from None
+    if arr.ndim != 2:
+        raise InputError(f"{name} must be 2-D (systems x questions)")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise InputError(f"{name} must not be empty")
+    return _finite(arr, name)

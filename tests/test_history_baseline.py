@@ -1,0 +1,112 @@
+"""``ragmeter.history.baseline``: every kind of reference (run id, ``latest``,
+``latest:BRANCH``, a commit) over a store of several runs, the candidate's own record left
+out, the measurement preferred, and a recorded run written back as a folder."""
+
+from __future__ import annotations
+
+import json
+from hashlib import blake2b
+
+import pytest
+
+from ragmeter.errors import InputError
+from ragmeter.history.baseline import materialise, resolve_ref, scores_digest
+from ragmeter.history.store import HistoryStore
+
+MEASURED = {"corpus": "c1", "testset": "t1", "relevant_grade": 2, "depth": 10}
+
+
+def _files(systems, metrics, values=0.5, measured=MEASURED, extra=None):
+    scores = {
+        "systems": systems,
+        "questions": ["q1", "q2"],
+        "metrics": metrics,
+        "values": {s: {m: [values, 1.0] for m in metrics} for s in systems},
+    }
+    out = {
+        "scores.json": json.dumps(scores).encode(),
+        "summary.json": json.dumps({"metric": metrics[0], "seed": 1, "rounds": 100}).encode(),
+        "meta.json": json.dumps({"measurement": measured}).encode(),
+    }
+    return out | (extra or {})
+
+
+@pytest.fixture()
+def store(tmp_path):
+    """Five runs: (results, commit, branch, systems, metrics, measurement)."""
+    other = dict(MEASURED, testset="t2")
+    rows = [
+        ("r/a", "aaaa1111", "main", ["s", "t"], ["recall@5", "mrr@10"], 0.1, MEASURED),
+        ("r/b", "bbbb2222", "main", ["s"], ["recall@5"], 0.2, MEASURED),
+        ("r/a", "cccc3333", "feature", ["s", "t"], ["recall@5", "mrr@10"], 0.1, other),
+        ("r/c", "ABCD4444", "feature", ["s"], ["recall@5"], 0.3, other),
+    ]
+    with HistoryStore(tmp_path / "hist") as s:
+        for results, commit, branch, systems, metrics, v, m in rows:
+            git = {"commit": commit.lower(), "branch": branch, "dirty": False}
+            s.add(_files(systems, metrics, v, m), command="search", results=results, git=git)
+        yield s
+
+
+def test_a_run_id_with_or_without_hash_and_what_it_must_hold(store):
+    assert resolve_ref(store, " #2 ").id == 2 == resolve_ref(store, "2").id
+    assert resolve_ref(store, "1", system="t", metric="mrr@10").id == 1
+    assert resolve_ref(store, "latest:").id == 4  # no branch named: any
+    with pytest.raises(InputError, match="no metric 'mrr@10'"):
+        resolve_ref(store, "2", metric="mrr@10")
+    with pytest.raises(InputError, match="no system 't'"):
+        resolve_ref(store, "2", system="t")
+
+
+def test_latest_is_the_newest_holding_the_system_and_metric(store):
+    assert resolve_ref(store, "latest").id == 4
+    assert resolve_ref(store, "latest", system="t").id == 3
+    assert resolve_ref(store, "latest", metric="mrr@10").id == 3
+    assert resolve_ref(store, "latest:main", system="t").id == 1
+    assert resolve_ref(store, "latest:main").id == 2
+    assert resolve_ref(store, "latest:feature").id == 4
+    with pytest.raises(InputError, match="no recorded run holding system 'u'"):
+        resolve_ref(store, "latest", system="u")
+
+
+def test_the_candidates_own_newest_record_is_left_out(store):
+    own = ("r/a", store.get(3).scores_digest)
+    assert store.get(1).scores_digest == own[1]  # #1 and #3: the same folder and scores
+    assert resolve_ref(store, "latest", exclude=own).id == 4
+    assert resolve_ref(store, "latest:feature", exclude=own).id == 4
+    with pytest.raises(InputError, match="no recorded run"):
+        resolve_ref(store, "cccc", exclude=own)
+    assert resolve_ref(store, "aaaa", exclude=own).id == 1  # only the newest is its own
+    assert resolve_ref(store, "latest", exclude=("r/zz", "0" * 32)).id == 4
+
+
+def test_a_commit_by_four_hex_digits_or_more_in_either_case(store):
+    assert resolve_ref(store, "bbbb").id == 2
+    assert resolve_ref(store, "ABCD").id == 4 == resolve_ref(store, "abcd4").id
+    for bad in ("bbb", "bbbz", "main"):
+        with pytest.raises(InputError):
+            resolve_ref(store, bad)
+    with pytest.raises(InputError, match="at commit dddd"):
+        resolve_ref(store, "dddd")
+
+
+def test_the_newest_run_that_measured_the_same_is_preferred(store):
+    assert resolve_ref(store, "latest", like=MEASURED).id == 2
+    assert resolve_ref(store, "latest", like=MEASURED, metric="recall@5").id == 2
+    assert resolve_ref(store, "latest:feature", like=MEASURED).id == 4  # none did: newest
+    assert resolve_ref(store, "latest", like=dict(MEASURED, testset="t2")).id == 4
+
+
+def test_a_run_is_written_back_with_its_folders(store, tmp_path):
+    files = _files(["s"], ["recall@5"], extra={"answers/deep/hand.jsonl": b"typed\n"})
+    rec = store.add(files, command="search", results="r/d", git={})
+    (tmp_path / "empty").mkdir()
+    back = materialise(store, rec.id, tmp_path / "empty")
+    assert back == tmp_path / "empty"
+    assert (back / "answers" / "deep" / "hand.jsonl").read_bytes() == b"typed\n"
+    assert (back / "scores.json").read_bytes() == files["scores.json"]
+    with pytest.raises(InputError, match="not empty"):
+        materialise(store, rec.id, back)
+    assert scores_digest(back) == rec.scores_digest
+    want = blake2b(files["scores.json"], digest_size=16).hexdigest()
+    assert scores_digest(back) == want and len(want) == 32

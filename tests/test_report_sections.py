@@ -1,0 +1,144 @@
+"""``ragmeter.report.sections``: the optional sections. An audit's notes (a hand-written
+note, else the rules' reasons) and its meta file, and the failure cases' marked text."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from ragmeter.cli import example_dir
+from ragmeter.inputs.config import Config
+from ragmeter.report.data import report_data
+from ragmeter.report.sections import _failure_case, _segments
+from ragmeter.runs.pipeline import run_search
+from ragmeter.runs.results import Results, save_results
+
+
+@pytest.fixture(scope="module")
+def searched(tmp_path_factory) -> Path:
+    ex = example_dir()
+    if not (ex / "questions.jsonl").is_file():
+        pytest.skip("the shipped example has no questions.jsonl")
+    cfg = Config(
+        corpus=str(ex / "posts"),
+        testset=str(ex / "questions.jsonl"),
+        strategies=("sentence",),
+        rounds=200,
+    )
+    return save_results(run_search(cfg), Path(tmp_path_factory.mktemp("sections")) / "r")
+
+
+def _audited(searched: Path, tmp_path: Path, rows: list[dict], meta: str | None) -> Results:
+    path = Path(shutil.copytree(searched, tmp_path / "r"))
+    (path / "audit").mkdir()
+    lines = "".join(json.dumps(r) + "\n" for r in rows)
+    (path / "audit" / "flags.jsonl").write_text(lines, encoding="utf-8")
+    if meta is not None:
+        (path / "audit" / "meta.json").write_text(meta, encoding="utf-8")
+    return Results(path)
+
+
+def test_an_audit_note_is_the_hand_note_else_the_rules_reasons(searched, tmp_path):
+    ids = Results(searched).question_ids
+    rule = {"kind": "misstated", "reason": "says upper bound; passage: lower", "source": "rule"}
+    rows = [
+        {"question": ids[0], "flags": ["copied"], "note": "copied from the passage"},
+        {"id": ids[1], "reasons": [rule]},
+        {"question": ids[2], "flags": []},
+    ]
+    # meta.json as Python's json writes a missing number: NaN is read, not refused
+    res = _audited(searched, tmp_path, rows, '{"generator": "rules v2", "copy_ratio": NaN}')
+    data = report_data(res)
+    audit = data["optional"]["audit"]
+    assert (audit["source"], audit["audited"], audit["flagged"]) == ("rules v2", 3, 2)
+    notes = {q["id"]: q["audit"] for q in data["questions"] if "audit" in q}
+    assert notes[ids[0]] == {"flags": ["copied"], "note": "copied from the passage"}
+    assert notes[ids[1]] == {"flags": ["misstated"], "note": "says upper bound; passage: lower"}
+    assert notes[ids[2]] == {"flags": [], "note": ""}
+
+
+def test_segments_mark_runs_of_text_and_later_marks_win():
+    marks = [(0, 2, "same"), (4, 10, "missing"), (-3, 1, "changed")]
+    assert _segments("abcdef", marks) == [
+        ["a", "changed"],
+        ["b", "same"],
+        ["cd", None],
+        ["ef", "missing"],
+    ]
+    assert _segments("abc", []) == [["abc", None]]
+    assert _segments("", [(0, 3, "same")]) == []
+
+
+def test_a_failure_case_marks_numbers_and_only_sentences_found_in_the_answer():
+    answer = "The filter uses 12 bits. It was made in 1970."
+    reference = "A Bloom filter uses 10 bits per key; it dates from 1970."
+    check = SimpleNamespace(
+        system="s",
+        question="q1",
+        failures=("number_changed", "unsupported"),
+        number_flag=True,
+        grade="wrong",
+        hit=True,
+        changed=[SimpleNamespace(start=16, end=18, stated="12", reference="10")],
+        unsupported=[
+            SimpleNamespace(sentence="It was made in 1970.", support=0.2),
+            SimpleNamespace(sentence="Not in the answer at all.", support=0.0),
+        ],
+    )
+    case = _failure_case(check, answer, [reference], "How many bits per key?")
+    assert case["answer"] == [
+        ["The filter uses ", None],
+        ["12", "changed"],
+        [" bits. ", None],
+        ["It was made in ", "unsupported"],
+        ["1970", "same"],
+        [".", "unsupported"],
+    ]
+    assert ["10", "missing"] in case["reference"] and ["1970", "same"] in case["reference"]
+    assert case["changed"] == [["12", "10"]]
+    assert case["unsupported"] == [
+        ["It was made in 1970.", 0.2],
+        ["Not in the answer at all.", 0.0],
+    ]
+
+
+def test_graded_answers_give_the_answer_and_failure_sections(searched, tmp_path):
+    path = Path(shutil.copytree(searched, tmp_path / "r"))
+    ids = Results(path).question_ids
+    (path / "answers").mkdir()
+    meta = {"reader": "r", "judges": ["judge-a", "judge-b"], "k": 5}
+    (path / "answers" / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    rows = []
+    for j, q in enumerate(ids[:20]):
+        a = "correct" if j % 2 == 0 else "wrong"  # 10 correct
+        b = "correct" if j % 4 == 0 else "wrong"  # 5 correct
+        row = {"system": "sentence", "question": q, "answer": f"answer {j}"}
+        row["grades"] = {"judge-a": a, "judge-b": b}
+        if j < 8:  # by hand: judge-a passed 2 the hand fails and failed 1 it passes
+            row["hand"] = {0: "wrong", 2: "wrong", 1: "correct"}.get(j, a)
+        rows.append(row)
+    lines = "".join(json.dumps(r) + "\n" for r in rows)
+    (path / "answers" / "answers.jsonl").write_text(lines, encoding="utf-8")
+    data = report_data(Results(path))
+    assert {"answers", "failures"} <= set(data["optional"])
+    answers = data["optional"]["answers"]
+    (pair,) = answers["agreement"]
+    assert (pair["a"], pair["b"], pair["n"], pair["more_correct"]) == ("judge-a", "judge-b", 20, 5)
+    hand = {h["a"]: h for h in answers["hand"]}
+    assert (hand["judge-a"]["lenient"], hand["judge-a"]["strict"]) == (2, 1)
+    assert hand["judge-a"]["more_correct"] == 1 and hand["judge-a"]["n"] == 8
+    by_id = {q["id"]: q for q in data["questions"]}
+    first = by_id[ids[0]]["model_answers"]
+    assert first == [
+        {
+            "answer": "answer 0",
+            "grades": {"judge-a": "correct", "judge-b": "correct"},
+            "hand": "wrong",
+        }
+    ]
+    assert "hand" not in by_id[ids[9]]["model_answers"][0]
+    assert data["optional"]["failures"]["judge"] == "judge-a"

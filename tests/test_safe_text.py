@@ -1,0 +1,56 @@
+"""Text that may be shown or saved (ragmeter.files.safe_text): control characters escaped,
+secrets hidden, and nothing else touched."""
+
+from __future__ import annotations
+
+from ragmeter.files.safe_text import REDACTED, is_secret_name, printable, redact, redact_text
+
+
+def test_printable_escapes_every_control_character_but_newline_and_tab():
+    assert printable("a\x1b[2Jb") == "a\\x1b[2Jb"
+    assert printable("\x00\x08\x0b\x1f\x7f\x9f") == "\\x00\\x08\\x0b\\x1f\\x7f\\x9f"
+    assert printable("line\nnext\tcol é \xa0") == "line\nnext\tcol é \xa0"
+
+
+def test_secret_names():
+    for name in ("api_key", "API-KEY", "token", "Authorization", "x.password", "openaiApiKey"):
+        assert is_secret_name(name), name
+    assert is_secret_name("my_apikey") and is_secret_name("dbpassword")
+    for name in ("max_tokens", "api_key_env", "keys", "", "--", "monkey", "passage"):
+        assert not is_secret_name(name), name
+
+
+def test_redact_text_hides_values_and_tokens_only():
+    assert redact_text("api_key=sk-123 model=x") == f"api_key={REDACTED} model=x"
+    assert redact_text('{"token": "abc", "n": 3}') == f'{{"token": "{REDACTED}", "n": 3}}'
+    assert redact_text("Authorization: Bearer abc.def") == f"Authorization: {REDACTED} {REDACTED}"
+    assert redact_text("sent Bearer abc.def") == f"sent Bearer {REDACTED}"
+    assert redact_text("basic dXNlcg==") == f"basic {REDACTED}"
+    assert redact_text("api_key=KEY") == "api_key=KEY"  # a placeholder, shown as written
+    assert redact_text("api_key=Key1") == f"api_key={REDACTED}"
+    assert redact_text("url?token=t1&x=2") == f"url?token={REDACTED}&x=2"
+    assert redact_text("nothing here") == "nothing here"
+    assert redact_text("bearerxyz and basically") == "bearerxyz and basically"
+
+
+def test_redact_walks_dicts_lists_and_tuples():
+    value = {
+        "api_key": "sk-1",
+        "token": "",
+        "password": None,
+        "headers": [{"Authorization": "Bearer x"}, ("token=t", 3)],
+        "note": "password=hunter2",
+        "n": 1,
+    }
+    assert redact(value) == {
+        "api_key": REDACTED,
+        "token": "",
+        "password": None,
+        "headers": [{"Authorization": REDACTED}, (f"token={REDACTED}", 3)],
+        "note": f"password={REDACTED}",
+        "n": 1,
+    }
+    assert redact(value, strings=False)["note"] == "password=hunter2"
+    assert redact(value, strings=False)["headers"][0] == {"Authorization": REDACTED}
+    assert isinstance(redact(("a",)), tuple)
+    assert redact(["token=t", ("token=u",)], strings=False) == ["token=t", ("token=u",)]
