@@ -173,6 +173,27 @@ def from_fields(cls, data: dict[str, Any]):
     return cls(**{k: v for k, v in data.items() if k in names})
 
 
+def with_exact(record: Any) -> dict[str, Any]:
+    """A dataclass with an ``exact`` interval as a plain dict: ``exact`` (and the method
+    that made it) only when there is one, so ``low``, ``high`` and ``method`` stay the
+    bootstrap's. :class:`Estimate` and :class:`ragmeter.stats.SizeRow` are saved so."""
+    out = asdict(record)
+    if record.exact is None:
+        del out["exact"]
+    else:
+        out["exact"] = list(record.exact)
+        out["exact_method"] = "clopper-pearson"
+    return out
+
+
+def read_exact(cls: Any, data: dict[str, Any]) -> Any:
+    """The inverse of :func:`with_exact`."""
+    record = from_fields(cls, data)
+    if record.exact is not None:
+        record = replace(record, exact=(float(record.exact[0]), float(record.exact[1])))
+    return record
+
+
 # --------------------------------------------------------------------------- intervals
 
 
@@ -200,21 +221,12 @@ class Estimate:
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (JSON-ready); ``exact`` (and the method that made it) only when
         there is one, so ``low``, ``high`` and ``method`` stay the bootstrap's."""
-        out = asdict(self)
-        if self.exact is None:
-            del out["exact"]
-        else:
-            out["exact"] = list(self.exact)
-            out["exact_method"] = "clopper-pearson"
-        return out
+        return with_exact(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Estimate:
         """The inverse of :meth:`to_dict`."""
-        est = from_fields(cls, data)
-        if est.exact is not None:
-            est = replace(est, exact=(float(est.exact[0]), float(est.exact[1])))
-        return est
+        return read_exact(cls, data)
 
     def format(self, scale: float = 100, digits: int = 1) -> str:
         """``"85.0 [77.5, 92.5]"``: the mean and interval, multiplied by ``scale``."""

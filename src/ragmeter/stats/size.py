@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
@@ -20,10 +20,11 @@ from ragmeter.errors import InputError
 from ragmeter.stats.bootstrap import (
     _block_sums,
     _plan,
-    from_fields,
     percentile_interval,
+    read_exact,
     resampled_means,
     seq_mean,
+    with_exact,
 )
 from ragmeter.stats.draws import _rows_per_block, mulberry32_indices, rng_name
 from ragmeter.stats.exact import exact_for
@@ -57,21 +58,12 @@ class SizeRow:
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (JSON-ready); ``exact`` (with the method that made it) only when
         there is one, as :meth:`ragmeter.stats.Estimate.to_dict`."""
-        out = asdict(self)
-        if self.exact is None:
-            del out["exact"]
-        else:
-            out["exact"] = list(self.exact)
-            out["exact_method"] = "clopper-pearson"
-        return out
+        return with_exact(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SizeRow:
         """The inverse of :meth:`to_dict`."""
-        row = from_fields(cls, data)
-        if row.exact is not None:
-            row = replace(row, exact=(float(row.exact[0]), float(row.exact[1])))
-        return row
+        return read_exact(cls, data)
 
 
 def sample_size(
