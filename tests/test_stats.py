@@ -683,3 +683,19 @@ def test_estimates_print_in_percent_by_default():
 
     assert format_interval(0.5, 0.25, 0.75) == "50.0 [25.0, 75.0]"
     assert format_interval(0.5, 0.25, 0.75, scale=1, digits=3) == "0.500 [0.250, 0.750]"
+
+
+def test_resample_indices_draw_with_seed_one_by_default():
+    from ragmeter.stats.draws import resample_indices as draw
+
+    assert np.array_equal(draw(17, 40), draw(17, 40, seed=1))
+    assert not np.array_equal(draw(17, 40), draw(17, 40, seed=0))
+
+
+def test_sign_flips_from_a_numpy_generator_are_plus_or_minus_one_each_half_the_time():
+    from ragmeter.stats.draws import _sign_blocks
+
+    blocks = list(_sign_blocks(50, 400, np.random.default_rng(3)))
+    signs = np.vstack([s for _, s in blocks])
+    assert signs.shape == (400, 50) and set(np.unique(signs)) == {-1.0, 1.0}
+    assert abs(signs.mean()) < 0.02  # 20,000 fair flips: the mean is within 0.02 of 0
