@@ -50,3 +50,52 @@ def test_the_layers_named_here_are_the_structure_test_s():
     section = DOC.split("## Modules", 1)[1].split("\n## ", 1)[0]
     shown = re.findall(r"^\| \*\*([a-z]+)\*\* \|", section, re.M)
     assert shown == [name for name, _ in LAYERS]
+
+
+# --- a rule's second home is a finding ----------------------------------------------------------
+
+# (what a copy looks like, where the one home is, where it may stand): a literal level
+# fallback that ignores the run's confidence; the level computed from the confidence by hand;
+# a file written with pathlib outside the rooms that own the output rule, unless the line says
+# it writes into a folder ragmeter made (an atomic_directory's temporary, a new history).
+COPIES = (
+    (r"\belse 0\.05\b|\bor 0\.05\b", "comparison.verdicts.rule_alpha", ()),
+    (
+        r"round\(1(\.0)? - [\w.]*confidence",
+        "stats.alpha_of",
+        ("stats/validate",),
+    ),
+    (
+        r"\.write_(text|bytes)\((?!.*# (a folder ragmeter made|ragmeter's own temporary folder))",
+        "files.io / files.outputs",
+        ("files/",),
+    ),
+)
+
+
+def copies_of_rules(package: Path = PACKAGE) -> list[str]:
+    """Lines that re-implement a rule outside its home (:data:`COPIES`)."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package).as_posix()
+        for pattern, home, allowed in COPIES:
+            if any(rel.startswith(a) for a in allowed):
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if re.search(pattern, line) and not line.lstrip().startswith("#"):
+                    found.append(f"{rel}:{number}: belongs to {home}")
+    return found
+
+
+def test_no_rule_is_written_again_outside_its_home(tmp_path):
+    assert copies_of_rules() == []
+    (tmp_path / "view.py").write_text(
+        "alpha = rule.alpha if rule is not None else 0.05\n"
+        "level = round(1.0 - plan.confidence, 12)\n"
+        "Path('x').write_text('y')  # a second writer\n"
+    )
+    assert [f.split(": ")[0] for f in copies_of_rules(tmp_path)] == [
+        "view.py:1",
+        "view.py:2",
+        "view.py:3",
+    ]

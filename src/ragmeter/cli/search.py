@@ -380,7 +380,7 @@ def plan(
         if rule is not None and rule.pairs > 0 and not system
         else None,
         rule=rule.adjust if rule is not None else "holm",
-        alpha=rule.alpha if rule is not None else 0.05,
+        alpha=res.summary.alpha,
         first=None if system else first_level(rule, res.summary.comparisons),
     )
     if wanted is not None:  # only the chosen family's pairs, planned as that family

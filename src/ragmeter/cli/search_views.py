@@ -28,7 +28,7 @@ from ragmeter.comparison.formatting import (
     shown_p,
 )
 from ragmeter.comparison.summary import Summary
-from ragmeter.comparison.verdicts import Row, Rule
+from ragmeter.comparison.verdicts import Row, Rule, rule_alpha
 from ragmeter.scoring.metrics import is_share
 from ragmeter.stats import SizeRow
 
@@ -156,7 +156,7 @@ def comparison_grid(
     :func:`~ragmeter.comparison.verdicts.shown_p`,
     as in the report and the notebook tables, so none rounds across the decision.
     """
-    alpha = rule.alpha if rule is not None else 0.05
+    alpha = rule_alpha(rule)
     ci, p_label = column_labels(rule)
     header = ["A", "B", ci, "win/tie/loss", *([p_label] if p_label else []), "verdict"]
     grid = Grid(
@@ -187,7 +187,7 @@ def narrow_comparison_grid(
     """:func:`comparison_grid` for a narrow terminal: each pair on two lines (A over
     B) and its numbers under each other (the difference, win/tie/loss, the p-value),
     names, intervals and verdicts whole."""
-    alpha = rule.alpha if rule is not None else 0.05
+    alpha = rule_alpha(rule)
     ci, p_label = column_labels(rule)
     numbers = f"{ci}\nwin/tie/loss" + (f"\n{p_label}" if p_label else "")
     header = ["A\n- B", numbers, "verdict"]

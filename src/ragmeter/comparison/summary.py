@@ -112,9 +112,7 @@ class Summary:
     @property
     def alpha(self) -> float:
         """The comparisons' level: the rule's, else 1 - confidence."""
-        if self.comparison_rule is not None:
-            return self.comparison_rule.alpha
-        return round(1.0 - self.confidence, 12)
+        return verdicts.rule_alpha(self.comparison_rule, self.confidence)
 
     def estimate(self, system: str, metric: str | None = None) -> stats.Estimate | None:
         """One system's estimate on ``metric`` (the comparison metric by default)."""

@@ -23,6 +23,7 @@ from ragmeter.errors import InputError
 from ragmeter.inputs.config import FAMILY_CHOICES, check_family, one_family
 from ragmeter.scoring.metrics import find_metric
 from ragmeter.stats.clusters import decide_clusters
+from ragmeter.stats.validate import alpha_of
 
 __all__ = [
     "FAMILY_CHOICES",
@@ -66,8 +67,8 @@ class ComparisonPlan:
 
     @property
     def alpha(self) -> float:
-        """The family's level: ``1 - confidence``, rounded so 0.95 gives exactly 0.05."""
-        return round(1.0 - self.confidence, 12)
+        """The family's level (:func:`ragmeter.stats.alpha_of`)."""
+        return alpha_of(self.confidence)
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> ComparisonPlan:

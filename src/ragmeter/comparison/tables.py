@@ -21,6 +21,7 @@ from ragmeter.comparison.formatting import (  # the one formatter
     shown_interval,
     shown_p,
 )
+from ragmeter.comparison.verdicts import rule_alpha
 from ragmeter.errors import MissingExtra
 from ragmeter.scoring.metrics import is_share
 
@@ -218,7 +219,7 @@ class Comparisons(list):
 
     def _rows(self) -> list[list[str]]:
 
-        alpha = self.rule.alpha if self.rule is not None else 0.05
+        alpha = rule_alpha(self.rule)
         rows = []
         for c in self:
             row = [c.a, c.b, shown_difference(c, self.metric), f"{c.wins}/{c.ties}/{c.losses}"]

@@ -198,6 +198,12 @@ class Rule:
         return stats.from_fields(cls, data)
 
 
+def rule_alpha(rule: Rule | None, confidence: float = 0.95) -> float:
+    """The level a table decided at: its rule's, else :func:`ragmeter.stats.alpha_of`
+    (a table saved before rules were recorded)."""
+    return rule.alpha if rule is not None else stats.alpha_of(confidence)
+
+
 @dataclass(frozen=True)
 class Row:
     """One comparison, A - B. ``p`` is the rule's p-value (None under ``adjust="none"``).
@@ -237,7 +243,7 @@ class Row:
         diff = stats.Estimate.from_dict(d["difference"])
         if "p" not in d:  # an earlier summary: p_holm beside p_value, no rule
             d["p"] = d.get("p_holm") if ruled or d.get("p_holm") is not None else d["p_value"]
-        d.setdefault("level", round(1.0 - diff.confidence, 12))
+        d.setdefault("level", stats.alpha_of(diff.confidence))
         d.setdefault("differ", int(d["wins"]) + int(d["losses"]))
         d.setdefault("needed", 0)
         d.setdefault("separated", diff.low > 0 or diff.high < 0)

@@ -431,7 +431,7 @@ def _new_folder(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     if not existed and folder.name == DEFAULT_DIR:
         try:
-            (folder / ".gitignore").write_text("*\n", encoding="utf-8")
+            (folder / ".gitignore").write_text("*\n", encoding="utf-8")  # a folder ragmeter made
         except OSError:
             pass
 

@@ -420,7 +420,7 @@ def _family_need(results: Results, summary: Summary, metric: str) -> str | None:
     pairs = rule.pairs if rule is not None else len(names) * (len(names) - 1) // 2
     if pairs < 2 or len(names) < 2:
         return None
-    alpha = rule.alpha if rule is not None else 0.05
+    alpha = summary.alpha
     scores = {s: results.scores(s, metric) for s in names}
     first = first_level(rule, summary.comparisons)  # max-T: the run's own first level
     needs = pair_needs(scores, names, 0.05, pairs, alpha, level=first)

@@ -270,7 +270,8 @@ class StaticEncoder:
                 "model_id": self.model_id,
                 "seconds": round(time.perf_counter() - t, 1),
             }
-            (tmp / MARKER).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+            marker = json.dumps(info, indent=2) + "\n"
+            (tmp / MARKER).write_text(marker, "utf-8")  # ragmeter's own temporary folder
         # another process may have finished the same distillation first: its copy is used
         self._check_folder()
 

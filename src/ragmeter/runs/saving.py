@@ -79,7 +79,7 @@ def _save_results(run: SearchRun, path: Path, summary: Summary | None) -> Path:
     with atomic_directory(path) as tmp:
         for name in carried:
             shutil.copytree(path / name, tmp / name)
-        (tmp / "config.toml").write_text(tomli_w.dumps(_toml_safe(cfg.to_dict())), "utf-8")
+        _put(tmp, "config.toml", tomli_w.dumps(_toml_safe(cfg.to_dict())))
         meta = {
             **results_marker(),
             "versions": _versions(),
@@ -112,7 +112,7 @@ def _save_results(run: SearchRun, path: Path, summary: Summary | None) -> Path:
             "rounds": cfg.rounds,
             "metrics": metric_names,
         }
-        (tmp / "meta.json").write_text(dumps(meta), "utf-8")
+        _put(tmp, "meta.json", dumps(meta))
         _write_lines(tmp / "questions.jsonl", (q.to_dict() for q in questions))
         _write_lines(
             tmp / "documents.jsonl",
@@ -145,7 +145,9 @@ def _save_results(run: SearchRun, path: Path, summary: Summary | None) -> Path:
             ),
         )
         values = {s.name: {m: s.scores[m].tolist() for m in metric_names} for s in run.systems}
-        (tmp / "scores.json").write_text(
+        _put(
+            tmp,
+            "scores.json",
             dumps(
                 {
                     "systems": systems,
@@ -155,17 +157,14 @@ def _save_results(run: SearchRun, path: Path, summary: Summary | None) -> Path:
                     **_clusters_record(summary),
                 }
             ),
-            "utf-8",
         )
         rows = (
             [s.name, q.id, *(repr(float(s.scores[m][i])) for m in metric_names)]
             for s in run.systems
             for i, q in enumerate(questions)
         )
-        (tmp / "scores.csv").write_text(
-            csv_text(["system", "question", *metric_names], rows), "utf-8"
-        )
-        (tmp / "summary.json").write_text(dumps(summary.to_json()), "utf-8")
+        _put(tmp, "scores.csv", csv_text(["system", "question", *metric_names], rows))
+        _put(tmp, "summary.json", dumps(summary.to_json()))
         write_manifest(tmp, RESULTS_FILES)  # what a later save may replace
     return path
 
@@ -211,6 +210,11 @@ def _toml_safe(d: dict) -> dict:
         for k, v in d.items()
         if v is not None and v != [] and v != {}
     }
+
+
+def _put(folder: Path, name: str, text: str) -> None:
+    """One file of the results directory being built in atomic_directory's temporary."""
+    (folder / name).write_text(text, "utf-8")  # ragmeter's own temporary folder
 
 
 def _write_lines(path: Path, rows) -> None:

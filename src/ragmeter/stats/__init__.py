@@ -81,12 +81,14 @@ from ragmeter.stats.size import (  # noqa: F401
     sample_size,
 )
 from ragmeter.stats.validate import (  # noqa: F401
+    # noqa: F401
     Method,
     Seed,
     _as_vector,
     _check_int,
     _check_seed,
     _finite,
+    alpha_of,
     as_matrix,
     check_common,
     check_fraction,

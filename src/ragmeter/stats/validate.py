@@ -88,3 +88,9 @@ def as_matrix(values: ArrayLike, name: str) -> np.ndarray:
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise InputError(f"{name} must not be empty")
     return _finite(arr, name)
+
+
+def alpha_of(confidence: float) -> float:
+    """The level at ``confidence``: ``1 - confidence``, rounded so that 0.95 gives exactly
+    0.05. Every level a comparison uses comes from here or from its rule."""
+    return round(1.0 - confidence, 12)
