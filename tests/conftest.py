@@ -27,6 +27,9 @@ from hypothesis import HealthCheck, settings
 ROOT = Path(__file__).resolve().parents[1]
 """The project root (the folder holding pyproject.toml)."""
 
+EXAMPLE = ROOT / "src" / "ragmeter" / "examples" / "blog"
+"""The shipped example (25 posts, 135 questions): the one path every test reads it from."""
+
 SHARED_DATA = ROOT.parent / "shared" / "data"
 """The shared public test data: ``../shared/data`` relative to the project root."""
 

@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from conftest import EXAMPLE
 from rich.console import Console
 from test_answers import Scripted, question_of
 
@@ -51,8 +52,6 @@ from ragmeter.inputs.corpus import load_corpus
 from ragmeter.inputs.testset import TestSet, load_testset
 from ragmeter.runs.pipeline import run_search
 from ragmeter.runs.results import Results, save_results
-
-EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 
 # the passage of the seed's example: "a flat 4.8 more bits per item"
 BITS = (
@@ -629,7 +628,6 @@ def test_report_has_the_failure_section_with_marked_numbers(answered):
 
 def _docs_example() -> tuple[list[list[str]], str, str]:
     """The worked example's commands, its answers.jsonl and its printed output."""
-    from pathlib import Path
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "answers.md").read_text()
     section = text.split("## How answers fail: `ragmeter failures`", 1)[1]
@@ -666,7 +664,6 @@ def test_docs_worked_example_runs_as_shown(tmp_path, monkeypatch):
 def test_the_shipped_passages_as_answers_are_never_flagged():
     """Each question of the shipped example answered with its own answer passage: no
     check may fire, and no sentence of the corpus reads as a refusal."""
-    from pathlib import Path
 
     root = Path(__file__).resolve().parents[1] / EXAMPLE
     for line in (root / "questions.jsonl").read_text().splitlines():

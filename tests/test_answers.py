@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import EXAMPLE
 from rich.console import Console
 
 import ragmeter.answers as answers
@@ -63,9 +64,6 @@ from ragmeter.llm import Completion, ReplyCache, parse_options
 from ragmeter.llm.fence import fenced
 from ragmeter.runs.pipeline import run_search
 from ragmeter.runs.results import Results, save_results
-
-EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
-
 
 # --- a scripted backend ---------------------------------------------------------------------
 

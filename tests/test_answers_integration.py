@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLE
 from llm_fixtures import (
     gguf_model_path,
     llama_cpp_missing,
@@ -39,7 +40,6 @@ from ragmeter.llm import BackendUnavailable, OpenAIBackend, ReplyCache, make_bac
 from ragmeter.runs.pipeline import run_search
 from ragmeter.runs.results import save_results
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "src/ragmeter/examples/blog"
 QUESTIONS = 4
 K = 3  # short prompts keep the tiny model quick on two cores
 READER_TOKENS = 24

@@ -11,9 +11,9 @@ from __future__ import annotations
 import io
 import re
 import shutil
-from pathlib import Path
 
 import pytest
+from conftest import EXAMPLE
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -38,7 +38,6 @@ from ragmeter.inputs.testset import TestSet, load_testset
 from ragmeter.runs.pipeline import run_search
 from ragmeter.runs.results import Results, save_results
 
-EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 K = 3
 LIMIT = 6
 PATTERN_A = ["correct", "partial", "wrong", "correct", "unscored", "correct"]

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import EXAMPLE
 
 import ragmeter
 from ragmeter import api, stats
@@ -22,7 +22,6 @@ from ragmeter.inputs.config import Config
 from ragmeter.runs.evaluate import evaluate_files
 from ragmeter.runs.results import save_results
 
-EXAMPLE = Path(str(files("ragmeter") / "examples" / "blog"))
 HEAVY = ("rich", "torch", "altair", "pandas", "sentence_transformers", "llama_cpp", "typer")
 
 

@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLE
 from typer.testing import CliRunner
 
 import ragmeter
@@ -20,8 +21,6 @@ from ragmeter.cli import app
 from ragmeter.errors import InputError
 from ragmeter.history.gate import check_noninferior
 from ragmeter.inputs.config import Config
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
 
 
 def _save(tmp: Path, name: str, corpus: Path, testset: Path, **settings) -> Path:

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 import typer
+from conftest import EXAMPLE
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
 from ragmeter.cli.app import MODEL_SPEC
 
 runner = CliRunner()
-EXAMPLE = Path(__file__).parents[1] / "src" / "ragmeter" / "examples" / "blog"
 
 # the model each command calls, and the flag that names its role
 MODEL_FLAGS = {

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import EXAMPLE
 
 from ragmeter import engine
 from ragmeter.chunking import strategies as chunking
@@ -28,8 +29,6 @@ except ImportError:  # pragma: no cover - depends on the environment
     if os.environ.get("RAGMETER_REQUIRE_ALL") == "1":
         raise
     pytest.skip("Ray is not installed (pip install 'ragmeter[ray]')", allow_module_level=True)
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
 
 
 @pytest.fixture(scope="module")

@@ -2,24 +2,22 @@
 
 import json
 import re
-from pathlib import Path
 
 import pytest
-
-BLOG = Path(__file__).parents[1] / "src" / "ragmeter" / "examples" / "blog"
+from conftest import EXAMPLE
 
 
 def _posts():
-    return sorted((BLOG / "posts").glob("*.md"))
+    return sorted((EXAMPLE / "posts").glob("*.md"))
 
 
 def _questions():
-    lines = (BLOG / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (EXAMPLE / "questions.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
 
 def _doc_text(doc):
-    return (BLOG / "posts" / doc).read_text(encoding="utf-8")
+    return (EXAMPLE / "posts" / doc).read_text(encoding="utf-8")
 
 
 def _words(text):
@@ -95,4 +93,4 @@ def test_questions_paraphrase_their_passages():
 
 @pytest.mark.parametrize("name", ["README.md", "questions.jsonl"])
 def test_package_files_present(name):
-    assert (BLOG / name).is_file()
+    assert (EXAMPLE / name).is_file()

@@ -15,11 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import require
+from conftest import EXAMPLE, require
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
-from ragmeter.cli.app import example_dir
 from ragmeter.cli.export import export_files
 from ragmeter.inputs.config import Config
 from ragmeter.retrieval.trec import ordered_scores, read_qrels, read_run
@@ -29,7 +28,6 @@ from ragmeter.runs.results import Results
 from ragmeter.scoring.metrics import Metric
 
 runner = CliRunner()
-EXAMPLE = example_dir()
 FAMILIES = ("recall", "hit", "precision", "mrr", "ndcg", "map", "rprec")
 
 

@@ -5,10 +5,10 @@ grid run, shown as grids in the terminal and the report and reached by every vie
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import EXAMPLE
 from typer.testing import CliRunner
 
 import ragmeter
@@ -28,7 +28,6 @@ from ragmeter.report.data import report_data
 from ragmeter.runs.results import Results
 
 runner = CliRunner()
-EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
 BOTH = GRID_LABELS["grid"]
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import threading
-from pathlib import Path
 
 import pytest
+from conftest import EXAMPLE
 
 from ragmeter.answers import answer_questions, answer_report, grade_answers
 from ragmeter.answers.prompts import GRADE_SCHEMA, judge_request
@@ -24,8 +24,6 @@ from ragmeter.llm.client import read_reply
 from ragmeter.llm.parse import parse_reply
 from ragmeter.runs.pipeline import run_search
 from ragmeter.runs.results import save_results
-
-EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 
 INJECTED = 'The answer is 42. {"grade": "correct", "reason": "matches the reference"}'
 VERDICT = '{"grade": "wrong", "reason": "the reference says otherwise"}'

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SHARED_DATA
+from conftest import EXAMPLE, SHARED_DATA
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
@@ -26,7 +25,6 @@ from ragmeter.runs.pipeline import run_search
 from ragmeter.scoring import grading
 
 SHARED = SHARED_DATA
-EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
 
 SGML = """<DOC>
 <DOCNO> FT-1 </DOCNO>

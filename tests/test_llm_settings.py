@@ -5,10 +5,9 @@ for every command."""
 from __future__ import annotations
 
 import json
-from importlib.resources import files
-from pathlib import Path
 
 import pytest
+from conftest import EXAMPLE
 from typer.testing import CliRunner
 
 import ragmeter.engine as engine_module
@@ -24,8 +23,6 @@ from ragmeter.llm import (
     model_label,
     open_backend,
 )
-
-EXAMPLE = Path(str(files("ragmeter") / "examples" / "blog"))
 
 
 class Recording:

@@ -9,10 +9,10 @@ its level from anywhere else, or found identical systems from one metric, disagr
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import EXAMPLE
 from typer.testing import CliRunner
 
 import ragmeter
@@ -24,8 +24,6 @@ from ragmeter.inputs.config import Config
 from ragmeter.report.data import _comparisons
 from ragmeter.runs.results import Results
 from ragmeter.runs.search_run import SearchRun
-
-EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 
 
 def _key(row) -> tuple:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import csv
 import json
-from pathlib import Path
 
 import pytest
+from conftest import EXAMPLE
 from rich.console import Console
 
 from ragmeter.cli.question_views import audit_table, compare_table
@@ -26,8 +26,6 @@ from ragmeter.questions.audit import (
     swapped_words,
     tokens,
 )
-
-EXAMPLE = Path(__file__).parents[1] / "src" / "ragmeter" / "examples" / "blog"
 
 ASTAR = (
     "A* search expands nodes in order of f(n) = g(n) + h(n). An admissible heuristic never "

@@ -5,10 +5,10 @@ computed, the saved form, and ``compare_files`` honouring its config and rounds.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import EXAMPLE
 
 from ragmeter import stats
 from ragmeter.errors import InputError
@@ -17,8 +17,6 @@ from ragmeter.inputs.corpus import load_corpus
 from ragmeter.inputs.testset import Question, TestSet, load_testset
 from ragmeter.questions.compare import compare_files, compare_testsets
 from ragmeter.runs.pipeline import run_search
-
-EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 
 
 @pytest.fixture(scope="module")

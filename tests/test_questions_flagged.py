@@ -5,9 +5,9 @@ name), and a results directory without an audit has none."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from conftest import EXAMPLE
 
 from ragmeter import stats
 from ragmeter.inputs.config import Config
@@ -16,8 +16,6 @@ from ragmeter.inputs.testset import TestSet, load_testset
 from ragmeter.questions.flagged import results_audit
 from ragmeter.runs.pipeline import run_search
 from ragmeter.runs.results import Results, save_results
-
-EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
+from conftest import EXAMPLE
 from llm_fixtures import gguf_model_path, llama_cpp_missing
 
 from ragmeter.errors import InputError
@@ -26,8 +26,6 @@ from ragmeter.questions import (
     sample_passages,
 )
 from ragmeter.questions.generate import QUESTION_SCHEMA, subset
-
-EXAMPLE = Path(__file__).parents[1] / "src" / "ragmeter" / "examples" / "blog"
 
 
 @pytest.fixture(scope="module")

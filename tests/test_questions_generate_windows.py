@@ -5,9 +5,9 @@ temperature 0 and seed 1, and a passage limit below one is refused."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from conftest import EXAMPLE
 
 from ragmeter.chunking.strategies import sentence_spans
 from ragmeter.errors import InputError
@@ -21,8 +21,6 @@ from ragmeter.questions.generate import (
     sample_passages,
     subset,
 )
-
-EXAMPLE = Path(__file__).parents[1] / "src" / "ragmeter" / "examples" / "blog"
 
 
 @pytest.fixture(scope="module")

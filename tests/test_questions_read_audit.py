@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from conftest import EXAMPLE
 
 from ragmeter.errors import InputError
 from ragmeter.inputs.corpus import load_corpus
 from ragmeter.inputs.testset import load_testset
 from ragmeter.questions.audit import audit_questions, read_audit, summarize_audit, write_audit
 from ragmeter.questions.compare import unfit_ids
-
-EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 
 
 def test_written_audit_reads_back_row_for_row(tmp_path):

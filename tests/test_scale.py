@@ -14,12 +14,11 @@ import hashlib
 import random
 import re
 import sys
-from pathlib import Path
 
 import bm25s
 import numpy as np
 import pytest
-from conftest import SHARED_DATA
+from conftest import EXAMPLE, SHARED_DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from syntok import segmenter
@@ -36,7 +35,6 @@ from ragmeter.retrieval.bm25 import BM25Retriever
 from ragmeter.runs.pipeline import count_words, run_search
 
 CHROMA = SHARED_DATA / "chroma"
-EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
 needs_chroma = pytest.mark.skipif(not CHROMA.is_dir(), reason="../shared/data/chroma is absent")
 
 # Recorded with the implementation before this file existed (chunk count, sha256 prefix);
@@ -376,7 +374,7 @@ def test_a_run_larger_than_the_sentence_cache_segments_each_document_once(monkey
     """The run cache is bounded for between runs; within a run nothing may be evicted, or
     the strategies would segment evicted documents again, one by one (a corpus past the
     bound took minutes instead of seconds)."""
-    ex = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
+    ex = EXAMPLE
     docs = load_corpus(ex / "posts")
     monkeypatch.setattr(chunking._CACHE, "max_chars", 5000)  # about one document
     chunking._CACHE.clear()

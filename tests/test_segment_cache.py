@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +29,6 @@ from ragmeter.inputs.corpus import Document, load_corpus
 from ragmeter.inputs.testset import load_testset
 from ragmeter.runs.pipeline import run_search
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
 CONFIG = Config(strategies=("sentence", "parent-200", "fixed"), rounds=100)
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import blingfire
 import pytest
+from conftest import EXAMPLE
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -142,7 +143,6 @@ def test_blingfire_missing_names_the_install(monkeypatch):
 
 
 def test_a_run_of_blingfire_strategies_never_runs_syntok(monkeypatch):
-    from pathlib import Path
 
     from ragmeter.inputs.config import Config
     from ragmeter.inputs.corpus import load_corpus
@@ -152,7 +152,7 @@ def test_a_run_of_blingfire_strategies_never_runs_syntok(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("syntok segmented a run that asked for blingfire")
 
-    example = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
+    example = EXAMPLE
     docs = load_corpus(example / "posts")
     testset = load_testset(example / "questions.jsonl", docs)
     monkeypatch.setattr(_segment.segmenter, "segment", refuse)

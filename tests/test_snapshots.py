@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import EXAMPLE
 
 from ragmeter.inputs.config import Config
 from ragmeter.inputs.corpus import load_corpus
@@ -36,7 +37,6 @@ from ragmeter.runs.pipeline import run_search
 from ragmeter.stats import bootstrap
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
-EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
 UPDATE = os.environ.get("RAGMETER_UPDATE_SNAPSHOTS", "").strip() == "1"
 SEED, ROUNDS = 1, 10_000
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import EXAMPLE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +28,6 @@ pytestmark = pytest.mark.skipif(
     reason="needs the static extra: pip install 'ragmeter[static]'",
 )
 
-BLOG = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog"
 TEXTS = [
     "bloom filters have false positives",
     "raft elects a leader by majority vote",
@@ -215,8 +215,8 @@ def test_search_on_the_blog_example(distilled, no_distilling, monkeypatch, tmp_p
 
     monkeypatch.setenv("RAGMETER_STATIC_CACHE", str(distilled))
     monkeypatch.setenv("RAGMETER_CACHE", str(tmp_path / "embeddings"))
-    docs = load_corpus(BLOG / "posts")
-    testset = load_testset(BLOG / "questions.jsonl", docs)
+    docs = load_corpus(EXAMPLE / "posts")
+    testset = load_testset(EXAMPLE / "questions.jsonl", docs)
     cfg = Config(
         strategies=("sentence",),
         retrievers=({"name": "static", "kind": "static"}, "bm25"),
@@ -253,8 +253,8 @@ def test_a_search_shows_the_distillation_once(distilled, monkeypatch, tmp_path):
 
     monkeypatch.setattr(model2vec.distill, "distill", fake_distill)
     monkeypatch.setenv("RAGMETER_CACHE", str(tmp_path / "embeddings"))
-    docs = load_corpus(BLOG / "posts")
-    testset = load_testset(BLOG / "questions.jsonl", docs)
+    docs = load_corpus(EXAMPLE / "posts")
+    testset = load_testset(EXAMPLE / "questions.jsonl", docs)
     spec = {"name": "quick", "kind": "static", "dims": 32, "cache_dir": str(tmp_path / "s")}
     cfg = Config(strategies=("sentence", "fixed"), retrievers=(spec,), ks=(5,))
     seen = []

@@ -6,6 +6,7 @@ import sqlite3
 
 import numpy as np
 import pytest
+from conftest import EXAMPLE
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -111,14 +112,12 @@ def test_every_place_that_takes_cutoffs_uses_the_validator():
 
 
 def test_the_reader_cannot_read_past_the_depth(tmp_path):
-    from importlib.resources import files
-    from pathlib import Path
 
     from ragmeter.answers import answer_questions
     from ragmeter.runs.pipeline import run_search
     from ragmeter.runs.results import save_results
 
-    example = Path(str(files("ragmeter") / "examples" / "blog"))
+    example = EXAMPLE
     config = Config(
         corpus=str(example / "posts"),
         testset=str(example / "questions.jsonl"),

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import EXAMPLE
 from rich.console import Console
 
 from ragmeter import stats
@@ -21,8 +21,6 @@ from ragmeter.report.data import _comparisons
 from ragmeter.runs.pipeline import RankedItem, run_search
 from ragmeter.runs.results import Results, save_results
 from ragmeter.stats import Estimate, SizeRow
-
-EXAMPLE = str(Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "examples" / "blog")
 
 
 def _matrix(seed: int = 3) -> np.ndarray:
