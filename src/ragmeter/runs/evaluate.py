@@ -18,7 +18,8 @@ from ragmeter.errors import InputError
 from ragmeter.inputs.config import Config
 from ragmeter.inputs.corpus import Document
 from ragmeter.inputs.testset import Question, TestSet
-from ragmeter.runs.search_run import RankedItem, SearchRun, SystemRun
+from ragmeter.runs.reading import RankedItem, SystemRun
+from ragmeter.runs.search_run import SearchRun
 from ragmeter.scoring import metrics
 from ragmeter.scoring.trec import COMPAT_MEASURES, Evaluation, evaluate_run, read_qrels, read_run
 

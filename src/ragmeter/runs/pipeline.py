@@ -34,8 +34,9 @@ from ragmeter.inputs.testset import (
 from ragmeter.retrieval.base import Hit, Retriever, SpanRetriever
 from ragmeter.retrieval.registry import make_retriever
 from ragmeter.runs import scoring
+from ragmeter.runs.reading import RankedItem, SystemRun  # noqa: F401 (their old home)
 from ragmeter.runs.scoring import grade_items, score_system  # noqa: F401
-from ragmeter.runs.search_run import RankedItem, SearchRun, SystemRun  # noqa: F401 (their old home)
+from ragmeter.runs.search_run import SearchRun
 
 Progress = Callable[[str, int, int], None]
 
