@@ -4,8 +4,8 @@ Every step is a plain function over plain data: load, chunk, index, rank, grade,
 score. :func:`run_search` ties them together and returns a :class:`SearchRun`
 that :mod:`ragmeter.runs.saving` writes and :mod:`ragmeter.runs.results` reads back.
 
-The run's data types live in :mod:`ragmeter.runs.search_run` and scoring in
-:mod:`ragmeter.runs.scoring`;
+The run's data types live in :mod:`ragmeter.runs.reading` (``SearchRun`` in
+:mod:`ragmeter.runs.search_run`) and scoring in :mod:`ragmeter.runs.scoring`;
 this module runs the pipeline and neither summarises nor saves.
 """
 
