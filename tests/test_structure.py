@@ -2,8 +2,10 @@
 
 * The library never imports rich: only ``ragmeter.cli`` talks to the terminal.
 * No import loop between ragmeter modules, counting every import statement wherever it
-  stands: at module level, inside a function or method, under ``if``/``try``. Only the
-  body of ``if TYPE_CHECKING:`` is left out, since it never runs.
+  stands: at module level, inside a function or method, under ``if``/``try``, and under
+  ``if TYPE_CHECKING:`` too (a loop only a type checker follows is still a loop between
+  the rooms). The one exception is the root package's block of names resolved on first
+  use: each import there must name a module and name of its ``_LAZY`` table.
 * Every module sits in one layer of :data:`LAYERS` and imports only from its own layer or
   the ones below; an import running up the layers is allowed only when
   :data:`UPWARD_ALLOWED` names it with its reason (two at most).
@@ -16,7 +18,8 @@ it is first needed, so that ``import ragmeter`` and the command line start fast,
 extra that may not be installed. Such an import is read like any other, so it must point
 down the layers and close no loop: a lazy import that only hides a loop is a finding.
 The root package's names resolved on first use (``ragmeter.__getattr__``, module names
-held as strings in ``ragmeter._LAZY``) are not import statements and are not read; at
+held as strings in ``ragmeter._LAZY``) are not import statements and are not read, nor is
+its ``if TYPE_CHECKING:`` block while that block imports exactly ``_LAZY``'s names; at
 import time the root defines only ``__version__``, so it sits in the base layer.
 """
 
@@ -157,15 +160,13 @@ def _type_checking(test: ast.expr) -> bool:
 
 
 def _imports(nodes: Iterable[ast.AST]) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import under ``nodes``, at any depth, except in the body of ``if TYPE_CHECKING:``.
+    """Every import under ``nodes``, at any depth, the body of ``if TYPE_CHECKING:`` included.
 
     ``import_module("ragmeter.x")`` with the name written out counts as ``import ragmeter.x``.
     """
     for node in nodes:
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
-        elif isinstance(node, ast.If) and _type_checking(node.test):
-            yield from _imports(node.orelse)  # the body never runs
         else:
             if (
                 isinstance(node, ast.Call)
@@ -178,20 +179,61 @@ def _imports(nodes: Iterable[ast.AST]) -> Iterator[ast.Import | ast.ImportFrom]:
             yield from _imports(ast.iter_child_nodes(node))
 
 
+def _type_only_blocks(tree: ast.Module) -> Iterator[ast.If]:
+    """The module-level ``if TYPE_CHECKING:`` blocks of ``tree``."""
+    for node in tree.body:
+        if isinstance(node, ast.If) and _type_checking(node.test):
+            yield node
+
+
+def lazy_names_exempt(tree: ast.Module) -> set[int]:
+    """The imports of the root package's ``if TYPE_CHECKING:`` block that name a module
+    and name of its ``_LAZY`` table (``{"Name": "ragmeter.module"}``), by ``id``: the names
+    it resolves on first use, shown to type checkers. Any other import there counts."""
+    table: dict[str, str] = {}
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and [getattr(t, "id", None) for t in node.targets] == ["_LAZY"]
+            and isinstance(node.value, ast.Dict)
+        ):
+            table = {
+                k.value: v.value
+                for k, v in zip(node.value.keys, node.value.values, strict=True)
+                if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)
+            }
+    exempt = set()
+    for block in _type_only_blocks(tree):
+        for node in block.body:
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.level == 0
+                and all(table.get(a.name) == node.module and not a.asname for a in node.names)
+            ):
+                exempt.add(id(node))
+    return exempt
+
+
 def import_graph(src: Path, package: str = "ragmeter") -> dict[str, set[str]]:
     """Module -> the package's modules it imports, wherever the import stands.
 
     ``from a.b import c`` is an edge to ``a.b.c`` when that is a module, else to ``a.b``;
     relative imports are resolved against the importing module. Importing ``a.b.c`` from
     outside the package ``a.b`` runs ``a/b/__init__.py`` first, so it is an edge to
-    ``a.b`` as well (the root package, always loaded first, excepted).
+    ``a.b`` as well (the root package, always loaded first, excepted). Imports under
+    ``if TYPE_CHECKING:`` count, except the root package's names of ``_LAZY``
+    (:func:`lazy_names_exempt`).
     """
     paths = {_module_name(p, src): p for p in (src / package).rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
         is_package = path.name == "__init__.py"
         edges: set[str] = set()
-        for node in _imports(ast.parse(path.read_text(encoding="utf-8")).body):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        exempt = lazy_names_exempt(tree) if name == package else set()
+        for node in _imports(tree.body):
+            if id(node) in exempt:
+                continue
             if isinstance(node, ast.Import):
                 edges.update(a.name for a in node.names if a.name in paths)
                 continue
@@ -352,7 +394,8 @@ def test_the_graph_reader_and_the_checks_find_what_they_should(tmp_path):
     graph = import_graph(tmp_path)
     assert graph["ragmeter.a"] == {"ragmeter.sub.b", "ragmeter.sub"}  # the package runs too
     assert graph["ragmeter.sub.b"] == {"ragmeter.sub.c"}  # its own package: already running
-    assert graph["ragmeter.sub.c"] == {"ragmeter.a", "ragmeter.e"}  # TYPE_CHECKING left out
+    # TYPE_CHECKING's body counts as its else does
+    assert graph["ragmeter.sub.c"] == {"ragmeter.a", "ragmeter.d", "ragmeter.e"}
     assert graph["ragmeter.e"] == {"ragmeter.d", "ragmeter.sub"}  # lazy imports read
     assert cycles(graph) == [
         ["ragmeter.a", "ragmeter.d", "ragmeter.e", "ragmeter.sub.b"] + ["ragmeter.sub.c"]
@@ -364,6 +407,7 @@ def test_the_graph_reader_and_the_checks_find_what_they_should(tmp_path):
     assert upward_imports(graph, layers) == [
         ("ragmeter.e", "ragmeter.d"),
         ("ragmeter.sub.c", "ragmeter.a"),
+        ("ragmeter.sub.c", "ragmeter.d"),
     ]
 
 
@@ -442,7 +486,8 @@ def lazy_imports(package: Path = PACKAGE) -> set[tuple[str, str]]:
         if name.startswith(f"{root}.cli"):
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        top = {id(node) for node in tree.body}
+        top = {id(node) for node in tree.body}  # and a module-level TYPE_CHECKING block's
+        top |= {id(node) for block in _type_only_blocks(tree) for node in _imports(block.body)}
         for node in _imports(tree.body):
             if id(node) in top or not isinstance(node, ast.ImportFrom) or node.level:
                 continue

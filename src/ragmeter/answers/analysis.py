@@ -41,6 +41,7 @@ from ragmeter.answers.store import (
 )
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import answers_judge
+from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results
 
 __all__ = [
@@ -310,11 +311,11 @@ def search_hits(
     """Per question: did a relevant item make the top ``k``?
 
     Relevant means a grade of at least ``relevant_grade``, by default the run's own
-    (``relevant_grade`` in its meta.json: 2, the whole passage, unless the search
-    counted a part as found), so the hit agrees with the run's recall@k.
+    (:attr:`ragmeter.runs.meta.RunMeta.relevant_grade`: 2, the whole passage, unless the
+    search counted a part as found), so the hit agrees with the run's recall@k.
     """
     if relevant_grade is None:
-        relevant_grade = int(results.meta.get("relevant_grade", 2))
+        relevant_grade = RunMeta.from_json(results.meta).relevant_grade
     return {
         q: any(item.grade >= relevant_grade for item in items[:k])
         for q, items in results.runs[system].items()

@@ -321,7 +321,7 @@ def history_baseline(
         raise InputError("with --baseline-from-history give only the candidate's results directory")
     candidate = first
     res = Results(candidate)
-    like = res.meta.get("measurement") or {}
+    like = res.meta.measurement  # a RunMeta: {} for a run that did not record it
     own = (str(candidate.resolve()), scores_digest(candidate))
     with _store(history) as store:
         if baseline_system is None:

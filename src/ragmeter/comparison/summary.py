@@ -13,8 +13,8 @@ all read these objects.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -32,9 +32,6 @@ from ragmeter.stats.clusters import (
     decide_clusters,
     design_effects,
 )
-
-if TYPE_CHECKING:
-    from ragmeter.runs.search_run import SearchRun
 
 RETURNED_IDEAL_NOTE = (
     "nDCG ranks these systems differently from recall: with the returned ideal it scores "
@@ -227,85 +224,93 @@ def ndcg_label(ndcg: dict[str, str]) -> str:
     return f"nDCG: {ndcg['ideal']} ideal{gain}"
 
 
-def summarize(
-    matrices: dict[str, np.ndarray],
-    systems: list[str],
+def plan_of(
     metric: str,
     seed: int,
     rounds: int,
     confidence: float = 0.95,
-    method: str = "percentile",
     *,
     adjust: str = "maxt",
     baseline: str | None = None,
-    pairs: list[tuple[str, str]] | None = None,
-    k_capped: dict[str, int] | None = None,
-    clusters: Sequence[str] | None = None,
-    cluster_source: str = "document",
+    pairs: Sequence[tuple[str, str]] | None = None,
+    clusters: Sequence[Any] | None = None,
     cluster_mode: str = "auto",
     family: str = "all",
-    ndcg: dict[str, str] | None = None,
-) -> Summary:
-    """Intervals for every metric x system, paired comparisons and sample sizes on ``metric``.
-
-    The comparisons form one family (every pair, every system against ``baseline``,
-    the planned ``pairs``, or a named ``family``: ``"auto"`` is the grid's families
-    on a strategy x retriever grid) under one rule (``adjust``), built by
-    :func:`ragmeter.comparison.systems.compare_systems` as every view builds it;
-    ``comparison_rule`` records the rule, the family, seed and rounds. ``clusters``
-    (a label per question, from ``cluster_source``) adds each interval's design effect
-    and, when ``cluster_mode`` says so (:func:`_clustering`), makes the intervals and
-    comparisons cluster-aware.
-    """
-    metric = find_metric(metric, matrices)  # P_5 or precision@5, as the run names it
-    info, codes, designs = _clustering(
-        matrices, metric, clusters, cluster_source, cluster_mode, seed, rounds, confidence
+) -> ComparisonPlan:
+    """The :class:`~ragmeter.comparison.systems.ComparisonPlan` of settings named one by
+    one, as :func:`summarize` took them before it took a plan (``clusters``: a label
+    per question, kept as given)."""
+    return ComparisonPlan(
+        metric,
+        seed,
+        rounds,
+        confidence,
+        adjust,
+        baseline or None,
+        tuple(pairs) if pairs else None,
+        None if clusters is None else tuple(clusters),
+        cluster_mode,
+        family,
     )
-    estimates: dict[str, dict[str, stats.Estimate]] = {s: {} for s in systems}
-    if codes is not None:  # one pass over the cluster draws for every metric
-        names = list(matrices)
-        every = cluster_bootstrap_many(
-            np.vstack([matrices[name] for name in names]), codes, rounds, seed, confidence
+
+
+def summarize(
+    matrices: dict[str, np.ndarray],
+    systems: list[str],
+    plan: ComparisonPlan | str,
+    *earlier: Any,
+    method: str = "percentile",
+    k_capped: dict[str, int] | None = None,
+    cluster_source: str = "document",
+    ndcg: dict[str, str] | None = None,
+    **settings: Any,
+) -> Summary:
+    """Intervals for every metric x system, paired comparisons and sample sizes on the
+    plan's metric.
+
+    The comparisons form one family (every pair, every system against the plan's
+    ``baseline``, its planned ``pairs``, or a named ``family``: ``"auto"`` is the grid's
+    families on a strategy x retriever grid) under one rule (``adjust``), built by
+    :func:`ragmeter.comparison.systems.compare_systems` as every view builds it;
+    ``comparison_rule`` records the rule, the family, seed and rounds. The plan's
+    ``clusters`` (a label per question, from ``cluster_source``) add each interval's
+    design effect and, when its ``cluster_mode`` says so (:func:`_clustering`), make
+    the intervals and comparisons cluster-aware.
+
+    The earlier form, ``summarize(matrices, systems, metric, seed, rounds, confidence,
+    method, *, adjust=..., baseline=..., pairs=..., clusters=..., cluster_mode=...,
+    family=..., ...)``, still works: :func:`plan_of` makes its plan.
+    """
+    if not isinstance(plan, ComparisonPlan):
+        plan, method = _earlier_form(plan, earlier, method, settings)
+    elif earlier or settings:
+        raise TypeError(
+            "summarize(matrices, systems, plan, *, method, k_capped, cluster_source, ndcg): "
+            f"the plan holds the comparison's settings, not {[*map(repr, earlier), *settings]}"
         )
-        k = len(systems)
-        by_metric = {name: every[i * k : (i + 1) * k] for i, name in enumerate(names)}
-    for name, matrix in matrices.items():
-        if codes is not None:
-            ests = by_metric[name]
-        else:
-            ests = stats.bootstrap_many(
-                matrix, rounds=rounds, seed=seed, confidence=confidence, method=method
-            )
-        for system, est in zip(systems, ests, strict=True):
-            estimates[system][name] = est
-    main = matrices[metric]
-    comparisons: list[verdicts.Row] = []
-    rule = None
-    if len(systems) > 1:
-        plan = ComparisonPlan(
-            metric,
-            seed,
-            rounds,
-            confidence,
-            adjust,
-            baseline or None,
-            tuple(pairs) if pairs else None,
-            None if codes is None else tuple(str(x) for x in clusters or ()),
-            cluster_mode="document",  # decided above, as compare_systems decides
-            family=family,
-        )
-        table = compare_systems(matrices, systems, plan)
-        comparisons = list(table.rows)
-        rule = table.rule
+    plan = replace(plan, metric=find_metric(plan.metric, matrices))  # as the run names it
+    labels = plan.clusters
+    info, codes, designs = _clustering(
+        matrices,
+        plan.metric,
+        labels,
+        cluster_source,
+        plan.cluster_mode,
+        plan.seed,
+        plan.rounds,
+        plan.confidence,
+    )
+    estimates = _estimates(matrices, systems, plan, method, codes)
+    comparisons, rule = _comparisons(matrices, systems, plan, None if codes is None else labels)
     sizes = {
-        s: stats.sample_size(row, rounds=rounds, seed=seed, confidence=confidence)
-        for s, row in zip(systems, main, strict=True)
+        s: stats.sample_size(row, rounds=plan.rounds, seed=plan.seed, confidence=plan.confidence)
+        for s, row in zip(systems, matrices[plan.metric], strict=True)
     }
     return Summary(
-        metric=metric,
-        seed=seed,
-        rounds=rounds,
-        confidence=confidence,
+        metric=plan.metric,
+        seed=plan.seed,
+        rounds=plan.rounds,
+        confidence=plan.confidence,
         method=method,
         estimates=estimates,
         comparisons=comparisons,
@@ -313,7 +318,7 @@ def summarize(
         sample_size=sizes,
         k_capped=dict(k_capped or {}),
         clusters=info,
-        cluster_labels=None if info is None else tuple(str(x) for x in clusters or ()),
+        cluster_labels=None if info is None else tuple(str(x) for x in labels or ()),
         design={s: {name: designs[name][i] for name in designs} for i, s in enumerate(systems)}
         if info is not None
         else {},
@@ -321,25 +326,109 @@ def summarize(
     )
 
 
-def summarize_run(run: SearchRun) -> Summary:
+def _earlier_form(
+    metric: str, earlier: tuple[Any, ...], method: str, settings: dict[str, Any]
+) -> tuple[ComparisonPlan, str]:
+    """The plan and method of a call in :func:`summarize`'s earlier form (``metric,
+    seed, rounds, confidence, method`` and the comparison's settings by keyword)."""
+    if len(earlier) > 4:
+        raise TypeError(
+            "summarize(matrices, systems, metric, seed, rounds, confidence, method, ...): "
+            f"{len(earlier) + 3} positional arguments given, at most 7"
+        )
+    if len(earlier) == 4:
+        method = earlier[3]
+    return plan_of(metric, *earlier[:3], **settings), method
+
+
+def _estimates(
+    matrices: dict[str, np.ndarray],
+    systems: list[str],
+    plan: ComparisonPlan,
+    method: str,
+    codes: np.ndarray | None,
+) -> dict[str, dict[str, stats.Estimate]]:
+    """Every system's interval on every metric: by question, or by cluster when
+    ``codes`` (each question's cluster) is given."""
+    seed, rounds, confidence = plan.seed, plan.rounds, plan.confidence
+    names = list(matrices)
+    if codes is not None:  # one pass over the cluster draws for every metric
+        every = cluster_bootstrap_many(
+            np.vstack([matrices[name] for name in names]), codes, rounds, seed, confidence
+        )
+        k = len(systems)
+        by_metric = {name: every[i * k : (i + 1) * k] for i, name in enumerate(names)}
+    else:
+        by_metric = {
+            name: stats.bootstrap_many(
+                matrices[name], rounds=rounds, seed=seed, confidence=confidence, method=method
+            )
+            for name in names
+        }
+    estimates: dict[str, dict[str, stats.Estimate]] = {s: {} for s in systems}
+    for name in names:
+        for system, est in zip(systems, by_metric[name], strict=True):
+            estimates[system][name] = est
+    return estimates
+
+
+def _comparisons(
+    matrices: dict[str, np.ndarray],
+    systems: list[str],
+    plan: ComparisonPlan,
+    labels: Sequence[Any] | None,
+) -> tuple[list[verdicts.Row], verdicts.Rule | None]:
+    """The paired comparisons on the plan's metric and their rule (none for one system);
+    ``labels``: each question's cluster when the summary made its numbers
+    cluster-aware (decided already, so the comparisons flip them as given)."""
+    if len(systems) < 2:
+        return [], None
+    clusters = None if labels is None else tuple(str(x) for x in labels)
+    table = compare_systems(
+        matrices, systems, replace(plan, clusters=clusters, cluster_mode="document")
+    )
+    return list(table.rows), table.rule
+
+
+class ScoredRun(Protocol):
+    """What :func:`summarize_run` reads off a run: its configuration, metric names,
+    systems (each with a ``name`` and ``k_cap``) and score matrices; ``clusters`` and
+    ``cluster_source`` where the run knows them. A search run in memory is one."""
+
+    @property
+    def config(self) -> Any: ...
+
+    @property
+    def metric_names(self) -> list[str]: ...
+
+    @property
+    def systems(self) -> Sequence[Any]: ...
+
+    def matrix(self, metric: str) -> np.ndarray: ...
+
+
+def summarize_run(run: ScoredRun) -> Summary:
     """:func:`summarize` with the run's own configuration (seed, rounds, method...)."""
     cfg = run.config
-    return summarize(
-        {m: run.matrix(m) for m in run.metric_names},
-        [s.name for s in run.systems],
+    plan = plan_of(
         cfg.metric,
         cfg.seed,
         cfg.rounds,
         cfg.confidence,
-        cfg.method,
         adjust=cfg.adjust,
         baseline=cfg.baseline or None,
         pairs=verdicts.parse_pairs(cfg.pairs) if cfg.pairs else None,
-        k_capped={s.name: s.k_cap for s in run.systems if s.k_cap is not None},
         # a run that knows no clusters (a stand-in, an evaluation of run files) has none
         clusters=getattr(run, "clusters", None),
-        cluster_source=getattr(run, "cluster_source", "none"),
         cluster_mode=getattr(cfg, "clusters", "auto"),
         family=cfg.family,
+    )
+    return summarize(
+        {m: run.matrix(m) for m in run.metric_names},
+        [s.name for s in run.systems],
+        plan,
+        method=cfg.method,
+        k_capped={s.name: s.k_cap for s in run.systems if s.k_cap is not None},
+        cluster_source=getattr(run, "cluster_source", "none"),
         ndcg=measurement.ndcg_settings(cfg),
     )

@@ -46,6 +46,7 @@ from ragmeter.history.integrity import (
     _refuse_foreign,
     damaged,
 )
+from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results
 
 __all__ = [
@@ -308,7 +309,7 @@ class HistoryStore:
         """Keep one run (its results files by name) in one transaction; return its record."""
         scores = _json_of(files, "scores.json")
         summary = _json_of(files, "summary.json")
-        meta = _json_of(files, "meta.json")
+        meta = RunMeta.from_json(_json_of(files, "meta.json"))
         at = recorded_at or datetime.now(UTC).isoformat(timespec="seconds")
         row = (
             uuid.uuid4().hex,
@@ -322,7 +323,7 @@ class HistoryStore:
             json.dumps([str(s) for s in scores.get("systems", [])]),
             json.dumps(list(scores.get("metrics", []))),
             len(scores.get("questions", [])),
-            json.dumps(meta.get("measurement") or {}, sort_keys=True),
+            json.dumps(dict(meta.measurement), sort_keys=True),
             blake2b(files["scores.json"], digest_size=16).hexdigest(),
             __version__,
         )
@@ -386,6 +387,11 @@ class HistoryStore:
             "SELECT name, data FROM run_files WHERE run = ? ORDER BY name", (int(run_id),)
         )
         return {name: self._unpack(run_id, name, data) for name, data in rows}
+
+    def run_meta(self, run_id: int) -> RunMeta:
+        """A run's kept ``meta.json`` (:class:`ragmeter.runs.meta.RunMeta`; an empty record,
+        every field at its default, when it was not kept)."""
+        return RunMeta.from_json(self.file_json(run_id, "meta.json"))
 
     def file_json(self, run_id: int, name: str) -> dict[str, Any]:
         """One kept JSON file of a run (``{}`` when it was not kept)."""

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragmeter.errors import InputError
+from ragmeter.runs.meta import RunMeta
 
 __all__ = ["match_system", "pair_systems", "system_identity"]
 
@@ -65,10 +66,7 @@ def _parts(entry: Mapping[str, Any]) -> tuple[Any, Any]:
 
 
 def _entries(meta: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    found = meta.get("systems") if isinstance(meta, Mapping) else None
-    if not isinstance(found, list):
-        return {}
-    return {str(e["name"]): e for e in found if isinstance(e, Mapping) and "name" in e}
+    return RunMeta.from_json(meta).system_entries
 
 
 def match_system(

@@ -15,6 +15,7 @@ from typing import Any
 
 from ragmeter.comparison.formatting import format_estimate, shown_difference, shown_interval
 from ragmeter.errors import RagmeterError
+from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results
 from ragmeter.scoring import measurement
 from ragmeter.scoring.metrics import is_share
@@ -36,7 +37,7 @@ def load_history(results: Results, folder: str | Path | None = None) -> dict[str
     if folder is None or not history_file(folder).is_file():
         return None
     metric = results.summary.metric
-    this = results.meta.get("measurement") or {}
+    this = RunMeta.from_json(results.meta).measurement
     own = (str(results.path.resolve()), scores_digest(results.path))
     try:
         with HistoryStore(folder, create=False) as store:

@@ -34,6 +34,7 @@ from ragmeter.report.charts import (
 )
 from ragmeter.report.common import PAGE_SIZE, TARGET_HALF_WIDTH
 from ragmeter.report.data import report_data
+from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results
 
 _ASSETS = "assets"
@@ -63,7 +64,8 @@ def write_report(
             raise InputError(
                 f"{out}: is a directory; give a file name such as {out / 'report.html'}"
             )
-        inputs = [(label, _meta_path(results.meta, key)) for label, key in _INPUTS]
+        meta = RunMeta.from_json(results.meta)
+        inputs = [("corpus", meta.corpus_path), ("test set", meta.testset_path)]
         check_output_file(out, "ragmeter report", inputs)  # before the work
         text = render_report(
             results,
@@ -73,15 +75,6 @@ def write_report(
         )
         write_output(out, text, "ragmeter report", inputs)
     return out
-
-
-_INPUTS = (("corpus", "corpus"), ("test set", "testset"))
-
-
-def _meta_path(meta: dict, key: str) -> str | None:
-    entry = meta.get(key)
-    path = entry.get("path") if isinstance(entry, dict) else None
-    return path if isinstance(path, str) else None
 
 
 def is_report_file(path: Path) -> bool:

@@ -1,12 +1,15 @@
 """A search run from start to saved results: the pipeline, the run's data, scoring one system,
-saving, reading results back, and run files scored with ``evaluate``.
+saving, reading results back, and run files scored with ``evaluate``. A run in memory
+(``SearchRun``) and one read back (``Results``) are the one run type, ``Run``.
 
 Public names, imported on first use::
 
-    search_run:   RankedItem, SystemRun, SearchRun
+    reading:      Run, RunReading, RankedItem, SystemRun
+    meta:         RunMeta
+    search_run:   SearchRun
     pipeline:     run_search
     scoring:      grade_rankings, score_system
-    saving:       save_results
+    saving:       save_results, meta_record
     results:      Results
     evaluate:     EvaluateRun, evaluate_files
     warnings:     run_warnings
@@ -18,13 +21,17 @@ from importlib import import_module
 from typing import Any
 
 _LAZY = {
-    "RankedItem": "ragmeter.runs.search_run",
-    "SystemRun": "ragmeter.runs.search_run",
+    "Run": "ragmeter.runs.reading",
+    "RunReading": "ragmeter.runs.reading",
+    "RankedItem": "ragmeter.runs.reading",
+    "SystemRun": "ragmeter.runs.reading",
+    "RunMeta": "ragmeter.runs.meta",
     "SearchRun": "ragmeter.runs.search_run",
     "run_search": "ragmeter.runs.pipeline",
     "grade_rankings": "ragmeter.runs.scoring",
     "score_system": "ragmeter.runs.scoring",
     "save_results": "ragmeter.runs.saving",
+    "meta_record": "ragmeter.runs.saving",
     "Results": "ragmeter.runs.results",
     "EvaluateRun": "ragmeter.runs.evaluate",
     "evaluate_files": "ragmeter.runs.evaluate",

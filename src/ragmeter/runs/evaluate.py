@@ -18,7 +18,8 @@ from ragmeter.errors import InputError
 from ragmeter.inputs.config import Config
 from ragmeter.inputs.corpus import Document
 from ragmeter.inputs.testset import Question, TestSet
-from ragmeter.runs.search_run import RankedItem, SearchRun, SystemRun
+from ragmeter.runs.reading import RankedItem, SystemRun
+from ragmeter.runs.search_run import SearchRun
 from ragmeter.scoring import metrics
 from ragmeter.scoring.trec import COMPAT_MEASURES, Evaluation, evaluate_run, read_qrels, read_run
 
@@ -68,18 +69,7 @@ def evaluate_files(
     qrels = read_qrels(qrels_path)
     if not len(qrels):
         raise InputError(f"{qrels_path}: holds no judgments; give qrels with at least one line")
-    wanted = [metrics.Metric.parse(m) for m in measures]
-    for i, m in enumerate(wanted):
-        if m in wanted[:i]:
-            first = list(measures)[wanted.index(m)]
-            raise InputError(
-                f"the measures name {m} twice ({first!r} and {list(measures)[i]!r}): "
-                "list each measure once"
-            )
-    if not wanted:
-        raise InputError(
-            "no measures asked for: give comma-separated measures, e.g. --measures map,P_10"
-        )
+    wanted = _wanted(measures)
     evaluations = []
     for i, path in enumerate(run_paths):
         if progress:
@@ -127,35 +117,54 @@ def evaluate_files(
     n_rel = qrels.n_relevant(level)
     no_relevant = [q for q, r in zip(qids, n_rel.tolist(), strict=True) if r == 0]
     questions = [Question(q, q, (), {"qrels": judged.get(q, {})}) for q in qids]
-    doc_ids: set[str] = set()
-    systems = []
-    for e, path in zip(evaluations, run_paths, strict=True):
-        top = e.top
-        items: list[list[RankedItem]] = []
-        for qi in range(len(qids)):
-            row = []
-            if top is not None and top.docs is not None:
-                for j in range(top.docs.shape[1]):
-                    if top.grades[qi, j] < 0:
-                        break
-                    doc = top.docs[qi, j].decode("utf-8", "replace")
-                    doc_ids.add(doc)
-                    score, grade = float(top.scores[qi, j]), int(top.grades[qi, j])
-                    row.append(RankedItem(j + 1, doc, 0, 0, score, grade, 0))
-            items.append(row)
-        systems.append(
-            SystemRun(
-                name=e.name,
-                strategy={"name": "run file"},
-                retriever={"name": e.name, "kind": "run", "path": str(path)},
-                n_items=0,
-                items=items,
-                scores=e.scores,
-            )
-        )
+    systems = [_system(e, path, len(qids)) for e, path in zip(evaluations, run_paths, strict=True)]
+    doc_ids = {it.doc for s in systems for row in s.items for it in row}
     documents = [Document(d, "") for d in sorted(doc_ids)]
     run = SearchRun(config, documents, TestSet(questions, source=str(qrels_path)), systems)
     return EvaluateRun(run, evaluations, out_names, no_relevant)
+
+
+def _wanted(measures: Sequence[str]) -> list[metrics.Metric]:
+    """The measures asked for, each once (a measure named twice, in either vocabulary, or
+    none at all is an :class:`InputError`)."""
+    wanted = [metrics.Metric.parse(m) for m in measures]
+    for i, m in enumerate(wanted):
+        if m in wanted[:i]:
+            first = list(measures)[wanted.index(m)]
+            raise InputError(
+                f"the measures name {m} twice ({first!r} and {list(measures)[i]!r}): "
+                "list each measure once"
+            )
+    if not wanted:
+        raise InputError(
+            "no measures asked for: give comma-separated measures, e.g. --measures map,P_10"
+        )
+    return wanted
+
+
+def _system(e: Evaluation, path: str | Path, n_queries: int) -> SystemRun:
+    """One run file as a system: its scores, and each query's top :data:`TOP` documents
+    (ids, scores, grades; no text) for the report's drill-down."""
+    top = e.top
+    items: list[list[RankedItem]] = []
+    for qi in range(n_queries):
+        row = []
+        if top is not None and top.docs is not None:
+            for j in range(top.docs.shape[1]):
+                if top.grades[qi, j] < 0:
+                    break
+                doc = top.docs[qi, j].decode("utf-8", "replace")
+                score, grade = float(top.scores[qi, j]), int(top.grades[qi, j])
+                row.append(RankedItem(j + 1, doc, 0, 0, score, grade, 0))
+        items.append(row)
+    return SystemRun(
+        name=e.name,
+        strategy={"name": "run file"},
+        retriever={"name": e.name, "kind": "run", "path": str(path)},
+        n_items=0,
+        items=items,
+        scores=e.scores,
+    )
 
 
 def means_table(evaluations: Sequence[Evaluation]) -> dict[str, dict[str, float]]:

@@ -4,8 +4,8 @@ Every step is a plain function over plain data: load, chunk, index, rank, grade,
 score. :func:`run_search` ties them together and returns a :class:`SearchRun`
 that :mod:`ragmeter.runs.saving` writes and :mod:`ragmeter.runs.results` reads back.
 
-The run's data types live in :mod:`ragmeter.runs.search_run` and scoring in
-:mod:`ragmeter.runs.scoring`;
+The run's data types live in :mod:`ragmeter.runs.reading` (``SearchRun`` in
+:mod:`ragmeter.runs.search_run`) and scoring in :mod:`ragmeter.runs.scoring`;
 this module runs the pipeline and neither summarises nor saves.
 """
 
@@ -15,6 +15,7 @@ import hashlib
 import itertools
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 
@@ -34,8 +35,9 @@ from ragmeter.inputs.testset import (
 from ragmeter.retrieval.base import Hit, Retriever, SpanRetriever
 from ragmeter.retrieval.registry import make_retriever
 from ragmeter.runs import scoring
+from ragmeter.runs.reading import RankedItem, SystemRun  # noqa: F401 (their old home)
 from ragmeter.runs.scoring import grade_items, score_system  # noqa: F401
-from ragmeter.runs.search_run import RankedItem, SearchRun, SystemRun  # noqa: F401 (their old home)
+from ragmeter.runs.search_run import SearchRun
 
 Progress = Callable[[str, int, int], None]
 
@@ -178,8 +180,40 @@ def _run_search(
     progress: Progress | None,
 ) -> SearchRun:
     config = config.validate()
-    timings: dict[str, float] = {}
-    t = time.perf_counter()
+    clock = _Clock()
+    documents, testset = _inputs(config, documents, testset)
+    question_clusters(testset.questions, config.clusters)  # a missing cluster field: first
+    clock.lap("load")
+    retrievers = [make_retriever(r) for r in config.retrievers]
+    strategies = resolve_strategies(config)
+    span_retrievers = [r for r in retrievers if isinstance(r, SpanRetriever)]
+    chunk_retrievers = [r for r in retrievers if not isinstance(r, SpanRetriever)]
+    search = _Search(
+        config,
+        documents,
+        testset.questions,
+        clock,
+        progress,
+        # one step a system: a chunk retriever per strategy, a span retriever once
+        n_steps=len(strategies) * len(chunk_retrievers) + len(span_retrievers),
+        n_retrievers=len(retrievers),
+    )
+    engine = _engine_for(config, strategies, chunk_retrievers)
+    if engine is not None and any(_needs_sentences(s) for s in strategies):
+        search.segment_sentences(engine, chunk_retrievers)
+    systems: list[SystemRun] = []
+    for strategy in strategies if chunk_retrievers else []:
+        systems += search.chunk_systems(strategy, chunk_retrievers)
+    for retriever in span_retrievers:
+        systems.append(search.span_system(retriever))
+    search.show("done", search.n_steps)
+    return SearchRun(config, list(documents), testset, systems, clock.timings, search.chunk_keys)
+
+
+def _inputs(
+    config: Config, documents: Sequence[Document] | None, testset: TestSet | None
+) -> tuple[Sequence[Document], TestSet]:
+    """The corpus and test set: those given, else read from the config's paths."""
     if documents is None:
         if not config.corpus:
             raise InputError("no corpus given; set [corpus] path or pass --corpus")
@@ -191,132 +225,175 @@ def _run_search(
             testset = load_judged_testset(config.testset, config.qrels, documents)
         else:
             testset = load_testset(config.testset, documents, config.testset_format)
-    questions = testset.questions
-    question_clusters(questions, config.clusters)  # a missing cluster field: before the search
-    question_texts = [q.text for q in questions]
-    t = _timed(timings, "load", t)
-    retrievers = [make_retriever(r) for r in config.retrievers]
-    strategies = resolve_strategies(config)
-    step = 0
-    systems: list[SystemRun] = []
-    chunk_keys: dict[str, int] = {}
-    docs_by_id = {d.id: d for d in documents}
-    doc_texts = {d.id: d.text for d in documents}
-    doc_lengths = {d.id: len(d.text) for d in documents}
-    span_retrievers = [r for r in retrievers if isinstance(r, SpanRetriever)]
-    chunk_retrievers = [r for r in retrievers if not isinstance(r, SpanRetriever)]
-    # one step a system: a chunk retriever per strategy, a span retriever once
-    n_steps = len(strategies) * len(chunk_retrievers) + len(span_retrievers)
-    engine = None
-    if chunk_retrievers and (
-        config.engine != "local" or any(_needs_sentences(s) for s in strategies)
+    return documents, testset
+
+
+def _engine_for(config: Config, strategies: list, chunk_retrievers: list[Retriever]):
+    """The engine of the config when chunk retrievers need one (another engine than the
+    local one, or strategies that need every document's sentences); the retrievers then
+    encode on its workers. None otherwise."""
+    if not chunk_retrievers or (
+        config.engine == "local" and not any(_needs_sentences(s) for s in strategies)
     ):
-        from ragmeter.engine import make_engine
+        return None
+    from ragmeter.engine import make_engine
 
-        engine = make_engine(config.engine, config.engine_address, config.engine_workers or None)
-        for r in chunk_retrievers:  # dense retrievers encode on the engine's workers
-            r.use_engine(engine)
-    if engine is not None and any(_needs_sentences(s) for s in strategies):
-        # One sentence segmentation per document, shared by every strategy, spread over the
-        # engine's workers; the strategies below then find it in chunking's run cache.
+    engine = make_engine(config.engine, config.engine_address, config.engine_workers or None)
+    for r in chunk_retrievers:  # dense retrievers encode on the engine's workers
+        r.use_engine(engine)
+    return engine
 
-        def sentences_progress(done: int, total: int) -> None:
-            if progress:
-                progress(f"sentences ({engine.name})", done, total)
 
-        def prepare_documents() -> None:
-            # this process's own per-document work (BM25 tokens) while the workers segment;
-            # its time counts as indexing
-            t0 = time.perf_counter()
-            for r in chunk_retrievers:
-                r.prepare_documents(doc_texts)
-            spent = time.perf_counter() - t0
-            timings["index"] = timings.get("index", 0.0) + spent
-            timings["chunk"] = timings.get("chunk", 0.0) - spent
+class _Clock:
+    """A run's per-stage timings: :meth:`lap` adds the time since the last lap to a stage."""
 
-        chunking.prepare_sentences(
-            (d.text for d in documents), engine, sentences_progress, prepare_documents
-        )
-        t = _timed(timings, "chunk", t)
-    for strategy in strategies if chunk_retrievers else []:
-        if progress:
-            progress(f"{strategy.name} · chunking", step, n_steps)
-        chunked = chunking.chunk_corpus(documents, strategy)
-        t = _timed(timings, "chunk", t)
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self.t = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        self.t = _timed(self.timings, stage, self.t)
+
+    def move(self, spent: float, source: str, target: str) -> None:
+        """Count ``spent`` seconds of ``source``'s time as ``target``'s."""
+        self.timings[target] = self.timings.get(target, 0.0) + spent
+        self.timings[source] = self.timings.get(source, 0.0) - spent
+
+
+class _Search:
+    """One search under way: the inputs, the clock, the progress shown, and the steps that
+    make its systems (a chunk retriever per strategy, a span retriever once)."""
+
+    def __init__(
+        self,
+        config: Config,
+        documents: Sequence[Document],
+        questions: list[Question],
+        clock: _Clock,
+        progress: Progress | None,
+        *,
+        n_steps: int,
+        n_retrievers: int,
+    ) -> None:
+        self.config, self.documents, self.questions = config, documents, questions
+        self.clock, self.progress = clock, progress
+        self.n_steps, self.n_retrievers, self.step = n_steps, n_retrievers, 0
+        self.doc_texts = {d.id: d.text for d in documents}
+        self.docs_by_id = {d.id: d for d in documents}
+        self.question_texts = [q.text for q in questions]
+        self.doc_lengths = {d.id: len(d.text) for d in documents}
+        self.chunk_keys: dict[str, int] = {}  # strategy -> hash of its chunks
+
+    def show(self, label: str, done: int | None = None) -> None:
+        """Progress: ``label`` at step ``done`` (the current step by default)."""
+        if self.progress:
+            self.progress(label, self.step if done is None else done, self.n_steps)
+
+    def segment_sentences(self, engine, chunk_retrievers: list[Retriever]) -> None:
+        """One sentence segmentation per document, shared by every strategy, spread over the
+        engine's workers; the strategies then find it in chunking's run cache. Meanwhile
+        this process does its own per-document work (BM25 tokens), counted as indexing."""
+        shown = partial(self.show_sentences, engine.name)
+        meanwhile = partial(self.prepare_documents, chunk_retrievers)
+        chunking.prepare_sentences((d.text for d in self.documents), engine, shown, meanwhile)
+        self.clock.lap("chunk")
+
+    def show_sentences(self, engine_name: str, done: int, total: int) -> None:
+        if self.progress:
+            self.progress(f"sentences ({engine_name})", done, total)
+
+    def prepare_documents(self, chunk_retrievers: list[Retriever]) -> None:
+        t0 = time.perf_counter()
+        for r in chunk_retrievers:
+            r.prepare_documents(self.doc_texts)
+        self.clock.move(time.perf_counter() - t0, "chunk", "index")
+
+    def chunk_systems(self, strategy, retrievers: list[Retriever]) -> list[SystemRun]:
+        """Every chunk retriever's system over ``strategy``'s chunks of the corpus."""
+        self.show(f"{strategy.name} · chunking")
+        chunked = chunking.chunk_corpus(self.documents, strategy)
+        self.clock.lap("chunk")
         n_items = len(chunked.items)
-        chunk_keys[strategy.name] = chunking_key(chunked)
+        self.chunk_keys[strategy.name] = chunking_key(chunked)
         if n_items == 0:
             raise InputError(
                 f"strategy {strategy.name!r} makes no items from the corpus (is it empty?)"
             )
-        k_cap = n_items if n_items < max(config.ks) else None
-        for retriever in chunk_retrievers:
-            if progress:
-                progress(f"{strategy.name} · {retriever.name}", step, n_steps)
-                retriever.follow_progress(progress, f"{strategy.name} · embedding")
-            retriever.index_chunks(chunked.chunks, doc_texts, questions=question_texts)
-            t = _timed(timings, "index", t)
-            ids, scores = rank_chunking(retriever, chunked, questions, config.depth, indexed=True)
-            t = _timed(timings, "rank", t)
-            words = WordCounts(chunked.items)  # ranked items only, each counted once
-            found = [
-                [
-                    (
-                        chunked.items[i].doc_id,
-                        chunked.items[i].start,
-                        chunked.items[i].end,
-                        s,
-                        words[i],
-                    )
-                    for i, s in zip(ids[q], scores[q], strict=True)
-                ]
-                for q in range(len(questions))
-            ]
-            items = scoring.grade_rankings(found, questions)
-            t = _timed(timings, "grade", t)
-            per_q = scoring.score_system(
-                items, questions, config, chunked.items, k_cap, doc_lengths=doc_lengths
+        k_cap = n_items if n_items < max(self.config.ks) else None
+        out = []
+        for retriever in retrievers:
+            found = self.rank_chunks(strategy.name, retriever, chunked)
+            name = system_name(strategy.name, retriever.name, self.n_retrievers)
+            out.append(
+                self.scored(name, found, strategy.describe(), retriever, n_items, chunked, k_cap)
             )
-            t = _timed(timings, "score", t)
-            systems.append(
-                SystemRun(
-                    name=system_name(strategy.name, retriever.name, len(retrievers)),
-                    strategy=strategy.describe(),
-                    retriever=retriever.describe(),
-                    n_items=n_items,
-                    items=items,
-                    scores=per_q,
-                    k_cap=k_cap,
-                )
-            )
-            step += 1
             retriever.release()  # its index, once its system is ranked
-        del chunked
-    for retriever in span_retrievers:
-        retriever.set_documents(documents)
-        if progress:
-            progress(f"{retriever.name}", step, n_steps)
-        hits = retriever.search([(q.id, q.text) for q in questions], config.depth)
-        t = _timed(timings, "rank", t)
-        found = [[_hit_tuple(h, docs_by_id) for h in row] for row in hits]
-        items = scoring.grade_rankings(found, questions)
-        t = _timed(timings, "grade", t)
-        per_q = scoring.score_system(items, questions, config, doc_lengths=doc_lengths)
-        t = _timed(timings, "score", t)
-        systems.append(
-            SystemRun(
-                name=retriever.name,
-                strategy={"name": "external"},
-                retriever=retriever.describe(),
-                n_items=0,
-                items=items,
-                scores=per_q,
-            )
+        return out
+
+    def rank_chunks(self, strategy: str, retriever: Retriever, chunked: Chunking) -> list[list]:
+        """``retriever``'s ranked items of ``chunked`` for every question, as
+        ``(doc, start, end, score, words)``."""
+        if self.progress:
+            self.progress(f"{strategy} · {retriever.name}", self.step, self.n_steps)
+            retriever.follow_progress(self.progress, f"{strategy} · embedding")
+        retriever.index_chunks(chunked.chunks, self.doc_texts, questions=self.question_texts)
+        self.clock.lap("index")
+        ids, scores = rank_chunking(
+            retriever, chunked, self.questions, self.config.depth, indexed=True
         )
-        step += 1
-    if progress:
-        progress("done", n_steps, n_steps)
-    return SearchRun(config, list(documents), testset, systems, timings, chunk_keys)
+        self.clock.lap("rank")
+        words = WordCounts(chunked.items)  # ranked items only, each counted once
+        items = chunked.items
+        return [
+            [
+                (items[i].doc_id, items[i].start, items[i].end, s, words[i])
+                for i, s in zip(ids[q], scores[q], strict=True)
+            ]
+            for q in range(len(self.questions))
+        ]
+
+    def span_system(self, retriever: SpanRetriever) -> SystemRun:
+        """The system of a retriever that returns spans of the documents itself."""
+        retriever.set_documents(self.documents)
+        self.show(f"{retriever.name}")
+        hits = retriever.search([(q.id, q.text) for q in self.questions], self.config.depth)
+        self.clock.lap("rank")
+        found = [[_hit_tuple(h, self.docs_by_id) for h in row] for row in hits]
+        return self.scored(retriever.name, found, {"name": "external"}, retriever)
+
+    def scored(
+        self,
+        name: str,
+        found: list[list],
+        strategy: dict,
+        retriever: Retriever,
+        n_items: int = 0,
+        chunked: Chunking | None = None,
+        k_cap: int | None = None,
+    ) -> SystemRun:
+        """One system: its ranked ``found`` items graded against each question's key and
+        scored (every k above ``k_cap`` at ``k_cap``)."""
+        items = scoring.grade_rankings(found, self.questions)
+        self.clock.lap("grade")
+        per_q = scoring.score_system(
+            items,
+            self.questions,
+            self.config,
+            None if chunked is None else chunked.items,
+            k_cap,
+            doc_lengths=self.doc_lengths,
+        )
+        self.clock.lap("score")
+        self.step += 1
+        return SystemRun(
+            name=name,
+            strategy=strategy,
+            retriever=retriever.describe(),
+            n_items=n_items,
+            items=items,
+            scores=per_q,
+            k_cap=k_cap,
+        )
 
 
 def _hit_tuple(hit: Hit, docs: dict[str, Document]) -> tuple[str, int, int, float, int]:

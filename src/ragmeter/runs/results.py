@@ -25,12 +25,10 @@ from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
-import numpy as np
-
 from ragmeter.comparison.summary import Summary, summarize, summarize_run
 from ragmeter.comparison.systems import ComparisonPlan
 from ragmeter.comparison.tables import ShowsItself
-from ragmeter.errors import InputError, did_you_mean
+from ragmeter.errors import InputError
 from ragmeter.files.io import read_json, read_jsonl
 from ragmeter.files.schemas import (
     ResultsDocument,
@@ -42,9 +40,9 @@ from ragmeter.files.schemas import (
     check,
 )
 from ragmeter.inputs.testset import AnswerSpan, Question
+from ragmeter.runs.meta import RunMeta
+from ragmeter.runs.reading import RankedItem, RunReading
 from ragmeter.runs.saving import LATER_STAGES, save_results
-from ragmeter.runs.search_run import RankedItem
-from ragmeter.scoring.metrics import find_metric
 
 __all__ = [
     "LATER_STAGES",
@@ -88,19 +86,22 @@ def _not_results(path: Path) -> str:
     return f"{path}: not a ragmeter results directory (no scores.json); run `ragmeter search` first"
 
 
-class Results(ShowsItself):
+class Results(RunReading, ShowsItself):
     """A results directory, read back for comparisons, reports and answer grading.
 
-    Shows itself as a table of intervals (``_repr_html_``, ``to_markdown()``,
-    ``to_pandas()``), as an in-memory :class:`~ragmeter.runs.pipeline.SearchRun` does.
+    It reads like an in-memory :class:`~ragmeter.runs.search_run.SearchRun`: both are
+    the one run type, :class:`ragmeter.runs.reading.Run`. ``meta`` is its ``meta.json``
+    (:class:`ragmeter.runs.meta.RunMeta`). Shows itself as a table of intervals
+    (``_repr_html_``, ``to_markdown()``, ``to_pandas()``), as a ``SearchRun`` does.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         if not (self.path / "scores.json").is_file():
             raise InputError(_not_results(self.path))
-        self.meta = self._json("meta.json")
-        check(ResultsMeta, self.meta, str(self.path / "meta.json"), _AGAIN)
+        raw_meta = self._json("meta.json")
+        check(ResultsMeta, raw_meta, str(self.path / "meta.json"), _AGAIN)
+        self.meta = RunMeta.from_json(raw_meta)
         scores = check(
             ScoresFile, self._json("scores.json"), str(self.path / "scores.json"), _AGAIN
         )
@@ -111,13 +112,8 @@ class Results(ShowsItself):
         self.summary = Summary.from_json(raw, str(self.path / "summary.json"))
         if self.clusters is not None and self.summary.clusters is not None:
             self.summary = replace(self.summary, cluster_labels=self.clusters)
-        if not self.summary.ndcg:  # written before summary.json named it: meta.json has it
-            measured = self.meta.get("measurement")
-            measured = measured if isinstance(measured, dict) else {}
-            ideal = measured.get("ideal", self.meta.get("ideal"))
-            if ideal:
-                named = {"ideal": str(ideal), "gain": str(measured.get("gain", ""))}
-                self.summary = replace(self.summary, ndcg={k: v for k, v in named.items() if v})
+        if not self.summary.ndcg and self.meta.ndcg:  # written before summary.json named it
+            self.summary = replace(self.summary, ndcg=self.meta.ndcg)
 
     def _json(self, name: str) -> dict:
         path = self.path / name
@@ -156,32 +152,8 @@ class Results(ShowsItself):
         labels = self._scores.get("clusters")
         return None if labels is None else tuple(labels)
 
-    def scores(self, system: str, metric: str) -> np.ndarray:
-        """Per-question scores of one system on one metric."""
-        system = str(system)
-        metric = self._check(system, metric)
-        return np.asarray(self._scores["values"][system][metric], dtype=np.float64)
-
-    def matrix(self, metric: str, systems: list[str] | None = None) -> np.ndarray:
-        """(systems x questions) scores for one metric."""
-        systems = systems or self.systems
-        return np.vstack([self.scores(s, metric) for s in systems])
-
-    def _check(self, system: str, metric: str) -> str:
-        """``metric`` as this run names it (``P_5`` or ``precision@5``), once ``system``
-        and ``metric`` are known."""
-        if system not in self._scores["values"]:
-            raise InputError(
-                f"unknown system {system!r}{did_you_mean(system, self.systems)}; "
-                f"choose one of {self.systems}"
-            )
-        try:
-            return find_metric(metric, self.metrics)
-        except InputError:
-            raise InputError(
-                f"unknown metric {metric!r}{did_you_mean(metric, self.metrics)}; "
-                f"choose one of {self.metrics}"
-            ) from None
+    def _score_row(self, system: str) -> dict[str, list[float]] | None:
+        return self._scores["values"].get(system)
 
     @cached_property
     def comparison_plan(self) -> ComparisonPlan:

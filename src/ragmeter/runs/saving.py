@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import platform
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,13 +26,14 @@ from ragmeter.files.outputs import (
     write_manifest,
 )
 from ragmeter.files.safe_text import csv_text
+from ragmeter.runs.meta import RunMeta
 from ragmeter.scoring.measurement import describe
 
 if TYPE_CHECKING:
     from ragmeter.comparison.summary import Summary
-    from ragmeter.runs.search_run import SearchRun
+    from ragmeter.runs.reading import SearchedRun
 
-__all__ = ["LATER_STAGES", "save_results"]
+__all__ = ["LATER_STAGES", "meta_record", "save_results"]
 
 
 def _versions() -> dict[str, str]:
@@ -47,7 +49,11 @@ def _versions() -> dict[str, str]:
 
 
 def save_results(
-    run: SearchRun, path: str | Path, summary: Summary | None = None, *, overwrite: bool = False
+    run: SearchedRun,
+    path: str | Path,
+    summary: Summary | None = None,
+    *,
+    overwrite: bool = False,
 ) -> Path:
     """Write a complete results directory atomically (temporary name, then rename).
 
@@ -65,22 +71,14 @@ def save_results(
         return _save_results(run, path, summary)
 
 
-def _save_results(run: SearchRun, path: Path, summary: Summary | None) -> Path:
+def meta_record(run: SearchedRun) -> RunMeta:
+    """``meta.json`` of ``run``: versions, the corpus and test set, every system, the
+    ks, depth, seed and rounds, and what the run measured
+    (:func:`ragmeter.scoring.measurement.describe`)."""
     cfg = run.config
-    systems = [s.name for s in run.systems]
-    metric_names = run.metric_names
-    if summary is None:
-        summary = run.summary  # computed once per run
-    questions = run.questions
-    used_docs = {a.doc for q in questions for a in q.answers}
-    used_docs |= {it.doc for s in run.systems for row in s.items for it in row}
-    carried = _later_stages(path, systems, [q.id for q in questions])
-    measured = describe(cfg, run.documents, questions)
-    with atomic_directory(path) as tmp:
-        for name in carried:
-            shutil.copytree(path / name, tmp / name)
-        _put(tmp, "config.toml", tomli_w.dumps(_toml_safe(cfg.to_dict())))
-        meta = {
+    measured = describe(cfg, run.documents, run.questions)
+    return RunMeta.from_json(
+        {
             **results_marker(),
             "versions": _versions(),
             "corpus": {
@@ -90,7 +88,7 @@ def _save_results(run: SearchRun, path: Path, summary: Summary | None) -> Path:
             },
             "testset": {
                 "path": cfg.testset,
-                "questions": len(questions),
+                "questions": len(run.questions),
                 "skipped": run.testset.skipped,
             },
             "systems": [
@@ -110,63 +108,80 @@ def _save_results(run: SearchRun, path: Path, summary: Summary | None) -> Path:
             "measurement": measured,
             "seed": cfg.seed,
             "rounds": cfg.rounds,
-            "metrics": metric_names,
+            "metrics": run.metric_names,
         }
-        _put(tmp, "meta.json", dumps(meta))
+    )
+
+
+def _save_results(run: SearchedRun, path: Path, summary: Summary | None) -> Path:
+    if summary is None:
+        summary = run.summary  # computed once per run
+    questions = run.questions
+    carried = _later_stages(path, [s.name for s in run.systems], [q.id for q in questions])
+    meta = meta_record(run)
+    with atomic_directory(path) as tmp:
+        for name in carried:
+            shutil.copytree(path / name, tmp / name)
+        _put(tmp, "config.toml", tomli_w.dumps(_toml_safe(run.config.to_dict())))
+        _put(tmp, "meta.json", dumps(meta.to_json()))
         _write_lines(tmp / "questions.jsonl", (q.to_dict() for q in questions))
-        _write_lines(
-            tmp / "documents.jsonl",
-            (
-                {"id": d.id, "text": d.text, **({"title": d.title} if d.title else {})}
-                for d in run.documents
-                if d.id in used_docs
-            ),
-        )
-        _write_lines(
-            tmp / "runs.jsonl",
-            (
-                {
-                    "system": s.name,
-                    "question": q.id,
-                    "items": [
-                        {
-                            "doc": it.doc,
-                            "start": it.start,
-                            "end": it.end,
-                            "score": it.score,
-                            "grade": it.grade,
-                            "words": it.words,
-                        }
-                        for it in row
-                    ],
-                }
-                for s in run.systems
-                for q, row in zip(questions, s.items, strict=True)
-            ),
-        )
-        values = {s.name: {m: s.scores[m].tolist() for m in metric_names} for s in run.systems}
-        _put(
-            tmp,
-            "scores.json",
-            dumps(
-                {
-                    "systems": systems,
-                    "questions": [q.id for q in questions],
-                    "metrics": metric_names,
-                    "values": values,
-                    **_clusters_record(summary),
-                }
-            ),
-        )
-        rows = (
-            [s.name, q.id, *(repr(float(s.scores[m][i])) for m in metric_names)]
-            for s in run.systems
-            for i, q in enumerate(questions)
-        )
-        _put(tmp, "scores.csv", csv_text(["system", "question", *metric_names], rows))
+        _write_lines(tmp / "documents.jsonl", _document_lines(run))
+        _write_lines(tmp / "runs.jsonl", _run_lines(run))
+        _write_scores(tmp, run, summary)
         _put(tmp, "summary.json", dumps(summary.to_json()))
         write_manifest(tmp, RESULTS_FILES)  # what a later save may replace
     return path
+
+
+def _document_lines(run: SearchedRun) -> Iterator[dict]:
+    """``documents.jsonl``: the documents an answer key or a ranked item points into."""
+    used = {a.doc for q in run.questions for a in q.answers}
+    used |= {it.doc for s in run.systems for row in s.items for it in row}
+    for d in run.documents:
+        if d.id in used:
+            yield {"id": d.id, "text": d.text, **({"title": d.title} if d.title else {})}
+
+
+def _run_lines(run: SearchedRun) -> Iterator[dict]:
+    """``runs.jsonl``: per system and question, the ranked items with their grades."""
+    for s in run.systems:
+        for q, row in zip(run.questions, s.items, strict=True):
+            yield {
+                "system": s.name,
+                "question": q.id,
+                "items": [
+                    {
+                        "doc": it.doc,
+                        "start": it.start,
+                        "end": it.end,
+                        "score": it.score,
+                        "grade": it.grade,
+                        "words": it.words,
+                    }
+                    for it in row
+                ],
+            }
+
+
+def _write_scores(folder: Path, run: SearchedRun, summary: Summary) -> None:
+    """``scores.json`` and ``scores.csv``: every system's per-question scores."""
+    metric_names = run.metric_names
+    questions = run.questions
+    values = {s.name: {m: s.scores[m].tolist() for m in metric_names} for s in run.systems}
+    record = {
+        "systems": [s.name for s in run.systems],
+        "questions": [q.id for q in questions],
+        "metrics": metric_names,
+        "values": values,
+        **_clusters_record(summary),
+    }
+    _put(folder, "scores.json", dumps(record))
+    rows = (
+        [s.name, q.id, *(repr(float(s.scores[m][i])) for m in metric_names)]
+        for s in run.systems
+        for i, q in enumerate(questions)
+    )
+    _put(folder, "scores.csv", csv_text(["system", "question", *metric_names], rows))
 
 
 def _clusters_record(summary: Summary) -> dict:

@@ -16,7 +16,7 @@ import numpy as np
 from ragmeter.chunking.strategies import Chunk
 from ragmeter.inputs.config import Config
 from ragmeter.inputs.testset import Question
-from ragmeter.runs.search_run import RankedItem
+from ragmeter.runs.reading import RankedItem
 from ragmeter.scoring import grading, measurement, metrics
 
 __all__ = ["grade_items", "grade_rankings", "score_system"]

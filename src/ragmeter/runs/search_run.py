@@ -1,14 +1,13 @@
 """A search run in memory: the ranked, graded items and per-question scores.
 
 :class:`SearchRun` reads like :class:`ragmeter.runs.results.Results` (a results
-directory read back), so summaries, tables, comparisons and the report take
-either. The pipeline (:mod:`ragmeter.runs.pipeline`) makes these objects; it does
-not summarise or save them.
+directory read back): both are the one run type, :class:`ragmeter.runs.reading.Run`,
+so summaries, tables, comparisons and the report take either. The pipeline
+(:mod:`ragmeter.runs.pipeline`) makes these objects; it does not summarise or save them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -18,60 +17,27 @@ import numpy as np
 from ragmeter.comparison.summary import Summary, summarize_run
 from ragmeter.comparison.systems import ComparisonPlan
 from ragmeter.comparison.tables import ShowsItself
-from ragmeter.errors import InputError, did_you_mean
 from ragmeter.inputs.config import Config
 from ragmeter.inputs.corpus import Document
 from ragmeter.inputs.testset import Question, TestSet, question_clusters
-from ragmeter.runs.saving import save_results
-from ragmeter.scoring.metrics import find_metric
+from ragmeter.runs.meta import RunMeta
+from ragmeter.runs.reading import RankedItem, RunReading, SystemRun
+from ragmeter.runs.saving import meta_record, save_results
 
 __all__ = ["RankedItem", "SearchRun", "SystemRun"]
 
 
-@dataclass(frozen=True, slots=True)
-class RankedItem:
-    """One ranked result of one question: a span of a document, graded.
-
-    ``rank`` counts from 1. ``text`` is the span's text where it was read back from a
-    results directory (:attr:`ragmeter.runs.results.Results.runs`, :attr:`SearchRun.runs`);
-    items made by a search leave it ``None``, as the documents hold it.
-    """
-
-    rank: int
-    doc: str
-    start: int
-    end: int
-    score: float
-    grade: int
-    words: int
-    text: str | None = None
-
-
-@dataclass
-class SystemRun:
-    """One strategy x retriever: the ranked items and per-question scores."""
-
-    name: str
-    strategy: dict
-    retriever: dict
-    n_items: int
-    items: list[list[RankedItem]]  # per question, best first, at most `depth`
-    scores: dict[str, np.ndarray]  # metric name -> per-question vector
-    k_cap: int | None = None  # set when a k was larger than n_items: scored at n_items
-
-    def __str__(self) -> str:
-        return self.name
-
-
 @dataclass(repr=False)  # ShowsItself's one-line repr, not every field
-class SearchRun(ShowsItself):
+class SearchRun(RunReading, ShowsItself):
     """Everything a search produced, in memory.
 
     It reads like :class:`ragmeter.runs.results.Results`, so a notebook needs no
     disk: ``scores(system, metric)``, ``matrix(metric, systems)``, ``metrics``,
     ``question_ids``, ``questions``, ``runs`` (ranked items with their text) and
-    ``summary`` (a :class:`ragmeter.comparison.summary.Summary`, computed once on first use);
-    :meth:`save` writes the results directory.
+    ``summary`` (a :class:`ragmeter.comparison.summary.Summary`, computed once on first use),
+    ``comparison_plan`` and ``meta`` (:class:`ragmeter.runs.meta.RunMeta`, as ``meta.json``
+    will hold it): a :class:`ragmeter.runs.reading.Run`. :meth:`save` writes the results
+    directory.
     ``systems`` holds :class:`SystemRun` objects whose ``str`` is the system's
     name; every reading method takes a name or one of them. It shows itself as
     a table (``_repr_html_``, ``to_markdown()``, ``to_pandas()``).
@@ -106,27 +72,10 @@ class SearchRun(ShowsItself):
         for s in self.systems:
             if s is name or s.name == str(name):
                 return s
-        raise InputError(
-            f"unknown system {str(name)!r}{did_you_mean(name, [s.name for s in self.systems])}; "
-            f"choose one of {[s.name for s in self.systems]}"
-        )
+        raise self._unknown_system(name)
 
-    def scores(self, system: str | SystemRun, metric: str) -> np.ndarray:
-        """Per-question scores of one system on one metric."""
-        found = self.system(system)
-        try:  # P_5 or precision@5, as the run names it
-            metric = find_metric(metric, found.scores)
-        except InputError:
-            raise InputError(
-                f"unknown metric {metric!r}{did_you_mean(metric, self.metric_names)}; "
-                f"choose one of {self.metric_names}"
-            ) from None
-        return np.asarray(found.scores[metric], dtype=np.float64)
-
-    def matrix(self, metric: str, systems: Sequence[str | SystemRun] | None = None) -> np.ndarray:
-        """(systems x questions) scores for one metric (all systems by default)."""
-        chosen = self.systems if systems is None else systems
-        return np.vstack([self.scores(s, metric) for s in chosen])
+    def _score_row(self, system: str) -> dict[str, np.ndarray] | None:
+        return next((s.scores for s in self.systems if s.name == system), None)
 
     @cached_property
     def _clusters(self) -> tuple[tuple[str, ...] | None, str]:
@@ -169,6 +118,12 @@ class SearchRun(ShowsItself):
             }
             for s in self.systems
         }
+
+    @cached_property
+    def meta(self) -> RunMeta:
+        """``meta.json`` as :meth:`save` writes it (:func:`ragmeter.runs.saving.meta_record`;
+        made on first use)."""
+        return meta_record(self)
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write this run as a results directory (:func:`ragmeter.runs.saving.save_results`;
