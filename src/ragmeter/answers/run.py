@@ -264,6 +264,16 @@ def answer_questions(
         )
         for (s, q), r in zip(keys, replies, strict=True)
     ]
+    replaced = _save_answers(res, label, k, new, max_tokens, _stats_dict(runner.stats, seconds))
+    return ReaderRun(label, k, new, runner.stats, seconds, folder, replaced)
+
+
+def _save_answers(
+    res: Results, label: str, k: int, new: list[Answer], max_tokens: int, run_stats: dict
+) -> int:
+    """Merge ``new`` (reader ``label`` at ``k``) into the saved answers and rewrite them, with
+    the reader in ``meta.json``; returns how many answers of another reader or k were replaced."""
+    folder = answers_dir(res)
     with results_lock(res.path):  # read, merge and rewrite as one step: no answer is lost
         old = read_answers(folder)
         kept = {key: a for key, a in old.items() if a.reader == label and a.k == k}
@@ -284,10 +294,10 @@ def answer_questions(
             k=k,
             judges=meta.get("judges") or [],
             reader_max_tokens=max_tokens,
-            reader_run=_stats_dict(runner.stats, seconds),
+            reader_run=run_stats,
         )
         write_merged(res)
-    return ReaderRun(label, k, new, runner.stats, seconds, folder, replaced)
+    return replaced
 
 
 # --- the judges ---------------------------------------------------------------------------
@@ -408,6 +418,43 @@ def grade_answers(
     recorded as ``accuracy_judge`` in ``meta.json`` once every judge has finished.
     """
     res = _results(results)
+    settings = _judge_settings(res, judges, call)
+    labels = [s.label for s in settings]
+    folder = answers_dir(res)
+    _check_accuracy_judge(res, labels, accuracy_judge)
+    todo = _answers_to_grade(res, systems, limit)
+    questions = _question_map(res)
+    refs = {q: reference_text(res, q) for q in {a.question for a in todo}}
+    prompts = [(questions[a.question].text, refs[a.question], a) for a in todo if a.ok]
+    done: list[str] = []  # this run's judges that finished, in the order given
+    out = GradeRun(folder=folder)
+    with contextlib.ExitStack() as stack:
+        opened: dict[Any, ReplyCache] = {}  # one connection per cache file for all judges
+        for judge, label in zip(settings, labels, strict=True):
+            judge = _shared_cache(judge, opened, stack)
+            max_tokens = judge.tokens(DEFAULT_MAX_TOKENS)
+            requests = [judge_request(q, ref, a.answer, max_tokens) for q, ref, a in prompts]
+            started = time.perf_counter()
+            with open_backend(judge) as calls:
+                runner = calls.runner(_runner_progress(progress, label))
+                replies = runner.run(requests) if requests else []
+            seconds = time.perf_counter() - started
+            grades = _grades(label, todo, [a for _, _, a in prompts], replies)
+            done.append(label)
+            _save_grades(res, grades, done, _stats_dict(runner.stats, seconds), max_tokens)
+            out.judges.append(JudgeRun(label, grades, runner.stats, seconds))
+    if accuracy_judge is not None:
+        update_meta(folder, accuracy_judge=accuracy_judge)
+    return out
+
+
+def _judge_settings(
+    res: Results,
+    judges: str | Backend | CallSettings | Sequence[str | Backend | CallSettings],
+    call: dict[str, Any],
+) -> list[CallSettings]:
+    """Each judge's settings (``call`` applied, the run's reply cache by default); at least
+    one judge, none given twice."""
     judge_list = (
         [judges]
         if isinstance(judges, str | bytes) or not isinstance(judges, Sequence)
@@ -419,10 +466,16 @@ def grade_answers(
     labels = [s.label for s in settings]
     if len(set(labels)) != len(labels):
         raise InputError(f"a judge is given twice: {labels}")
+    return settings
+
+
+def _answers_to_grade(
+    res: Results, systems: str | Sequence[str] | None, limit: int | None
+) -> list[Answer]:
+    """The saved answers of ``systems`` to the first ``limit`` questions, in the answer
+    set's order; none saved, or none of these, is an error."""
     folder = answers_dir(res)
-    _check_accuracy_judge(res, labels, accuracy_judge)
-    answers = read_answers(folder)
-    if not answers:
+    if not read_answers(folder):
         raise InputError(
             f"{folder / 'reader.jsonl'}: no answers yet; run `ragmeter answer {res.path} "
             "--reader SPEC` first"
@@ -433,53 +486,48 @@ def grade_answers(
     todo = [aset.answers[key] for key in aset.ordered_keys(wanted) if key[1] in qids]
     if not todo:
         raise InputError("no saved answers match these systems and questions")
-    questions = _question_map(res)
-    refs = {q: reference_text(res, q) for q in {a.question for a in todo}}
-    ask = [a for a in todo if a.ok]
-    done: list[str] = []  # this run's judges that finished, in the order given
-    out = GradeRun(folder=folder)
-    with contextlib.ExitStack() as stack:
-        opened: dict[Any, ReplyCache] = {}  # one connection per cache file for all judges
-        for judge, label in zip(settings, labels, strict=True):
-            cache = judge.cache
-            if not isinstance(cache, ReplyCache):
-                key = str(Path(cache))  # type: ignore[arg-type]
-                if key not in opened:
-                    opened[key] = stack.enter_context(ReplyCache(key))
-                judge = judge.replace(cache=opened[key])
-            max_tokens = judge.tokens(DEFAULT_MAX_TOKENS)
-            requests = [
-                judge_request(questions[a.question].text, refs[a.question], a.answer, max_tokens)
-                for a in ask
-            ]
-            started = time.perf_counter()
-            with open_backend(judge) as calls:
-                runner = calls.runner(_runner_progress(progress, label))
-                replies = runner.run(requests) if requests else []
-            seconds = time.perf_counter() - started
-            by_key = {
-                a.key: _grade_from_reply(label, a, r) for a, r in zip(ask, replies, strict=True)
-            }
-            grades = [
-                by_key.get(a.key)
-                or Grade(
-                    label, a.system, a.question, UNSCORED, "", "", f"no answer: {a.error}", a.sha
-                )
-                for a in todo
-            ]
-            with results_lock(res.path):  # merge with what other runs saved meanwhile
-                saved = read_grades(folder)
-                saved.update({(g.judge, g.system, g.question): g for g in grades})
-                write_grades(folder, saved.values())
-                runs = dict(read_meta(folder).get("judge_runs") or {})
-                runs[label] = _stats_dict(runner.stats, seconds)
-                done.append(label)
-                earlier = [j for j in read_meta(folder).get("judges") or [] if j not in done]
-                update_meta(
-                    folder, judges=done + earlier, judge_runs=runs, judge_max_tokens=max_tokens
-                )
-                write_merged(res)
-            out.judges.append(JudgeRun(label, grades, runner.stats, seconds))
-    if accuracy_judge is not None:
-        update_meta(folder, accuracy_judge=accuracy_judge)
-    return out
+    return todo
+
+
+def _shared_cache(
+    judge: CallSettings, opened: dict[Any, ReplyCache], stack: contextlib.ExitStack
+) -> CallSettings:
+    """``judge`` with its reply cache file opened once for all judges that share it."""
+    cache = judge.cache
+    if isinstance(cache, ReplyCache):
+        return judge
+    key = str(Path(cache))  # type: ignore[arg-type]
+    if key not in opened:
+        opened[key] = stack.enter_context(ReplyCache(key))
+    return judge.replace(cache=opened[key])
+
+
+def _grades(
+    label: str, todo: list[Answer], asked: list[Answer], replies: list[ChatReply]
+) -> list[Grade]:
+    """One grade per answer of ``todo``: read from the judge's reply to it, or ``unscored``
+    for an answer the reader never produced (it was not asked)."""
+    by_key = {a.key: _grade_from_reply(label, a, r) for a, r in zip(asked, replies, strict=True)}
+    return [
+        by_key.get(a.key)
+        or Grade(label, a.system, a.question, UNSCORED, "", "", f"no answer: {a.error}", a.sha)
+        for a in todo
+    ]
+
+
+def _save_grades(
+    res: Results, grades: list[Grade], done: list[str], run_stats: dict, max_tokens: int
+) -> None:
+    """Merge one judge's grades (the last of ``done``) with what other runs saved meanwhile,
+    and list this run's finished judges first in ``meta.json``."""
+    folder = answers_dir(res)
+    label = done[-1]
+    with results_lock(res.path):
+        saved = read_grades(folder)
+        saved.update({(g.judge, g.system, g.question): g for g in grades})
+        write_grades(folder, saved.values())
+        runs = dict(read_meta(folder).get("judge_runs") or {})
+        runs[label] = run_stats
+        earlier = [j for j in read_meta(folder).get("judges") or [] if j not in done]
+        update_meta(folder, judges=done + earlier, judge_runs=runs, judge_max_tokens=max_tokens)
+        write_merged(res)

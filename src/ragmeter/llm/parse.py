@@ -135,90 +135,118 @@ def repair(text: str, start: int = 0) -> tuple[str, int]:
     its end (the open string and brackets are closed, a dangling key dropped).
     The result may still be invalid; the caller checks with ``json.loads``.
     """
-    out: list[str] = []
-    stack: list[str] = []
-    # per open bracket: for objects, what comes next ("key", "colon", "value", "done"),
-    # and where the current key began in `out`
-    state: list[str] = []
-    key_start: list[int] = []
-
-    def saw_value() -> None:
-        if stack and stack[-1] == "{":
-            if state[-1] == "key":
-                state[-1], key_start[-1] = "colon", len(out)
-            elif state[-1] == "value":
-                state[-1] = "done"
-
+    r = _Repair(text)
     i, n = start, len(text)
     while i < n:
         c = text[i]
         if c in "{[":
-            saw_value()
-            stack.append(c)
-            state.append("key" if c == "{" else "")
-            key_start.append(len(out))
-            out.append(c)
-            i += 1
+            i = r.open(c, i)
         elif c in "}]":
-            if not stack:
+            if not r.stack:
                 break
-            _drop_trailing_comma(out)
-            out.append(_CLOSERS[stack.pop()])
-            state.pop()
-            key_start.pop()
-            i += 1
-            if not stack:
-                return "".join(out), i
-        elif c == ",":
-            _drop_trailing_comma(out)
-            out.append(",")
-            if stack and stack[-1] == "{":
-                state[-1] = "key"
-            i += 1
-        elif c == ":":
-            out.append(":")
-            if stack and stack[-1] == "{":
-                state[-1] = "value"
-            i += 1
+            i = r.close(i)
+            if not r.stack:
+                return "".join(r.out), i
+        elif c in ",:":
+            i = r.punct(c, i)
         elif c in "\"'":
-            value, i, closed = _read_string(text, i)
-            saw_value()
-            out.append(json.dumps(value, ensure_ascii=False))
+            i, closed = r.string(i)
             if not closed:
                 break
-        elif c.isspace():
-            out.append(c)
+        elif c.isspace() or not (c.isalnum() or c in "-+._"):
+            # whitespace, or a stray character (comment marker, ellipsis...): kept as it is,
+            # json.loads decides
+            r.out.append(c)
             i += 1
-        elif c.isalnum() or c in "-+._":
-            j = i
-            while j < n and (text[j].isalnum() or text[j] in "-+._"):
-                j += 1
-            word = text[i:j]
-            is_key = bool(stack) and stack[-1] == "{" and state[-1] == "key"
-            saw_value()
-            if is_key:
-                out.append(json.dumps(word))
-            elif word in _LITERALS:
-                out.append(_LITERALS[word])
-            elif _is_number(word):
-                out.append(word.lstrip("+"))
-            else:
-                # an unquoted value runs to the next delimiter: `reason: bare words}`
-                while j < n and text[j] not in ",}]\n":
-                    j += 1
-                out.append(json.dumps(text[i:j].rstrip()))
-            i = j
         else:
-            # stray character (comment marker, ellipsis...): keep it, json.loads decides
-            out.append(c)
-            i += 1
-    # the source ended (or a string never closed) with brackets still open
-    if stack and stack[-1] == "{" and state[-1] in ("colon", "value"):
-        del out[key_start[-1] :]
-    _drop_trailing_comma(out)
-    while stack:
-        out.append(_CLOSERS[stack.pop()])
-    return "".join(out), i
+            i = r.word(i)
+    return r.finish(), i
+
+
+class _Repair:
+    """The strict JSON written so far by :func:`repair`, and the brackets still open."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.out: list[str] = []
+        self.stack: list[str] = []
+        # per open bracket: for objects, what comes next ("key", "colon", "value", "done"),
+        # and where the current key began in `out`
+        self.state: list[str] = []
+        self.key_start: list[int] = []
+
+    def in_object(self) -> bool:
+        return bool(self.stack) and self.stack[-1] == "{"
+
+    def saw_value(self) -> None:
+        if self.in_object():
+            if self.state[-1] == "key":
+                self.state[-1], self.key_start[-1] = "colon", len(self.out)
+            elif self.state[-1] == "value":
+                self.state[-1] = "done"
+
+    def open(self, c: str, i: int) -> int:
+        self.saw_value()
+        self.stack.append(c)
+        self.state.append("key" if c == "{" else "")
+        self.key_start.append(len(self.out))
+        self.out.append(c)
+        return i + 1
+
+    def close(self, i: int) -> int:
+        _drop_trailing_comma(self.out)
+        self.out.append(_CLOSERS[self.stack.pop()])
+        self.state.pop()
+        self.key_start.pop()
+        return i + 1
+
+    def punct(self, c: str, i: int) -> int:
+        """``,`` (a trailing one before it dropped) or ``:``."""
+        if c == ",":
+            _drop_trailing_comma(self.out)
+        self.out.append(c)
+        if self.in_object():
+            self.state[-1] = "key" if c == "," else "value"
+        return i + 1
+
+    def string(self, i: int) -> tuple[int, bool]:
+        value, i, closed = _read_string(self.text, i)
+        self.saw_value()
+        self.out.append(json.dumps(value, ensure_ascii=False))
+        return i, closed
+
+    def word(self, i: int) -> int:
+        """A bare key, literal, number or unquoted value starting at ``text[i]``."""
+        text, n = self.text, len(self.text)
+        j = i
+        while j < n and (text[j].isalnum() or text[j] in "-+._"):
+            j += 1
+        word = text[i:j]
+        is_key = self.in_object() and self.state[-1] == "key"
+        self.saw_value()
+        if is_key:
+            self.out.append(json.dumps(word))
+        elif word in _LITERALS:
+            self.out.append(_LITERALS[word])
+        elif _is_number(word):
+            self.out.append(word.lstrip("+"))
+        else:
+            # an unquoted value runs to the next delimiter: `reason: bare words}`
+            while j < n and text[j] not in ",}]\n":
+                j += 1
+            self.out.append(json.dumps(text[i:j].rstrip()))
+        return j
+
+    def finish(self) -> str:
+        """The source ended (or a string never closed) with brackets still open: a dangling
+        key is dropped and the brackets closed."""
+        out, stack = self.out, self.stack
+        if self.in_object() and self.state[-1] in ("colon", "value"):
+            del out[self.key_start[-1] :]
+        _drop_trailing_comma(out)
+        while stack:
+            out.append(_CLOSERS[stack.pop()])
+        return "".join(out)
 
 
 def _drop_trailing_comma(out: list[str]) -> None:

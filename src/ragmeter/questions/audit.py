@@ -132,42 +132,8 @@ def audit_questions(
         llm_flags, verdicts, _ = _llm_checks(items, settings, llm_checks, progress)
     out = []
     for k, (q, passage) in enumerate(items):
-        flags: list[Flag] = []
         ratio = copy_ratio(q.text, passage)
-        if ratio is not None and ratio >= copy_threshold:
-            flags.append(
-                Flag(
-                    "copies",
-                    f"{ratio:.0%} of its content words are in the passage "
-                    f"(threshold {copy_threshold:.0%})",
-                    value=ratio,
-                    threshold=copy_threshold,
-                    phrase=copied_span(q.text, passage),
-                )
-            )
-        restated = restatement(q.text, passage)
-        if restated is not None and restated[0] >= restate_threshold:
-            flags.append(
-                Flag(
-                    "yes-no-restatement",
-                    f"yes/no question; {restated[0]:.0%} of its content words are in one passage "
-                    f"sentence: {restated[1][:160]!r}",
-                    value=restated[0],
-                    threshold=restate_threshold,
-                    phrase=" ".join(restated[1].split()),
-                )
-            )
-        for reason, phrase in context_matches(q.text):
-            flags.append(Flag("context-dependent", reason, phrase=phrase))
-        for said, passage_says in swapped_words(q.text, passage):
-            flags.append(
-                Flag(
-                    "swapped-word",
-                    f"the question says '{said}' where the passage says "
-                    f"'{passage_says}' (and never '{said}')",
-                    phrase=said,
-                )
-            )
+        flags = _rule_flags(q.text, passage, ratio, copy_threshold, restate_threshold)
         flags.extend(llm_flags[k])
         if q.id in dupes:
             other, jac = dupes[q.id]
@@ -195,6 +161,53 @@ def audit_questions(
             )
         )
     return out
+
+
+def _rule_flags(
+    text: str,
+    passage: str,
+    ratio: float | None,
+    copy_threshold: float,
+    restate_threshold: float,
+) -> list[Flag]:
+    """The flags the wording rules give a question (``ratio``: its copy ratio), in order:
+    copies, yes-no restatement, context-dependent, swapped words."""
+    flags: list[Flag] = []
+    if ratio is not None and ratio >= copy_threshold:
+        flags.append(
+            Flag(
+                "copies",
+                f"{ratio:.0%} of its content words are in the passage "
+                f"(threshold {copy_threshold:.0%})",
+                value=ratio,
+                threshold=copy_threshold,
+                phrase=copied_span(text, passage),
+            )
+        )
+    restated = restatement(text, passage)
+    if restated is not None and restated[0] >= restate_threshold:
+        flags.append(
+            Flag(
+                "yes-no-restatement",
+                f"yes/no question; {restated[0]:.0%} of its content words are in one passage "
+                f"sentence: {restated[1][:160]!r}",
+                value=restated[0],
+                threshold=restate_threshold,
+                phrase=" ".join(restated[1].split()),
+            )
+        )
+    for reason, phrase in context_matches(text):
+        flags.append(Flag("context-dependent", reason, phrase=phrase))
+    for said, passage_says in swapped_words(text, passage):
+        flags.append(
+            Flag(
+                "swapped-word",
+                f"the question says '{said}' where the passage says "
+                f"'{passage_says}' (and never '{said}')",
+                phrase=said,
+            )
+        )
+    return flags
 
 
 def summarize_audit(
@@ -282,13 +295,7 @@ def audit_files(
     """
 
     llm_checks = tuple(llm_checks)
-    for label, value in (
-        ("copy", copy_threshold),
-        ("restate", restate_threshold),
-        ("duplicate", duplicate_threshold),
-    ):
-        if not 0 < value <= 1:
-            raise InputError(f"the {label} threshold must be in (0, 1], got {value}")
+    thresholds = _thresholds(copy_threshold, restate_threshold, duplicate_threshold)
     documents = load_corpus(corpus_path)
     testset = load_testset(testset_path, documents)
     out_dir = Path(out_dir) if out_dir is not None else Path(testset_path).parent
@@ -318,18 +325,22 @@ def audit_files(
         flagged,
         seed=seed,
         rounds=rounds,
-        thresholds={
-            "copy": copy_threshold,
-            "restate": restate_threshold,
-            "duplicate": duplicate_threshold,
-        },
+        thresholds=thresholds,
         llm=llm_label,
         model_checks=llm_checks if llm is not None else (),
     )
-
     if is_results_dir(out_dir.parent):  # <results>/audit: written under the results lock
         with results_lock(out_dir.parent):
             paths = write_audit(flagged, summary, out_dir, name)
     else:
         paths = write_audit(flagged, summary, out_dir, name)
     return AuditedFiles(flagged, summary, paths)
+
+
+def _thresholds(copy: float, restate: float, duplicate: float) -> dict[str, float]:
+    """The audit's thresholds by name, each checked to be in (0, 1]."""
+    thresholds = {"copy": copy, "restate": restate, "duplicate": duplicate}
+    for label, value in thresholds.items():
+        if not 0 < value <= 1:
+            raise InputError(f"the {label} threshold must be in (0, 1], got {value}")
+    return thresholds

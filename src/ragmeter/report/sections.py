@@ -71,54 +71,76 @@ def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] |
                 "accuracy; run `ragmeter answer` and `ragmeter grade` first"
             )
         return None
-    report, aset = figures.report, figures.answers
-    accuracy, cross = [], []
-    for row in report.systems:
-        fixed = row.corrected
-        accuracy.append(
-            {
-                "system": row.system,
-                "judge": report.judge,
-                "n": row.n,
-                "ungraded": row.ungraded,
-                "correct": _est_or_none(row.accuracy.correct),
-                "counts": dict(row.accuracy.counts),
-                "found": _est_or_none(row.hit),
-                "corrected": None
-                if fixed is None
-                else {**_est(fixed.corrected, SHARE), "n_hand": fixed.n_hand},
-            }
-        )
-        table = {
-            kind: {g: row.cross.count(kind, g) for g in GRADE_LABELS}
-            for kind in ("found", "missed")
-        }
-        cross.append({"system": row.system, "table": table})
-    agreement = []
-    for pair in figures.pairs:
-        ag: dict[str, Any] = {"a": pair.a, "b": pair.b, "n": pair.n}
-        ag["percent"] = _est_or_none(pair.binary.percent if pair.binary else None)
-        ag["kappa"] = _est_or_none(pair.binary.kappa if pair.binary else None, RATIO)
-        if pair.binary is not None:
-            ag["more_correct"] = pair.correct_a - pair.correct_b
-        agreement.append(ag)
-    hand = []
-    for check in figures.hand:
-        if not check.n:
-            continue
-        hand.append(
-            {
-                "a": check.judge,
-                "b": "hand",
-                "n": check.n,
-                "percent": _est_or_none(check.binary.percent if check.binary else None),
-                "kappa": _est_or_none(check.binary.kappa if check.binary else None, RATIO),
-                "more_correct": len(check.lenient) - len(check.strict),
-                "lenient": len(check.lenient),
-                "strict": len(check.strict),
-            }
-        )
-    systems = results.systems
+    report = figures.report
+    return {
+        "reader": report.reader,
+        "judges": report.judges,
+        "primary": report.judge,
+        "k": report.k,
+        "hit_metric": f"recall@{report.k}",
+        "seed": report.seed,
+        "rounds": report.rounds,
+        "accuracy": [_accuracy_row(row, report.judge) for row in report.systems],
+        "cross": [_cross_row(row) for row in report.systems],
+        "agreement": [_agreement_row(pair) for pair in figures.pairs],
+        "hand": [_hand_row(check) for check in figures.hand if check.n],
+        "per_question": _answers_per_question(figures.answers, results.systems),
+    }
+
+
+def _accuracy_row(row: Any, judge: str) -> dict[str, Any]:
+    """One system's accuracy under ``judge``, with the passage-found rate and the
+    hand-corrected accuracy where there is one."""
+    fixed = row.corrected
+    return {
+        "system": row.system,
+        "judge": judge,
+        "n": row.n,
+        "ungraded": row.ungraded,
+        "correct": _est_or_none(row.accuracy.correct),
+        "counts": dict(row.accuracy.counts),
+        "found": _est_or_none(row.hit),
+        "corrected": None
+        if fixed is None
+        else {**_est(fixed.corrected, SHARE), "n_hand": fixed.n_hand},
+    }
+
+
+def _cross_row(row: Any) -> dict[str, Any]:
+    """One system's passage-found x grade table."""
+    table = {
+        kind: {g: row.cross.count(kind, g) for g in GRADE_LABELS} for kind in ("found", "missed")
+    }
+    return {"system": row.system, "table": table}
+
+
+def _agreement_row(pair: Any) -> dict[str, Any]:
+    """Two judges' agreement (percent and kappa), and how many more correct the first gives."""
+    ag: dict[str, Any] = {"a": pair.a, "b": pair.b, "n": pair.n}
+    ag["percent"] = _est_or_none(pair.binary.percent if pair.binary else None)
+    ag["kappa"] = _est_or_none(pair.binary.kappa if pair.binary else None, RATIO)
+    if pair.binary is not None:
+        ag["more_correct"] = pair.correct_a - pair.correct_b
+    return ag
+
+
+def _hand_row(check: Any) -> dict[str, Any]:
+    """A judge against the hand checks, as a row of the agreement table."""
+    return {
+        "a": check.judge,
+        "b": "hand",
+        "n": check.n,
+        "percent": _est_or_none(check.binary.percent if check.binary else None),
+        "kappa": _est_or_none(check.binary.kappa if check.binary else None, RATIO),
+        "more_correct": len(check.lenient) - len(check.strict),
+        "lenient": len(check.lenient),
+        "strict": len(check.strict),
+    }
+
+
+def _answers_per_question(aset: Any, systems: list[str]) -> dict[str, list]:
+    """``{question: [one record per system, in the results' order]}``: the answer, each
+    judge's grade and the hand grade where there is one."""
     per_question: dict[str, list] = {}
     for key in aset.ordered_keys():
         s, q = key
@@ -129,20 +151,7 @@ def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] |
         if key in aset.hand:
             rec["hand"] = aset.hand[key].hand
         per_question.setdefault(q, [None] * len(systems))[systems.index(s)] = rec
-    return {
-        "reader": report.reader,
-        "judges": report.judges,
-        "primary": report.judge,
-        "k": report.k,
-        "hit_metric": f"recall@{report.k}",
-        "seed": report.seed,
-        "rounds": report.rounds,
-        "accuracy": accuracy,
-        "cross": cross,
-        "agreement": agreement,
-        "hand": hand,
-        "per_question": per_question,
-    }
+    return per_question
 
 
 def _segments(text: str, marks: list[tuple[int, int, str]]) -> list[list[Any]]:

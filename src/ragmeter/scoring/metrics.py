@@ -58,6 +58,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -272,130 +273,190 @@ def score_questions(
         measures, metric_names(cutoffs, coverage=coverage is not None, words=words is not None)
     )
     g = _int_matrix(grades, "grades")
-    n, depth = g.shape
+    level = _level(relevant_grade)
+    filled = g >= 0
+    g = np.where(filled, g, 0)
+    cols = _Columns(cutoffs, g >= level, _totals(n_relevant, g.shape[0]))
+    cols.found = _found_matrix(cols, wanted, found, n_relevant is None)
+    cols.ap_cum = _ap_cum(cols, wanted)
+    cols.dcg, cols.best = _ndcg_sums(cols, wanted, g, gain, ideal, units)
+    cols.coverage = _coverage_matrix(coverage, cols)
+    cols.cum_words = _cum_words(words, filled, cols)
+    return {str(m): _measure(m, cols) for m in wanted}
+
+
+def _level(relevant_grade: object) -> int:
     try:
         level = operator.index(relevant_grade)
     except TypeError:
         raise InputError(f"relevant_grade={relevant_grade!r} must be a whole number >= 1") from None
     if level < 1:
         raise InputError(f"relevant_grade={relevant_grade!r} must be a whole number >= 1")
+    return level
 
-    filled = g >= 0
-    g = np.where(filled, g, 0)
-    rel = g >= level
 
-    def eff(m: Metric) -> int:
-        return depth if m.k is None else min(m.k, depth)
-
+def _totals(n_relevant: object | None, n: int) -> np.ndarray:
+    """Relevant units per question (one each without ``n_relevant``)."""
     if n_relevant is None:
-        total = np.ones(n, dtype=np.float64)
-    else:
-        total = np.asarray(n_relevant, dtype=np.float64).reshape(-1)
-        if total.shape != (n,):
-            raise InputError(f"n_relevant must have one value per question ({n})")
-    safe_total = np.where(total > 0, total, 1.0)
+        return np.ones(n, dtype=np.float64)
+    total = np.asarray(n_relevant, dtype=np.float64).reshape(-1)
+    if total.shape != (n,):
+        raise InputError(f"n_relevant must have one value per question ({n})")
+    return total
 
-    need_found = max(
-        [eff(m) for m in wanted if m.name in ("recall", "map")]
+
+@dataclass
+class _Columns:
+    """What the measures of :func:`score_questions` are read from, computed once each."""
+
+    cutoffs: list[int]
+    rel: np.ndarray  # (n, depth): the item at the rank is relevant
+    total: np.ndarray  # relevant units per question
+    found: np.ndarray | None = None  # distinct relevant units among the top j + 1
+    ap_cum: np.ndarray | None = None  # running sum of precision at each new unit
+    dcg: np.ndarray | None = None  # running DCG of the returned list
+    best: np.ndarray | None = None  # running DCG of the ideal
+    coverage: np.ndarray | None = None  # (n, len(cutoffs))
+    cum_words: np.ndarray | None = None  # running words of the returned items
+
+    def __post_init__(self) -> None:
+        self.n, self.depth = self.rel.shape
+        self.safe_total = np.where(self.total > 0, self.total, 1.0)
+
+    def eff(self, m: Metric) -> int:
+        """The ranks a measure reads: its cutoff, or every rank."""
+        return self.depth if m.k is None else min(m.k, self.depth)
+
+    def found_at(self, k: int) -> np.ndarray:
+        if self.found is None or k < 1:
+            return np.zeros(self.n, dtype=np.float64)
+        return self.found[:, k - 1].astype(np.float64)
+
+    def per_unit(self, v: np.ndarray) -> np.ndarray:
+        """``v / R``, 0 where a question has no relevant unit."""
+        return np.where(self.total > 0, v / self.safe_total, 0.0)
+
+
+def _found_matrix(
+    cols: _Columns, wanted: list[Metric], found: object | None, one_unit: bool
+) -> np.ndarray | None:
+    """Distinct relevant units found by each rank, as far as recall, MAP and R-precision read."""
+    n, depth = cols.n, cols.depth
+    need = max(
+        [cols.eff(m) for m in wanted if m.name in ("recall", "map")]
         + ([depth] if any(m.name == "rprec" for m in wanted) else [])
         + [0]
     )
-    found_m = None
-    if need_found:
-        if found is not None:
-            found_m = _int_matrix(found, "found")
-            if found_m.shape != (n, depth):
-                raise InputError(f"found must have the shape of grades {(n, depth)}")
-            found_m = found_m[:, :need_found]
-        elif n_relevant is None:
-            found_m = np.logical_or.accumulate(rel[:, :need_found], axis=1).astype(np.int64)
-        else:
-            found_m = np.cumsum(rel[:, :need_found], axis=1, dtype=np.int64)
+    if not need:
+        return None
+    if found is not None:
+        found_m = _int_matrix(found, "found")
+        if found_m.shape != (n, depth):
+            raise InputError(f"found must have the shape of grades {(n, depth)}")
+        return found_m[:, :need]
+    if one_unit:
+        return np.logical_or.accumulate(cols.rel[:, :need], axis=1).astype(np.int64)
+    return np.cumsum(cols.rel[:, :need], axis=1, dtype=np.int64)
 
-    def found_at(k: int) -> np.ndarray:
-        if found_m is None or k < 1:
-            return np.zeros(n, dtype=np.float64)
-        return found_m[:, k - 1].astype(np.float64)
 
-    ap_cum = None
-    map_width = max([eff(m) for m in wanted if m.name == "map"] + [0])
-    if map_width:
-        ranks = np.arange(1, map_width + 1, dtype=np.float64)
-        cum_rel = np.cumsum(rel[:, :map_width], axis=1, dtype=np.int64)
-        new = np.diff(found_m[:, :map_width], axis=1, prepend=0)
-        ap_cum = np.cumsum(new * (cum_rel / ranks), axis=1)
+def _ap_cum(cols: _Columns, wanted: list[Metric]) -> np.ndarray | None:
+    """Running sum of ``P@i * new_i`` (average precision before dividing by ``R``)."""
+    width = max([cols.eff(m) for m in wanted if m.name == "map"] + [0])
+    if not width:
+        return None
+    ranks = np.arange(1, width + 1, dtype=np.float64)
+    cum_rel = np.cumsum(cols.rel[:, :width], axis=1, dtype=np.int64)
+    new = np.diff(cols.found[:, :width], axis=1, prepend=0)
+    return np.cumsum(new * (cum_rel / ranks), axis=1)
 
-    dcg = best = None
+
+def _ndcg_sums(
+    cols: _Columns, wanted: list[Metric], g: np.ndarray, gain: str, ideal: object, units: object
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Running DCG of the returned lists and of their ideal, as far as nDCG reads."""
     ndcg_wanted = [m for m in wanted if m.name == "ndcg"]
-    if ndcg_wanted:
-        width = max(eff(m) for m in ndcg_wanted)
-        if units is not None and np.shape(units) != (n, depth):
-            raise InputError(f"units must have the shape of grades {(n, depth)}")
-        u = None if units is None else _int_matrix(units, "units")[:, :width]
-        dcg = _cum_dcg(g[:, :width], gain, u)
-        if ideal is None:
-            best = _cum_dcg(-np.sort(-g, axis=1), gain)
-        else:
-            whole = any(m.k is None for m in ndcg_wanted)
-            top = _ideal_matrix(ideal, n, None if whole else max(m.k for m in ndcg_wanted))
-            best = _cum_dcg(top, gain)
+    if not ndcg_wanted:
+        return None, None
+    n, depth = cols.n, cols.depth
+    width = max(cols.eff(m) for m in ndcg_wanted)
+    if units is not None and np.shape(units) != (n, depth):
+        raise InputError(f"units must have the shape of grades {(n, depth)}")
+    u = None if units is None else _int_matrix(units, "units")[:, :width]
+    dcg = _cum_dcg(g[:, :width], gain, u)
+    if ideal is None:
+        return dcg, _cum_dcg(-np.sort(-g, axis=1), gain)
+    whole = any(m.k is None for m in ndcg_wanted)
+    top = _ideal_matrix(ideal, n, None if whole else max(m.k for m in ndcg_wanted))
+    return dcg, _cum_dcg(top, gain)
 
-    cov = None
-    if coverage is not None:
-        cov = np.asarray(coverage, dtype=np.float64)
-        if cov.shape != (n, len(cutoffs)):
-            raise InputError(
-                f"coverage must have shape {(n, len(cutoffs))} (questions x cutoffs),"
-                f" got {cov.shape}"
-            )
-    cum_words = None
-    if words is not None:
-        w = np.asarray(words, dtype=np.float64)
-        if w.shape != (n, depth):
-            raise InputError(f"words must have the shape of grades {(n, depth)}, got {w.shape}")
-        cum_words = np.cumsum(np.where(filled, w, 0.0), axis=1)
 
-    out: dict[str, np.ndarray] = {}
-    for m in wanted:
-        k = eff(m)
-        name = str(m)
-        if m.name == "hit":
-            v = rel[:, :k].any(axis=1).astype(np.float64)
-        elif m.name == "precision":
-            v = rel[:, :k].sum(axis=1).astype(np.float64) / m.k
-        elif m.name == "recall":
-            v = np.where(total > 0, found_at(k) / safe_total, 0.0)
-        elif m.name == "mrr":
-            top = rel[:, :k]
-            v = np.zeros(n, dtype=np.float64)
-            if top.shape[1]:
-                hit = top.any(axis=1)
-                v[hit] = 1.0 / (top[hit].argmax(axis=1) + 1.0)
-        elif m.name == "map":
-            v = np.where(total > 0, _at(ap_cum, k, n) / safe_total, 0.0)
-        elif m.name == "rprec":
-            r = np.minimum(total, depth).astype(np.int64)
-            fa = np.zeros(n, dtype=np.float64)
-            ok = r > 0
-            if found_m is not None and ok.any():
-                fa[ok] = found_m[ok, r[ok] - 1]
-            v = np.where(total > 0, fa / safe_total, 0.0)
-        elif m.name == "ndcg":
-            num = _at(dcg, k)
-            den = best[:, -1] if (m.k is None and best.shape[1]) else _at(best, m.k or k)
-            if m.k is None and not best.shape[1]:
-                den = np.zeros(n, dtype=np.float64)
-            v = np.zeros(n, dtype=np.float64)
-            np.divide(num, den, out=v, where=den != 0)
-        elif m.name == "coverage":
-            if cov is None or m.k not in cutoffs:
-                raise InputError(f"{name} needs coverage computed at k={m.k}")
-            v = cov[:, cutoffs.index(m.k)].copy()
-        elif m.name == "words":
-            if cum_words is None:
-                raise InputError(f"{name} needs the words of each item")
-            v = _at(cum_words, k).copy()
-        else:  # pragma: no cover - Metric rejects other names
-            raise _bad_metric(name)
-        out[name] = v
-    return out
+def _coverage_matrix(coverage: object | None, cols: _Columns) -> np.ndarray | None:
+    if coverage is None:
+        return None
+    cov = np.asarray(coverage, dtype=np.float64)
+    if cov.shape != (cols.n, len(cols.cutoffs)):
+        raise InputError(
+            f"coverage must have shape {(cols.n, len(cols.cutoffs))} (questions x cutoffs),"
+            f" got {cov.shape}"
+        )
+    return cov
+
+
+def _cum_words(words: object | None, filled: np.ndarray, cols: _Columns) -> np.ndarray | None:
+    if words is None:
+        return None
+    w = np.asarray(words, dtype=np.float64)
+    if w.shape != (cols.n, cols.depth):
+        raise InputError(
+            f"words must have the shape of grades {(cols.n, cols.depth)}, got {w.shape}"
+        )
+    return np.cumsum(np.where(filled, w, 0.0), axis=1)
+
+
+def _measure(m: Metric, cols: _Columns) -> np.ndarray:
+    """One measure per question, read from ``cols``: one case per family."""
+    k, n, rel = cols.eff(m), cols.n, cols.rel
+    if m.name == "hit":
+        return rel[:, :k].any(axis=1).astype(np.float64)
+    if m.name == "precision":
+        return rel[:, :k].sum(axis=1).astype(np.float64) / m.k
+    if m.name == "recall":
+        return cols.per_unit(cols.found_at(k))
+    if m.name == "mrr":
+        top = rel[:, :k]
+        v = np.zeros(n, dtype=np.float64)
+        if top.shape[1]:
+            hit = top.any(axis=1)
+            v[hit] = 1.0 / (top[hit].argmax(axis=1) + 1.0)
+        return v
+    if m.name == "map":
+        return cols.per_unit(_at(cols.ap_cum, k, n))
+    if m.name == "rprec":
+        r = np.minimum(cols.total, cols.depth).astype(np.int64)
+        fa = np.zeros(n, dtype=np.float64)
+        ok = r > 0
+        if cols.found is not None and ok.any():
+            fa[ok] = cols.found[ok, r[ok] - 1]
+        return cols.per_unit(fa)
+    if m.name == "ndcg":
+        return _ndcg(m, k, cols)
+    if m.name == "coverage":
+        if cols.coverage is None or m.k not in cols.cutoffs:
+            raise InputError(f"{m} needs coverage computed at k={m.k}")
+        return cols.coverage[:, cols.cutoffs.index(m.k)].copy()
+    if m.name == "words":
+        if cols.cum_words is None:
+            raise InputError(f"{m} needs the words of each item")
+        return _at(cols.cum_words, k).copy()
+    raise _bad_metric(str(m))  # pragma: no cover - Metric rejects other names
+
+
+def _ndcg(m: Metric, k: int, cols: _Columns) -> np.ndarray:
+    best = cols.best
+    num = _at(cols.dcg, k)
+    den = best[:, -1] if (m.k is None and best.shape[1]) else _at(best, m.k or k)
+    if m.k is None and not best.shape[1]:
+        den = np.zeros(cols.n, dtype=np.float64)
+    v = np.zeros(cols.n, dtype=np.float64)
+    np.divide(num, den, out=v, where=den != 0)
+    return v
