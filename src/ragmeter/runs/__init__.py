@@ -1,5 +1,5 @@
 """A search run from start to saved results: the pipeline, the run's data, scoring one system,
-saving, reading results back, and run files scored with ``evaluate``.
+saving, reading results back, run files scored with ``evaluate``, and TREC files exported.
 
 Public names, imported on first use::
 
@@ -10,6 +10,7 @@ Public names, imported on first use::
     results:      Results
     evaluate:     EvaluateRun, evaluate_files
     warnings:     run_warnings
+    export:       Export, export_files, merged_judgments
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ _LAZY = {
     "EvaluateRun": "ragmeter.runs.evaluate",
     "evaluate_files": "ragmeter.runs.evaluate",
     "run_warnings": "ragmeter.runs.warnings",
+    "Export": "ragmeter.runs.export",
+    "export_files": "ragmeter.runs.export",
+    "merged_judgments": "ragmeter.runs.export",
 }
 __all__ = sorted(_LAZY)
 
