@@ -1109,13 +1109,6 @@ EQUIVALENT: set[tuple] = {
         0,
         "keyword `total=` dropped",
     ),
-    # cli/export.py: argued in docs/testing.md
-    (
-        "cli/export.py",
-        'level = int(measured.get("relevant_grade", res.meta.get("relevant_grade", 2)))',
-        43,
-        "arguments swapped: (2, 'relevant_grade', ...)",
-    ),
     # cli/history.py: argued in docs/testing.md
     ("cli/history.py", "if not r.commit:", 0, "`if` branch removed"),
     ("cli/history.py", "with HistoryStore(folder, create=False) as store:", 33, "False -> True"),

@@ -82,3 +82,13 @@ def test_differences_name_what_changed_and_only_that():
     assert m.differences(a, older, "map") == []
     assert m.differences(older, a, "map") == []
     assert m.differences(a, a | {"testset": "t2"}) == ["the test set (questions or answer keys)"]
+
+
+def test_relevance_level_read_back_from_the_measurement_then_the_top_level_then_2():
+    from ragmeter.scoring.measurement import relevance_level_of
+
+    both = {"relevant_grade": 2, "measurement": {"relevant_grade": 1}}
+    assert relevance_level_of(both) == 1  # the effective level: a qrels key's 1
+    assert relevance_level_of({"relevant_grade": 1}) == 1  # an older run: no measurement
+    assert relevance_level_of({"measurement": None, "relevant_grade": 3}) == 3
+    assert relevance_level_of({}) == 2  # the whole passage

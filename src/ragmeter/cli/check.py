@@ -14,59 +14,66 @@ from ragmeter.files.outputs import check_output_file, results_inputs, write_outp
 from ragmeter.history.gate import check_noninferior
 from ragmeter.inputs.config import check_rounds, check_seed
 
+_Baseline = Annotated[
+    Path,
+    typer.Argument(
+        help="Results directory of the baseline run; with --baseline-from-history, "
+        "the candidate's (the baseline then comes from the history)",
+        metavar="RESULTS",
+    ),
+]
+_System = Annotated[
+    str,
+    typer.Option(help="The system to check: its name in the candidate (or in the baseline)"),
+]
+_Candidate = Annotated[
+    Path | None,
+    typer.Argument(
+        help="Results directory of the candidate run (none with --baseline-from-history)",
+        metavar="CANDIDATE",
+    ),
+]
+_Margin = Annotated[
+    float,
+    typer.Option(
+        help="Points the candidate may lose (non-inferiority margin); a value below 1 "
+        "is read as a fraction (0.03 is 3 points), with a warning"
+    ),
+]
+_FromHistory = Annotated[
+    str | None,
+    typer.Option(
+        help="Baseline: a recorded run (an id, a commit, latest or latest:BRANCH); "
+        "then give only the candidate",
+        metavar="REF",
+    ),
+]
+_BaselineSystem = Annotated[
+    str | None,
+    typer.Option(
+        help="The system's name in the baseline run, when it was renamed (default: "
+        "--system, or the baseline's system with the same strategy and retriever)",
+        metavar="NAME",
+    ),
+]
+
 
 @app.command()
 @handle_errors
 def check(
-    baseline: Annotated[
-        Path,
-        typer.Argument(
-            help="Results directory of the baseline run; with --baseline-from-history, "
-            "the candidate's (the baseline then comes from the history)",
-            metavar="RESULTS",
-        ),
-    ],
-    system: Annotated[
-        str,
-        typer.Option(help="The system to check: its name in the candidate (or in the baseline)"),
-    ],
-    candidate: Annotated[
-        Path | None,
-        typer.Argument(
-            help="Results directory of the candidate run (none with --baseline-from-history)",
-            metavar="CANDIDATE",
-        ),
-    ] = None,
+    baseline: _Baseline,
+    system: _System,
+    candidate: _Candidate = None,
     metric: Annotated[str | None, typer.Option(help="Default: the baseline run's metric")] = None,
-    margin: Annotated[
-        float,
-        typer.Option(
-            help="Points the candidate may lose (non-inferiority margin); a value below 1 "
-            "is read as a fraction (0.03 is 3 points), with a warning"
-        ),
-    ] = 2.0,
+    margin: _Margin = 2.0,
     markdown: Annotated[
         Path | None, typer.Option(help="Also write a summary for a pull-request comment")
     ] = None,
     seed: Annotated[int | None, typer.Option(help="Default: the baseline run's")] = None,
     rounds: Annotated[int | None, typer.Option(help="Default: the baseline run's")] = None,
-    baseline_from_history: Annotated[
-        str | None,
-        typer.Option(
-            help="Baseline: a recorded run (an id, a commit, latest or latest:BRANCH); "
-            "then give only the candidate",
-            metavar="REF",
-        ),
-    ] = None,
+    baseline_from_history: _FromHistory = None,
     history: HistoryDir = None,
-    baseline_system: Annotated[
-        str | None,
-        typer.Option(
-            help="The system's name in the baseline run, when it was renamed (default: "
-            "--system, or the baseline's system with the same strategy and retriever)",
-            metavar="NAME",
-        ),
-    ] = None,
+    baseline_system: _BaselineSystem = None,
 ) -> None:
     """Exit 0 when the candidate is no worse than the baseline by more than --margin points.
 

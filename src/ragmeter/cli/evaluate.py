@@ -89,10 +89,8 @@ def _evaluate(
     runs, qrels, measures, metric, level, gain, ideal, trec_eval_compat, seed, rounds, method,
     out, no_history, chosen,
 ) -> None:  # fmt: skip
-    from ragmeter.cli.output import emit, print_comparisons, shown_path
-    from ragmeter.comparison.summary import summarize_run
+    from ragmeter.cli.output import shown_path
     from ragmeter.runs.evaluate import evaluate_files
-    from ragmeter.runs.results import save_results
 
     names = _names(measures, "--measures", "map,P_10") or COMPAT_MEASURES
     inputs = [("qrels", qrels), *(("run file", r) for r in runs)]
@@ -119,11 +117,31 @@ def _evaluate(
             progress=progress,
         )
         bar.update(task, description="intervals", completed=len(runs))
-        run = result.run
-        summary = summarize_run(run)
-        with results_lock(out):
-            check_results_target(out, inputs)  # as it is now, under the lock
-            path = save_results(run, out, summary, overwrite=True)  # earlier results only
+        summary, path = _save(result.run, out, inputs)
+    _print_queries(result, level)
+    _print_scores(result, summary, chosen)
+    console.print(Text.assemble("Results: ", (shown_path(path), "bold")))
+    err.print("[dim]Re-compare or plan from the results: ragmeter compare / plan.[/]")
+    record_run(path, "evaluate", None, no_history)
+    refresh_report(path)
+
+
+def _save(run, out: Path, inputs: list) -> tuple:
+    """The run's summary, and the results directory it is saved in (replacing earlier
+    results only, decided under the lock)."""
+    from ragmeter.comparison.summary import summarize_run
+    from ragmeter.runs.results import save_results
+
+    summary = summarize_run(run)
+    with results_lock(out):
+        check_results_target(out, inputs)  # as it is now, under the lock
+        path = save_results(run, out, summary, overwrite=True)  # earlier results only
+    return summary, path
+
+
+def _print_queries(result, level: int) -> None:
+    """How many queries were judged, and those scored 0 or left out, with their ids."""
+    run = result.run
     n_q = len(run.questions)
     console.print(
         f"[bold]{n_q}[/] judged {'query' if n_q == 1 else 'queries'}, {len(run.systems)} "
@@ -150,6 +168,13 @@ def _evaluate(
                 f"and {'is' if len(e.unjudged) == 1 else 'are'} left out; ids: "
                 f"{_listed(e.unjudged)}[/]"
             )
+
+
+def _print_scores(result, summary, chosen: str) -> None:
+    """Each run's means with intervals, then (as a table) the comparisons and sample
+    sizes; in another format, the means alone."""
+    from ragmeter.cli.output import emit, print_comparisons
+
     named = summary.ndcg_label if any(m.startswith("ndcg") for m in result.measures) else ""
     grid = Grid(
         "Mean over queries [95% interval]" + (f" ({named})" if named else ""),
@@ -162,21 +187,17 @@ def _evaluate(
     if chosen != "table":
         records = terminal.estimate_records(summary)
         emit(render([grid], chosen, records, summary.to_json()))
-    else:
-        print_grids(console, grid)
-        if summary.comparisons:
-            print_comparisons(
-                summary.comparisons,
-                summary.metric,
-                summary.seed,
-                summary.rounds,
-                summary.comparison_rule,
-                ndcg=summary.ndcg_label,
-            )
-        if summary.sample_size:  # one table, a row per run
-            print_grids(console, terminal.sample_sizes_grid(summary.sample_size, summary.metric))
-        console.print(terminal.interval_note(summary))
-    console.print(Text.assemble("Results: ", (shown_path(path), "bold")))
-    err.print("[dim]Re-compare or plan from the results: ragmeter compare / plan.[/]")
-    record_run(path, "evaluate", None, no_history)
-    refresh_report(path)
+        return
+    print_grids(console, grid)
+    if summary.comparisons:
+        print_comparisons(
+            summary.comparisons,
+            summary.metric,
+            summary.seed,
+            summary.rounds,
+            summary.comparison_rule,
+            ndcg=summary.ndcg_label,
+        )
+    if summary.sample_size:  # one table, a row per run
+        print_grids(console, terminal.sample_sizes_grid(summary.sample_size, summary.metric))
+    console.print(terminal.interval_note(summary))

@@ -11,6 +11,7 @@ from ragmeter.cli.app import plural
 from ragmeter.cli.layout import render
 from ragmeter.comparison.formatting import shown_interval
 from ragmeter.errors import InputError, did_you_mean
+from ragmeter.scoring.metrics import is_share
 from ragmeter.stats.planning import Plan
 
 
@@ -58,7 +59,7 @@ def pair_need_grid(found: Plan, shown: list, caption: str | None = None, narrow:
     """The questions each pair needs, in the family and alone; ``narrow``: A over B."""
     from ragmeter.cli.layout import Grid
 
-    share = terminal._is_share(found.metric)
+    share = is_share(found.metric)
     scale = 100 if share else 1
     family = f"in this table ({plural(found.family, 'pair')})"
     grid = Grid(
@@ -93,7 +94,7 @@ def _observed(sizes: list) -> dict:
 def plan_text(found: Plan, chosen: str) -> str:
     """The plan as markdown (its two tables), csv (one row per system and pair) or
     json (every number)."""
-    share = terminal._is_share(found.metric)
+    share = is_share(found.metric)
     target = f"± {found.half_width * (100 if share else 1):g}{' points' if share else ''}"
     systems = terminal.sizes_grid(found.systems, found.metric, target)
     pairs = pair_need_grid(found, found.pairs)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -55,8 +54,8 @@ from ragmeter.inputs.config import Config, check_family, check_seed, load_config
 from ragmeter.runs import warnings as checks
 from ragmeter.runs.pipeline import run_search
 from ragmeter.runs.results import Results, save_results
-from ragmeter.scoring.metrics import find_metric
-from ragmeter.stats.planning import cluster_sentence, first_level, pair_needs, plan_questions
+from ragmeter.scoring.metrics import find_metric, is_share
+from ragmeter.stats.planning import Plan, cluster_sentence, plan_run
 
 _ADJUST = typer.Option(
     help="maxt (default): step-down max-T over the table's pairs (more power when pairs "
@@ -138,15 +137,7 @@ def search(
     chosen = check_format(format_)
     if config is None and Path("ragmeter.toml").is_file():
         config = Path("ragmeter.toml")
-    cfg = load_config(config) if config is not None else Config()
-    if not cfg.corpus and corpus is None:
-        ex = example_dir()
-        cfg = cfg.with_overrides(corpus=str(ex / "posts"), testset=str(ex / "questions.jsonl"))
-        hint(
-            f"{shown_path(config)} names no corpus: running the shipped example."
-            if config is not None
-            else "No config or corpus given: running the shipped example."
-        )
+    cfg = _base_config(config, corpus)
     cfg = cfg.with_overrides(
         corpus=corpus,
         testset=testset,
@@ -166,6 +157,36 @@ def search(
         clusters=clusters,
         family=family,
     )
+    cfg = _chosen_family(cfg, family, baseline, pairs).validate()
+    check_strategy_names(cfg)
+    check_config_family(cfg)
+    # before the (slow) search: refuse an --out that is not ours, or that holds the inputs
+    check_results_target(cfg.output, (("corpus", cfg.corpus), ("test set", cfg.testset)))
+    with to_stderr(chosen):
+        path = _run_and_print(cfg, config, no_history, chosen, every)
+        refresh_report(path)
+
+
+def _base_config(config: Path | None, corpus: str | None) -> Config:
+    """The config file's settings, or the defaults; the shipped example's corpus and
+    questions when neither it nor ``--corpus`` names a corpus."""
+    cfg = load_config(config) if config is not None else Config()
+    if not cfg.corpus and corpus is None:
+        ex = example_dir()
+        cfg = cfg.with_overrides(corpus=str(ex / "posts"), testset=str(ex / "questions.jsonl"))
+        hint(
+            f"{shown_path(config)} names no corpus: running the shipped example."
+            if config is not None
+            else "No config or corpus given: running the shipped example."
+        )
+    return cfg
+
+
+def _chosen_family(
+    cfg: Config, family: str | None, baseline: str | None, pairs: str | None
+) -> Config:
+    """The family given on the command line (a grid family, a baseline or pairs) in
+    place of the config's."""
     if family:
         check_family(family, "--family")
     one_family(family, baseline, pairs)
@@ -177,14 +198,7 @@ def search(
         cfg = cfg.with_overrides(baseline="", pairs=())
     elif baseline or pairs:  # as a baseline or pairs replace the config's family
         cfg = cfg.with_overrides(family="auto")
-    cfg = cfg.validate()
-    check_strategy_names(cfg)
-    check_config_family(cfg)
-    # before the (slow) search: refuse an --out that is not ours, or that holds the inputs
-    check_results_target(cfg.output, (("corpus", cfg.corpus), ("test set", cfg.testset)))
-    with to_stderr(chosen):
-        path = _run_and_print(cfg, config, no_history, chosen, every)
-        refresh_report(path)
+    return cfg
 
 
 def _run_and_print(cfg: Config, config: Path | None, no_history: bool, chosen: str, every: bool):
@@ -367,47 +381,33 @@ def plan(
     own = not (family or baseline or pairs) and rule is not None
     if own:  # the run's own grid family, when it has one
         family = grid_family(res.systems, rule.family)
-    wanted = planned_pairs(res.systems, baseline, pairs, family)
-    found = plan_questions(
+    found = plan_run(
         res,
         metric,
         half_width=half_width,
         difference=difference,
-        systems=[system] if system else None,
+        system=system,
         seed=seed,
         rounds=rounds,
-        family=(1 if rule.adjust == "none" else rule.pairs)
-        if rule is not None and rule.pairs > 0 and not system
-        else None,
-        rule=rule.adjust if rule is not None else "holm",
-        alpha=res.summary.alpha,
-        first=None if system else first_level(rule, res.summary.comparisons),
+        pairs=planned_pairs(res.systems, baseline, pairs, family),
+        own_table=own,
     )
-    if wanted is not None:  # only the chosen family's pairs, planned as that family
-        k = 1 if found.rule == "none" else len(wanted)
-        scores = {s: res.scores(s, metric) for s in {x for pair in wanted for x in pair}}
-        found = replace(
-            found,
-            family=k,
-            # another family: Holm's first level, an upper bound under max-T
-            first=found.first if own else None,
-            pairs=[
-                need
-                for a, b in wanted
-                for need in pair_needs(
-                    scores, [a, b], found.difference, k, found.alpha, clusters=res.clusters
-                )
-            ],
-        )
     if chosen != "table":
         emit(plan_text(found, chosen))
         return
-    share = terminal._is_share(metric)
-    unit = "points" if share else ""
+    _print_system_needs(found)
+    if found.pairs:
+        _print_pair_needs(found, every)
+
+
+def _print_system_needs(found: Plan) -> None:
+    """Each system's intervals at more questions and the questions its half-width
+    needs; a line for each system scoring the same on every question."""
+    metric, share = found.metric, is_share(found.metric)
     scale = 100 if share else 1
     need = Grid(
         f"Questions needed on {metric}",
-        ["system", f"for ± {half_width * scale:g} {unit}".rstrip()],
+        ["system", f"for ± {found.half_width * scale:g} {'points' if share else ''}".rstrip()],
         right={1},
         key="needed",
         wrap={1},  # "no spread (exact ... interval [...])" wraps between words
@@ -428,7 +428,7 @@ def plan(
             need.rows.append([s.system, str(s.needed)])
     spread = [s for s in found.systems if s.needed is not None]
     if not detail and spread:
-        target = f"± {half_width * scale:g}{' points' if share else ''}"
+        target = f"± {found.half_width * scale:g}{' points' if share else ''}"
         print_grids(console, terminal.sizes_grid(spread, metric, target))
     else:
         print_grids(console, need)
@@ -444,40 +444,52 @@ def plan(
             f"question: {metric} has no spread, so no number of questions narrows it "
             f"(more varied questions would)"
         )
-    if found.pairs:
-        caption = (
-            f"In the table: Holm over {plural(found.family, 'pair')} tests its first pair at "
-            f"{found.alpha:g}/{found.family} = {found.alpha / found.family:.3g}"
-            + (
-                "; max-T (this run's rule) is never stricter, so its numbers are at most these"
-                if found.rule == "maxt" and found.first is None
-                else ""
-            )
-            + f"; alone: one pair planned in advance, at {found.alpha:g}."
+
+
+def _pair_caption(found: Plan) -> str:
+    """The caption of the pairs' table: the level each column was planned at."""
+    if found.rule == "none":
+        return (
+            f"The seed's per-pair rule: no adjustment, every pair at its own {1 - found.alpha:.0%}."
         )
-        if found.first is not None:
-            caption = (
-                f"In the table: max-T over {plural(found.family, 'pair')}, whose first step "
-                f"tested at {found.first:.3g} on this run (Holm's: {found.alpha:g}/"
-                f"{found.family} = {found.alpha / found.family:.3g}); alone: one pair planned "
-                f"in advance, at {found.alpha:g}."
-            )
-        if found.rule == "none":
-            caption = "The seed's per-pair rule: no adjustment, every pair at its own 95%."
-        shown, rest = most_needed(found.pairs, None if every else terminal.LONG_FAMILY)
-        sep = pair_need_grid(found, shown, caption)
-        sep.narrow = pair_need_grid(found, shown, caption, narrow=True)  # A over B
-        print_grids(console, sep)
-        if rest:
-            print_tables([], [rest])
-        documents = cluster_sentence(found.pairs, found.difference, scale)
-        if documents:
-            print_tables([], [documents])
-        same = [(p.a, p.b) for p in found.pairs if p.identical]
-        if same:
-            pairs = ", ".join(f"{a} = {b}" for a, b in same[:6])
-            more = f" and {plural(len(same) - 6, 'more pair')}" if len(same) > 6 else ""
-            warn(
-                f"{plural(len(same), 'pair')} of systems score the same on every question "
-                f"({pairs}{more}): no number of questions separates them"
-            )
+    holm = f"{found.alpha:g}/{found.family} = {found.alpha / found.family:.3g}"
+    alone = f"alone: one pair planned in advance, at {found.alpha:g}."
+    if found.first is not None:
+        return (
+            f"In the table: max-T over {plural(found.family, 'pair')}, whose first step "
+            f"tested at {found.first:.3g} on this run (Holm's: {holm}); {alone}"
+        )
+    return (
+        f"In the table: Holm over {plural(found.family, 'pair')} tests its first pair at {holm}"
+        + (
+            "; max-T (this run's rule) is never stricter, so its numbers are at most these"
+            if found.rule == "maxt"
+            else ""
+        )
+        + f"; {alone}"
+    )
+
+
+def _print_pair_needs(found: Plan, every: bool) -> None:
+    """The questions each pair needs, in the family and alone, with what no number of
+    questions settles: identical pairs, and the documents when questions cluster."""
+    caption = _pair_caption(found)
+    shown, rest = most_needed(found.pairs, None if every else terminal.LONG_FAMILY)
+    sep = pair_need_grid(found, shown, caption)
+    sep.narrow = pair_need_grid(found, shown, caption, narrow=True)  # A over B
+    print_grids(console, sep)
+    if rest:
+        print_tables([], [rest])
+    documents = cluster_sentence(
+        found.pairs, found.difference, 100 if is_share(found.metric) else 1
+    )
+    if documents:
+        print_tables([], [documents])
+    same = [(p.a, p.b) for p in found.pairs if p.identical]
+    if same:
+        named = ", ".join(f"{a} = {b}" for a, b in same[:6])
+        more = f" and {plural(len(same) - 6, 'more pair')}" if len(same) > 6 else ""
+        warn(
+            f"{plural(len(same), 'pair')} of systems score the same on every question "
+            f"({named}{more}): no number of questions separates them"
+        )

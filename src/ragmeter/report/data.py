@@ -7,7 +7,7 @@ per-question drill-down and the route diagram; the optional sections come from
 :mod:`ragmeter.report.sections`. Charts are made from this data by
 :mod:`ragmeter.report.charts`; the page by :mod:`ragmeter.report.page`.
 
-Size: a few lines over 500, all of it the shaping of one JSON document; the parts
+Size: over 500 lines, all of it the shaping of one JSON document; the parts
 read each other's intermediate values, so they stay together.
 """
 
@@ -42,7 +42,12 @@ from ragmeter.report.drilldown import drilldown
 from ragmeter.report.sections import OPTIONAL_SECTIONS, _attach_optional_to_questions
 from ragmeter.runs.results import Results
 from ragmeter.scoring.metrics import is_share
-from ragmeter.stats.planning import family_sentence, first_level, pair_needs, questions_needed
+from ragmeter.stats.planning import (
+    family_sentence,
+    pair_needs,
+    planning_inputs,
+    questions_needed,
+)
 
 
 def report_data(
@@ -55,6 +60,36 @@ def report_data(
 ) -> dict[str, Any]:
     """Everything the page shows, as plain JSON-ready data (charts not included)."""
     summary = results.summary
+    metric = summary.metric
+    systems = results.systems
+    data = _overview(results, page_size, top)
+    estimates = data["estimates"]
+    data["comparisons"] = _comparisons(results, summary, metric)
+    rule = summary.comparison_rule
+    data["comparison_rule"] = None if rule is None else rule.to_dict()
+    data["comparison_grids"] = comparison_grids(summary)
+    data["headline"] = _headline(systems, estimates, data["comparisons"], metric)
+    data["headline"].update(
+        headline_extras(systems, estimates, data["comparisons"], metric, data["main_k"])
+    )
+    data["grid"] = strategy_grid(data["systems"])
+    data["k_capped"] = dict(summary.k_capped)
+    data["clusters"] = _clusters(summary, systems)
+    data["ndcg"] = {**summary.ndcg, "note": summary.ndcg_note(data["ks"])}
+    data["sample_size"] = _sample_size(results, summary, metric, target_half_width)
+    docs, questions = drilldown(results, metric, data["hit_metric"], top)
+    data["docs"] = docs
+    data["questions"] = questions
+    data["optional"] = _optional(results, accuracy_judge)
+    _attach_optional_to_questions(data)
+    data["route"] = _route(data, results.meta)
+    return data
+
+
+def _overview(results: Results, page_size: int, top: int) -> dict[str, Any]:
+    """The page's first keys: the title, the metrics and their families, the systems
+    and their estimates, the run's statistics, config and versions."""
+    summary = results.summary
     meta = results.meta
     metric = summary.metric
     systems = results.systems
@@ -65,12 +100,11 @@ def report_data(
     sys_meta = {s["name"]: s for s in meta.get("systems", [])}
     ks = [int(k) for k in meta.get("ks", sorted({_k(m) for m in metrics if _k(m)}))]
     main_k = _k(metric) or (5 if 5 in ks else ks[-1])
-    hit_metric = f"recall@{main_k}" if f"recall@{main_k}" in metrics else metric
     named = f" ({summary.ndcg_label})" if summary.ndcg_label else ""  # nDCG's ideal and gain
-    data: dict[str, Any] = {
+    return {
         "title": f"ragmeter report: {len(results.question_ids)} questions, {len(systems)} systems",
         "metric": metric,
-        "hit_metric": hit_metric,
+        "hit_metric": f"recall@{main_k}" if f"recall@{main_k}" in metrics else metric,
         "main_k": main_k,
         "ks": ks,
         "metrics": metrics,
@@ -104,22 +138,10 @@ def report_data(
         "page_size": page_size,
         "top": top,
     }
-    data["comparisons"] = _comparisons(results, summary, metric)
-    rule = summary.comparison_rule
-    data["comparison_rule"] = None if rule is None else rule.to_dict()
-    data["comparison_grids"] = comparison_grids(summary)
-    data["headline"] = _headline(systems, estimates, data["comparisons"], metric)
-    data["headline"].update(
-        headline_extras(systems, estimates, data["comparisons"], metric, main_k)
-    )
-    data["grid"] = strategy_grid(data["systems"])
-    data["k_capped"] = dict(summary.k_capped)
-    data["clusters"] = _clusters(summary, systems)
-    data["ndcg"] = {**summary.ndcg, "note": summary.ndcg_note(ks)}
-    data["sample_size"] = _sample_size(results, summary, metric, target_half_width)
-    docs, questions = drilldown(results, metric, hit_metric, top)
-    data["docs"] = docs
-    data["questions"] = questions
+
+
+def _optional(results: Results, accuracy_judge: str | None) -> dict[str, Any]:
+    """The optional sections the results hold (answers, failures, the audit...)."""
     optional: dict[str, Any] = {}
     for section in OPTIONAL_SECTIONS:
         if section.key in ("answers", "failures"):
@@ -128,10 +150,7 @@ def report_data(
             loaded = section.load(results)
         if loaded is not None:
             optional[section.key] = loaded
-    data["optional"] = optional
-    _attach_optional_to_questions(data)
-    data["route"] = _route(data, meta)
-    return data
+    return optional
 
 
 def _clusters(summary: Summary, systems: list[str]) -> dict[str, Any] | None:
@@ -408,29 +427,67 @@ def _sample_size(results: Results, summary: Summary, metric: str, target: float)
         "target": target,
         "confidence": confidence,
         "systems": out_rows,
-        "family": _family_need(results, summary, metric),
+        "family": _family_need(results, metric),
     }
 
 
-def _family_need(results: Results, summary: Summary, metric: str) -> str | None:
-    """What the run's family of pairs costs in questions (:mod:`ragmeter.stats.planning`)."""
+def _family_need(results: Results, metric: str) -> str | None:
+    """What the run's family of pairs costs in questions, planned as ``plan`` plans it
+    (:func:`ragmeter.stats.planning.planning_inputs`)."""
 
     names = [str(s) for s in results.systems]
-    rule = summary.comparison_rule
-    pairs = rule.pairs if rule is not None else len(names) * (len(names) - 1) // 2
-    if pairs < 2 or len(names) < 2:
+    given = planning_inputs(results)
+    if given.pairs < 2 or len(names) < 2:
         return None
-    alpha = summary.alpha
     scores = {s: results.scores(s, metric) for s in names}
-    first = first_level(rule, summary.comparisons)  # max-T: the run's own first level
-    needs = pair_needs(scores, names, 0.05, pairs, alpha, level=first)
+    needs = pair_needs(scores, names, 0.05, given.pairs, given.alpha, level=given.first)
     scale = 100.0 if is_share(metric) else 1.0
-    adjust = rule.adjust if rule else "holm"
-    return family_sentence(needs, 0.05, pairs, adjust, alpha, scale, first=first)
+    return family_sentence(
+        needs, 0.05, given.pairs, given.rule, given.alpha, scale, first=given.first
+    )
 
 
 def _route(data: dict, meta: dict) -> dict[str, Any]:
     """The steps the run actually took, lane by lane, for the diagram."""
+    lanes = [
+        {
+            "key": "search",
+            "title": "Score the search",
+            "start": 0,
+            "branch": None,
+            "steps": _search_steps(data, meta),
+        },
+        {
+            "key": "answer",
+            "title": "Grade the answer",
+            "start": 3,
+            "branch": 2,
+            "steps": _answer_steps(data["optional"].get("answers")),
+        },
+    ]
+    audit = data["optional"].get("audit")
+    if audit:
+        lanes.append(
+            {
+                "key": "audit",
+                "title": "Audit the questions",
+                "start": 1,
+                "branch": 0,
+                "steps": [
+                    {"label": "Read each question", "detail": "against its passage", "ran": True},
+                    {
+                        "label": "Flags",
+                        "detail": f"{audit['flagged']} of {audit['questions']} flagged",
+                        "ran": True,
+                    },
+                ],
+            }
+        )
+    return {"lanes": lanes}
+
+
+def _search_steps(data: dict, meta: dict) -> list[dict[str, Any]]:
+    """The search lane: questions, chunking, ranking, grading, scoring, resampling."""
     n = data["config"]["n_questions"]
     systems = data["systems"]
     strategies = sorted({str(s["strategy"].get("name")) for s in systems if s["strategy"]})
@@ -443,7 +500,7 @@ def _route(data: dict, meta: dict) -> dict[str, Any]:
     )
     ks = ", ".join(str(k) for k in data["ks"])
     st = data["stats"]
-    search = [
+    return [
         {"label": "Questions", "detail": f"{n} with answer keys", "ran": True},
         {
             "label": "Chunk",
@@ -468,9 +525,13 @@ def _route(data: dict, meta: dict) -> dict[str, Any]:
             "ran": True,
         },
     ]
-    answers = data["optional"].get("answers")
+
+
+def _answer_steps(answers: dict | None) -> list[dict[str, Any]]:
+    """The answer lane: the chunks a reader gets, its model, the judges, the grade
+    (each ``ran`` only when the results hold answers)."""
     judges = answers["judges"] if answers else []
-    answer = [
+    return [
         {
             "label": f"Top {answers['k'] if answers else TOP_ITEMS}",
             "detail": "the chunks a reader gets",
@@ -493,26 +554,3 @@ def _route(data: dict, meta: dict) -> dict[str, Any]:
             "ran": bool(answers),
         },
     ]
-    lanes = [
-        {"key": "search", "title": "Score the search", "start": 0, "branch": None, "steps": search},
-        {"key": "answer", "title": "Grade the answer", "start": 3, "branch": 2, "steps": answer},
-    ]
-    audit = data["optional"].get("audit")
-    if audit:
-        lanes.append(
-            {
-                "key": "audit",
-                "title": "Audit the questions",
-                "start": 1,
-                "branch": 0,
-                "steps": [
-                    {"label": "Read each question", "detail": "against its passage", "ran": True},
-                    {
-                        "label": "Flags",
-                        "detail": f"{audit['flagged']} of {audit['questions']} flagged",
-                        "ran": True,
-                    },
-                ],
-            }
-        )
-    return {"lanes": lanes}

@@ -1,6 +1,6 @@
 """A search run from start to saved results: the pipeline, the run's data, scoring one system,
-saving, reading results back, and run files scored with ``evaluate``. A run in memory
-(``SearchRun``) and one read back (``Results``) are the one run type, ``Run``.
+saving, reading results back, run files scored with ``evaluate``, and TREC files exported.
+A run in memory (``SearchRun``) and one read back (``Results``) are the one run type, ``Run``.
 
 Public names, imported on first use::
 
@@ -13,6 +13,7 @@ Public names, imported on first use::
     results:      Results
     evaluate:     EvaluateRun, evaluate_files
     warnings:     run_warnings
+    export:       Export, export_files, merged_judgments
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ _LAZY = {
     "EvaluateRun": "ragmeter.runs.evaluate",
     "evaluate_files": "ragmeter.runs.evaluate",
     "run_warnings": "ragmeter.runs.warnings",
+    "Export": "ragmeter.runs.export",
+    "export_files": "ragmeter.runs.export",
+    "merged_judgments": "ragmeter.runs.export",
 }
 __all__ = sorted(_LAZY)
 

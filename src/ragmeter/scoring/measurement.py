@@ -25,6 +25,7 @@ __all__ = [
     "effective_settings",
     "ndcg_settings",
     "relevance_level",
+    "relevance_level_of",
     "testset_fingerprint",
 ]
 
@@ -33,6 +34,13 @@ def relevance_level(questions: Sequence[Any], relevant_grade: int) -> int:
     """The lowest relevant grade: 1 (trec_eval's) for document-level keys, else
     ``relevant_grade``."""
     return 1 if any(q.qrels for q in questions) else relevant_grade
+
+
+def relevance_level_of(meta: Mapping[str, Any]) -> int:
+    """The relevance level a saved run scored at, read back from its ``meta.json``: its
+    ``measurement``'s, else the top-level ``relevant_grade`` (older runs), else 2."""
+    measured = meta.get("measurement") or {}
+    return int(measured.get("relevant_grade", meta.get("relevant_grade", 2)))
 
 
 def ndcg_settings(config: Any) -> dict[str, str]:

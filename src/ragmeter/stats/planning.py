@@ -11,7 +11,7 @@ differ are named, since no number of questions narrows or separates them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from ragmeter.stats.exact import exact_interval, questions_for_exact_half_width
 __all__ = [
     "PairNeed",
     "Plan",
+    "PlanningInputs",
     "SystemNeed",
     "family_level",
     "family_sentence",
@@ -31,6 +32,8 @@ __all__ = [
     "cluster_sentence",
     "pair_needs",
     "plan_questions",
+    "plan_run",
+    "planning_inputs",
     "questions_needed",
 ]
 
@@ -180,6 +183,96 @@ def plan_questions(
     labels = getattr(run, "clusters", None)
     plan.pairs.extend(pair_needs(scores, names, difference, k, alpha, level=first, clusters=labels))
     return plan
+
+
+@dataclass(frozen=True)
+class PlanningInputs:
+    """What a run's own comparison table says about planning more questions."""
+
+    pairs: int  # pairs in the run's table (every pair of its systems when it has no rule)
+    rule: str  # its adjustment: maxt, holm or none (holm for a run saved without a rule)
+    alpha: float  # its level: the rule's, else 1 - the run's confidence
+    first: float | None  # max-T: the level its first step tested at (:func:`first_level`)
+
+    @property
+    def family(self) -> int:
+        """The pairs whose first level one true difference must pass: 1 under the seed's
+        per-pair rule, which adjusts for none."""
+        return 1 if self.rule == "none" else self.pairs
+
+
+def planning_inputs(run: Any) -> PlanningInputs:
+    """A run's planning inputs (a :class:`ragmeter.runs.results.Results` or a
+    :class:`ragmeter.runs.search_run.SearchRun`), read from its summary: ``plan`` and the
+    report's sample-size section both plan with these."""
+    summary = run.summary
+    rule = summary.comparison_rule
+    m = len(run.systems)
+    return PlanningInputs(
+        pairs=rule.pairs if rule is not None else m * (m - 1) // 2,
+        rule=rule.adjust if rule is not None else "holm",
+        alpha=float(summary.alpha),
+        first=first_level(rule, summary.comparisons),
+    )
+
+
+def plan_run(
+    run: Any,
+    metric: str | None = None,
+    *,
+    half_width: float = 0.04,
+    difference: float = 0.05,
+    system: str | None = None,
+    seed: int | None = None,
+    rounds: int | None = None,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    own_table: bool = False,
+) -> Plan:
+    """``ragmeter plan`` as a library call: :func:`plan_questions` under the run's own
+    rule, level and family (:func:`planning_inputs`); metric, seed and rounds default to
+    the run's. ``system`` plans that one system alone. ``pairs`` plans only those pairs,
+    as one family; ``own_table`` says they are the run's own table's (its grid family),
+    whose max-T first level on the run then applies (else Holm's, an upper bound)."""
+    summary = run.summary
+    metric = metric or summary.metric
+    given = planning_inputs(run)
+    found = plan_questions(
+        run,
+        metric,
+        half_width=half_width,
+        difference=difference,
+        systems=[system] if system else None,
+        seed=summary.seed if seed is None else seed,
+        rounds=rounds or summary.rounds,
+        family=given.family if given.pairs > 0 and not system else None,
+        rule=given.rule,
+        alpha=given.alpha,
+        first=None if system else given.first,
+    )
+    return found if pairs is None else _planned_as_family(run, found, pairs, own_table)
+
+
+def _planned_as_family(
+    run: Any, found: Plan, pairs: Sequence[tuple[str, str]], own_table: bool
+) -> Plan:
+    """``found`` with only ``pairs``, planned as one family (a family of one under the
+    seed's per-pair rule)."""
+    k = 1 if found.rule == "none" else len(pairs)
+    scores = {s: run.scores(s, found.metric) for s in {x for pair in pairs for x in pair}}
+    clusters = getattr(run, "clusters", None)
+    return replace(
+        found,
+        family=k,
+        # another family: Holm's first level, an upper bound under max-T
+        first=found.first if own_table else None,
+        pairs=[
+            need
+            for a, b in pairs
+            for need in pair_needs(
+                scores, [a, b], found.difference, k, found.alpha, clusters=clusters
+            )
+        ],
+    )
 
 
 def questions_needed(scores: Any, half_width: float, confidence: float = 0.95) -> int | None:
