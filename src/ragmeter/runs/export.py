@@ -213,15 +213,14 @@ def _settings(
 ) -> Export:
     """An :class:`Export` with nothing written yet: the search's level, gain and
     ideal, the measures a TREC file can carry, and what explains a difference."""
-    measured = res.meta.get("measurement") or {}
-    ideal = str(measured.get("ideal", res.meta.get("ideal", "returned")))
+    ideal = res.meta.ideal or "returned"  # a run that recorded none scored the default
     systems = res.meta.get("systems", [])
     return Export(
         paths=[],
         runs=runs,
         qrels=qrels_at,
         level=relevance_level_of(res.meta),
-        gain=str(measured.get("gain", "exponential")),
+        gain=res.meta.gain or "exponential",
         # a system's own judgments hold exactly what it returned: their ideal is the returned one
         ideal=("returned" if ideal == "returned" else "judged") if documents else "judged",
         documents=documents,

@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from ragmeter.scoring.measurement import relevance_level_of
+
 __all__ = ["DEFAULT_RELEVANT_GRADE", "RunMeta"]
 
 DEFAULT_RELEVANT_GRADE = 2
@@ -84,7 +86,10 @@ class RunMeta(dict):
         systems = raw.get("systems")
         ks = raw.get("ks")
         metrics = raw.get("metrics")
-        grade = _int(measured.get("relevant_grade", raw.get("relevant_grade")))
+        try:
+            grade = relevance_level_of(raw)
+        except (TypeError, ValueError):  # not a whole number: the default, as when missing
+            grade = None
         meta = cls(
             versions=_mapping(raw.get("versions")),
             corpus=_mapping(raw.get("corpus")),

@@ -39,7 +39,8 @@ def relevance_level(questions: Sequence[Any], relevant_grade: int) -> int:
 def relevance_level_of(meta: Mapping[str, Any]) -> int:
     """The relevance level a saved run scored at, read back from its ``meta.json``: its
     ``measurement``'s, else the top-level ``relevant_grade`` (older runs), else 2."""
-    measured = meta.get("measurement") or {}
+    measured = meta.get("measurement")
+    measured = measured if isinstance(measured, Mapping) else {}
     return int(measured.get("relevant_grade", meta.get("relevant_grade", 2)))
 
 
