@@ -57,7 +57,8 @@ def test_the_layers_named_here_are_the_structure_test_s():
 # (what a copy looks like, where the one home is, where it may stand): a literal level
 # fallback that ignores the run's confidence; the level computed from the confidence by hand;
 # a file written with pathlib outside the rooms that own the output rule, unless the line says
-# it writes into a folder ragmeter made (an atomic_directory's temporary, a new history).
+# it writes into a folder ragmeter made (an atomic_directory's temporary, a new history); a
+# second sort of a run's lines.
 COPIES = (
     (r"\belse 0\.05\b|\bor 0\.05\b", "comparison.verdicts.rule_alpha", ()),
     (
@@ -69,6 +70,13 @@ COPIES = (
         r"\.write_(text|bytes)\((?!.*# (a folder ragmeter made|ragmeter's own temporary folder))",
         "files.io / files.outputs",
         ("files/",),
+    ),
+    # a run's lines sorted by score (and rank, file order or document id) anywhere but the
+    # one home of a run's order
+    (
+        r"key=lambda \w+: \(-\w+\.score\b|lexsort\(\(.*\b\w*(doc|item)\w*\b.*(score|skey)",
+        "scoring.trec.run_order",
+        ("scoring/trec.py",),
     ),
 )
 
@@ -99,3 +107,14 @@ def test_no_rule_is_written_again_outside_its_home(tmp_path):
         "view.py:2",
         "view.py:3",
     ]
+
+
+def test_a_second_sort_of_run_lines_is_a_copy(tmp_path):
+    (tmp_path / "reader.py").write_text(
+        "rows = sorted(rows, key=lambda r: (-r.score, r.rank, r.line))\n"
+        "order = np.lexsort((doc_words, ~skey, q))\n"
+        "order = np.lexsort((cand, -scores[q, cand]))  # a retriever's top k\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == ["reader.py:1", "reader.py:2"]
+    assert all(f.endswith("scoring.trec.run_order") for f in found)
