@@ -78,6 +78,14 @@ COPIES = (
         "scoring.trec.run_order",
         ("scoring/trec.py",),
     ),
+    # an interval printed by hand, ``[{low:.1f}, {high:.1f}]`` or ``[{fmt_end(...)}, ...]``;
+    # cli/search_views.py still prints a design effect's interval and the sample-size
+    # cells its own way
+    (
+        r"\[\{[^\]]*(:\+?\.[\d{]|fmt_end\()[^\]]*\}, \{",
+        "stats.format_interval / comparison.formatting.format_difference",
+        ("stats/bootstrap.py", "comparison/formatting.py", "cli/search_views.py"),
+    ),
 )
 
 
@@ -118,3 +126,14 @@ def test_a_second_sort_of_run_lines_is_a_copy(tmp_path):
     found = copies_of_rules(tmp_path)
     assert [f.split(": ")[0] for f in found] == ["reader.py:1", "reader.py:2"]
     assert all(f.endswith("scoring.trec.run_order") for f in found)
+
+
+def test_an_interval_printed_by_hand_is_a_copy(tmp_path):
+    (tmp_path / "view.py").write_text(
+        'text = f"{d.mean * 100:+.1f} [{d.low * 100:+.1f}, {d.high * 100:+.1f}]"\n'
+        'text = f"[{fmt_end(d.low)}, {fmt_end(d.high)}]"\n'
+        'text = f"{r.mean:.1%} [{r.low:.1%}, {r.high:.1%}]"\n'
+        'text = f"[{i}] {t}, {u}"  # a numbered passage\n'
+    )
+    found = copies_of_rules(tmp_path)
+    assert [x.split(": ")[0] for x in found] == ["view.py:1", "view.py:2", "view.py:3"]

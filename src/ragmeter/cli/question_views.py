@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ragmeter.cli.layout import Grid, as_table
-from ragmeter.comparison.formatting import format_estimate
+from ragmeter.comparison.formatting import format_difference, format_estimate
 from ragmeter.questions.audit import AuditSummary, Flag, Flagged, summarize_audit
 from ragmeter.questions.compare import SetComparison
 
@@ -108,8 +108,9 @@ def audit_grid(
     counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items() if v)
     ratio = summary.copy_ratio
     ratio_text = (
-        f"mean copy ratio {ratio.mean:.1%} [{ratio.low:.1%}, {ratio.high:.1%}] "
-        f"(95% bootstrap, seed {ratio.seed}, {ratio.rounds} rounds, n={ratio.n})"
+        f"mean copy ratio {format_estimate(ratio, 'hit')} (percent; "
+        f"{ratio.confidence * 100:g}% bootstrap, seed {ratio.seed}, {ratio.rounds} rounds, "
+        f"n={ratio.n})"
         if ratio is not None
         else "no copy ratio (no content words)"
     )
@@ -147,7 +148,7 @@ def compare_grid(result: SetComparison) -> Grid:
                 s.system,
                 format_estimate(s.a, "hit"),
                 format_estimate(s.b, "hit"),
-                f"{d.mean * 100:+.1f} [{d.low * 100:+.1f}, {d.high * 100:+.1f}]",
+                format_difference(d),
                 s.diff.verdict,
                 f"{format_estimate(s.b_clean, 'hit')} (n={s.b_clean.n})"
                 if s.b_clean is not None

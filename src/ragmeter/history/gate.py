@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter import stats
-from ragmeter.comparison.formatting import fmt_end
+from ragmeter.comparison.formatting import difference_interval, format_difference
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.errors import InputError
 from ragmeter.history.systems import pair_systems
@@ -102,7 +102,7 @@ class Check:
         rel = ">" if self.passed else "<="
         return (
             f"{verdict} {self.metric} {self.shown_system}: candidate - baseline = "
-            f"{d.mean * 100:+.1f} [{fmt_end(d.low)}, {fmt_end(d.high)}] points "
+            f"{format_difference(d)} points "
             f"({d.confidence * 100:g}% {self.interval}, {d.n} questions, seed {d.seed}, "
             f"{d.rounds} rounds); lower end {rel} -{self.margin:g} (margin)" + self._support()
         )
@@ -119,7 +119,7 @@ class Check:
                 f"| baseline | {self.baseline * 100:.1f} |",
                 f"| candidate | {self.candidate * 100:.1f} |",
                 f"| candidate - baseline | {d.mean * 100:+.1f} |",
-                f"| {d.confidence * 100:g}% interval | [{fmt_end(d.low)}, {fmt_end(d.high)}] |",
+                f"| {d.confidence * 100:g}% interval | {difference_interval(d)} |",
                 f"| margin | -{self.margin:g} |",
                 f"| questions better / same / worse | {self.wins} / {self.ties} / {self.losses} |",
                 "",

@@ -15,7 +15,7 @@ import os
 from importlib import metadata
 from pathlib import Path
 
-from ragmeter.comparison.formatting import format_estimate
+from ragmeter.comparison.formatting import format_estimate, shown_interval
 from ragmeter.errors import MissingExtra
 from ragmeter.files.io import atomic_write_text
 from ragmeter.report.chartlayout import (
@@ -162,6 +162,13 @@ WHOLE = 0
 a legend (Vega cuts at 180 pixels on an axis, 160 in a legend, by default)."""
 
 
+def _drawn(e: dict, scale: float, mean: str = "mean") -> dict[str, float]:
+    """An estimate's mean (under the key ``mean``) and the interval its label prints
+    (:func:`shown_interval`: the exact one where there is one), as a chart draws them."""
+    low, high, _ = shown_interval(e)
+    return {mean: e["mean"] * scale, "low": low * scale, "high": high * scale}
+
+
 def _forest_chart(alt, data: dict) -> dict | None:
     rows = []
     systems = [s["name"] for s in data["systems"]]
@@ -174,7 +181,6 @@ def _forest_chart(alt, data: dict) -> dict | None:
                 continue
             if one and fam == "hit":
                 continue
-            scale = 100 if is_share(m) else 1
             rows.append(
                 {
                     "system": s,
@@ -182,9 +188,7 @@ def _forest_chart(alt, data: dict) -> dict | None:
                     "k": k,
                     "family": titles[fam],
                     "order": FAMILY_ORDER.index(fam),
-                    "mean": e["mean"] * scale,
-                    "low": e["low"] * scale,
-                    "high": e["high"] * scale,
+                    **_drawn(e, 100 if is_share(m) else 1),
                     "label": format_estimate(e, m),
                 }
             )
@@ -263,9 +267,7 @@ def _words_chart(alt, data: dict) -> dict | None:
             rows.append(
                 {
                     "system": s["name"],
-                    "hit": e[hit]["mean"] * 100,
-                    "low": e[hit]["low"] * 100,
-                    "high": e[hit]["high"] * 100,
+                    **_drawn(e[hit], 100, mean="hit"),
                     "words": e[words]["mean"],
                     "label": format_estimate(e[hit], hit),
                 }
@@ -397,6 +399,7 @@ def _compare_chart(alt, data: dict) -> dict:
                 "mean": d["mean"] * scale,
                 "low": d["low"] * scale,
                 "high": d["high"] * scale,
+                "label": c["shown"]["difference"],  # as the comparison table prints it
                 "verdict": c["verdict"],
                 "kind": "separated" if c["separated"] else "tie (interval includes 0)",
             }
@@ -416,9 +419,7 @@ def _compare_chart(alt, data: dict) -> dict:
     )
     tooltip = [
         alt.Tooltip("pair:N", title="A − B"),
-        alt.Tooltip("mean:Q", format="+.2f"),
-        alt.Tooltip("low:Q", format="+.2f"),
-        alt.Tooltip("high:Q", format="+.2f"),
+        alt.Tooltip("label:N", title="difference [interval]"),
         alt.Tooltip("verdict:N"),
     ]
     x = alt.X("low:Q", title=f"A − B on {metric} ({unit}, paired interval of the table's rule)")
