@@ -86,6 +86,13 @@ COPIES = (
         "stats.format_interval / comparison.formatting.format_difference",
         ("stats/bootstrap.py", "comparison/formatting.py", "cli/search_views.py"),
     ),
+    # a verdict reached beside the one comparison: stats' paired tests called directly, with
+    # no family and no rule (stats.paired and compare_all stay for notebooks)
+    (
+        r"\b(stats\.)?(paired|compare_all|compare_pairs)\(",
+        "comparison.systems.compare_systems",
+        ("stats/", "comparison/verdicts.py"),
+    ),
 )
 
 
@@ -137,3 +144,14 @@ def test_an_interval_printed_by_hand_is_a_copy(tmp_path):
     )
     found = copies_of_rules(tmp_path)
     assert [x.split(": ")[0] for x in found] == ["view.py:1", "view.py:2", "view.py:3"]
+
+
+def test_a_verdict_reached_beside_the_one_comparison_is_a_copy(tmp_path):
+    (tmp_path / "compare.py").write_text(
+        "diff = stats.paired(a, b, rounds=rounds, seed=seed)\n"
+        "rows = compare_all(matrix, names)\n"
+        "table = compare_systems({metric: matrix}, names, plan)\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [x.split(": ")[0] for x in found] == ["compare.py:1", "compare.py:2"]
+    assert all(x.endswith("comparison.systems.compare_systems") for x in found)

@@ -132,7 +132,8 @@ def audit_table(
 
 
 def compare_grid(result: SetComparison) -> Grid:
-    """Per system: A, B, A - B with its paired interval and verdict, and B cleaned."""
+    """Per system: A, B, A - B with its paired interval and verdict under the comparison's
+    rule (named in the caption), and B cleaned."""
     a_name, b_name = result.names
     grid = Grid(
         f"{result.metric}: {a_name} vs {b_name} questions, {result.pairs} paired by passage",
@@ -155,10 +156,12 @@ def compare_grid(result: SetComparison) -> Grid:
                 else "-",
             ]
         )
+    level = result.systems[0].a.confidence if result.systems else 0.95
+    rule = f". {result.rule.header}" if result.rule is not None else ""
     grid.caption = (
-        f"Percent; 95% bootstrap intervals, paired on the same passages; seed {result.seed}, "
-        f"{result.rounds} rounds. {len(result.dropped)} flagged {b_name} questions dropped "
-        f"from the last column."
+        f"Percent; {level * 100:g}% bootstrap intervals, seed {result.seed}, {result.rounds} "
+        f"rounds. {a_name} - {b_name} paired on the same passages, every system one family"
+        f"{rule}. {len(result.dropped)} flagged {b_name} questions dropped from the last column."
     )
     return grid
 
