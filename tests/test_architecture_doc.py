@@ -57,7 +57,8 @@ def test_the_layers_named_here_are_the_structure_test_s():
 # (what a copy looks like, where the one home is, where it may stand): a literal level
 # fallback that ignores the run's confidence; the level computed from the confidence by hand;
 # a file written with pathlib outside the rooms that own the output rule, unless the line says
-# it writes into a folder ragmeter made (an atomic_directory's temporary, a new history).
+# it writes into a folder ragmeter made (an atomic_directory's temporary, a new history); a
+# second sort of a run's lines.
 COPIES = (
     (r"\belse 0\.05\b|\bor 0\.05\b", "comparison.verdicts.rule_alpha", ()),
     (
@@ -69,6 +70,28 @@ COPIES = (
         r"\.write_(text|bytes)\((?!.*# (a folder ragmeter made|ragmeter's own temporary folder))",
         "files.io / files.outputs",
         ("files/",),
+    ),
+    # a run's lines sorted by score (and rank, file order or document id) anywhere but the
+    # one home of a run's order
+    (
+        r"key=lambda \w+: \(-\w+\.score\b|lexsort\(\(.*\b\w*(doc|item)\w*\b.*(score|skey)",
+        "scoring.trec.run_order",
+        ("scoring/trec.py",),
+    ),
+    # an interval printed by hand, ``[{low:.1f}, {high:.1f}]`` or ``[{fmt_end(...)}, ...]``;
+    # cli/search_views.py still prints a design effect's interval and the sample-size
+    # cells its own way
+    (
+        r"\[\{[^\]]*(:\+?\.[\d{]|fmt_end\()[^\]]*\}, \{",
+        "stats.format_interval / comparison.formatting.format_difference",
+        ("stats/bootstrap.py", "comparison/formatting.py", "cli/search_views.py"),
+    ),
+    # a verdict reached beside the one comparison: stats' paired tests called directly, with
+    # no family and no rule (stats.paired and compare_all stay for notebooks)
+    (
+        r"\b(stats\.)?(paired|compare_all|compare_pairs)\(",
+        "comparison.systems.compare_systems",
+        ("stats/", "comparison/verdicts.py"),
     ),
 )
 
@@ -99,3 +122,36 @@ def test_no_rule_is_written_again_outside_its_home(tmp_path):
         "view.py:2",
         "view.py:3",
     ]
+
+
+def test_a_second_sort_of_run_lines_is_a_copy(tmp_path):
+    (tmp_path / "reader.py").write_text(
+        "rows = sorted(rows, key=lambda r: (-r.score, r.rank, r.line))\n"
+        "order = np.lexsort((doc_words, ~skey, q))\n"
+        "order = np.lexsort((cand, -scores[q, cand]))  # a retriever's top k\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == ["reader.py:1", "reader.py:2"]
+    assert all(f.endswith("scoring.trec.run_order") for f in found)
+
+
+def test_an_interval_printed_by_hand_is_a_copy(tmp_path):
+    (tmp_path / "view.py").write_text(
+        'text = f"{d.mean * 100:+.1f} [{d.low * 100:+.1f}, {d.high * 100:+.1f}]"\n'
+        'text = f"[{fmt_end(d.low)}, {fmt_end(d.high)}]"\n'
+        'text = f"{r.mean:.1%} [{r.low:.1%}, {r.high:.1%}]"\n'
+        'text = f"[{i}] {t}, {u}"  # a numbered passage\n'
+    )
+    found = copies_of_rules(tmp_path)
+    assert [x.split(": ")[0] for x in found] == ["view.py:1", "view.py:2", "view.py:3"]
+
+
+def test_a_verdict_reached_beside_the_one_comparison_is_a_copy(tmp_path):
+    (tmp_path / "compare.py").write_text(
+        "diff = stats.paired(a, b, rounds=rounds, seed=seed)\n"
+        "rows = compare_all(matrix, names)\n"
+        "table = compare_systems({metric: matrix}, names, plan)\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [x.split(": ")[0] for x in found] == ["compare.py:1", "compare.py:2"]
+    assert all(x.endswith("comparison.systems.compare_systems") for x in found)

@@ -5,6 +5,8 @@ B without its flagged questions)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rich.console import Console
 
 from ragmeter import stats
@@ -77,8 +79,9 @@ def test_the_audit_caption_without_ratios_or_flags():
     assert table.caption == "no copy ratio (no content words); no flags"
     est = stats.bootstrap([0.2, 0.4, 0.6], rounds=200, seed=3)
     table = audit_grid([], AuditSummary(3, 3, est, 0, {}, {}, not_run={"context": "why"}))
-    assert table.caption.startswith(f"mean copy ratio {est.mean:.1%} [")
-    assert "(95% bootstrap, seed 3, 200 rounds, n=3)" in table.caption
+    # printed as every estimate is (format_estimate, in percent), not with a % on each end
+    assert table.caption.startswith("mean copy ratio 40.0 [20.0, 60.0] (percent; ")
+    assert "(percent; 95% bootstrap, seed 3, 200 rounds, n=3)" in table.caption
     assert table.caption.endswith("; no flags; model checks not run: context")
 
 
@@ -121,3 +124,22 @@ def test_passages_are_cut_at_twice_the_width_and_rows_are_ruled():
     assert str(next(iter(table.columns[3].cells))) == ("passage words " * 40).strip()[:179] + "…"
     lines = _text(table, width=120).splitlines()
     assert sum(line.startswith("├") for line in lines) == 1  # a rule between the two rows
+
+
+def test_the_comparison_s_difference_never_rounds_an_end_onto_zero():
+    # the A - B column prints as every difference does (format_difference): an end of
+    # +0.03 points reads +0.03, not +0.0 as if the interval touched 0
+    a = stats.bootstrap([1.0, 0.0], rounds=50, seed=1)
+    diff = stats.paired([1.0, 0.0], [0.0, 0.0], rounds=50, seed=1)
+    diff = replace(diff, difference=replace(diff.difference, mean=0.1, low=0.0003, high=0.2))
+    result = SetComparison(
+        "recall@5", ("a", "b"), [SystemComparison("s", a, a, diff)], 2, 0, 0, [], 1, 50
+    )
+    [row] = compare_grid(result).plain_rows()
+    assert row[3] == "+10.0 [+0.03, +20.0]"
+
+
+def test_a_copy_ratio_without_spread_prints_no_interval():
+    est = stats.bootstrap([0.5, 0.5, 0.5], rounds=50, seed=1)
+    caption = audit_grid([], AuditSummary(3, 3, est, 0, {}, {})).caption
+    assert caption.startswith("mean copy ratio 50.0 (no spread: interval not estimable) (percent;")

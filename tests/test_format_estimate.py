@@ -130,3 +130,24 @@ def test_comparison_columns():
     assert labels(S(adjust="holm", alpha=0.05, pairs=1)) == ("A - B [95% CI]", "p")
     assert labels(S(adjust="maxt", alpha=0.05, pairs=3)) == ("A - B [max-T-level CI]", "p (max-T)")
     assert labels(S(adjust="holm", alpha=0.05, pairs=2)) == ("A - B [Holm-level CI]", "p (Holm)")
+
+
+def test_a_difference_prints_signed_with_ends_never_rounded_onto_zero():
+    d = S(mean=0.126, low=0.0003, high=0.244)
+    assert f.difference_interval(d) == "[+0.03, +24.4]"
+    assert f.format_difference(d) == "+12.6 [+0.03, +24.4]"
+    assert f.format_difference({"mean": 0.126, "low": 0.0003, "high": 0.244}) == (
+        "+12.6 [+0.03, +24.4]"
+    )
+    assert f.format_difference(S(mean=-0.02, low=-0.05, high=0.0), 1, 3) == "-0.020 [-0.050, 0.000]"
+    row = S(identical=False, difference=d)
+    assert f.shown_difference(row, "recall@5") == f.format_difference(d)
+    assert f.shown_difference(row, "mrr") == f.format_difference(d, 1, 3)
+
+
+def test_an_interval_has_one_definition():
+    import importlib
+
+    room = importlib.import_module("ragmeter.stats.bootstrap")  # stats.bootstrap is a function
+    assert f.format_interval is stats.format_interval is room.format_interval
+    assert stats.format_interval(0.85, 0.775, 0.925) == "85.0 [77.5, 92.5]"

@@ -1,6 +1,7 @@
 """``ragmeter.questions.compare``: every interval with the configured seed and
-confidence, the cleaned difference named after both sets, a metric that was not
-computed, the saved form, and ``compare_files`` honouring its config and rounds."""
+confidence, the differences decided by the one comparison (compare_systems) under the
+run's rule, every system's difference one family, a metric that was not computed, the
+saved form, and ``compare_files`` honouring its config and rounds."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from conftest import EXAMPLE
 
 from ragmeter import stats
+from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import Config
 from ragmeter.inputs.corpus import load_corpus
@@ -41,14 +43,19 @@ def test_every_interval_uses_the_configured_seed_and_confidence(sets):
     b = np.asarray(run_search(cfg, docs, generated).systems[0].scores[metric], dtype=float)
     same = {"rounds": 200, "seed": 7, "confidence": 0.9}
     assert s.a == stats.bootstrap(a, **same) and s.b == stats.bootstrap(b, **same)
-    assert s.diff == stats.paired(a, b, names=("reader", "generated"), **same)
+    # A - B is the comparison every view makes (compare_systems), at the run's level
+    plan = ComparisonPlan(metric, 7, 200, 0.9, adjust=cfg.adjust)
+    names = ["reader (sentence)", "generated (sentence)"]
+    table = compare_systems({metric: np.stack([a, b])}, names, plan.choose(*names))
+    assert s.diff == table.rows[0] and result.rule == table.rule
     keep = np.arange(16) < 12
     assert s.b_clean == stats.bootstrap(b[keep], **same)
-    assert s.clean_diff == stats.paired(
-        a[keep], b[keep], names=("reader", "generated (unflagged)"), **same
-    )
+    names = ["reader (sentence)", "generated, unflagged (sentence)"]
+    clean = compare_systems({metric: np.stack([a[keep], b[keep]])}, names, plan.choose(*names))
+    assert s.clean_diff == clean.rows[0]
     saved = result.to_dict()
     assert (saved["metric"], saved["pairs"], saved["seed"], saved["rounds"]) == (metric, 16, 7, 200)
+    assert saved["rule"] == result.rule.to_dict()
     assert saved["unpaired"] == {"reader": 0, "generated": 0} and saved["dropped"] == drop
     [row] = saved["systems"]
     assert row["system"] == s.system and row["diff"] == s.diff.to_dict()
@@ -74,3 +81,30 @@ def test_compare_files_reads_its_config_and_rounds(tmp_path):
     assert [s.system for s in result.systems] == ["overlap"]
     assert (result.rounds, result.seed) == (300, 5)
     assert result.systems[0].a.rounds == 300
+
+
+@pytest.mark.parametrize("adjust", ["maxt", "holm", "none"])
+def test_every_system_s_difference_is_one_family_under_the_run_s_rule(sets, adjust):
+    docs, reader, generated = sets
+    cfg = Config(strategies=("sentence", "fixed"), ks=(5,), rounds=200, seed=3, adjust=adjust)
+    result = compare_testsets(cfg, reader, generated, docs)
+    assert [s.system for s in result.systems] == ["sentence", "fixed"]
+    assert (result.rule.adjust, result.rule.pairs) == (adjust, 2)
+    metric = result.metric
+    rows = [f"{n} ({s})" for s in ("sentence", "fixed") for n in ("reader", "generated")]
+    matrix = np.stack(
+        [
+            np.asarray(run.systems[i].scores[metric], dtype=float)
+            for i in range(2)
+            for run in (run_search(cfg, docs, reader), run_search(cfg, docs, generated))
+        ]
+    )
+    plan = ComparisonPlan(metric, 3, 200, 0.95, adjust=adjust)
+    table = compare_systems(
+        {metric: matrix}, rows, plan.choose(pairs=[tuple(rows[:2]), tuple(rows[2:])])
+    )
+    assert [s.diff for s in result.systems] == table.rows
+    if adjust == "none":  # the seed's per-pair rule: the paired percentile bootstrap, as before
+        for i, s in enumerate(result.systems):
+            before = stats.paired(matrix[2 * i], matrix[2 * i + 1], rounds=200, seed=3)
+            assert s.diff.difference == before.difference

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ragmeter.cli.layout import Grid, as_table
-from ragmeter.comparison.formatting import format_estimate
+from ragmeter.comparison.formatting import format_difference, format_estimate
 from ragmeter.questions.audit import AuditSummary, Flag, Flagged, summarize_audit
 from ragmeter.questions.compare import SetComparison
 
@@ -108,8 +108,9 @@ def audit_grid(
     counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items() if v)
     ratio = summary.copy_ratio
     ratio_text = (
-        f"mean copy ratio {ratio.mean:.1%} [{ratio.low:.1%}, {ratio.high:.1%}] "
-        f"(95% bootstrap, seed {ratio.seed}, {ratio.rounds} rounds, n={ratio.n})"
+        f"mean copy ratio {format_estimate(ratio, 'hit')} (percent; "
+        f"{ratio.confidence * 100:g}% bootstrap, seed {ratio.seed}, {ratio.rounds} rounds, "
+        f"n={ratio.n})"
         if ratio is not None
         else "no copy ratio (no content words)"
     )
@@ -131,7 +132,8 @@ def audit_table(
 
 
 def compare_grid(result: SetComparison) -> Grid:
-    """Per system: A, B, A - B with its paired interval and verdict, and B cleaned."""
+    """Per system: A, B, A - B with its paired interval and verdict under the comparison's
+    rule (named in the caption), and B cleaned."""
     a_name, b_name = result.names
     grid = Grid(
         f"{result.metric}: {a_name} vs {b_name} questions, {result.pairs} paired by passage",
@@ -147,17 +149,19 @@ def compare_grid(result: SetComparison) -> Grid:
                 s.system,
                 format_estimate(s.a, "hit"),
                 format_estimate(s.b, "hit"),
-                f"{d.mean * 100:+.1f} [{d.low * 100:+.1f}, {d.high * 100:+.1f}]",
+                format_difference(d),
                 s.diff.verdict,
                 f"{format_estimate(s.b_clean, 'hit')} (n={s.b_clean.n})"
                 if s.b_clean is not None
                 else "-",
             ]
         )
+    level = result.systems[0].a.confidence if result.systems else 0.95
+    rule = f". {result.rule.header}" if result.rule is not None else ""
     grid.caption = (
-        f"Percent; 95% bootstrap intervals, paired on the same passages; seed {result.seed}, "
-        f"{result.rounds} rounds. {len(result.dropped)} flagged {b_name} questions dropped "
-        f"from the last column."
+        f"Percent; {level * 100:g}% bootstrap intervals, seed {result.seed}, {result.rounds} "
+        f"rounds. {a_name} - {b_name} paired on the same passages, every system one family"
+        f"{rule}. {len(result.dropped)} flagged {b_name} questions dropped from the last column."
     )
     return grid
 

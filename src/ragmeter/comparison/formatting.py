@@ -4,6 +4,10 @@ Estimates (``80.7 [74.1, 87.4]``), interval ends and p-values that never round
 across a decision boundary, and a comparison's difference and p columns. The
 terminal, the report, the notebook tables and ``ragmeter check`` all print
 through these functions, so a rule about printing changes here once.
+
+:func:`format_interval` (a mean and its interval) is defined with the estimates it
+prints, in :mod:`ragmeter.stats.bootstrap` (:meth:`ragmeter.stats.Estimate.format`
+calls it there, below this layer), and is importable from here.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragmeter.scoring.metrics import family, is_share
+from ragmeter.stats.bootstrap import format_interval
 
 __all__ = [
     "BOOTSTRAP",
@@ -19,9 +24,11 @@ __all__ = [
     "EXACT_NOTE",
     "NO_SPREAD",
     "column_labels",
+    "difference_interval",
     "exact_note",
     "fmt_end",
     "fmt_p",
+    "format_difference",
     "format_estimate",
     "format_interval",
     "shown_difference",
@@ -31,15 +38,9 @@ __all__ = [
 ]
 
 
-def format_interval(
-    mean: float, low: float, high: float, scale: float = 100, digits: int = 1
-) -> str:
-    """``"85.0 [77.5, 92.5]"``: every printed estimate goes through here.
-
-    :func:`format_estimate` picks ``scale`` and ``digits`` from the metric (percent
-    for shares); :meth:`ragmeter.stats.Estimate.format` takes them as given.
-    """
-    return f"{mean * scale:.{digits}f} [{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
+def _getter(value: Any) -> Any:
+    """Read a field of an estimate or of its dict alike."""
+    return value.get if isinstance(value, dict) else lambda name: getattr(value, name, None)
 
 
 def metric_scale(metric: Any) -> tuple[float, int]:
@@ -77,7 +78,7 @@ def shown_interval(est: Any) -> tuple[float, float, str]:
     history export, the plan and the report read the interval here, so none of them
     decides again between the two.
     """
-    get = est.get if isinstance(est, dict) else lambda name: getattr(est, name, None)
+    get = _getter(est)
     exact = get("exact")
     if exact is not None:
         return float(exact[0]), float(exact[1]), EXACT
@@ -105,7 +106,7 @@ def format_estimate(est: Any, metric: Any = "") -> str:
     ``est`` is a :class:`ragmeter.stats.Estimate` or its dict. The terminal tables,
     the report's data and charts, and the notebook tables all call this.
     """
-    get = est.get if isinstance(est, dict) else lambda name: getattr(est, name, None)
+    get = _getter(est)
     scale, digits = metric_scale(metric)
     low, high, which = shown_interval(est)
     if which == EXACT:
@@ -151,19 +152,29 @@ def fmt_p(p: float | None, alpha: float = 0.05) -> str:
     return text
 
 
+def difference_interval(d: Any, scale: float = 100.0, digits: int = 1) -> str:
+    """``[+1.8, +24.4]``: a difference's interval as printed, each end signed and never
+    rounded onto 0 (:func:`fmt_end`). ``d`` is a :class:`ragmeter.stats.Estimate` or its
+    dict; ``scale`` 100 prints points."""
+    get = _getter(d)
+    return f"[{fmt_end(get('low'), scale, digits)}, {fmt_end(get('high'), scale, digits)}]"
+
+
+def format_difference(d: Any, scale: float = 100.0, digits: int = 1) -> str:
+    """``+12.6 [+1.8, +24.4]``: a difference as printed, its mean signed and its interval
+    as :func:`difference_interval` prints it (``d`` as there)."""
+    return f"{_getter(d)('mean') * scale:+.{digits}f} {difference_interval(d, scale, digits)}"
+
+
 def shown_difference(row: Any, metric: str, *, share: bool | None = None) -> str:
     """A comparison's difference as every view prints it: ``+12.6 [+1.8, +24.4]`` in
     points for shares (``metric`` a share, or ``share`` given), three decimals
     otherwise, ``identical`` for identical systems; no end is rounded onto 0
-    (:func:`fmt_end`)."""
+    (:func:`format_difference`)."""
     if row.identical:
         return "identical"
     scale, digits = (100, 1) if (is_share(metric) if share is None else share) else (1, 3)
-    d = row.difference
-    return (
-        f"{d.mean * scale:+.{digits}f} [{fmt_end(d.low, scale, digits)}, "
-        f"{fmt_end(d.high, scale, digits)}]"
-    )
+    return format_difference(row.difference, scale, digits)
 
 
 def shown_p(row: Any, alpha: float) -> str:

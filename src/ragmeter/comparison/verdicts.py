@@ -394,21 +394,7 @@ def compare_family(
     if clusters is not None:
         codes = np.asarray(clusters, dtype=np.intp)
         binary = False  # exact McNemar/Tango assume independent questions
-    if adjust == "none" and codes is not None:
-        test = "no test (the interval decides)"
-        interval = f"{(1 - alpha) * 100:g}% paired cluster bootstrap (whole documents)"
-    elif adjust == "none":
-        test = "no test (the interval decides)"
-        interval = f"{(1 - alpha) * 100:g}% paired percentile bootstrap"
-    elif codes is not None:
-        test = f"sign-flip test of whole clusters ({rounds} rounds)"
-        interval = "sign-flip test inverted"
-    elif binary:
-        test = "McNemar's exact test (0/1 scores)"
-        interval = "Tango's score interval"
-    else:
-        test = f"sign-flip test ({rounds} rounds)"
-        interval = "sign-flip test inverted"
+    test, interval = _test_and_interval(adjust, alpha, rounds, binary, codes is not None)
     rule = Rule(
         adjust=adjust,
         alpha=alpha,
@@ -428,25 +414,53 @@ def compare_family(
         rows = _rows(m, names, compared, adjust, alpha, rounds, seed, binary, codes)
     for i, j in same:
         zero = stats.Estimate(0.0, 0.0, 0.0, n, rounds, rule.seed, "identical", rule.rng)
-        rows.append(
-            Row(
-                names[i],
-                names[j],
-                zero,
-                1.0,
-                None if adjust == "none" else 1.0,
-                alpha,
-                0,
-                n,
-                0,
-                0,
-                min_differing(alpha),
-                False,
-                True,
-                "identical (same scores on every question)",
-            )
-        )
+        p = None if adjust == "none" else 1.0
+        verdict = "identical (same scores on every question)"
+        args = (zero, 1.0, p, alpha, (0, n, 0), min_differing(alpha), False, verdict)
+        rows.append(_row(names[i], names[j], *args, identical=True))
     return Verdicts(rule, rows)
+
+
+def _test_and_interval(
+    adjust: str, alpha: float, rounds: int, binary: bool, clustered: bool
+) -> tuple[str, str]:
+    """The names of a table's test and interval, as its rule records them."""
+    if adjust == "none" and clustered:
+        return (
+            "no test (the interval decides)",
+            f"{(1 - alpha) * 100:g}% paired cluster bootstrap (whole documents)",
+        )
+    if adjust == "none":
+        return (
+            "no test (the interval decides)",
+            f"{(1 - alpha) * 100:g}% paired percentile bootstrap",
+        )
+    if clustered:
+        return f"sign-flip test of whole clusters ({rounds} rounds)", "sign-flip test inverted"
+    if binary:
+        return "McNemar's exact test (0/1 scores)", "Tango's score interval"
+    return f"sign-flip test ({rounds} rounds)", "sign-flip test inverted"
+
+
+def _row(
+    a: str,
+    b: str,
+    difference: stats.Estimate,
+    p_value: float,
+    p: float | None,
+    level: float,
+    counts: tuple[int, int, int],
+    needed: int,
+    separated: bool,
+    verdict: str,
+    identical: bool = False,
+) -> Row:
+    """A row from its pair's counts (wins, ties, losses): the differing questions are
+    the wins and losses."""
+    w, t, lo = counts
+    return Row(
+        a, b, difference, p_value, p, level, w, t, lo, w + lo, needed, separated, identical, verdict
+    )
 
 
 def _counts(x: np.ndarray, y: np.ndarray) -> tuple[int, int, int]:
@@ -475,53 +489,23 @@ def _rows(
     if adjust == "none" and codes is not None:
         return _cluster_none_rows(m, names, compared, diffs, counts, alpha, rounds, seed, codes)
     if adjust == "none":
-        # The seed's rule: the percentile paired interval (pairedDifference) decides.
-        comps = stats.compare_pairs(m, names, compared, rounds, seed, "percentile", 1.0 - alpha)
-        out = []
-        for c, (w, t, lo) in zip(comps, counts, strict=True):
-            sep = c.difference.low > 0 or c.difference.high < 0
-            out.append(
-                Row(
-                    c.a,
-                    c.b,
-                    c.difference,
-                    c.p_value,
-                    None,
-                    alpha,
-                    w,
-                    t,
-                    lo,
-                    w + lo,
-                    min_differing(alpha),
-                    sep,
-                    False,
-                    c.verdict,
-                )
-            )
-        return out
+        return _percentile_rows(m, names, compared, counts, alpha, rounds, seed)
     maxt = adjust == "maxt" and k > 1  # a family of one is its own test under any rule
     flips = None if binary and not maxt else Flips(diffs, rounds, seed, codes)
-    if maxt:
-        raw, p_null = null_p_values(flips, binary, counts)
-        adj, reject, levels = step_down(raw, p_null, alpha, compared)
-        p_raw, p_adj = [float(p) for p in raw], [float(p) for p in adj]
-    else:
-        if binary:
-            p_raw = [mcnemar_exact(w, lo) for w, _, lo in counts]
-        else:
-            p_raw = [float(p) for p in flips.p_values(np.zeros(k), np.arange(k))]
-        p_adj = stats.holm(p_raw)
-        reject = np.array([p < alpha for p in p_adj])
-        levels = np.array(_levels(p_adj, p_raw, alpha))
+    p_raw, p_adj, reject, levels = _decide(flips, binary, counts, compared, alpha, maxt)
     if binary:
         wins = np.array([c[0] for c in counts], dtype=np.float64)
         losses = np.array([c[2] for c in counts], dtype=np.float64)
         lows, highs = tango_ends(wins, losses, np.full(k, float(n)), levels, reject)
     else:
         lows, highs = flip_ends(flips, reject, levels)
+    method = (
+        "tango"
+        if binary
+        else ("sign-flip inversion" if codes is None else "cluster sign-flip inversion")
+    )
     out = []
     for c, (i, j) in enumerate(compared):
-        w, t, lo = counts[c]
         mean = stats.seq_mean(diffs[:, c])
         est = stats.Estimate(
             mean=mean,
@@ -530,40 +514,60 @@ def _rows(
             n=n,
             rounds=rounds,
             seed=stats.seed_record(seed),
-            method="tango"
-            if binary
-            else ("sign-flip inversion" if codes is None else "cluster sign-flip inversion"),
+            method=method,
             rng=stats.rng_name(seed),
             confidence=1.0 - float(levels[c]),
         )
         needed = min_differing(float(levels[c]))
+        differ = counts[c][0] + counts[c][2]
         if reject[c]:
             verdict = f"{names[i] if mean > 0 else names[j]} better"
-        elif w + lo < needed:
+        elif differ < needed:
             verdict = (
-                f"tie: too few differing questions ({w + lo} of {n} differ; "
+                f"tie: too few differing questions ({differ} of {n} differ; "
                 f"at least {needed} needed)"
             )
         else:
             verdict = "tie (interval includes 0)"
-        out.append(
-            Row(
-                names[i],
-                names[j],
-                est,
-                p_raw[c],
-                p_adj[c],
-                float(levels[c]),
-                w,
-                t,
-                lo,
-                w + lo,
-                needed,
-                bool(reject[c]),
-                False,
-                verdict,
-            )
-        )
+        level = float(levels[c])
+        args = (est, p_raw[c], p_adj[c], level, counts[c], needed, bool(reject[c]), verdict)
+        out.append(_row(names[i], names[j], *args))
+    return out
+
+
+def _decide(
+    flips: Flips | None,
+    binary: bool,
+    counts: list[tuple[int, int, int]],
+    compared: list[tuple[int, int]],
+    alpha: float,
+    maxt: bool,
+) -> tuple[list[float], list[float], np.ndarray, np.ndarray]:
+    """Each pair's raw and adjusted p-value, whether the rule rejects it, and the level
+    its interval is built at: max-T's step-down, else Holm's over the exact tests."""
+    if maxt:
+        raw, p_null = null_p_values(flips, binary, counts)
+        adj, reject, levels = step_down(raw, p_null, alpha, compared)
+        return [float(p) for p in raw], [float(p) for p in adj], reject, levels
+    k = len(compared)
+    if binary:
+        p_raw = [mcnemar_exact(w, lo) for w, _, lo in counts]
+    else:
+        p_raw = [float(p) for p in flips.p_values(np.zeros(k), np.arange(k))]
+    p_adj = stats.holm(p_raw)
+    reject = np.array([p < alpha for p in p_adj])
+    return p_raw, p_adj, reject, np.array(_levels(p_adj, p_raw, alpha))
+
+
+def _percentile_rows(m, names, compared, counts, alpha, rounds, seed) -> list[Row]:
+    """``adjust="none"``: the seed's rule, the percentile paired interval
+    (pairedDifference), decides."""
+    comps = stats.compare_pairs(m, names, compared, rounds, seed, "percentile", 1.0 - alpha)
+    out = []
+    for c, cnt in zip(comps, counts, strict=True):
+        sep = c.difference.low > 0 or c.difference.high < 0
+        args = (c.difference, c.p_value, None, alpha, cnt, min_differing(alpha), sep, c.verdict)
+        out.append(_row(c.a, c.b, *args))
     return out
 
 
@@ -574,25 +578,9 @@ def _cluster_none_rows(m, names, compared, diffs, counts, alpha, rounds, seed, c
     p_raw = flips.p_values(np.zeros(len(compared)), np.arange(len(compared)))
     out = []
     for c, (i, j) in enumerate(compared):
-        w, t, lo = counts[c]
         diff = ests[c]
         sep = diff.low > 0 or diff.high < 0
-        out.append(
-            Row(
-                names[i],
-                names[j],
-                diff,
-                float(p_raw[c]),
-                None,
-                alpha,
-                w,
-                t,
-                lo,
-                w + lo,
-                min_differing(alpha),
-                sep,
-                False,
-                stats.interval_verdict(diff, names[i], names[j]),
-            )
-        )
+        verdict = stats.interval_verdict(diff, names[i], names[j])
+        args = (diff, float(p_raw[c]), None, alpha, counts[c], min_differing(alpha), sep, verdict)
+        out.append(_row(names[i], names[j], *args))
     return out

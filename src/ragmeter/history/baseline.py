@@ -54,26 +54,7 @@ def resolve_ref(
         own = next((r.id for r in reversed(every) if (r.results, r.scores_digest) == exclude), None)
     run_id = _run_id(ref, every)
     if run_id is not None:
-        run = store.get(run_id)
-        if run.id == own:
-            raise InputError(
-                f"history run {run.id} is the candidate's own record ({run.results}, the same "
-                f"scores): the check would compare the candidate with itself; give the run of "
-                f"the baseline (`ragmeter history list`), a commit, latest or latest:BRANCH"
-            )
-        if metric is not None and metric not in run.metrics:
-            raise InputError(
-                f"history run {run.id} has no metric {metric!r}; it has {', '.join(run.metrics)}"
-            )
-        if not _holds(store, run, system, candidate, baseline_system):
-            want = baseline_system or system
-            raise InputError(
-                f"history run {run.id} has no system {want!r}"
-                + ("" if baseline_system else ", nor one with its strategy and retriever settings")
-                + f"; it has {', '.join(run.systems)}"
-                + ("" if baseline_system else ". For a renamed system give --baseline-system NAME")
-            )
-        return run
+        return _named_run(store, run_id, own, system, metric, candidate, baseline_system)
     runs = [
         r
         for r in every
@@ -106,6 +87,39 @@ def resolve_ref(
             f"`ragmeter history list` shows the runs{renamed}"
         )
     return found[-1]
+
+
+def _named_run(
+    store: HistoryStore,
+    run_id: int,
+    own: int | None,
+    system: str | None,
+    metric: str | None,
+    candidate: tuple[Mapping[str, Any], Sequence[str]] | None,
+    baseline_system: str | None,
+) -> RunRecord:
+    """The run a run id names, refused when it is the candidate's own record (``own``) or
+    lacks the metric or the system."""
+    run = store.get(run_id)
+    if run.id == own:
+        raise InputError(
+            f"history run {run.id} is the candidate's own record ({run.results}, the same "
+            f"scores): the check would compare the candidate with itself; give the run of "
+            f"the baseline (`ragmeter history list`), a commit, latest or latest:BRANCH"
+        )
+    if metric is not None and metric not in run.metrics:
+        raise InputError(
+            f"history run {run.id} has no metric {metric!r}; it has {', '.join(run.metrics)}"
+        )
+    if not _holds(store, run, system, candidate, baseline_system):
+        want = baseline_system or system
+        raise InputError(
+            f"history run {run.id} has no system {want!r}"
+            + ("" if baseline_system else ", nor one with its strategy and retriever settings")
+            + f"; it has {', '.join(run.systems)}"
+            + ("" if baseline_system else ". For a renamed system give --baseline-system NAME")
+        )
+    return run
 
 
 def candidate_name(

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter import stats
-from ragmeter.comparison.formatting import fmt_end
+from ragmeter.comparison.formatting import difference_interval, format_difference
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.errors import InputError
 from ragmeter.history.systems import pair_systems
@@ -102,7 +102,7 @@ class Check:
         rel = ">" if self.passed else "<="
         return (
             f"{verdict} {self.metric} {self.shown_system}: candidate - baseline = "
-            f"{d.mean * 100:+.1f} [{fmt_end(d.low)}, {fmt_end(d.high)}] points "
+            f"{format_difference(d)} points "
             f"({d.confidence * 100:g}% {self.interval}, {d.n} questions, seed {d.seed}, "
             f"{d.rounds} rounds); lower end {rel} -{self.margin:g} (margin)" + self._support()
         )
@@ -119,7 +119,7 @@ class Check:
                 f"| baseline | {self.baseline * 100:.1f} |",
                 f"| candidate | {self.candidate * 100:.1f} |",
                 f"| candidate - baseline | {d.mean * 100:+.1f} |",
-                f"| {d.confidence * 100:g}% interval | [{fmt_end(d.low)}, {fmt_end(d.high)}] |",
+                f"| {d.confidence * 100:g}% interval | {difference_interval(d)} |",
                 f"| margin | -{self.margin:g} |",
                 f"| questions better / same / worse | {self.wins} / {self.ties} / {self.losses} |",
                 "",
@@ -172,49 +172,9 @@ def check_noninferior(
         (cand.meta, cand.systems, str(cand.path)),
         baseline_system,
     )
-    for res, label in ((base, "baseline"), (cand, "candidate")):
-        if metric not in res.metrics:
-            raise InputError(
-                f"{res.path}: no metric {metric!r} in the {label} run; it has {res.metrics}"
-            )
-    if family(metric) in COST_FAMILIES:
-        raise InputError(
-            f"{metric} is a cost (lower is better), not a score a margin protects; check a "
-            f"score such as recall@5, and read {metric} beside it"
-        )
-    differ = measurement.differences(
-        base.meta.get("measurement") or {}, cand.meta.get("measurement") or {}, metric
-    )
-    if differ:
-        raise InputError(
-            f"baseline {base.path} and candidate {cand.path} measured different things "
-            f"({'; '.join(differ)}); the system under test may change, the measurement may "
-            f"not: run both on the same corpus and test set with the same settings"
-        )
+    _same_measurement(base, cand, metric)
+    _same_questions(base, cand)
     ids_b, ids_c = base.question_ids, cand.question_ids
-    if set(ids_b) != set(ids_c) or len(ids_b) != len(ids_c):
-        only_b = sorted(set(ids_b) - set(ids_c))
-        only_c = sorted(set(ids_c) - set(ids_b))
-        where = (
-            f"{only_b[0]!r} is only in the baseline"
-            if only_b
-            else f"{only_c[0]!r} is only in the candidate"
-            if only_c
-            else "a question id repeats"
-        )
-        raise InputError(
-            f"different test sets: baseline {base.path} has {len(ids_b)} questions, candidate "
-            f"{cand.path} has {len(ids_c)}; {where}. Run both on the same test set"
-        )
-    texts_b = _question_texts(base)
-    texts_c = _question_texts(cand)
-    if texts_b is not None and texts_c is not None:
-        for qid in ids_b:
-            if texts_b.get(qid) != texts_c.get(qid):
-                raise InputError(
-                    f"different test sets: question {qid!r} reads differently in "
-                    f"{base.path} and {cand.path}. Run both on the same test set"
-                )
     order = {q: i for i, q in enumerate(ids_c)}
     y = base.scores(b_name, metric)
     x = cand.scores(c_name, metric)[[order[q] for q in ids_b]]
@@ -249,6 +209,57 @@ def check_noninferior(
         support_basis=basis,
         baseline_system=None if b_name == c_name else b_name,
     )
+
+
+def _same_measurement(base: Results, cand: Results, metric: str) -> None:
+    """Both runs hold ``metric``, a score (not a cost), and measured the same thing."""
+    for res, label in ((base, "baseline"), (cand, "candidate")):
+        if metric not in res.metrics:
+            raise InputError(
+                f"{res.path}: no metric {metric!r} in the {label} run; it has {res.metrics}"
+            )
+    if family(metric) in COST_FAMILIES:
+        raise InputError(
+            f"{metric} is a cost (lower is better), not a score a margin protects; check a "
+            f"score such as recall@5, and read {metric} beside it"
+        )
+    differ = measurement.differences(
+        base.meta.get("measurement") or {}, cand.meta.get("measurement") or {}, metric
+    )
+    if differ:
+        raise InputError(
+            f"baseline {base.path} and candidate {cand.path} measured different things "
+            f"({'; '.join(differ)}); the system under test may change, the measurement may "
+            f"not: run both on the same corpus and test set with the same settings"
+        )
+
+
+def _same_questions(base: Results, cand: Results) -> None:
+    """Both runs asked the same questions (the same ids, read the same way)."""
+    ids_b, ids_c = base.question_ids, cand.question_ids
+    if set(ids_b) != set(ids_c) or len(ids_b) != len(ids_c):
+        only_b = sorted(set(ids_b) - set(ids_c))
+        only_c = sorted(set(ids_c) - set(ids_b))
+        where = (
+            f"{only_b[0]!r} is only in the baseline"
+            if only_b
+            else f"{only_c[0]!r} is only in the candidate"
+            if only_c
+            else "a question id repeats"
+        )
+        raise InputError(
+            f"different test sets: baseline {base.path} has {len(ids_b)} questions, candidate "
+            f"{cand.path} has {len(ids_c)}; {where}. Run both on the same test set"
+        )
+    texts_b = _question_texts(base)
+    texts_c = _question_texts(cand)
+    if texts_b is not None and texts_c is not None:
+        for qid in ids_b:
+            if texts_b.get(qid) != texts_c.get(qid):
+                raise InputError(
+                    f"different test sets: question {qid!r} reads differently in "
+                    f"{base.path} and {cand.path}. Run both on the same test set"
+                )
 
 
 def supported_margin(x: np.ndarray, y: np.ndarray, plan: ComparisonPlan) -> tuple[float, str]:

@@ -26,6 +26,7 @@ import numpy as np
 
 from ragmeter import stats
 from ragmeter.comparison.formatting import shown_interval
+from ragmeter.comparison.summary import Summary
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.comparison.verdicts import Row, Rule
 from ragmeter.errors import InputError
@@ -35,7 +36,17 @@ from ragmeter.history.systems import match_system
 from ragmeter.scoring import measurement
 from ragmeter.scoring.metrics import COST_FAMILIES, family
 
-__all__ = ["Break", "Change", "Trend", "TrendPoint", "comparable", "follow", "trend"]
+__all__ = [
+    "Break",
+    "Change",
+    "SavedScores",
+    "SavedSummary",
+    "Trend",
+    "TrendPoint",
+    "comparable",
+    "follow",
+    "trend",
+]
 
 
 @dataclass(frozen=True)
@@ -143,19 +154,60 @@ class Trend:
         }
 
 
+@dataclass(frozen=True)
+class SavedSummary:
+    """What the history reads of a recorded run's ``summary.json``: the seed, rounds,
+    confidence and method its intervals were drawn with, and its estimates as saved
+    (plain dicts, exported as they are). A key an earlier version did not write takes
+    its default from :meth:`ragmeter.comparison.summary.Summary.from_json`, the one place
+    that holds the defaults of an older summary."""
+
+    seed: int
+    rounds: int
+    confidence: float
+    method: str
+    estimates: dict[str, dict[str, dict[str, Any]]]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], where: str = "summary.json") -> SavedSummary:
+        drawn = Summary.from_json({k: data[k] for k in _DRAWN if k in data}, where)
+        estimates = data.get("estimates") or {}
+        return cls(drawn.seed, drawn.rounds, drawn.confidence, drawn.method, estimates)
+
+    def estimate(self, system: str, metric: str) -> dict[str, Any] | None:
+        """One saved estimate (``None`` when the summary holds none)."""
+        return self.estimates.get(system, {}).get(metric) or None
+
+
+_DRAWN = ("seed", "rounds", "confidence", "method")
+
+
+@dataclass(frozen=True)
+class SavedScores:
+    """A recorded run's ``scores.json``: the question ids and each system's per-question
+    values by metric (both empty when the run's scores were not kept)."""
+
+    questions: list[str]
+    values: dict[str, dict[str, list[float]]]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SavedScores:
+        return cls([str(q) for q in data.get("questions", [])], data.get("values") or {})
+
+
 class RecordedRun:
     """One run's kept scores and summary, read once."""
 
     def __init__(self, store: HistoryStore, record: RunRecord) -> None:
         self.record = record
         self.path = store.path
-        self.scores = store.file_json(record.id, "scores.json")
-        self.summary = store.file_json(record.id, "summary.json")
-        self.ids = [str(q) for q in self.scores.get("questions", [])]
+        self.scores = SavedScores.from_json(store.file_json(record.id, "scores.json"))
+        self.summary = _saved_summary(store, record)
+        self.ids = self.scores.questions
 
     def values(self, system: str, metric: str) -> np.ndarray:
         try:
-            return np.asarray(self.scores["values"][system][metric], dtype=np.float64)
+            return np.asarray(self.scores.values[system][metric], dtype=np.float64)
         except (KeyError, TypeError, ValueError):
             raise damaged(
                 self.path, f"run {self.record.id} has no kept scores of {system!r}, {metric}"
@@ -163,24 +215,27 @@ class RecordedRun:
 
     @property
     def seed(self) -> int:
-        return int(self.summary.get("seed", 1))
+        return self.summary.seed
 
     @property
     def rounds(self) -> int:
-        return int(self.summary.get("rounds", 10_000))
+        return self.summary.rounds
 
     @property
     def confidence(self) -> float:
-        return float(self.summary.get("confidence", 0.95))
+        return self.summary.confidence
 
     def estimate(self, system: str, metric: str) -> stats.Estimate:
         """The interval the run's summary holds (computed as the run would, when absent)."""
-        saved = (self.summary.get("estimates") or {}).get(system, {}).get(metric)
+        saved = self.summary.estimate(system, metric)
         if saved:
             return stats.Estimate.from_dict(saved)
-        method = str(self.summary.get("method") or "percentile")
         return stats.bootstrap(
-            self.values(system, metric), self.rounds, self.seed, method, self.confidence
+            self.values(system, metric),
+            self.rounds,
+            self.seed,
+            self.summary.method,
+            self.confidence,
         )  # type: ignore[arg-type]
 
 
@@ -319,14 +374,12 @@ def export_rows(
     """
     out = []
     for r in records:
-        summary = store.file_json(r.id, "summary.json")
-        estimates = summary.get("estimates") or {}
-        kept = store.file_json(r.id, "scores.json") if scores else {}
-        questions = [str(q) for q in kept.get("questions", [])]
-        values = kept.get("values") or {}
+        summary = _saved_summary(store, r)
+        kept = SavedScores.from_json(store.file_json(r.id, "scores.json") if scores else {})
+        questions, values = kept.questions, kept.values
         for system in r.systems:
             for metric in r.metrics:
-                e = estimates.get(system, {}).get(metric) or {}
+                e = summary.estimate(system, metric) or {}
                 low, high, which = shown_interval(e) if e else ("", "", "")
                 row = {
                     "run": r.id,
@@ -373,16 +426,17 @@ def export_json(
     """Each run's fields with its summary's estimates (and per-question scores)."""
     out = []
     for r in records:
-        summary = store.file_json(r.id, "summary.json")
-        entry = {**r.to_dict(), "estimates": summary.get("estimates") or {}}
+        entry = {**r.to_dict(), "estimates": _saved_summary(store, r).estimates}
         if scores:
-            kept = store.file_json(r.id, "scores.json")
-            entry["scores"] = {
-                "questions": kept.get("questions", []),
-                "values": kept.get("values", {}),
-            }
+            kept = SavedScores.from_json(store.file_json(r.id, "scores.json"))
+            entry["scores"] = {"questions": kept.questions, "values": kept.values}
         out.append(_finite(entry))
     return out
+
+
+def _saved_summary(store: HistoryStore, r: RunRecord) -> SavedSummary:
+    where = f"{store.path}: run {r.id}'s summary.json"
+    return SavedSummary.from_json(store.file_json(r.id, "summary.json"), where)
 
 
 def _finite(obj: Any) -> Any:

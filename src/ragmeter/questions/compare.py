@@ -3,21 +3,27 @@
 Typically reader-written questions (A) against model-written ones (B) made from
 the same answer passages. Questions are paired by their answer key: the set of
 ``(doc, start, end)`` spans. Per system (strategy x retriever) the comparison
-gives each set's score, the paired interval of the difference A - B
-(:func:`ragmeter.stats.paired` on the paired per-question scores), and B's score
-with its flagged questions removed.
+gives each set's score, the difference A - B on the paired per-question scores,
+and B's score with its flagged questions removed.
+
+The differences are one family, A - B for every system, decided under the run's rule
+(its level, ``adjust`` and clusters) by :func:`ragmeter.comparison.systems.compare_systems`,
+the comparison every view uses; the questions compared without B's flagged ones are a
+second family under the same rule.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ragmeter import stats
+from ragmeter.comparison.systems import ComparisonPlan, compare_systems
+from ragmeter.comparison.verdicts import Rule, Verdicts
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import Config, load_config
 from ragmeter.inputs.corpus import Document, load_corpus
@@ -67,9 +73,10 @@ def pair_by_answer(a: Sequence[Question], b: Sequence[Question]) -> list[tuple[i
 class SystemComparison:
     """One system: A's and B's score on the paired questions, their difference, B cleaned.
 
-    ``diff`` is A - B (a :class:`ragmeter.stats.Comparison`). ``b_clean`` is B's score
-    on its paired questions without the dropped ones, ``clean_diff`` A - B on the
-    pairs that remain; both ``None`` when nothing was dropped or nothing remains.
+    ``diff`` is A - B, a row of the comparison table (:class:`ragmeter.comparison.verdicts.Row`:
+    its difference, verdict and p under the run's rule). ``b_clean`` is B's score on its
+    paired questions without the dropped ones, ``clean_diff`` A - B on the pairs that
+    remain; both ``None`` when nothing was dropped or nothing remains.
     """
 
     system: str
@@ -92,7 +99,8 @@ class SystemComparison:
 
 @dataclass(frozen=True)
 class SetComparison:
-    """Every system's comparison, and how the questions paired up."""
+    """Every system's comparison, and how the questions paired up; ``rule`` is the rule
+    the differences were decided under (:class:`ragmeter.comparison.verdicts.Rule`)."""
 
     metric: str
     names: tuple[str, str]
@@ -103,6 +111,7 @@ class SetComparison:
     dropped: list[str]
     seed: int
     rounds: int
+    rule: Rule | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -113,6 +122,7 @@ class SetComparison:
             "dropped": list(self.dropped),
             "seed": self.seed,
             "rounds": self.rounds,
+            "rule": self.rule.to_dict() if self.rule is not None else None,
             "systems": [s.to_dict() for s in self.systems],
         }
 
@@ -156,30 +166,26 @@ def compare_testsets(
     keep = np.array([q.id not in drop for q in sub_b.questions], dtype=bool)
     dropped = [q.id for q in sub_b.questions if q.id in drop]
     seed, rounds, conf = config.seed, config.rounds, config.confidence
+    systems = [sa.name for sa in run_a.systems]
+    a = np.stack([np.asarray(s.scores[metric], dtype=float) for s in run_a.systems])
+    b = np.stack([np.asarray(s.scores[metric], dtype=float) for s in run_b.systems])
+    plan = replace(run_a.comparison_plan, metric=metric)  # the paired questions' clusters
+    table = _differences(a, b, systems, names, plan)
+    clean = None
+    if dropped and keep.any():
+        clean = _differences(a[:, keep], b[:, keep], systems, names, plan, keep)
     out = []
-    for sa, sb in zip(run_a.systems, run_b.systems, strict=True):
-        a = np.asarray(sa.scores[metric], dtype=float)
-        b = np.asarray(sb.scores[metric], dtype=float)
-        diff = stats.paired(a, b, rounds=rounds, seed=seed, names=names, confidence=conf)
-        b_clean = clean_diff = None
-        if dropped and keep.any():
-            b_clean = stats.bootstrap(b[keep], rounds=rounds, seed=seed, confidence=conf)
-            clean_diff = stats.paired(
-                a[keep],
-                b[keep],
-                rounds=rounds,
-                seed=seed,
-                names=(names[0], f"{names[1]} (unflagged)"),
-                confidence=conf,
-            )
+    for i, system in enumerate(systems):
         out.append(
             SystemComparison(
-                sa.name,
-                stats.bootstrap(a, rounds=rounds, seed=seed, confidence=conf),
-                stats.bootstrap(b, rounds=rounds, seed=seed, confidence=conf),
-                diff,
-                b_clean,
-                clean_diff,
+                system,
+                stats.bootstrap(a[i], rounds=rounds, seed=seed, confidence=conf),
+                stats.bootstrap(b[i], rounds=rounds, seed=seed, confidence=conf),
+                table.rows[i],
+                None
+                if clean is None
+                else stats.bootstrap(b[i, keep], rounds=rounds, seed=seed, confidence=conf),
+                None if clean is None else clean.rows[i],
             )
         )
     return SetComparison(
@@ -192,7 +198,32 @@ def compare_testsets(
         dropped,
         seed,
         rounds,
+        table.rule,
     )
+
+
+def _differences(
+    a: np.ndarray,
+    b: np.ndarray,
+    systems: Sequence[str],
+    names: tuple[str, str],
+    plan: ComparisonPlan,
+    keep: np.ndarray | None = None,
+) -> Verdicts:
+    """A - B for every system (rows of ``a`` and ``b``), one family under ``plan``'s rule;
+    the rows in ``systems`` order, each pair named ``"reader (bm25)"`` and
+    ``"generated (bm25)"`` (``"generated, unflagged (bm25)"`` with ``keep``)."""
+    b_name = names[1] if keep is None else f"{names[1]}, unflagged"
+    rows = [n for s in systems for n in (f"{names[0]} ({s})", f"{b_name} ({s})")]
+    matrix = np.stack([x for pair in zip(a, b, strict=True) for x in pair])
+    clusters = plan.clusters
+    if clusters is not None and keep is not None:
+        clusters = tuple(c for c, k in zip(clusters, keep, strict=True) if k)
+    plan = replace(plan, clusters=clusters).choose(
+        pairs=list(zip(rows[::2], rows[1::2], strict=True))
+    )
+    # the two sets are never folded as "identical" systems, however alike they score
+    return compare_systems({plan.metric: matrix}, rows, plan, fold_identical=False)
 
 
 def unfit_ids(flagged: Sequence[Any], kinds: Collection[str] = UNFIT_FLAGS) -> list[str]:

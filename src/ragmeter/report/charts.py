@@ -15,7 +15,7 @@ import os
 from importlib import metadata
 from pathlib import Path
 
-from ragmeter.comparison.formatting import format_estimate
+from ragmeter.comparison.formatting import format_estimate, shown_interval
 from ragmeter.errors import MissingExtra
 from ragmeter.files.io import atomic_write_text
 from ragmeter.report.chartlayout import (
@@ -162,6 +162,13 @@ WHOLE = 0
 a legend (Vega cuts at 180 pixels on an axis, 160 in a legend, by default)."""
 
 
+def _drawn(e: dict, scale: float, mean: str = "mean") -> dict[str, float]:
+    """An estimate's mean (under the key ``mean``) and the interval its label prints
+    (:func:`shown_interval`: the exact one where there is one), as a chart draws them."""
+    low, high, _ = shown_interval(e)
+    return {mean: e["mean"] * scale, "low": low * scale, "high": high * scale}
+
+
 def _forest_chart(alt, data: dict) -> dict | None:
     rows = []
     systems = [s["name"] for s in data["systems"]]
@@ -174,7 +181,6 @@ def _forest_chart(alt, data: dict) -> dict | None:
                 continue
             if one and fam == "hit":
                 continue
-            scale = 100 if is_share(m) else 1
             rows.append(
                 {
                     "system": s,
@@ -182,9 +188,7 @@ def _forest_chart(alt, data: dict) -> dict | None:
                     "k": k,
                     "family": titles[fam],
                     "order": FAMILY_ORDER.index(fam),
-                    "mean": e["mean"] * scale,
-                    "low": e["low"] * scale,
-                    "high": e["high"] * scale,
+                    **_drawn(e, 100 if is_share(m) else 1),
                     "label": format_estimate(e, m),
                 }
             )
@@ -255,61 +259,12 @@ def words_height(n_systems: int) -> int:
 
 def _words_chart(alt, data: dict) -> dict | None:
     k = data["main_k"]
-    hit, words = f"recall@{k}", f"words@{k}"
-    rows = []
-    for s in data["systems"]:
-        e = data["estimates"][s["name"]]
-        if hit in e and words in e:
-            rows.append(
-                {
-                    "system": s["name"],
-                    "hit": e[hit]["mean"] * 100,
-                    "low": e[hit]["low"] * 100,
-                    "high": e[hit]["high"] * 100,
-                    "words": e[words]["mean"],
-                    "label": format_estimate(e[hit], hit),
-                }
-            )
+    hit = f"recall@{k}"
+    rows = _words_rows(data, k)
     if not rows:
         return None
     width, height = WORDS_WIDTH, words_height(len(rows))
-    wlo = min(r["words"] for r in rows)
-    whi = max(r["words"] for r in rows)
-    xdom = padded(wlo, whi, share=0.08, least=max(1.0, 0.1 * abs(whi)))
-    ydom = padded(min(r["low"] for r in rows), max(r["high"] for r in rows), least=2.0)
-
-    def px(v: float) -> float:
-        return (v - xdom[0]) / (xdom[1] - xdom[0]) * width
-
-    def py(v: float) -> float:
-        return height - (v - ydom[0]) / (ydom[1] - ydom[0]) * height
-
-    points = [(px(r["words"]), py(r["hit"])) for r in rows]
-    groups = group_points(points)  # systems drawn on the same spot share one label
-    bars = [(px(r["words"]) - 2, py(r["high"]), px(r["words"]) + 2, py(r["low"])) for r in rows]
-    placed = place_labels(
-        [points[g[0]] for g in groups],
-        ["\n".join(rows[i]["system"] for i in g) for g in groups],
-        width,
-        height,
-        obstacles=bars,
-    )
-
-    def data_x(v: float) -> float:
-        return xdom[0] + v / width * (xdom[1] - xdom[0])
-
-    def data_y(v: float) -> float:
-        return ydom[0] + (height - v) / height * (ydom[1] - ydom[0])
-
-    labels, leaders, key = [], [], []
-    for g, p in zip(groups, placed, strict=True):
-        for text, mid in p.lines:
-            labels.append({"text": text, "lx": data_x(p.x), "ly": data_y(mid)})
-        if p.leader is not None:
-            x1, y1, x2, y2 = p.leader
-            leaders.append({"x": data_x(x1), "y": data_y(y1), "x2": data_x(x2), "y2": data_y(y2)})
-        if p.number is not None:
-            key.append((p.number, " = ".join(rows[i]["system"] for i in g)))
+    xdom, ydom, labels, leaders, key = _words_labels(rows, width, height)
     systems = [r["system"] for r in rows]
     color, shape = _style_encodings(alt, systems)
     xscale = alt.Scale(domain=list(xdom), nice=False, zero=False)
@@ -365,24 +320,89 @@ def _words_chart(alt, data: dict) -> dict | None:
         )
     chart = alt.layer(*layers).properties(width=width, height=height)
     if key:
-        entries = [f"{n} {name}" for n, name in sorted(key)]
-        lines, line = [], ""
-        for entry in entries:
-            if line and len(line) + len(entry) > 90:
-                lines.append(line)
-                line = ""
-            line = f"{line}   {entry}" if line else entry
-        lines.append(line)
-        chart = chart.properties(
-            title=alt.TitleParams(
-                ["numbered points:", *lines],
-                orient="bottom",
-                anchor="start",
-                fontSize=FONT_SIZE,
-                fontWeight="normal",
-            )
-        )
+        chart = chart.properties(title=_numbered_key(alt, key))
     return chart.to_dict()
+
+
+def _words_rows(data: dict, k: int) -> list[dict]:
+    """The words chart's points: each system's hit rate at ``k`` (percent, the interval
+    its label prints) against the words it sends to the model."""
+    hit, words = f"recall@{k}", f"words@{k}"
+    rows = []
+    for s in data["systems"]:
+        e = data["estimates"][s["name"]]
+        if hit in e and words in e:
+            rows.append(
+                {
+                    "system": s["name"],
+                    **_drawn(e[hit], 100, mean="hit"),
+                    "words": e[words]["mean"],
+                    "label": format_estimate(e[hit], hit),
+                }
+            )
+    return rows
+
+
+def _words_labels(rows: list[dict], width: int, height: int) -> tuple:
+    """The words chart's domains and its labels placed clear of the points and the
+    interval bars: ``(xdom, ydom, labels, leaders, key)``, ``key`` the numbered points."""
+    wlo = min(r["words"] for r in rows)
+    whi = max(r["words"] for r in rows)
+    xdom = padded(wlo, whi, share=0.08, least=max(1.0, 0.1 * abs(whi)))
+    ydom = padded(min(r["low"] for r in rows), max(r["high"] for r in rows), least=2.0)
+
+    def px(v: float) -> float:
+        return (v - xdom[0]) / (xdom[1] - xdom[0]) * width
+
+    def py(v: float) -> float:
+        return height - (v - ydom[0]) / (ydom[1] - ydom[0]) * height
+
+    points = [(px(r["words"]), py(r["hit"])) for r in rows]
+    groups = group_points(points)  # systems drawn on the same spot share one label
+    bars = [(px(r["words"]) - 2, py(r["high"]), px(r["words"]) + 2, py(r["low"])) for r in rows]
+    placed = place_labels(
+        [points[g[0]] for g in groups],
+        ["\n".join(rows[i]["system"] for i in g) for g in groups],
+        width,
+        height,
+        obstacles=bars,
+    )
+
+    def data_x(v: float) -> float:
+        return xdom[0] + v / width * (xdom[1] - xdom[0])
+
+    def data_y(v: float) -> float:
+        return ydom[0] + (height - v) / height * (ydom[1] - ydom[0])
+
+    labels, leaders, key = [], [], []
+    for g, p in zip(groups, placed, strict=True):
+        for text, mid in p.lines:
+            labels.append({"text": text, "lx": data_x(p.x), "ly": data_y(mid)})
+        if p.leader is not None:
+            x1, y1, x2, y2 = p.leader
+            leaders.append({"x": data_x(x1), "y": data_y(y1), "x2": data_x(x2), "y2": data_y(y2)})
+        if p.number is not None:
+            key.append((p.number, " = ".join(rows[i]["system"] for i in g)))
+    return xdom, ydom, labels, leaders, key
+
+
+def _numbered_key(alt, key: list[tuple[int, str]]):
+    """The line under the chart naming its numbered points, wrapped at 90 characters."""
+    entries = [f"{n} {name}" for n, name in sorted(key)]
+    lines, line = [], ""
+    for entry in entries:
+        if line and len(line) + len(entry) > 90:
+            lines.append(line)
+            line = ""
+        line = f"{line}   {entry}" if line else entry
+    lines.append(line)
+    return alt.TitleParams(
+        ["numbered points:", *lines],
+        orient="bottom",
+        anchor="start",
+        fontSize=FONT_SIZE,
+        fontWeight="normal",
+    )
 
 
 def _compare_chart(alt, data: dict) -> dict:
@@ -397,6 +417,7 @@ def _compare_chart(alt, data: dict) -> dict:
                 "mean": d["mean"] * scale,
                 "low": d["low"] * scale,
                 "high": d["high"] * scale,
+                "label": c["shown"]["difference"],  # as the comparison table prints it
                 "verdict": c["verdict"],
                 "kind": "separated" if c["separated"] else "tie (interval includes 0)",
             }
@@ -416,9 +437,7 @@ def _compare_chart(alt, data: dict) -> dict:
     )
     tooltip = [
         alt.Tooltip("pair:N", title="A − B"),
-        alt.Tooltip("mean:Q", format="+.2f"),
-        alt.Tooltip("low:Q", format="+.2f"),
-        alt.Tooltip("high:Q", format="+.2f"),
+        alt.Tooltip("label:N", title="difference [interval]"),
         alt.Tooltip("verdict:N"),
     ]
     x = alt.X("low:Q", title=f"A − B on {metric} ({unit}, paired interval of the table's rule)")
@@ -443,34 +462,7 @@ SIZE_WIDTH = 560
 
 def _size_chart(alt, data: dict) -> dict | None:
     ss = data["sample_size"]
-    rows, curve = [], []
-    for r in ss["systems"]:
-        if not r["rows"]:
-            continue
-        for row in r["rows"]:
-            rows.append(
-                {
-                    "system": r["system"],
-                    "n": row["n"],
-                    "hw": row["half_width"] * 100,
-                    "kind": "bootstrap",
-                }
-            )
-        n0, h0 = r["n"], r["half_width"]
-        if h0 is None or n0 < 1:
-            continue
-        top = max([row["n"] for row in r["rows"]] + [r["needed"] or 0]) * 1.25
-        lo = max(2.0, n0 / 4)
-        for i in range(25):
-            n = lo * (top / lo) ** (i / 24)
-            curve.append(
-                {
-                    "system": r["system"],
-                    "n": round(n, 2),
-                    "hw": h0 * 100 * math.sqrt(n0 / n),
-                    "kind": "1/√n from the observed n",
-                }
-            )
+    rows, curve = _size_rows(ss)
     if not rows:
         return None
     target = ss["target"] * 100
@@ -540,3 +532,37 @@ def _size_chart(alt, data: dict) -> dict | None:
         .properties(width=SIZE_WIDTH, height=height)
         .to_dict()
     )
+
+
+def _size_rows(ss: dict) -> tuple[list[dict], list[dict]]:
+    """The sample-size chart's points (each system's half-width, in points, at each
+    number of questions resampled) and its dashed curves (1/sqrt(n) from the observed n)."""
+    rows, curve = [], []
+    for r in ss["systems"]:
+        if not r["rows"]:
+            continue
+        for row in r["rows"]:
+            rows.append(
+                {
+                    "system": r["system"],
+                    "n": row["n"],
+                    "hw": row["half_width"] * 100,
+                    "kind": "bootstrap",
+                }
+            )
+        n0, h0 = r["n"], r["half_width"]
+        if h0 is None or n0 < 1:
+            continue
+        top = max([row["n"] for row in r["rows"]] + [r["needed"] or 0]) * 1.25
+        lo = max(2.0, n0 / 4)
+        for i in range(25):
+            n = lo * (top / lo) ** (i / 24)
+            curve.append(
+                {
+                    "system": r["system"],
+                    "n": round(n, 2),
+                    "hw": h0 * 100 * math.sqrt(n0 / n),
+                    "kind": "1/√n from the observed n",
+                }
+            )
+    return rows, curve

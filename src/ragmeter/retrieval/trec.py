@@ -24,7 +24,7 @@ import numpy as np
 from ragmeter.errors import InputError
 from ragmeter.files.io import atomic_write_text
 from ragmeter.retrieval.base import Ranking
-from ragmeter.scoring.trec import Run, decode_ids
+from ragmeter.scoring.trec import Run, decode_ids, run_order
 from ragmeter.scoring.trec import read_qrels as _read_qrels
 from ragmeter.scoring.trec import read_run as _read_run
 
@@ -140,7 +140,8 @@ class RunLine:
 
 def read_run_lines(path: PathLike) -> dict[str, list[RunLine]]:
     """Parsed lines per question (in the order questions first appear), ordered by
-    score (highest first), then rank, then file order.
+    score (highest first), then rank, then file order: the order of
+    :func:`ragmeter.scoring.trec.run_order`, the one home of a run's order.
 
     The file is parsed by :func:`ragmeter.scoring.trec.read_run` (the one TREC run reader:
     6 or more fields per line, fields after the sixth ignored, ``.gz`` read as such);
@@ -150,27 +151,27 @@ def read_run_lines(path: PathLike) -> dict[str, list[RunLine]]:
     path = Path(path)
     run: Run = _read_run(path, format="trec")
     assert run.rank is not None  # read with ranks
-    grouped: dict[str, list[RunLine]] = {}
+    qids = decode_ids(run.qid, run.source, "run")
+    items = decode_ids(run.doc, run.source, "run")
+    ranks, scores, lines = run.rank.tolist(), run.score.tolist(), run.line.tolist()
     first: dict[tuple[str, str], int] = {}
-    lines = zip(
-        decode_ids(run.qid, run.source, "run"),
-        decode_ids(run.doc, run.source, "run"),
-        run.rank.tolist(),
-        run.score.tolist(),
-        run.line.tolist(),
-        strict=True,
-    )
-    for qid, item, rank, score, line in lines:
+    for qid, item, line in zip(qids, items, lines, strict=True):
         key = (qid, item)
         if key in first:
             raise InputError(
                 f"{path}:{line}: {item!r} already listed for question {qid!r} on line {first[key]}"
             )
         first[key] = line
-        grouped.setdefault(qid, []).append(RunLine(line, qid, item, rank, score))
-    return {
-        qid: sorted(rows, key=lambda r: (-r.score, r.rank, r.line)) for qid, rows in grouped.items()
-    }
+    # each question numbered in the order it first appears, so the questions keep that order
+    _, head, row = np.unique(run.qid, return_index=True, return_inverse=True)
+    appearance = np.empty(head.size, dtype=np.int64)
+    appearance[np.argsort(head, kind="stable")] = np.arange(head.size)
+    grouped: dict[str, list[RunLine]] = {}
+    for i in run_order(appearance[row.reshape(-1)], run.score, run.rank).tolist():
+        grouped.setdefault(qids[i], []).append(
+            RunLine(lines[i], qids[i], items[i], ranks[i], scores[i])
+        )
+    return grouped
 
 
 def read_run(path: PathLike) -> dict[str, list[tuple[str, float]]]:

@@ -46,6 +46,7 @@ __all__ = [
     "evaluate_run",
     "read_qrels",
     "read_run",
+    "run_order",
 ]
 
 COMPAT_MEASURES = (
@@ -99,6 +100,44 @@ temporary arrays stay small."""
 def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int = 0) -> Matrix:
     """Grade every retrieved document and lay the run out by query and rank."""
     nq = qrels.qids.size
+    q_all, doc_all, score_all, line_all, rank_all, unjudged = _judged_lines(
+        run, qrels, trec_eval_compat
+    )
+    width = max(doc_all.dtype.itemsize, qrels.doc.dtype.itemsize)
+    judged = _judgments(qrels, width)
+    counts = np.bincount(q_all, minlength=nq)
+    depth = int(counts.max()) if counts.size else 0
+    cuts, contiguous = _chunk_cuts(q_all, counts)
+    if grade_max := (int(qrels.grade.max()) if qrels.grade.size else 0):
+        if grade_max > 32767:
+            raise InputError(f"{qrels.source or 'qrels'}: grades above 32767 are not supported")
+    gm = np.full((nq, depth), -1, dtype=np.int16)
+    docs = scores = None
+    if keep:
+        docs = np.zeros((nq, min(keep, depth)), dtype=doc_all.dtype)
+        scores = np.zeros(docs.shape, dtype=np.float64)
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        q, run_doc, score = q_all[a:b], doc_all[a:b], score_all[a:b]
+        rank = None if rank_all is None else rank_all[a:b]
+        run_w = _words(run_doc, width)  # (n, W) uint64: compares as the ids do
+        grade = _grade_lines(run, judged, q, run_doc, run_w, line_all[a:b])
+        order = _line_order(q, score, run_w, rank, trec_eval_compat, contiguous)
+        if order is not None:
+            q, grade, score = q[order], grade[order], score[order]
+            if keep:
+                run_doc = run_doc[order]
+        pos = _positions(q)
+        gm[q, pos] = np.maximum(grade, 0)
+        if keep:
+            top = pos < keep
+            docs[q[top], pos[top]] = run_doc[top]
+            scores[q[top], pos[top]] = score[top]
+    return Matrix(gm, counts == 0, unjudged, docs, scores)
+
+
+def _judged_lines(run: Run, qrels: Qrels, trec_eval_compat: bool) -> tuple:
+    """The run's lines whose query is judged, in file order, as ``(query row, doc, score,
+    line, rank or None)``, and the run's queries without judgments (sorted)."""
     idx, known = _query_rows(run.qid, qrels.qids)
     all_known = bool(known.all())
     unjudged = (
@@ -110,16 +149,34 @@ def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int
     def pick(a: np.ndarray | None) -> np.ndarray | None:
         return a if a is None or all_known else a[known]
 
-    q_all, doc_all = pick(idx), pick(run.doc)
-    score_all, line_all = pick(run.score), pick(run.line)
-    rank_all = None if trec_eval_compat else pick(run.rank)
-    width = max(doc_all.dtype.itemsize, qrels.doc.dtype.itemsize)
+    rank = None if trec_eval_compat else pick(run.rank)  # trec_eval ignores the rank field
+    return pick(idx), pick(run.doc), pick(run.score), pick(run.line), rank, unjudged
+
+
+@dataclass
+class _Judgments:
+    """The qrels indexed for grading run lines: each judgment's (query, document) hash,
+    and an open-addressing table of them (``None`` when two share a hash: then grades
+    are joined on the strings, :func:`_grades_exact`)."""
+
+    qrels: Qrels
+    words: np.ndarray  # the judged documents as words (:func:`_words`)
+    key: np.ndarray
+    exact: bool
+    slot_of: np.ndarray | None
+
+
+def _judgments(qrels: Qrels, width: int) -> _Judgments:
     judged_w = _words(qrels.doc, width)
     qkey = _pair_hash(qrels.q, judged_w)
     exact = np.unique(qkey).size != qkey.size  # two judgments share a hash
     slot_of = None if exact or not qkey.size else _table(qkey)
-    counts = np.bincount(q_all, minlength=nq)
-    depth = int(counts.max()) if counts.size else 0
+    return _Judgments(qrels, judged_w, qkey, exact, slot_of)
+
+
+def _chunk_cuts(q_all: np.ndarray, counts: np.ndarray) -> tuple[list[int], bool]:
+    """Where the lines are cut into chunks of about :data:`CHUNK` (where a query starts),
+    and whether each query's lines are contiguous (if not, the lines are one chunk)."""
     n = q_all.size
     # cut into chunks where a query starts, when each query's lines are contiguous
     heads = np.flatnonzero(np.diff(q_all, prepend=-1) != 0) if n else np.zeros(0, np.int64)
@@ -132,57 +189,36 @@ def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int
                 break
             cuts.append(int(heads[nxt]))
     cuts.append(n)
-    if grade_max := (int(qrels.grade.max()) if qrels.grade.size else 0):
-        if grade_max > 32767:
-            raise InputError(f"{qrels.source or 'qrels'}: grades above 32767 are not supported")
-    gm = np.full((nq, depth), -1, dtype=np.int16)
-    present = counts > 0
-    docs = scores = None
-    if keep:
-        docs = np.zeros((nq, min(keep, depth)), dtype=doc_all.dtype)
-        scores = np.zeros(docs.shape, dtype=np.float64)
-    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
-        q, run_doc, score = q_all[a:b], doc_all[a:b], score_all[a:b]
-        line = line_all[a:b]
-        rank = None if rank_all is None else rank_all[a:b]
-        run_w = _words(run_doc, width)  # (n, W) uint64: compares as the ids do
-        rkey = _pair_hash(q, run_w)
-        # grades: join on a hash of (query, document), each match checked word for word
-        grade = np.zeros(q.size, dtype=np.int64)
-        if exact:
-            grade = _grades_exact(q, run_doc, qrels)
-        elif slot_of is not None:
-            j = _lookup(qkey, slot_of, rkey)
-            hit = j >= 0
-            jh = j[hit]
-            ok = (qrels.q[jh] == q[hit]) & np.all(judged_w[jh] == run_w[hit], axis=1)
-            grade[np.flatnonzero(hit)[ok]] = qrels.grade[jh[ok]]
-        # a document listed twice for one query is an error
-        if rkey.size > 1:
-            srt = np.sort(rkey)
-            if np.any(srt[1:] == srt[:-1]):
-                _raise_duplicate(run, run_doc, q, run_w, line, qrels)
-        # order within each query, on integer keys: the score's bits as an integer
-        # that sorts as the float does (-0.0 as 0.0). trec_eval keeps a score as a C
-        # float: scores equal in 32 bits are a tie, broken by its tie order
-        ranked = score.astype(np.float32).astype(np.float64) if trec_eval_compat else score
-        bits = (ranked + 0.0).view(np.int64)
-        skey = bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
-        order = _presorted(q, skey, run_w, rank, trec_eval_compat) if contiguous else False
-        if order is False:
-            # by query, score descending (~skey), then the tie order
-            order = np.lexsort((*_tie_keys(run_w, rank, trec_eval_compat), ~skey, q))
-        if order is not None:
-            q, grade, score = q[order], grade[order], score[order]
-            if keep:
-                run_doc = run_doc[order]
-        pos = _positions(q)
-        gm[q, pos] = np.maximum(grade, 0)
-        if keep:
-            top = pos < keep
-            docs[q[top], pos[top]] = run_doc[top]
-            scores[q[top], pos[top]] = score[top]
-    return Matrix(gm, ~present, unjudged, docs, scores)
+    return cuts, contiguous
+
+
+def _grade_lines(
+    run: Run,
+    judged: _Judgments,
+    q: np.ndarray,
+    run_doc: np.ndarray,
+    run_w: np.ndarray,
+    line: np.ndarray,
+) -> np.ndarray:
+    """Each line's grade (0 when unjudged); a document listed twice for one query is an
+    error naming both lines."""
+    qrels = judged.qrels
+    rkey = _pair_hash(q, run_w)
+    # grades: join on a hash of (query, document), each match checked word for word
+    grade = np.zeros(q.size, dtype=np.int64)
+    if judged.exact:
+        grade = _grades_exact(q, run_doc, qrels)
+    elif judged.slot_of is not None:
+        j = _lookup(judged.key, judged.slot_of, rkey)
+        hit = j >= 0
+        jh = j[hit]
+        ok = (qrels.q[jh] == q[hit]) & np.all(judged.words[jh] == run_w[hit], axis=1)
+        grade[np.flatnonzero(hit)[ok]] = qrels.grade[jh[ok]]
+    if rkey.size > 1:
+        srt = np.sort(rkey)
+        if np.any(srt[1:] == srt[:-1]):
+            _raise_duplicate(run, run_doc, q, run_w, line, qrels)
+    return grade
 
 
 def _words(values: np.ndarray, width: int) -> np.ndarray:
@@ -312,8 +348,58 @@ def _grades_exact(q: np.ndarray, docs: np.ndarray, qrels: Qrels) -> np.ndarray:
     return grade
 
 
+def run_order(
+    q: np.ndarray,
+    score: np.ndarray,
+    rank: np.ndarray | None = None,
+    doc: np.ndarray | None = None,
+    *,
+    trec_eval_compat: bool = False,
+) -> np.ndarray:
+    """The order in which a run's lines are read: by query, score highest first, then
+    the tie order (:func:`_tie_keys`); every reader of run lines orders them here.
+
+    ``q`` holds each line's query as an integer (lines of one query come out together,
+    in the order of ``q``'s values), ``score`` its score, ``rank`` its rank (``None``:
+    file order breaks ties) and ``doc`` its document id as bytes (needed with
+    ``trec_eval_compat``, whose ties go by document id, descending, on scores held as
+    32-bit floats). The arrays are in file order.
+    """
+    words = None
+    if trec_eval_compat:
+        if doc is None:
+            raise ValueError("trec_eval's tie order needs the document ids")
+        words = _words(doc, doc.dtype.itemsize)
+    order = _line_order(q, score, words, rank, trec_eval_compat, grouped=True)
+    return np.arange(q.size) if order is None else order
+
+
+def _line_order(
+    q: np.ndarray,
+    score: np.ndarray,
+    doc: np.ndarray | None,
+    rank: np.ndarray | None,
+    trec_eval_compat: bool,
+    grouped: bool,
+) -> np.ndarray | None:
+    """:func:`run_order` with the ids as words (:func:`_words`); ``None`` when the lines
+    are in order as they are. ``grouped=False`` (a query's lines are known to be apart)
+    goes straight to the full sort."""
+    # order within each query, on integer keys: the score's bits as an integer
+    # that sorts as the float does (-0.0 as 0.0). trec_eval keeps a score as a C
+    # float: scores equal in 32 bits are a tie, broken by its tie order
+    ranked = score.astype(np.float32).astype(np.float64) if trec_eval_compat else score
+    bits = (ranked + 0.0).view(np.int64)
+    skey = bits ^ ((bits >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
+    order = _presorted(q, skey, doc, rank, trec_eval_compat) if grouped else False
+    if order is False:
+        # by query, score descending (~skey), then the tie order
+        order = np.lexsort((*_tie_keys(doc, rank, trec_eval_compat), ~skey, q))
+    return order
+
+
 def _tie_keys(
-    doc: np.ndarray, rank: np.ndarray | None, trec_eval_compat: bool
+    doc: np.ndarray | None, rank: np.ndarray | None, trec_eval_compat: bool
 ) -> tuple[np.ndarray, ...]:
     """The order of documents with equal scores in one query, as :func:`numpy.lexsort`
     keys (least significant first); both ways of ordering a run end with these.
@@ -331,7 +417,7 @@ def _tie_keys(
 def _presorted(
     q: np.ndarray,
     skey: np.ndarray,
-    doc: np.ndarray,
+    doc: np.ndarray | None,
     rank: np.ndarray | None,
     trec_eval_compat: bool,
 ) -> np.ndarray | None | bool:
@@ -361,7 +447,8 @@ def _presorted(
     start[1:] = ~tie[idx[1:] - 1]  # a new run where the previous pair is not a tie
     run_id = np.cumsum(start)
     rank_in = None if rank is None else rank[idx]
-    order[idx] = idx[np.lexsort((*_tie_keys(doc[idx], rank_in, trec_eval_compat), run_id))]
+    doc_in = None if doc is None else doc[idx]
+    order[idx] = idx[np.lexsort((*_tie_keys(doc_in, rank_in, trec_eval_compat), run_id))]
     return order
 
 

@@ -236,10 +236,11 @@ class Estimate:
 def format_interval(
     mean: float, low: float, high: float, scale: float = 100, digits: int = 1
 ) -> str:
-    """``"85.0 [77.5, 92.5]"``: every printed estimate goes through here.
+    """``"85.0 [77.5, 92.5]"``: every printed estimate goes through here (the one
+    definition; :mod:`ragmeter.comparison.formatting` prints with it).
 
-    :func:`ragmeter.scoring.metrics.format_estimate` picks ``scale`` and ``digits`` from
-    the metric (percent for shares); :meth:`Estimate.format` takes them as given.
+    :func:`ragmeter.comparison.formatting.format_estimate` picks ``scale`` and ``digits``
+    from the metric (percent for shares); :meth:`Estimate.format` takes them as given.
     """
     return f"{mean * scale:.{digits}f} [{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
 
