@@ -78,13 +78,11 @@ COPIES = (
         "scoring.trec.run_order",
         ("scoring/trec.py",),
     ),
-    # an interval printed by hand, ``[{low:.1f}, {high:.1f}]`` or ``[{fmt_end(...)}, ...]``;
-    # cli/search_views.py still prints a design effect's interval and the sample-size
-    # cells its own way
+    # an interval printed by hand, ``[{low:.1f}, {high:.1f}]`` or ``[{fmt_end(...)}, ...]``
     (
         r"\[\{[^\]]*(:\+?\.[\d{]|fmt_end\()[^\]]*\}, \{",
         "stats.format_interval / comparison.formatting.format_difference",
-        ("stats/bootstrap.py", "comparison/formatting.py", "cli/search_views.py"),
+        ("stats/bootstrap.py", "comparison/formatting.py"),
     ),
     # a verdict reached beside the one comparison: stats' paired tests called directly, with
     # no family and no rule (stats.paired and compare_all stay for notebooks)

@@ -30,7 +30,7 @@ from ragmeter.comparison.formatting import (
 from ragmeter.comparison.summary import Summary
 from ragmeter.comparison.verdicts import Row, Rule, rule_alpha
 from ragmeter.scoring.metrics import is_share
-from ragmeter.stats import SizeRow
+from ragmeter.stats import SizeRow, format_ends, format_interval
 
 RANK_METRICS = ("mrr@10", "ndcg@10", "precision@5", "coverage@5")
 #: A comparison table longer than this lists its decisive rows and counts the rest.
@@ -417,7 +417,7 @@ def _kind(source: str) -> str:
 def format_design(d) -> str:
     """``1.46 [0.92, 2.10] ~ 92``: a design effect, its interval, effective questions."""
     eff = d.effective
-    return f"{d.deff:.2f} [{d.low:.2f}, {d.high:.2f}] ~ {eff:.0f}" if eff else f"{d.deff:.2f}"
+    return f"{format_interval(d.deff, d.low, d.high, 1, 2)} ~ {eff:.0f}" if eff else f"{d.deff:.2f}"
 
 
 def _scale(metric: str) -> tuple[int, int]:
@@ -442,7 +442,7 @@ def size_grid(rows: list[SizeRow], metric: str, system: str) -> Grid:
             [
                 str(r.n),
                 f"{r.mean * scale:.{d}f}",
-                f"[{low * scale:.{d}f}, {high * scale:.{d}f}]{mark}",
+                f"{format_ends(low, high, scale, d)}{mark}",
                 f"{shown_half_width(r) * scale:.{d}f}",
             ]
         )

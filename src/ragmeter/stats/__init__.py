@@ -42,6 +42,7 @@ from ragmeter.stats.bootstrap import (  # noqa: F401
     _tails,
     bootstrap,
     bootstrap_many,
+    format_ends,
     format_interval,
     from_fields,
     percentile_interval,

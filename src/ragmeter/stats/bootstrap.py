@@ -242,7 +242,13 @@ def format_interval(
     :func:`ragmeter.comparison.formatting.format_estimate` picks ``scale`` and ``digits``
     from the metric (percent for shares); :meth:`Estimate.format` takes them as given.
     """
-    return f"{mean * scale:.{digits}f} [{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
+    return f"{mean * scale:.{digits}f} {format_ends(low, high, scale, digits)}"
+
+
+def format_ends(low: float, high: float, scale: float = 100, digits: int = 1) -> str:
+    """``"[77.5, 92.5]"``: an interval's ends as :func:`format_interval` prints them, for a
+    table that shows the mean in a column of its own."""
+    return f"[{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
 
 
 def _tails(confidence: float) -> tuple[float, float]:
