@@ -132,7 +132,7 @@ def candidate_name(
     if system in held:
         return system
     for run in reversed(store.runs(system=system)):
-        found = match_system(system, store.file_json(run.id, "meta.json"), meta, held)
+        found = match_system(system, store.run_meta(run.id), meta, held)
         if found is not None:
             return found
     return system
@@ -184,7 +184,7 @@ def _holds(
         return True
     if candidate is None or system not in candidate[1]:
         return False
-    meta = store.file_json(run.id, "meta.json")
+    meta = store.run_meta(run.id)
     return match_system(system, candidate[0], meta, run.systems) is not None
 
 

@@ -18,6 +18,7 @@ from ragmeter.comparison.formatting import difference_interval, format_differenc
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.errors import InputError
 from ragmeter.history.systems import pair_systems
+from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results
 from ragmeter.scoring import measurement
 from ragmeter.scoring.metrics import COST_FAMILIES, family
@@ -224,7 +225,7 @@ def _same_measurement(base: Results, cand: Results, metric: str) -> None:
             f"score such as recall@5, and read {metric} beside it"
         )
     differ = measurement.differences(
-        base.meta.get("measurement") or {}, cand.meta.get("measurement") or {}, metric
+        RunMeta.from_json(base.meta).measurement, RunMeta.from_json(cand.meta).measurement, metric
     )
     if differ:
         raise InputError(

@@ -33,6 +33,7 @@ from ragmeter.errors import InputError
 from ragmeter.files.safe_text import csv_text
 from ragmeter.history.store import HistoryStore, RunRecord, damaged
 from ragmeter.history.systems import match_system
+from ragmeter.runs.meta import RunMeta
 from ragmeter.scoring import measurement
 from ragmeter.scoring.metrics import COST_FAMILIES, family
 
@@ -278,11 +279,11 @@ def follow(
     if anchor is None:
         return []
     names = {anchor: system}
-    metas: dict[int, dict[str, Any]] = {}
+    metas: dict[int, RunMeta] = {}
 
-    def meta(i: int) -> dict[str, Any]:
+    def meta(i: int) -> RunMeta:
         if i not in metas:
-            metas[i] = store.file_json(runs[i].id, "meta.json")
+            metas[i] = store.run_meta(runs[i].id)
         return metas[i]
 
     for step in (-1, 1):
