@@ -16,7 +16,7 @@ from ragmeter.files.schemas import (
     QuestionLine,
     SquadQA,
     SquadTestSet,
-    check,
+    validate,
     whole_grade,
 )
 
@@ -25,7 +25,7 @@ LINE = {"id": 7, "question": "Where?", "answers": [{"doc": "d1", "start": 0, "en
 
 def problem(model, data) -> str:
     with pytest.raises(InputError) as caught:
-        check(model, data, "q.jsonl:3", "fix the line")
+        validate(model, data, "q.jsonl:3", "fix the line")
     return str(caught.value)
 
 
@@ -49,7 +49,7 @@ def test_a_grade_is_a_whole_number_and_nothing_else():
 
 
 def test_a_valid_line_comes_back_as_its_model():
-    line = check(QuestionLine, {**LINE, "source": "faq"}, "q.jsonl:1")
+    line = validate(QuestionLine, {**LINE, "source": "faq"}, "q.jsonl:1")
     assert isinstance(line, QuestionLine)
     assert line.id == 7 and line.question == "Where?"
     assert (line.answers[0].doc, line.answers[0].start, line.answers[0].end) == ("d1", 0, 3)
@@ -65,7 +65,7 @@ def test_squad_questions_are_answerable_unless_marked():
 
 def test_the_squad_models_coerce_nothing():
     data = {"data": [{"paragraphs": [{"context": "c", "qas": [{"id": "q", "question": "Who?"}]}]}]}
-    assert check(SquadTestSet, data, "s.json").data[0].paragraphs[0].qas[0].id == "q"
+    assert validate(SquadTestSet, data, "s.json").data[0].paragraphs[0].qas[0].id == "q"
     answer = {"text": "c", "answer_start": "0"}
     data["data"][0]["paragraphs"][0]["qas"][0]["answers"] = [answer]
     assert problem(SquadTestSet, data) == (

@@ -3,7 +3,7 @@
 Each model is strict: a number given as text (``"ten"``), a float or boolean
 where a whole number belongs (``10.5``, ``NaN``, ``Infinity``, ``true``), a
 missing field or an empty question are errors, never truncated or coerced.
-:func:`check` turns the first problem into an :class:`InputError` that names
+:func:`validate` turns the first problem into an :class:`InputError` that names
 the file, the line (or question id) and the field, and says what to do.
 Unknown extra fields are kept (a test-set line may carry its own metadata).
 """
@@ -29,8 +29,8 @@ __all__ = [
     "ScoresFile",
     "SquadCorpus",
     "SquadTestSet",
-    "check",
     "describe_error",
+    "validate",
     "whole_grade",
 ]
 
@@ -281,7 +281,7 @@ def describe_error(exc: ValidationError) -> str:
     return f"{where} {phrase}, got {shown}"
 
 
-def check(model: type[M], data: Any, where: str, hint: str = "fix it") -> M:
+def validate(model: type[M], data: Any, where: str, hint: str = "fix it") -> M:
     """``model`` validated from ``data``, or an :class:`InputError`: ``where: problem; hint``."""
     try:
         return model.model_validate(data)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.files.io import read_json, read_jsonl, read_text
-from ragmeter.files.schemas import CorpusLine, SquadCorpus, check
+from ragmeter.files.schemas import CorpusLine, SquadCorpus, validate
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt")
 
@@ -45,7 +45,7 @@ def load_jsonl(path: Path) -> list[Document]:
     docs = []
     for number, obj in read_jsonl(path):
         hint = 'each line needs "id" (or "_id") and a "text" string'
-        line = check(CorpusLine, obj, f"{path}:{number}", hint)
+        line = validate(CorpusLine, obj, f"{path}:{number}", hint)
         doc_id = line.id if line.id is not None else line.beir_id
         if doc_id is None:
             raise InputError(f"{path}:{number}: id is missing; {hint}")
@@ -55,7 +55,7 @@ def load_jsonl(path: Path) -> list[Document]:
 
 def load_squad(path: Path) -> list[Document]:
     """SQuAD-format JSON: each paragraph's context is a document, id ``title/index``."""
-    squad = check(
+    squad = validate(
         SquadCorpus, read_json(path), str(path), 'SQuAD JSON is {"data": [{"title", "paragraphs"}]}'
     )
     return [

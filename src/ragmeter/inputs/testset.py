@@ -31,8 +31,8 @@ from ragmeter.files.schemas import (
     ChromaReference,
     QuestionLine,
     SquadTestSet,
-    check,
     describe_error,
+    validate,
 )
 from ragmeter.inputs.answer_keys import AnswerSpan, Question, TestSet
 from ragmeter.inputs.corpus import Document
@@ -138,7 +138,7 @@ def load_jsonl_testset(path: Path, docs: Sequence[Document]) -> TestSet:
         where = f"{path}:{number}" + (
             f": question {raw_id}" if isinstance(raw_id, str | int) and raw_id is not True else ""
         )
-        line = check(
+        line = validate(
             QuestionLine,
             obj,
             where,
@@ -267,7 +267,7 @@ def load_chroma_csv(path: Path, docs: Sequence[Document]) -> TestSet:
             raise InputError(f"{where}: references must be a non-empty JSON list")
         spans = []
         for i, raw in enumerate(refs):
-            ref = check(
+            ref = validate(
                 ChromaReference,
                 raw,
                 f"{where}: references[{i}]",

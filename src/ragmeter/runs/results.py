@@ -37,7 +37,7 @@ from ragmeter.files.schemas import (
     ResultsSummary,
     RunLine,
     ScoresFile,
-    check,
+    validate,
 )
 from ragmeter.inputs.testset import AnswerSpan, Question
 from ragmeter.runs.meta import RunMeta
@@ -100,15 +100,15 @@ class Results(RunReading, ShowsItself):
         if not (self.path / "scores.json").is_file():
             raise InputError(_not_results(self.path))
         raw_meta = self._json("meta.json")
-        check(ResultsMeta, raw_meta, str(self.path / "meta.json"), _AGAIN)
+        validate(ResultsMeta, raw_meta, str(self.path / "meta.json"), _AGAIN)
         self.meta = RunMeta.from_json(raw_meta)
-        scores = check(
+        scores = validate(
             ScoresFile, self._json("scores.json"), str(self.path / "scores.json"), _AGAIN
         )
         _check_scores(scores, self.path / "scores.json")
         self._scores = scores.model_dump()
         raw = self._json("summary.json")
-        check(ResultsSummary, raw, str(self.path / "summary.json"), _AGAIN)
+        validate(ResultsSummary, raw, str(self.path / "summary.json"), _AGAIN)
         self.summary = Summary.from_json(raw, str(self.path / "summary.json"))
         if self.clusters is not None and self.summary.clusters is not None:
             self.summary = replace(self.summary, cluster_labels=self.clusters)
@@ -186,7 +186,7 @@ class Results(RunReading, ShowsItself):
         out = []
         path = self.path / "questions.jsonl"
         for number, obj in self._lines("questions.jsonl"):
-            q = check(ResultsQuestion, obj, f"{path}:{number}", _AGAIN)
+            q = validate(ResultsQuestion, obj, f"{path}:{number}", _AGAIN)
             spans = tuple(AnswerSpan(a.doc, a.start, a.end, a.text) for a in q.answers)
             any_of = tuple(AnswerSpan(a.doc, a.start, a.end, a.text) for a in q.any_of)
             key = ("id", "question", "answers", "any_of", "qrels")
@@ -200,7 +200,7 @@ class Results(RunReading, ShowsItself):
         out = {}
         path = self.path / "documents.jsonl"
         for number, obj in self._lines("documents.jsonl"):
-            d = check(ResultsDocument, obj, f"{path}:{number}", _AGAIN)
+            d = validate(ResultsDocument, obj, f"{path}:{number}", _AGAIN)
             out[d.id] = d.text
         return out
 
@@ -212,7 +212,7 @@ class Results(RunReading, ShowsItself):
         path = self.path / "runs.jsonl"
         for number, obj in self._lines("runs.jsonl"):
             where = f"{path}:{number}"
-            line = check(RunLine, obj, where, _AGAIN)
+            line = validate(RunLine, obj, where, _AGAIN)
             if line.system not in out:
                 raise InputError(f"{where}: system {line.system!r} is not in scores.json; {_AGAIN}")
             items = []
