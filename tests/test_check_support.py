@@ -3,6 +3,8 @@ of the interval an unchanged candidate gets on them."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from test_check import IDS, _results
 
@@ -111,3 +113,13 @@ def test_a_binary_fail_with_changed_questions_counts_them(tmp_path):
     assert not res.passed and abs(res.supported_margin + even * 100) < 1e-9
     assert res.supported_margin > 3 and res.support_basis == "changed"
     assert "changes as many questions, with no net change, reaches" in res.line
+
+
+def test_a_supported_margin_just_under_the_whole_scale_is_named_as_a_number(tmp_path):
+    ids = ["q0", "q1", "q2", "q3"]
+    b = _results(tmp_path / "b", {"s": [0.5, 0.25, 1.0, 0.0]}, ids)
+    c = _results(tmp_path / "c", {"s": [1.0, 0.0, 0.5, 0.25]}, ids)
+    res = check_noninferior(b, c, "s", "recall@5", margin=5)
+    near = replace(res, supported_margin=99.5)
+    assert "below the whole scale" not in near.line and "-99.5" in near.line
+    assert "below the whole scale" in replace(res, supported_margin=100.0).line

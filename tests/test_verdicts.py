@@ -365,3 +365,34 @@ def test_mcnemar_large_counts_and_other_confidence():
     for r in none.rows:
         single = stats.paired(m[ord(r.a) - 97], m[ord(r.b) - 97], 500, confidence=0.9)
         assert r.difference == single.difference and r.level == 0.1
+
+
+def test_a_rule_over_clusters_records_how_many_documents_its_flips_kept_whole():
+    rng = np.random.default_rng(3)
+    m = rng.integers(0, 2, size=(3, 40)).astype(float)
+    codes = np.repeat(np.arange(8), 5)  # 8 documents of 5 questions
+    rule = compare_family(m, list("abc"), rounds=500, seed=1, clusters=codes).rule
+    assert rule.clusters == 8
+    assert rule.to_dict()["clusters"] == 8
+    assert "sign flips of whole clusters (8 documents)" in rule.header
+    plain = compare_family(m, list("abc"), rounds=500, seed=1).rule
+    assert plain.clusters == 0 and "clusters" not in plain.to_dict()  # as written before
+
+
+def test_a_rule_saved_before_constraints_were_recorded_reads_without_them():
+    rng = np.random.default_rng(4)
+    m = rng.random((3, 30))
+    saved = compare_family(m, list("abc"), rounds=500, seed=1).rule.to_dict()
+    saved.pop("constraints")
+    rule = verdicts.Rule.from_dict(saved)
+    assert rule.constraints is False
+    assert "each step over the pairs that can be true together" not in rule.header
+
+
+def test_the_per_pair_rule_over_one_pair_says_pair_not_pairs():
+    rng = np.random.default_rng(5)
+    m = rng.random((2, 30))
+    header = compare_family(m, ["a", "b"], adjust="none", rounds=500, seed=1).rule.header
+    assert "no adjustment for the 1 pair (" in header
+    three = compare_family(rng.random((3, 30)), list("abc"), adjust="none", rounds=500, seed=1)
+    assert "no adjustment for the 3 pairs (" in three.rule.header
