@@ -558,8 +558,8 @@ def _gb_goals(nbytes: int, wall: float, cpu: float, peak: float, libs: float) ->
     return [
         f"wall {wall:.1f} s (CPU {cpu:.1f} s); goal 1 GB in 10 min, so {allowed:.0f} s here "
         f"-> {met[wall <= allowed]}",
-        f"peak RSS {peak:.0f} MB = {peak / mb:.2f}x the corpus ({mb:.0f} MiB); over the "
-        f"libraries ({libs:.0f} MB): {extra:.0f} MB = {extra / mb:.2f}x; goal 4x -> "
+        f"peak RSS {peak:.0f} MiB = {peak / mb:.2f}x the corpus ({mb:.0f} MiB); over the "
+        f"libraries ({libs:.0f} MiB): {extra:.0f} MiB = {extra / mb:.2f}x; goal 4x -> "
         f"{met[extra <= 4 * mb]} over the libraries, {met[peak <= 4 * mb]} in all",
     ]
 
