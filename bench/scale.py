@@ -45,10 +45,20 @@ shared: compare the ratios within one run (same load), not the absolute seconds 
 CPU seconds are printed beside wall seconds for that reason. The fitted growth exponent is
 the slope of log(seconds) on log(size): 1.0 is linear.
 
+With ``--gb N`` the sizes give way to one corpus of about N GB (10**9 bytes of UTF-8):
+Chroma's corpora as they are (the questions point into them), then distractor copies of the
+first ``--variant`` cut into documents of about 5,000 characters; ``ragmeter search`` runs on
+it from the CLI once per segmenter, with an empty segmentation cache, and its wall and CPU
+seconds and peak resident memory are printed beside the goals (1 GB end to end in 10
+minutes, so 600 s a GB; peak memory at most 4x the corpus, over the libraries' own and in
+all). The ``unique`` copies' vocabulary grows with the corpus (each copy's words are new),
+which a real corpus's does not.
+
 Run: python bench/scale.py [--quick] [--sizes 1,4,16,64] [--variant unique,shuffled]
      [--segmenters syntok,blingfire] [--cache cold,warm] [--repeat 2] [--cli-sizes 16]
      [--old-max 4] [--ray-sizes 16] [--ray-cluster [--ray-cluster-sizes 16,64]
      [--ray-workers 2]]
+     python bench/scale.py --gb 0.25 [--variant unique] [--segmenters blingfire]
 """
 
 from __future__ import annotations
@@ -125,6 +135,8 @@ print(json.dumps({
 
 LOWER, UPPER = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _BLANK = re.compile(r"(?:\n[ \t]*){2,}")
+_SPACE = re.compile(r"\s")
+DOC_CHARS = 5000  # documents of about this many characters in --gb corpora
 
 
 def make_corpus(folder: Path, copies: int, variant: str) -> tuple[int, int, int]:
@@ -145,25 +157,66 @@ def make_corpus(folder: Path, copies: int, variant: str) -> tuple[int, int, int]
     for d in docs:
         write(folder / d.id, d.text)
     for c in range(1, copies):
-        rng = random.Random(c)
-        if variant == "unique":
-            letters = list(LOWER)
-            while "".join(letters) == LOWER:
-                rng.shuffle(letters)
-            sub = "".join(letters)
-            table = str.maketrans(LOWER + UPPER, sub + sub.upper())
-        elif variant == "rotated":
-            k = c % 25 + 1
-            table = str.maketrans(LOWER + UPPER, LOWER[k:] + LOWER[:k] + UPPER[k:] + UPPER[:k])
+        disguise = _disguise(c, variant)
         for d in docs:
-            if variant == "shuffled":
-                paras = _BLANK.split(d.text)
-                rng.shuffle(paras)
-                text = "\n\n".join(paras)
-            else:
-                text = d.text.translate(table)
-            write(folder / f"copy{c:03d}" / d.id, text)
+            write(folder / f"copy{c:03d}" / d.id, disguise(d.text))
     return total, n_paras, len(seen)
+
+
+def _disguise(copy: int, variant: str):
+    """The text of copy number ``copy`` of a document, for ``variant`` (the module's doc)."""
+    rng = random.Random(copy)
+    if variant == "shuffled":
+
+        def shuffled(text: str) -> str:
+            paras = _BLANK.split(text)
+            rng.shuffle(paras)
+            return "\n\n".join(paras)
+
+        return shuffled
+    if variant == "unique":
+        letters = list(LOWER)
+        while "".join(letters) == LOWER:
+            rng.shuffle(letters)
+        sub = "".join(letters)
+        table = str.maketrans(LOWER + UPPER, sub + sub.upper())
+    else:  # rotated
+        k = copy % 25 + 1
+        table = str.maketrans(LOWER + UPPER, LOWER[k:] + LOWER[:k] + UPPER[k:] + UPPER[:k])
+    return lambda text: text.translate(table)
+
+
+def make_gb_corpus(folder: Path, gb: float, variant: str) -> tuple[int, int]:
+    """About ``gb`` GB (10**9 bytes of UTF-8): Chroma's corpora as they are (the questions
+    point into them), then distractor copies (as ``make_corpus`` makes them) cut into
+    documents of about ``DOC_CHARS`` characters at whitespace, until the size is reached;
+    returns the bytes written and the documents."""
+    from ragmeter.inputs.corpus import load_corpus
+
+    docs = load_corpus(CHROMA / "corpora")
+    total = sum(_write(folder / d.id, d.text) for d in docs)
+    n_docs, copy = len(docs), 0
+    while total < gb * 1e9:
+        copy += 1
+        disguise = _disguise(copy, variant)
+        for d in docs:
+            stem = Path(d.id).with_suffix("").as_posix()
+            for k, piece in enumerate(_pieces(disguise(d.text), DOC_CHARS)):
+                total += _write(folder / f"copy{copy:05d}" / f"{stem}-{k:04d}.md", piece)
+                n_docs += 1
+            if total >= gb * 1e9:
+                break
+    return total, n_docs
+
+
+def _pieces(text: str, size: int) -> Iterator[str]:
+    """``text`` cut after the first whitespace at or past every ``size`` characters."""
+    start = 0
+    while start < len(text):
+        found = _SPACE.search(text, start + size)
+        end = found.end() if found else len(text)
+        yield text[start:end]
+        start = end
 
 
 def _write(path: Path, text: str) -> int:
@@ -399,10 +452,19 @@ def main() -> int:
     ap.add_argument(
         "--repeat", type=int, default=1, help="runs per cell: fastest time, highest memory"
     )
+    ap.add_argument(
+        "--gb",
+        type=float,
+        default=0,
+        help="instead of the sizes: one corpus of about this many GB, documents of about "
+        "5,000 characters, searched from the CLI once per segmenter (a first run)",
+    )
     args = ap.parse_args()
     if not CHROMA.is_dir():
         print(f"skipped: {CHROMA} is not present")
         return 0
+    if args.gb:
+        return run_gb(args)
     if "warm" in args.cache.split(",") and "cold" not in args.cache.split(","):
         ap.error("--cache warm needs cold before it (the warm run reads what the cold one stored)")
     sizes = [1, 4] if args.quick else sorted(_ints(args.sizes))
@@ -449,6 +511,57 @@ def main() -> int:
                     print(_line(variant, rows[-1]), flush=True)
             _report(variant, rows)
     return 0
+
+
+def run_gb(args) -> int:
+    """``--gb``: the whole ``ragmeter search`` over a corpus of about ``args.gb`` GB, with an
+    empty segmentation cache, once per segmenter of ``--segmenters`` (the first variant of
+    ``--variant``); wall and CPU seconds and peak resident memory beside the goals."""
+    variant = args.variant.split(",")[0]
+    print(f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f} at start")
+    with tempfile.TemporaryDirectory(prefix="ragmeter-scale-gb-") as tmp:
+        tmp = Path(tmp)
+        corpus = tmp / "corpus"
+        t = time.perf_counter()
+        nbytes, n_docs = make_gb_corpus(corpus, args.gb, variant)
+        print(f"{variant} {args.gb:g} GB: {nbytes / 1e6:.1f} MB of UTF-8 in {n_docs} documents "
+              f"(written in {time.perf_counter() - t:.0f} s)", flush=True)  # fmt: skip
+        libs = _libraries_mb()
+        for seg in args.segmenters.split(","):
+            wall, cpu, peak = run_cli(
+                ROOT / "src", corpus, tmp / f"out-{seg}", "local", seg, "", tmp / f"segments-{seg}"
+            )
+            print(f"\n{seg}, a first run (empty segmentation cache), from the CLI:")
+            for line in _gb_goals(nbytes, wall, cpu, peak, libs):
+                print("  " + line)
+    return 0
+
+
+def _libraries_mb() -> float:
+    """Peak resident MB of a process that only imports what a search loads (its floor)."""
+    code = (
+        "import resource, ragmeter.cli.app, ragmeter.runs.pipeline, bm25s, syntok.segmenter; "
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=_env(ROOT / "src", None), check=True)  # fmt: skip
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def _gb_goals(nbytes: int, wall: float, cpu: float, peak: float, libs: float) -> list[str]:
+    """The figures of one ``--gb`` run, each beside its goal: 10 minutes a GB end to end,
+    peak resident memory at most 4x the corpus (over the libraries' own, and in all)."""
+    gb, mb = nbytes / 1e9, nbytes / 2**20
+    allowed = 600 * gb
+    extra = peak - libs
+    met = {True: "met", False: "NOT met"}
+    return [
+        f"wall {wall:.1f} s (CPU {cpu:.1f} s); goal 1 GB in 10 min, so {allowed:.0f} s here "
+        f"-> {met[wall <= allowed]}",
+        f"peak RSS {peak:.0f} MiB = {peak / mb:.2f}x the corpus ({mb:.0f} MiB); over the "
+        f"libraries ({libs:.0f} MiB): {extra:.0f} MiB = {extra / mb:.2f}x; goal 4x -> "
+        f"{met[extra <= 4 * mb]} over the libraries, {met[peak <= 4 * mb]} in all",
+    ]
 
 
 def _one(spec: dict, cli: bool, tmp: Path, tag: str, corpus: Path, src: Path) -> dict:

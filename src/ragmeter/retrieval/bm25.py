@@ -27,6 +27,9 @@ from ragmeter.retrieval.base import Ranking, Retriever, top_k
 # (bounds the score matrix, and top_k's copies of it, however large the index).
 QUESTION_BLOCK = 64
 SCORE_BLOCK = 1 << 16
+# Tokens counted together when an index is built: bounds its 64-bit keys and their sort
+# (whole texts a block, so a text longer than this is a block of its own).
+KEY_BLOCK = 1 << 18
 
 # bm25s.tokenize lower-cases, then finds r"(?u)\b\w\w+\b" (scikit-learn's pattern): the maximal
 # runs of two or more word characters, which is what this faster equivalent finds (tested).
@@ -66,7 +69,8 @@ class _TokenTable:
         self._ids.update((w, -1) for w in new if w in self.stop)
         ids = np.fromiter(map(self._ids.__getitem__, words), np.int32, len(words))
         keep = ids >= 0
-        return starts[keep], ids[keep]
+        starts = starts[keep]  # 32-bit where the text allows: a third of the table
+        return starts.astype(np.int32) if len(low) < 2**31 else starts, ids[keep]
 
 
 def _word_table(limit: int) -> np.ndarray:
@@ -146,26 +150,67 @@ def build_scores(ids: np.ndarray, lengths: np.ndarray, n_vocab: int, k1: float, 
     The arithmetic is bm25s's, operation for operation and in the same precision:
     ``idf * (tf / (k1 * ((1 - b) + b * l_d / l_avg) + tf))`` with idf from ``math.log``
     stored as float32, tf float32, the rest float64, the result rounded to float32.
+
+    Built in blocks of whole texts of about :data:`KEY_BLOCK` tokens: each block's (term,
+    text) pairs are counted on their own (a text's pairs are all in its block), then each
+    pair's score is written at its place in the matrix. A term's pairs come block after
+    block, so in text order, as one sort of every pair would put them. The 64-bit keys and
+    the sort are a block's, not the whole index's.
     """
     n_docs = len(lengths)
-    text = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-    pairs, tf = np.unique(ids.astype(np.int64) * n_docs + text, return_counts=True)
-    term, doc = np.divmod(pairs, n_docs)
-    indptr = np.searchsorted(term, np.arange(n_vocab + 1)).astype(np.int64)
-    df, where = np.unique(np.diff(indptr), return_inverse=True)  # math.log once a value
-    idf = np.array([math.log(1 + (n_docs - c + 0.5) / (c + 0.5)) for c in df.tolist()])
+    firsts = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+    edges = np.searchsorted(firsts[:-1], np.arange(0, firsts[-1], KEY_BLOCK), side="left")
+    edges = np.unique(np.concatenate((edges, [0, n_docs]))).tolist()
+    blocks = []  # each block's (terms, texts, counts) of its pairs, by term then text
+    df = np.zeros(n_vocab, np.int64)  # each term's number of texts
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        term, doc, tf = _pairs(ids, lengths, firsts, lo, hi)
+        blocks.append((term.astype(np.int32), doc.astype(np.int32), tf.astype(np.int32)))
+        _add_runs(df, blocks[-1][0])
+    indptr = np.concatenate(([0], np.cumsum(df)))
+    uniq, where = np.unique(df, return_inverse=True)  # math.log once a value
+    del df
+    idf = np.array([math.log(1 + (n_docs - c + 0.5) / (c + 0.5)) for c in uniq.tolist()])
     idf = idf.astype(np.float32)[where]
-    tf64 = tf.astype(np.float32).astype(np.float64)
-    x = k1 * ((1 - b) + b * lengths / lengths.mean())
-    x = x[doc] + tf64
-    x = tf64 / x
-    x *= idf[term]
-    return {
-        "data": x.astype(np.float32),
-        "indices": doc.astype(np.int32),
-        "indptr": indptr,
-        "num_docs": n_docs,
-    }
+    norm = k1 * ((1 - b) + b * lengths / lengths.mean())
+    data = np.empty(int(indptr[-1]), np.float32)
+    indices = np.empty(int(indptr[-1]), np.int32)
+    cursor = indptr[:-1].copy()  # where each term's next pair goes
+    while blocks:
+        term, doc, tf = blocks.pop(0)
+        pos = np.arange(len(term), dtype=np.int64)
+        pos -= np.searchsorted(term, term)  # the pair's rank among its block's pairs of its term
+        pos += cursor[term]
+        _add_runs(cursor, term)
+        tf64 = tf.astype(np.float32).astype(np.float64)
+        x = norm[doc] + tf64
+        x = tf64 / x
+        x *= idf[term]
+        data[pos] = x
+        indices[pos] = doc
+    return {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_docs}
+
+
+def _pairs(ids, lengths, firsts, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The (term, text) pairs of texts ``lo`` to ``hi`` (not included) and how often each
+    occurs: ``(terms, texts, counts)``, by term then text."""
+    text = np.repeat(np.arange(lo, hi, dtype=np.int64), lengths[lo:hi])
+    keys = ids[firsts[lo] : firsts[hi]].astype(np.int64)
+    n_docs = len(lengths)
+    keys *= n_docs
+    keys += text
+    del text
+    pairs, tf = np.unique(keys, return_counts=True)
+    del keys
+    term, doc = np.divmod(pairs, n_docs)
+    return term, doc, tf
+
+
+def _add_runs(counts: np.ndarray, sorted_ids: np.ndarray) -> None:
+    """Add to ``counts[i]`` the number of times ``i`` occurs in ``sorted_ids`` (sorted)."""
+    if len(sorted_ids):
+        starts = np.flatnonzero(np.diff(sorted_ids, prepend=sorted_ids[0] - 1))
+        counts[sorted_ids[starts]] += np.diff(starts, append=len(sorted_ids))
 
 
 class BM25Retriever(Retriever):
