@@ -759,7 +759,14 @@ EQUIVALENT: set[tuple] = {
     # history/gate.py: the support phrase holds one ";" and one " these"; the family is one pair
     ("history/gate.py", _SUPPORT, 37, "1 -> 2"),
     ("history/gate.py", _SUPPORT, 68, "1 -> 2"),
-    ("history/gate.py", ").rows[0]", 7, "0 -> -1"),
+    ("history/gate.py", "row = table.rows[0]", 17, "0 -> -1"),
+    # comparison/verdicts.py: the level is checked only to lie in (0, 1); 0.5 does too
+    (
+        "comparison/verdicts.py",
+        'stats.check_common(rounds, seed, "percentile", 1.0 - alpha if 0 < alpha < 1 else 0.5)',
+        62,
+        "0 -> 1",
+    ),
     # comparison/summary.py: the rule's alpha is built as round(1 - confidence, 12) itself; 11 or 12
     # digits differ only for a confidence with 12 decimals
     ("comparison/summary.py", "if self.comparison_rule is not None:", 0, "`if` branch removed"),
