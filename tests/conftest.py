@@ -3,6 +3,10 @@
 * ``shared_data`` (fixture) and :func:`shared_path` find the public test data in
   ``../shared/data`` beside the project root (the one place tests look for it).
 * :func:`require` imports a test extra (``pytrec_eval``, ``llama_cpp``, ...).
+* The shipped example (:data:`EXAMPLE`): :func:`search_example` runs a search on it,
+  :func:`save_example` saves one, :func:`copy_results` copies a results folder; the
+  session fixtures ``example_results`` and ``small_example_results`` are saved once and
+  read only, their ``*_copy`` twins are a test's own copy to write into.
 * Both skip with the reason on a developer's machine, but **fail** when the
   environment asks for everything: ``CI=true`` (or ``1``/``yes``) or
   ``RAGMETER_REQUIRE_ALL=1`` (``.ci/run`` sets it). In that mode every other skip
@@ -16,13 +20,19 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+if TYPE_CHECKING:
+    from ragmeter.runs.search_run import SearchRun
 
 ROOT = Path(__file__).resolve().parents[1]
 """The project root (the folder holding pyproject.toml)."""
@@ -77,6 +87,102 @@ def require_file(path: str | Path, hint: str) -> Path:
 def shared_data() -> Path:
     """The shared data folder ``../shared/data``; skips (fails in CI) when absent."""
     return shared_path()
+
+
+# --------------------------------------------------------------------------- the shipped example
+
+
+def search_example(questions: int | None = None, **settings) -> SearchRun:
+    """A search on the shipped example with ``settings`` (``Config`` fields, ``testset``
+    too; ``rounds`` is 200 unless given), over its first ``questions`` questions or all."""
+    from ragmeter.inputs.config import Config
+    from ragmeter.inputs.corpus import load_corpus
+    from ragmeter.inputs.testset import TestSet, load_testset
+    from ragmeter.runs.pipeline import run_search
+
+    where = {"corpus": str(EXAMPLE / "posts"), "testset": str(EXAMPLE / "questions.jsonl")}
+    config = Config(**(where | {"rounds": 200} | settings))
+    if questions is None:
+        return run_search(config)
+    docs = load_corpus(config.corpus)
+    first = load_testset(config.testset, docs).questions[:questions]
+    return run_search(config, docs, TestSet(first))
+
+
+def save_example(path: Path, questions: int | None = None, **settings) -> Path:
+    """:func:`search_example` saved as a results folder at ``path`` (returned)."""
+    from ragmeter.runs.results import save_results
+
+    return save_results(search_example(questions, **settings), path)
+
+
+def copy_results(src: Path, dst: Path) -> Path:
+    """A copy of the results folder ``src`` at ``dst`` (returned), for a test to change."""
+    return Path(shutil.copytree(src, dst))
+
+
+EXAMPLE_SETTINGS = {
+    "strategies": ("whole", "sentence", "recursive"),
+    "retrievers": ("bm25",),
+    "rounds": 200,
+    "family": "all",
+}
+"""``example_results``: three systems, the example's close pair (``sentence`` and
+``recursive``) beside ``whole``, every pair compared."""
+
+SMALL_EXAMPLE_QUESTIONS = 8
+SMALL_EXAMPLE_SETTINGS = {
+    "strategies": ("sentence", "fixed-40"),
+    "custom_strategies": ({"name": "fixed-40", "kind": "fixed", "size": 40},),
+    "ks": (1, 5),
+    "rounds": 200,
+}
+"""``small_example_results``: the first 8 questions, ``sentence`` and 40-word ``fixed``
+chunks, k = 1 and 5: small enough to answer and grade in every test."""
+
+
+def _contents(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }
+
+
+def _read_only(path: Path) -> Iterator[Path]:
+    """Yield ``path``; afterwards fail, naming the files, if any test changed it."""
+    before = _contents(path)
+    yield path
+    after = _contents(path)
+    changed = sorted(n for n in before.keys() | after.keys() if before.get(n) != after.get(n))
+    assert not changed, f"a test wrote into the shared {path} (take the *_copy fixture): {changed}"
+
+
+@pytest.fixture(scope="session")
+def example_results(tmp_path_factory) -> Iterator[Path]:
+    """The shipped example saved once with :data:`EXAMPLE_SETTINGS`. Read only (checked at
+    the end of the session): a test that writes into it takes ``example_results_copy``."""
+    yield from _read_only(
+        save_example(tmp_path_factory.mktemp("example") / "results", **EXAMPLE_SETTINGS)
+    )
+
+
+@pytest.fixture
+def example_results_copy(example_results, tmp_path) -> Path:
+    """This test's own copy of ``example_results`` (``tmp_path/results``)."""
+    return copy_results(example_results, tmp_path / "results")
+
+
+@pytest.fixture(scope="session")
+def small_example_results(tmp_path_factory) -> Iterator[Path]:
+    """The small example (:data:`SMALL_EXAMPLE_SETTINGS`) saved once. Read only (checked
+    at the end): a test that writes into it takes ``small_example_results_copy``."""
+    path = tmp_path_factory.mktemp("small-example") / "results"
+    yield from _read_only(save_example(path, SMALL_EXAMPLE_QUESTIONS, **SMALL_EXAMPLE_SETTINGS))
+
+
+@pytest.fixture
+def small_example_results_copy(small_example_results, tmp_path) -> Path:
+    """This test's own copy of ``small_example_results`` (``tmp_path/results``)."""
+    return copy_results(small_example_results, tmp_path / "results")
 
 
 # --------------------------------------------------------------------------- no silent skips

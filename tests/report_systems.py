@@ -11,12 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from ragmeter.cli import example_dir
-from ragmeter.inputs.config import Config
-from ragmeter.runs.pipeline import run_search
-from ragmeter.runs.results import save_results
+from conftest import EXAMPLE_SETTINGS, save_example
 
 STRATEGIES = ("whole", "fixed", "overlap", "sentence", "recursive", "parent-400")
 BM25_SETTINGS = (
@@ -25,23 +20,19 @@ BM25_SETTINGS = (
     {"name": "bm25-b03", "kind": "bm25", "b": 0.3},
 )
 LAYOUTS = {
-    3: (("whole", "sentence", "recursive"), ("bm25",)),
+    3: (EXAMPLE_SETTINGS["strategies"], EXAMPLE_SETTINGS["retrievers"]),
     18: (STRATEGIES, BM25_SETTINGS),
 }
 
 
 def example_results(root: Path, systems: int) -> Path:
-    """A results folder of the shipped example with ``systems`` (3 or 18) systems."""
-    ex = example_dir()
-    if not (ex / "questions.jsonl").is_file():
-        pytest.skip("the shipped example has no questions.jsonl")
+    """A results folder of the shipped example with ``systems`` (3 or 18) systems; the 3 are
+    conftest's ``example_results`` (a session fixture, for a test that needs no other)."""
     strategies, retrievers = LAYOUTS[systems]
-    cfg = Config(
-        corpus=str(ex / "posts"),
-        testset=str(ex / "questions.jsonl"),
+    return save_example(
+        root / f"results-{systems}",
         strategies=strategies,
         retrievers=retrievers,
         rounds=200,
         family="all",  # every pair: the longest table a report shows (a grid's own: test_families)
     )
-    return save_results(run_search(cfg), root / f"results-{systems}")

@@ -14,13 +14,12 @@ import io
 import json
 import re
 import shlex
-import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import EXAMPLE
+from conftest import EXAMPLE, save_example
 from rich.console import Console
 from test_answers import Scripted, question_of
 
@@ -47,11 +46,7 @@ from ragmeter.answers.store import HandGrade, answers_dir, append_hand
 from ragmeter.cli.answer_views import grade_command, handgrade_command, judges_command
 from ragmeter.cli.failure_views import failures_command
 from ragmeter.errors import InputError
-from ragmeter.inputs.config import Config
-from ragmeter.inputs.corpus import load_corpus
-from ragmeter.inputs.testset import TestSet, load_testset
-from ragmeter.runs.pipeline import run_search
-from ragmeter.runs.results import Results, save_results
+from ragmeter.runs.results import Results
 
 # the passage of the seed's example: "a flat 4.8 more bits per item"
 BITS = (
@@ -316,21 +311,6 @@ ANSWERS = {
 }
 
 
-@pytest.fixture(scope="module")
-def searched(tmp_path_factory):
-    docs = load_corpus(f"{EXAMPLE}/posts")
-    ts = load_testset(f"{EXAMPLE}/questions.jsonl", docs)
-    cfg = Config(
-        strategies=("sentence", "fixed-40"),
-        custom_strategies=({"name": "fixed-40", "kind": "fixed", "size": 40},),
-        ks=(1, 5),
-        rounds=200,
-    )
-    path = tmp_path_factory.mktemp("failures") / "results"
-    save_results(run_search(cfg, docs, TestSet(ts.questions[:8])), path)
-    return path
-
-
 def scripted_reader(results):
     refs = {q.text: q for q in Results(results).questions}
 
@@ -351,9 +331,8 @@ def judge(strict: tuple[str, ...] = ()):
 
 
 @pytest.fixture
-def answered(searched, tmp_path):
-    path = tmp_path / "results"
-    shutil.copytree(searched, path)
+def answered(small_example_results_copy):
+    path = small_example_results_copy
     answer_questions(path, scripted_reader(path))
     # "lenient" passes everything; "strict" fails the year and the error-rate answers
     grade_answers(
@@ -506,13 +485,12 @@ def test_failures_command_bad_input_is_one_line(answered, tmp_path):
         assert needle in result.output and len(result.output.strip().splitlines()) == 1
 
 
-def test_failures_need_answers(searched, tmp_path):
+def test_failures_need_answers(small_example_results_copy):
     from typer.testing import CliRunner
 
     from ragmeter.cli import app
 
-    path = tmp_path / "results"
-    shutil.copytree(searched, path)
+    path = small_example_results_copy
     result = CliRunner().invoke(app, ["failures", str(path)])
     assert result.exit_code == 2 and "ragmeter answer" in result.output
 
@@ -763,11 +741,8 @@ def test_only_the_questions_every_system_answered_are_compared(answered):  # noq
 
 @pytest.fixture(scope="module")
 def one_system(tmp_path_factory):
-    docs = load_corpus(f"{EXAMPLE}/posts")
-    ts = load_testset(f"{EXAMPLE}/questions.jsonl", docs)
-    cfg = Config(strategies=("sentence",), ks=(1, 5), rounds=200, confidence=0.9)
     path = tmp_path_factory.mktemp("failures-one") / "results"
-    save_results(run_search(cfg, docs, TestSet(ts.questions[:8])), path)
+    save_example(path, 8, strategies=("sentence",), ks=(1, 5), confidence=0.9)
     answer_questions(path, scripted_reader(path))
     grade_answers(path, [Scripted("lenient", judge())])
     return path

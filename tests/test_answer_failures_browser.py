@@ -7,8 +7,6 @@ like ``test_report_browser.py``, whose driver it uses.
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from conftest import require
 
@@ -17,7 +15,7 @@ webdriver = require("selenium.webdriver", "pip install selenium")
 
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
-from test_answer_failures import judge, searched  # noqa: E402, F401
+from test_answer_failures import judge  # noqa: E402
 from test_answers import Scripted, question_of  # noqa: E402
 from test_report_browser import driver, open_report, severe  # noqa: E402, F401
 
@@ -29,9 +27,8 @@ HOSTILE = '<img src=x onerror="window.__pwned=true">'
 
 
 @pytest.fixture
-def report(searched, tmp_path):  # noqa: F811
-    path = tmp_path / "results"
-    shutil.copytree(searched, path)
+def report(small_example_results_copy, tmp_path):
+    path = small_example_results_copy
     refs = {q.text: q for q in Results(path).questions}
 
     def respond(prompt: str) -> str:

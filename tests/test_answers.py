@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EXAMPLE
 from rich.console import Console
 
 import ragmeter.answers as answers
@@ -57,13 +56,9 @@ from ragmeter.cli.answer_views import (
     judges_command,
 )
 from ragmeter.errors import InputError
-from ragmeter.inputs.config import Config
-from ragmeter.inputs.corpus import load_corpus
-from ragmeter.inputs.testset import TestSet, load_testset
 from ragmeter.llm import Completion, ReplyCache, parse_options
 from ragmeter.llm.fence import fenced
-from ragmeter.runs.pipeline import run_search
-from ragmeter.runs.results import Results, save_results
+from ragmeter.runs.results import Results
 
 # --- a scripted backend ---------------------------------------------------------------------
 
@@ -117,30 +112,11 @@ def judge_by_question(table: dict[str, str]):
     return respond
 
 
-@pytest.fixture(scope="module")
-def results_dir(tmp_path_factory):
-    """A results directory: 8 blog questions, two chunking strategies, BM25."""
-    docs = load_corpus(f"{EXAMPLE}/posts")
-    ts = load_testset(f"{EXAMPLE}/questions.jsonl", docs)
-    cfg = Config(
-        strategies=("sentence", "fixed-40"),
-        custom_strategies=({"name": "fixed-40", "kind": "fixed", "size": 40},),
-        ks=(1, 5),
-        rounds=200,
-    )
-    path = tmp_path_factory.mktemp("res") / "results"
-    save_results(run_search(cfg, docs, TestSet(ts.questions[:8])), path)
-    return path
-
-
 @pytest.fixture
-def results(results_dir, tmp_path):
-    """A fresh copy per test, so answers of one test never leak into another."""
-    import shutil
-
-    dest = tmp_path / "results"
-    shutil.copytree(results_dir, dest)
-    return dest
+def results(small_example_results_copy):
+    """The small example (8 blog questions, two chunking strategies, BM25), a fresh copy per
+    test, so answers of one test never leak into another."""
+    return small_example_results_copy
 
 
 def quiet() -> Console:

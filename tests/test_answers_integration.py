@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE
+from conftest import save_example
 from llm_fixtures import (
     gguf_model_path,
     llama_cpp_missing,
@@ -33,12 +33,7 @@ from ragmeter.answers import (
     load_answer_set,
 )
 from ragmeter.answers.store import answers_dir
-from ragmeter.inputs.config import Config
-from ragmeter.inputs.corpus import load_corpus
-from ragmeter.inputs.testset import TestSet, load_testset
 from ragmeter.llm import BackendUnavailable, OpenAIBackend, ReplyCache, make_backend
-from ragmeter.runs.pipeline import run_search
-from ragmeter.runs.results import save_results
 
 QUESTIONS = 4
 K = 3  # short prompts keep the tiny model quick on two cores
@@ -54,15 +49,13 @@ needs_server = pytest.mark.skipif(
 
 
 def make_results(path: Path) -> Path:
-    docs = load_corpus(EXAMPLE / "posts")
-    ts = load_testset(EXAMPLE / "questions.jsonl", docs)
-    cfg = Config(
+    return save_example(
+        path,
+        QUESTIONS,
         strategies=("sentence-60",),
         custom_strategies=({"name": "sentence-60", "kind": "sentence", "size": 60},),
         ks=(1, 3, 5),
-        rounds=200,
     )
-    return save_results(run_search(cfg, docs, TestSet(ts.questions[:QUESTIONS])), path)
 
 
 @pytest.fixture(scope="module")

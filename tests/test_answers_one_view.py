@@ -13,7 +13,7 @@ import re
 import shutil
 
 import pytest
-from conftest import EXAMPLE
+from conftest import SMALL_EXAMPLE_SETTINGS, copy_results, save_example
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -33,10 +33,7 @@ from ragmeter.answers.store import (
 from ragmeter.comparison.formatting import format_estimate
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import Config
-from ragmeter.inputs.corpus import load_corpus
-from ragmeter.inputs.testset import TestSet, load_testset
-from ragmeter.runs.pipeline import run_search
-from ragmeter.runs.results import Results, save_results
+from ragmeter.runs.results import Results
 
 K = 3
 LIMIT = 6
@@ -47,17 +44,8 @@ HAND = ["correct", "wrong", "wrong", "correct", "partial", "wrong"]
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
-    docs = load_corpus(f"{EXAMPLE}/posts")
-    ts = load_testset(f"{EXAMPLE}/questions.jsonl", docs)
-    cfg = Config(
-        strategies=("sentence", "fixed-40"),
-        custom_strategies=({"name": "fixed-40", "kind": "fixed", "size": 40},),
-        ks=(1, 3, 5),
-        relevant_grade=1,
-        rounds=200,
-    )
     path = tmp_path_factory.mktemp("one-view") / "results"
-    save_results(run_search(cfg, docs, TestSet(ts.questions[:8])), path)
+    save_example(path, 8, **(SMALL_EXAMPLE_SETTINGS | {"ks": (1, 3, 5), "relevant_grade": 1}))
     res = Results(path)
     folder = answers_dir(path)
     folder.mkdir()
@@ -80,9 +68,7 @@ def run_dir(tmp_path_factory):
 
 @pytest.fixture
 def results(run_dir, tmp_path):
-    dest = tmp_path / "results"
-    shutil.copytree(run_dir, dest)
-    return dest
+    return copy_results(run_dir, tmp_path / "results")
 
 
 def fmt(est: dict) -> str:

@@ -10,13 +10,12 @@ import json
 import types
 
 import pytest
-from test_answers import (  # noqa: F401  (results, results_dir: fixtures)
+from test_answers import (  # noqa: F401  (results: a fixture)
     Scripted,
     judge_by_question,
     question_of,
     reader,
     results,
-    results_dir,
 )
 
 import ragmeter.answers.run as run_module

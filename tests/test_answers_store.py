@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_answers import results, results_dir  # noqa: F401  (fixtures)
+from test_answers import results  # noqa: F401  (a fixture)
 
 from ragmeter.answers.store import (
     Answer,

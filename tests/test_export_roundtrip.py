@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EXAMPLE, require
+from conftest import require, save_example
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
@@ -31,27 +31,18 @@ runner = CliRunner()
 FAMILIES = ("recall", "hit", "precision", "mrr", "ndcg", "map", "rprec")
 
 
-def _search(path: Path, **settings) -> Results:
-    cfg = Config(
-        corpus=str(EXAMPLE / "posts"),
-        testset=str(EXAMPLE / "questions.jsonl"),
-        rounds=200,
-        **settings,
-    )
-    return Results(run_search(cfg).save(path))
-
-
 @pytest.fixture(scope="module")
 def shipped(tmp_path_factory) -> Results:
     """The shipped example searched as ``ragmeter search`` does: seven strategies,
     relevance at grade 2, exponential gain, the returned list as nDCG's ideal."""
-    return _search(tmp_path_factory.mktemp("shipped") / "res")
+    return Results(save_example(tmp_path_factory.mktemp("shipped") / "res"))
 
 
 @pytest.fixture(scope="module")
 def lenient(tmp_path_factory) -> Results:
     """The same at grade 1 with trec_eval's linear gain: nDCG comparable with trec_eval."""
-    return _search(tmp_path_factory.mktemp("lenient") / "res", relevant_grade=1, gain="linear")
+    path = tmp_path_factory.mktemp("lenient") / "res"
+    return Results(save_example(path, relevant_grade=1, gain="linear"))
 
 
 def measures(res: Results) -> list[str]:

@@ -6,27 +6,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import require
+from conftest import EXAMPLE, require, save_example
 
 from ragmeter.cli import example_dir
 from ragmeter.history.store import HistoryStore, read_results_files
-from ragmeter.inputs.config import Config
 from ragmeter.report.history import DIRECTION_COLORS, history_chart, load_history
-from ragmeter.runs.pipeline import run_search
-from ragmeter.runs.results import Results, save_results
+from ragmeter.runs.results import Results
 
 
 def search(out: Path, size: int, questions: Path | None = None) -> Path:
     """The shipped example with a fixed-size strategy ``mine`` beside ``sentence``."""
-    ex = example_dir()
-    cfg = Config(
-        corpus=str(ex / "posts"),
-        testset=str(questions or ex / "questions.jsonl"),
+    return save_example(
+        out,
         strategies=("mine", "sentence"),
         custom_strategies=({"name": "mine", "kind": "fixed", "size": size},),
         rounds=1000,
-    ).validate()
-    return save_results(run_search(cfg), out)
+        testset=str(questions or EXAMPLE / "questions.jsonl"),
+    )
 
 
 def keep(folder: Path, results: Path, commit: str) -> None:
@@ -89,17 +85,14 @@ def test_no_section_without_comparable_runs(recorded, tmp_path):
 
 def search_ndcg(out: Path) -> Path:
     """The example measured at k = 10 only, by ndcg@10 (not a share)."""
-    ex = example_dir()
-    cfg = Config(
-        corpus=str(ex / "posts"),
-        testset=str(ex / "questions.jsonl"),
+    return save_example(
+        out,
         strategies=("mine", "sentence"),
         custom_strategies=({"name": "mine", "kind": "fixed", "size": 500},),
         ks=(10,),
         metric="ndcg@10",
         rounds=1000,
-    ).validate()
-    return save_results(run_search(cfg), out)
+    )
 
 
 @pytest.fixture(scope="module")

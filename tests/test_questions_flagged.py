@@ -7,25 +7,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import EXAMPLE
+from conftest import save_example
 
 from ragmeter import stats
-from ragmeter.inputs.config import Config
-from ragmeter.inputs.corpus import load_corpus
-from ragmeter.inputs.testset import TestSet, load_testset
 from ragmeter.questions.flagged import results_audit
-from ragmeter.runs.pipeline import run_search
-from ragmeter.runs.results import Results, save_results
+from ragmeter.runs.results import Results
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    docs = load_corpus(f"{EXAMPLE}/posts")
-    ts = load_testset(f"{EXAMPLE}/questions.jsonl", docs)
-    cfg = Config(strategies=("sentence",), rounds=200, seed=7, confidence=0.9)
     path = tmp_path_factory.mktemp("flagged") / "results"
-    save_results(run_search(cfg, docs, TestSet(ts.questions[:30])), path)
-    return Results(path)
+    return Results(save_example(path, 30, strategies=("sentence",), seed=7, confidence=0.9))
 
 
 def _audit(res: Results, labels_of) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import EXAMPLE
+from conftest import EXAMPLE, save_example
 
 from ragmeter.errors import InputError
 from ragmeter.inputs.corpus import load_corpus
@@ -84,16 +84,11 @@ def test_audit_scores_split_the_run_and_the_report_shows_them(tmp_path):
     import numpy as np
 
     from ragmeter import stats
-    from ragmeter.inputs.config import Config
     from ragmeter.questions.flagged import results_audit
     from ragmeter.report.data import report_data
-    from ragmeter.runs.pipeline import run_search
-    from ragmeter.runs.results import Results, save_results
+    from ragmeter.runs.results import Results
 
-    docs = load_corpus(f"{EXAMPLE}/posts")
-    ts = load_testset(f"{EXAMPLE}/questions.jsonl", docs)
-    path = tmp_path / "results"
-    save_results(run_search(Config(strategies=("sentence",), rounds=200), docs, ts), path)
+    path = save_example(tmp_path / "results", strategies=("sentence",))
     res = Results(path)
     qids = res.question_ids
     (path / "audit").mkdir()

@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import require, require_file
+from conftest import require, require_file, save_example
 
 require("altair", "the HTML report needs the 'report' extra")
 require("vl_convert", "the HTML report needs the 'report' extra")
@@ -29,11 +29,7 @@ from test_report_html import (  # noqa: E402
     embedded_data,
 )
 
-from ragmeter.cli import example_dir  # noqa: E402
-from ragmeter.inputs.config import Config  # noqa: E402
 from ragmeter.report.html import write_report  # noqa: E402
-from ragmeter.runs.pipeline import run_search  # noqa: E402
-from ragmeter.runs.results import save_results  # noqa: E402
 
 CHROMIUM = os.environ.get("RAGMETER_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("RAGMETER_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -110,16 +106,6 @@ def open_question(driver, index: int):
         lambda d: d.find_elements(By.CSS_SELECTOR, f"#question-{index} .qbody")
     )
     return driver.find_element(By.ID, f"question-{index}")
-
-
-@pytest.fixture(scope="module")
-def example_results(tmp_path_factory) -> Path:
-    ex = example_dir()
-    if not (ex / "questions.jsonl").is_file():
-        pytest.skip("the shipped example has no questions.jsonl")
-    cfg = Config(corpus=str(ex / "posts"), testset=str(ex / "questions.jsonl"), rounds=1000)
-    out = tmp_path_factory.mktemp("example") / "results"
-    return save_results(run_search(cfg), out)
 
 
 def test_example_report_renders_offline(example_results, driver, tmp_path):
@@ -239,15 +225,8 @@ def test_hostile_corpus_runs_nothing(driver, tmp_path):
 
 def test_headers_name_the_runs_own_level(driver, tmp_path):
     """A run at 90% says 90% in every table header and chart title, never 95%."""
-    ex = example_dir()
-    cfg = Config(
-        corpus=str(ex / "posts"),
-        testset=str(ex / "questions.jsonl"),
-        strategies=("sentence", "fixed"),
-        rounds=300,
-        confidence=0.9,
-    )
-    results = save_results(run_search(cfg), tmp_path / "results")
+    settings = {"strategies": ("sentence", "fixed"), "rounds": 300, "confidence": 0.9}
+    results = save_example(tmp_path / "results", **settings)
     report = write_report(results, tmp_path / "report.html")
     open_report(driver, report)
     heads = " ".join(

@@ -4,9 +4,6 @@ decimals."""
 
 from __future__ import annotations
 
-import pytest
-from report_systems import example_results
-
 from ragmeter import stats
 from ragmeter.report.common import _est
 from ragmeter.report.data import report_data
@@ -14,19 +11,16 @@ from ragmeter.runs.results import Results
 from ragmeter.stats import Estimate
 
 
-@pytest.fixture(scope="module")
-def example(tmp_path_factory) -> Results:
-    return Results(example_results(tmp_path_factory.mktemp("ex"), 3))
-
-
-def test_the_page_shows_50_questions_a_page_and_each_systems_top_5(example):
+def test_the_page_shows_50_questions_a_page_and_each_systems_top_5(example_results):
+    example = Results(example_results)
     data = report_data(example)
     assert (data["page_size"], data["top"]) == (50, 5)
     lengths = {len(row) for q in data["questions"] for row in q["items"]}
     assert max(lengths) == 5  # the run keeps 10 a question; the page shows the reader's 5
 
 
-def test_the_sample_size_reading_is_for_an_interval_of_4_points(example):
+def test_the_sample_size_reading_is_for_an_interval_of_4_points(example_results):
+    example = Results(example_results)
     data = report_data(example)
     reading = data["sample_size"]
     assert reading["target"] == 0.04

@@ -4,27 +4,16 @@ separate it; a headline over systems without the metric names nothing and counts
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
-import pytest
-from report_systems import example_results
+from conftest import copy_results, save_example
 
 from ragmeter import stats
-from ragmeter.cli import example_dir
-from ragmeter.inputs.config import Config
 from ragmeter.report.data import headline_extras, report_data
-from ragmeter.runs.pipeline import run_search
-from ragmeter.runs.results import Results, save_results
+from ragmeter.runs.results import Results
 
 
-@pytest.fixture(scope="module")
-def close(tmp_path_factory) -> Results:
-    """The shipped example with ``sentence`` and ``recursive``, a close pair (a tie)."""
-    return Results(example_results(tmp_path_factory.mktemp("close"), 3))
-
-
-def test_a_tie_says_how_many_questions_would_separate_its_gap(close):
+def test_a_tie_says_how_many_questions_would_separate_its_gap(example_results):
+    close = Results(example_results)  # sentence and recursive: a close pair (a tie)
     data = report_data(close)
     metric = data["metric"]
     ties = [c for c in data["comparisons"] if not c["separated"]]
@@ -87,7 +76,8 @@ def test_the_frontier_leaves_out_a_system_scoring_lower_for_the_same_words():
     assert h["frontier"] == ["whole"]
 
 
-def test_the_route_diagram_marks_what_the_run_took(close, tmp_path):
+def test_the_route_diagram_marks_what_the_run_took(example_results, tmp_path):
+    close = Results(example_results)
     route = report_data(close)["route"]
     search, answer = route["lanes"]
     assert (search["key"], search["start"], search["branch"]) == ("search", 0, None)
@@ -109,7 +99,7 @@ def test_the_route_diagram_marks_what_the_run_took(close, tmp_path):
     assert [s["detail"] for s in answer["steps"][1:]] == ["not run"] * 3
 
     # a question audit: its lane branches off "Questions", one column in
-    path = Path(shutil.copytree(close.path, tmp_path / "r"))
+    path = copy_results(close.path, tmp_path / "r")
     (path / "audit").mkdir()
     qids = close.question_ids
     (path / "audit" / "flags.jsonl").write_text(
@@ -127,16 +117,10 @@ def test_the_route_diagram_marks_what_the_run_took(close, tmp_path):
 
 
 def test_two_pairs_against_a_baseline_on_mrr_are_costed_in_mrr_units(tmp_path):
-    ex = example_dir()
-    cfg = Config(
-        corpus=str(ex / "posts"),
-        testset=str(ex / "questions.jsonl"),
-        strategies=("whole", "sentence", "recursive"),
-        baseline="whole",
-        metric="mrr@10",
-        rounds=200,
+    strategies = ("whole", "sentence", "recursive")
+    res = Results(
+        save_example(tmp_path / "r", strategies=strategies, baseline="whole", metric="mrr@10")
     )
-    res = Results(save_results(run_search(cfg), tmp_path / "r"))
     assert res.summary.comparison_rule.pairs == 2
     family = report_data(res)["sample_size"]["family"]
     # a difference of 0.05 in MRR (not in points) over the table's two pairs

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import save_example
 
 pytest.importorskip("altair", reason="the HTML report needs the 'report' extra (altair)")
 pytest.importorskip("vl_convert", reason="the HTML report needs the 'report' extra (vl-convert)")
 
-from ragmeter.cli.app import example_dir  # noqa: E402
 from ragmeter.inputs.config import Config  # noqa: E402
 from ragmeter.report.html import (  # noqa: E402
     headline_extras,
@@ -100,23 +100,8 @@ def test_grid_only_with_several_retrievers():
     }
 
 
-@pytest.fixture(scope="module")
-def example_results(tmp_path_factory) -> Path:
-    ex = example_dir()
-    cfg = Config(
-        corpus=str(ex / "posts"),
-        testset=str(ex / "questions.jsonl"),
-        strategies=("sentence", "recursive", "parent-400"),
-        rounds=200,
-    )
-    return save_results(run_search(cfg), tmp_path_factory.mktemp("ex") / "results")
-
-
-def test_answer_figures_use_the_readers_k_and_the_answered_questions(example_results, tmp_path):
-    import shutil
-
-    results = tmp_path / "results"
-    shutil.copytree(example_results, results)
+def test_answer_figures_use_the_readers_k_and_the_answered_questions(example_results_copy):
+    results = example_results_copy
     res = Results(results)
     answered = res.question_ids[::3]  # a third of the questions were answered
     (results / "answers").mkdir()
@@ -163,7 +148,6 @@ def test_the_first_screen_holds_twelve_systems(tmp_path, retrievers):
     browser = pytest.importorskip("test_report_browser")
     if not (Path(browser.CHROMIUM).exists() and Path(browser.CHROMEDRIVER).exists()):
         pytest.skip("needs chromium: apt-get install -y chromium chromium-driver")
-    ex = example_dir()
     custom = [
         {"name": f"{kind}-{size}", "kind": kind, "size": size}
         for kind in ("fixed", "sentence", "recursive")
@@ -172,17 +156,14 @@ def test_the_first_screen_holds_twelve_systems(tmp_path, retrievers):
     names = ("whole", "fixed", "overlap", "sentence", "recursive", "parent-400")
     if retrievers == 1:
         names = names + tuple(c["name"] for c in custom)
-    cfg = Config(
-        corpus=str(ex / "posts"),
-        testset=str(ex / "questions.jsonl"),
+    out = save_example(
+        tmp_path / "r",
         strategies=names,
         custom_strategies=tuple(custom),
         retrievers=("bm25",)
         if retrievers == 1
         else ("bm25", {"name": "bm25-k09", "kind": "bm25", "k1": 0.9}),
-        rounds=200,
     )
-    out = save_results(run_search(cfg), tmp_path / "r")
     assert len(Results(out).systems) == 12
     report = write_report(out)
     driver = browser.make_driver(tmp_path / "profile")

@@ -4,36 +4,18 @@ note, else the rules' reasons) and its meta file, and the failure cases' marked 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
+from conftest import save_example
 
-from ragmeter.cli import example_dir
-from ragmeter.inputs.config import Config
 from ragmeter.report.data import report_data
 from ragmeter.report.sections import _failure_case, _segments
-from ragmeter.runs.pipeline import run_search
-from ragmeter.runs.results import Results, save_results
+from ragmeter.runs.results import Results
 
 
-@pytest.fixture(scope="module")
-def searched(tmp_path_factory) -> Path:
-    ex = example_dir()
-    if not (ex / "questions.jsonl").is_file():
-        pytest.skip("the shipped example has no questions.jsonl")
-    cfg = Config(
-        corpus=str(ex / "posts"),
-        testset=str(ex / "questions.jsonl"),
-        strategies=("sentence",),
-        rounds=200,
-    )
-    return save_results(run_search(cfg), Path(tmp_path_factory.mktemp("sections")) / "r")
-
-
-def _audited(searched: Path, tmp_path: Path, rows: list[dict], meta: str | None) -> Results:
-    path = Path(shutil.copytree(searched, tmp_path / "r"))
+def _audited(path: Path, rows: list[dict], meta: str | None) -> Results:
+    """The results at ``path`` (a test's own copy) with an audit of ``rows`` and ``meta``."""
     (path / "audit").mkdir()
     lines = "".join(json.dumps(r) + "\n" for r in rows)
     (path / "audit" / "flags.jsonl").write_text(lines, encoding="utf-8")
@@ -42,8 +24,8 @@ def _audited(searched: Path, tmp_path: Path, rows: list[dict], meta: str | None)
     return Results(path)
 
 
-def test_an_audit_note_is_the_hand_note_else_the_rules_reasons(searched, tmp_path):
-    ids = Results(searched).question_ids
+def test_an_audit_note_is_the_hand_note_else_the_rules_reasons(example_results_copy):
+    ids = Results(example_results_copy).question_ids
     rule = {"kind": "misstated", "reason": "says upper bound; passage: lower", "source": "rule"}
     rows = [
         {"question": ids[0], "flags": ["copied"], "note": "copied from the passage"},
@@ -51,7 +33,7 @@ def test_an_audit_note_is_the_hand_note_else_the_rules_reasons(searched, tmp_pat
         {"question": ids[2], "flags": []},
     ]
     # meta.json as Python's json writes a missing number: NaN is read, not refused
-    res = _audited(searched, tmp_path, rows, '{"generator": "rules v2", "copy_ratio": NaN}')
+    res = _audited(example_results_copy, rows, '{"generator": "rules v2", "copy_ratio": NaN}')
     data = report_data(res)
     audit = data["optional"]["audit"]
     assert (audit["source"], audit["audited"], audit["flagged"]) == ("rules v2", 3, 2)
@@ -106,8 +88,8 @@ def test_a_failure_case_marks_numbers_and_only_sentences_found_in_the_answer():
     ]
 
 
-def test_graded_answers_give_the_answer_and_failure_sections(searched, tmp_path):
-    path = Path(shutil.copytree(searched, tmp_path / "r"))
+def test_graded_answers_give_the_answer_and_failure_sections(tmp_path):
+    path = save_example(tmp_path / "r", strategies=("sentence",))  # the one system answering
     ids = Results(path).question_ids
     (path / "answers").mkdir()
     meta = {"reader": "r", "judges": ["judge-a", "judge-b"], "k": 5}

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import EXAMPLE
+from conftest import search_example
 from rich.console import Console
 
 from ragmeter import stats
@@ -18,7 +18,7 @@ from ragmeter.errors import InputError
 from ragmeter.files.io import dumps
 from ragmeter.inputs.config import Config
 from ragmeter.report.data import _comparisons
-from ragmeter.runs.pipeline import RankedItem, run_search
+from ragmeter.runs.pipeline import RankedItem
 from ragmeter.runs.results import Results, save_results
 from ragmeter.stats import Estimate, SizeRow
 
@@ -113,13 +113,7 @@ def test_a_damaged_summary_is_one_line_naming_the_file(damaged):
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
-    cfg = Config(
-        corpus=f"{EXAMPLE}/posts",
-        testset=f"{EXAMPLE}/questions.jsonl",
-        strategies=["fixed", "sentence"],
-        rounds=300,
-    )
-    run = run_search(cfg)
+    run = search_example(strategies=["fixed", "sentence"], rounds=300)
     path = save_results(run, tmp_path_factory.mktemp("s") / "r")
     return run, Results(path)
 
@@ -380,7 +374,6 @@ def test_confidence_seed_rounds_and_method_reach_every_interval():
 
 def test_the_default_rule_is_the_runs_default():
     """Called directly, summarize() decides as a run does by default: step-down max-T."""
-    from ragmeter.inputs.config import Config
 
     s = summarize(MATRICES, SYSTEMS, "recall@5", seed=3, rounds=300)
     assert s.comparison_rule.adjust == Config().adjust == "maxt"

@@ -11,6 +11,7 @@ import os
 import re
 
 import pytest
+from conftest import save_example, search_example
 from rich.console import Console
 from test_answers_one_view import run_dir  # noqa: F401  (a fixture: answers, two judges, hand)
 from typer.testing import CliRunner
@@ -19,9 +20,7 @@ from ragmeter.cli import app
 from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import example_dir
 from ragmeter.cli.layout import Grid, fit, natural_width
-from ragmeter.inputs.config import Config
-from ragmeter.runs.pipeline import run_search
-from ragmeter.runs.results import Results, save_results
+from ragmeter.runs.results import Results
 
 runner = CliRunner()
 STRATEGIES = ("whole", "fixed", "overlap", "sentence", "recursive", "parent-400", "parent-200")
@@ -30,16 +29,12 @@ STRATEGIES = ("whole", "fixed", "overlap", "sentence", "recursive", "parent-400"
 @pytest.fixture(scope="module")
 def many(tmp_path_factory):
     """14 systems (7 strategies x 2 BM25 settings), every pair: 91 pairs, a long family."""
-    ex = example_dir()
-    cfg = Config(
-        corpus=str(ex / "posts"),
-        testset=str(ex / "questions.jsonl"),
+    return save_example(
+        tmp_path_factory.mktemp("many") / "r",
         strategies=STRATEGIES,
         retrievers=("bm25", {"name": "bm25-k09", "kind": "bm25", "k1": 0.9}),
-        rounds=200,
         family="all",  # a grid compares by its families by default (tests/test_families.py)
     )
-    return save_results(run_search(cfg), tmp_path_factory.mktemp("many") / "r")
 
 
 def _rendered(renderables, width: int) -> str:
@@ -168,15 +163,11 @@ def test_search_formats_and_the_results_path_as_typed(tmp_path, monkeypatch):
 
 
 def test_identical_systems_are_named_under_the_table_beside_the_rules_count(tmp_path):
-    ex = example_dir()
-    cfg = Config(
-        corpus=str(ex / "posts"),
-        testset=str(ex / "questions.jsonl"),
+    out = save_example(
+        tmp_path / "r",
         strategies=("fixed", "twin", "sentence"),
         custom_strategies=({"name": "twin", "kind": "fixed", "size": 200},),
-        rounds=200,
     )
-    out = save_results(run_search(cfg), tmp_path / "r")
     got = runner.invoke(app, ["compare", str(out)], env={"COLUMNS": "200"})
     assert got.exit_code == 0, got.output
     text = " ".join(got.stdout.split())
@@ -299,14 +290,7 @@ def test_a_comparison_that_fits_only_by_folding_takes_two_lines_a_pair():
     """Five short names at 80 columns: one line a pair would need the verdict column
     folded to nothing (rich's own minimum folds every column), so the table takes two
     lines a pair and every verdict is printed whole."""
-    ex = example_dir()
-    cfg = Config(
-        corpus=str(ex / "posts"),
-        testset=str(ex / "questions.jsonl"),
-        strategies=("fixed", "overlap", "sentence", "recursive", "parent-400"),
-        rounds=200,
-    )
-    run = run_search(cfg)
+    run = search_example(strategies=("fixed", "overlap", "sentence", "recursive", "parent-400"))
     from ragmeter.comparison.systems import compare_run
 
     table = compare_run(run, run.comparison_plan)
