@@ -646,6 +646,9 @@ _AFTER = (
 )
 _GUESS = "h = max(0, math.ceil(level * (rounds + 1)) - 1)"
 _FOUND = "for j, (it, g) in enumerate(zip(items, grades, strict=True)):"
+_TOTALS = "total = np.asarray(n_relevant, dtype=np.float64).reshape(-1)"
+_AT = "return cum[:, min(k, cum.shape[1]) - 1]"
+_PER_SYSTEM = "for system, est in zip(systems, by_metric[name], strict=True):"
 _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True)"
 
 # Mutants argued equivalent (no input can tell them from the original) in
@@ -688,9 +691,11 @@ EQUIVALENT: set[tuple] = {
     # infers the dimension for any negative size
     # end + start >= end - start: a wider search window, then the exact overlap test
     ("scoring/grading.py", "longest = int((arr[:, 1] - arr[:, 0]).max())", 15, "`-` -> `+`"),
-    # scoring/metrics.py: one more rank than columns, never indexed (argmax < depth)
-    ("scoring/metrics.py", "ranks = np.arange(1, depth + 1, dtype=np.float64)", 29, "1 -> 2"),
-    ("scoring/metrics.py", "v = np.asarray(vec).reshape(-1)", 29, "1 -> 2"),  # -2: inferred too
+    # scoring/metrics.py: numpy infers the size of reshape(-2) as of reshape(-1)
+    ("scoring/metrics.py", "v = np.asarray(vec).reshape(-1)", 29, "1 -> 2"),
+    ("scoring/metrics.py", _TOTALS, 58, "1 -> 2"),
+    # min() of two ints in either order
+    ("scoring/metrics.py", _AT, 14, "arguments swapped: (cum.shape[1], k, ...)"),
     # chunking/strategies.py: cum[0] is never read (every word ends after offset 0)
     ("chunking/strategies.py", "cum = np.concatenate(([0], np.cumsum(term)))", 23, "0 -> 1"),
     ("chunking/strategies.py", "cum = np.concatenate(([0], np.cumsum(term)))", 23, "0 -> -1"),
@@ -772,6 +777,8 @@ EQUIVALENT: set[tuple] = {
     ("comparison/summary.py", "if self.comparison_rule is not None:", 0, "`if` branch removed"),
     ("comparison/summary.py", "return round(1.0 - self.confidence, 12)", 36, "12 -> 11"),
     ("comparison/summary.py", "return round(1.0 - self.confidence, 12)", 36, "12 -> 13"),
+    # comparison/summary.py: every metric's estimates hold one row per system
+    ("comparison/summary.py", _PER_SYSTEM, 56, "True -> False"),
     # comparison/systems.py: verdicts.compare_family refuses one system with the same message
     ("comparison/systems.py", "if len(systems) < 2:", 0, "`if` branch removed"),
     ("comparison/systems.py", "if len(systems) < 2:", 18, "2 -> 1"),
@@ -824,6 +831,13 @@ EQUIVALENT: set[tuple] = {
         "arguments swapped: (qrels.doc.dtype.itemsize, doc_all.dtype.itemsize, ...)",
     ),
     ("scoring/trec.py", _HEADS, 46, "drop unary `-`"),
+    # max() of two ints again: the blocks of queries evaluated
+    (
+        "scoring/trec.py",
+        "for lo in range(0, max(nq, 1), block):",
+        19,
+        "arguments swapped: (1, nq, ...)",
+    ),
     # an empty slot (j < 0) reads keys[0] or keys[-1], and ~empty masks either out
     (
         "scoring/trec.py",

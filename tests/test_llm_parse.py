@@ -291,3 +291,10 @@ def test_without_required_keys_the_one_valid_object_is_taken():
     obj, error = parse_reply('{"grade": 3} {"grade": 4}', loose)
     assert obj is None and "does not match the schema" in error
     assert parse_reply('{"a": 1} {"b": 2}', None) == ({"b": 2}, None)
+
+
+def test_a_repaired_reply_reads_every_four_digit_unicode_escape():
+    reply = '{"reason": "\\u4e2d, \\u00e9 and \\uFFFD", "grade": "correct"'  # unclosed
+    assert parse_reply(reply, None) == ({"reason": "中, é and \ufffd", "grade": "correct"}, None)
+    text, _ = repair('{"a": "\\u4e2dx', 0)
+    assert json.loads(text) == {"a": "中x"}

@@ -590,3 +590,43 @@ def test_keep_returns_the_top_documents_graded(tmp_path):
     assert ev.top.missing.tolist() == [False, True]
     assert ev.top.docs.tolist() == [[b"a", b"x"], [b"", b""]]
     assert evaluate_run(read_run(rp), q, ["map"]).top is None
+
+
+def test_grades_up_to_32767_are_scored_and_higher_ones_refused():
+    run = Run.from_dict({"1": {"a": 2.0, "b": 1.0}})
+    top = Qrels.from_dict({"1": {"a": 32767, "b": 1}})
+    ev = evaluate_run(run, top, ["ndcg@2"], gain="linear")
+    assert ev.scores["ndcg@2"].tolist() == [1.0]
+    assert run_matrix(run, top).grades.tolist() == [[32767, 1]]
+    with pytest.raises(InputError, match="grades above 32767 are not supported"):
+        run_matrix(run, Qrels.from_dict({"1": {"a": 32768}}))
+
+
+def test_a_run_scored_against_no_judgments_has_every_query_unjudged():
+    run = Run.from_dict({"1": {"a": 1.0}, "2": {"b": 2.0}})
+    ev = evaluate_run(run, Qrels.from_dict({}), ["map", "ndcg@3"])
+    assert (ev.query_ids, ev.unjudged, ev.missing, ev.depth) == ([], ["1", "2"], [], 0)
+    assert {m: v.tolist() for m, v in ev.scores.items()} == {"map": [], "ndcg@3": []}
+
+
+def test_scores_one_step_apart_in_the_last_bit_rank_the_higher_first():
+    from ragmeter.scoring.trec import run_order
+
+    q = np.zeros(4, dtype=np.int64)
+    above = np.nextafter(2.0, 3.0)  # 2.0's bits are even: the two differ in bit 0 only
+    below = np.nextafter(-1.0, 0.0)
+    assert run_order(q, np.array([2.0, above, -1.0, below])).tolist() == [1, 0, 3, 2]
+    run = Run.from_dict({"1": {"a": 2.0, "b": float(above)}})
+    ev = evaluate_run(run, Qrels.from_dict({"1": {"b": 1}}), ["mrr"])
+    assert ev.scores["mrr"].tolist() == [1.0]
+
+
+def test_run_order_breaks_trec_eval_ties_by_document_id_and_needs_the_ids():
+    from ragmeter.scoring.trec import run_order
+
+    q, score = np.zeros(3, dtype=np.int64), np.array([1.0, 1.0, 1.0])
+    doc = np.array([b"b", b"c", b"a"])
+    assert run_order(q, score, None, doc, trec_eval_compat=True).tolist() == [1, 0, 2]
+    assert run_order(q, score, None, doc).tolist() == [0, 1, 2]  # file order
+    with pytest.raises(ValueError, match="needs the document ids"):
+        run_order(q, score, trec_eval_compat=True)

@@ -443,3 +443,48 @@ def test_summarize_run_uses_the_runs_own_settings():
     assert {(r.a, r.b) for r in based.comparisons} == {("b", "a"), ("c", "a")}
     planned = summarize_run(_run(pairs="c:b"))
     assert [(r.a, r.b) for r in planned.comparisons] == [("c", "b")]
+
+
+def test_the_returned_ideal_note_compares_every_pair_of_systems_that_has_both_metrics():
+    from ragmeter.comparison.summary import RETURNED_IDEAL_NOTE
+
+    def est(mean):
+        return Estimate(mean, mean, mean, 10, 100, 1, "percentile", "mulberry32")
+
+    def note(*means):
+        estimates = {
+            name: {
+                f"{m}@10": est(v)
+                for m, v in zip(("ndcg", "recall"), pair, strict=True)
+                if v is not None
+            }
+            for name, pair in zip("abcd"[: len(means)], means, strict=True)
+        }
+        ndcg = {"ideal": "returned", "gain": "exponential"}
+        return Summary(estimates=estimates, ndcg=ndcg).ndcg_note([10])
+
+    # only the first and third of four disagree: nDCG puts a above c, recall c above a
+    assert note((0.50, 0.60), (0.1, 0.1), (0.55, 0.55), (0.9, 0.9)) == RETURNED_IDEAL_NOTE
+    assert note((0.50, 0.50), (0.1, 0.1), (0.55, 0.55), (0.9, 0.9)) is None
+    # a system with nDCG@10 but no recall@10 takes no part
+    assert note((0.9, 0.5), (0.6, None), (0.6, 0.7)) == RETURNED_IDEAL_NOTE
+    assert note((0.9, 0.5), (0.6, None)) is None
+
+
+def test_summarize_run_compares_the_family_the_run_names():
+    from types import SimpleNamespace as S
+
+    from ragmeter.comparison.summary import summarize_run
+
+    names = ["x/bm25", "x/dense", "y/bm25", "y/dense"]
+    scores = {"recall@5": np.random.default_rng(1).random((4, 30))}
+    cfg = _run().config.__dict__ | dict(family="retrievers")
+    run = S(
+        config=S(**cfg),
+        metric_names=list(scores),
+        matrix=lambda m: scores[m],
+        systems=[S(name=n, k_cap=None) for n in names],
+    )
+    s = summarize_run(run)
+    assert s.comparison_rule.family == "retrievers within each strategy"
+    assert [(r.a, r.b) for r in s.comparisons] == [("x/bm25", "x/dense"), ("y/bm25", "y/dense")]
