@@ -1,5 +1,5 @@
 """The one run type: a search in memory and a results directory read back are both a
-``runs.reading.Run``; ``meta.json`` is read once, into ``runs.meta.RunMeta``, with the
+``runs.reading.ReadableRun``; ``meta.json`` is read once, into ``runs.meta.RunMeta``, with the
 defaults of older files in one place, and written byte for byte as before; and no import
 loop closes, not even through imports a type checker alone follows."""
 
@@ -23,7 +23,7 @@ from ragmeter.history.systems import match_system
 from ragmeter.inputs.config import Config
 from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.pipeline import run_search
-from ragmeter.runs.reading import Run, RunReading
+from ragmeter.runs.reading import ReadableRun, RunReading
 from ragmeter.runs.results import Results
 from ragmeter.runs.saving import _versions, meta_record
 from ragmeter.runs.search_run import SearchRun
@@ -50,8 +50,8 @@ def saved(tmp_path_factory) -> tuple[SearchRun, Results]:
 
 def test_a_search_in_memory_and_its_results_read_back_are_both_a_run(saved):
     run, res = saved
-    assert isinstance(run, Run) and isinstance(res, Run)
-    assert not isinstance(object(), Run)
+    assert isinstance(run, ReadableRun) and isinstance(res, ReadableRun)
+    assert not isinstance(object(), ReadableRun)
     for kind in (SearchRun, Results):  # the reading methods live once, in RunReading
         assert issubclass(kind, RunReading)
         assert "scores" not in vars(kind) and "matrix" not in vars(kind)

@@ -1,10 +1,11 @@
 """A search run from start to saved results: the pipeline, the run's data, scoring one system,
 saving, reading results back, run files scored with ``evaluate``, and TREC files exported.
-A run in memory (``SearchRun``) and one read back (``Results``) are the one run type, ``Run``.
+A run in memory (``SearchRun``) and one read back (``Results``) are the one run type,
+``ReadableRun``.
 
 Public names, imported on first use::
 
-    reading:      Run, RunReading, RankedItem, SystemRun
+    reading:      ReadableRun, RunReading, RankedItem, SystemRun
     meta:         RunMeta
     search_run:   SearchRun
     pipeline:     run_search
@@ -22,7 +23,7 @@ from importlib import import_module
 from typing import Any
 
 _LAZY = {
-    "Run": "ragmeter.runs.reading",
+    "ReadableRun": "ragmeter.runs.reading",
     "RunReading": "ragmeter.runs.reading",
     "RankedItem": "ragmeter.runs.reading",
     "SystemRun": "ragmeter.runs.reading",

@@ -1,6 +1,6 @@
 """The one run type: what a run in memory and a results directory read back both are.
 
-:class:`Run` is the reading API that summaries, tables, comparisons, the report and a
+:class:`ReadableRun` is the reading API that summaries, tables, comparisons, the report and a
 notebook rely on: the systems, metrics and questions, per-question scores, the
 summary, the comparison plan, the ranked items and ``meta.json``
 (:class:`ragmeter.runs.meta.RunMeta`). :class:`ragmeter.runs.search_run.SearchRun` (a
@@ -11,7 +11,7 @@ The small data types of a run (:class:`RankedItem`, :class:`SystemRun`) live her
 too, so the writer (:mod:`ragmeter.runs.saving`) and both run types name them without
 importing each other (``ragmeter.runs.search_run`` still exports them).
 
-``isinstance(obj, Run)`` looks every member up; on Python 3.11 that computes a lazy
+``isinstance(obj, ReadableRun)`` looks every member up; on Python 3.11 that computes a lazy
 member on the spot (a :class:`~ragmeter.runs.search_run.SearchRun`'s summary), so
 code that only reads a run needs no such check.
 """
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ragmeter.inputs.testset import Question, TestSet
     from ragmeter.runs.meta import RunMeta
 
-__all__ = ["RankedItem", "Run", "RunReading", "SearchedRun", "SystemRun"]
+__all__ = ["RankedItem", "ReadableRun", "RunReading", "SearchedRun", "SystemRun"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +75,7 @@ class SystemRun:
 
 
 @runtime_checkable
-class Run(Protocol):
+class ReadableRun(Protocol):
     """A run to read: a :class:`~ragmeter.runs.search_run.SearchRun` or a
     :class:`~ragmeter.runs.results.Results`. ``systems`` holds names, or objects whose
     ``str`` is the name; every method that takes a system takes either."""
@@ -112,9 +112,9 @@ class Run(Protocol):
     def matrix(self, metric: str, systems: Sequence[Any] | None = None) -> np.ndarray: ...
 
 
-class SearchedRun(Run, Protocol):
+class SearchedRun(ReadableRun, Protocol):
     """A run a search (or an evaluation of run files) made, as
-    :func:`ragmeter.runs.saving.save_results` writes it: a :class:`Run` with its
+    :func:`ragmeter.runs.saving.save_results` writes it: a :class:`ReadableRun` with its
     configuration, documents, test set and :class:`SystemRun` systems."""
 
     @property

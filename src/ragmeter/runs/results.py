@@ -90,7 +90,7 @@ class Results(RunReading, ShowsItself):
     """A results directory, read back for comparisons, reports and answer grading.
 
     It reads like an in-memory :class:`~ragmeter.runs.search_run.SearchRun`: both are
-    the one run type, :class:`ragmeter.runs.reading.Run`. ``meta`` is its ``meta.json``
+    the one run type, :class:`ragmeter.runs.reading.ReadableRun`. ``meta`` is its ``meta.json``
     (:class:`ragmeter.runs.meta.RunMeta`). Shows itself as a table of intervals
     (``_repr_html_``, ``to_markdown()``, ``to_pandas()``), as a ``SearchRun`` does.
     """

@@ -1,7 +1,7 @@
 """A search run in memory: the ranked, graded items and per-question scores.
 
 :class:`SearchRun` reads like :class:`ragmeter.runs.results.Results` (a results
-directory read back): both are the one run type, :class:`ragmeter.runs.reading.Run`,
+directory read back): both are the one run type, :class:`ragmeter.runs.reading.ReadableRun`,
 so summaries, tables, comparisons and the report take either. The pipeline
 (:mod:`ragmeter.runs.pipeline`) makes these objects; it does not summarise or save them.
 """
@@ -36,7 +36,7 @@ class SearchRun(RunReading, ShowsItself):
     ``question_ids``, ``questions``, ``runs`` (ranked items with their text) and
     ``summary`` (a :class:`ragmeter.comparison.summary.Summary`, computed once on first use),
     ``comparison_plan`` and ``meta`` (:class:`ragmeter.runs.meta.RunMeta`, as ``meta.json``
-    will hold it): a :class:`ragmeter.runs.reading.Run`. :meth:`save` writes the results
+    will hold it): a :class:`ragmeter.runs.reading.ReadableRun`. :meth:`save` writes the results
     directory.
     ``systems`` holds :class:`SystemRun` objects whose ``str`` is the system's
     name; every reading method takes a name or one of them. It shows itself as
