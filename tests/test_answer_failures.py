@@ -769,3 +769,28 @@ def test_one_system_has_no_comparison_and_the_runs_interval_settings(one_system)
     assert data["comparisons"] is None and data["confidence"] == 0.9
     assert data["systems"][0]["rates"][ANY]["confidence"] == 0.9
     assert data["leniency"][0]["rate"]["rounds"] == 200
+
+
+def test_a_run_made_at_90_percent_names_90_percent_in_its_failure_tables(tmp_path):
+    from conftest import SMALL_EXAMPLE_QUESTIONS, SMALL_EXAMPLE_SETTINGS
+
+    from ragmeter.cli.failure_views import print_failure_table, print_leniency
+
+    path = save_example(
+        tmp_path / "results", SMALL_EXAMPLE_QUESTIONS, **SMALL_EXAMPLE_SETTINGS, confidence=0.9
+    )
+    answer_questions(path, scripted_reader(path))
+    grade_answers(
+        path,
+        [Scripted("lenient", judge()), Scripted("strict", judge(("what year", "error rate")))],
+    )
+    report = failure_report(path)
+    console = quiet()
+    print_failure_table(report, console)
+    print_leniency(report.leniency, console)
+    shown = flat(console.file.getvalue())
+    assert "% of answers [90% CI]" in shown and "95%" not in shown
+    rates = [r.rate for r in report.leniency if r.rate is not None]
+    assert all(r.confidence == 0.9 for r in rates)
+    if rates:
+        assert "passed (%) [90% CI]" in shown

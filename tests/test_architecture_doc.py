@@ -84,6 +84,12 @@ COPIES = (
         "stats.format_interval / comparison.formatting.format_difference",
         ("stats/bootstrap.py", "comparison/formatting.py"),
     ),
+    # a level written into a header or footnote: the intervals' own level names it
+    (
+        r"\[95% (CI|interval)\]|95% percentile bootstrap",
+        "comparison.formatting.level_label",
+        ("comparison/formatting.py",),
+    ),
     # a verdict reached beside the one comparison: stats' paired tests called directly, with
     # no family and no rule (stats.paired and compare_all stay for notebooks)
     (
@@ -153,3 +159,14 @@ def test_a_verdict_reached_beside_the_one_comparison_is_a_copy(tmp_path):
     found = copies_of_rules(tmp_path)
     assert [x.split(": ")[0] for x in found] == ["compare.py:1", "compare.py:2"]
     assert all(x.endswith("comparison.systems.compare_systems") for x in found)
+
+
+def test_a_level_written_into_a_header_is_a_copy(tmp_path):
+    (tmp_path / "view.py").write_text(
+        'header = f"{metric} [95% CI]"\n'
+        'note = "[dim]95% percentile bootstrap intervals"\n'
+        'header = f"{metric} [{level_label(estimates)} CI]"\n'
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == ["view.py:1", "view.py:2"]
+    assert all(f.endswith("comparison.formatting.level_label") for f in found)

@@ -44,7 +44,7 @@ from ragmeter.answers.run import (
 from ragmeter.answers.store import load_answer_set
 from ragmeter.cli.hand_views import grade_by_hand
 from ragmeter.cli.layout import Grid, print_grids
-from ragmeter.comparison.formatting import exact_note, format_estimate
+from ragmeter.comparison.formatting import exact_note, format_estimate, level_label
 from ragmeter.inputs.config import answers_judge
 from ragmeter.runs.results import Results
 
@@ -376,13 +376,20 @@ def print_corrected(
     print_grids(console, grid)
     first = rows[0].corrected
     console.print(
-        f"[dim]95% percentile bootstrap intervals, seed {first.seed}, {first.rounds} rounds "
+        f"[dim]{level_label([first])} percentile bootstrap intervals, seed {first.seed}, "
+        f"{first.rounds} rounds "
         f"(mulberry32).[/]"
     )
 
 
 def _seed_rounds(results: Results) -> tuple[int, int]:
     return results.summary.seed, results.summary.rounds
+
+
+def _level(*held: Any) -> str:
+    """The level of the agreements ``held`` (judge pairs or hand checks) show."""
+    ags = [a for h in held for a in (getattr(h, "binary", None), getattr(h, "three", None))]
+    return level_label(e for a in ags if a is not None for e in (a.percent, a.kappa)) or "95%"
 
 
 def _agree(ag: Any) -> tuple[str, str]:
@@ -397,7 +404,7 @@ def print_judge_pairs(
     for p in pairs:
         grid = Grid(
             f"{p.a} vs {p.b}: {p.n} answers both scored",
-            ["agreement on", "percent [95% CI]", "Cohen's kappa [95% CI]"],
+            ["agreement on", f"percent [{_level(p)} CI]", f"Cohen's kappa [{_level(p)} CI]"],
             [
                 ["correct or not", *_agree(p.binary)],
                 ["correct / partial / wrong", *_agree(p.three)],
@@ -439,7 +446,7 @@ def print_judge_pairs(
                 console.print(Text(f"  {d.key}: {p.a} {d.a}, {p.b} {d.b}"))
     if pairs and seed_rounds:
         console.print(
-            f"[dim]95% percentile bootstrap intervals, seed {seed_rounds[0]}, "
+            f"[dim]{_level(*pairs)} percentile bootstrap intervals, seed {seed_rounds[0]}, "
             f"{seed_rounds[1]} rounds.[/]"
         )
 
@@ -447,7 +454,7 @@ def print_judge_pairs(
 def print_hand_checks(checks: Sequence[HandCheck], console: Console) -> None:
     grid = Grid(
         "Judges against the hand grades",
-        ["judge", "matched", "kappa [95% CI]", "exact", "lenient", "strict"],
+        ["judge", "matched", f"kappa [{_level(*checks)} CI]", "exact", "lenient", "strict"],
         right={1, 2, 3, 4, 5},
         caption=(
             "matched: same correct-or-not; exact: same of the 3 grades; lenient: judge "

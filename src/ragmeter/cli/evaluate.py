@@ -13,7 +13,7 @@ from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import _names, _progress, app, console, err, handle_errors, refresh_report
 from ragmeter.cli.history import NoHistory, record_run
 from ragmeter.cli.layout import FORMAT_HELP, Grid, check_format, print_grids, render
-from ragmeter.comparison.formatting import format_estimate
+from ragmeter.comparison.formatting import format_estimate, level_label
 from ragmeter.files.outputs import check_results_target, results_lock
 from ragmeter.scoring.trec import COMPAT_MEASURES
 
@@ -176,8 +176,9 @@ def _print_scores(result, summary, chosen: str) -> None:
     from ragmeter.cli.output import emit, print_comparisons
 
     named = summary.ndcg_label if any(m.startswith("ndcg") for m in result.measures) else ""
+    level = level_label(est[m] for est in summary.estimates.values() for m in result.measures)
     grid = Grid(
-        "Mean over queries [95% interval]" + (f" ({named})" if named else ""),
+        f"Mean over queries [{level} interval]" + (f" ({named})" if named else ""),
         ["run", *result.measures],
         right=set(range(1, len(result.measures) + 1)),
         key="estimates",

@@ -29,7 +29,13 @@ from ragmeter.answers.failures import (
     check_pattern,
 )
 from ragmeter.cli.layout import Grid, print_grids
-from ragmeter.comparison.formatting import column_labels, format_estimate, shown_difference, shown_p
+from ragmeter.comparison.formatting import (
+    column_labels,
+    format_estimate,
+    level_label,
+    shown_difference,
+    shown_p,
+)
 from ragmeter.errors import InputError
 
 __all__ = [
@@ -76,7 +82,7 @@ def print_failure_table(report: FailureReport, console: Console) -> None:
         )
     )
     grid = Grid(
-        "Answer failures (count: % of answers [95% CI])",
+        f"Answer failures (count: % of answers [{report.confidence * 100:g}% CI])",
         ["failure", *(row.system for row in report.systems)],
         [["answers", *(str(row.n) for row in report.systems)]],
         right=set(range(1, len(report.systems) + 1)),
@@ -187,7 +193,7 @@ def print_leniency(rows: Sequence[Leniency], console: Console) -> None:
         return
     grid = Grid(
         "Judges passing a changed or left-out number",
-        ["judge", "flagged", "passed", "passed (%) [95% CI]"],
+        ["judge", "flagged", "passed", f"passed (%) [{level_label(r.rate for r in rows)} CI]"],
         right={1, 2, 3},
         key="leniency",
     )

@@ -16,7 +16,12 @@ from rich.text import Text
 
 from ragmeter.cli.app import app, console, handle_errors, hint, warn
 from ragmeter.cli.layout import Grid, print_grids
-from ragmeter.comparison.formatting import format_estimate, shown_difference, shown_p
+from ragmeter.comparison.formatting import (
+    format_estimate,
+    level_label,
+    shown_difference,
+    shown_p,
+)
 from ragmeter.errors import InputError, RagmeterError
 
 NoHistory = Annotated[
@@ -120,7 +125,9 @@ def _trend_grid(found, system: str) -> Grid:
     """``history trend``'s table: the metric per run and the paired change from the run
     before it; the verdict wraps between words, nothing else does."""
     metric = found.metric
-    header = ["run", "recorded (UTC)", "commit", "branch", f"{metric} [95% CI]", "from run"]
+    level = level_label(p.estimate for p in found.points)  # "" when the runs' levels differ
+    shown = f"{metric} [{level} CI]" if level else f"{metric} [CI, each run's level]"
+    header = ["run", "recorded (UTC)", "commit", "branch", shown, "from run"]
     grid = Grid(
         f"{metric} of {system} across runs",
         [*header, "change [CI]", "p", "verdict"],
@@ -214,7 +221,8 @@ def history_show(
     lines += [(f"measured: {k}", json.dumps(v)) for k, v in sorted(r.measurement.items())]
     for key, value in lines:
         console.print(Text.assemble((f"{key}: ", "bold"), value))
-    grid = Grid(f"{metric} [95% interval]", ["system", metric], right={1}, key="systems")
+    level = level_label(kept.estimate(s, metric) for s in r.systems)
+    grid = Grid(f"{metric} [{level} interval]", ["system", metric], right={1}, key="systems")
     for s in r.systems:
         grid.rows.append([s, shown[s]])
     print_grids(console, grid)

@@ -12,6 +12,7 @@ calls it there, below this layer), and is importable from here.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ragmeter.scoring.metrics import family, is_share
@@ -31,6 +32,7 @@ __all__ = [
     "format_difference",
     "format_estimate",
     "format_interval",
+    "level_label",
     "shown_difference",
     "shown_half_width",
     "shown_interval",
@@ -41,6 +43,18 @@ __all__ = [
 def _getter(value: Any) -> Any:
     """Read a field of an estimate or of its dict alike."""
     return value.get if isinstance(value, dict) else lambda name: getattr(value, name, None)
+
+
+def level_label(estimates: Iterable[Any]) -> str:
+    """``"95%"``: the confidence level the estimates share, as a header names it; ``""``
+    when they differ (runs recorded at other levels) or none is given. An estimate saved
+    without a level was made at 95%."""
+    levels = set()
+    for est in estimates:
+        if est is not None:
+            level = _getter(est)("confidence")
+            levels.add(round(float(0.95 if level is None else level), 12))
+    return f"{levels.pop() * 100:g}%" if len(levels) == 1 else ""
 
 
 def metric_scale(metric: Any) -> tuple[float, int]:
