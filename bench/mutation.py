@@ -1058,8 +1058,8 @@ EQUIVALENT: set[tuple] = {
     ("chunking/segment.py", "if got <= 0 or got > cap:", 10, "0 -> -1"),
     (
         "chunking/segment.py",
-        "for a, b in zip(starts.tolist(), ends.tolist(), strict=True):",
-        55,
+        "return _trimmed(paragraph, zip(starts.tolist(), ends.tolist(), strict=True))",
+        70,
         "True -> False",
     ),
     # chunking/segment_cache.py: argued in docs/testing.md

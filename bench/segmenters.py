@@ -1,9 +1,11 @@
-"""blingfire against syntok as the sentence segmenter: same breaks? how much faster? same recall?
+"""ICU and blingfire against syntok as the sentence segmenter: same breaks? how much faster?
+same recall?
 
-For the shipped example and Chroma's corpora, prints:
-- the sentence breaks (words that begin a sentence) each segmenter finds, the share of them
-  that are identical (shared / either), and the seconds each takes to segment the corpus
-  (every distinct paragraph once, in this process) with the speed ratio;
+For the shipped example and Chroma's corpora, prints, for each compiled segmenter against
+syntok (whose sentences every result before ICU became the default was made with):
+- the sentence breaks (words that begin a sentence) each finds, the share of them that are
+  identical (shared / either), and the seconds each takes to segment the corpus (every
+  distinct paragraph once, in this process) with the speed ratio;
 - recall@5 (BM25) of ``sentence``, ``parent-400`` and ``parent-200`` with each segmenter, and
   the paired difference with its 95% bootstrap interval (a tie when it holds 0).
 
@@ -28,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "src" / "ragmeter" / "examples" / "blog"
 CHROMA = ROOT.parent / "shared" / "data" / "chroma"
 STRATEGIES = {"sentence": {}, "parent-400": {}, "parent-200": {}}
+OTHERS = ("icu", "blingfire")
 ROUNDS = 10_000
 
 
@@ -58,42 +61,46 @@ class _InProcess:
 
 def compare_breaks(label: str, docs) -> None:
     syntok_s, ours = segment(docs, "syntok")
-    blingfire_s, theirs = segment(docs, "blingfire")
-    shared = sum(len(a & b) for a, b in zip(ours, theirs, strict=True))
-    either = sum(len(a | b) for a, b in zip(ours, theirs, strict=True))
     chars = sum(len(d.text) for d in docs)
-    print(
-        f"{label}: {len(docs)} documents, {chars:,} characters\n"
-        f"  breaks: syntok {sum(map(len, ours)):,}, blingfire {sum(map(len, theirs)):,}, "
-        f"identical {shared:,} = {shared / max(either, 1):.1%} of either's\n"
-        f"  seconds: syntok {syntok_s:.3f}, blingfire {blingfire_s:.3f}, "
-        f"blingfire {syntok_s / blingfire_s:.1f}x faster"
-    )
+    print(f"{label}: {len(docs)} documents, {chars:,} characters; syntok {syntok_s:.3f} s")
+    for other in OTHERS:
+        other_s, theirs = segment(docs, other)
+        shared = sum(len(a & b) for a, b in zip(ours, theirs, strict=True))
+        either = sum(len(a | b) for a, b in zip(ours, theirs, strict=True))
+        print(
+            f"  {other}: breaks syntok {sum(map(len, ours)):,}, {other} "
+            f"{sum(map(len, theirs)):,}, identical {shared:,} = "
+            f"{shared / max(either, 1):.1%} of either's; {other_s:.3f} s, "
+            f"{syntok_s / other_s:.1f}x faster than syntok"
+        )
 
 
 def compare_recall(docs, testset) -> None:
     names, custom = [], []
     for name in STRATEGIES:
         spec = chunking.make_strategy(name).describe()
-        custom.append({**spec, "name": f"{name}-bf", "segmenter": "blingfire"})
-        names += [name, f"{name}-bf"]
+        for seg in ("syntok", *OTHERS):
+            custom.append({**spec, "name": f"{name}-{seg}", "segmenter": seg})
+            names.append(f"{name}-{seg}")
     cfg = Config(strategies=tuple(names), custom_strategies=tuple(custom), rounds=ROUNDS)
     run = run_search(cfg, docs, testset)
     matrix = np.asarray(run.matrix("recall@5"), dtype=float).T  # questions x systems
     names = [s.name for s in run.systems]
     rng = np.random.default_rng(1)
     draws = rng.integers(0, matrix.shape[0], size=(ROUNDS, matrix.shape[0]))
-    print("  | strategy | recall@5 syntok | recall@5 blingfire | difference (95% interval) |")
-    print("  |---|---:|---:|---|")
+    print("  | strategy | segmenter | recall@5 syntok | recall@5 | difference (95% interval) |")
+    print("  |---|---|---:|---:|---|")
     for name in STRATEGIES:
-        a, b = matrix[:, names.index(name)], matrix[:, names.index(f"{name}-bf")]
-        diff = b - a
-        lo, hi = np.percentile(diff[draws].mean(axis=1), [2.5, 97.5])
-        verdict = "tie" if lo <= 0 <= hi else ("blingfire better" if lo > 0 else "worse")
-        print(
-            f"  | {name} | {a.mean():.3f} | {b.mean():.3f} | "
-            f"{diff.mean():+.3f} ({lo:+.3f} to {hi:+.3f}): {verdict} |"
-        )
+        a = matrix[:, names.index(f"{name}-syntok")]
+        for other in OTHERS:
+            b = matrix[:, names.index(f"{name}-{other}")]
+            diff = b - a
+            lo, hi = np.percentile(diff[draws].mean(axis=1), [2.5, 97.5])
+            verdict = "tie" if lo <= 0 <= hi else ("better" if lo > 0 else "worse")
+            print(
+                f"  | {name} | {other} | {a.mean():.3f} | {b.mean():.3f} | "
+                f"{diff.mean():+.3f} ({lo:+.3f} to {hi:+.3f}): {verdict} |"
+            )
 
 
 def main() -> int:

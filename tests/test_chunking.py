@@ -238,17 +238,19 @@ def test_syntok_offsets_are_code_points_and_match_analyze(text):
                 assert text[t.offset : t.offset + len(t.value)] == t.value
             if toks:
                 reference.append((toks[0].offset, toks[-1].offset + len(toks[-1].value)))
-    spans = sentence_spans(text)
+    spans = sentence_spans(text, "syntok")
     assert spans == reference
     # as word indices: a sentence start inside a word is dropped, so sentences are whole words
-    assert _CACHE.get(text).sentence_breaks.tolist() == sorted(sentence_starts(text))
+    breaks = _CACHE.get(text, "syntok").sentence_breaks.tolist()
+    assert breaks == sorted(sentence_starts(text, "syntok"))
     for (_, e), (s, _) in zip(spans, spans[1:], strict=False):
         assert e <= s
 
 
-def test_syntok_offsets_with_non_ascii():
+@pytest.mark.parametrize("segmenter", ["icu", "syntok"])  # blingfire: tests/test_segmenters.py
+def test_sentence_offsets_are_code_points_with_non_ascii(segmenter):
     text = "He said “hello” — café 😀 ok. Next 😀😀 sentence here! Ça va? Oui.\n\nNew “para”."
-    spans = sentence_spans(text)
+    spans = sentence_spans(text, segmenter)
     assert [text[s:e] for s, e in spans] == [
         "He said “hello” — café 😀 ok.",
         "Next 😀😀 sentence here!",
@@ -478,8 +480,9 @@ def test_sentence_start_inside_a_word_is_dropped():
     # syntok splits at the zero-width space, which is not whitespace: "beta.\u200bGamma" is one
     # word, so the first sentence keeps all of it (3 words) and is windowed at size 2.
     text = "Alpha beta.\u200bGamma delta. Eps."
-    assert [text[s:e] for s, e in sentence_spans(text)] == ["Alpha beta.", "Gamma delta.", "Eps."]
-    assert texts_of(SentenceStrategy(size=2).split("d", text)) == [
+    spans = sentence_spans(text, "syntok")
+    assert [text[s:e] for s, e in spans] == ["Alpha beta.", "Gamma delta.", "Eps."]
+    assert texts_of(SentenceStrategy(size=2, segmenter="syntok").split("d", text)) == [
         "Alpha beta.\u200bGamma",
         "delta.",
         "Eps.",
@@ -588,6 +591,7 @@ def test_registry_defaults():
         "kind": "parent-child",
         "parent_size": 200,
         "child_size": 50,
+        "segmenter": "icu",
     }
     assert STRATEGIES["parent-400"].describe()["child_size"] == 100
     assert STRATEGIES["whole"].describe() == {"name": "whole", "kind": "whole"}

@@ -32,17 +32,20 @@ def test_documented_default_sizes():
         "name": "sentence",
         "kind": "sentence",
         "size": 200,
+        "segmenter": "icu",
     }
     assert STRATEGIES["recursive"].describe() == {
         "name": "recursive",
         "kind": "recursive",
         "size": 200,
+        "segmenter": "icu",
     }
     assert make_strategy("parent-child").describe() == {
         "name": "parent-child",
         "kind": "parent-child",
         "parent_size": 400,
         "child_size": 100,
+        "segmenter": "icu",
     }
     assert make_strategy("f", kind="fixed").describe()["size"] == 200
     assert make_strategy("o", kind="overlap").describe() == {

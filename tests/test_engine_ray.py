@@ -79,7 +79,11 @@ def _fingerprint(run) -> list:
 def test_search_on_ray_equals_local_bit_for_bit(ray_engine, monkeypatch):
     docs = load_corpus(EXAMPLE / "posts")
     testset = load_testset(EXAMPLE / "questions.jsonl", docs)
-    cfg = Config(strategies=("sentence", "parent-400", "fixed"))
+    syntok = tuple(  # the segmenter that goes to the workers (ICU's is found in the run)
+        {**chunking.make_strategy(n).describe(), "segmenter": "syntok"}
+        for n in ("sentence", "parent-400")
+    )
+    cfg = Config(strategies=("sentence", "parent-400", "fixed"), custom_strategies=syntok)
     chunking._CACHE.clear()
     local = run_search(cfg.with_overrides(engine_workers=1), docs, testset)
     chunking._CACHE.clear()

@@ -281,7 +281,7 @@ def test_parent_child_ranks_once_when_the_first_k_holds_enough_parents():
     assert ids == [[0]] and few.asked == [12, 40]
 
 
-def test_a_strategy_needing_no_syntok_starts_no_engine(monkeypatch):
+def test_only_a_strategy_of_syntok_sentences_starts_an_engine(monkeypatch):
     import ragmeter.engine
 
     made: list[str] = []
@@ -292,13 +292,25 @@ def test_a_strategy_needing_no_syntok_starts_no_engine(monkeypatch):
     run_search(Config(strategies=("whole",), ks=(1,), rounds=200), DOCS, _testset())
     assert made == []
     run_search(Config(strategies=("sentence",), ks=(1,), rounds=200), DOCS, _testset())
+    assert made == []  # ICU's sentences, found as the corpus is chunked
+    syntok = ({"name": "sentence", "kind": "sentence", "segmenter": "syntok"},)
+    config = Config(strategies=("sentence",), custom_strategies=syntok, ks=(1,), rounds=200)
+    run_search(config, DOCS, _testset())
     assert made == ["local"]
 
 
-@pytest.mark.parametrize("strategy", ["whole", "sentence"])
-def test_needs_sentences_only_for_syntok_sentences(strategy):
-    (s,) = experiment.resolve_strategies(Config(strategies=(strategy,)))
-    assert experiment._needs_sentences(s) is (strategy == "sentence")
+@pytest.mark.parametrize(
+    ("strategy", "segmenter", "needs"),
+    [("whole", None, False), ("sentence", None, False), ("sentence", "icu", False),
+     ("sentence", "blingfire", False), ("sentence", "syntok", True),
+     ("parent-200", "syntok", True), ("parent-200", None, False)],
+)  # fmt: skip
+def test_needs_sentences_up_front_only_for_syntok_sentences(strategy, segmenter, needs):
+    custom = ()
+    if segmenter is not None:
+        custom = ({**make_strategy(strategy).describe(), "segmenter": segmenter},)
+    (s,) = experiment.resolve_strategies(Config(strategies=(strategy,), custom_strategies=custom))
+    assert experiment._needs_sentences(s) is needs
 
 
 def test_a_qrels_search_reads_its_topics_with_their_judgments(tmp_path):

@@ -3,7 +3,9 @@
 * Fingerprints of every built-in strategy's chunks and of whole BM25 runs (items, scores as
   float hex, grades, words and every metric vector), recorded before the chunking and
   indexing were made faster, on the shipped example and on Chroma's corpora (and two
-  paragraph-shuffled copies of them, large enough for the worker processes to start).
+  paragraph-shuffled copies of them, large enough for the worker processes to start), with
+  syntok's sentences (the default then, named now); and those of ICU's sentences (the
+  default since), recorded when ICU became the default.
 * Property tests against reference implementations kept here: syntok run on the whole text,
   ``bm25s.tokenize`` + ``BM25.index``, the regex word count.
 """
@@ -25,7 +27,7 @@ from syntok import segmenter
 
 from ragmeter import engine
 from ragmeter.chunking import strategies as chunking
-from ragmeter.chunking.strategies import Chunk, chunk_corpus, prepare_sentences
+from ragmeter.chunking.strategies import Chunk, chunk_corpus, make_strategy, prepare_sentences
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import DEFAULT_STRATEGIES, Config, load_config
 from ragmeter.inputs.corpus import Document, load_corpus
@@ -155,6 +157,89 @@ FINGERPRINTS = {
      }
 }
 # fmt: on
+# ICU's sentences (the default since syntok's): recorded when ICU became the default.
+# fmt: off
+ICU_FINGERPRINTS = {
+     "chunks/chroma": {
+          "fixed": [
+               1151,
+               "6c75917ff0ae6cb09db8330c"
+          ],
+          "overlap": [
+               2293,
+               "5b8e063765880062e2224361"
+          ],
+          "parent-200": [
+               5897,
+               "b3a73164be6eb9be92d2391e"
+          ],
+          "parent-400": [
+               2972,
+               "b2d69f60f519b605c97ad15b"
+          ],
+          "recursive": [
+               1652,
+               "32944da2f9c0b4f2916a69a7"
+          ],
+          "sentence": [
+               1457,
+               "8286b476062509ccca5e297a"
+          ],
+          "whole": [
+               5,
+               "380880569d122308f25be5c5"
+          ]
+     },
+     "chunks/example": {
+          "fixed": [
+               99,
+               "842b8d43db458c33292ad729"
+          ],
+          "overlap": [
+               154,
+               "ec4547d672fe1a7052720a41"
+          ],
+          "parent-200": [
+               465,
+               "a711866871fcecb897321794"
+          ],
+          "parent-400": [
+               208,
+               "91d1e8169e37254d78263953"
+          ],
+          "recursive": [
+               106,
+               "20863df9558e06f579414aa8"
+          ],
+          "sentence": [
+               100,
+               "359fcad48f1e204488be8be8"
+          ],
+          "whole": [
+               25,
+               "d4c603767bc2dbd881e2e377"
+          ]
+     },
+     "run/chroma": {
+          "fixed": "d3ffe9f6d386a0a33ec8d023",
+          "overlap": "89c5045ce335db823a3f386b",
+          "parent-200": "ed5f6c606de07f99bc43b924",
+          "parent-400": "58a87657f48f6830b1ac4095",
+          "recursive": "2e8b62eb4476624f45efcab8",
+          "sentence": "a275cfc67f4c6b16c407a09f",
+          "whole": "a25fbb74d16a80e4b3f1ba2f"
+     },
+     "run/example": {
+          "fixed": "5172a283a4a01617212cf9a4",
+          "overlap": "cece3011ab6afcac5d0b8f1c",
+          "parent-200": "6f387d8918e99d0dec930008",
+          "parent-400": "d46c1cb57f579b95cbdbaf16",
+          "recursive": "0e42414a54eb36ef70ed9b73",
+          "sentence": "c9919052e3951176ae704029",
+          "whole": "950ebd4ab7553f1e327151eb"
+     }
+}
+# fmt: on
 
 
 def shuffled_copies(docs: list[Document], copies: int, seed: int = 0) -> list[Document]:
@@ -169,10 +254,18 @@ def shuffled_copies(docs: list[Document], copies: int, seed: int = 0) -> list[Do
     return out
 
 
-def chunk_fingerprints(docs) -> dict:
+def builtin_strategies(segmenter: str) -> dict:
+    """The built-in strategies, each that finds sentences with ``segmenter``'s."""
+    return {
+        name: make_strategy(name, segmenter=segmenter) if hasattr(s, "segmenter") else s
+        for name, s in chunking.STRATEGIES.items()
+    }
+
+
+def chunk_fingerprints(docs, segmenter: str = "syntok") -> dict:
     res = {}
-    for name in chunking.STRATEGIES:
-        ch = chunk_corpus(docs, name)
+    for name, strategy in builtin_strategies(segmenter).items():
+        ch = chunk_corpus(docs, strategy)
         h = hashlib.sha256()
         for c in ch.chunks:
             h.update(f"{c.doc_id}\t{c.start}\t{c.end}\t{c.parent}\n".encode())
@@ -187,8 +280,15 @@ def chunk_fingerprints(docs) -> dict:
 PINNED_FAMILIES = ("recall", "precision", "mrr", "ndcg", "coverage", "words")
 
 
-def run_fingerprints(docs, testset, strategies, ks=(1, 3, 5, 10)) -> dict:
-    run = run_search(Config(strategies=tuple(strategies), ks=ks), docs, testset)
+def run_fingerprints(docs, testset, strategies, ks=(1, 3, 5, 10), segmenter="syntok") -> dict:
+    builtins = builtin_strategies(segmenter)
+    custom = tuple(
+        {**builtins[n].describe(), "segmenter": segmenter}
+        for n in strategies
+        if hasattr(builtins[n], "segmenter")
+    )
+    config = Config(strategies=tuple(strategies), custom_strategies=custom, ks=ks)
+    run = run_search(config, docs, testset)
     res = {}
     for s in run.systems:
         h = hashlib.sha256()
@@ -217,20 +317,37 @@ def _fresh_cache():
 # --------------------------------------------------------------------------- fingerprints
 
 
-def test_example_chunks_and_runs_unchanged():
+@pytest.mark.parametrize("segmenter", ["syntok", "icu"])
+def test_example_chunks_and_runs_unchanged(segmenter):
     docs = load_corpus(EXAMPLE / "posts")
     testset = load_testset(EXAMPLE / "questions.jsonl", docs)
-    assert chunk_fingerprints(docs) == FINGERPRINTS["chunks/example"]
-    assert run_fingerprints(docs, testset, DEFAULT_STRATEGIES) == FINGERPRINTS["run/example"]
+    recorded = FINGERPRINTS if segmenter == "syntok" else ICU_FINGERPRINTS
+    assert chunk_fingerprints(docs, segmenter) == recorded["chunks/example"]
+    got = run_fingerprints(docs, testset, DEFAULT_STRATEGIES, segmenter=segmenter)
+    assert got == recorded["run/example"]
 
 
 @needs_chroma
-def test_chroma_chunks_and_runs_unchanged():
+@pytest.mark.parametrize("segmenter", ["syntok", "icu"])
+def test_chroma_chunks_and_runs_unchanged(segmenter):
     docs = load_corpus(CHROMA / "corpora")
     testset = load_testset(CHROMA / "questions_df.csv", docs)
-    assert chunk_fingerprints(docs) == FINGERPRINTS["chunks/chroma"]
-    got = run_fingerprints(docs, testset, DEFAULT_STRATEGIES, ks=(1, 3, 5))
-    assert got == FINGERPRINTS["run/chroma"]
+    recorded = FINGERPRINTS if segmenter == "syntok" else ICU_FINGERPRINTS
+    assert chunk_fingerprints(docs, segmenter) == recorded["chunks/chroma"]
+    got = run_fingerprints(docs, testset, DEFAULT_STRATEGIES, ks=(1, 3, 5), segmenter=segmenter)
+    assert got == recorded["run/chroma"]
+
+
+def test_the_default_segmenter_is_icu_and_its_fingerprints_are_the_defaults():
+    docs = load_corpus(EXAMPLE / "posts")
+    assert chunking.DEFAULT_SEGMENTER == "icu"
+    plain = {name: len(chunk_corpus(docs, name).chunks) for name in chunking.STRATEGIES}
+    assert plain == {k: v[0] for k, v in ICU_FINGERPRINTS["chunks/example"].items()}
+    for corpus in ("example", "chroma"):  # strategies without sentences: the same as ever
+        for name in ("whole", "fixed", "overlap"):
+            key = f"chunks/{corpus}"
+            assert ICU_FINGERPRINTS[key][name] == FINGERPRINTS[key][name]
+            assert ICU_FINGERPRINTS[f"run/{corpus}"][name] == FINGERPRINTS[f"run/{corpus}"][name]
 
 
 @needs_chroma
@@ -272,7 +389,8 @@ def reference_sentence_starts(text: str) -> list[int]:
 @settings(max_examples=120, deadline=None)
 @given(docs_text)
 def test_sentence_spans_match_syntok_analyze(text):
-    assert [s for s, _ in chunking.sentence_spans(text)] == reference_sentence_starts(text)
+    starts = [s for s, _ in chunking.sentence_spans(text, "syntok")]
+    assert starts == reference_sentence_starts(text)
 
 
 @settings(max_examples=25, deadline=None)
@@ -283,15 +401,15 @@ def test_prepare_sentences_is_exact_with_shared_paragraphs_and_workers(texts, co
     expected = {}
     for t in texts:
         chunking._CACHE.clear()
-        expected[t] = chunking._CACHE.sentence_breaks(t).tolist()
+        expected[t] = chunking._CACHE.sentence_breaks(t, segmenter="syntok").tolist()
     chunking._CACHE.clear()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(chunking, "PARALLEL_MIN_CHARS", 0)
         mp.setattr(chunking, "BATCH_CHARS", 20)
-        prepare_sentences(texts, engine.LocalEngine(workers=2))
+        prepare_sentences(texts, engine.LocalEngine(workers=2), segmenter="syntok")
     for t in texts:
-        assert chunking._CACHE.has(t)
-        assert chunking._CACHE.get(t).sentence_breaks.tolist() == expected[t]
+        assert chunking._CACHE.has(t, "syntok")
+        assert chunking._CACHE.get(t, "syntok").sentence_breaks.tolist() == expected[t]
 
 
 class _RecordingEngine:
@@ -324,14 +442,14 @@ def test_prepare_sentences_sends_forked_workers_spans_not_paragraphs(monkeypatch
     expected = {}
     for t in texts:
         chunking._CACHE.clear()
-        expected[t] = chunking._CACHE.sentence_breaks(t).tolist()
+        expected[t] = chunking._CACHE.sentence_breaks(t, segmenter="syntok").tolist()
     monkeypatch.setattr(chunking, "PARALLEL_MIN_CHARS", 0)
     monkeypatch.setattr(chunking, "BATCH_CHARS", 20)
     for shares in (True, False):
         chunking._CACHE.clear()
         eng = _RecordingEngine(shares)
-        prepare_sentences(texts, eng)
-        assert [chunking._CACHE.get(t).sentence_breaks.tolist() for t in texts] == [
+        prepare_sentences(texts, eng, segmenter="syntok")
+        assert [chunking._CACHE.get(t, "syntok").sentence_breaks.tolist() for t in texts] == [
             expected[t] for t in texts
         ]
         assert len(eng.tasks) > 1 and _segment.SHARED == {}
@@ -354,19 +472,20 @@ def test_shared_paragraphs_of_runs_at_the_same_time_stay_apart(monkeypatch):
     expected = {}
     for t in first + second:
         chunking._CACHE.clear()
-        expected[t] = chunking._CACHE.sentence_breaks(t).tolist()
+        expected[t] = chunking._CACHE.sentence_breaks(t, segmenter="syntok").tolist()
     chunking._CACHE.clear()
     monkeypatch.setattr(chunking, "PARALLEL_MIN_CHARS", 0)
     monkeypatch.setattr(chunking, "BATCH_CHARS", 10)
 
     class Interleaved(_RecordingEngine):
         def map(self, fn, tasks, progress=None, meanwhile=None):
-            prepare_sentences(second, _RecordingEngine(True))  # the other run, meanwhile
+            other = _RecordingEngine(True)
+            prepare_sentences(second, other, segmenter="syntok")  # the other run, meanwhile
             return super().map(fn, tasks, progress, meanwhile)
 
-    prepare_sentences(first, Interleaved(True))
+    prepare_sentences(first, Interleaved(True), segmenter="syntok")
     for t in first + second:
-        assert chunking._CACHE.get(t).sentence_breaks.tolist() == expected[t]
+        assert chunking._CACHE.get(t, "syntok").sentence_breaks.tolist() == expected[t]
     assert _segment.SHARED == {}
 
 
@@ -378,10 +497,15 @@ def test_a_run_larger_than_the_sentence_cache_segments_each_document_once(monkey
     docs = load_corpus(ex / "posts")
     monkeypatch.setattr(chunking._CACHE, "max_chars", 5000)  # about one document
     chunking._CACHE.clear()
+    from ragmeter.chunking import doc_index
+
     again = []
-    real = chunking.sentence_spans
-    monkeypatch.setattr(chunking, "sentence_spans", lambda t: again.append(t) or real(t))
-    cfg = Config(strategies=("sentence", "parent-200"), rounds=100)
+    real = doc_index.sentence_spans  # what the run cache calls for a document it lacks
+    monkeypatch.setattr(doc_index, "sentence_spans", lambda t, s: again.append(t) or real(t, s))
+    syntok = tuple(
+        {**make_strategy(n).describe(), "segmenter": "syntok"} for n in ("sentence", "parent-200")
+    )
+    cfg = Config(strategies=("sentence", "parent-200"), custom_strategies=syntok, rounds=100)
     testset = load_testset(ex / "questions.jsonl", docs)
     small = run_search(cfg, docs, testset)
     assert again == []  # every strategy found every document's breaks
@@ -789,7 +913,14 @@ def test_summary_unchanged_on_the_example():
 
     docs = load_corpus(EXAMPLE / "posts")
     testset = load_testset(EXAMPLE / "questions.jsonl", docs)
-    cfg = Config(strategies=("sentence", "fixed", "whole"), ks=(1, 3, 5), rounds=2000, seed=7)
+    syntok = ({"name": "sentence", "kind": "sentence", "segmenter": "syntok"},)  # as then
+    cfg = Config(
+        strategies=("sentence", "fixed", "whole"),
+        custom_strategies=syntok,
+        ks=(1, 3, 5),
+        rounds=2000,
+        seed=7,
+    )
     run = run_search(cfg, docs, testset)
 
     def as_recorded(summary: dict) -> dict:

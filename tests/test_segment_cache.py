@@ -1,7 +1,7 @@
 """The segmentation cache on disk: a second run over an unchanged corpus segments nothing.
 
 The segmenter is counted through a wrapper of ``_segment.paragraph_sentences`` (every
-paragraph syntok or blingfire segments goes through it when the run segments in this process,
+paragraph ICU, syntok or blingfire segments goes through it when the run segments in this process,
 as it does for the shipped example, below the worker threshold).
 """
 
@@ -29,7 +29,19 @@ from ragmeter.inputs.corpus import Document, load_corpus
 from ragmeter.inputs.testset import load_testset
 from ragmeter.runs.pipeline import run_search
 
-CONFIG = Config(strategies=("sentence", "parent-200", "fixed"), rounds=100)
+
+def _config(segmenter: str = "syntok") -> Config:
+    """Strategies sentence and parent-200 (with ``segmenter``'s sentences), and fixed."""
+    custom = tuple(
+        {**chunking.make_strategy(name).describe(), "segmenter": segmenter}
+        for name in ("sentence", "parent-200")
+    )
+    return Config(
+        strategies=("sentence", "parent-200", "fixed"), custom_strategies=custom, rounds=100
+    )
+
+
+CONFIG = _config()
 
 
 @pytest.fixture
@@ -73,31 +85,36 @@ def _same_systems(a, b) -> None:
             assert (x.scores[metric] == y.scores[metric]).all()
 
 
-def test_a_second_run_segments_nothing_and_gives_the_same_results(cache_file, calls, monkeypatch):
+@pytest.mark.parametrize("segmenter", ["icu", "syntok"])
+def test_a_second_run_segments_nothing_and_gives_the_same_results(
+    cache_file, calls, monkeypatch, segmenter
+):
     docs, testset = _example()
-    first = _run(docs, testset)
+    config = _config(segmenter)
+    first = _run(docs, testset, config)
     assert len(calls) > 50 and cache_file.is_file()
     with SegmentCache(cache_file) as c:
-        assert c.count("syntok") == c.count() == len({d.text for d in docs})
+        assert c.count(segmenter) == c.count() == len({d.text for d in docs})
     calls.clear()
-    second = _run(docs, testset)
+    second = _run(docs, testset, config)
     assert calls == []  # every document's sentences came from the cache
     _same_systems(first, second)
     monkeypatch.setenv("RAGMETER_SEGMENT_CACHE", "off")
-    _same_systems(first, _run(docs, testset))  # and equal the run without a cache
+    _same_systems(first, _run(docs, testset, config))  # and equal the run without a cache
     assert len(calls) > 50
 
 
-def test_a_changed_document_is_segmented_again_alone(cache_file, calls):
+@pytest.mark.parametrize("segmenter", ["icu", "syntok"])
+def test_a_changed_document_is_segmented_again_alone(cache_file, calls, segmenter):
     docs, testset = _example()
-    _run(docs, testset)
+    _run(docs, testset, _config(segmenter))
     changed = Document(docs[2].id, docs[2].text + "\n\nA new closing paragraph. It has two.")
     docs = [*docs[:2], changed, *docs[3:]]
     calls.clear()
-    _run(docs, testset)
+    _run(docs, testset, _config(segmenter))
     own = {p for _, p in _segment.paragraphs(changed.text)}
     assert calls and {p for p, _ in calls} <= own
-    assert ("A new closing paragraph. It has two.", "syntok") in calls
+    assert ("A new closing paragraph. It has two.", segmenter) in calls
 
 
 def test_another_segmenter_version_or_format_reuses_no_entry(cache_file, calls, monkeypatch):
@@ -229,7 +246,7 @@ def test_workers_and_other_processes_share_one_file(cache_file, monkeypatch):
     expected = {}
     for t in texts:
         chunking._CACHE.clear()
-        expected[t] = chunking._CACHE.sentence_breaks(t).tolist()
+        expected[t] = chunking._CACHE.sentence_breaks(t, segmenter="syntok").tolist()
     cache_file.parent.mkdir(parents=True)
     ctx = multiprocessing.get_context("fork")
     halves = [texts[::2], texts[1::2]]
@@ -238,21 +255,22 @@ def test_workers_and_other_processes_share_one_file(cache_file, monkeypatch):
         p.start()
     with SegmentCache(cache_file) as c:  # and this process, with two workers, at once
         chunking._CACHE.clear()
-        prepare_sentences(texts[:3], engine.LocalEngine(workers=2), cache=c)
+        prepare_sentences(texts[:3], engine.LocalEngine(workers=2), segmenter="syntok", cache=c)
     for p in procs:
         p.join(60)
         assert p.exitcode == 0
     with SegmentCache(cache_file) as c:
         assert c.count("syntok") == len(set(texts))
         chunking._CACHE.clear()
-        assert prepare_sentences(texts, cache=c) == 0
-    assert {t: chunking._CACHE.get(t).sentence_breaks.tolist() for t in texts} == expected
+        assert prepare_sentences(texts, segmenter="syntok", cache=c) == 0
+    got = {t: chunking._CACHE.get(t, "syntok").sentence_breaks.tolist() for t in texts}
+    assert got == expected
 
 
 def _prepare_in_child(path: Path, texts: list[str]) -> None:
     chunking._CACHE.clear()
     with SegmentCache(path) as c:
-        prepare_sentences(texts, engine.LocalEngine(workers=2), cache=c)
+        prepare_sentences(texts, engine.LocalEngine(workers=2), segmenter="syntok", cache=c)
 
 
 def test_no_file_when_off_outside_a_run_or_without_sentences(tmp_path, monkeypatch, calls):

@@ -1,4 +1,4 @@
-"""The sentence segmenter option: syntok (default) or blingfire (compiled)."""
+"""The sentence segmenter option: ICU (the default), syntok or blingfire."""
 
 from __future__ import annotations
 
@@ -74,16 +74,20 @@ def test_blingfire_sentences_lie_in_the_text_and_in_order(text):
         assert 0 <= a < b <= len(text) and text[a:b].strip() == text[a:b]
 
 
-def test_blingfire_breaks_where_syntok_does_not_and_each_is_cached_apart():
+def test_segmenters_break_apart_and_each_is_cached_apart():
     text = "Dr. Who came home. Then he left again."
-    syntok_breaks = chunking._CACHE.sentence_breaks(text).tolist()
+    chunking._CACHE.clear()
+    syntok_breaks = chunking._CACHE.sentence_breaks(text, segmenter="syntok").tolist()
     bf_breaks = chunking._CACHE.sentence_breaks(text, segmenter="blingfire").tolist()
+    icu_breaks = chunking._CACHE.sentence_breaks(text, segmenter="icu").tolist()
     assert syntok_breaks == [4]  # "Then"
-    assert bf_breaks == [1, 4]  # blingfire also ends a sentence at "Dr."
-    assert chunking._CACHE.get(text).sentence_breaks.tolist() == syntok_breaks
-    chunks = SentenceStrategy(size=3, segmenter="blingfire").split("d", text)
-    assert [c.text for c in chunks] == ["Dr.", "Who came home.", "Then he left", "again."]
-    chunks = SentenceStrategy(size=3).split("d", text)
+    assert bf_breaks == icu_breaks == [1, 4]  # both also end a sentence at "Dr."
+    assert chunking._CACHE.get(text).sentence_breaks.tolist() == icu_breaks  # the default
+    assert chunking._CACHE.get(text, "syntok").sentence_breaks.tolist() == syntok_breaks
+    for segmenter in ("blingfire", "icu"):
+        chunks = SentenceStrategy(size=3, segmenter=segmenter).split("d", text)
+        assert [c.text for c in chunks] == ["Dr.", "Who came home.", "Then he left", "again."]
+    chunks = SentenceStrategy(size=3, segmenter="syntok").split("d", text)
     assert [c.text for c in chunks] == ["Dr. Who came", "home.", "Then he left", "again."]
     chunking._CACHE.clear()
 
@@ -103,7 +107,7 @@ def test_chunk_corpus_prepares_blingfire_in_this_process(monkeypatch):
     with chunking.run_scope():
         prepare_sentences([d.text for d in docs], NoWorkers(), segmenter="blingfire")
         assert all(chunking._CACHE.has(d.text, "blingfire") for d in docs)
-        assert not any(chunking._CACHE.has(d.text) for d in docs)  # syntok's left alone
+        assert not any(chunking._CACHE.has(d.text, "syntok") for d in docs)  # left alone
         got = chunk_corpus(docs, make_strategy("s", kind="sentence", size=2, segmenter="blingfire"))
     assert [c.text for c in got.chunks] == [
         "One two.",
@@ -118,17 +122,24 @@ def test_chunk_corpus_prepares_blingfire_in_this_process(monkeypatch):
     chunking._CACHE.clear()
 
 
-def test_segmenter_is_recorded_only_when_not_the_default():
-    assert "segmenter" not in make_strategy("sentence").describe()
-    assert "segmenter" not in make_strategy("parent-400").describe()
-    d = make_strategy("parent-400", segmenter="blingfire").describe()
-    assert d["segmenter"] == "blingfire"
-    assert make_strategy(**d) == ParentChildStrategy("parent-400", 400, 100, "blingfire")
-    assert RecursiveStrategy(segmenter="blingfire").describe()["segmenter"] == "blingfire"
+def test_segmenter_is_recorded_unless_syntok_so_earlier_results_keep_their_description():
+    # a description without a segmenter is syntok's: every result made before the choice
+    assert "segmenter" not in make_strategy("sentence", segmenter="syntok").describe()
+    syntok = make_strategy("parent-400", segmenter="syntok")
+    assert "segmenter" not in syntok.describe()
+    assert make_strategy(**{"segmenter": chunking.UNNAMED_SEGMENTER, **syntok.describe()}) == syntok
+    assert make_strategy("sentence").describe()["segmenter"] == "icu"  # the default, named
+    for segmenter in ("icu", "blingfire"):
+        d = make_strategy("parent-400", segmenter=segmenter).describe()
+        assert d["segmenter"] == segmenter
+        assert make_strategy(**d) == ParentChildStrategy("parent-400", 400, 100, segmenter)
+        assert RecursiveStrategy(segmenter=segmenter).describe()["segmenter"] == segmenter
 
 
 def test_unknown_segmenter_is_a_one_line_input_error():
-    with pytest.raises(InputError, match="unknown segmenter 'spacy'; valid: syntok, blingfire"):
+    with pytest.raises(
+        InputError, match="unknown segmenter 'spacy'; valid: icu, syntok, blingfire"
+    ):
         make_strategy("s", kind="sentence", segmenter="spacy")
     with pytest.raises(InputError, match="fixed.*unknown parameter.*segmenter"):
         make_strategy("fixed", segmenter="blingfire")  # fixed windows have no sentences
@@ -139,7 +150,15 @@ def test_blingfire_missing_names_the_install(monkeypatch):
     monkeypatch.setattr(_segment, "_LIB", [])  # not loaded yet
     with pytest.raises(MissingExtra, match=r"pip install blingfire"):
         SentenceStrategy(segmenter="blingfire")
-    assert SentenceStrategy().segmenter == "syntok"
+    assert SentenceStrategy().segmenter == "icu"  # the default needs no extra
+
+
+def test_icu_missing_names_the_install_and_syntok(monkeypatch):
+    monkeypatch.setitem(sys.modules, "icu4py.breakers", None)  # import icu4py now fails
+    monkeypatch.setattr(_segment, "_ICU", [])  # not loaded yet
+    with pytest.raises(MissingExtra, match=r"pip install icu4py.*segmenter = 'syntok'"):
+        SentenceStrategy()
+    assert SentenceStrategy(segmenter="syntok").segmenter == "syntok"
 
 
 def test_a_run_of_blingfire_strategies_never_runs_syntok(monkeypatch):
@@ -199,3 +218,55 @@ def test_blingfire_sentences_leave_out_whitespace_blingfire_keeps():
     text = "\x85Hello there. Bye now.\u1680"
     assert sentence_spans(text, "blingfire") == [(1, 13), (14, 22)]
     assert _segment.blingfire_sentences("\u1680\u1680Hello there.") == (2, 14)
+
+
+def _icu_reference(paragraph: str) -> list[tuple[int, int]]:
+    """ICU's own sentences of ``paragraph`` (no line ends, no lone surrogates), mapped from
+    its UTF-16 offsets to characters by decoding the units before each, whitespace left out."""
+    from icu4py.breakers import SentenceBreaker
+
+    units = paragraph.encode("utf-16-le")
+    out = []
+    for a, b in SentenceBreaker(paragraph, "en").segments():
+        a = len(units[: 2 * a].decode("utf-16-le"))
+        b = len(units[: 2 * b].decode("utf-16-le"))
+        piece = paragraph[a:b]
+        a, b = a + len(piece) - len(piece.lstrip()), b - len(piece) + len(piece.rstrip())
+        if a < b:
+            out.append((a, b))
+    return out
+
+
+_LINE_ENDS = "\n\r\x85\u2028\u2029"
+
+
+@settings(max_examples=300, deadline=None)
+@given(paragraphs.filter(lambda p: not any(c in p for c in _LINE_ENDS) and "\ud800" not in p))
+@example("Ünïcödé straße. Zwei Sätze hier! 日本語の文。 Third one. 😀 Fourth\u00a0one. 👍🏽 x. Y")
+def test_icu_offsets_are_its_own_segments_in_characters(paragraph):
+    flat = _segment.icu_sentences(paragraph)
+    assert list(zip(flat[0::2], flat[1::2], strict=True)) == _icu_reference(paragraph)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(paragraphs, st.sampled_from(list(_LINE_ENDS) + ["\ud800"]))).map("".join))
+@example("One line\nwraps here. Next\u2028sentence! A lone \ud800 surrogate. 😀 End.")
+def test_icu_sentences_cover_every_word_of_any_paragraph_in_order(paragraph):
+    flat = _segment.icu_sentences(paragraph)
+    spans = list(zip(flat[0::2], flat[1::2], strict=True))
+    covered = set()
+    for (_, b), (c, _) in zip(spans, spans[1:], strict=False):
+        assert b <= c
+    for a, b in spans:
+        assert 0 <= a < b <= len(paragraph) and paragraph[a:b].strip() == paragraph[a:b]
+        covered.update(range(a, b))
+    assert {i for i, ch in enumerate(paragraph) if not ch.isspace()} <= covered
+
+
+def test_icu_reads_a_line_break_inside_a_paragraph_as_a_space():
+    text = "The table below\nshows the totals. Then\r\nit ends."
+    spans = sentence_spans(text, "icu")
+    assert [text[a:b] for a, b in spans] == [
+        "The table below\nshows the totals.",
+        "Then\r\nit ends.",
+    ]

@@ -2,8 +2,9 @@
 
 Words are the matches of ``\\S+``, found with numpy in one pass; a *break* is the index of
 a word that begins a new line, paragraph or sentence. Sentences come from a *segmenter*
-(:data:`SEGMENTERS`): syntok (the default, pure Python) or blingfire (compiled, several
-times faster; ``pip install 'ragmeter[segment]'``). Their breaks are the costly part, kept
+(:data:`SEGMENTERS`): ICU (the default: Unicode's sentence rules, compiled), syntok (pure
+Python; the default before ICU, kept to reproduce earlier chunks) or blingfire (compiled;
+``pip install 'ragmeter[segment]'``). Their breaks are the costly part, kept
 per segmenter and document for a run by :data:`_CACHE`. Every public name here is
 importable from :mod:`ragmeter.chunking.strategies` too.
 """
@@ -20,7 +21,10 @@ from ragmeter.chunking import segment as _segment
 from ragmeter.errors import InputError, MissingExtra
 
 SEGMENTERS = _segment.SEGMENTERS
-DEFAULT_SEGMENTER = "syntok"
+DEFAULT_SEGMENTER = "icu"
+# The segmenter of every result made before there was a choice: a strategy description
+# without a segmenter means this one.
+UNNAMED_SEGMENTER = "syntok"
 
 # Every code point for which ``str.isspace()`` is true: exactly what ``\s`` matches in ``re``.
 _WHITESPACE = (
@@ -56,6 +60,14 @@ def check_segmenter(segmenter: object, where: str) -> str:
         raise InputError(
             f"{where}: unknown segmenter {segmenter!r}; valid: {', '.join(SEGMENTERS)}"
         )
+    if segmenter == "icu":
+        try:
+            _segment.icu_sentence_breaker()
+        except ImportError as exc:
+            raise MissingExtra(
+                f"{where}: segmenter 'icu' needs icu4py: pip install icu4py "
+                f"(or segmenter = 'syntok', pure Python); {type(exc).__name__}: {exc}"
+            ) from None
     if segmenter == "blingfire":
         try:
             _segment.blingfire_library()
@@ -68,13 +80,14 @@ def check_segmenter(segmenter: object, where: str) -> str:
 
 
 def sentence_spans(text: str, segmenter: str = DEFAULT_SEGMENTER) -> list[tuple[int, int]]:
-    """Sentences found by ``segmenter`` (syntok by default), as ``(start, end)`` offsets
+    """Sentences found by ``segmenter`` (ICU by default), as ``(start, end)`` offsets
     into ``text`` (code-point indices).
 
-    A syntok sentence runs from its first token's offset to its last token's end; a
-    blingfire one is blingfire's span. Paragraphs (syntok's: blank lines between) are
-    segmented one at a time (as ``syntok.segmenter.analyze`` does, but without padding each
-    paragraph to its offset, which is quadratic in the number of paragraphs).
+    A syntok sentence runs from its first token's offset to its last token's end; an ICU
+    or blingfire one is that library's span without the whitespace around it. Paragraphs
+    (syntok's: blank lines between) are segmented one at a time (as
+    ``syntok.segmenter.analyze`` does, but without padding each paragraph to its offset,
+    which is quadratic in the number of paragraphs).
     """
     spans: list[tuple[int, int]] = []
     for offset, paragraph in _segment.paragraphs(text):

@@ -4,9 +4,10 @@ syntok segments each paragraph on its own (``segmenter.analyze`` splits the text
 lines first, then tokenizes and segments every paragraph separately), so a paragraph's
 sentences do not depend on the text around it. That makes two exact speed-ups possible: a
 paragraph that occurs twice is segmented once, and paragraphs can be segmented in any process
-in any order. blingfire (compiled) segments the same paragraphs, in this process: it is fast
-enough that workers would cost more than they save. This module imports only syntok (and
-blingfire and numpy when blingfire is asked for) so that a worker process starts quickly.
+in any order. ICU and blingfire (both compiled) segment the same paragraphs, in this
+process: they are fast enough that workers would cost more than they save. This module
+imports only syntok (and ICU, blingfire or numpy when asked for) so that a worker process
+starts quickly.
 """
 
 from __future__ import annotations
@@ -20,10 +21,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from syntok import segmenter
 from syntok.tokenizer import Tokenizer
 
-SEGMENTERS = ("syntok", "blingfire")
+SEGMENTERS = ("icu", "syntok", "blingfire")
 
 _TOKENIZER = Tokenizer(replace_not_contraction=False)
 _LONE_CR = re.compile(r"\r(?!\n)")
+# What Unicode's sentence rules (UAX #29) read as the end of a paragraph: LF, CR and the
+# Sep class (NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR). Inside one of syntok's paragraphs
+# ICU reads each as a space (one character for one, so offsets hold).
+_LINE_ENDS_AS_SPACES = str.maketrans("\n\r\x85\u2028\u2029", "     ")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
 def paragraphs(text: str) -> list[tuple[int, str]]:
@@ -57,6 +64,8 @@ def paragraph_sentences(paragraph: str, segmenter_name: str = "syntok") -> tuple
     into ``paragraph``); sentences without a non-empty token are left out. blingfire's are
     those of :func:`blingfire_sentences`.
     """
+    if segmenter_name == "icu":
+        return icu_sentences(paragraph)
     if segmenter_name == "blingfire":
         return blingfire_sentences(paragraph)
     out: list[int] = []
@@ -67,6 +76,63 @@ def paragraph_sentences(paragraph: str, segmenter_name: str = "syntok") -> tuple
             out.append(toks[0].offset)
             out.append(last.offset + len(last.value))
     return tuple(out)
+
+
+def icu_sentences(paragraph: str) -> tuple[int, ...]:
+    """ICU's sentences of one paragraph (Unicode's sentence rules, UAX #29), as
+    :func:`paragraph_sentences` gives them.
+
+    UAX #29 ends a sentence at every line break; syntok and blingfire read the lines of a
+    paragraph as running text (a wrapped line or a table row is not a sentence of its own),
+    so here a line break inside a paragraph is read as a space. ICU's offsets are code
+    points, as Python's; whitespace around a sentence is left out.
+    """
+    if not paragraph or paragraph.isspace():
+        return ()
+    seen = paragraph.translate(_LINE_ENDS_AS_SPACES)
+    if _SURROGATE.search(seen):  # not text to ICU: one replacement character for each
+        seen = _SURROGATE.sub("\ufffd", seen)
+    spans = icu_sentence_breaker()(seen, "en").segments()
+    if _ASTRAL.search(seen):  # ICU counts UTF-16 units: two for a character beyond U+FFFF
+        spans = _code_points(seen, list(spans))
+    return _trimmed(paragraph, spans)
+
+
+def _code_points(text: str, spans: list[tuple[int, int]]) -> Iterable[tuple[int, int]]:
+    """``spans`` of ``text`` given in UTF-16 units, as code-point offsets."""
+    import numpy as np  # here, not above: syntok's workers start without it
+
+    cps = np.frombuffer(text.encode("utf-32-le"), np.uint32)
+    unit_ends = np.cumsum(1 + (cps > 0xFFFF))  # UTF-16 units up to each character's end
+    # each offset is at a character's edge: the number of characters that end at or before it
+    flat = np.searchsorted(unit_ends, np.asarray(spans, np.int64).ravel(), side="right")
+    return zip(flat[0::2].tolist(), flat[1::2].tolist(), strict=True)
+
+
+def _trimmed(paragraph: str, spans: Iterable[tuple[int, int]]) -> tuple[int, ...]:
+    """``spans`` of ``paragraph`` as a flat tuple, each without the whitespace around it;
+    those that hold only whitespace are left out."""
+    out: list[int] = []
+    for a, b in spans:
+        piece = paragraph[a:b]
+        lead = len(piece) - len(piece.lstrip())
+        trail = len(piece) - len(piece.rstrip())
+        if a + lead < b - trail:
+            out += (a + lead, b - trail)
+    return tuple(out)
+
+
+def icu_sentence_breaker():
+    """icu4py's ``SentenceBreaker`` (``SentenceBreaker(text, locale).segments()``: each
+    sentence's ``(start, end)``), imported on first use (``ImportError`` without icu4py)."""
+    if not _ICU:
+        from icu4py.breakers import SentenceBreaker
+
+        _ICU.append(SentenceBreaker)
+    return _ICU[0]
+
+
+_ICU: list = []
 
 
 def blingfire_sentences(paragraph: str) -> tuple[int, ...]:
@@ -98,14 +164,7 @@ def blingfire_sentences(paragraph: str) -> tuple[int, ...]:
     if n != len(paragraph):  # not ASCII: byte offsets -> character offsets
         chars = np.cumsum((np.frombuffer(data, np.uint8) & 0xC0) != 0x80)  # chars up to a byte
         starts, ends = chars[starts] - 1, chars[ends - 1]
-    out_flat: list[int] = []
-    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-        piece = paragraph[a:b]
-        lead = len(piece) - len(piece.lstrip())
-        trail = len(piece) - len(piece.rstrip())
-        if a + lead < b - trail:
-            out_flat += (a + lead, b - trail)
-    return tuple(out_flat)
+    return _trimmed(paragraph, zip(starts.tolist(), ends.tolist(), strict=True))
 
 
 _LIB: list = []

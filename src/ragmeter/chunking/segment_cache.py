@@ -55,7 +55,7 @@ __all__ = [
 ENV = "RAGMETER_SEGMENT_CACHE"
 DB_NAME = "segments.sqlite3"
 # Bump when what ragmeter stores, or how it reads paragraphs and sentences from a segmenter
-# (``_segment``: lone carriage returns, blingfire's offsets and trimming), changes.
+# (``_segment``: lone carriage returns, ICU's line ends, blingfire's offsets, trimming), changes.
 FORMAT = 1
 _OFF = ("off", "0", "false", "no", "none")
 _LOOKUP_CHUNK = 500  # bound parameters per statement, well under SQLite's limits
@@ -107,9 +107,16 @@ def _version(package: str) -> str:
 
 def segmenter_key(segmenter: str) -> str:
     """What an entry of ``segmenter`` depends on besides the text, e.g.
-    ``"syntok 1.4.4; syntok 1.4.4; ragmeter 1"``: the segmenter and its version, the
-    paragraph splitter (syntok) and its version, and :data:`FORMAT`."""
-    return f"{segmenter} {_version(segmenter)}; syntok {_version('syntok')}; ragmeter {FORMAT}"
+    ``"syntok 1.4.4; syntok 1.4.4; ragmeter 1"``: the segmenter and its version (ICU's:
+    icu4py's and the ICU library's, whose rules and data it carries), the paragraph
+    splitter (syntok) and its version, and :data:`FORMAT`."""
+    if segmenter == "icu":
+        import icu4py
+
+        own = f"icu4py {_version('icu4py')} ICU {icu4py.icu_version}"
+    else:
+        own = f"{segmenter} {_version(segmenter)}"
+    return f"{own}; syntok {_version('syntok')}; ragmeter {FORMAT}"
 
 
 def text_key(text: str) -> bytes:

@@ -14,7 +14,8 @@ Strategies (``STRATEGIES`` holds the named defaults, ``make_strategy`` builds ot
 * ``recursive``: paragraphs, then lines, then sentences, then words, merged up to ``size``;
 * ``parent-child``: ``recursive(parent_size)`` parents, ``sentence(child_size)`` children.
 
-Sentences come from ``segmenter = "syntok"`` (the default) or ``"blingfire"`` (compiled).
+Sentences come from ``segmenter = "icu"`` (the default: Unicode's sentence rules, compiled),
+``"syntok"`` (pure Python, the default before ICU) or ``"blingfire"`` (compiled).
 Modules, each importing only those below it: :mod:`ragmeter.chunking.types` (``Chunk``,
 ``Chunking``), :mod:`ragmeter.chunking.doc_index` (words, sentence breaks, the run cache),
 :mod:`ragmeter.chunking.frameworks` (your own chunker, other frameworks' splitters), then this one
@@ -40,6 +41,7 @@ from ragmeter.chunking.doc_index import (
     _NO_INTS,
     DEFAULT_SEGMENTER,
     SEGMENTERS,
+    UNNAMED_SEGMENTER,
     _DocIndex,
     _sentence_word_breaks,
     check_segmenter,
@@ -58,6 +60,7 @@ __all__ = [
     "ROUND_CHARS",
     "SEGMENTERS",
     "STRATEGIES",
+    "UNNAMED_SEGMENTER",
     "Chunk",
     "Chunking",
     "FixedStrategy",
@@ -128,8 +131,8 @@ def prepare_sentences(
     this is exact), and when there are at least :data:`PARALLEL_MIN_CHARS` characters to
     segment the paragraphs are spread over worker processes (``engine``: a
     :mod:`ragmeter.engine` engine, the local one by default) in a fixed order, so the result
-    never depends on the number of workers; blingfire (``segmenter``) always runs in this
-    process. ``meanwhile()``, if given, runs in this process while the workers segment (or
+    never depends on the number of workers; ICU and blingfire (``segmenter``) always run in
+    this process. ``meanwhile()``, if given, runs in this process while the workers segment (or
     first, when there are none). Returns the number of characters segmented.
 
     ``cache``: the segmentation cache on disk (:mod:`ragmeter.chunking.segment_cache`) to read
@@ -293,9 +296,12 @@ class _Base:
     def describe(self) -> dict[str, Any]:
         """``{"name": ..., "kind": ..., **parameters}``; ``make_strategy(**d)`` rebuilds it.
 
-        The default segmenter is left out, so results made before it was a choice match."""
+        syntok (:data:`UNNAMED_SEGMENTER`) is left out, so results made before the segmenter
+        was a choice keep their description; every other segmenter, the default ICU
+        included, is named. A description without a segmenter is therefore syntok's: rebuild
+        it with ``make_strategy(**{"segmenter": UNNAMED_SEGMENTER, **d})``."""
         d = asdict(self)
-        if d.get("segmenter") == DEFAULT_SEGMENTER:
+        if d.get("segmenter") == UNNAMED_SEGMENTER:
             del d["segmenter"]
         return {"name": d.pop("name"), "kind": self.kind, **d}
 
@@ -374,7 +380,7 @@ class OverlapStrategy(_Base):
 
 @dataclass(frozen=True)
 class SentenceStrategy(_Base):
-    """Whole sentences (of ``segmenter``: syntok or blingfire) packed greedily up to ``size``
+    """Whole sentences (of ``segmenter``: ICU, syntok or blingfire) packed greedily up to ``size``
     words.
 
     A sentence longer than ``size`` words is cut into ``size``-word windows of its own.

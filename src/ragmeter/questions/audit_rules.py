@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragmeter.chunking.strategies import sentence_spans
+from ragmeter.chunking.strategies import UNNAMED_SEGMENTER, sentence_spans
 from ragmeter.inputs.testset import Question
 
 # A short explicit English stop-word list: articles, pronouns, auxiliaries,
@@ -208,8 +208,8 @@ def restatement(question: str, passage: str, min_words: int = 3) -> tuple[float,
 
     Returns ``(share, sentence)``, or ``None`` when the question does not open
     with an auxiliary or has fewer than ``min_words`` content words. Sentences
-    are found by syntok (as the ``sentence`` chunking does); an empty split
-    falls back to the whole passage.
+    are syntok's, whatever the chunking's default, so a recorded audit stays the
+    same; an empty split falls back to the whole passage.
     """
     words = tokens(question)
     if not words or words[0] not in AUXILIARIES:
@@ -227,7 +227,7 @@ def restatement(question: str, passage: str, min_words: int = 3) -> tuple[float,
 
 def _sentences(passage: str) -> list[str]:
 
-    spans = sentence_spans(passage)
+    spans = sentence_spans(passage, UNNAMED_SEGMENTER)
     return [passage[s:e] for s, e in spans] or [passage]
 
 

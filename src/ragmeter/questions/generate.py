@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmeter.chunking.strategies import sentence_spans
+from ragmeter.chunking.strategies import UNNAMED_SEGMENTER, sentence_spans
 from ragmeter.errors import InputError
 from ragmeter.files.outputs import check_output_file, remove_output, write_output
 from ragmeter.inputs.corpus import Document, load_corpus
@@ -137,7 +137,8 @@ def sample_passages(
     """``n`` passages sampled from the corpus by a seeded rule.
 
     The rule, with ``rng = random.Random(seed)``: split every document into
-    sentences (syntok, as the ``sentence`` chunking does) and form every window of
+    sentences (syntok's, whatever the chunking's default, so that a recorded rule
+    samples the same passages as when it was recorded) and form every window of
     ``window`` consecutive sentences that has at least ``min_words`` words and no
     blank line inside; then repeat ``n`` times: pick a document uniformly among
     those with a window left (``rng.choice`` over ids in sorted order) and one of
@@ -154,7 +155,7 @@ def sample_passages(
     docs = {d.id: d for d in documents}
     for doc_id in sorted(docs):
         text = docs[doc_id].text
-        sents = sentence_spans(text)
+        sents = sentence_spans(text, UNNAMED_SEGMENTER)
         found = []
         for i in range(len(sents) - window + 1):
             start, end = sents[i][0], sents[i + window - 1][1]

@@ -66,11 +66,15 @@ class WordCounts(dict):
         return n
 
 
+# The segmenter whose sentences are found up front, over the engine's workers: syntok, pure
+# Python (ICU's and blingfire's are found in a fraction of the time as the corpus is chunked).
+UP_FRONT_SEGMENTER = "syntok"
+
+
 def _needs_sentences(strategy) -> bool:
-    """Whether ``strategy`` needs syntok's sentences of every document, segmented up front
-    (blingfire's are found in a fraction of the time when the corpus is chunked)."""
+    """Whether ``strategy`` needs :data:`UP_FRONT_SEGMENTER`'s sentences of every document."""
     kinds = chunking.SentenceStrategy | chunking.ParentChildStrategy
-    return isinstance(strategy, kinds) and strategy.segmenter == "syntok"
+    return isinstance(strategy, kinds) and strategy.segmenter == UP_FRONT_SEGMENTER
 
 
 def resolve_strategies(config: Config) -> list:
@@ -295,7 +299,9 @@ class _Search:
         this process does its own per-document work (BM25 tokens), counted as indexing."""
         shown = partial(self.show_sentences, engine.name)
         meanwhile = partial(self.prepare_documents, chunk_retrievers)
-        chunking.prepare_sentences((d.text for d in self.documents), engine, shown, meanwhile)
+        chunking.prepare_sentences(
+            (d.text for d in self.documents), engine, shown, meanwhile, UP_FRONT_SEGMENTER
+        )
         self.clock.lap("chunk")
 
     def show_sentences(self, engine_name: str, done: int, total: int) -> None:
