@@ -64,6 +64,6 @@ def test_rankings_unchanged_when_the_index_is_built_in_small_blocks(monkeypatch)
 
 
 def test_token_starts_are_kept_in_32_bits():
-    starts, ids = bm25_mod._TokenTable("en").doc("Alpha beta, gamma delta epsilon")
-    assert starts.dtype == np.int32 and ids.dtype == np.int32
+    starts, ids, at = bm25_mod._TokenTable("en").doc("Alpha beta, gamma delta epsilon")
+    assert starts.dtype == np.int32 and ids.dtype == np.int32 and at is None
     assert starts.tolist() == [0, 6, 12, 18, 24]

@@ -698,6 +698,57 @@ def test_index_chunks_in_another_document_order(texts, size, stem):
     assert _columns(plain._model) == _columns(shared._model)
 
 
+_QUESTIONS = st.lists(
+    st.sampled_from(["cat sat", "hello world", "the", "ΣΑΣ x1", "e.g. don't", "zzz", "running"]),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(docs_text, min_size=1, max_size=4), st.integers(1, 4), _QUESTIONS, st.booleans(),
+    st.data(),
+)  # fmt: skip
+def test_an_index_of_the_questions_terms_scores_them_as_bm25s(texts, size, questions, stem, data):
+    """With the run's questions, only their terms are indexed; every other token still
+    counts in its chunk's length, so each question's scores are bm25s's own, bit for bit."""
+    words = sorted({w for t in texts for w in t.split()})
+    if words:  # questions of the texts' own words, so that scores are not all 0
+        questions = questions + data.draw(
+            st.lists(st.lists(st.sampled_from(words), min_size=1, max_size=3).map(" ".join),
+                     min_size=1, max_size=3)
+        )  # fmt: skip
+    docs = {f"d{i}": t for i, t in enumerate(texts)}
+    chunks = _fixed_chunks(docs, size)
+    if not chunks or not _has_tokens([c.text for c in chunks]):
+        return
+    plain = BM25Retriever(stemmer="english" if stem else None)
+    only = BM25Retriever(stemmer="english" if stem else None)
+    plain.index([c.text for c in chunks])  # bm25s's own tokens, every term indexed
+    only.prepare_documents(docs, questions)
+    only.index_chunks(chunks, docs, questions=questions)
+    handled = all(len(t.lower()) == len(t) for t in texts)  # else bm25s indexes every term
+    assert (only._only is not None) is handled
+    if handled:
+        assert set(only._model.vocab_dict) <= only._only | {""}
+    want, got = plain.rank(questions, len(chunks)), only.rank(questions, len(chunks))
+    assert np.array_equal(got.ids, want.ids)
+    assert [x.hex() for x in got.scores.ravel()] == [x.hex() for x in want.scores.ravel()]
+
+
+def test_an_index_of_some_questions_terms_refuses_other_questions():
+    docs = {"d": "Cats sat on the mat. Dogs ran in the park."}
+    chunks = _fixed_chunks(docs, 3)
+    r = BM25Retriever()
+    r.index_chunks(chunks, docs, questions=["where did cats sit"])
+    assert r.rank(["cats sit"], 2).ids.shape == (1, 2)  # a subset of the terms: fine
+    with pytest.raises(RuntimeError, match="index again"):
+        r.rank(["dogs"], 2)
+    r.index_chunks(chunks, docs)  # without questions: every term again
+    assert r._only is None and r.rank(["dogs"], 1).ids.tolist() == [[1]]
+
+
 def test_chunk_views_equal_chunks_that_hold_their_text():
     import pickle
     import tracemalloc
@@ -736,10 +787,19 @@ def test_index_chunks_uses_shared_tokens_for_whole_word_chunks():
     docs = {"d": text}
     chunks = chunking.FixedStrategy(size=2).split("d", text)
     table = bm25_mod._TokenTable("en")
-    ids = bm25_mod._chunk_ids(table, chunks, docs)
+    ids, lengths = bm25_mod._chunk_ids(table, chunks, docs)
     assert [[list(table.terms)[i] for i in c.tolist()] for c in ids] == [
         ["alpha", "beta"], ["gamma", "delta"], ["epsilon"], ["zeta", "eta"], ["theta"],
     ]  # fmt: skip
+    assert lengths.tolist() == [2, 2, 1, 2, 1]  # "the" is a stop word: not counted
+    # of the questions' terms only: the same lengths, the other tokens not indexed
+    only = bm25_mod._TokenTable("en", only={"gamma", "theta", "omega"})
+    ids, lengths = bm25_mod._chunk_ids(only, chunks, docs)
+    assert [[list(only.terms)[i] for i in c.tolist()] for c in ids] == [
+        [], ["gamma"], [], [], ["theta"],
+    ]  # fmt: skip
+    assert lengths.tolist() == [2, 2, 1, 2, 1]
+    assert set(only.terms) == {"gamma", "theta", "omega"} and len(only._ids) < 200
     inside = [Chunk("d", 1, 5, text[1:5])]  # cuts "Alpha" in the middle
     assert bm25_mod._chunk_ids(table, inside, docs) is None
     retitled = [Chunk("d", 0, 5, "Title: Alpha")]  # text that is not the span

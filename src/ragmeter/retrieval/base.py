@@ -62,9 +62,12 @@ class Retriever(Protocol):
         """What the retriever is, for the results directory (default: its name)."""
         return {"name": self.name}
 
-    def prepare_documents(self, documents: Mapping[str, str]) -> None:
+    def prepare_documents(
+        self, documents: Mapping[str, str], questions: Sequence[str] | None = None
+    ) -> None:
         """Per-document work done once per run, while sentences are segmented
-        (``{doc_id: text}``; BM25 tokenizes here). Default: none."""
+        (``{doc_id: text}``; ``questions``: the run's; BM25 tokenizes here, keeping
+        their terms only). Default: none."""
         return None
 
     def index_chunks(

@@ -7,14 +7,21 @@ found once per document for every strategy of a run: a chunk that starts and end
 whitespace holds exactly its document's tokens that start inside it. That is about 3x faster
 than bm25s's own indexing on unique text (``bench/optimizations.py bm25``). It writes bm25s's
 index attributes (``scores``, ``vocab_dict``), so bm25s is pinned to one version.
+
+In a run the questions are known before the corpus is indexed, so only their terms are
+indexed (``questions`` of :meth:`BM25Retriever.index_chunks`): every other token still
+counts toward its chunk's length, which is all BM25 needs of it, but gets no term, no
+column and no entry of the vocabulary. The scores are the same bit for bit (tested); the
+index, its build and the vocabulary shrink to the questions' share of the corpus.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Collection, Mapping, Sequence
+from itertools import repeat
+from typing import Any, NamedTuple
 
 import bm25s
 import numpy as np
@@ -35,42 +42,83 @@ KEY_BLOCK = 1 << 18
 # runs of two or more word characters, which is what this faster equivalent finds (tested).
 _TOKEN = re.compile(r"\w{2,}")
 
+_STOP = -1  # a stop word: left out, as bm25s leaves it out
+_OTHER = -2  # a term the questions do not hold: counted in its text's length, not indexed
+
+
+class Tokens(NamedTuple):
+    """A document's tokens other than stop words: each one's start (``starts``), and the
+    term ids of those indexed (``ids``), which are the tokens at ``at`` (``None``: all)."""
+
+    starts: np.ndarray
+    ids: np.ndarray
+    at: np.ndarray | None = None
+
 
 class _TokenTable:
     """Every document's tokens found once per run and shared by every strategy's chunks.
 
     Each distinct token gets a term id as it is first met (with a ``stemmer``, the id of its
-    stem; stop words get -1 and are left out). Documents whose lower-cased text changes
-    length are not handled (``doc`` gives ``None``; the caller falls back).
+    stem; stop words get -1 and are left out). With ``only`` (the questions' terms), those
+    terms are the vocabulary, numbered at once, and every other token is counted, not kept
+    by name. Documents whose lower-cased text changes length are not handled (``doc`` gives
+    ``None``; the caller falls back).
     """
 
-    def __init__(self, stopwords: str | Sequence[str] | None, stemmer: Any = None) -> None:
+    def __init__(
+        self,
+        stopwords: str | Sequence[str] | None,
+        stemmer: Any = None,
+        only: Collection[str] | None = None,
+    ) -> None:
         self.stop = frozenset(_infer_stopwords(stopwords) if stopwords else ())
         self.stemmer = stemmer
+        self.only = None if only is None else frozenset(only)
         self.terms: dict[str, int] = {}  # term -> id
-        self._ids: dict[str, int] = {}  # token -> its term's id, or -1 for a stop word
-        self._docs: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+        # token -> its term's id, _STOP or _OTHER; without a stemmer and with ``only``, no
+        # token but the questions' terms and the stop words is kept here
+        self._ids: dict[str, int] = {}
+        if self.only is not None:
+            self.terms = {t: i for i, t in enumerate(sorted(self.only))}
+            if stemmer is None:
+                self._ids = {**dict.fromkeys(self.stop, _STOP), **self.terms}
+        self._docs: dict[str, Tokens | None] = {}
 
-    def doc(self, text: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(token starts, term ids)`` of ``text``'s tokens other than stop words, or
-        ``None`` if not handled."""
+    def doc(self, text: str) -> Tokens | None:
+        """``text``'s :class:`Tokens`, or ``None`` if not handled."""
         if text not in self._docs:
             low = text.lower()
             self._docs[text] = self._tokens(low) if len(low) == len(text) else None
         return self._docs[text]
 
-    def _tokens(self, low: str) -> tuple[np.ndarray, np.ndarray]:
+    def _tokens(self, low: str) -> Tokens:
         starts, words = _word_runs(low)
+        if self.only is not None and self.stemmer is None:
+            lookup = map(self._ids.get, words, repeat(_OTHER))
+        else:
+            self._learn(words)
+            lookup = map(self._ids.__getitem__, words)
+        ids = np.fromiter(lookup, np.int32, len(words))
+        keep = ids != _STOP
+        starts = starts[keep]  # 32-bit where the text allows: a third of the table
+        starts = starts.astype(np.int32) if len(low) < 2**31 else starts
+        ids = ids[keep]
+        if self.only is None:
+            return Tokens(starts, ids)
+        at = np.flatnonzero(ids >= 0).astype(np.int32)
+        return Tokens(starts, ids[at], at)
+
+    def _learn(self, words: list[str]) -> None:
+        """Give each token of ``words`` not met before its term's id (or mark it)."""
         new = [w for w in dict.fromkeys(words) if w not in self._ids]
         kept = [w for w in new if w not in self.stop]
         stems = self.stemmer.stemWords(kept) if self.stemmer is not None else kept
         for w, term in zip(kept, stems, strict=True):
-            self._ids[w] = self.terms.setdefault(term, len(self.terms))
-        self._ids.update((w, -1) for w in new if w in self.stop)
-        ids = np.fromiter(map(self._ids.__getitem__, words), np.int32, len(words))
-        keep = ids >= 0
-        starts = starts[keep]  # 32-bit where the text allows: a third of the table
-        return starts.astype(np.int32) if len(low) < 2**31 else starts, ids[keep]
+            if self.only is None:
+                self._ids[w] = self.terms.setdefault(term, len(self.terms))
+            else:
+                self._ids[w] = self.terms.get(term, _OTHER)
+        self._ids.update((w, _STOP) for w in new if w in self.stop)
 
 
 def _word_table(limit: int) -> np.ndarray:
@@ -113,11 +161,12 @@ def _word_runs(text: str) -> tuple[np.ndarray, list[str]]:
 
 def _chunk_ids(
     table: _TokenTable, chunks: Sequence, texts: Mapping[str, str]
-) -> list[np.ndarray] | None:
-    """Each chunk's term ids, from its document's tokens; ``None`` when some chunk does
-    not start and end at whitespace, is not its span of the document, or its document is
-    not handled."""
+) -> tuple[list[np.ndarray], np.ndarray] | None:
+    """Each chunk's indexed term ids and its length (its tokens other than stop words),
+    from its document's tokens; ``None`` when some chunk does not start and end at
+    whitespace, is not its span of the document, or its document is not handled."""
     out: list[np.ndarray] = []
+    lengths: list[np.ndarray] = []
     i, n = 0, len(chunks)
     while i < n:  # runs of consecutive chunks of one document
         doc_id = chunks[i].doc_id
@@ -128,7 +177,7 @@ def _chunk_ids(
         found = table.doc(text) if text is not None else None
         if found is None:
             return None
-        starts, ids = found
+        starts, ids, at = found
         size = len(text)
         for c in chunks[i:j]:
             a, b = c.start, c.end
@@ -136,16 +185,28 @@ def _chunk_ids(
                 return None
             if not c.is_span_of(text) and (len(c.text) != b - a or not text.startswith(c.text, a)):
                 return None  # a chunk whose text is not its span of the document
-        lo = np.searchsorted(starts, [c.start for c in chunks[i:j]]).tolist()
-        hi = np.searchsorted(starts, [c.end for c in chunks[i:j]]).tolist()
-        out += [ids[a:b] for a, b in zip(lo, hi, strict=True)]
+        lo = np.searchsorted(starts, [c.start for c in chunks[i:j]])
+        hi = np.searchsorted(starts, [c.end for c in chunks[i:j]])
+        lengths.append(hi - lo)
+        if at is not None:  # only some tokens indexed: theirs among the chunk's
+            lo, hi = np.searchsorted(at, lo), np.searchsorted(at, hi)
+        out += [ids[a:b] for a, b in zip(lo.tolist(), hi.tolist(), strict=True)]
         i = j
-    return out
+    return out, np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
 
 
-def build_scores(ids: np.ndarray, lengths: np.ndarray, n_vocab: int, k1: float, b: float) -> dict:
+def build_scores(
+    ids: np.ndarray,
+    lengths: np.ndarray,
+    n_vocab: int,
+    k1: float,
+    b: float,
+    counts: np.ndarray | None = None,
+) -> dict:
     """bm25s's score matrix (Lucene BM25, float32, CSC over terms) of texts whose term ids
-    are ``ids``, one text after the other, ``lengths[i]`` of them text ``i``'s.
+    are ``ids``, one text after the other, ``lengths[i]`` of them text ``i``'s; with
+    ``counts``, text ``i`` has ``lengths[i]`` tokens of which only its ``counts[i]`` in
+    ``ids`` are indexed (the others count toward its length only).
 
     The arithmetic is bm25s's, operation for operation and in the same precision:
     ``idf * (tf / (k1 * ((1 - b) + b * l_d / l_avg) + tf))`` with idf from ``math.log``
@@ -158,13 +219,14 @@ def build_scores(ids: np.ndarray, lengths: np.ndarray, n_vocab: int, k1: float, 
     the sort are a block's, not the whole index's.
     """
     n_docs = len(lengths)
-    firsts = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+    counts = lengths if counts is None else counts
+    firsts = np.concatenate(([0], np.cumsum(counts, dtype=np.int64)))
     edges = np.searchsorted(firsts[:-1], np.arange(0, firsts[-1], KEY_BLOCK), side="left")
     edges = np.unique(np.concatenate((edges, [0, n_docs]))).tolist()
     blocks = []  # each block's (terms, texts, counts) of its pairs, by term then text
     df = np.zeros(n_vocab, np.int64)  # each term's number of texts
     for lo, hi in zip(edges[:-1], edges[1:], strict=True):
-        term, doc, tf = _pairs(ids, lengths, firsts, lo, hi)
+        term, doc, tf = _pairs(ids, counts, firsts, lo, hi)
         blocks.append((term.astype(np.int32), doc.astype(np.int32), tf.astype(np.int32)))
         _add_runs(df, blocks[-1][0])
     indptr = np.concatenate(([0], np.cumsum(df)))
@@ -240,6 +302,7 @@ class BM25Retriever(Retriever):
         self._model: bm25s.BM25 | None = None
         self._n = 0
         self._table: _TokenTable | None = None
+        self._only: frozenset[str] | None = None  # the terms indexed, when not all
 
     def describe(self) -> dict:
         return {
@@ -255,16 +318,21 @@ class BM25Retriever(Retriever):
     def index(self, texts: Sequence[str]) -> None:
         table = _TokenTable(self.stopwords, self._stem)
         found = [table.doc(t) for t in texts]
-        ids = None if None in found else [f[1] for f in found]
-        self._build(table, ids, texts)
+        if None in found:
+            self._build(table, None, texts)
+        else:
+            ids = [f.ids for f in found]
+            self._build(table, (ids, np.fromiter(map(len, ids), np.int64, len(ids))), texts)
 
-    def prepare_documents(self, documents: Mapping[str, str]) -> None:
+    def prepare_documents(
+        self, documents: Mapping[str, str], questions: Sequence[str] | None = None
+    ) -> None:
         """Tokenize each document of ``documents`` (id -> text) now, for the strategies of
-        the run to come (:meth:`index_chunks` would otherwise do it on first use)."""
-        if self._table is None:
-            self._table = _TokenTable(self.stopwords, self._stem)
+        the run to come (:meth:`index_chunks` would otherwise do it on first use), keeping
+        the terms of ``questions`` only when they are given."""
+        table = self._table_for(questions)
         for text in documents.values():
-            self._table.doc(text)
+            table.doc(text)
 
     def index_chunks(
         self,
@@ -273,22 +341,33 @@ class BM25Retriever(Retriever):
         questions: Sequence[str] | None = None,
     ) -> None:
         """Index ``[c.text for c in chunks]``, exactly as :meth:`index` would, but tokenize
-        each document of ``documents`` (id -> text) once for all the strategies of a run.
-        ``questions`` are not needed."""
-        if self._table is None:
-            self._table = _TokenTable(self.stopwords, self._stem)
-        ids = _chunk_ids(self._table, chunks, documents)
-        if ids is None:
+        each document of ``documents`` (id -> text) once for all the strategies of a run;
+        with ``questions``, index their terms only (the scores of those questions are the
+        same; :meth:`rank` then refuses a question with another term)."""
+        table = self._table_for(questions)
+        found = _chunk_ids(table, chunks, documents)
+        if found is None:
             self.index([c.text for c in chunks])
         else:
-            self._build(self._table, ids, None, chunks)
+            self._build(table, found, None, chunks)
 
-    def _build(self, table, ids, texts, chunks=()) -> None:
-        """The index of texts whose term ids (of ``table``) are ``ids``; ``None``: built by
-        bm25s itself, as are indexes with no token at all (which it builds or refuses)."""
+    def _table_for(self, questions: Sequence[str] | None) -> _TokenTable:
+        """The run's token table: of ``questions``' terms only when they are given (a
+        table of other terms is replaced)."""
+        only = None
+        if questions is not None:
+            only = frozenset(t for q in self._query_terms(questions) for t in q)
+        if self._table is None or self._table.only != only:
+            self._table = _TokenTable(self.stopwords, self._stem, only)
+        return self._table
+
+    def _build(self, table, found, texts, chunks=()) -> None:
+        """The index of texts whose indexed term ids (of ``table``) and lengths are
+        ``found``; ``None``: built by bm25s itself, as are indexes with no token at all
+        (which it builds or refuses)."""
         model = bm25s.BM25(k1=self.k1, b=self.b)
-        lengths = np.fromiter(map(len, ids or ()), np.int64, len(ids or ()))
-        if ids is None or not lengths.any():
+        self._only = None
+        if found is None or not found[1].any():
             texts = list(texts) if texts is not None else [c.text for c in chunks]
             model.index(
                 bm25s.tokenize(
@@ -298,12 +377,17 @@ class BM25Retriever(Retriever):
             )
             self._n = len(texts)
         else:
+            ids, lengths = found
+            counts = np.fromiter(map(len, ids), np.int64, len(ids))
             n_vocab = len(table.terms)
-            model.scores = build_scores(np.concatenate(ids), lengths, n_vocab, self.k1, self.b)
+            model.scores = build_scores(
+                np.concatenate(ids), lengths, n_vocab, self.k1, self.b, counts
+            )
             model.nonoccurrence_array = None
             model.vocab_dict = {**table.terms, "": n_vocab}  # "": bm25s's empty token
             model.unique_token_ids_set = set(model.vocab_dict.values())
             self._n = len(ids)
+            self._only = table.only
         self._model = model
 
     def _query_terms(self, questions: Sequence[str]) -> list[list[str]]:
@@ -325,6 +409,13 @@ class BM25Retriever(Retriever):
         if self._model is None:
             raise RuntimeError("index() must be called before rank()")
         queries = self._query_terms(questions)
+        if self._only is not None:
+            other = {t for q in queries for t in q} - self._only
+            if other:
+                raise RuntimeError(
+                    f"this index holds only the terms of the questions it was built for, "
+                    f"not {sorted(other)[:3]}: index again for these questions"
+                )
         # Questions in blocks: the score matrix (and top_k's copies of it) stays at about
         # SCORE_BLOCK scores however many questions and chunks there are. Rows are independent.
         rows = max(1, min(QUESTION_BLOCK, SCORE_BLOCK // max(self._n, 1)))

@@ -311,7 +311,7 @@ class _Search:
     def prepare_documents(self, chunk_retrievers: list[Retriever]) -> None:
         t0 = time.perf_counter()
         for r in chunk_retrievers:
-            r.prepare_documents(self.doc_texts)
+            r.prepare_documents(self.doc_texts, self.question_texts)
         self.clock.move(time.perf_counter() - t0, "chunk", "index")
 
     def chunk_systems(self, strategy, retrievers: list[Retriever]) -> list[SystemRun]:
