@@ -53,14 +53,15 @@ first ``--variant`` cut into documents of about 5,000 characters; ``ragmeter sea
 it from the CLI once per segmenter, with an empty segmentation cache, and its wall and CPU
 seconds and peak resident memory are printed beside the goals (1 GB end to end in 10
 minutes, so 600 s a GB; peak memory at most 4x the corpus, over the libraries' own and in
-all). The ``unique`` copies' vocabulary grows with the corpus (each copy's words are new),
-which a real corpus's does not.
+all); with ``--ray-cluster``, each search runs again on a local Ray cluster (as above; its
+workers' CPU seconds and memory are not the driver's). The ``unique`` copies' vocabulary
+grows with the corpus (each copy's words are new), which a real corpus's does not.
 
 Run: python bench/scale.py [--quick] [--sizes 1,4,16,64] [--variant unique,shuffled]
      [--segmenters icu,syntok,blingfire] [--cache cold,warm] [--repeat 2] [--cli-sizes 16]
      [--old-max 4] [--ray-sizes 16] [--ray-cluster [--ray-cluster-sizes 16,64]
      [--ray-workers 2]]
-     python bench/scale.py --gb 0.25 [--variant unique] [--segmenters blingfire]
+     python bench/scale.py --gb 1 [--variant unique] [--segmenters icu] [--ray-cluster]
 """
 
 from __future__ import annotations
@@ -546,13 +547,23 @@ def run_gb(args) -> int:
         print(f"{variant} {args.gb:g} GB: {nbytes / 1e6:.1f} MB of UTF-8 in {n_docs} documents "
               f"(written in {time.perf_counter() - t:.0f} s)", flush=True)  # fmt: skip
         libs = _libraries_mb()
-        for seg in args.segmenters.split(","):
-            wall, cpu, peak = run_cli(
-                ROOT / "src", corpus, tmp / f"out-{seg}", "local", seg, "", tmp / f"segments-{seg}"
-            )
-            print(f"\n{seg}, a first run (empty segmentation cache), from the CLI:")
-            for line in _gb_goals(nbytes, wall, cpu, peak, libs):
-                print("  " + line)
+        engines = [("local", "")]
+        with contextlib.ExitStack() as stack:
+            if args.ray_cluster:
+                log = tmp / "ray-cluster.log"
+                engines.append(("ray", stack.enter_context(ray_cluster(args.ray_workers, log))))
+            for seg in args.segmenters.split(","):
+                for engine, address in engines:
+                    name = f"{seg}-{engine}"
+                    wall, cpu, peak = run_cli(
+                        ROOT / "src", corpus, tmp / f"out-{name}", engine, seg, address,
+                        tmp / f"segments-{name}",
+                    )  # fmt: skip
+                    where = "this machine" if engine == "local" else f"the Ray cluster {address}"
+                    print(f"\n{seg} on {where}, a first run (empty segmentation cache), "
+                          "from the CLI:")  # fmt: skip
+                    for line in _gb_goals(nbytes, wall, cpu, peak, libs):
+                        print("  " + line)
     return 0
 
 
