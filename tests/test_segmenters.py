@@ -270,3 +270,21 @@ def test_icu_reads_a_line_break_inside_a_paragraph_as_a_space():
         "The table below\nshows the totals.",
         "Then\r\nit ends.",
     ]
+
+
+@pytest.mark.parametrize("segmenter", ["icu", "syntok", "blingfire"])
+@pytest.mark.parametrize("kind", ["sentence", "recursive", "parent-child"])
+def test_every_segmenter_with_every_kind_keeps_exact_offsets_and_names_itself(kind, segmenter):
+    docs = [
+        Doc(p.name, p.read_text(encoding="utf-8")) for p in sorted((EXAMPLE / "posts").iterdir())
+    ]
+    texts = {d.id: d.text for d in docs}
+    strategy = make_strategy("s", kind=kind, segmenter=segmenter)
+    chunking._CACHE.clear()
+    got = chunk_corpus(docs, strategy)
+    for c in [*got.chunks, *(got.parents or [])]:
+        assert texts[c.doc_id][c.start : c.end] == c.text and c.text == c.text.strip()
+    assert ("segmenter" in strategy.describe()) is (segmenter != "syntok")
+    again = make_strategy(**{"segmenter": chunking.UNNAMED_SEGMENTER, **strategy.describe()})
+    assert again == strategy
+    chunking._CACHE.clear()
