@@ -84,8 +84,8 @@ def icu_sentences(paragraph: str) -> tuple[int, ...]:
 
     UAX #29 ends a sentence at every line break; syntok and blingfire read the lines of a
     paragraph as running text (a wrapped line or a table row is not a sentence of its own),
-    so here a line break inside a paragraph is read as a space. ICU's offsets are code
-    points, as Python's; whitespace around a sentence is left out.
+    so here a line break inside a paragraph is read as a space. ICU's offsets count UTF-16
+    units and are mapped to code points, Python's; whitespace around a sentence is left out.
     """
     if not paragraph or paragraph.isspace():
         return ()
