@@ -22,6 +22,7 @@ hit rate of 70%) or graded ones (reciprocal ranks, mean about 0.56). For each ce
     nice python bench/clusters.py             # the full grid (128 cells)
     python bench/clusters.py --reps 200 --rounds 1000 --only 0.3:10:binary:30
     python bench/clusters.py --deff           # the design effect's own interval
+    nice python bench/clusters.py --auto      # the default rule: 4 systems, >= 30 documents
 
 Goal: cluster-aware intervals cover at 93-97% with at least 30 clusters, cluster-aware
 comparisons keep family-wise false "better" at or below 5%, and at rho = 0 the
@@ -46,8 +47,10 @@ from ragmeter.comparison.verdicts import compare_family  # noqa: E402
 from ragmeter.stats import bootstrap_many  # noqa: E402
 from ragmeter.stats.bootstrap import _order_stat, _tails  # noqa: E402
 from ragmeter.stats.clusters import (  # noqa: E402
+    AUTO_CLUSTERS,
     _resampled_cluster_means,
     cluster_bootstrap_many,
+    clusters_matter,
     decide_clusters,
     design_effects,
 )
@@ -68,15 +71,17 @@ _ND = NormalDist()
 _PHI = np.vectorize(_ND.cdf)
 
 
-def simulate(rng, kind: str, rho: float, groups: int, per_doc: int, shift: float = 0.0):
+def simulate(
+    rng, kind: str, rho: float, groups: int, per_doc: int, shift: float = 0.0, systems=SYSTEMS
+):
     """(systems, n) scores and each question's document code."""
     n = groups * per_doc
     codes = np.repeat(np.arange(groups), per_doc)
     shared_doc = rng.standard_normal(groups)
-    own_doc = rng.standard_normal((SYSTEMS, groups))
+    own_doc = rng.standard_normal((systems, groups))
     doc = math.sqrt(0.5) * shared_doc[None, :] + math.sqrt(0.5) * own_doc
     question = rng.standard_normal(n)
-    noise = math.sqrt(0.5) * question[None, :] + math.sqrt(0.5) * rng.standard_normal((SYSTEMS, n))
+    noise = math.sqrt(0.5) * question[None, :] + math.sqrt(0.5) * rng.standard_normal((systems, n))
     z = math.sqrt(rho) * doc[:, codes] + math.sqrt(1.0 - rho) * noise
     z[0] -= shift  # a lower latent is a better score
     if kind == "binary":
@@ -188,6 +193,123 @@ def deff_coverage(reps: int, rounds: int) -> None:
         )
 
 
+AUTO_SYSTEMS = 4
+AUTO_RHOS = (0.0, 0.1, 0.3, 0.5)
+AUTO_PER_DOC = (3, 5, 10)
+AUTO_GROUPS = (30, 60)
+# --auto's power: s0's latent shift over sqrt(questions) that gives the question-level
+# path about 80% power to call s0 better than all three others (the power ragmeter plans for)
+AUTO_SHIFT = 6.0
+
+
+def pretest(m, codes, groups, seed, rounds) -> bool:
+    """The earlier ``auto`` rule at any number of clusters: a design effect's interval
+    (a system's score or a pair's difference) wholly above 1, with at least 10."""
+    k = m.shape[0]
+    pairs = [m[i] - m[j] for i in range(k) for j in range(i + 1, k)]
+    return clusters_matter(design_effects(np.vstack([m, *pairs]), codes, rounds, seed), groups)
+
+
+def auto_cell(rho, per_doc, kind, groups, reps, rounds, seed, shift_at=POWER_SHIFT):
+    """Family-wise false "better" (max-T over the 6 pairs of 4 systems with equal true
+    means) and, at rho = 0, the power to call a truly better s0 better than the other
+    three: flipping questions, flipping documents, the earlier pre-test rule and
+    today's ``auto`` (:func:`ragmeter.stats.clusters.decide_clusters`), on the same
+    test sets."""
+    rng = np.random.default_rng([seed, int(rho * 100), per_doc, groups, KINDS.index(kind), 4])
+    names = [f"s{i}" for i in range(AUTO_SYSTEMS)]
+    kw = dict(alpha=0.05, rounds=rounds, adjust="maxt", identical=[])
+    paths = ("question", "cluster", "pretest", "auto")
+    false_better = dict.fromkeys(paths, 0)
+    wins = dict.fromkeys(paths, 0)
+    used = {"pretest": 0, "auto": 0}
+
+    def tables(m, codes, s):
+        q = compare_family(m, names, seed=s, **kw)
+        c = compare_family(m, names, seed=s, clusters=codes, **kw)
+        pre = pretest(m, codes, groups, s, rounds)
+        auto = decide_clusters(m, codes, "auto", s, rounds)[1] is not None
+        chosen = {"question": q, "cluster": c, "pretest": c if pre else q}
+        chosen["auto"] = c if auto else q
+        return chosen, (pre, auto)
+
+    for r in range(reps):
+        s = seed + r
+        m, codes = simulate(rng, kind, rho, groups, per_doc, systems=AUTO_SYSTEMS)
+        found, (pre, auto) = tables(m, codes, s)
+        used["pretest"] += pre
+        used["auto"] += auto
+        for path in paths:
+            false_better[path] += any(row.separated for row in found[path].rows)
+        if rho == 0.0:
+            shift = shift_at / math.sqrt(groups * per_doc)
+            m1, codes1 = simulate(rng, kind, rho, groups, per_doc, shift, systems=AUTO_SYSTEMS)
+            found, _ = tables(m1, codes1, s)
+            for path in paths:
+                wins[path] += all(
+                    row.separated and row.difference.mean > 0
+                    for row in found[path].rows
+                    if "s0" in (row.a, row.b)
+                )
+    return false_better, wins if rho == 0.0 else None, used
+
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """The 95% Wilson interval of a share k of n (the Monte Carlo error of a rate)."""
+    z = 1.96
+    p = k / n
+    mid = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return mid - half, mid + half
+
+
+def auto_bench(reps: int, rounds: int, seed: int, only: str, shift: float) -> None:
+    """``--auto``: the default rule against its alternatives, every cell with at least
+    30 documents (4 systems, rho 0 to 0.5)."""
+    if only:
+        rho, per_doc, kind, groups = only.split(":")
+        cells = [(float(rho), int(per_doc), kind, int(groups))]
+    else:
+        grid = (AUTO_RHOS, AUTO_PER_DOC, KINDS, AUTO_GROUPS)
+        cells = [(r, p, k, g) for r in grid[0] for p in grid[1] for k in grid[2] for g in grid[3]]
+    print(
+        f"{len(cells)} cells, {reps} test sets a cell, {rounds} rounds, seed {seed}; "
+        f"{AUTO_SYSTEMS} systems with equal true means, max-T over their 6 pairs; auto "
+        f"resamples documents from {AUTO_CLUSTERS} on; power: s0's latent shifted by "
+        f"{shift:g} / sqrt(questions)",
+        flush=True,
+    )
+    print(
+        f"{'rho':>4} {'q/doc':>5} {'kind':>6} {'G':>3} | false better %: {'quest':>5} "
+        f"{'clust':>5} {'pre':>5} {'auto':>5} [auto 95% MC] | power %: {'quest':>5} "
+        f"{'clust':>5} {'pre':>5} {'auto':>5} lost | on: pre auto"
+    )
+    start = time.perf_counter()
+    worst, lost_most = 0.0, 0.0
+    for rho, per_doc, kind, groups in cells:
+        fb, wins, used = auto_cell(rho, per_doc, kind, groups, reps, rounds, seed, shift)
+        lo, hi = wilson(fb["auto"], reps)
+        worst = max(worst, fb["auto"] / reps)
+        power = " " * 29
+        if wins is not None:
+            lost = 1.0 - wins["auto"] / max(1, wins["question"])
+            lost_most = max(lost_most, lost)
+            power = " ".join(f"{100 * wins[p] / reps:5.1f}" for p in wins) + f" {100 * lost:4.1f}"
+        rates = " ".join(f"{100 * fb[p] / reps:5.1f}" for p in fb)
+        print(
+            f"{rho:4.1f} {per_doc:5d} {kind:>6} {groups:3d} | false better %: {rates} "
+            f"[{100 * lo:4.1f}, {100 * hi:4.1f}] | power %: {power} | on: "
+            f"{used['pretest'] / reps:.2f} {used['auto'] / reps:.2f}",
+            flush=True,
+        )
+    print(
+        f"auto: highest false 'better' {100 * worst:.1f}%, most power lost at rho 0 "
+        f"{100 * lost_most:.1f}% (relative to flipping questions); "
+        f"{time.perf_counter() - start:.0f} s",
+        flush=True,
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a few cells, under a minute")
@@ -196,7 +318,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only", default="", help="one cell: rho:per_doc:kind:clusters")
     ap.add_argument("--deff", action="store_true", help="coverage of the design effect's CI")
+    ap.add_argument("--auto", action="store_true", help="the default rule, 4 systems, G >= 30")
+    ap.add_argument(
+        "--shift", type=float, default=AUTO_SHIFT, help="--auto: the better system's latent shift"
+    )
     args = ap.parse_args()
+    if args.auto:
+        auto_bench(args.reps or 400, args.rounds, args.seed, args.only, args.shift)
+        return
     if args.deff:
         deff_coverage(args.reps or 300, args.rounds)
         return

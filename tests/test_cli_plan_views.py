@@ -64,7 +64,10 @@ PLAN = Plan(
 
 def test_the_pairs_table_names_each_pair_and_its_questions():
     grid = plan_views.pair_need_grid(PLAN, PLAN.pairs, "the caption")
-    assert grid.title.startswith("Questions needed to separate a paired difference of 5 points")
+    assert grid.title.startswith(
+        "Questions needed to separate the planned difference of 5 points (power 0.8), "
+        "at design effect 1"
+    )
     assert grid.header == ["A", "B", "in this table (3 pairs)", "alone"]
     assert grid.rows == [
         ["a", "b", "400", "300"],
@@ -77,7 +80,7 @@ def test_the_pairs_table_names_each_pair_and_its_questions():
     assert narrow.rows == [["a\n- b", "400", "300"]]
     assert [c.justify for c in as_table(narrow).columns] == ["left", "right", "right"]
     mrr = plan_views.pair_need_grid(Plan("mrr@10", 0.04, 0.05, 1, 200), [])
-    assert "separate a paired difference of 0.05 (power 0.8)" in mrr.title
+    assert "separate the planned difference of 0.05 (power 0.8)" in mrr.title
 
 
 def test_the_plan_as_csv_markdown_and_json():

@@ -86,8 +86,11 @@ def test_plan_in_documents_counts_documents_and_says_what_more_questions_would_b
     assert (need.clusters, need.per_document) == (20, 6.0)
     assert need.documents > 20 and need.more_documents == need.documents - 20
     line = cluster_sentence(plan.pairs, 0.05)
-    assert line.startswith("Questions share documents (6.0 each): separating 5 points")
-    assert f"about {need.documents:,} documents ({need.more_documents:,} more than the 20" in line
+    assert line.startswith(
+        "Questions share documents (6.0 each): separating the planned difference of 5 points"
+    )
+    assert f"about {need.questions:,} questions at the pair's design effect {need.deff:.2f}" in line
+    assert f"{need.documents:,} documents ({need.more_documents:,} more than the 20" in line
     if need.more_questions is None:
         assert "no number of questions on the same 20 documents would" in line
     else:

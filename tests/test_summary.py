@@ -182,8 +182,12 @@ def test_auto_makes_numbers_cluster_aware_when_the_design_effect_is_measurably_a
     assert s.clusters.used and s.clusters.count == 12 and s.clusters.source == "document"
     assert "design effect on recall@5" in s.clusters.reason
     est, q = s.estimate("a"), plain.estimate("a")
-    assert est.method == "cluster percentile, t-widened" and est.exact is None
+    assert est.method == "cluster percentile, t-widened"
     assert est.high - est.low > q.high - q.low  # documents, not questions, are the sample
+    # 60 questions in 12 documents weigh as fewer than 30: the exact interval there,
+    # wider than the question-level one
+    low, high = est.exact
+    assert low < est.mean < high and high - low > q.high - q.low
     assert s.comparison_rule.clusters == 12
     assert s.design_of("a").deff > 2 and s.design_of("a").low > 1
     assert s.compared_by == tuple(labels)
@@ -197,10 +201,49 @@ def test_auto_stays_question_level_with_too_few_clusters_or_no_design_effect():
     assert few.estimate("a") == plain.estimate("a")
     assert few.design_of("a") is not None  # still measured and shown
     rng = np.random.default_rng(9)
-    flat = (rng.random((3, 120)) < 0.6).astype(float)
-    labels = [f"d{i // 4}" for i in range(120)]
+    flat = (rng.random((3, 116)) < 0.6).astype(float)
+    labels = [f"d{i // 4}" for i in range(116)]  # 29 documents: below auto's 30
     s = summarize({"recall@5": flat}, ["a", "b", "c"], "recall@5", 1, 500, clusters=labels)
     assert not s.clusters.used and "measurably above 1" in s.clusters.reason
+
+
+def test_auto_resamples_documents_from_30_on_whatever_their_design_effect():
+    rng = np.random.default_rng(9)
+    flat = (rng.random((3, 120)) < 0.6).astype(float)  # no document structure at all
+    labels = [f"d{i // 4}" for i in range(120)]  # 30 documents
+    s = summarize({"recall@5": flat}, ["a", "b", "c"], "recall@5", 1, 500, clusters=labels)
+    assert s.clusters.used and s.clusters.reason == "30 clusters (auto resamples them from 30 on)"
+    assert s.estimate("a").method == "cluster percentile, t-widened"
+    assert s.comparison_rule.clusters == 30
+    fewer = summarize(
+        {"recall@5": flat[:, :116]}, ["a", "b", "c"], "recall@5", 1, 500, clusters=labels[:116]
+    )
+    assert not fewer.clusters.used  # 29 documents: the pre-test, which finds nothing
+
+
+def test_one_document_asked_for_is_said_in_one_line_and_in_summary_json():
+    rng = np.random.default_rng(4)
+    m = (rng.random((2, 40)) < 0.7).astype(float)
+    plain = summarize({"recall@5": m}, ["a", "b"], "recall@5", 1, 500)
+    for mode, source in (("document", "document"), ("field", "field")):
+        s = summarize(
+            {"recall@5": m},
+            ["a", "b"],
+            "recall@5",
+            1,
+            500,
+            clusters=["only"] * 40,
+            cluster_mode=mode,
+            cluster_source=source,
+        )
+        assert s.estimates == plain.estimates and s.comparisons == plain.comparisons
+        saved = s.to_json()["clusters"]
+        assert (saved["count"], saved["used"], saved["mode"]) == (1, False, mode)
+        assert "all 40 questions are in one" in saved["reason"] and "question-level" in saved["reason"]
+        line = terminal.cluster_note(s)
+        assert line.count("\n") == 0 and line.startswith("Question-level intervals and comparisons")
+    auto = summarize({"recall@5": m}, ["a", "b"], "recall@5", 1, 500, clusters=["only"] * 40)
+    assert auto.clusters is None  # auto: nothing to say, nothing resampled
 
 
 def test_document_mode_makes_numbers_cluster_aware_even_with_few_clusters():

@@ -9,10 +9,10 @@ from dataclasses import asdict
 from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import plural
 from ragmeter.cli.layout import render
-from ragmeter.comparison.formatting import shown_interval
+from ragmeter.comparison.formatting import shown_half_width, shown_interval
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.scoring.metrics import is_share
-from ragmeter.stats.planning import Plan
+from ragmeter.stats.planning import Plan, undecided_first
 
 
 def planned_pairs(
@@ -62,14 +62,24 @@ def pair_need_grid(found: Plan, shown: list, caption: str | None = None, narrow:
     share = is_share(found.metric)
     scale = 100 if share else 1
     family = f"in this table ({plural(found.family, 'pair')})"
+    deffs = {p.deff for p in found.pairs if p.needed is not None}
+    at = (
+        "at design effect 1 (questions independent)"
+        if deffs <= {1.0}
+        else "at each pair's design effect (questions share documents)"
+    )
+    clustered = not deffs <= {1.0}
+    head = ["A\n- B"] if narrow else ["A", "B"]
+    numbers = [family, "alone", *(["design effect"] if clustered else [])]
+    first = len(head)
     grid = Grid(
-        f"Questions needed to separate a paired difference of "
-        f"{found.difference * scale:g}{' points' if share else ''} (power 0.8)",
-        ["A\n- B", family, "alone"] if narrow else ["A", "B", family, "alone"],
-        right={1, 2} if narrow else {2, 3},
+        f"Questions needed to separate the planned difference of "
+        f"{found.difference * scale:g}{' points' if share else ''} (power 0.8), {at}",
+        [*head, *numbers],
+        right=set(range(first, first + len(numbers))),
         caption=caption,
         key="pairs",
-        groups=None if narrow else [[1, 2, 3]],  # a pair stays on one row: never split
+        groups=None if narrow else [list(range(1, first + len(numbers)))],  # one row a pair
         labels=narrow,
     )
     for p in shown:
@@ -77,6 +87,10 @@ def pair_need_grid(found: Plan, shown: list, caption: str | None = None, narrow:
             cells = ["identical" if p.identical else "constant difference", ""]
         else:
             cells = [str(p.in_family), str(p.needed)]
+            if p.separated:  # planned anyway, but the run's table has decided it
+                cells[0] = f"separated ({cells[0]})"
+        if clustered:
+            cells.append(f"{p.deff:.2f}" if p.needed is not None else "")
         names = [f"{p.a}\n- {p.b}"] if narrow else [p.a, p.b]
         grid.rows.append([*names, *cells])
     return grid
@@ -86,9 +100,22 @@ def _observed(sizes: list) -> dict:
     """A system's interval at the questions it has: ``low``, ``high`` and which
     ``interval`` it is (exact for 0/1 scores where the tables show that one)."""
     if not sizes:
-        return {"low": "", "high": "", "interval": ""}
+        return {"low": "", "high": "", "interval": "", "half_width": ""}
     low, high, which = shown_interval(sizes[0])
-    return {"low": low, "high": high, "interval": which}
+    return {"low": low, "high": high, "interval": which, "half_width": shown_half_width(sizes[0])}
+
+
+def _shown_sizes(data: dict) -> dict:
+    """``data`` (the plan as a dict) with each sample-size row's ``half_width`` the one
+    the tables print (:func:`ragmeter.comparison.formatting.shown_half_width`: the exact
+    interval's where it is shown) and ``interval`` naming which; the bootstrap's stays
+    as ``bootstrap_half_width``."""
+    for system in data.get("systems", []):
+        for row in system.get("sizes", []):
+            row["bootstrap_half_width"] = row["half_width"]
+            row["half_width"] = shown_half_width(row)
+            row["interval"] = shown_interval(row)[2]
+    return data
 
 
 def plan_text(found: Plan, chosen: str) -> str:
@@ -109,28 +136,42 @@ def plan_text(found: Plan, chosen: str) -> str:
         }
         for s in found.systems
     ] + [
-        {"kind": "pair", "a": p.a, "b": p.b, "questions": p.in_family, "alone": p.needed}
+        {
+            "kind": "pair",
+            "a": p.a,
+            "b": p.b,
+            "questions": p.in_family,
+            "alone": p.needed,
+            "design_effect": p.deff,
+            "separated": p.separated or "",
+        }
         for p in found.pairs
     ]
-    data = asdict(found)
+    data = _shown_sizes(asdict(found))
     return render([systems, pairs], chosen, records, data)
 
 
 def most_needed(needs: list, limit: int | None) -> tuple[list, str]:
-    """The pairs to print (those needing the most questions first) and a line counting
-    the rest, when there are more than ``limit``."""
+    """The pairs to print, those the run left undecided first (most questions needed
+    first when some are left out), then those its table already separated
+    (:func:`ragmeter.stats.planning.undecided_first`), and a line counting the rest when
+    there are more than ``limit``."""
     if limit is None or len(needs) <= limit:
-        return needs, ""
-    ordered = sorted(needs, key=lambda p: -(p.in_family or p.needed or 0))
+        return undecided_first(needs), ""
+    ordered = undecided_first(needs, by_need=True)
     rest = ordered[limit:]
-    counts = [n for p in rest if (n := p.in_family or p.needed)]
+    counts = [n for p in rest if not p.separated and (n := p.in_family or p.needed)]
+    done = sum(1 for p in rest if p.separated)
     each = (
         f"each needing at most {max(counts):,} questions (identical pairs and constant "
         f"differences among them)"
         if counts
         else "each identical or with a constant difference (no number of questions applies)"
+        if not done
+        else "none undecided that a number of questions applies to"
     )
+    separated = f", and {done} the run's table already separated" if done else ""
     return ordered[:limit], (
-        f"{len(rest)} more pairs not shown, {each}; --all prints every pair, "
+        f"{len(rest)} more pairs not shown, {each}{separated}; --all prints every pair, "
         f"--baseline NAME or --pairs A:B,C:D plans only the comparisons you will make"
     )

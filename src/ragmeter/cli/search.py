@@ -407,7 +407,7 @@ def _print_system_needs(found: Plan) -> None:
     scale = 100 if share else 1
     need = Grid(
         f"Questions needed on {metric}",
-        ["system", f"for ± {found.half_width * scale:g} {'points' if share else ''}".rstrip()],
+        ["system", f"for ± {found.half_width * scale:g}{' points' if share else ''} (half-width)"],
         right={1},
         key="needed",
         wrap={1},  # "no spread (exact ... interval [...])" wraps between words
@@ -433,10 +433,13 @@ def _print_system_needs(found: Plan) -> None:
     else:
         print_grids(console, need)
     for shown, names in exact.items():
+        edge = next(s.edge for s in found.systems if s.system == names[0])
+        target = f"{found.half_width * scale:g}{' points' if share else ''}"
         warn(
             f"{', '.join(names)} {'scores' if len(names) == 1 else 'score'} {shown} on every "
             f"question: planned on the exact {1 - found.alpha:.0%} (Clopper-Pearson) interval, "
-            f"as if every further question scored {shown} too"
+            f"as if every further question scored {shown} too; ± {target} is half the "
+            f"interval's width: its far end within {target} of {shown} takes {edge:,} questions"
         )
     for shown, names in flat.items():
         warn(

@@ -20,6 +20,7 @@ from ragmeter.comparison.formatting import (
     EXACT,
     EXACT_MARK,
     column_labels,
+    decided_note,
     exact_note,
     format_estimate,
     shown_difference,
@@ -274,9 +275,10 @@ def decisive_first(rows: list[Row], limit: int | None = LONG_FAMILY) -> tuple[li
 
 
 def family_notes(rows: list[Row], rule: Rule | None, systems: int) -> list[str]:
-    """Lines under a comparison table: identical systems left out of the rule's count,
-    and ``--baseline`` when every pair of many systems is compared."""
-    notes = []
+    """Lines under a comparison table: interval ends set by the decision
+    (:func:`ragmeter.comparison.formatting.decided_note`), identical systems left out of
+    the rule's count, and ``--baseline`` when every pair of many systems is compared."""
+    notes = [note] if (note := decided_note(rows)) else []
     same = [r for r in rows if r.identical]
     if same and rule is not None:
         shown = ", ".join(f"{r.a} = {r.b}" for r in same[:4])
@@ -396,6 +398,8 @@ def cluster_note(summary: Summary) -> str | None:
     info = summary.clusters
     if info is None:
         return None
+    if info.count < 2:
+        return f"Question-level intervals and comparisons: {info.reason}."
     parts = []
     for system in summary.estimates:
         d = summary.design_of(system)

@@ -76,6 +76,14 @@ EXACT_NOTE = (
     "it (exact)."
 )
 
+EXACT_CLUSTER_NOTE = (
+    "exact: 0/1 scores whose questions share documents, on fewer than 30 effective "
+    "questions (questions / design effect, at least 1) or with fewer than 5 hits or misses "
+    "among them: the exact binomial (Clopper-Pearson) interval at the effective number of "
+    "questions (Korn and Graubard) is shown; summary.json keeps the cluster bootstrap's "
+    "interval, with this one beside it (exact)."
+)
+
 
 EXACT = "exact"
 BOOTSTRAP = "bootstrap"
@@ -131,10 +139,12 @@ def format_estimate(est: Any, metric: Any = "") -> str:
 
 
 def exact_note(estimates: Any) -> str | None:
-    """The footnote for tables where some estimate printed its exact interval."""
+    """The footnote for tables where some estimate printed its exact interval (the
+    cluster-aware one's, at the effective number of questions, when clustered)."""
     for est in estimates:
         if shown_interval(est)[2] == EXACT:
-            return EXACT_NOTE
+            clustered = str(_getter(est)("method") or "").startswith("cluster")
+            return EXACT_CLUSTER_NOTE if clustered else EXACT_NOTE
     return None
 
 
@@ -180,14 +190,53 @@ def format_difference(d: Any, scale: float = 100.0, digits: int = 1) -> str:
     return f"{_getter(d)('mean') * scale:+.{digits}f} {difference_interval(d, scale, digits)}"
 
 
+DECIDED_MARK = "*"
+DECIDED_NOTE = (
+    "*: an interval end set by the decision at 0, not by the interval's own test: the "
+    "rule's test of 0 (McNemar's exact test for 0/1 scores; the sign flips, which leave "
+    "the questions or documents where the two systems tie unchanged only at exactly 0) "
+    "and the test the interval inverts (Tango's score test; the same flips at any other "
+    "shift) disagree about 0, so the end is put at 0, on the side the decision says: a "
+    "tie's interval reaches 0, a 'better' one's stops just short of it."
+)
+_AT_ZERO = 1e-300  # an end this close to 0 was put there by the decision (flip_ends, _ends)
+
+
+def decided_end(row: Any) -> bool:
+    """Whether a comparison's interval has an end set by the decision rather than by
+    the test it inverts: an end at 0 (exactly, or the smallest double on the decided
+    side) while the difference is not 0, in a table whose rule has a test (under the
+    seed's per-pair rule the interval is the decision, so none is). ``row`` is a
+    :class:`ragmeter.comparison.verdicts.Row` or its dict."""
+    get = _getter(row)
+    if get("identical") or get("p") is None:
+        return False
+    d = _getter(get("difference"))
+    mean, low, high = d("mean"), d("low"), d("high")
+    return bool((mean > 0 and abs(low) < _AT_ZERO) or (mean < 0 and abs(high) < _AT_ZERO))
+
+
+def decided_note(rows: Iterable[Any]) -> str | None:
+    """The footnote for comparison tables where some interval has an end set by the
+    decision (:func:`decided_end`), marked ``*``."""
+    return DECIDED_NOTE if any(decided_end(r) for r in rows) else None
+
+
 def shown_difference(row: Any, metric: str, *, share: bool | None = None) -> str:
     """A comparison's difference as every view prints it: ``+12.6 [+1.8, +24.4]`` in
     points for shares (``metric`` a share, or ``share`` given), three decimals
     otherwise, ``identical`` for identical systems; no end is rounded onto 0
-    (:func:`format_difference`)."""
+    (:func:`format_difference`). An end set by the decision at 0 (:func:`decided_end`)
+    prints as ``0.0*`` (``+10.9 [0.0*, +22.6]``), explained by :data:`DECIDED_NOTE`."""
     if row.identical:
         return "identical"
     scale, digits = (100, 1) if (is_share(metric) if share is None else share) else (1, 3)
+    if decided_end(row):
+        d = row.difference
+        zero = f"{0.0:.{digits}f}{DECIDED_MARK}"
+        low = zero if d.mean > 0 else fmt_end(d.low, scale, digits)
+        high = zero if d.mean < 0 else fmt_end(d.high, scale, digits)
+        return f"{d.mean * scale:+.{digits}f} [{low}, {high}]"
     return format_difference(row.difference, scale, digits)
 
 

@@ -203,8 +203,8 @@ def _clustering(
     info, codes = decide_clusters(
         matrices[metric], labels, mode, seed, rounds, confidence, source=source, metric=metric
     )
-    if info is None:
-        return None, None, {}
+    if info is None or info.count < 2:  # one cluster: nothing to resample or measure
+        return info, None, {}
     every_code, _ = cluster_codes(labels)
     names = list(matrices)
     k = matrices[metric].shape[0]

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.comparison.formatting import (  # the one formatter
+    decided_note,
     format_estimate,
     shown_difference,
     shown_interval,
@@ -240,7 +241,9 @@ class Comparisons(list):
 
     def _caption(self) -> str:
         rule = f"{self.rule.header}; " if self.rule is not None else ""
-        return f"Paired comparisons on {self.metric}. {rule}seed {self.seed}, {self.rounds} rounds"
+        note = decided_note(self)
+        text = f"Paired comparisons on {self.metric}. {rule}seed {self.seed}, {self.rounds} rounds"
+        return f"{text}. {note}" if note else text
 
     def to_markdown(self) -> str:
         table = markdown_table(self._header(), self._rows(), right={2, 3, 4})

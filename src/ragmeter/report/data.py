@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter import __version__, stats
+from ragmeter import __version__
 from ragmeter.comparison.families import grid_views, kind_of, short_verdict
 from ragmeter.comparison.formatting import (
+    decided_note,
     shown_difference,
     shown_half_width,
     shown_interval,
@@ -65,6 +66,7 @@ def report_data(
     data = _overview(results, page_size, top)
     estimates = data["estimates"]
     data["comparisons"] = _comparisons(results, summary, metric)
+    data["comparison_note"] = decided_note(summary.comparisons)
     rule = summary.comparison_rule
     data["comparison_rule"] = None if rule is None else rule.to_dict()
     data["comparison_grids"] = comparison_grids(summary)
@@ -200,16 +202,24 @@ def _comparisons(results: Results, summary: Summary, metric: str) -> list[dict]:
         gap = abs(float(d.mean))
         if not c.separated and gap > 0 and results.question_ids:
             try:
-                row["to_separate"] = stats.questions_to_separate(
-                    results.scores(c.a, metric),
-                    results.scores(c.b, metric),
-                    gap,
-                    confidence=summary.confidence,
-                )
+                need = _observed_need(results, summary, metric, c.a, c.b, gap)
+                row["to_separate"], row["to_separate_deff"] = need.needed, need.deff
             except InputError:
                 row["to_separate"] = None
         out.append(row)
     return out
+
+
+def _observed_need(results: Results, summary: Summary, metric: str, a: str, b: str, gap: float):
+    """The report's "questions to separate" of a tie: the one planner
+    (:func:`ragmeter.stats.planning.pair_needs`) for the observed difference, one pair
+    alone at the run's level, at the pair's design effect when the comparisons are
+    cluster-aware (as ``plan`` plans)."""
+    scores = {a: results.scores(a, metric), b: results.scores(b, metric)}
+    clustered = summary.clusters is not None and summary.clusters.used
+    labels = getattr(results, "clusters", None) if clustered else None
+    alpha = 1.0 - summary.confidence
+    return pair_needs(scores, [a, b], gap, 1, alpha, clusters=labels, clustered=clustered)[0]
 
 
 def comparison_grids(summary: Summary) -> list[dict]:
@@ -440,7 +450,17 @@ def _family_need(results: Results, metric: str) -> str | None:
     if given.pairs < 2 or len(names) < 2:
         return None
     scores = {s: results.scores(s, metric) for s in names}
-    needs = pair_needs(scores, names, 0.05, given.pairs, given.alpha, level=given.first)
+    info = results.summary.clusters
+    needs = pair_needs(
+        scores,
+        names,
+        0.05,
+        given.pairs,
+        given.alpha,
+        level=given.first,
+        clusters=getattr(results, "clusters", None),
+        clustered=info is not None and info.used,
+    )
     scale = 100.0 if is_share(metric) else 1.0
     return family_sentence(
         needs, 0.05, given.pairs, given.rule, given.alpha, scale, first=given.first

@@ -22,18 +22,22 @@ narrow. This module measures that and corrects it:
   ratio of Student's t with ``G - 1`` degrees of freedom to the normal quantile, and
   the plug-in variance by ``(G - 1) / G``; each end is moved away from the mean by
   ``t_{G-1} / z * sqrt(G / (G - 1))`` (kept within the scores' range).
-* **When clusters decide** (:func:`clusters_matter`): under ``auto`` a run's intervals
-  and comparisons are cluster-aware when it has at least :data:`MIN_CLUSTERS` clusters
-  and the design effect's interval of some system's score or some compared pair's
-  difference lies wholly above 1 (``bench/clusters.py`` measured why:
-  ``docs/statistics.md``, "Questions that share a document").
+* **When clusters decide** (:func:`decide_clusters`): under ``auto`` a run's intervals
+  and comparisons are cluster-aware whenever it has at least :data:`AUTO_CLUSTERS`
+  clusters, whatever its design effects: a pre-test of the design effect misses
+  modest correlations often enough to let false "better" through, and from 30
+  clusters on resampling them costs at most a few percent of power where they do not
+  matter. With :data:`MIN_CLUSTERS` to 29 clusters, where it costs more, only when
+  the design effect's interval of some system's score or some compared pair's
+  difference lies wholly above 1 (:func:`clusters_matter`; ``bench/clusters.py``
+  measured both: ``docs/statistics.md``, "Questions that share a document").
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from statistics import NormalDist
 from typing import Any
 
@@ -43,9 +47,11 @@ from numpy.typing import ArrayLike
 from ragmeter.errors import InputError
 from ragmeter.stats.bootstrap import Estimate, _order_stat, _tails, from_fields, seq_mean
 from ragmeter.stats.draws import _index_blocks, rng_name
+from ragmeter.stats.exact import betainc, exact_for
 from ragmeter.stats.validate import Seed, as_matrix, check_common, seed_record
 
 __all__ = [
+    "AUTO_CLUSTERS",
     "CLUSTER_MODES",
     "MIN_CLUSTERS",
     "ClusterNeed",
@@ -57,12 +63,15 @@ __all__ = [
     "decide_clusters",
     "design_effects",
     "documents_to_separate",
+    "effective_questions",
+    "pair_design_effect",
     "variance_parts",
     "widening",
 ]
 
 CLUSTER_MODES = ("auto", "none", "document", "field")
 MIN_CLUSTERS = 10  # fewest clusters for ``auto`` to make intervals cluster-aware
+AUTO_CLUSTERS = 30  # from this many clusters on, ``auto`` always resamples them
 CLUSTER_METHOD = "cluster percentile, t-widened"
 
 
@@ -103,37 +112,7 @@ def _t_quantile(p: float, df: int) -> float:
 
 def _t_cdf(t: float, df: int) -> float:
     x = df / (df + t * t)
-    return 1.0 - 0.5 * _betainc(df / 2.0, 0.5, x)
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """Regularised incomplete beta I_x(a, b) (continued fraction, Numerical Recipes)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    front = math.exp(
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    )
-    if x > (a + 1.0) / (a + b + 2.0):
-        return 1.0 - _betainc(b, a, 1.0 - x)
-    f, c, d = 1.0, 1.0, 0.0
-    for i in range(400):
-        m = i // 2
-        if i == 0:
-            num = 1.0
-        elif i % 2 == 0:
-            num = (m * (b - m) * x) / ((a + 2 * m - 1) * (a + 2 * m))
-        else:
-            num = -((a + m) * (a + b + m) * x) / ((a + 2 * m) * (a + 2 * m + 1))
-        d = 1.0 + num * d
-        d = 1.0 / (d if abs(d) > 1e-300 else 1e-300)
-        c = 1.0 + num / c
-        c = c if abs(c) > 1e-300 else 1e-300
-        f *= c * d
-        if abs(1.0 - c * d) < 1e-15:
-            break
-    return front * (f - 1.0) / a
+    return 1.0 - 0.5 * betainc(df / 2.0, 0.5, x)
 
 
 def _counts(groups: int, rounds: int, seed: Seed):
@@ -164,6 +143,19 @@ def _resampled_cluster_means(
     return out
 
 
+def effective_questions(
+    questions: int, deff: float | None, groups: int, confidence: float = 0.95
+) -> float:
+    """The questions an exact interval of clustered 0/1 scores counts (Korn and
+    Graubard 1998): ``questions / max(1, deff)``, times ``(z / t_{G-1})**2`` for the
+    few clusters the spread is measured on. Never more than ``questions``: grouping
+    questions never claims more certainty than independent ones would (a design effect
+    below 1, or none measurable, counts as 1)."""
+    z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
+    t = _t_quantile(0.5 + confidence / 2.0, groups - 1)
+    return questions / max(1.0, deff or 1.0) * (z / t) ** 2
+
+
 def cluster_bootstrap_many(
     matrix: ArrayLike,
     codes: ArrayLike,
@@ -175,7 +167,10 @@ def cluster_bootstrap_many(
 
     The percentile interval of the resampled means, each end moved away from the
     mean by :func:`widening` and kept within the row's smallest and largest score;
-    ``method`` records it and ``n`` stays the number of questions.
+    ``method`` records it and ``n`` stays the number of questions. A row of 0/1 scores
+    also carries the exact interval where :func:`ragmeter.stats.exact.exact_for` asks
+    for one at the row's :func:`effective_questions` (its design effect, by the
+    linearised ratio of :func:`design_effects`), as the question-level estimates do.
     """
     m = as_matrix(matrix, "matrix")
     check_common(rounds, seed, "percentile", confidence)
@@ -185,26 +180,47 @@ def cluster_bootstrap_many(
     lo_q, hi_q = _tails(confidence)
     lo_k, hi_k = _order_stat(rounds, lo_q), _order_stat(rounds, hi_q)
     wide = widening(groups, confidence)
+    deffs = _observed_deffs(m, codes, groups)
     out = []
     for j in range(m.shape[0]):
         observed = seq_mean(m[j])
         part = np.partition(means[:, j], sorted({lo_k, hi_k}))
         low = observed - wide * max(0.0, observed - float(part[lo_k]))
         high = observed + wide * max(0.0, float(part[hi_k]) - observed)
-        out.append(
-            Estimate(
-                mean=observed,
-                low=max(float(m[j].min()), low) + 0.0,
-                high=min(float(m[j].max()), high) + 0.0,
-                n=int(m.shape[1]),
-                rounds=rounds,
-                seed=seed_record(seed),
-                method=CLUSTER_METHOD,
-                rng=rng_name(seed),
-                confidence=confidence,
-            )
+        est = Estimate(
+            mean=observed,
+            low=max(float(m[j].min()), low) + 0.0,
+            high=min(float(m[j].max()), high) + 0.0,
+            n=int(m.shape[1]),
+            rounds=rounds,
+            seed=seed_record(seed),
+            method=CLUSTER_METHOD,
+            rng=rng_name(seed),
+            confidence=confidence,
         )
+        if bool(np.all((m[j] == 0.0) | (m[j] == 1.0))):
+            n = int(m.shape[1])
+            deff = float(deffs[j]) if np.isfinite(deffs[j]) else None
+            exact = exact_for(
+                int(np.count_nonzero(m[j])),
+                n,
+                est.low,
+                est.high,
+                confidence,
+                effective=effective_questions(n, deff, groups, confidence),
+            )
+            est = est if exact is None else replace(est, exact=exact)
+        out.append(est)
     return out
+
+
+def _observed_deffs(m: np.ndarray, codes: np.ndarray, groups: int) -> np.ndarray:
+    """Each row's design effect on the data as observed (NaN: no spread)."""
+    y = m.T
+    sizes = np.bincount(codes, minlength=groups).astype(np.float64)
+    s = _cluster_sums(y, codes, groups)
+    q = _cluster_sums(y * y, codes, groups)
+    return _ratio(s, q, sizes, np.ones((1, groups)))[0]
 
 
 @dataclass(frozen=True)
@@ -260,7 +276,7 @@ def design_effects(
     sizes = np.bincount(codes, minlength=groups).astype(np.float64)
     s = _cluster_sums(y, codes, groups)  # (G, k)
     q = _cluster_sums(y * y, codes, groups)
-    observed = _ratio(s, q, sizes, np.ones((1, groups)))[0]
+    observed = _ratio(s, q, sizes, np.ones((1, groups)))[0]  # as _observed_deffs
     ratios = np.empty((rounds, m.shape[0]))
     for row0, counts in _counts(groups, rounds, seed):
         c = counts.astype(np.float64)
@@ -341,33 +357,57 @@ def decide_clusters(
 ) -> tuple[Clusters | None, np.ndarray | None]:
     """``(clusters, codes)``: the one decision whether a run's intervals and comparisons
     resample whole clusters. ``codes`` is None unless they do: ``mode`` "document" or
-    "field" always; "auto" when :func:`clusters_matter` holds for the design effects of
-    ``main``'s rows (systems x questions) and of every pair's differences; "none" or
-    fewer than two clusters never (``clusters`` is then None too)."""
+    "field" always (with two clusters or more); "auto" with at least
+    :data:`AUTO_CLUSTERS` clusters always, and with fewer when :func:`clusters_matter`
+    holds for the design effects of ``main``'s rows (systems x questions) and of every
+    pair's differences; "none" never (``clusters`` is then None too). Every question in
+    one cluster leaves nothing to resample: under "auto" the run has no clusters
+    (``clusters`` None); asked for, ``clusters`` says so (``used`` False, its
+    ``reason`` one line for the terminal and summary.json)."""
     if labels is None or mode == "none":
         return None, None
     codes, groups = cluster_codes(labels)
     if groups < 2:
-        return None, None
-    k = main.shape[0]
-    pairs = [main[i] - main[j] for i in range(k) for j in range(i + 1, k)]
-    designs = design_effects(np.vstack([main, *pairs]), codes, rounds, seed, confidence)
+        if mode == "auto" or not len(codes):
+            return None, None
+        where = "document" if source == "document" else "cluster"
+        reason = (
+            f"asked for (clusters = {mode}), but all {len(codes)} questions are in one {where}, "
+            f"so there is nothing to resample: the numbers are question-level"
+        )
+        return Clusters(source, groups, len(codes), mode, False, reason), None
     if mode != "auto":
         used, reason = True, f"asked for (clusters = {mode})"
-    elif clusters_matter(designs, groups):
+    elif groups >= AUTO_CLUSTERS:
         used = True
-        reason = f"{groups} clusters and a design effect on {metric} whose interval lies above 1"
-    elif groups < MIN_CLUSTERS:
-        used, reason = False, f"fewer than {MIN_CLUSTERS} clusters"
+        reason = f"{groups} clusters (auto resamples them from {AUTO_CLUSTERS} on)"
     else:
-        used, reason = False, f"no design effect on {metric} measurably above 1"
+        k = main.shape[0]
+        pairs = [main[i] - main[j] for i in range(k) for j in range(i + 1, k)]
+        designs = design_effects(np.vstack([main, *pairs]), codes, rounds, seed, confidence)
+        if clusters_matter(designs, groups):
+            used = True
+            reason = (
+                f"{groups} clusters and a design effect on {metric} whose interval lies above 1"
+            )
+        elif groups < MIN_CLUSTERS:
+            used, reason = False, f"fewer than {MIN_CLUSTERS} clusters"
+        else:
+            used, reason = (
+                False,
+                (
+                    f"no design effect on {metric} measurably above 1, on {groups} clusters "
+                    f"(fewer than {AUTO_CLUSTERS})"
+                ),
+            )
     info = Clusters(source, groups, len(codes), mode, used, reason)
     return info, codes if used else None
 
 
 def clusters_matter(designs: Sequence[Design], groups: int) -> bool:
-    """The ``auto`` rule: at least :data:`MIN_CLUSTERS` clusters and some design
-    effect's interval wholly above 1."""
+    """The ``auto`` rule below :data:`AUTO_CLUSTERS` clusters (a pre-test, which lets
+    false "better" through at modest correlations; ``docs/statistics.md``): at least
+    :data:`MIN_CLUSTERS` clusters and some design effect's interval wholly above 1."""
     return groups >= MIN_CLUSTERS and any(d.above_one for d in designs)
 
 
@@ -375,11 +415,14 @@ def clusters_matter(designs: Sequence[Design], groups: int) -> bool:
 class ClusterNeed:
     """What settles a paired difference when questions come in clusters.
 
-    ``documents``: clusters needed at ``per_document`` questions each (the run's
-    average), ``more_documents`` beyond the ``clusters`` there are; ``more_questions``:
-    questions to add on the same clusters instead (None: no number would do, since the
-    clusters' own spread stays); ``floor``: the smallest difference these clusters can
-    separate with unlimited questions on them (0 when the clusters do not differ).
+    ``questions``: the questions the planned difference needs at ``deff``, the design
+    effect of the pair's mean at the run's ``per_document`` questions a document
+    (:func:`pair_design_effect`); ``documents``: the clusters they make at
+    ``per_document`` each, ``more_documents`` beyond the ``clusters`` there are;
+    ``more_questions``: questions to add on the same clusters instead (None: no number
+    would do, since the clusters' own spread stays); ``floor``: the smallest difference
+    these clusters can separate with unlimited questions on them (0 when the clusters
+    do not differ).
     """
 
     clusters: int
@@ -388,6 +431,8 @@ class ClusterNeed:
     more_documents: int
     more_questions: int | None
     floor: float
+    questions: int = 0
+    deff: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -409,17 +454,38 @@ def variance_parts(x: ArrayLike, codes: ArrayLike) -> tuple[float, float]:
     return max(0.0, (between_ms - within) / m0), within
 
 
+def pair_design_effect(diff: ArrayLike, codes: ArrayLike) -> float:
+    """The design effect the planner uses for a paired difference's mean: ``(m *
+    between + within) / variance`` at the run's ``m`` questions a cluster
+    (:func:`variance_parts`; the variance of the differences with ``n - 1``), at least
+    1, so that planning in clusters never promises fewer questions than planning
+    without them; 1 when the differences do not vary."""
+    d = np.asarray(diff, dtype=np.float64)
+    codes = np.asarray(codes, dtype=np.intp)
+    groups = _check_codes(codes, d.size)
+    between, within = variance_parts(d, codes)
+    spread = float(np.var(d, ddof=1)) if d.size > 1 else 0.0
+    if not spread > 0:
+        return 1.0
+    return max(1.0, (d.size / groups * between + within) / spread)
+
+
 def documents_to_separate(
     diff: ArrayLike,
     codes: ArrayLike,
     difference: float,
     confidence: float = 0.95,
     power: float = 0.8,
+    questions: int | None = None,
 ) -> ClusterNeed:
     """Clusters (at the observed questions per cluster), or questions on the same
     clusters, that separate a paired ``difference`` at two-sided ``1 - confidence``
     with ``power``: the mean of ``G`` clusters of ``m`` questions varies by
-    ``(between + within / m) / G`` (:func:`variance_parts`)."""
+    ``(between + within / m) / G`` (:func:`variance_parts`). ``questions``: what the
+    question-level planner (:func:`ragmeter.stats.questions_to_separate`) says at this
+    level; the clustered need is that times :func:`pair_design_effect`, and the
+    documents are those questions at ``m`` a document (the one planner's number,
+    in documents)."""
     d = np.asarray(diff, dtype=np.float64)
     codes = np.asarray(codes, dtype=np.intp)
     groups = _check_codes(codes, d.size)
@@ -428,7 +494,12 @@ def documents_to_separate(
     nd = NormalDist()
     z = nd.inv_cdf(0.5 + confidence / 2.0) + nd.inv_cdf(power)
     target = (difference / z) ** 2  # the largest variance of the mean that separates it
-    docs = max(2, math.ceil((between + within / per) / target))
+    deff = pair_design_effect(d, codes)
+    if questions is None:
+        spread = float(np.var(d, ddof=1)) if d.size > 1 else 0.0
+        questions = max(1, math.ceil(round(spread / target, 9)))
+    need = max(1, math.ceil(round(questions * deff, 9)))
+    docs = max(2, math.ceil(round(need / per, 9)))
     if groups * target > between:
         m_star = within / (groups * target - between)
         more_q: int | None = max(0, math.ceil(groups * m_star - d.size))
@@ -441,4 +512,6 @@ def documents_to_separate(
         more_documents=max(0, docs - groups),
         more_questions=more_q,
         floor=z * math.sqrt(between / groups),
+        questions=need,
+        deff=deff,
     )

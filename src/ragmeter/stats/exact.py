@@ -8,6 +8,12 @@ covers less than it says: 64% at 20 questions and a true rate of 95%, 87% at 40,
 80; docs/statistics.md), :func:`clopper_pearson` gives the exact binomial interval,
 which covers the true rate at least as often as its confidence for every rate and
 every n. The bootstrap estimate is kept unchanged beside it.
+
+When questions share documents (:mod:`ragmeter.stats.clusters`) the same rule reads
+the *effective* number of questions (Korn and Graubard 1998): ``hits`` of ``n`` weigh
+as ``hits * e / n`` of ``e`` (``e`` = questions over the design effect, floored at 1,
+and narrowed again for few clusters), and :func:`clopper_pearson_effective` gives the
+exact interval at those (non-integer) counts from the beta quantiles.
 """
 
 from __future__ import annotations
@@ -22,8 +28,10 @@ from ragmeter.errors import InputError
 __all__ = [
     "FEW",
     "SMALL",
+    "betainc",
     "binom_cdf",
     "clopper_pearson",
+    "clopper_pearson_effective",
     "exact_for",
     "exact_interval",
     "questions_for_exact_half_width",
@@ -103,6 +111,58 @@ def clopper_pearson(hits: int, n: int, confidence: float = 0.95) -> tuple[float,
     return low, high
 
 
+def betainc(a: float, b: float, x: float) -> float:
+    """Regularised incomplete beta I_x(a, b) (continued fraction, Numerical Recipes)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    if x > (a + 1.0) / (a + b + 2.0):
+        return 1.0 - betainc(b, a, 1.0 - x)
+    f, c, d = 1.0, 1.0, 0.0
+    for i in range(400):
+        m = i // 2
+        if i == 0:
+            num = 1.0
+        elif i % 2 == 0:
+            num = (m * (b - m) * x) / ((a + 2 * m - 1) * (a + 2 * m))
+        else:
+            num = -((a + m) * (a + b + m) * x) / ((a + 2 * m) * (a + 2 * m + 1))
+        d = 1.0 + num * d
+        d = 1.0 / (d if abs(d) > 1e-300 else 1e-300)
+        c = 1.0 + num / c
+        c = c if abs(c) > 1e-300 else 1e-300
+        f *= c * d
+        if abs(1.0 - c * d) < 1e-15:
+            break
+    return front * (f - 1.0) / a
+
+
+def clopper_pearson_effective(
+    hits: float, n: float, confidence: float = 0.95
+) -> tuple[float, float]:
+    """The Clopper-Pearson interval at counts that need not be whole: ``hits`` of ``n``
+    effective questions (``0 <= hits <= n``, ``n > 0``), as the beta quantiles
+    ``Beta(alpha/2; hits, n - hits + 1)`` and ``Beta(1 - alpha/2; hits + 1, n - hits)``
+    (0 and 1 at no hits and no misses), by bisection on the doubles. At whole counts it
+    is :func:`clopper_pearson`'s interval (to rounding)."""
+    if not n > 0 or not 0.0 <= hits <= n:
+        raise InputError(f"hits must lie between 0 and n > 0, got {hits} of {n}")
+    if not 0.0 < confidence < 1.0:
+        raise InputError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+    tail = (1.0 - confidence) / 2.0
+    low = 0.0
+    if hits > 0:
+        low = _boundary(lambda p: betainc(hits, n - hits + 1.0, p) < tail)[1]
+    high = 1.0
+    if hits < n:
+        high = _boundary(lambda p: betainc(hits + 1.0, n - hits, p) < 1.0 - tail)[0]
+    return low, high
+
+
 def exact_interval(
     scores: ArrayLike, low: float, high: float, confidence: float = 0.95
 ) -> tuple[float, float] | None:
@@ -119,12 +179,28 @@ def exact_interval(
 
 
 def exact_for(
-    hits: int, n: int, low: float, high: float, confidence: float = 0.95
+    hits: int,
+    n: int,
+    low: float,
+    high: float,
+    confidence: float = 0.95,
+    effective: float | None = None,
 ) -> tuple[float, float] | None:
     """The rule of :func:`exact_interval` on counts: ``hits`` of ``n`` 0/1 scores whose
     bootstrap interval is ``[low, high]``. The one place that decides between the
-    exact interval and the bootstrap's: the estimates, the sample-size rows (at every
-    projected number of questions) and the plan all ask here."""
+    exact interval and the bootstrap's: the estimates (cluster-aware ones too), the
+    sample-size rows (at every projected number of questions) and the plan all ask here.
+
+    ``effective`` (questions that share documents: fewer than ``n``,
+    :func:`ragmeter.stats.clusters.effective_questions`) applies the rule to the counts
+    they weigh as, ``hits * effective / n`` of ``effective``, and gives
+    :func:`clopper_pearson_effective` there: never narrower than the question-level
+    exact interval, since fewer effective questions only widen it."""
+    if effective is not None and effective < n:
+        x = hits * effective / n
+        if low != high and effective >= SMALL and min(x, effective - x) >= FEW:
+            return None
+        return clopper_pearson_effective(x, effective, confidence)
     if low != high and n >= SMALL and min(hits, n - hits) >= FEW:
         return None
     return clopper_pearson(hits, n, confidence)

@@ -10,6 +10,7 @@ differ are named, since no number of questions narrows or separates them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -35,6 +36,7 @@ __all__ = [
     "plan_run",
     "planning_inputs",
     "questions_needed",
+    "undecided_first",
 ]
 
 
@@ -78,6 +80,9 @@ class SystemNeed:
     needed: int | None
     constant: float | None = None  # the one score of a system with no spread
     exact: tuple[float, float] | None = None  # 0/1 scores with no spread: the exact interval
+    # 0/1 scores with no spread: the questions at which the interval's far end comes within
+    # the half-width of the score (its whole width, not half of it, within the target)
+    edge: int | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,8 @@ class PairNeed:
     identical: bool = False
     in_family: int | None = None
     clusters: ClusterNeed | None = None  # documents (or questions on them) that settle it
+    deff: float = 1.0  # the design effect ``needed`` and ``in_family`` are planned at
+    separated: str | None = None  # the run's own table already separated it: its verdict
 
 
 @dataclass(frozen=True)
@@ -140,6 +147,7 @@ def plan_questions(
     rule: str = "maxt",
     alpha: float = 0.05,
     first: float | None = None,
+    clustered: bool | None = None,
 ) -> Plan:
     """The sample-size view of a run (a :class:`ragmeter.runs.results.Results` or an
     in-memory :class:`ragmeter.runs.search_run.SearchRun`) on ``metric``.
@@ -148,7 +156,11 @@ def plan_questions(
     of a share). ``family`` is the number of pairs the run's table decides on
     together under ``rule`` (default: every pair of the systems); each pair's
     ``in_family`` is planned at ``first`` (max-T's first level on the run,
-    :func:`first_level`) when given, else at :func:`family_level`.
+    :func:`first_level`) when given, else at :func:`family_level`. ``clustered``
+    (default: whether the run's own comparisons resampled documents, its summary's
+    ``clusters.used``) plans each pair at its design effect
+    (:func:`ragmeter.stats.clusters.pair_design_effect`), else at 1. A pair the run's
+    own table already separated carries its verdict (``separated``).
     """
     for name, value in (("half-width", half_width), ("difference", difference)):
         if not (isinstance(value, int | float) and np.isfinite(value) and value > 0):
@@ -171,18 +183,41 @@ def plan_questions(
     for s in names:
         x = scores[s]
         flat = bool(np.ptp(x) == 0)
+        exact = exact_interval(x, 0.0, 0.0, 1.0 - alpha) if flat else None
         plan.systems.append(
             SystemNeed(
                 s,
                 sample_size(x, rounds=rounds, seed=seed, confidence=1.0 - alpha),
                 questions_needed(x, half_width, 1.0 - alpha),
                 float(x[0]) if flat else None,
-                exact_interval(x, 0.0, 0.0, 1.0 - alpha) if flat else None,
+                exact,
+                None if exact is None else questions_needed(x, half_width / 2.0, 1.0 - alpha),
             )
         )
     labels = getattr(run, "clusters", None)
-    plan.pairs.extend(pair_needs(scores, names, difference, k, alpha, level=first, clusters=labels))
+    clustered = _clustered(run) if clustered is None else clustered
+    needs = pair_needs(
+        scores, names, difference, k, alpha, level=first, clusters=labels, clustered=clustered
+    )
+    plan.pairs.extend(_with_verdicts(run, needs))
     return plan
+
+
+def _clustered(run: Any) -> bool:
+    """Whether a run's own comparisons resampled whole clusters (its summary says)."""
+    info = getattr(getattr(run, "summary", None), "clusters", None)
+    return bool(info is not None and info.used)
+
+
+def _with_verdicts(run: Any, needs: list[PairNeed]) -> list[PairNeed]:
+    """``needs`` with the verdict of each pair the run's own table separated."""
+    rows = getattr(getattr(run, "summary", None), "comparisons", None) or []
+    found = {
+        frozenset((r.a, r.b)): r.verdict
+        for r in rows
+        if getattr(r, "separated", False) and not getattr(r, "identical", False)
+    }
+    return [replace(p, separated=found.get(frozenset((p.a, p.b)))) for p in needs]
 
 
 @dataclass(frozen=True)
@@ -260,19 +295,22 @@ def _planned_as_family(
     k = 1 if found.rule == "none" else len(pairs)
     scores = {s: run.scores(s, found.metric) for s in {x for pair in pairs for x in pair}}
     clusters = getattr(run, "clusters", None)
-    return replace(
-        found,
-        family=k,
-        # another family: Holm's first level, an upper bound under max-T
-        first=found.first if own_table else None,
-        pairs=[
-            need
-            for a, b in pairs
-            for need in pair_needs(
-                scores, [a, b], found.difference, k, found.alpha, clusters=clusters
-            )
-        ],
-    )
+    needs = [
+        need
+        for a, b in pairs
+        for need in pair_needs(
+            scores,
+            [a, b],
+            found.difference,
+            k,
+            found.alpha,
+            clusters=clusters,
+            clustered=_clustered(run),
+        )
+    ]
+    # another family: Holm's first level, an upper bound under max-T
+    first = found.first if own_table else None
+    return replace(found, family=k, first=first, pairs=_with_verdicts(run, needs))
 
 
 def questions_needed(scores: Any, half_width: float, confidence: float = 0.95) -> int | None:
@@ -298,11 +336,15 @@ def pair_needs(
     alpha: float = 0.05,
     level: float | None = None,
     clusters: Sequence[str] | None = None,
+    clustered: bool = False,
 ) -> list[PairNeed]:
     """Every pair of ``names``: questions to separate ``difference`` alone and as one of
     ``family`` pairs (at ``level``, by default :func:`family_level`), at power 0.8; with
     ``clusters`` (each question's document) also the documents that would settle it in
-    the family (:func:`ragmeter.stats.clusters.documents_to_separate`)."""
+    the family (:func:`ragmeter.stats.clusters.documents_to_separate`). ``clustered``
+    (the run's comparisons resample documents) plans both numbers at the pair's design
+    effect, so the table, the documents and the report say one number. The one planner
+    of "how many questions": ``plan``, its documents line and the report ask here."""
     level = family_level(family, alpha) if level is None else level
     codes, groups = cluster_codes(clusters) if clusters else (None, 0)
     out = []
@@ -311,16 +353,37 @@ def pair_needs(
             diff = scores[a] - scores[b]
             if np.ptp(diff) == 0:
                 out.append(PairNeed(a, b, None, identical=bool(diff[0] == 0)))
-            else:
-                need = questions_to_separate(scores[a], scores[b], difference, 1.0 - alpha)
-                wide = questions_to_separate(scores[a], scores[b], difference, 1.0 - level)
-                docs = (
-                    documents_to_separate(diff, codes, difference, 1.0 - level)
-                    if codes is not None and groups > 1
-                    else None
-                )
-                out.append(PairNeed(a, b, need, in_family=wide, clusters=docs))
+                continue
+            need = questions_to_separate(scores[a], scores[b], difference, 1.0 - alpha)
+            wide = questions_to_separate(scores[a], scores[b], difference, 1.0 - level)
+            docs = (
+                documents_to_separate(diff, codes, difference, 1.0 - level, questions=wide)
+                if codes is not None and groups > 1
+                else None
+            )
+            deff = docs.deff if docs is not None and clustered else 1.0
+            if deff > 1.0:
+                need, wide = math.ceil(round(need * deff, 9)), docs.questions
+            out.append(PairNeed(a, b, need, in_family=wide, clusters=docs, deff=deff))
     return out
+
+
+def undecided_first(needs: Sequence[PairNeed], by_need: bool = False) -> list[PairNeed]:
+    """The pairs as ``plan`` lists them: those the run left undecided first, then those
+    its table already separated, each in the order given (``by_need``: most questions
+    needed first); a list with no separated pair keeps its order."""
+
+    def key(p: PairNeed) -> tuple[int, int]:
+        need = -(p.in_family or p.needed or 0) if by_need else 0
+        return (1 if p.separated else 0), need
+
+    return sorted(needs, key=key)
+
+
+def _undecided(needs: list[PairNeed]) -> list[PairNeed]:
+    """The pairs a sentence's median is over: those not yet separated, when any."""
+    open_ = [p for p in needs if not p.separated]
+    return open_ or needs
 
 
 def family_sentence(
@@ -333,7 +396,9 @@ def family_sentence(
     first: float | None = None,
 ) -> str | None:
     """One sentence for the sample-size views: what a family of this size costs
-    (``first``: the level max-T's first step tested at on the run, if known)."""
+    (``first``: the level max-T's first step tested at on the run, if known), over the
+    pairs not yet separated."""
+    needs = _undecided(needs)
     wide = sorted(p.in_family for p in needs if p.in_family is not None)
     alone = sorted(p.needed for p in needs if p.needed is not None)
     if not wide:
@@ -367,13 +432,20 @@ def family_sentence(
 
 
 def cluster_sentence(needs: list[PairNeed], difference: float, scale: float = 100.0) -> str | None:
-    """One sentence for ``plan`` when questions share documents: the documents (at the
-    run's questions per document) that would settle the median pair in the family, and
-    what more questions on the same documents would and would not buy."""
-    found = sorted((p for p in needs if p.clusters is not None), key=lambda p: p.clusters.documents)
+    """One sentence for ``plan`` when questions share documents: the questions (at the
+    pair's design effect) and the documents they make (at the run's questions per
+    document) that would settle the median pair not yet separated in the family, and
+    what more questions on the same documents would and would not buy. The table's
+    numbers are these questions when the run's comparisons are cluster-aware; else the
+    sentence says the table planned at design effect 1."""
+    found = sorted(
+        (p for p in _undecided(needs) if p.clusters is not None),
+        key=lambda p: p.clusters.documents,
+    )
     if not found:
         return None
-    c = found[len(found) // 2].clusters
+    pick = found[len(found) // 2]
+    c = pick.clusters
     unit = " points" if scale == 100 else ""
     more = (
         f"{c.more_documents:,} more than the {c.clusters} there are"
@@ -390,9 +462,16 @@ def cluster_sentence(needs: list[PairNeed], difference: float, scale: float = 10
             f"on the same {c.clusters} documents it would take {c.more_questions:,} more "
             f"questions (each adds less, as the documents' own spread stays)"
         )
+    table = (
+        ""
+        if pick.deff > 1.0 or c.deff <= 1.0
+        else " (the table above plans at design effect 1, as this run's comparisons are "
+        "question-level)"
+    )
     return (
-        f"Questions share documents ({c.per_document:.1f} each): separating "
-        f"{difference * scale:g}{unit} in this table takes about {c.documents:,} documents "
-        f"({more}) at that many questions each (median over the pairs); "
-        f"{same}."
+        f"Questions share documents ({c.per_document:.1f} each): separating the planned "
+        f"difference of {difference * scale:g}{unit} in this table takes about "
+        f"{c.questions:,} questions at the pair's design effect {c.deff:.2f}{table}, that is "
+        f"{c.documents:,} documents ({more}) at {c.per_document:.1f} questions each (median "
+        f"over the pairs not yet separated); {same}."
     )

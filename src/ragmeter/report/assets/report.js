@@ -438,7 +438,8 @@
     const rule = DATA.comparison_rule;
     lead.textContent = "Systems compared on the same questions, on " + m + " (seed " + st.seed +
       ", " + st.rounds + " rounds). " + (rule ? rule.header + "." :
-      "The verdict reads the " + LEVEL + " paired percentile interval; p is Holm-adjusted over all pairs.");
+      "The verdict reads the " + LEVEL + " paired percentile interval; p is Holm-adjusted over all pairs.") +
+      (DATA.comparison_note ? " " + DATA.comparison_note : "");
     const unit = isShare(m) ? " (points)" : "";
     const adjust = rule ? rule.adjust : "legacy";
     const ruleName = adjust === "maxt" ? "max-T" : "Holm";
@@ -449,8 +450,11 @@
     const head = ["A", "B", { text: "A − B" + unit + " " + ci, num: true, wrap: true },
       { text: "wins / ties / losses", num: true, wrap: true }];
     if (pLabel) head.push({ text: pLabel, num: true });
-    head.push("verdict", { text: "questions to separate", num: true, wrap: true,
-      title: "for a tie: questions a paired test would need to separate a gap this size (power 0.8)" });
+    head.push("verdict", { text: "questions to separate the observed difference", num: true, wrap: true,
+      title: "for a tie: questions a paired test of this pair alone would need to separate a true " +
+        "difference as large as the observed one (power 0.8), at the pair's design effect when " +
+        "questions share documents and the comparisons resample them (else 1); ragmeter plan " +
+        "plans a difference you choose, in the run's family" });
     table("compare-table", head, comps.map((c) => {
       const shown = c.shown || {};
       const cells = [{ text: c.a, cls: "name" }, { text: c.b, cls: "name" },
@@ -462,7 +466,8 @@
       const verdict = named ? [el("span", { class: "name", text: named }), c.verdict.slice(named.length)]
         : c.verdict;
       cells.push({ cls: "verdict", node: el("span", { class: "tag " + (c.separated ? "sep" : "tie") }, verdict) },
-        { text: c.to_separate ? "≈ " + int(c.to_separate) : "", cls: "num" });
+        { text: c.to_separate ? "≈ " + int(c.to_separate) + (c.to_separate_deff > 1 ?
+          " (design effect " + c.to_separate_deff.toFixed(2) + ")" : "") : "", cls: "num" });
       return cells;
     }));
   }
