@@ -119,3 +119,60 @@ def test_pairs_left_out_without_a_question_count_are_not_said_to_need_zero():
     assert [p.b for p in shown] == ["b"]
     assert line.startswith("3 more pairs not shown, each identical or with a constant difference")
     assert "at most" not in line
+
+
+def test_the_json_plan_gives_the_half_width_the_tables_print():
+    from ragmeter.stats.exact import clopper_pearson
+
+    low, high = clopper_pearson(45, 45)
+    flat = [SizeRow(45, 1.0, 1.0, 1.0, 0.0, 200, 1, "mulberry32", exact=(low, high))]
+    plan = Plan("recall@5", 0.04, 0.05, 1, 200, systems=[SystemNeed("all", flat, 45, 1.0)])
+    row = json.loads(plan_views.plan_text(plan, "json"))["systems"][0]["sizes"][0]
+    assert row["half_width"] == pytest.approx((high - low) / 2) and row["half_width"] > 0.03
+    assert row["bootstrap_half_width"] == 0.0 and row["interval"] == "exact"
+    record = next(csv.DictReader(io.StringIO(plan_views.plan_text(plan, "csv"))))
+    assert float(record["half_width"]) == pytest.approx((high - low) / 2)
+
+
+def test_separated_pairs_are_marked_and_listed_after_the_undecided():
+    needs = [
+        PairNeed("a", "b", 900, in_family=2141, separated="b better"),
+        PairNeed("a", "c", 40, in_family=90),
+        PairNeed("b", "c", 30, in_family=60),
+    ]
+    shown, line = plan_views.most_needed(needs, None)
+    assert [(p.a, p.b) for p in shown] == [("a", "c"), ("b", "c"), ("a", "b")] and line == ""
+    shown, line = plan_views.most_needed(needs, 1)
+    assert [(p.a, p.b) for p in shown] == [("a", "c")]
+    assert "each needing at most 60 questions" in line
+    assert "and 1 the run's table already separated" in line
+    plan = Plan("recall@5", 0.04, 0.05, 1, 200, pairs=needs, family=3)
+    grid = plan_views.pair_need_grid(plan, shown + [needs[0]])
+    assert grid.rows[-1] == ["a", "b", "separated (2141)", "900"]
+
+
+def test_a_clustered_plan_names_each_pairs_design_effect():
+    needs = [PairNeed("a", "b", 300, in_family=400, deff=1.84), PairNeed("a", "c", None)]
+    plan = Plan("recall@5", 0.04, 0.05, 1, 200, pairs=needs, family=2)
+    grid = plan_views.pair_need_grid(plan, needs)
+    assert "at each pair's design effect" in grid.title
+    assert grid.header[-1] == "design effect"
+    assert grid.rows == [
+        ["a", "b", "400", "300", "1.84"],
+        ["a", "c", "constant difference", "", ""],
+    ]
+
+
+def test_a_plan_table_exactly_as_wide_as_the_terminal_stays_one_table():
+    from rich.table import Table
+
+    from ragmeter.cli.layout import fit, natural_width
+
+    grid = plan_views.pair_need_grid(PLAN, PLAN.pairs, "the caption")
+    grid.narrow = plan_views.pair_need_grid(PLAN, PLAN.pairs, "the caption", narrow=True)
+    whole = next(r for r in fit(grid, None) if isinstance(r, Table))
+    width = natural_width(whole, least=True)
+    at = [r for r in fit(grid, width) if isinstance(r, Table)]
+    assert len(at) == 1 and len(at[0].columns) == 4  # as wide as the terminal: it fits
+    under = [r for r in fit(grid, width - 1) if isinstance(r, Table)]
+    assert len(under[0].columns) == 3  # one column narrower: A over B

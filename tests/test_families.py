@@ -407,3 +407,19 @@ def test_a_run_that_is_no_grid_keeps_every_pair_and_refuses_a_grid_family(flat):
         ragmeter.compare(flat, family="strategies")
     every = runner.invoke(app, ["compare", str(flat.path), "--family", "all"])
     assert every.exit_code == 0 and "(all pairs)" in " ".join(every.stdout.split())
+
+
+def test_grid_names_holding_the_separator_split_at_their_last_slash():
+    names = ["docs/v2/bm25", "docs/v2/dense", "notes/bm25", "notes/dense"]
+    assert grid_cells(names)["docs/v2/dense"] == ("docs/v2", "dense")
+    pairs = grid_pairs(names, "grid")
+    assert [(names[i], names[j]) for i, j in pairs] == [
+        ("docs/v2/bm25", "docs/v2/dense"),
+        ("notes/bm25", "notes/dense"),
+        ("docs/v2/bm25", "notes/bm25"),
+        ("docs/v2/dense", "notes/dense"),
+    ]
+    # a strategy whose name ends in the separator leaves no strategy: not a grid
+    assert grid_cells(["a/", "b/", "a/x", "b/x"]) is None
+    with pytest.raises(InputError, match="name no retriever"):
+        grid_pairs(["fixed", "sentence/bm25"], "grid")

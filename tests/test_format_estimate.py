@@ -151,3 +151,59 @@ def test_an_interval_has_one_definition():
     room = importlib.import_module("ragmeter.stats.bootstrap")  # stats.bootstrap is a function
     assert f.format_interval is stats.format_interval is room.format_interval
     assert stats.format_interval(0.85, 0.775, 0.925) == "85.0 [77.5, 92.5]"
+
+
+# ------------------------------------------------------------ ends set by the decision
+
+
+def _pinned_table(clustered: bool, adjust: str = "holm"):
+    """Six 0/1 systems on 92 questions in 26 documents of unequal sizes, where some
+    ties have an end the decision puts at 0 (McNemar against Tango; flips at 0)."""
+    import numpy as np
+
+    from ragmeter.comparison.verdicts import compare_family
+    from ragmeter.stats.clusters import cluster_codes
+
+    rng = np.random.default_rng(3)
+    docs = np.sort(rng.integers(0, 26, 92))
+    codes, _ = cluster_codes(docs)
+    base = rng.normal(size=26)
+    m = np.array(
+        [(rng.normal(size=92) + 0.8 * base[docs] + 0.3 * s < 0.7).astype(float) for s in range(6)]
+    )
+    names = [f"s{i}" for i in range(6)]
+    return compare_family(
+        m, names, adjust=adjust, clusters=codes if clustered else None, rounds=2000
+    )
+
+
+def test_an_interval_end_set_by_the_decision_is_marked_and_explained():
+    for clustered in (False, True):  # McNemar decides Tango's; whole documents flip
+        table = _pinned_table(clustered)
+        pinned = [r for r in table.rows if f.decided_end(r)]
+        assert pinned, "this table has ties whose interval the decision ends at 0"
+        for r in pinned:
+            assert "tie" in r.verdict and min(abs(r.difference.low), abs(r.difference.high)) == 0
+            shown = f.shown_difference(r, "recall@5")
+            assert "[0.0*, +" in shown and shown.count("*") == 1
+        for r in table.rows:
+            if not f.decided_end(r):
+                assert "*" not in f.shown_difference(r, "recall@5")
+        assert f.decided_note(table.rows) == f.DECIDED_NOTE
+        notes = terminal.family_notes(table.rows, table.rule, 6)
+        assert notes[0] == f.DECIDED_NOTE
+        caption = tables.Comparisons(table.rows, "recall@5", 1, 2000, table.rule)._caption()
+        assert caption.endswith(f.DECIDED_NOTE)
+
+
+def test_under_the_per_pair_rule_the_interval_is_the_decision_and_no_end_is_marked():
+    table = _pinned_table(False, adjust="none")
+    assert not any(f.decided_end(r) for r in table.rows)
+    assert f.decided_note(table.rows) is None
+    better = S(
+        identical=False,
+        p=0.001,
+        difference=S(mean=0.1, low=5e-324, high=0.2),  # "better": stops just short of 0
+    )
+    assert f.decided_end(better)
+    assert f.shown_difference(better, "recall@5") == "+10.0 [0.0*, +20.0]"

@@ -259,3 +259,75 @@ def test_the_family_sentence_under_each_rule():
     assert none.startswith("Separating a difference of 0.05 takes about 150 questions per")
     assert "for the 3 pairs, so its tables show false differences" in none
     assert family_sentence([PairNeed("a", "b", None, identical=True)], 0.05, 1, "holm") is None
+
+
+# ------------------------------------------------------ one planner, one wording
+
+
+def _clustered_run(used: bool, verdicts: tuple = ()) -> RecordedRun:
+    rng = np.random.default_rng(8)
+    doc = np.repeat(rng.normal(0, 0.6, 20), 6)
+    a = (doc + rng.normal(0, 0.5, 120) > 0).astype(float)
+    b = (rng.normal(0, 1.0, 120) > 0.3).astype(float)
+    c = (rng.normal(0, 1.0, 120) > 1.5).astype(float)
+    run = RecordedRun({"a": a, "b": b, "c": c})
+    run.clusters = tuple(f"d{i // 6}" for i in range(120))
+    rows = [
+        S(a=x, b=y, verdict=f"{x} better", separated=True, identical=False) for x, y in verdicts
+    ]
+    run.summary = S(clusters=S(used=used), comparisons=rows)
+    return run
+
+
+def test_a_cluster_aware_run_plans_its_table_its_documents_and_its_report_at_one_design_effect():
+    from ragmeter.stats.clusters import pair_design_effect
+
+    run = _clustered_run(used=True)
+    plan = plan_questions(run, "recall@5", difference=0.05, rounds=200)
+    codes = np.repeat(np.arange(20), 6)
+    for p in plan.pairs:
+        diff = run.scores(p.a, "recall@5") - run.scores(p.b, "recall@5")
+        deff = pair_design_effect(diff, codes)
+        assert p.deff == deff
+        alone = questions_to_separate(
+            run.scores(p.a, "recall@5"), run.scores(p.b, "recall@5"), 0.05, 0.95
+        )
+        assert p.needed == int(np.ceil(round(alone * deff, 9)))
+        # the table's number in the family is the documents line's, in questions
+        assert p.in_family == p.clusters.questions
+        assert p.clusters.documents == max(2, int(np.ceil(p.in_family / 6)))
+    ab = next(p for p in plan.pairs if (p.a, p.b) == ("a", "b"))
+    assert ab.deff > 1.5  # a's documents move its score together
+    # the same run planned question-level (auto decided against documents): design effect 1,
+    # and the documents line says the table planned at 1
+    flat = plan_questions(_clustered_run(used=False), "recall@5", difference=0.05, rounds=200)
+    assert {p.deff for p in flat.pairs} == {1.0}
+    from ragmeter.stats.planning import cluster_sentence
+
+    assert "the table above plans at design effect 1" in cluster_sentence(flat.pairs, 0.05)
+    assert "the table above" not in cluster_sentence(plan.pairs, 0.05)
+
+
+def test_pairs_the_run_already_separated_are_marked_and_listed_after_the_undecided():
+    from ragmeter.stats.planning import family_sentence, undecided_first
+
+    run = _clustered_run(used=False, verdicts=(("a", "c"),))
+    plan = plan_questions(run, "recall@5", difference=0.05, rounds=200)
+    sep = {(p.a, p.b): p.separated for p in plan.pairs}
+    assert sep == {("a", "b"): None, ("a", "c"): "a better", ("b", "c"): None}
+    ordered = undecided_first(plan.pairs)
+    assert [(p.a, p.b) for p in ordered] == [("a", "b"), ("b", "c"), ("a", "c")]
+    # the family's median is over the pairs still open
+    open_ = sorted(p.in_family for p in plan.pairs if not p.separated)
+    assert f"about {open_[len(open_) // 2]:,} questions per pair" in family_sentence(
+        plan.pairs, 0.05, 3, "holm"
+    )
+
+
+def test_a_system_with_no_miss_says_half_width_and_far_end_apart():
+    plan = plan_questions(_run(), "recall@5", half_width=0.04, rounds=200)
+    flat = next(s for s in plan.systems if s.system == "flat")
+    assert flat.needed == questions_for_exact_half_width(60, 60, 0.04) == 45
+    # the lower end within 4 points of 100%: the whole width within 4, half-width 2
+    assert flat.edge == questions_for_exact_half_width(60, 60, 0.02) == 91
+    assert next(s for s in plan.systems if s.system == "a").edge is None

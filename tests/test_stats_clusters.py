@@ -169,3 +169,93 @@ def test_documents_to_separate_say_when_more_questions_on_the_same_documents_can
     flat = documents_to_separate(rng.normal(0, 0.3, 50), codes, 0.5)
     assert flat.more_questions is not None
     assert flat.per_document == 5.0
+
+
+# --------------------------------------------------------------- edges, auto, one cluster
+
+
+def _unequal_codes(n: int = 92, groups: int = 26, seed: int = 0) -> np.ndarray:
+    """Unequal clusters (1 to 9 questions), as documents written from."""
+    rng = np.random.default_rng(seed)
+    return cluster_codes(np.sort(rng.integers(0, groups, n)))[0]
+
+
+def test_a_clustered_interval_at_the_edge_is_never_narrower_than_the_question_level_one():
+    from ragmeter.comparison.formatting import shown_interval
+    from ragmeter.stats.clusters import effective_questions
+    from ragmeter.stats.exact import clopper_pearson, clopper_pearson_effective
+
+    codes = _unequal_codes()
+    for misses in ([3, 40, 77], [], [0]):  # 96.7%, 100%, one miss
+        x = np.ones(92)
+        x[misses] = 0.0
+        plain = stats.bootstrap_many([x], rounds=2000)[0]
+        clustered = cluster_bootstrap_many([x], codes, rounds=2000)[0]
+        q_low, q_high, _ = shown_interval(plain)
+        c_low, c_high, which = shown_interval(clustered)
+        assert which == "exact"
+        assert c_low <= q_low and c_high >= q_high  # grouping never claims more certainty
+        assert (q_low, q_high) == clopper_pearson(92 - len(misses), 92)
+        deff = design_effects([x], codes, rounds=200)[0].deff
+        e = effective_questions(92, deff, int(codes.max()) + 1)
+        assert e < 92
+        assert clustered.exact == clopper_pearson_effective((92 - len(misses)) * e / 92, e)
+    # 89 of 92: exact [90.8, 99.3] by question; by document wider, never [93.2, 100]
+    x = np.ones(92)
+    x[[3, 40, 77]] = 0.0
+    low, high = cluster_bootstrap_many([x], codes, rounds=2000)[0].exact
+    assert round(low * 100, 1) <= 90.8 and high > 0.993
+
+
+def test_effective_questions_count_a_design_effect_below_one_as_one():
+    from ragmeter.stats.clusters import effective_questions
+
+    z_over_t = 1.959964 / 2.0595  # t(25, 0.975)
+    assert effective_questions(92, 0.6, 26) == pytest.approx(92 * z_over_t**2, rel=1e-4)
+    assert effective_questions(92, None, 26) == effective_questions(92, 1.0, 26)
+    assert effective_questions(92, 2.0, 26) == pytest.approx(effective_questions(92, 1.0, 26) / 2)
+
+
+def test_auto_always_resamples_from_30_documents_and_pretests_below():
+    from ragmeter.stats.clusters import AUTO_CLUSTERS, decide_clusters
+
+    rng = np.random.default_rng(5)
+    m = (rng.random((4, 150)) < 0.6).astype(float)  # no document structure
+    for groups in (AUTO_CLUSTERS, 60):
+        labels = [f"d{i % groups}" for i in range(150)]
+        info, codes = decide_clusters(m, labels, "auto", 1, 300)
+        assert info.used and codes is not None and int(codes.max()) + 1 == groups
+    labels = [f"d{i % 29}" for i in range(150)]
+    info, codes = decide_clusters(m, labels, "auto", 1, 300)
+    assert not info.used and codes is None and "fewer than 30" in info.reason
+
+
+def test_one_cluster_asked_for_is_said_not_silently_question_level():
+    from ragmeter.stats.clusters import decide_clusters
+
+    m = (np.random.default_rng(2).random((2, 20)) < 0.5).astype(float)
+    for mode, word in (("document", "one document"), ("field", "one cluster")):
+        source = "document" if mode == "document" else "field"
+        info, codes = decide_clusters(m, ["x"] * 20, mode, 1, 100, source=source)
+        assert codes is None and not info.used and info.count == 1
+        assert f"all 20 questions are in {word}" in info.reason
+    assert decide_clusters(m, ["x"] * 20, "auto", 1, 100) == (None, None)
+
+
+def test_a_design_effect_present_only_in_a_difference_is_planned_for():
+    from ragmeter.stats.clusters import pair_design_effect
+
+    codes = np.repeat(np.arange(20), 5)
+    doc = np.repeat(np.random.default_rng(1).normal(0, 1, 20), 5)
+    noise = np.random.default_rng(2).normal(0, 0.2, (2, 100))
+    a = doc + noise[0]  # each system clusters by document...
+    b = doc + noise[1]  # ...the same way, so their difference does not
+    c = noise[1] + np.repeat(np.random.default_rng(3).normal(0, 1, 20), 5)
+    assert design_effects([a], codes, rounds=100)[0].deff > 3
+    assert pair_design_effect(a - b, codes) < 1.5  # the shared effect cancels
+    assert pair_design_effect(a - c, codes) > 3  # a difference of two document effects
+    need = documents_to_separate(a - c, codes, 0.1)
+    assert need.deff == pair_design_effect(a - c, codes)
+    assert need.documents == int(np.ceil(need.questions / 5))
+    flat = documents_to_separate(np.r_[np.zeros(99), 1.0], codes, 0.1)
+    assert flat.deff >= 1.0  # never fewer questions than planning without clusters

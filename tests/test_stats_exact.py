@@ -282,3 +282,30 @@ def test_signflip_interval_defaults_and_ends():
     assert signflip_interval(list(a), list(b), rounds=300) == (p, low, high)
     hits = signflip_interval(a > 0.5, b > 0.5, rounds=300)  # 0/1 hits given as booleans
     assert hits == signflip_interval((a > 0.5) * 1.0, (b > 0.5) * 1.0, rounds=300)
+
+
+def test_the_exact_interval_at_effective_counts_is_clopper_pearson_at_whole_ones():
+    from ragmeter.stats.exact import clopper_pearson_effective
+
+    for hits, n in ((0, 20), (3, 20), (20, 20), (89, 92), (45, 100)):
+        got = clopper_pearson_effective(float(hits), float(n))
+        assert got == pytest.approx(clopper_pearson(hits, n), abs=1e-12)
+    # non-integer counts: the beta quantiles themselves
+    low, high = clopper_pearson_effective(41.3, 47.9)
+    assert low == pytest.approx(beta.ppf(0.025, 41.3, 47.9 - 41.3 + 1), abs=1e-10)
+    assert high == pytest.approx(beta.ppf(0.975, 42.3, 47.9 - 41.3), abs=1e-10)
+
+
+def test_fewer_effective_questions_never_narrow_the_exact_interval():
+    from ragmeter.stats.exact import exact_for
+
+    for n in (12, 30, 92, 200):
+        for hits in sorted({0, 1, 3, n // 2, n - 4, n - 1, n}):
+            plain = clopper_pearson(hits, n)
+            for effective in (n * 0.95, n / 1.5, n / 3):
+                got = exact_for(hits, n, 0.0, 0.0, effective=effective)
+                assert got[0] <= plain[0] + 1e-12 and got[1] >= plain[1] - 1e-12
+    # the rule reads the effective counts: 20 misses in 200 questions weigh as 2.5 in 25
+    assert exact_for(180, 200, 0.85, 0.95) is None
+    assert exact_for(180, 200, 0.85, 0.95, effective=25.0) is not None
+    assert exact_for(180, 200, 0.85, 0.95, effective=200.0) is None  # no fewer: as before

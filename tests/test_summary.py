@@ -239,7 +239,8 @@ def test_one_document_asked_for_is_said_in_one_line_and_in_summary_json():
         assert s.estimates == plain.estimates and s.comparisons == plain.comparisons
         saved = s.to_json()["clusters"]
         assert (saved["count"], saved["used"], saved["mode"]) == (1, False, mode)
-        assert "all 40 questions are in one" in saved["reason"] and "question-level" in saved["reason"]
+        assert "all 40 questions are in one" in saved["reason"]
+        assert "question-level" in saved["reason"]
         line = terminal.cluster_note(s)
         assert line.count("\n") == 0 and line.startswith("Question-level intervals and comparisons")
     auto = summarize({"recall@5": m}, ["a", "b"], "recall@5", 1, 500, clusters=["only"] * 40)
