@@ -319,8 +319,13 @@ def test_pairs_the_run_already_separated_are_marked_and_listed_after_the_undecid
     assert [(p.a, p.b) for p in ordered] == [("a", "b"), ("b", "c"), ("a", "c")]
     # the family's median is over the pairs still open
     open_ = sorted(p.in_family for p in plan.pairs if not p.separated)
-    assert f"about {open_[len(open_) // 2]:,} questions per pair" in family_sentence(
-        plan.pairs, 0.05, 3, "holm"
+    line = family_sentence(plan.pairs, 0.05, 3, "holm")
+    assert f"about {open_[len(open_) // 2]:,} questions per pair" in line
+    assert "(median over the pairs not yet separated)." in line
+    assert "design effect" not in line  # planned question by question: said in the table
+    clustered = plan_questions(_clustered_run(used=True), "recall@5", difference=0.05, rounds=200)
+    assert family_sentence(clustered.pairs, 0.05, 3, "holm").endswith(
+        "Each pair is planned at its design effect, as the questions share documents."
     )
 
 

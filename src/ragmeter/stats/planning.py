@@ -398,6 +398,7 @@ def family_sentence(
     """One sentence for the sample-size views: what a family of this size costs
     (``first``: the level max-T's first step tested at on the run, if known), over the
     pairs not yet separated."""
+    some_separated = any(p.separated for p in needs)
     needs = _undecided(needs)
     wide = sorted(p.in_family for p in needs if p.in_family is not None)
     alone = sorted(p.needed for p in needs if p.needed is not None)
@@ -423,11 +424,16 @@ def family_sentence(
         )
     else:
         how = f"Holm over {family} pairs tests the first at {alpha:g}/{family}"
+    at = (
+        " Each pair is planned at its design effect, as the questions share documents."
+        if any(p.deff > 1.0 for p in needs)
+        else ""
+    )
     return (
         f"Separating a difference of {difference * scale:g}{unit} at power 0.8 takes about "
         f"{wide[len(wide) // 2]:,} questions per pair in this table of {family} pairs ({how}), "
         f"against {alone[len(alone) // 2]:,} for one pair planned in advance (median over "
-        f"the pairs)."
+        f"the pairs{' not yet separated' if some_separated else ''}).{at}"
     )
 
 
