@@ -23,6 +23,7 @@ hit rate of 70%) or graded ones (reciprocal ranks, mean about 0.56). For each ce
     python bench/clusters.py --reps 200 --rounds 1000 --only 0.3:10:binary:30
     python bench/clusters.py --deff           # the design effect's own interval
     nice python bench/clusters.py --auto      # the default rule: 4 systems, >= 30 documents
+    python bench/clusters.py --edges          # clustered 0/1 scores near 100%: coverage
 
 Goal: cluster-aware intervals cover at 93-97% with at least 30 clusters, cluster-aware
 comparisons keep family-wise false "better" at or below 5%, and at rho = 0 the
@@ -72,7 +73,14 @@ _PHI = np.vectorize(_ND.cdf)
 
 
 def simulate(
-    rng, kind: str, rho: float, groups: int, per_doc: int, shift: float = 0.0, systems=SYSTEMS
+    rng,
+    kind: str,
+    rho: float,
+    groups: int,
+    per_doc: int,
+    shift: float = 0.0,
+    systems=SYSTEMS,
+    hit: float = HIT_P,
 ):
     """(systems, n) scores and each question's document code."""
     n = groups * per_doc
@@ -85,7 +93,7 @@ def simulate(
     z = math.sqrt(rho) * doc[:, codes] + math.sqrt(1.0 - rho) * noise
     z[0] -= shift  # a lower latent is a better score
     if kind == "binary":
-        return (z < _ND.inv_cdf(HIT_P)).astype(np.float64), codes
+        return (z < _ND.inv_cdf(hit)).astype(np.float64), codes
     u = _PHI(z)
     return RANK_V[np.minimum(np.searchsorted(CUM, u, side="right"), len(RANK_V) - 1)], codes
 
@@ -254,6 +262,47 @@ def auto_cell(rho, per_doc, kind, groups, reps, rounds, seed, shift_at=POWER_SHI
     return false_better, wins if rho == 0.0 else None, used
 
 
+EDGE_CELLS = [
+    (rho, per_doc, groups, hit)
+    for hit in (0.95, 0.98)
+    for rho in (0.0, 0.1, 0.3)
+    for per_doc in (3, 5)
+    for groups in (10, 30)
+]
+
+
+def edge_coverage(reps: int, rounds: int, seed: int) -> None:
+    """``--edges``: how often the interval the tables show for a clustered 0/1 score near
+    100% holds the true rate: the t-widened document bootstrap alone, and with the
+    exact interval at the effective number of questions where the rule shows it."""
+    from ragmeter.comparison.formatting import shown_interval
+
+    print(
+        f"{len(EDGE_CELLS)} cells, {reps} test sets a cell, {rounds} rounds, seed {seed}; "
+        f"coverage of the 95% interval of one system's 0/1 score",
+        flush=True,
+    )
+    print(f"{'hit':>5} {'rho':>4} {'q/doc':>5} {'G':>3} | bootstrap  shown | exact shown in")
+    worst = 1.0
+    for rho, per_doc, groups, hit in EDGE_CELLS:
+        rng = np.random.default_rng([seed, int(rho * 100), per_doc, groups, int(hit * 100)])
+        boot = shown = used = 0
+        for r in range(reps):
+            m, codes = simulate(rng, "binary", rho, groups, per_doc, systems=1, hit=hit)
+            est = cluster_bootstrap_many(m, codes, rounds, seed + r)[0]
+            boot += est.low <= hit <= est.high
+            low, high, which = shown_interval(est)
+            shown += low <= hit <= high
+            used += which == "exact"
+        worst = min(worst, shown / reps)
+        print(
+            f"{hit:5.2f} {rho:4.1f} {per_doc:5d} {groups:3d} | {boot / reps:9.3f} "
+            f"{shown / reps:6.3f} | {used / reps:.2f}",
+            flush=True,
+        )
+    print(f"lowest coverage of the shown interval: {worst:.3f}", flush=True)
+
+
 def wilson(k: int, n: int) -> tuple[float, float]:
     """The 95% Wilson interval of a share k of n (the Monte Carlo error of a rate)."""
     z = 1.96
@@ -319,10 +368,14 @@ def main() -> None:
     ap.add_argument("--only", default="", help="one cell: rho:per_doc:kind:clusters")
     ap.add_argument("--deff", action="store_true", help="coverage of the design effect's CI")
     ap.add_argument("--auto", action="store_true", help="the default rule, 4 systems, G >= 30")
+    ap.add_argument("--edges", action="store_true", help="coverage near 100%% under clustering")
     ap.add_argument(
         "--shift", type=float, default=AUTO_SHIFT, help="--auto: the better system's latent shift"
     )
     args = ap.parse_args()
+    if args.edges:
+        edge_coverage(args.reps or 400, args.rounds, args.seed)
+        return
     if args.auto:
         auto_bench(args.reps or 400, args.rounds, args.seed, args.only, args.shift)
         return

@@ -47,7 +47,7 @@ from numpy.typing import ArrayLike
 from ragmeter.errors import InputError
 from ragmeter.stats.bootstrap import Estimate, _order_stat, _tails, from_fields, seq_mean
 from ragmeter.stats.draws import _index_blocks, rng_name
-from ragmeter.stats.exact import betainc, exact_for
+from ragmeter.stats.exact import betainc, exact_interval
 from ragmeter.stats.validate import Seed, as_matrix, check_common, seed_record
 
 __all__ = [
@@ -168,7 +168,7 @@ def cluster_bootstrap_many(
     The percentile interval of the resampled means, each end moved away from the
     mean by :func:`widening` and kept within the row's smallest and largest score;
     ``method`` records it and ``n`` stays the number of questions. A row of 0/1 scores
-    also carries the exact interval where :func:`ragmeter.stats.exact.exact_for` asks
+    also carries the exact interval where :func:`ragmeter.stats.exact.exact_interval` asks
     for one at the row's :func:`effective_questions` (its design effect, by the
     linearised ratio of :func:`design_effects`), as the question-level estimates do.
     """
@@ -198,19 +198,10 @@ def cluster_bootstrap_many(
             rng=rng_name(seed),
             confidence=confidence,
         )
-        if bool(np.all((m[j] == 0.0) | (m[j] == 1.0))):
-            n = int(m.shape[1])
-            deff = float(deffs[j]) if np.isfinite(deffs[j]) else None
-            exact = exact_for(
-                int(np.count_nonzero(m[j])),
-                n,
-                est.low,
-                est.high,
-                confidence,
-                effective=effective_questions(n, deff, groups, confidence),
-            )
-            est = est if exact is None else replace(est, exact=exact)
-        out.append(est)
+        deff = float(deffs[j]) if np.isfinite(deffs[j]) else None
+        effective = effective_questions(est.n, deff, groups, confidence)
+        exact = exact_interval(m[j], est.low, est.high, confidence, effective)
+        out.append(est if exact is None else replace(est, exact=exact))
     return out
 
 

@@ -164,18 +164,23 @@ def clopper_pearson_effective(
 
 
 def exact_interval(
-    scores: ArrayLike, low: float, high: float, confidence: float = 0.95
+    scores: ArrayLike,
+    low: float,
+    high: float,
+    confidence: float = 0.95,
+    effective: float | None = None,
 ) -> tuple[float, float] | None:
     """The exact interval to show beside a bootstrap ``[low, high]``, or None.
 
     Only for 0/1 scores, and only where the bootstrap is not to be trusted: its
     interval has zero width, there are fewer than :data:`SMALL` questions, or fewer
-    than :data:`FEW` of them are hits or misses.
+    than :data:`FEW` of them are hits or misses (``effective``: questions that share
+    documents, read at the counts they weigh as; :func:`exact_for`).
     """
     x = np.asarray(scores, dtype=np.float64)
     if x.size == 0 or not bool(np.all((x == 0.0) | (x == 1.0))):
         return None
-    return exact_for(int(np.count_nonzero(x)), int(x.size), low, high, confidence)
+    return exact_for(int(np.count_nonzero(x)), int(x.size), low, high, confidence, effective)
 
 
 def exact_for(
