@@ -54,7 +54,8 @@ def tables(draw):
 
 
 def _number(text: str) -> float:
-    return float(text.replace("−", "-"))
+    """A printed number; an interval end set by the decision carries a mark (``0.0*``)."""
+    return float(text.replace("−", "-").removesuffix("*"))
 
 
 def _check(verdict: str, a: str, b: str, low: float, high: float, p: float | None, alpha: float):

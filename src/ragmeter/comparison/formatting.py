@@ -227,15 +227,15 @@ def shown_difference(row: Any, metric: str, *, share: bool | None = None) -> str
     points for shares (``metric`` a share, or ``share`` given), three decimals
     otherwise, ``identical`` for identical systems; no end is rounded onto 0
     (:func:`format_difference`). An end set by the decision at 0 (:func:`decided_end`)
-    prints as ``0.0*`` (``+10.9 [0.0*, +22.6]``), explained by :data:`DECIDED_NOTE`."""
+    is marked ``*`` (``+10.9 [0.0*, +22.6]``; a "better" row's end kept just off 0 prints
+    as :func:`fmt_end` prints it, ``+4.9e-322*``), explained by :data:`DECIDED_NOTE`."""
     if row.identical:
         return "identical"
     scale, digits = (100, 1) if (is_share(metric) if share is None else share) else (1, 3)
-    if decided_end(row):
+    if decided_end(row):  # the end at 0 as fmt_end prints it (never rounded onto 0), marked
         d = row.difference
-        zero = f"{0.0:.{digits}f}{DECIDED_MARK}"
-        low = zero if d.mean > 0 else fmt_end(d.low, scale, digits)
-        high = zero if d.mean < 0 else fmt_end(d.high, scale, digits)
+        low, high = fmt_end(d.low, scale, digits), fmt_end(d.high, scale, digits)
+        low, high = (low + DECIDED_MARK, high) if d.mean > 0 else (low, high + DECIDED_MARK)
         return f"{d.mean * scale:+.{digits}f} [{low}, {high}]"
     return format_difference(row.difference, scale, digits)
 
