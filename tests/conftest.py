@@ -245,6 +245,13 @@ settings.load_profile("ci" if require_all() else os.environ.get("HYPOTHESIS_PROF
 # testing what they test); tests of the cache name a folder of their own.
 os.environ.setdefault("RAGMETER_SEGMENT_CACHE", "off")
 
+# The key that seals manifest entries lives in a state folder of the test session's own,
+# never in the user's home (subprocesses of a test inherit it, so their writes are ours).
+if not os.environ.get("RAGMETER_STATE_DIR"):
+    import tempfile
+
+    os.environ["RAGMETER_STATE_DIR"] = tempfile.mkdtemp(prefix="ragmeter-test-state-")
+
 
 # --------------------------------------------------------------------------- run history
 
