@@ -54,3 +54,43 @@ def test_redact_walks_dicts_lists_and_tuples():
     assert redact(value, strings=False)["headers"][0] == {"Authorization": REDACTED}
     assert isinstance(redact(("a",)), tuple)
     assert redact(["token=t", ("token=u",)], strings=False) == ["token=t", ("token=u",)]
+
+
+def test_urls_lose_their_userinfo_and_query_values():
+    url = "http://user:KEY@host:8080/search?api_key=KEY&k=3#top"
+    assert (
+        redact_text(url)
+        == f"http://{REDACTED}@host:8080/search?api_key={REDACTED}&k={REDACTED}#top"
+    )
+    assert redact_text(f"retriever at {url}, question 'q1'") == (
+        f"retriever at http://{REDACTED}@host:8080/search?api_key={REDACTED}&k={REDACTED}#top, "
+        "question 'q1'"
+    )
+    assert redact_text("https://KEY@host/x?KEY") == f"https://{REDACTED}@host/x?{REDACTED}"
+    assert redact_text("http://127.0.0.1:8080/v1") == "http://127.0.0.1:8080/v1"  # nothing to hide
+    assert redact_text("see docs/files.md?") == "see docs/files.md?"  # no URL, no change
+    # a configuration's URL is redacted even where free text is kept (strings=False)
+    cfg = {"kind": "http", "url": url, "note": "user:KEY@host"}
+    out = redact(cfg, strings=False)
+    assert "KEY" not in out["url"] and out["note"] == "user:KEY@host"
+
+
+def test_every_header_value_is_redacted_whatever_its_name():
+    cfg = {
+        "headers": {"X-Auth": "KEY", "Accept": "json", "Empty": ""},
+        "http_headers": ["X-Auth: KEY"],
+    }
+    assert redact(cfg, strings=False) == {
+        "headers": {"X-Auth": REDACTED, "Accept": REDACTED, "Empty": ""},
+        "http_headers": [f"X-Auth: {REDACTED}"],
+    }
+    assert redact({"header": "KEY"}) == {"header": REDACTED}
+
+
+def test_markdown_text_shows_names_as_text():
+    from ragmeter.files.safe_text import markdown_text
+
+    assert markdown_text("<script>alert(1)</script>") == "&lt;script&gt;alert(1)&lt;/script&gt;"
+    assert markdown_text("a*b_c|d `e` #f") == "a\\*b\\_c\\|d \\`e\\` \\#f"
+    assert markdown_text("my[b]system\nnext") == "my[b]system next"
+    assert markdown_text("\x1b[2J") == "\\\\x1b[2J"  # shown as \\x1b, as printed

@@ -183,7 +183,11 @@ def _redact_headers(value: object) -> object:
         return {k: REDACTED if v not in (None, "") else v for k, v in value.items()}
     if isinstance(value, list | tuple):  # [["X-Auth", "KEY"]] or ["X-Auth: KEY"]
         return type(value)(_redact_headers(v) for v in value)
-    if isinstance(value, str) and value:
-        name, sep, _ = value.partition(":")
-        return f"{name}: {REDACTED}" if sep and "://" not in value else REDACTED
+    if isinstance(value, str) and value:  # "X-Auth: KEY", "token=KEY", or a value alone
+        m = re.match(r"([\w.-]+)\s*([:=])", value)
+        return (
+            f"{m.group(1)}{m.group(2)}{' ' if m.group(2) == ':' else ''}{REDACTED}"
+            if m
+            else REDACTED
+        )
     return value
