@@ -63,7 +63,7 @@ def run_warnings(run: SearchRun) -> list[str]:
             f"systems {', '.join(names)} rank identically on every question "
             f"(every comparison between them is a tie)"
         )
-    out.extend(unmatched_lines(unmatched_questions(run.systems, run.questions)))
+    out.extend(unmatched_lines(unmatched_questions(run.systems, getattr(run, "questions", ()))))
     return out
 
 
