@@ -436,7 +436,8 @@ def test_a_key_in_an_http_retrievers_url_or_headers_is_written_nowhere(tmp_path,
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text("Snow is cleared from sidewalks by the city.")
     (tmp_path / "q.jsonl").write_text(
-        '{"id": "q1", "question": "who clears snow?", "answers": [{"doc": "a.md", "text": "city"}]}\n'
+        '{"id": "q1", "question": "who clears snow?", '
+        '"answers": [{"doc": "a.md", "text": "city"}]}\n'
     )
     body = {"results": [{"doc": "a.md", "score": 1.0}]}
     history = tmp_path / "history"
