@@ -284,3 +284,40 @@ def test_without_a_writable_state_folder_only_this_process_recognises_its_files(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
     )
     assert out.stdout.strip() == "False"
+
+
+_LOOPED = """
+import sys
+from pathlib import Path
+from ragmeter.files.io import atomic_write_text
+from ragmeter.files.manifest import is_recorded, read_manifest, record_written
+folder = Path(sys.argv[1])
+atomic_write_text(folder / "a.txt", "x")  # records nothing through the link
+record_written(folder / "a.txt")
+print(is_recorded(folder / "a.txt"), read_manifest(folder))
+"""
+
+
+@pytest.mark.parametrize("kind", ["loop", "chain", "fifo"])
+def test_a_symlinked_manifest_loop_or_fifo_is_no_manifest_and_never_hangs(tmp_path, kind):
+    manifest = tmp_path / mf.MANIFEST
+    if kind == "loop":
+        manifest.symlink_to(manifest)
+    elif kind == "chain":  # a -> b -> a, beside the folder
+        (tmp_path / "b").symlink_to(manifest)
+        manifest.symlink_to(tmp_path / "b")
+    else:  # a link to a fifo: following it would block on open
+        os.mkfifo(tmp_path / "fifo")
+        manifest.symlink_to(tmp_path / "fifo")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _LOOPED, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=60,  # a hang fails here instead of stopping the suite
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"writing beside a {kind} at the manifest's name hung")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False {}"  # nothing counts, nothing recorded
+    assert (tmp_path / "a.txt").read_text() == "x" and manifest.is_symlink()

@@ -3,6 +3,8 @@ secrets hidden, and nothing else touched."""
 
 from __future__ import annotations
 
+import pytest
+
 from ragmeter.files.safe_text import REDACTED, is_secret_name, printable, redact, redact_text
 
 
@@ -94,3 +96,44 @@ def test_markdown_text_shows_names_as_text():
     assert markdown_text("a*b_c|d `e` #f") == "a\\*b\\_c\\|d \\`e\\` \\#f"
     assert markdown_text("my[b]system\nnext") == "my[b]system next"
     assert markdown_text("\x1b[2J") == "\\\\x1b[2J"  # shown as \\x1b, as printed
+
+
+# --- CSV cells at their boundaries: header cells, lone signs, numbers that are not ----------
+
+
+def test_header_cells_are_neutralised_and_dict_rows_still_found_by_the_raw_name():
+    import csv
+    import io
+
+    from ragmeter.files.safe_text import csv_text
+
+    columns = ["=HYPERLINK(x)", "-", "+3", "@sum", "recall@5"]
+    text = csv_text(columns, [{"=HYPERLINK(x)": "=1", "-": -0.5, "+3": "+3", "recall@5": 1.0}])
+    header, row = list(csv.reader(io.StringIO(text)))
+    assert header == ["'=HYPERLINK(x)", "'-", "+3", "'@sum", "recall@5"]
+    assert row == ["'=1", "-0.5", "+3", "", "1.0"]  # a missing column is empty, not a formula
+
+
+@pytest.mark.parametrize(
+    ("cell", "written"),
+    [
+        ("--5", "'--5"),  # two signs: no number
+        ("+-1", "'+-1"),
+        ("-1,5", "'-1,5"),  # a decimal comma is text to the matcher
+        ("-.5", "-.5"),
+        ("+5.", "+5."),
+        ("-1E+05", "-1E+05"),
+        ("-1e", "'-1e"),  # an exponent with no digits is no number
+        ("=", "'="),
+        (" =1", " =1"),  # a leading space: a spreadsheet shows it as text
+        ("-\n1", "'-\n1"),
+    ],
+)
+def test_a_cell_is_a_number_only_when_the_whole_of_it_is_one(cell, written):
+    import csv
+    import io
+
+    from ragmeter.files.safe_text import csv_cell, csv_text
+
+    assert csv_cell(cell) == written
+    assert list(csv.reader(io.StringIO(csv_text([cell], [[cell]])))) == [[written], [written]]
