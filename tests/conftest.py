@@ -245,6 +245,15 @@ settings.load_profile("ci" if require_all() else os.environ.get("HYPOTHESIS_PROF
 # testing what they test); tests of the cache name a folder of their own.
 os.environ.setdefault("RAGMETER_SEGMENT_CACHE", "off")
 
+# The key that seals manifest entries lives in a state folder of the test session's own,
+# never in the user's home (subprocesses of a test inherit it, so their writes are ours).
+_STATE: list[str] = []
+if not os.environ.get("RAGMETER_STATE_DIR"):
+    import tempfile
+
+    _STATE.append(tempfile.mkdtemp(prefix="ragmeter-test-state-"))
+    os.environ["RAGMETER_STATE_DIR"] = _STATE[0]
+
 
 # --------------------------------------------------------------------------- run history
 
@@ -262,10 +271,10 @@ def pytest_runtest_setup(item):
 
 
 def pytest_sessionfinish(session):
-    if _HISTORY:
-        import shutil
+    import shutil
 
-        shutil.rmtree(_HISTORY[0], ignore_errors=True)
+    for folder in [*_HISTORY[:1], *_STATE]:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -152,3 +152,19 @@ def test_checks_usage_names_the_one_directory_for_either_run():
     assert "RESULTS [CANDIDATE]" in text and "BASELINE [CANDIDATE]" not in text
     assert "with --baseline-from-history, the candidate's" in text
     assert "check --baseline-from-history REF CANDIDATE" in text
+
+
+def test_the_markdown_heading_shows_a_system_name_as_text(tmp_path):
+    # regression: a system named <script>... went raw into the Markdown summary's heading
+    name = "<script>alert(1)</script>*x*"
+    base = _results(tmp_path / "b", {name: BASE.tolist()}, IDS)
+    cand = _results(tmp_path / "c", {name: BASE.tolist()}, IDS)
+    heading = check_noninferior(base, cand, name, "recall@5", 2).markdown().splitlines()[0]
+    assert "<script>" not in heading and "&lt;script&gt;alert(1)&lt;/script&gt;\\*x\\*" in heading
+
+
+def test_a_margin_of_minus_zero_is_a_margin_of_zero(runs):
+    # regression: --margin -0.0 passed the check and printed "--0"
+    res = check_noninferior(runs["base"], runs["better"], "sentence", "recall@5", -0.0)
+    assert "--0" not in res.line and "--0" not in res.markdown()
+    assert "-0 (margin)" in res.line and "| margin | -0 |" in res.markdown()

@@ -162,3 +162,36 @@ def test_the_count_of_pairs_left_out_is_a_dim_note(results, monkeypatch):
     assert got.exit_code == 0, got.output
     (line,) = [x for x in cap.get().splitlines() if "more pairs not shown" in x]
     assert line.startswith("\x1b[2m1 more pairs not shown")
+
+
+def test_chunk_takes_the_corpus_as_search_does(tmp_path):
+    _corpus(tmp_path)
+    docs = str(tmp_path / "docs")
+    by_option = runner.invoke(app, ["chunk", "--corpus", docs, "-s", "whole", "--show", "0"])
+    assert by_option.exit_code == 0, by_option.output
+    assert "whole: 2 documents" in by_option.stdout
+    both = runner.invoke(app, ["chunk", docs, "--corpus", docs, "-s", "whole", "--show", "0"])
+    assert both.exit_code == 0 and both.stdout == by_option.stdout  # the same one twice: fine
+    other = runner.invoke(app, ["chunk", docs, "--corpus", str(tmp_path), "-s", "whole"])
+    assert other.exit_code == 2 and "two corpora given" in other.stderr
+
+
+def test_chunk_and_search_suggest_the_configs_strategy_names(tmp_path):
+    _corpus(tmp_path)
+    (tmp_path / "ragmeter.toml").write_text(
+        '[[strategy]]\nname = "my-sentences"\nkind = "sentence"\nsize = 50\n'
+    )
+    config = str(tmp_path / "ragmeter.toml")
+    got = runner.invoke(app, ["chunk", str(tmp_path / "docs"), "-c", config, "-s", "my-sentnces"])
+    assert got.exit_code == 2
+    said = " ".join(got.stderr.split())
+    assert "(did you mean 'my-sentences'?)" in said and "valid names: my-sentences" in said
+
+
+def test_an_empty_family_flag_names_the_flag_not_the_config(tmp_path, monkeypatch):
+    # regression: --family '' blamed "[stats] family", a config key that was not set
+    monkeypatch.chdir(tmp_path)
+    got = runner.invoke(app, [*_search_case(tmp_path), "--family", ""])
+    assert got.exit_code == 2
+    said = " ".join(got.stderr.split())
+    assert "--family must be one of" in said and "[stats]" not in said

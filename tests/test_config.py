@@ -119,6 +119,13 @@ def test_confidence_lies_strictly_between_one_half_and_one():
             Config(confidence=bad).validate()
 
 
+def test_a_confidence_whose_level_rounds_to_zero_is_refused_as_the_confidence():
+    # regression: 0.9999999999999999 passed this check, then the run failed on "alpha 0.0"
+    with pytest.raises(InputError, match=r"^confidence 0\.9999999999999999 is too close to 1"):
+        Config(confidence=0.9999999999999999).validate()
+    assert Config(confidence=0.999999999).validate().confidence == 0.999999999
+
+
 def test_rounds_and_seed_at_their_edges():
     assert MAX_ROUNDS == 10_000_000
     assert check_rounds(100) == 100 and check_rounds(MAX_ROUNDS) == MAX_ROUNDS

@@ -424,3 +424,55 @@ def test_a_silent_server_is_given_thirty_seconds_by_default(monkeypatch):
         r.search([("q1", "what?")], k=3)
     assert info.value.cause == "timeout"
     r.close()
+
+
+def test_a_key_in_an_http_retrievers_url_or_headers_is_written_nowhere(tmp_path, monkeypatch):
+    # regression: ?api_key=KEY, user:KEY@ and a header named X-Auth reached config.toml,
+    # meta.json, report.html and the run history as written
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("Snow is cleared from sidewalks by the city.")
+    (tmp_path / "q.jsonl").write_text(
+        '{"id": "q1", "question": "who clears snow?", '
+        '"answers": [{"doc": "a.md", "text": "city"}]}\n'
+    )
+    body = {"results": [{"doc": "a.md", "score": 1.0}]}
+    history = tmp_path / "history"
+    monkeypatch.setenv("RAGMETER_HISTORY", str(history))
+    with Stub([(200, body)]) as stub:
+        url = stub.url.replace("http://", "http://user:SECRETONE@") + "?api_key=SECRETTWO"
+        (tmp_path / "ragmeter.toml").write_text(
+            f'[corpus]\npath = "{tmp_path / "docs"}"\n[testset]\npath = "{tmp_path / "q.jsonl"}"\n'
+            '[search]\nstrategies = ["whole"]\nretrievers = []\n'
+            f'[[retriever]]\nname = "api"\nkind = "http"\nurl = "{url}"\nretries = 0\n'
+            '[retriever.headers]\nX-Auth = "SECRETTHREE"\n'
+        )
+        out = tmp_path / "res"
+        result = CliRunner().invoke(
+            app, ["search", str(tmp_path / "ragmeter.toml"), "--out", str(out), "--rounds", "200"]
+        )
+    assert result.exit_code == 0, result.output
+    assert stub.requests  # the key-bearing URL was used to search
+    written = [p for p in [*out.rglob("*"), *history.rglob("*")] if p.is_file()]
+    assert any(p.name == "config.toml" for p in written) and any(
+        p.suffix == ".sqlite" for p in written
+    )
+    for path in written:
+        data = path.read_bytes()
+        for secret in (b"SECRETONE", b"SECRETTWO", b"SECRETTHREE"):
+            assert secret not in data, (path.name, secret)
+    assert "api_key=***" in (out / "config.toml").read_text()
+    from ragmeter.history.store import HistoryStore
+
+    store = HistoryStore(history, create=False)
+    try:
+        (run,) = store.runs()
+        recorded = b"".join(store.files(run.id).values())  # the files, decompressed
+    finally:
+        store.close()
+    assert b"api_key=***" in recorded
+    for secret in (b"SECRETONE", b"SECRETTWO", b"SECRETTHREE"):
+        assert secret not in recorded

@@ -309,3 +309,35 @@ def test_adding_a_retriever_keeps_the_trend_and_the_gate(tmp_path, monkeypatch):
         assert gate.exit_code == 0, gate.output  # the same system, unchanged
         assert "Baseline: history run 1" in gate.output
         assert "PASS recall@5 sent-60/bm25 (baseline: sent-60)" in gate.output
+
+
+def test_two_baseline_systems_matching_a_renamed_system_are_ambiguous_not_missing():
+    # regression: two baseline systems with the renamed system's settings said "no system"
+    twin = {**BM25, "name": "bm25-copy"}
+    b_meta = {"systems": [_entry("a", FIXED60, {**BM25, "name": "x"}), _entry("b", FIXED60, twin)]}
+    c_meta = {"systems": [_entry("sent-60/bm25", FIXED60, BM25)]}
+    b, c = (b_meta, ["a", "b"], "base"), (c_meta, ["sent-60/bm25"], "cand")
+    with pytest.raises(InputError) as err:
+        pair_systems("sent-60/bm25", b, c)
+    message = str(err.value)
+    assert "ambiguous" in message and "a, b" in message and "--baseline-system" in message
+    assert "no system" not in message
+    assert pair_systems("sent-60/bm25", b, c, "b") == ("b", "sent-60/bm25")
+
+
+def test_a_read_only_history_file_in_a_writable_folder_blames_the_file(tmp_path, monkeypatch):
+    # regression: the message said the (writable) folder was read-only
+    from ragmeter.errors import CacheError
+    from ragmeter.history import integrity
+
+    path = tmp_path / "history.sqlite"
+    path.write_bytes(b"")
+    real = os.access
+    monkeypatch.setattr(
+        integrity.os, "access", lambda p, mode: False if Path(p) == path else real(p, mode)
+    )
+    message = str(integrity._open_error(path, CacheError("attempt to write a readonly database")))
+    assert "the file is read-only" in message and f"{tmp_path} is read-only" not in message
+    monkeypatch.setattr(integrity.os, "access", lambda p, mode: False)  # the folder too
+    message = str(integrity._open_error(path, CacheError("attempt to write a readonly database")))
+    assert f"{tmp_path} is read-only" in message

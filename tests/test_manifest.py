@@ -3,7 +3,12 @@ only while it is unchanged, and a folder is replaced only when all of it is ours
 
 from __future__ import annotations
 
+import hmac
 import json
+import os
+import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -166,8 +171,9 @@ def test_the_manifest_text_is_fixed_and_never_records_itself(tmp_path):
     f.write_text("abc")
     mf.record_written(f)
     digest = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    seal = hmac.new(mf.manifest_key(), b"a.txt\x003\x00" + digest.encode(), "sha256").hexdigest()
     assert (tmp_path / mf.MANIFEST).read_text() == (
-        '{\n "files": {\n  "a.txt": [\n   3,\n   "' + digest + '"\n  ]\n },\n'
+        '{\n "files": {\n  "a.txt": [\n   3,\n   "' + digest + '",\n   "' + seal + '"\n  ]\n },\n'
         ' "format": "ragmeter-manifest"\n}\n'
     )
     mf.record_written(tmp_path / mf.MANIFEST)
@@ -201,3 +207,117 @@ def test_writers_at_once_lose_no_entry(tmp_path):
     for proc in procs:
         proc.join()
     assert len(mf.read_manifest(tmp_path)) == 160
+
+
+# --- sealed entries: a manifest written by hand or copied never makes a file ours ----------
+
+
+def test_a_handwritten_entry_with_the_files_size_and_digest_is_not_ours(tmp_path):
+    # regression: an entry recording a user's notes.html (size and SHA-256, both easy to
+    # compute) let `report --out notes.html` overwrite it
+    notes = tmp_path / "notes.html"
+    notes.write_text("my notes")
+    entry = mf._entry(notes)
+    (tmp_path / mf.MANIFEST).write_text(
+        json.dumps({"format": "ragmeter-manifest", "files": {"notes.html": entry}})
+    )
+    assert not mf.is_recorded(notes)
+    # nor with a seal made up, nor with the seal of another name
+    forged = {"notes.html": [*entry, "0" * 64], "b": [*entry, mf._seal("other", *entry)]}
+    (tmp_path / mf.MANIFEST).write_text(
+        json.dumps({"format": "ragmeter-manifest", "files": forged})
+    )
+    assert not mf.is_recorded(notes)
+    (tmp_path / "b").write_text("my notes")
+    assert not mf.is_recorded(tmp_path / "b")
+
+
+def test_an_entry_sealed_under_another_users_key_is_not_ours(tmp_path, monkeypatch):
+    f = tmp_path / "report.html"
+    f.write_text("abc")
+    mf.record_written(f)
+    assert mf.is_recorded(f)
+    monkeypatch.setenv("RAGMETER_STATE_DIR", str(tmp_path / "another-user"))
+    assert not mf.is_recorded(f)  # a manifest copied from someone else's folder
+    mf.record_written(f)  # ragmeter writing it again makes it ours again
+    assert mf.is_recorded(f)
+
+
+def test_a_copied_folder_keeps_its_files_ours(tmp_path):
+    out = _results(tmp_path)
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)  # cp -r: new inodes and times, the same bytes
+    assert mf.is_recorded(copy / "meta.json")
+    (copy / "sub").rmdir()
+    mf.check_replaceable(copy)
+
+
+def test_the_key_is_made_once_private_and_shared_by_processes(tmp_path, monkeypatch):
+    state = tmp_path / "state"
+    monkeypatch.setenv("RAGMETER_STATE_DIR", str(state))
+    code = "from ragmeter.files.manifest import manifest_key; print(manifest_key().hex())"
+    keys = {
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+        ).stdout.strip()
+        for _ in range(2)
+    }
+    assert len(keys) == 1 and mf.manifest_key().hex() in keys
+    assert (state / mf.KEY_FILE).stat().st_mode & 0o077 == 0
+    assert sorted(p.name for p in state.iterdir()) == [mf.KEY_FILE]  # no temporary left
+
+
+def test_without_a_writable_state_folder_only_this_process_recognises_its_files(
+    tmp_path, monkeypatch
+):
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    monkeypatch.setenv("RAGMETER_STATE_DIR", str(blocked / "state"))  # under a file
+    f = tmp_path / "report.html"
+    f.write_text("abc")
+    mf.record_written(f)
+    assert mf.is_recorded(f)
+    assert not (blocked / "state").exists()
+    code = f"from ragmeter.files.manifest import is_recorded; print(is_recorded({str(f)!r}))"
+    env = {**os.environ, "RAGMETER_STATE_DIR": str(blocked / "state")}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert out.stdout.strip() == "False"
+
+
+_LOOPED = """
+import sys
+from pathlib import Path
+from ragmeter.files.io import atomic_write_text
+from ragmeter.files.manifest import is_recorded, read_manifest, record_written
+folder = Path(sys.argv[1])
+atomic_write_text(folder / "a.txt", "x")  # records nothing through the link
+record_written(folder / "a.txt")
+print(is_recorded(folder / "a.txt"), read_manifest(folder))
+"""
+
+
+@pytest.mark.parametrize("kind", ["loop", "chain", "fifo"])
+def test_a_symlinked_manifest_loop_or_fifo_is_no_manifest_and_never_hangs(tmp_path, kind):
+    manifest = tmp_path / mf.MANIFEST
+    if kind == "loop":
+        manifest.symlink_to(manifest)
+    elif kind == "chain":  # a -> b -> a, beside the folder
+        (tmp_path / "b").symlink_to(manifest)
+        manifest.symlink_to(tmp_path / "b")
+    else:  # a link to a fifo: following it would block on open
+        os.mkfifo(tmp_path / "fifo")
+        manifest.symlink_to(tmp_path / "fifo")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _LOOPED, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=60,  # a hang fails here instead of stopping the suite
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"writing beside a {kind} at the manifest's name hung")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False {}"  # nothing counts, nothing recorded
+    assert (tmp_path / "a.txt").read_text() == "x" and manifest.is_symlink()

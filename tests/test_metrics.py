@@ -4,6 +4,7 @@ cross-checks against trec_eval (pytrec_eval), ir_measures and ranx."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -716,3 +717,34 @@ def test_ndcg_over_the_whole_list_and_with_nothing_to_find():
     assert out["ndcg"].tolist() == pytest.approx([(3 / math.log2(3)) / 3, 0.0])
     none = score_questions(grades, None, ks=[2], measures=["ndcg"], ideal=[[], []])
     assert none["ndcg"].tolist() == [0.0, 0.0]
+
+
+# --- find_metric at its boundaries: the separator, non-ASCII, trec_eval's names ------------
+
+
+@pytest.mark.parametrize(
+    "text", ["recall@5@5", "recall@@5", "recall@", "@5", "P_5_5", "P__5", "P_", "recall@+5"]
+)
+def test_a_name_holding_the_separator_twice_or_alone_is_refused_with_the_nearest(text):
+    with pytest.raises(InputError, match=rf"unknown metric {re.escape(repr(text))}") as err:
+        find_metric(text, ["recall@5", "P_5", "ndcg@10"])
+    assert "did you mean" in str(err.value) or text == "@5"
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("text", ["récall@5", "recall@５", "recall@٥", "ｒecall@5"])
+def test_non_ascii_lookalikes_are_no_measure(text):
+    # int("５") is 5 in Python: a full-width or Arabic-Indic digit must not pass for one
+    with pytest.raises(InputError, match="unknown metric"):
+        find_metric(text, ["recall@5"])
+
+
+def test_a_runs_own_odd_names_neither_match_nor_break_the_search():
+    odd = ["x@y@z", "récall@5", "@", "P_", "recall@5"]
+    assert find_metric("recall@5", odd) == "recall@5"
+    assert find_metric("récall@5", odd) == "récall@5"  # an exact name is always found
+    assert find_metric("recall_5", odd) == "recall@5"  # trec_eval's spelling finds ours
+    assert find_metric("P.5", ["precision@5"]) == "precision@5"
+    assert find_metric("precision@5", ["P_5"]) == "P_5"
+    with pytest.raises(InputError, match="was not computed"):
+        find_metric("P_5", odd)

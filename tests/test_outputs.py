@@ -866,3 +866,30 @@ def test_a_history_run_is_written_back_through_the_folder_writer(tmp_path):
                 materialise(store, bad.id, tmp_path / f"run{bad.id}")
             assert not (tmp_path / f"run{bad.id}").exists()
         assert not (tmp_path / "outside.txt").exists()
+
+
+def test_a_handwritten_manifest_beside_a_users_file_never_licenses_overwriting_it(tiny):
+    # regression: a regular ./.ragmeter-manifest.json recording notes.html's size and
+    # SHA-256 let `report res --out notes.html` overwrite the user's file
+    if not _report_extra():
+        pytest.skip("the report extra is not installed")
+    out = tiny / "res"
+    assert search(tiny, out).exit_code == 0
+    notes = tiny / "notes.html"
+    notes.write_text("<p>my notes</p>")
+    stamp = [notes.stat().st_size, sha256(notes.read_bytes())]
+    for entry in (stamp, [*stamp, "0" * 64]):  # unsealed, or with a seal made up
+        (tiny / MANIFEST).write_text(
+            json.dumps({"format": "ragmeter-manifest", "files": {"notes.html": entry}})
+        )
+        before = snapshot(tiny)
+        result = runner.invoke(app, ["report", str(out), "--out", str(notes)])
+        one_line_error(result, "notes.html")
+        assert snapshot(tiny) == before
+    # ragmeter's own report there is re-written, run after run
+    (tiny / MANIFEST).unlink()
+    mine = tiny / "mine.html"
+    for _ in range(2):
+        result = runner.invoke(app, ["report", str(out), "--out", str(mine)])
+        assert result.exit_code == 0, result.output
+    assert notes.read_text() == "<p>my notes</p>"

@@ -220,3 +220,72 @@ def test_the_lock_holder_is_named_by_its_command_without_secrets(monkeypatch):
     assert len(_command()) == 160 and _command().endswith("...")
     monkeypatch.setattr(sys, "argv", [])
     assert _command() == "python"
+
+
+# --- two live processes writing one target --------------------------------------------------
+
+_HOLDER = """
+import os, sys
+from pathlib import Path
+from ragmeter.files.outputs import forget_temporary, new_temporary
+target = Path(sys.argv[1])
+tmp = new_temporary(target)
+tmp.write_text("from the first writer")
+print(tmp.name, flush=True)
+if sys.stdin.readline().strip() == "finish":
+    os.replace(tmp, target)
+    forget_temporary(tmp)
+"""
+
+
+def _holder(target):
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(target)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    name = proc.stdout.readline().strip()
+    assert name, "the first writer did not start"
+    return proc, target.parent / name
+
+
+def _finish(proc, line):
+    try:
+        proc.communicate(line, timeout=60)  # a hang fails the test instead of the suite
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("the first writer did not finish within 60 s")
+
+
+def test_a_second_writer_leaves_a_live_writers_temporary_alone(tmp_path):
+    from ragmeter.files.manifest import recorded_temporaries
+    from ragmeter.files.outputs import atomic_write
+
+    target = tmp_path / "report.html"
+    proc, theirs = _holder(target)
+    try:
+        atomic_write(target, "from the second writer")  # cleans stale temporaries first
+        assert theirs.read_text() == "from the first writer"
+        assert theirs.name in recorded_temporaries(tmp_path)
+        assert target.read_text() == "from the second writer"
+    finally:
+        _finish(proc, "finish\n")
+    assert proc.returncode == 0
+    assert target.read_text() == "from the first writer"  # the last rename wins, whole
+    assert recorded_temporaries(tmp_path) == {} and not theirs.exists()
+    assert clean_stale_temporaries(target) == []
+
+
+def test_a_killed_writers_temporary_is_removed_by_the_next_writer(tmp_path):
+    from ragmeter.files.manifest import recorded_temporaries
+    from ragmeter.files.outputs import atomic_write
+
+    target = tmp_path / "report.html"
+    proc, theirs = _holder(target)
+    proc.kill()
+    _finish(proc, None)
+    assert theirs.exists() and theirs.name in recorded_temporaries(tmp_path)
+    atomic_write(target, "mine")
+    assert not theirs.exists() and recorded_temporaries(tmp_path) == {}
+    assert target.read_text() == "mine"

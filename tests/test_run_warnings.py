@@ -63,3 +63,81 @@ def test_two_retrievers_of_one_strategy_ranking_alike_are_named():
         "systems fixed/bm25, fixed/dense rank identically on every question "
         "(every comparison between them is a tie)",
     ]
+
+
+# --- questions nothing matched ------------------------------------------------------------
+
+
+def _scored(name, *scores_per_question):
+    rows = [
+        [RankedItem(i + 1, "d", 0, 1, s, 0, 1) for i, s in enumerate(q)]
+        for q in scores_per_question
+    ]
+    return SimpleNamespace(name=name, items=rows)
+
+
+def test_a_question_no_item_scored_above_0_for_is_unmatched():
+    from ragmeter.comparison.summary import unmatched_questions
+
+    questions = [SimpleNamespace(id=q) for q in ("q1", "q2", "q3")]
+    systems = [
+        _scored("bm25", [2.0, 0.5], [0.0, 0.0], []),  # q2: all 0, q3: nothing returned
+        _scored("dense", [0.9], [0.1], [0.2]),  # matched every one
+        _scored("logprob", [-1.0], [-2.0], [-3.0]),  # another scale: never listed
+        _scored("tiny", [1e-12], [0.0], [-0.5]),
+    ]
+    assert unmatched_questions(systems, questions) == {
+        "bm25": ("q2", "q3"),
+        "tiny": ("q2", "q3"),
+    }
+    assert unmatched_questions(systems[1:3], questions) == {}
+
+
+def test_unmatched_questions_are_one_line_per_set_naming_them():
+    from ragmeter.runs.warnings import unmatched_lines
+
+    lines = unmatched_lines({"a": ("q2",), "b": ("q2",), "c": tuple(f"q{i}" for i in range(12))})
+    assert len(lines) == 2
+    assert lines[0].startswith("1 question matched nothing in a, b (") and lines[0].endswith(": q2")
+    assert lines[1].startswith("12 questions matched nothing in c") and "and 2 more" in lines[1]
+    assert unmatched_lines({}) == []
+
+
+def test_a_question_sharing_no_term_is_counted_in_the_terminal_summary_and_report(tmp_path):
+    # regression: "Is there help shovelling for seniors?" shares no term with the corpus;
+    # every system returned items scored 0 in alphabetical order, and nothing said so
+    import json
+
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+    from ragmeter.report.data import report_data
+    from ragmeter.runs.results import Results
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "snow.md").write_text("Sidewalks must be cleared of snow within 24 hours.")
+    (docs / "parking.md").write_text("Winter parking bans start on December first.")
+    rows = [
+        ("q1", "When must sidewalks be cleared of snow?", "snow.md", "24 hours"),
+        ("q2", "Is there help shovelling for seniors?", "snow.md", "Sidewalks"),
+        ("q3", "When do winter parking bans start?", "parking.md", "December first"),
+    ]
+    (tmp_path / "q.jsonl").write_text(
+        "".join(
+            json.dumps({"id": q, "question": t, "answers": [{"doc": d, "text": a}]}) + "\n"
+            for q, t, d, a in rows
+        )
+    )
+    out = tmp_path / "res"
+    result = CliRunner().invoke(
+        app,
+        ["search", "--corpus", str(docs), "--testset", str(tmp_path / "q.jsonl"), "--out", str(out)]
+        + ["--rounds", "200"],
+    )
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stderr.split())
+    assert "1 question matched nothing in" in said and said.count(": q2") == 1
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["unmatched"] and all(ids == ["q2"] for ids in summary["unmatched"].values())
+    assert report_data(Results(out))["unmatched"] == summary["unmatched"]

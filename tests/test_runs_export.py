@@ -58,3 +58,39 @@ def test_the_command_lines_names_are_the_librarys():
     assert cli.Export is Export is runs.Export
     assert cli.merged_judgments is merged_judgments is runs.merged_judgments
     assert isinstance(cli.system_path(Path("run.txt"), "a b"), Path)
+
+
+# --- run paths that collide ------------------------------------------------------------------
+
+
+def test_system_names_that_make_one_file_name_are_refused_before_any_write(
+    small_example_results, tmp_path
+):
+    from ragmeter.errors import InputError
+    from ragmeter.runs.export import _check_targets, run_paths
+    from ragmeter.runs.results import Results
+
+    run = tmp_path / "run.txt"
+    paths = run_paths(run, ["sent/bm25", "sent_bm25", "sent bm25", "sent.bm25"])
+    assert len(set(paths.values())) == 2  # "/", "_" and " " all become "_"
+    res = Results(small_example_results)
+    targets = [(p, "--run") for p in paths.values()]
+    with pytest.raises(InputError, match=r"run\.sent_bm25\.txt: would be written twice"):
+        _check_targets(res, targets, [(run, "--run")])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_run_and_qrels_at_one_path_are_refused_and_nothing_is_written(
+    small_example_results, tmp_path
+):
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    same = str(tmp_path / "x.txt")
+    got = CliRunner().invoke(
+        app, ["export", str(small_example_results), "--run", same, "--qrels", same]
+    )
+    assert got.exit_code == 2 and "would be written twice" in got.stderr
+    assert len(got.stderr.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []

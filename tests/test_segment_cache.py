@@ -12,6 +12,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import EXAMPLE
 from hypothesis import given, settings
@@ -371,3 +372,57 @@ def test_a_cache_shows_its_file(tmp_path):
     path = tmp_path / "s.sqlite3"
     with SegmentCache(path) as c:
         assert repr(c) == f"SegmentCache({str(path)!r})"
+
+
+# --- what a cache that cannot be opened is called --------------------------------------------
+
+
+def _cache_file(folder: Path) -> Path:
+    path = folder / "segments.sqlite3"
+    with SegmentCache(path) as cache:
+        cache.put([("One. Two.", np.array([0, 5], dtype=np.int64))], "syntok")
+    return path
+
+
+def test_a_cache_sqlite_cannot_open_is_not_called_another_file(tmp_path):
+    # regression: a read-only cache (SQLite cannot open its journal) was called "not a
+    # segmentation cache" and the user was told to move it away
+    path = _cache_file(tmp_path)
+    (tmp_path / "segments.sqlite3-wal").mkdir()  # a journal SQLite cannot open
+    with pytest.raises(CacheError) as err:
+        SegmentCache(path)
+    assert "cannot open segmentation cache" in str(err.value)
+    assert "not a segmentation cache" not in str(err.value)
+    (tmp_path / "segments.sqlite3-wal").rmdir()
+    other = tmp_path / "other.sqlite3"
+    other.write_bytes(b"not sqlite at all, but long enough to be read as a header" * 20)
+    with pytest.raises(InputError, match="is not a segmentation cache"):
+        SegmentCache(other)  # a file of another kind is still named so
+
+
+def test_a_read_only_cache_file_is_named_as_read_only(tmp_path, monkeypatch):
+    from ragmeter.files import sqlite as store
+
+    path = _cache_file(tmp_path)
+    real = store.os.access
+    monkeypatch.setattr(
+        store.os, "access", lambda p, mode: False if Path(p) == path else real(p, mode)
+    )
+    assert "the file is read-only" in store._cannot_open(str(path), "segmentation cache", OSError())
+    assert (
+        str(tmp_path)
+        not in store._cannot_open(str(path), "segmentation cache", OSError()).split(": ", 1)[1]
+    )
+
+
+def test_a_symbolic_link_loop_as_the_cache_path_is_named(tmp_path, monkeypatch):
+    # regression: the loop was reported as "File exists"
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    monkeypatch.setenv("RAGMETER_SEGMENT_CACHE", str(loop))
+    path, named = _segment_cache.configured_path()
+    with pytest.raises(InputError) as err:
+        SegmentCache(path)
+    message = str(err.value)
+    assert f"{loop}: is a symbolic link that loops" in message and "File exists" not in message
+    assert "RAGMETER_SEGMENT_CACHE" in message

@@ -503,12 +503,13 @@ STRATEGIES: dict[str, Strategy] = {
 }
 
 
-def make_strategy(name: str, **params: Any) -> Strategy:
+def make_strategy(name: str, *, defined: Sequence[str] = (), **params: Any) -> Strategy:
     """A chunking strategy by name, with optional parameters.
 
     ``name`` is a registered strategy (``STRATEGIES``; parameters, if any, override its own)
     or, with ``kind=...`` (or when ``name`` is itself a kind), a new strategy of that kind
     called ``name``: ``make_strategy("fixed-300", kind="fixed", size=300)``.
+    ``defined``: the names a config defines, offered too when ``name`` is unknown.
     Raises :class:`InputError` for an unknown name or kind and for a bad parameter.
     """
     _check_name(name)
@@ -529,9 +530,10 @@ def make_strategy(name: str, **params: Any) -> Strategy:
                 f"chunking strategy {name!r}: unknown kind {kind!r}{did_you_mean(kind, kinds)}"
                 f"; valid kinds: {', '.join(kinds)}"
             )
+        names = [*defined, *STRATEGIES]
         raise InputError(
-            f"unknown chunking strategy {name!r}{did_you_mean(name, [*STRATEGIES, *kinds])}"
-            f"; valid names: {', '.join(STRATEGIES)}; valid kinds: {', '.join(kinds)}"
+            f"unknown chunking strategy {name!r}{did_you_mean(name, [*names, *kinds])}"
+            f"; valid names: {', '.join(names)}; valid kinds: {', '.join(kinds)}"
         )
     cls = KINDS[kind]
     allowed = [f.name for f in fields(cls) if f.name != "name"]

@@ -87,6 +87,15 @@ def chunk(
             show_default=False,
         ),
     ] = None,
+    corpus_option: Annotated[
+        Path | None,
+        typer.Option(
+            "--corpus",
+            help="The corpus, as search takes it (or give it as the argument)",
+            metavar="PATH",
+            show_default=False,
+        ),
+    ] = None,
     strategy: Annotated[
         str, typer.Option("--strategy", "-s", help="A built-in or a \\[\\[strategy]] of the config")
     ] = "recursive",
@@ -105,6 +114,11 @@ def chunk(
     ] = False,
 ) -> None:
     """Show what a strategy makes of a corpus: counts, sizes and a sample."""
+    if corpus is not None and corpus_option is not None and corpus != corpus_option:
+        raise InputError(
+            f"two corpora given ({corpus} and --corpus {corpus_option}); give one of them"
+        )
+    corpus = corpus if corpus is not None else corpus_option
     if config is None and Path("ragmeter.toml").is_file():
         config = Path("ragmeter.toml")
     cfg = load_config(config) if config is not None else Config()

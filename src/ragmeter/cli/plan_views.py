@@ -26,8 +26,9 @@ def planned_pairs(
     if baseline and pairs:
         raise InputError("give --baseline or --pairs, not both")
     names = [str(s) for s in systems]
-    if family:
+    if family is not None:  # given, even empty: the flag is named, not the config
         check_family(family, "--family")
+    if family:
         one_family(family, baseline, pairs)
         if family in GRID_FAMILIES:
             return [(names[i], names[j]) for i, j in grid_pairs(names, family)]

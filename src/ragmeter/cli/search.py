@@ -187,7 +187,7 @@ def _chosen_family(
 ) -> Config:
     """The family given on the command line (a grid family, a baseline or pairs) in
     place of the config's."""
-    if family:
+    if family is not None:  # given, even empty: the flag is named, not the config
         check_family(family, "--family")
     one_family(family, baseline, pairs)
     if baseline:
@@ -318,7 +318,7 @@ def compare(
             f"--a/--b are deprecated: write --pairs {a or 'A'}:{b or 'B'} "
             "(one pair is a family of one, as before)"
         )
-    if family:
+    if family is not None:  # given, even empty: the flag is named, not the config
         check_family(family, "--family")
     res = Results(results)
     named = _run_settings(res, metric, seed, rounds)[0]  # checks --seed and --rounds too

@@ -62,6 +62,8 @@ class Summary:
     design: dict[str, dict[str, Design]] = field(default_factory=dict)
     # each question's cluster label (scores.json keeps them, not summary.json)
     cluster_labels: tuple[str, ...] | None = field(default=None, compare=False)
+    # per system, the questions it matched nothing for (:func:`unmatched_questions`)
+    unmatched: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def compared_by(self) -> tuple[str, ...] | None:
@@ -141,6 +143,8 @@ class Summary:
             }
         if self.ndcg:
             out["ndcg"] = dict(self.ndcg)
+        if self.unmatched:
+            out["unmatched"] = {s: list(ids) for s, ids in self.unmatched.items()}
         return out
 
     @classmethod
@@ -178,6 +182,10 @@ class Summary:
                     for s, per in (data.get("design") or {}).items()
                 },
                 ndcg={str(k): str(v) for k, v in (data.get("ndcg") or {}).items()},
+                unmatched={
+                    str(s): tuple(str(q) for q in ids)
+                    for s, ids in (data.get("unmatched") or {}).items()
+                },
             )
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise InputError(
@@ -263,6 +271,7 @@ def summarize(
     k_capped: dict[str, int] | None = None,
     cluster_source: str = "document",
     ndcg: dict[str, str] | None = None,
+    unmatched: dict[str, tuple[str, ...]] | None = None,
     **settings: Any,
 ) -> Summary:
     """Intervals for every metric x system, paired comparisons and sample sizes on the
@@ -323,6 +332,7 @@ def summarize(
         if info is not None
         else {},
         ndcg=dict(ndcg or {}),
+        unmatched=dict(unmatched or {}),
     )
 
 
@@ -431,4 +441,31 @@ def summarize_run(run: ScoredRun) -> Summary:
         k_capped={s.name: s.k_cap for s in run.systems if s.k_cap is not None},
         cluster_source=getattr(run, "cluster_source", "none"),
         ndcg=measurement.ndcg_settings(cfg),
+        unmatched=unmatched_questions(run.systems, getattr(run, "questions", None) or ()),
     )
+
+
+def unmatched_questions(systems: Sequence[Any], questions: Sequence[Any]) -> dict[str, tuple]:
+    """``{system: (question id, ...)}``: the questions each system matched nothing for.
+
+    A question is matched by nothing when no item the system returned for it scored
+    above 0 (BM25 scores a text sharing no term with the question 0, so it returns
+    items scored 0 in an order that means nothing). A system that scores no item of
+    any question above 0 is on another scale (a run file's negative scores) and is
+    never listed. Systems with none such are left out: the dict is empty when every
+    question matched something. The terminal, ``summary.json`` and the report say
+    these, from here.
+    """
+    ids = [str(getattr(q, "id", q)) for q in questions]
+    out = {}
+    for s in systems:
+        rows = getattr(s, "items", None)
+        if rows is None or len(rows) != len(ids):
+            continue
+        best = [max((it.score for it in row), default=float("-inf")) for row in rows]
+        if not any(b > 0 for b in best):
+            continue
+        missed = tuple(qid for qid, b in zip(ids, best, strict=True) if not b > 0)
+        if missed:
+            out[str(s.name)] = missed
+    return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -76,18 +77,63 @@ def read_jsonl(
             ) from None
         if not isinstance(obj, dict):
             raise InputError(f"{path}:{number}: expected a JSON object per line")
+        refuse_lone_surrogates(obj, line, path, number)
         yield number, obj
 
 
 def read_json(path: Path, *, nan_ok: bool = False) -> object:
     """A whole JSON file, with one-line errors naming the file and line."""
 
+    text = read_text(path)
     try:
-        return json.loads(read_text(path), parse_constant=None if nan_ok else _no_constant)
+        obj = json.loads(text, parse_constant=None if nan_ok else _no_constant)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
     except ValueError as exc:
         raise InputError(f"{path}: malformed JSON ({exc})") from None
+    refuse_lone_surrogates(obj, text, path)
+    return obj
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_LONE_ESCAPE = re.compile(
+    r"(?<!\\)(?:\\\\)*(\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+)
+
+
+def refuse_lone_surrogates(obj: object, raw: str, path: object, line: int | None = None) -> None:
+    """Refuse JSON whose text holds a lone surrogate (``"\\ud800"`` written as an escape).
+
+    JSON lets an escape name half of a UTF-16 pair alone; Python reads it as a string no
+    UTF-8 file can hold, so the run would fail only when saving. Every JSON input
+    (JSONL lines, whole JSON files, JSON inside a CSV cell) is read through this, so
+    such a file is refused at load with its path and line. ``raw``: the JSON text
+    ``obj`` was read from (``line``: its line number, for one JSONL line).
+    """
+    if not _SURROGATE_ESCAPE.search(raw) or not _holds_surrogate(obj):
+        return  # the common case: no escape of a surrogate at all (a pair is fine)
+    if line is None:
+        found = _LONE_ESCAPE.search(raw)
+        line = raw.count("\n", 0, found.start()) + 1 if found else None
+    where = f"{path}:{line}" if line is not None else f"{path}"
+    raise InputError(
+        f"{where}: a lone surrogate escape (\\ud800-\\udfff without its pair) is no "
+        f"character and cannot be saved as UTF-8; fix the text (write the character itself, "
+        f"or both halves of its pair)"
+    )
+
+
+def _holds_surrogate(obj: object) -> bool:
+    """Whether any string in ``obj`` (keys too) holds a surrogate code point."""
+    if isinstance(obj, str):
+        return _SURROGATE.search(obj) is not None
+    if isinstance(obj, dict):
+        return any(_holds_surrogate(k) or _holds_surrogate(v) for k, v in obj.items())
+    if isinstance(obj, list):
+        return any(_holds_surrogate(v) for v in obj)
+    return False
 
 
 def _no_constant(name: str) -> object:

@@ -9,6 +9,12 @@ when every file in it is one ragmeter writes there under that name
 (:data:`RESULTS_FILES`), recorded and unchanged (``answers/`` and ``audit/``
 are carried over by the save).
 
+Each entry is sealed: ``[size, sha256, seal]``, the seal an HMAC-SHA256 of the name,
+size and digest under a key of the user's own (:func:`manifest_key`, kept in the
+user's ragmeter state folder, never in the folder written). A manifest written by
+hand, copied from elsewhere or made by an older ragmeter has no valid seal, so no
+entry of it ever makes a file ragmeter's: a file it names is never overwritten.
+
 A manifest counts only when it is a regular file with one link, opened without
 following a symbolic link: a link to (or a hard link of) another folder's
 manifest, a fifo, or a folder at that name is no manifest, and nothing is
@@ -22,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import hmac
 import json
 import os
 import secrets
@@ -42,6 +49,7 @@ __all__ = [
     "RESULTS_FILES",
     "check_replaceable",
     "is_recorded",
+    "manifest_key",
     "read_manifest",
     "record_written",
     "updated_manifest",
@@ -76,7 +84,8 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a fifo at the manifest's name must n
 
 
 def _entry(path: Path) -> list | None:
-    """``[size, sha256]`` of a regular file (not a link), or ``None``.
+    """``[size, sha256]`` of a regular file (not a link), or ``None`` (the entry
+    recorded adds its seal, :func:`_sealed`).
 
     The whole file is hashed, whatever its size (about 0.7 GB/s on one core, so
     1.5 s for 1 GiB: docs/files.md), so an edit anywhere is seen. The same bytes give
@@ -104,16 +113,100 @@ def _entry(path: Path) -> list | None:
     return [size, digest.hexdigest()]
 
 
+KEY_ENV = "RAGMETER_STATE_DIR"
+KEY_FILE = "manifest.key"
+_KEYS: dict[str, bytes] = {}
+
+
+def _state_dir() -> Path:
+    """``$RAGMETER_STATE_DIR``, else ``$XDG_STATE_HOME/ragmeter``, else
+    ``~/.local/state/ragmeter``: where the user's own ragmeter keeps what is not shared."""
+    named = os.environ.get(KEY_ENV, "").strip()
+    if named:
+        return Path(named).expanduser()
+    root = os.environ.get("XDG_STATE_HOME", "").strip()
+    return (Path(root) if root else Path.home() / ".local" / "state") / "ragmeter"
+
+
+def manifest_key() -> bytes:
+    """The user's key that seals manifest entries: 32 random bytes in
+    ``<state folder>/manifest.key`` (made on first use, readable by the user only).
+
+    Where that folder cannot be written (a read-only home), a key of this process
+    only: what it writes is ragmeter's for the rest of the run, and a later run
+    treats it as a file it did not write (it is kept, never replaced).
+    """
+    path = _state_dir() / KEY_FILE
+    cached = _KEYS.get(str(path))
+    if cached is not None:
+        return cached
+    key = _read_key(path)
+    if key is None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            tmp = path.with_name(f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(8)}")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+            try:
+                os.write(fd, secrets.token_hex(32).encode("ascii") + b"\n")
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            with contextlib.suppress(FileExistsError):  # another process made it first
+                os.link(tmp, path)
+            os.unlink(tmp)
+        except OSError:
+            pass
+        key = _read_key(path)
+    if key is None:
+        key = secrets.token_bytes(32)
+    _KEYS[str(path)] = key
+    return key
+
+
+def _read_key(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        raw = os.read(fd, 256).strip()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        key = bytes.fromhex(raw.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return key if len(key) >= 16 else None
+
+
+def _seal(name: str, size: int, digest: str) -> str:
+    message = f"{name}\0{size}\0{digest}".encode("utf-8", "surrogatepass")
+    return hmac.new(manifest_key(), message, hashlib.sha256).hexdigest()
+
+
+def _sealed(name: str, entry: list | None) -> list | None:
+    """``[size, sha256, seal]`` of the file ``name`` whose ``[size, sha256]`` is ``entry``."""
+    return None if entry is None else [*entry, _seal(name, *entry)]
+
+
 def _matches(entry: object, path: Path) -> bool:
-    """Whether ``path`` is still the file ``entry`` recorded (same size and digest)."""
-    if not isinstance(entry, list) or len(entry) != 2:
+    """Whether ``path`` is still the file ``entry`` recorded (same size and digest), and
+    the entry carries this user's seal for that name (so ragmeter wrote it)."""
+    if not isinstance(entry, list) or len(entry) != 3 or not isinstance(entry[2], str):
         return False
     try:
         if path.lstat().st_size != entry[0]:  # cheap first
             return False
     except OSError:
         return False
-    return _entry(path) == entry
+    content = _entry(path)
+    if content is None or content != entry[:2]:
+        return False
+    return hmac.compare_digest(entry[2], _seal(path.name, *content))
 
 
 def _plain(name: object) -> bool:
@@ -289,9 +382,9 @@ def record_written(path: str | Path, *, temporary: str | None = None) -> None:
     manifest's name that is not a manifest is left alone (nothing is recorded).
     """
     path = Path(path)
-    stamp = _entry(path)
     if not _plain(path.name):
         return
+    stamp = _sealed(path.name, _entry(path))
     with updated_manifest(path.parent) as state:
         if state is None:
             return
@@ -309,7 +402,7 @@ def write_manifest(folder: str | Path, names: Collection[str] | None = None) -> 
     for entry in folder.iterdir():
         if not _plain(entry.name) or (names is not None and entry.name not in names):
             continue
-        stamp = _entry(entry)
+        stamp = _sealed(entry.name, _entry(entry))
         if stamp is not None:
             files[entry.name] = stamp
     (folder / MANIFEST).write_text(

@@ -16,6 +16,8 @@ The reply cache (:mod:`ragmeter.llm.cache`) and the embedding cache
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 import sqlite3
 import threading
@@ -32,6 +34,38 @@ T = TypeVar("T")
 _TABLE = re.compile(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`]?(\w+)", re.IGNORECASE)
 
 __all__ = ["SQLiteStore"]
+
+_NOT_A_DATABASE = 26  # SQLITE_NOTADB
+_NOT_OURS = frozenset({_NOT_A_DATABASE, 11})  # and SQLITE_CORRUPT: the file is something else
+
+
+def _cannot_open(path: str, what: str, exc: BaseException) -> str:
+    """Why a store cannot be opened, naming a read-only file or folder as what to fix
+    (SQLite writes its journal beside the file), else SQLite's own words."""
+    file, folder = Path(path), Path(path).parent
+    if file.exists() and not os.access(file, os.W_OK):
+        why = "the file is read-only; make it writable (chmod u+w)"
+    elif folder.is_dir() and not os.access(folder, os.W_OK):
+        why = f"{folder} is read-only, and SQLite writes its journal beside the file"
+    else:
+        why = str(exc)
+    return f"cannot open {what} {path}: {why}"
+
+
+def _refuse_loop(path: Path, what: str) -> None:
+    """A path through a symbolic link that loops (or a chain too long to follow) is
+    one line naming the link, not SQLite's or mkdir's "File exists"."""
+    for part in (path, *path.parents):
+        if not os.path.islink(part):
+            continue
+        try:
+            os.stat(part)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise InputError(
+                    f"{part}: is a symbolic link that loops back on itself, so the {what} "
+                    f"{path} cannot be opened; point the link at a folder, or give another path"
+                ) from None
 
 
 class SQLiteStore:
@@ -55,6 +89,8 @@ class SQLiteStore:
         self._created = self.path != ":memory:" and not Path(self.path).exists()
         self.what = what
         self.lock = threading.Lock()
+        if self.path != ":memory:":
+            _refuse_loop(Path(self.path), what)
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -72,7 +108,7 @@ class SQLiteStore:
             if schema:
                 _retry_locked(lambda: self._create(schema), timeout_s)
         except (OSError, sqlite3.Error) as exc:
-            raise CacheError(f"cannot open {what} {self.path}: {exc}") from None
+            raise CacheError(_cannot_open(self.path, what, exc)) from None
 
     def _check_ours(self, schema: Sequence[str]) -> None:
         """Refuse an existing database that is not this store's (before anything is written).
@@ -89,6 +125,8 @@ class SQLiteStore:
             ).fetchall()
         except sqlite3.DatabaseError as exc:
             self.conn.close()
+            if getattr(exc, "sqlite_errorcode", _NOT_A_DATABASE) & 0xFF not in _NOT_OURS:
+                raise CacheError(_cannot_open(self.path, self.what, exc)) from None
             raise InputError(
                 f"{self.path}: is not a {self.what} ({exc}); give another path, "
                 f"or move the file away"

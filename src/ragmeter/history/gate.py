@@ -17,6 +17,7 @@ from ragmeter import stats
 from ragmeter.comparison.formatting import difference_interval, format_difference
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.errors import InputError
+from ragmeter.files.safe_text import markdown_text
 from ragmeter.history.systems import pair_systems
 from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results
@@ -111,9 +112,10 @@ class Check:
     def markdown(self) -> str:
         d = self.difference
         head = "passed" if self.passed else "failed"
+        title = markdown_text(f"{self.metric}, {self.shown_system}")  # names: text, never HTML
         return "\n".join(
             [
-                f"### ragmeter check {head}: {self.metric}, {self.shown_system}",
+                f"### ragmeter check {head}: {title}",
                 "",
                 "| | value |",
                 "|---|--:|",
@@ -197,7 +199,7 @@ def check_noninferior(
     return Check(
         system=c_name,
         metric=metric,
-        margin=float(margin),
+        margin=float(margin) + 0.0,  # -0.0 is 0: never printed "--0"
         baseline=stats.seq_mean(y),
         candidate=stats.seq_mean(x),
         difference=diff,

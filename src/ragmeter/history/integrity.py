@@ -75,6 +75,11 @@ def _open_error(path: Path, exc: RagmeterError) -> RagmeterError:
     cause = exc.__context__
     if _is_damage(cause):
         return damaged(path, cause)
+    if _read_only(path) and os.access(path.parent, os.W_OK):  # the file, not its folder
+        return InputError(
+            f"{path}: cannot open the run history: the file is read-only; make it writable "
+            f"(chmod u+w), or copy it to a writable folder and give that as --history"
+        )
     if _read_only(path):
         return InputError(
             f"{path}: cannot open the run history: {path.parent} is read-only, and SQLite "

@@ -77,17 +77,26 @@ def match_system(
     it, else the one target system with the same identity (of several, the one also
     made of the same-named strategy and retriever); ``None`` when there is none, or
     more than one."""
+    same = matching_systems(name, source, target, held)
+    return same[0] if len(same) == 1 else None
+
+
+def matching_systems(
+    name: str, source: Mapping[str, Any], target: Mapping[str, Any], held: Sequence[str]
+) -> list[str]:
+    """Every target system :func:`match_system` could take for ``name``: one is the
+    match, several are ambiguous (a rename the settings alone cannot tell apart)."""
     if name in held:
-        return name
+        return [name]
     mine = _entries(source).get(name)
     key = None if mine is None else system_identity(mine)
     if key is None:
-        return None
+        return []
     theirs = _entries(target)
     same = [s for s in held if s in theirs and system_identity(theirs[s]) == key]
     if len(same) > 1:
-        same = [s for s in same if _parts(theirs[s]) == _parts(mine)]
-    return same[0] if len(same) == 1 else None
+        same = [s for s in same if _parts(theirs[s]) == _parts(mine)] or same
+    return same
 
 
 def pair_systems(
@@ -111,6 +120,13 @@ def pair_systems(
         return baseline_system, system
     if system in c_held:
         found = match_system(system, c_meta, b_meta, b_held)
+        several = matching_systems(system, c_meta, b_meta, b_held)
+        if found is None and len(several) > 1:
+            raise InputError(
+                f"{b_where}: system {system!r} is ambiguous in the baseline run: "
+                f"{', '.join(several)} all have its strategy and retriever settings; give "
+                f"--baseline-system NAME (its name in the baseline)"
+            )
         if found is None:
             raise InputError(
                 f"{b_where}: no system {system!r} in the baseline run, nor one with its "

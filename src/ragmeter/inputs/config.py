@@ -35,6 +35,7 @@ from ragmeter.errors import InputError, did_you_mean
 from ragmeter.files.safe_text import redact
 from ragmeter.scoring.names import Metric, check_ks, metric_names
 from ragmeter.stats.clusters import CLUSTER_MODES
+from ragmeter.stats.validate import check_confidence
 
 DEFAULT_STRATEGIES = (
     "whole",
@@ -150,8 +151,7 @@ class Config:
             raise InputError(f"depth must be at least 1, got {self.depth}")
         check_seed(self.seed)
         check_rounds(self.rounds)
-        if not 0.5 < self.confidence < 1:
-            raise InputError("confidence must be between 0.5 and 1, e.g. 0.95")
+        check_confidence(self.confidence, 0.5)
         if self.method not in ("percentile", "bca"):
             raise InputError(f"method must be 'percentile' or 'bca', got {self.method!r}")
         if self.adjust not in ("holm", "maxt", "none"):

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragmeter.errors import InputError
-from ragmeter.files.io import read_json, read_jsonl, read_text
+from ragmeter.files.io import read_json, read_jsonl, read_text, refuse_lone_surrogates
 from ragmeter.files.outputs import write_output
 from ragmeter.files.schemas import (
     ChromaReference,
@@ -263,6 +263,7 @@ def load_chroma_csv(path: Path, docs: Sequence[Document]) -> TestSet:
             refs = json.loads(row["references"], parse_constant=_no_constant)
         except ValueError:
             raise InputError(f"{where}: references is not valid JSON") from None
+        refuse_lone_surrogates(refs, row["references"], path, line)
         if not isinstance(refs, list) or not refs:
             raise InputError(f"{where}: references must be a non-empty JSON list")
         spans = []

@@ -76,6 +76,7 @@ def report_data(
     )
     data["grid"] = strategy_grid(data["systems"])
     data["k_capped"] = dict(summary.k_capped)
+    data["unmatched"] = {s: list(ids) for s, ids in summary.unmatched.items()}
     data["clusters"] = _clusters(summary, systems)
     data["ndcg"] = {**summary.ndcg, "note": summary.ndcg_note(data["ks"])}
     data["sample_size"] = _sample_size(results, summary, metric, target_half_width)

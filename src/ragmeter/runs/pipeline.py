@@ -90,8 +90,8 @@ def resolve_strategies(config: Config) -> list:
             if kind is None:
                 raise InputError(f'strategy {name!r}: give its kind, e.g. kind = "fixed"')
             out.append(chunking.make_strategy(name, kind=kind, **spec))
-        else:
-            out.append(chunking.make_strategy(name))
+        else:  # an unknown name is offered the config's names too
+            out.append(chunking.make_strategy(name, defined=list(custom)))
     return out
 
 

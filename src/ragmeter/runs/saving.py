@@ -25,7 +25,7 @@ from ragmeter.files.outputs import (
     results_marker,
     write_manifest,
 )
-from ragmeter.files.safe_text import csv_text
+from ragmeter.files.safe_text import csv_text, redact
 from ragmeter.runs.meta import RunMeta
 from ragmeter.scoring.measurement import describe
 
@@ -94,8 +94,8 @@ def meta_record(run: SearchedRun) -> RunMeta:
             "systems": [
                 {
                     "name": s.name,
-                    "strategy": s.strategy,
-                    "retriever": s.retriever,
+                    "strategy": redact(s.strategy, strings=False),  # never a key or URL's
+                    "retriever": redact(s.retriever, strings=False),
                     "items": s.n_items,
                     **({"k_cap": s.k_cap} if s.k_cap is not None else {}),
                 }

@@ -1,5 +1,6 @@
 """What a newcomer should be told about a run: ks capped on small corpora, strategies
-that cut the corpus identically, systems that rank identically on every question.
+that cut the corpus identically, systems that rank identically on every question,
+questions nothing matched.
 
 These are warnings, not errors: the run is still scored. Each is one line.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ragmeter.comparison.summary import unmatched_questions
 from ragmeter.runs.search_run import SearchRun, SystemRun
 
 
@@ -60,5 +62,25 @@ def run_warnings(run: SearchRun) -> list[str]:
         out.append(
             f"systems {', '.join(names)} rank identically on every question "
             f"(every comparison between them is a tie)"
+        )
+    out.extend(unmatched_lines(unmatched_questions(run.systems, getattr(run, "questions", ()))))
+    return out
+
+
+def unmatched_lines(unmatched: dict[str, tuple[str, ...]], shown: int = 10) -> list[str]:
+    """One line per set of questions that systems matched nothing for
+    (:func:`ragmeter.comparison.summary.unmatched_questions`), naming them."""
+    by_ids: dict[tuple[str, ...], list[str]] = {}
+    for system, ids in unmatched.items():
+        by_ids.setdefault(tuple(ids), []).append(system)
+    out = []
+    for ids, systems in by_ids.items():
+        listed = ", ".join(ids[:shown]) + (
+            f" and {len(ids) - shown} more" if len(ids) > shown else ""
+        )
+        out.append(
+            f"{_plural(len(ids), 'question')} matched nothing in {', '.join(systems)} (no item "
+            f"returned scored above 0, so those items are in no meaningful order; the "
+            f"question shares no term with the corpus?): {listed}"
         )
     return out

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ragmeter.errors import InputError
+from ragmeter.files.io import refuse_lone_surrogates
 from ragmeter.files.schemas import MAX_GRADE, whole_grade
 from ragmeter.scoring.trec_bytes import (
     _blocks,
@@ -184,11 +185,13 @@ def read_qrels(path: PathLike, format: str = "auto") -> Qrels:
 
 def _read_json_mapping(path: Path, what: str) -> dict:
     try:
-        data = json.loads(_read_bytes(path, what).decode("utf-8"))
+        text = _read_bytes(path, what).decode("utf-8")
+        data = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(
             f"{path}: not valid JSON ({exc}); expected {{qid: {{docid: value}}}}"
         ) from None
+    refuse_lone_surrogates(data, text, path)
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise InputError(f"{path}: expected a JSON object {{qid: {{docid: value}}}}")
     return data

@@ -48,7 +48,20 @@ def check_common(rounds: int, seed: Seed, method: str, confidence: float) -> Non
     _check_seed(seed)
     if method not in _METHODS:
         raise InputError(f"method must be one of {_METHODS}, got {method!r}")
-    check_fraction(confidence, "confidence")
+    check_confidence(confidence)
+
+
+def check_confidence(confidence: float, lowest: float = 0.0, what: str = "confidence") -> None:
+    """``confidence`` strictly between ``lowest`` and 1, with a level
+    (:func:`alpha_of`) above 0: ``0.9999999999999999`` is refused here, not later as
+    "alpha 0". Every confidence a run or a comparison takes is checked here."""
+    if not lowest < confidence < 1.0:
+        raise InputError(f"{what} must be between {lowest:g} and 1, got {confidence}; e.g. 0.95")
+    if alpha_of(confidence) <= 0.0:
+        raise InputError(
+            f"{what} {confidence!r} is too close to 1: its level, 1 - {what}, rounds to 0 "
+            f"(no interval can reach it); give at most 0.999999999999, e.g. 0.99"
+        )
 
 
 def check_names(names: Sequence[str], count: int) -> None:

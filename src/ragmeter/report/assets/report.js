@@ -149,6 +149,18 @@
       caps.map((n) => n + (Number(n) === 1 ? " item" : " items") + " for " + byCap[n].join(", ")).join("; ") + "." });
   }
 
+  // Questions a system matched nothing for: no item it returned scored above 0.
+  function unmatchedNote() {
+    const unmatched = DATA.unmatched || {};
+    const systems = Object.keys(unmatched);
+    if (!systems.length) return null;
+    const parts = systems.map((s) => s + ": " + unmatched[s].length + " (" +
+      unmatched[s].slice(0, 10).join(", ") + (unmatched[s].length > 10 ? ", …" : "") + ")");
+    return el("p", { class: "muted note", id: "unmatched-note", text: "Questions nothing matched " +
+      "(no item returned scored above 0, so those items are in no meaningful order): " +
+      parts.join("; ") + "." });
+  }
+
   function names(list, max) {
     const shown = list.slice(0, max);
     const out = [];
@@ -418,6 +430,8 @@
     table("measures-table", ["measure"].concat(SYSTEMS.map((s) => ({ text: s, num: true }))), rows);
     const note = capNote();
     if (note) document.getElementById("measures-table").parentNode.after(note);
+    const unmatched = unmatchedNote();
+    if (unmatched) document.getElementById("measures-table").parentNode.after(unmatched);
     if (DATA.ndcg && DATA.ndcg.note) {
       document.getElementById("measures-table").parentNode.after(
         el("p", { class: "muted note", id: "ndcg-note", text: DATA.ndcg.note }));
