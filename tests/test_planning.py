@@ -308,6 +308,28 @@ def test_a_cluster_aware_run_plans_its_table_its_documents_and_its_report_at_one
     assert "the table above" not in cluster_sentence(plan.pairs, 0.05)
 
 
+def test_a_cluster_aware_run_plans_each_systems_half_width_at_its_design_effect():
+    from ragmeter.cli.layout import markdown
+    from ragmeter.cli.search_views import sizes_grid
+    from ragmeter.stats.clusters import pair_design_effect
+
+    codes = np.repeat(np.arange(20), 6)
+    plan = plan_questions(_clustered_run(used=True), "recall@5", half_width=0.04, rounds=200)
+    flat = plan_questions(_clustered_run(used=False), "recall@5", half_width=0.04, rounds=200)
+    for s, alone in zip(plan.systems, flat.systems, strict=True):
+        x = _clustered_run(used=True).scores(s.system, "recall@5")
+        deff = pair_design_effect(x, codes)
+        assert s.deff == deff and alone.deff == 1.0
+        assert alone.needed == questions_for_half_width(x, 0.04, 0.95)
+        assert s.needed == int(np.ceil(round(alone.needed * deff, 9)))
+    a = next(s for s in plan.systems if s.system == "a")
+    assert a.deff > 1.5 and a.needed > next(s for s in flat.systems if s.system == "a").needed
+    # the table says what the number is planned at, and only when questions share documents
+    text = markdown(sizes_grid(plan.systems, "recall@5", "± 4 points"))
+    assert "(design effect)" in text and f"{a.needed} ({a.deff:.2f})" in text
+    assert "design effect" not in markdown(sizes_grid(flat.systems, "recall@5", "± 4 points"))
+
+
 def test_pairs_the_run_already_separated_are_marked_and_listed_after_the_undecided():
     from ragmeter.stats.planning import family_sentence, undecided_first
 

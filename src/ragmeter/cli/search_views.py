@@ -486,12 +486,20 @@ def sample_sizes_grid(
 
 
 def sizes_grid(needs: list, metric: str, target: str) -> Grid:
-    """:func:`sample_sizes_grid` with the questions ``target`` (``± 4 points``) needs
-    (``needs``: :class:`SystemNeed`)."""
-    needed = {s.system: "no spread" if s.needed is None else str(s.needed) for s in needs}
-    return sample_sizes_grid(
-        {s.system: s.sizes for s in needs}, metric, (f"questions\nfor {target}", needed)
-    )
+    """:func:`sample_sizes_grid` with the questions ``target`` (``± 4 points``, half the
+    interval's width) needs (``needs``: :class:`SystemNeed`), each with the design effect
+    it is planned at when questions share documents."""
+    clustered = any(s.deff > 1.0 for s in needs)
+    needed = {
+        s.system: "no spread"
+        if s.needed is None
+        else f"{s.needed} ({s.deff:.2f})"
+        if clustered
+        else str(s.needed)
+        for s in needs
+    }
+    header = f"questions for {target}\n(design effect)" if clustered else f"questions\nfor {target}"
+    return sample_sizes_grid({s.system: s.sizes for s in needs}, metric, (header, needed))
 
 
 def estimate_records(summary: Summary) -> list[dict]:

@@ -48,6 +48,7 @@ from ragmeter.stats.planning import (
     pair_needs,
     planning_inputs,
     questions_needed,
+    run_clusters,
 )
 
 
@@ -217,10 +218,11 @@ def _observed_need(results: Results, summary: Summary, metric: str, a: str, b: s
     alone at the run's level, at the pair's design effect when the comparisons are
     cluster-aware (as ``plan`` plans)."""
     scores = {a: results.scores(a, metric), b: results.scores(b, metric)}
-    clustered = summary.clusters is not None and summary.clusters.used
-    labels = getattr(results, "clusters", None) if clustered else None
+    labels = run_clusters(results)
     alpha = 1.0 - summary.confidence
-    return pair_needs(scores, [a, b], gap, 1, alpha, clusters=labels, clustered=clustered)[0]
+    return pair_needs(scores, [a, b], gap, 1, alpha, clusters=labels, clustered=labels is not None)[
+        0
+    ]
 
 
 def comparison_grids(summary: Summary) -> list[dict]:
@@ -408,7 +410,7 @@ def _sample_size(results: Results, summary: Summary, metric: str, target: float)
         n = int(scores.size)
         sd = float(np.std(scores, ddof=1)) if n > 1 else 0.0
         try:
-            needed = questions_needed(scores, target, confidence)  # as plan says it
+            needed = questions_needed(scores, target, confidence, run_clusters(results))  # as plan
         except InputError:
             needed = None
         rows = [

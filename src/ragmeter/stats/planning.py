@@ -19,7 +19,12 @@ import numpy as np
 
 from ragmeter.errors import InputError
 from ragmeter.stats import SizeRow, questions_for_half_width, questions_to_separate, sample_size
-from ragmeter.stats.clusters import ClusterNeed, cluster_codes, documents_to_separate
+from ragmeter.stats.clusters import (
+    ClusterNeed,
+    cluster_codes,
+    documents_to_separate,
+    pair_design_effect,
+)
 from ragmeter.stats.exact import exact_interval, questions_for_exact_half_width
 
 __all__ = [
@@ -83,6 +88,7 @@ class SystemNeed:
     # 0/1 scores with no spread: the questions at which the interval's far end comes within
     # the half-width of the score (its whole width, not half of it, within the target)
     edge: int | None = None
+    deff: float = 1.0  # the design effect ``needed`` is planned at
 
 
 @dataclass(frozen=True)
@@ -169,6 +175,9 @@ def plan_questions(
     scores = {s: run.scores(s, metric) for s in names}
     m = len(names)
     k = max(1, m * (m - 1) // 2) if family is None else int(family)
+    labels = getattr(run, "clusters", None)
+    clustered = _clustered(run) if clustered is None else clustered
+    grouped = labels if clustered else None
     plan = Plan(
         metric,
         float(half_width),
@@ -188,14 +197,13 @@ def plan_questions(
             SystemNeed(
                 s,
                 sample_size(x, rounds=rounds, seed=seed, confidence=1.0 - alpha),
-                questions_needed(x, half_width, 1.0 - alpha),
+                questions_needed(x, half_width, 1.0 - alpha, grouped),
                 float(x[0]) if flat else None,
                 exact,
                 None if exact is None else questions_needed(x, half_width / 2.0, 1.0 - alpha),
+                system_design_effect(x, grouped),
             )
         )
-    labels = getattr(run, "clusters", None)
-    clustered = _clustered(run) if clustered is None else clustered
     needs = pair_needs(
         scores, names, difference, k, alpha, level=first, clusters=labels, clustered=clustered
     )
@@ -313,16 +321,41 @@ def _planned_as_family(
     return replace(found, family=k, first=first, pairs=_with_verdicts(run, needs))
 
 
-def questions_needed(scores: Any, half_width: float, confidence: float = 0.95) -> int | None:
-    """The questions an interval of ``± half_width`` needs, as ``plan`` and the report
-    say it: the normal approximation
-    (:func:`ragmeter.stats.questions_for_half_width`); for 0/1 scores with no spread
-    (every question a hit, or none) the questions at which the exact interval narrows
-    that far (:func:`ragmeter.stats.exact.questions_for_exact_half_width`); None for
-    other scores with no spread, which no number of questions narrows."""
+def run_clusters(run: Any) -> Sequence[str] | None:
+    """Each question's document when the run's own comparisons resampled documents
+    (its summary's ``clusters.used``), else None: what every planner plans with."""
+    return getattr(run, "clusters", None) if _clustered(run) else None
+
+
+def system_design_effect(scores: Any, clusters: Sequence[str] | None = None) -> float:
+    """The design effect a system's mean is planned at: the one of
+    :func:`ragmeter.stats.clusters.pair_design_effect` over its scores when
+    ``clusters`` (each question's document) are given and the scores vary, else 1."""
+    x = np.asarray(scores, dtype=np.float64)
+    if not clusters or x.size < 2 or not np.ptp(x) > 0:
+        return 1.0
+    codes, groups = cluster_codes(clusters)
+    return pair_design_effect(x, codes) if groups > 1 else 1.0
+
+
+def questions_needed(
+    scores: Any,
+    half_width: float,
+    confidence: float = 0.95,
+    clusters: Sequence[str] | None = None,
+) -> int | None:
+    """The questions an interval of ``± half_width`` (half the interval's width) needs,
+    as ``plan`` and the report say it: the normal approximation
+    (:func:`ragmeter.stats.questions_for_half_width`), times the system's design effect
+    (:func:`system_design_effect`) when ``clusters`` are given; for 0/1 scores with no
+    spread (every question a hit, or none) the questions at which the exact interval
+    narrows that far (:func:`ragmeter.stats.exact.questions_for_exact_half_width`);
+    None for other scores with no spread, which no number of questions narrows."""
     x = np.asarray(scores, dtype=np.float64)
     if x.size and np.ptp(x) > 0:
-        return questions_for_half_width(x, half_width, confidence)
+        need = questions_for_half_width(x, half_width, confidence)
+        deff = system_design_effect(x, clusters)
+        return need if need is None or deff <= 1.0 else math.ceil(round(need * deff, 9))
     if exact_interval(x, 0.0, 0.0, confidence) is None:
         return None
     return questions_for_exact_half_width(int(np.count_nonzero(x)), x.size, half_width, confidence)
