@@ -1100,13 +1100,6 @@ EQUIVALENT: set[tuple] = {
     # cli/history.py: argued in docs/testing.md
     ("cli/history.py", "if not r.commit:", 0, "`if` branch removed"),
     ("cli/history.py", "with HistoryStore(folder, create=False) as store:", 33, "False -> True"),
-    # cli/plan_views.py: argued in docs/testing.md
-    (
-        "cli/plan_views.py",
-        "ordered = sorted(needs, key=lambda p: -(p.in_family or p.needed or 0))",
-        67,
-        "0 -> -1",
-    ),
     # cli/progress.py: argued in docs/testing.md
     (
         "cli/progress.py",

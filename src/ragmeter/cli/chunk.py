@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.chunking import strategies as chunking
+from ragmeter.chunking.types import Chunking
 from ragmeter.cli.app import (
     app,
     console,
@@ -136,7 +137,11 @@ def chunk(
         if not docs:
             raise InputError(f"{corpus}: no document with id {doc!r}")
     (strat,) = resolve_strategies(cfg.with_overrides(strategies=(strategy,)))
-    chunked = chunking.chunk_corpus(docs, strat)
+    print_chunks(corpus, strategy, docs, chunking.chunk_corpus(docs, strat), show)
+
+
+def print_chunks(corpus: Path, strategy: str, docs: list, chunked: Chunking, show: int) -> None:
+    """The counts and word sizes of ``chunked``, then its first ``show`` items."""
     sizes = [count_words(c.text) for c in chunked.items]
     if not sizes:
         raise InputError(f"{corpus}: strategy {strategy!r} makes no chunks (empty documents?)")
