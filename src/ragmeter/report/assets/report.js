@@ -480,8 +480,10 @@
       const verdict = named ? [el("span", { class: "name", text: named }), c.verdict.slice(named.length)]
         : c.verdict;
       cells.push({ cls: "verdict", node: el("span", { class: "tag " + (c.separated ? "sep" : "tie") }, verdict) },
-        { text: c.to_separate ? "≈ " + int(c.to_separate) + (c.to_separate_deff > 1 ?
-          " (design effect " + c.to_separate_deff.toFixed(2) + ")" : "") : "", cls: "num" });
+        // the design effect goes on a line of its own, so the column stays as narrow as its header
+        { node: c.to_separate ? ["≈ " + int(c.to_separate), c.to_separate_deff > 1 ?
+          el("span", { class: "deff", text: "design effect " + c.to_separate_deff.toFixed(2) }) : null]
+          : "", cls: "num" });
       return cells;
     }));
   }
