@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from test_check import IDS, _results
 
 from ragmeter.history.gate import check_noninferior
@@ -41,15 +42,18 @@ def test_an_identical_candidate_passes_saying_so_where_its_interval_would_fail(t
     assert check_noninferior(path, copy, "sentence", "recall@5", margin=0.0).passed
 
 
-def test_a_candidate_differing_on_one_question_goes_through_the_interval(tmp_path):
+@pytest.mark.parametrize("changed", [[0], [0, 1]], ids=["one gained", "one each way"])
+def test_a_candidate_differing_on_any_question_goes_through_the_interval(tmp_path, changed):
+    # one question gained (no loss), or one gained and one lost (the same mean as an
+    # identical candidate): neither is identical, both are decided by the interval
     base = (np.arange(N) % 3 != 0).astype(float)
-    better = base.copy()
-    better[0] = 1.0  # one question gained: no loss, yet not identical
+    cand = base.copy()
+    cand[changed] = 1.0 - cand[changed]  # q0 scored 0, q1 scored 1
     b = _results(tmp_path / "b", {"s": base.tolist()}, IDS)
-    c = _results(tmp_path / "c", {"s": better.tolist()}, IDS)
+    c = _results(tmp_path / "c", {"s": cand.tolist()}, IDS)
     res = check_noninferior(b, c, "s", "recall@5", margin=1.0)
-    low = res.difference.low  # Tango's interval of 1 win, 0 losses: below -1 point
-    assert low * 100 < -1.0 and (res.wins, res.losses) == (1, 0)
+    low = res.difference.low  # Tango's interval of 1 win and 0 or 1 loss: below -1 point
+    assert low * 100 < -1.0 and (res.wins, res.losses) == (1, len(changed) - 1)
     assert not res.passed and not res.identical and res.line.startswith("FAIL")
     assert "identical" not in res.line and "identical" not in res.markdown()
     assert f"these {N} questions support a margin above" in res.line  # no loss: the support
