@@ -55,7 +55,8 @@ class Check:
     ``difference`` is candidate - baseline, paired by question id, with its two-sided
     interval (a family of one under the default rule); the check passes when the
     interval's lower end is above ``-margin`` (``margin`` in points: hundredths of
-    the metric's scale).
+    the metric's scale), or when the candidate is ``identical``: every per-question
+    score as in the baseline, so nothing was lost whatever the interval's width.
     """
 
     system: str
@@ -230,7 +231,9 @@ def check_noninferior(
     name in either run: a run that lacks it holds it under another name when one of
     its systems has the same strategy and retriever settings
     (:func:`ragmeter.history.systems.pair_systems`); ``baseline_system`` names it in
-    the baseline outright.
+    the baseline outright. A candidate identical to the baseline on every question
+    passes (``identical``); any other is decided by the interval. The margin is read
+    by :func:`checked_margin`: 0 to 100 points.
     """
     base = baseline if isinstance(baseline, Results) else Results(baseline)
     cand = candidate if isinstance(candidate, Results) else Results(candidate)
