@@ -623,7 +623,6 @@ _COUNTS = "counts = np.zeros(depth + 1, dtype=np.int64)  # counts[j]: answer cha
 _COVERAGE = "return float(coverage_curve(items, spans, [max(len(items), 1)])[0])"
 _SUB = "sub = 2048 if k <= 8 else 1024  # rounds per pass: running sums stay in cache"
 _PARTITION = "part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]"
-_SUPPORT = '+ (self._support().replace(";", ".", 1).replace(" these", " These", 1) + ".")'
 _ONE_UNIT = "return np.array([2], dtype=np.int64)  # one unit: an item holding the whole passage"
 _JUDGED = "return np.array(sorted((g for _, g in q.qrels if g > 0), reverse=True), dtype=np.int64)"
 _WIDTH = "width = max(doc_all.dtype.itemsize, qrels.doc.dtype.itemsize)"
@@ -753,9 +752,7 @@ EQUIVALENT: set[tuple] = {
     ("stats/bootstrap.py", "for f, shift in zip(group, shifts, strict=True):", 42, "True -> False"),
     # the scale search only picks the fast exact path over the sequential one
     ("stats/bootstrap.py", "for s in range(41):", 15, "41 -> 42"),
-    # history/gate.py: the support phrase holds one ";" and one " these"; the family is one pair
-    ("history/gate.py", _SUPPORT, 37, "1 -> 2"),
-    ("history/gate.py", _SUPPORT, 68, "1 -> 2"),
+    # history/gate.py: the check's family is one pair
     ("history/gate.py", "row = table.rows[0]", 17, "0 -> -1"),
     # comparison/verdicts.py: the level is checked only to lie in (0, 1); 0.5 does too
     (

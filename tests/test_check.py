@@ -91,7 +91,8 @@ check {d}/base {d}/better --system sentence --metric mrr@10 --margin 2
 check {d}/base {d}/reworded --system sentence --margin 2
 """
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    # a terminal wide enough for each verdict's line (a narrower one wraps it between words)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "COLUMNS": "1000"}
     done = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env)
     assert done.stdout.split() == ["0", "1", "2", "2", "2", "2"], done.stderr
     out = (d / "out.txt").read_text().splitlines()
@@ -122,6 +123,13 @@ def test_gate_pairs_by_id_and_uses_the_exact_interval(runs):
 def test_gate_rejects_a_negative_margin(runs):
     with pytest.raises(InputError, match="margin"):
         check_noninferior(Results(runs["base"]), runs["base"], "sentence", "recall@5", -1)
+
+
+def test_gate_rejects_a_margin_above_the_whole_scale(runs):
+    # 101 points would pass a candidate that lost every question; 100 is the whole scale
+    with pytest.raises(InputError, match=r"margin must be at most 100 points .*got 101"):
+        check_noninferior(runs["base"], runs["worse"], "sentence", "recall@5", 101)
+    assert check_noninferior(runs["base"], runs["worse"], "sentence", "recall@5", 100).passed
 
 
 def test_a_margin_below_one_is_read_as_a_fraction_with_plans_warning(runs):

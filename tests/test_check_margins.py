@@ -36,15 +36,45 @@ def test_the_gate_reads_the_lower_end_not_the_mean(tmp_path):
     assert wide.passed and wide.line.startswith("PASS") and "lower end > -1.5" in wide.line
 
 
-def test_a_graded_score_unchanged_supports_any_margin_above_zero(tmp_path):
-    b, _ = _pair(tmp_path, 5)
-    failed = check_noninferior(b, b, "s", "recall@5", margin=0.0)
+def test_an_unchanged_graded_candidate_supports_any_margin_above_zero(tmp_path):
+    from ragmeter.comparison.systems import ComparisonPlan
+    from ragmeter.history.gate import supported_margin
+
     # an unchanged candidate differs by exactly 0 on every question: interval [0, 0]
-    assert not failed.passed and failed.supported_margin == 0.0
-    assert '"supported_margin": 0.0' in json.dumps(failed.to_dict())  # never -0.0
-    assert failed.line.endswith(f"; these {N} questions support any margin above 0")
-    assert f"These {N} questions support any margin above 0." in failed.markdown()
-    assert "reaches" not in failed.line
+    y = np.full(N, 0.5)
+    plan = ComparisonPlan("recall@5", 1, 1000, 0.95, pairs=(("candidate", "baseline"),))
+    assert supported_margin(y, y.copy(), plan) == (0.0, "unchanged")
+    b, _ = _pair(tmp_path, 5)
+    at_zero = check_noninferior(b, b, "s", "recall@5", margin=0.0)
+    assert at_zero.passed and at_zero.identical  # and the gate passes it at a margin of 0
+    assert '"supported_margin": null' in json.dumps(at_zero.to_dict())
+
+
+def test_a_fail_with_an_observed_loss_names_it_and_the_smallest_margin_that_passes(tmp_path):
+    # 0/1 scores on 200 questions: the baseline finds 100, the candidate loses 40 of them
+    n = 200
+    ids = [f"q{i}" for i in range(n)]
+    y = np.zeros(n)
+    y[:100] = 1.0
+    x = y.copy()
+    x[:40] = 0.0
+    b = _results(tmp_path / "b40", {"s": y.tolist()}, ids)
+    c = _results(tmp_path / "c40", {"s": x.tolist()}, ids)
+    res = check_noninferior(b, c, "s", "recall@5", margin=3)
+    assert not res.passed
+    assert res.line.endswith(
+        "lower end <= -3 (margin); observed loss 20.0 points: only a margin above 26.1 points "
+        "would pass it (a margin is set before the result, never raised to pass one)"
+    )
+    assert "support a margin" not in res.line  # what the questions support is beside the point
+    assert (
+        "Observed loss 20.0 points: only a margin above 26.1 points would pass it" in res.markdown()
+    )
+    # the margin named is the interval's lower end: just above it passes, at it fails
+    low = -res.difference.low * 100
+    assert f"{low:.1f}" == "26.1"
+    assert check_noninferior(b, c, "s", "recall@5", margin=low + 0.01).passed
+    assert not check_noninferior(b, c, "s", "recall@5", margin=low).passed
 
 
 def test_a_missing_system_or_metric_is_named_with_what_the_run_has(tmp_path):

@@ -1,11 +1,13 @@
-"""check's FAIL line says the smallest margin the questions can support: the lower end
-of the interval an unchanged candidate gets on them."""
+"""check passes a candidate identical to the baseline on every question; any other goes
+through the interval, and a FAIL with no observed loss says the smallest margin the
+questions can support: the lower end of the interval of a candidate with no net change."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from test_check import IDS, _results
 
 from ragmeter.history.gate import check_noninferior
@@ -14,21 +16,49 @@ from ragmeter.stats.paired_tests import tango_interval
 N = len(IDS)
 
 
-def test_a_margin_below_what_the_questions_support_fails_and_says_so(tmp_path):
+def test_an_identical_candidate_passes_saying_so_where_its_interval_would_fail(tmp_path):
+    # a change to the docs: every per-question score as in the baseline. The interval of
+    # an unchanged candidate on N questions (Tango's, 0 discordant pairs) reaches below
+    # -1 point, so the interval alone would fail a 1-point margin
     base = (np.arange(N) % 3 != 0).astype(float)
     path = _results(tmp_path / "base", {"sentence": base.tolist()}, IDS)
-    # an unchanged run on N questions: Tango's interval of 0 discordant pairs
+    copy = _results(tmp_path / "copy", {"sentence": base.tolist()}, IDS)
     low, _ = tango_interval(0, 0, N, 0.05)
-    floor = -low * 100
-    assert 1.0 < floor < 3.0
-    failed = check_noninferior(path, path, "sentence", "recall@5", margin=1.0)
-    assert not failed.passed
-    assert abs(failed.supported_margin - floor) < 1e-9
-    assert f"these {N} questions support a margin above {floor:.1f} points" in failed.line
-    assert f"These {N} questions support a margin above {floor:.1f} points" in failed.markdown()
-    passed = check_noninferior(path, path, "sentence", "recall@5", margin=floor + 0.5)
-    assert passed.passed and passed.supported_margin is None
-    assert "support" not in passed.line and "support" not in passed.markdown()
+    assert -low * 100 > 1.0
+    res = check_noninferior(path, copy, "sentence", "recall@5", margin=1.0)
+    assert res.passed and res.identical and res.supported_margin is None
+    assert res.line == (
+        f"PASS recall@5 sentence: candidate - baseline = +0.0 points, identical on all {N} "
+        f"questions (each question scores as in the baseline: no loss to test against the "
+        f"margin of 1)"
+    )
+    assert "[" not in res.line  # no interval to misread as a near-fail
+    md = res.markdown()
+    assert md.startswith("### ragmeter check passed: recall@5, sentence")
+    assert f"Identical on all {N} questions: each question scores as in the baseline" in md
+    assert "% interval |" not in md and f"| questions better / same / worse | 0 / {N} / 0 |" in md
+    assert res.to_dict()["identical"] is True and res.to_dict()["passed"] is True
+    # a margin of 0 too: an identical candidate is no worse at all
+    assert check_noninferior(path, copy, "sentence", "recall@5", margin=0.0).passed
+
+
+@pytest.mark.parametrize("changed", [[0], [0, 1]], ids=["one gained", "one each way"])
+def test_a_candidate_differing_on_any_question_goes_through_the_interval(tmp_path, changed):
+    # one question gained (no loss), or one gained and one lost (the same mean as an
+    # identical candidate): neither is identical, both are decided by the interval
+    base = (np.arange(N) % 3 != 0).astype(float)
+    cand = base.copy()
+    cand[changed] = 1.0 - cand[changed]  # q0 scored 0, q1 scored 1
+    b = _results(tmp_path / "b", {"s": base.tolist()}, IDS)
+    c = _results(tmp_path / "c", {"s": cand.tolist()}, IDS)
+    res = check_noninferior(b, c, "s", "recall@5", margin=1.0)
+    low = res.difference.low  # Tango's interval of 1 win and 0 or 1 loss: below -1 point
+    assert low * 100 < -1.0 and (res.wins, res.losses) == (1, len(changed) - 1)
+    assert not res.passed and not res.identical and res.line.startswith("FAIL")
+    assert "identical" not in res.line and "identical" not in res.markdown()
+    assert f"these {N} questions support a margin above" in res.line  # no loss: the support
+    wide = check_noninferior(b, c, "s", "recall@5", margin=-low * 100 + 0.5)
+    assert wide.passed and not wide.identical and "lower end > -" in wide.line
 
 
 def _graded_pair(tmp_path, n: int, changed: int, seed: int):

@@ -112,7 +112,7 @@ def test_metric_names_are_case_insensitive_in_both_spellings(files, spelling):
     args = ["check", results, results, "--system", "a", "--margin", "50", *spelling]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("PASS hit@1 a: candidate - baseline = +0.0 [")
+    assert result.stdout.startswith("PASS hit@1 a: candidate - baseline = +0.0 points, identical")
 
 
 def test_only_measures_given_are_scored(files, tmp_path):

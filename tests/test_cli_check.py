@@ -40,9 +40,10 @@ def runs(tmp_path_factory):
     return out
 
 
-def _check(runs, *flags):
+def _check(runs, *flags, columns="1000"):
+    """The check on a terminal of ``columns`` (wide enough for the verdict's one line)."""
     args = ["check", str(runs["base"]), str(runs["cand"]), "--system", NAME, *flags]
-    return runner.invoke(app, args)
+    return runner.invoke(app, args, env={"COLUMNS": columns})
 
 
 def test_the_default_margin_is_2_points(runs):
@@ -54,19 +55,45 @@ def test_the_default_margin_is_2_points(runs):
     assert "lower end > -4 (margin)" in passed.stdout
 
 
-def test_the_verdict_is_one_plain_line_with_the_name_as_written(runs, monkeypatch):
+def test_the_verdict_is_plain_text_wrapped_between_words_with_intervals_whole(runs, monkeypatch):
+    import re
+
     from rich.color import ColorSystem
 
     from ragmeter.cli.app import console
 
-    # on a colour terminal too: no markup read in it, nothing highlighted, never folded
+    # on a colour terminal of 60 columns: no markup read in it, nothing highlighted, and
+    # broken only between words, never inside a number or an interval
     monkeypatch.setattr(console, "_color_system", ColorSystem.TRUECOLOR)
-    monkeypatch.setattr(console, "_width", 60)
-    result = _check(runs, "--margin", "4")
-    assert result.exit_code == 0, result.output
-    (line,) = result.stdout.splitlines()
-    assert line.startswith("PASS hit@1 my[b]system: candidate - baseline = -1.5 [")
-    assert "\x1b[" not in line and line.endswith("lower end > -4 (margin)")
+    for flags, code in ((["--margin", "4"], 0), ([], 1)):
+        result = _check(runs, *flags, columns="60")
+        assert result.exit_code == code, result.output
+        lines = result.stdout.splitlines()
+        assert len(lines) > 2 and all(len(line) <= 60 for line in lines), lines
+        assert "\x1b[" not in result.stdout
+        assert lines[0].startswith("PASS hit@1 my[b]system:" if code == 0 else "FAIL hit@1")
+        whole = re.compile(r"[+-]\d+\.\d+ \[[+-]\d+\.\d+, [+-]\d+\.\d+\]")
+        assert len([line for line in lines if whole.search(line)]) == 1, lines
+        joined = " ".join(lines)
+        assert "candidate - baseline = -1.5 [" in joined
+        assert joined.endswith("lower end > -4 (margin)" if code == 0 else "pass one)")
+
+
+def test_a_margin_above_100_points_is_refused_in_one_line(runs):
+    result = _check(runs, "--margin", "101")
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: margin must be at most 100 points (the whole scale), got 101")
+
+
+def test_a_margin_above_20_points_warns_and_20_does_not(runs):
+    wide = _check(runs, "--margin", "25")
+    assert wide.exit_code == 0, wide.output
+    said = " ".join(wide.stderr.split())
+    assert said.startswith("warning: --margin 25: a margin of 25 points passes a candidate up")
+    assert "above 20 the gate lets large regressions through" in said
+    at_20 = _check(runs, "--margin", "20")
+    assert at_20.exit_code == 0 and at_20.stderr == "", at_20.stderr
 
 
 def test_the_baseline_confidence_level_is_the_checks(runs, tmp_path):

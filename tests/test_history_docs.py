@@ -43,11 +43,14 @@ def test_the_worked_example_runs_as_written(tmp_path):
     assert "break: relevant_grade: 2 vs 1 changed since run 3" in out
     assert "Baseline: history run 3 (commit" in out
     assert "FAIL recall@5 mine: candidate - baseline = -" in out
+    flat = " ".join(out.split())  # a verdict longer than the terminal wraps between words
+    assert "; observed loss 61.5 points: only a margin above 69.3 points would pass it" in flat
     assert "check failed with exit code 1" in out
     # a second retriever renames the system: the trend and the gate go on
     assert "named mine/bm25 here (was mine)" in out
     assert "Baseline: history run 5 (commit" in out
     assert "PASS recall@5 mine/bm25 (baseline: mine): candidate - baseline = +0.0" in out
+    assert "identical on all 135 questions" in flat  # nothing changed for mine: no interval
     done = subprocess.run(
         [sys.executable, "-c", python[0]], cwd=tmp_path / "demo", capture_output=True, text=True
     )

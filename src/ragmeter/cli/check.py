@@ -7,11 +7,12 @@ from typing import Annotated
 
 import typer
 
-from ragmeter.cli.app import app, console, handle_errors, points
+from ragmeter.cli.app import app, console, handle_errors, points, warn
 from ragmeter.cli.history import HistoryDir, history_baseline
+from ragmeter.cli.layout import wrap_words
 from ragmeter.errors import InputError
 from ragmeter.files.outputs import check_output_file, results_inputs, write_output
-from ragmeter.history.gate import check_noninferior
+from ragmeter.history.gate import check_noninferior, checked_margin
 from ragmeter.inputs.config import check_rounds, check_seed
 
 _Baseline = Annotated[
@@ -91,6 +92,10 @@ def check(
         )
     elif candidate is None:
         raise InputError("give the baseline's and the candidate's results directories")
+    margin_points = points(margin, "--margin") * 100.0  # read as plan reads its points
+    wide = checked_margin(margin_points)  # before any work
+    if wide is not None:
+        warn(f"--margin {margin:g}: {wide}")
     if seed is not None:
         check_seed(seed, "--seed")
     if rounds is not None:
@@ -105,7 +110,7 @@ def check(
         cand,
         system,
         metric or base.summary.metric,
-        points(margin, "--margin") * 100.0,  # read as plan reads its points
+        margin_points,
         confidence=base.summary.confidence,
         rounds=rounds,
         seed=seed,
@@ -113,6 +118,8 @@ def check(
     )
     if markdown is not None:
         write_output(markdown, result.markdown(), "Markdown summary", inputs, "--markdown")
-    console.print(result.line, markup=False, highlight=False, soft_wrap=True)
+    # wrapped between words at the terminal's width, never inside a number or interval
+    for part in wrap_words(result.line, console.width):
+        console.print(part, markup=False, highlight=False, soft_wrap=True)
     if not result.passed:
         raise typer.Exit(1)

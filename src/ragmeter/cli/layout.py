@@ -8,8 +8,9 @@ with the names replaced by short labels and a legend, else as lines of
 verdict, a question) wraps, between words. :func:`print_grids` prints grids that
 way: every command's tables go through it. :func:`terminal_width` is the width they
 fit: ``COLUMNS``, else the terminal the command runs in (piped output too), else
-:data:`DEFAULT_WIDTH`. :func:`render` writes grids as ``markdown``, ``csv`` or
-``json`` for pipes and files.
+:data:`DEFAULT_WIDTH`. :func:`wrap_words` breaks a long line (a verdict) at that
+width between words only, a difference and its interval kept whole. :func:`render`
+writes grids as ``markdown``, ``csv`` or ``json`` for pipes and files.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console, RenderableType
 from rich.measure import Measurement
 from rich.table import Table
@@ -161,6 +164,24 @@ def terminal_width() -> int:
     finally:
         os.close(fd)
     return found or DEFAULT_WIDTH
+
+
+#: a word: a difference with its interval (``+0.0 [-4.0, +4.0]``), an interval alone, or
+#: anything between spaces
+_WORD = re.compile(r"(?:[+-]?\d[\d.e+-]*\*? )?\[[^\]\n]*\]|[^ ]+")
+
+
+def wrap_words(line: str, width: int) -> list[str]:
+    """``line`` as lines of at most ``width`` terminal columns, broken only at spaces
+    between words: a difference and its interval (``+0.0 [-4.0, +4.0]``) stay whole on
+    one line. A word wider than ``width`` stands alone on its line, unbroken."""
+    out: list[str] = []
+    for word in _WORD.findall(line):
+        if out and cell_len(out[-1]) + 1 + cell_len(word) <= width:
+            out[-1] += " " + word
+        else:
+            out.append(word)
+    return out or [""]
 
 
 def fit(grid: Grid, width: int | None) -> list[RenderableType]:

@@ -25,7 +25,20 @@ from ragmeter.scoring import measurement
 from ragmeter.scoring.metrics import COST_FAMILIES, family
 from ragmeter.stats.paired_tests import is_binary
 
-__all__ = ["Check", "check_noninferior", "supported_margin"]
+__all__ = [
+    "MAX_MARGIN",
+    "WIDE_MARGIN",
+    "Check",
+    "check_noninferior",
+    "checked_margin",
+    "supported_margin",
+]
+
+#: points: the whole scale. A larger margin would pass a candidate that lost every question
+MAX_MARGIN = 100.0
+#: points: a margin above this lets a candidate lose more than a fifth of the scale and
+#: pass; it is accepted with a warning
+WIDE_MARGIN = 20.0
 
 _WHO = {
     "unchanged": "an unchanged candidate",
@@ -42,7 +55,8 @@ class Check:
     ``difference`` is candidate - baseline, paired by question id, with its two-sided
     interval (a family of one under the default rule); the check passes when the
     interval's lower end is above ``-margin`` (``margin`` in points: hundredths of
-    the metric's scale).
+    the metric's scale), or when the candidate is ``identical``: every per-question
+    score as in the baseline, so nothing was lost whatever the interval's width.
     """
 
     system: str
@@ -65,12 +79,35 @@ class Check:
     support_basis: str = "unchanged"
     #: the system's name in the baseline run, when it is not ``system`` (a renamed system)
     baseline_system: str | None = None
+    #: every per-question score of the candidate equals the baseline's: the check passes
+    #: without its interval (nothing was lost, whatever the questions could show)
+    identical: bool = False
 
     @property
     def shown_system(self) -> str:
         if self.baseline_system is None:
             return self.system
         return f"{self.system} (baseline: {self.baseline_system})"
+
+    def _tail(self) -> str:
+        """What a FAIL line adds: with an observed loss, the loss and the smallest margin
+        this candidate passes (never advice to raise the margin); without one, the margin
+        the questions support."""
+        if self.passed:
+            return ""
+        d = self.difference
+        if d.mean * 100 <= -0.05:  # a loss that prints as one
+            need = -d.low * 100
+            passes = (
+                f"only a margin above {need:.1f} points would pass it"
+                if math.isfinite(need) and need < MAX_MARGIN
+                else "no margin up to the whole scale would pass it"
+            )
+            return (
+                f"; observed loss {-d.mean * 100:.1f} points: {passes} (a margin is set "
+                f"before the result, never raised to pass one)"
+            )
+        return self._support()
 
     def _support(self) -> str:
         s, n = self.supported_margin, self.difference.n
@@ -97,22 +134,49 @@ class Check:
         )
         return f"; these {n} questions support a margin above {s:.1f} points ({reach})"
 
+    def _identical(self) -> str:
+        n = self.difference.n
+        return f"identical on all {n} questions" if n != 1 else "identical on its one question"
+
     @property
     def line(self) -> str:
         d = self.difference
+        if self.identical:
+            return (
+                f"PASS {self.metric} {self.shown_system}: candidate - baseline = +0.0 "
+                f"points, {self._identical()} (each question scores as in the baseline: "
+                f"no loss to test against the margin of {self.margin:g})"
+            )
         verdict = "PASS" if self.passed else "FAIL"
         rel = ">" if self.passed else "<="
         return (
             f"{verdict} {self.metric} {self.shown_system}: candidate - baseline = "
             f"{format_difference(d)} points "
             f"({d.confidence * 100:g}% {self.interval}, {d.n} questions, seed {d.seed}, "
-            f"{d.rounds} rounds); lower end {rel} -{self.margin:g} (margin)" + self._support()
+            f"{d.rounds} rounds); lower end {rel} -{self.margin:g} (margin)" + self._tail()
         )
 
     def markdown(self) -> str:
         d = self.difference
         head = "passed" if self.passed else "failed"
         title = markdown_text(f"{self.metric}, {self.shown_system}")  # names: text, never HTML
+        interval = (
+            []
+            if self.identical
+            else [f"| {d.confidence * 100:g}% interval | {difference_interval(d)} |"]
+        )
+        if self.identical:
+            note = (
+                f"{self._identical().capitalize()}: each question scores as in the baseline, "
+                f"so the check passes without an interval (nothing was lost)."
+            )
+        else:
+            note = (
+                f"Non-inferiority: the check passes when the lower end of the paired interval "
+                f"is above -{self.margin:g} points. Interval: {self.interval}; "
+                f"{d.n} questions paired by id; seed {d.seed}, {d.rounds} rounds"
+                + _sentence(self._tail())
+            )
         return "\n".join(
             [
                 f"### ragmeter check {head}: {title}",
@@ -122,16 +186,11 @@ class Check:
                 f"| baseline | {self.baseline * 100:.1f} |",
                 f"| candidate | {self.candidate * 100:.1f} |",
                 f"| candidate - baseline | {d.mean * 100:+.1f} |",
-                f"| {d.confidence * 100:g}% interval | {difference_interval(d)} |",
+                *interval,
                 f"| margin | -{self.margin:g} |",
                 f"| questions better / same / worse | {self.wins} / {self.ties} / {self.losses} |",
                 "",
-                f"Non-inferiority: the check passes when the lower end of the paired interval "
-                f"is above -{self.margin:g} points. Interval: {self.interval}; "
-                f"{d.n} questions paired by id; seed {d.seed}, {d.rounds} rounds"
-                + (self._support().replace(";", ".", 1).replace(" these", " These", 1) + ".")
-                if self.supported_margin is not None
-                else f"{d.n} questions paired by id; seed {d.seed}, {d.rounds} rounds.",
+                note,
                 "",
             ]
         )
@@ -140,6 +199,15 @@ class Check:
         out = asdict(self)
         out["line"] = self.line
         return out
+
+
+def _sentence(tail: str) -> str:
+    """A line's ``; these 30 questions ...`` as the sentence that ends a paragraph:
+    ``. These 30 questions ....`` (``.`` alone for no tail)."""
+    if not tail:
+        return "."
+    text = tail.removeprefix("; ")
+    return f". {text[:1].upper()}{text[1:]}."
 
 
 def check_noninferior(
@@ -163,12 +231,13 @@ def check_noninferior(
     name in either run: a run that lacks it holds it under another name when one of
     its systems has the same strategy and retriever settings
     (:func:`ragmeter.history.systems.pair_systems`); ``baseline_system`` names it in
-    the baseline outright.
+    the baseline outright. A candidate identical to the baseline on every question
+    passes (``identical``); any other is decided by the interval. The margin is read
+    by :func:`checked_margin`: 0 to 100 points.
     """
     base = baseline if isinstance(baseline, Results) else Results(baseline)
     cand = candidate if isinstance(candidate, Results) else Results(candidate)
-    if not margin >= 0 or not math.isfinite(margin):
-        raise InputError(f"margin must be a non-negative number of points, got {margin}")
+    checked_margin(margin)
     b_name, c_name = pair_systems(
         system,
         (base.meta, base.systems, str(base.path)),
@@ -194,7 +263,10 @@ def check_noninferior(
     )
     row = table.rows[0]
     diff = row.difference
-    passed = bool(diff.low > -margin / 100.0)
+    # nothing changed on any question: no loss for an interval to bound (a change to the
+    # docs passes whatever the questions could show); any change goes to the interval
+    identical = bool(np.array_equal(x, y))
+    passed = identical or bool(diff.low > -margin / 100.0)
     supported, basis = supported_margin(x, y, plan) if not passed else (None, "unchanged")
     return Check(
         system=c_name,
@@ -211,7 +283,30 @@ def check_noninferior(
         supported_margin=supported,
         support_basis=basis,
         baseline_system=None if b_name == c_name else b_name,
+        identical=identical,
     )
+
+
+def checked_margin(margin: float) -> str | None:
+    """Refuse a margin (points) that is not a number from 0 to :data:`MAX_MARGIN`
+    (:class:`InputError`); the warning a margin above :data:`WIDE_MARGIN` earns, else
+    None. Every way in to the gate reads its margin through this one rule."""
+    if not margin >= 0 or not math.isfinite(margin):
+        raise InputError(f"margin must be a non-negative number of points, got {margin}")
+    if margin > MAX_MARGIN:
+        raise InputError(
+            f"margin must be at most {MAX_MARGIN:g} points (the whole scale), got {margin:g}: "
+            f"a candidate that lost every question would pass; give the most you would "
+            f"accept to lose, in points"
+        )
+    if margin > WIDE_MARGIN:
+        return (
+            f"a margin of {margin:g} points passes a candidate up to {margin:g} points "
+            f"worse; above {WIDE_MARGIN:g} the gate lets large regressions through (set the "
+            f"margin before the result; `ragmeter plan` says how many questions a tighter "
+            f"one needs)"
+        )
+    return None
 
 
 def _same_measurement(base: Results, cand: Results, metric: str) -> None:
