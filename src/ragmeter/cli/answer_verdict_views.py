@@ -43,10 +43,10 @@ def print_answer_verdicts(v: AnswerVerdicts, console: Console) -> None:
         for note in v.notes:
             console.print(Text(note))
         return
+    reader = f", reader {v.reader}" if v.reader else ""
     console.print(
         Text.assemble(
-            ("Paired verdicts on the answers", "bold"),
-            f", judged by {v.judge}, reader {v.reader}, top {v.k}",
+            ("Paired verdicts on the answers", "bold"), f", judged by {v.judge}{reader}, top {v.k}"
         )
     )
     for measure, table in v.tables.items():
