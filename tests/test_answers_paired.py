@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import copy_results, save_example
+from conftest import SMALL_EXAMPLE_SETTINGS, copy_results, save_example
 from rich.console import Console
 from test_answers import Scripted, reader
 
@@ -263,6 +263,18 @@ def test_a_grid_is_compared_by_the_grid_s_families_as_in_the_search(grid, tmp_pa
     partial = answer_verdicts(results)
     assert partial.tables["correct"].rule.family == "all pairs"
     assert any("form no strategy x retriever grid" in n for n in partial.notes)
+
+
+def test_a_run_whose_questions_cluster_flips_whole_documents_as_its_search_did(tmp_path):
+    results = save_example(tmp_path / "res", 20, **SMALL_EXAMPLE_SETTINGS, clusters="document")
+    searched = Results(results).summary.comparison_rule
+    write_grades(results, {"sentence": "c" * 14 + "w" * 6, "fixed-40": "w" * 20})
+    rule = answer_verdicts(results).tables["correct"].rule
+    assert rule.clusters == searched.clusters > 1
+    assert rule.test == searched.test == "sign-flip test of whole clusters (200 rounds)"
+    # the first 14 questions span only a few posts: 14 wins are not 14 independent ones
+    [row] = answer_verdicts(results).tables["correct"].rows
+    assert row.wins == 14 and row.difference.method == "cluster sign-flip inversion"
 
 
 # --- grade prints them and keeps them --------------------------------------------------------
