@@ -152,11 +152,14 @@ def test_grade_passes_its_limit_and_notes_a_configured_judge(monkeypatch, tmp_pa
     monkeypatch.setattr(answer_views, "answer_report", answer_report)
     monkeypatch.setattr(answer_views, "print_answer_report", lambda report, console: None)
     monkeypatch.setattr(answer_views, "_failures_after_grading", lambda *a: None)
+    compared = []
+    monkeypatch.setattr(answer_views, "_verdicts_after_grading", lambda *a: compared.append(a))
     (tmp_path / "config.toml").write_text('[answers]\njudge = "test:x"\n')
     console = _console()
     grade_command(tmp_path, [], accuracy_judge="test:y", systems="a, b,", limit=2, console=console)
     assert asked[0]["limit"] == 2 and asked[0]["accuracy_judge"] == "test:y"
     assert reports == [("test:y", ["a", "b"])]
+    assert compared == [(tmp_path, "test:y", ["a", "b"], {}, console)]  # the same judge, systems
     assert _Progress.made[0].console is console
     text = " ".join(console.export_text().split())
     assert "sets [answers] judge = 'test:x', which later reports use" in text

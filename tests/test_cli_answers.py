@@ -100,6 +100,23 @@ def test_grade_passes_every_option_on(seen, tmp_path):
     assert seen["refresh_report"][1] == {"accuracy_judge": "ollama:a"}
 
 
+def test_grade_passes_the_comparison_s_rule_and_family_on(seen, tmp_path):
+    _run("grade", str(tmp_path), "--judge", "ollama:a")
+    none = {"adjust": None, "baseline": None, "pairs": None, "family": None}
+    assert seen["grade_command"][1]["choice"] == none  # the run's own rule and family
+    _run(
+        "grade", str(tmp_path), "--judge", "ollama:a", "--adjust", "holm",
+        "--pairs", "a:b,b:c",
+    )  # fmt: skip
+    assert seen["grade_command"][1]["choice"] == none | {"adjust": "holm", "pairs": "a:b,b:c"}
+    _run("grade", str(tmp_path), "--judge", "ollama:a", "--baseline", "a")
+    assert seen["grade_command"][1]["choice"] == none | {"baseline": "a"}
+    _run("grade", str(tmp_path), "--judge", "ollama:a", "--family", "retrievers")
+    assert seen["grade_command"][1]["choice"] == none | {"family": "retrievers"}
+    done = CliRunner().invoke(app, ["grade", str(tmp_path), "--judge", "j", "--family", "rows"])
+    assert done.exit_code == 2 and "--family" in done.output
+
+
 def test_judges_and_failures_print_on_the_console(seen, tmp_path):
     _run("judges", str(tmp_path), "--accuracy-judge", "ollama:j")
     (results,), kw = seen["judges_command"]

@@ -15,7 +15,9 @@ hand-graded sample. Everything lands in ``<results>/answers/`` (see
     report = answer_report("ragmeter-results")
 
 The package exports what a notebook needs: the two model steps, the hand-grade
-loop (give it an ``ask``), the analysis and the dataclasses they return. Prompts,
+loop (give it an ``ask``), the analysis, the paired verdicts on answers
+(:func:`answer_verdicts`, system against system under the run's rule) and the
+dataclasses they return. Prompts,
 schemas and file helpers stay in their modules (:mod:`.prompts`, :mod:`.store`);
 printing is the command line's (:mod:`ragmeter.cli.answer_views`).
 """
@@ -32,6 +34,7 @@ _LAZY = {
         "ragmeter.answers.analysis",
     ),
     **dict.fromkeys(("HandItem", "HandRun", "hand_grade"), "ragmeter.answers.hand"),
+    **dict.fromkeys(("AnswerVerdicts", "answer_verdicts"), "ragmeter.answers.paired"),
     **dict.fromkeys(
         ("GradeRun", "JudgeRun", "ReaderRun", "answer_questions", "grade_answers"),
         "ragmeter.answers.run",
@@ -50,6 +53,7 @@ __all__ = [
     "Answer",
     "AnswerReport",
     "AnswerSet",
+    "AnswerVerdicts",
     "CrossTable",
     "Grade",
     "GradeRun",
@@ -64,6 +68,7 @@ __all__ = [
     "accuracy",
     "answer_questions",
     "answer_report",
+    "answer_verdicts",
     "cross_table",
     "grade_answers",
     "hand_checks",

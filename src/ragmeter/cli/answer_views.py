@@ -164,6 +164,7 @@ def grade_command(
     console: Console | None = None,
     progress_console: Console | None = None,
     progress_bar: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
+    choice: dict[str, Any] | None = None,
     **call: Any,
 ) -> AnswerReport:
     """``ragmeter grade RESULTS --judge SPEC [--judge SPEC ...]``: grade, then report.
@@ -171,9 +172,16 @@ def grade_command(
     ``judges`` and ``call`` are as for :func:`ragmeter.answers.grade_answers`.
     ``accuracy_judge`` (``--accuracy-judge``) names the judge whose grades give the
     accuracy, here and (recorded in ``answers/meta.json``) in later reports, where
-    ``[answers] judge`` in the run's ``config.toml`` still comes first.
+    ``[answers] judge`` in the run's ``config.toml`` still comes first. ``choice``
+    (``adjust``, ``baseline``, ``pairs``, ``family``, as ``compare`` takes them) chooses
+    the rule and family of the paired verdicts; checked before any model call.
     """
     console = console or Console()
+    choice = {k: v for k, v in (choice or {}).items() if v is not None}
+    if choice:
+        from ragmeter.answers.paired import check_choice
+
+        check_choice(results, **choice)
     bar = progress_bar() if progress_bar is not None else _bar(progress_console or console)
     with bar as progress:
         run: GradeRun = grade_answers(
@@ -214,7 +222,24 @@ def grade_command(
     report = answer_report(results, judge=accuracy_judge, systems=_system_list(results, systems))
     print_answer_report(report, console)
     _failures_after_grading(results, report.judge, console)
+    _verdicts_after_grading(results, report.judge, _system_list(results, systems), choice, console)
     return report
+
+
+def _verdicts_after_grading(
+    results: str | Path,
+    judge: str | None,
+    systems: list[str] | None,
+    choice: dict[str, Any],
+    console: Console,
+) -> None:
+    """The paired verdicts on answers printed, and ``answers/verdicts.json`` rewritten."""
+    from ragmeter.answers.paired import answer_verdicts, write_answer_verdicts
+    from ragmeter.cli.answer_verdict_views import print_answer_verdicts
+
+    verdicts = answer_verdicts(results, judge, systems=systems, **choice)
+    print_answer_verdicts(verdicts, console)
+    write_answer_verdicts(verdicts, results)
 
 
 def _failures_after_grading(results: str | Path, judge: str | None, console: Console) -> None:

@@ -8,7 +8,11 @@ from typing import Annotated
 import typer
 
 from ragmeter.cli.app import (
+    ADJUST_OPTION,
+    BASELINE_OPTION,
+    FAMILY_OPTION,
     MODEL_SPEC,
+    PAIRS_OPTION,
     AccuracyJudge,
     CallEngine,
     CallEngineAddress,
@@ -110,9 +114,18 @@ def grade(
     engine: CallEngine = "local",
     engine_address: CallEngineAddress = "auto",
     no_history: NoHistory = False,
+    adjust: Annotated[str | None, ADJUST_OPTION] = None,
+    baseline: Annotated[str | None, BASELINE_OPTION] = None,
+    pairs: Annotated[str | None, PAIRS_OPTION] = None,
+    family: Annotated[str | None, FAMILY_OPTION] = None,
 ) -> None:
-    """Judge models grade each answer correct / partial / wrong against the answer key."""
+    """Judge models grade each answer correct / partial / wrong against the answer key,
+    then systems are compared on their answers, pair by pair, under the run's rule."""
     from ragmeter.cli.answer_views import grade_command
+    from ragmeter.inputs.config import check_family
+
+    if family is not None:  # given, even empty: the flag is named, not the config
+        check_family(family, "--family")
 
     settings = [
         _settings(spec, option, cache, concurrency, timeout, max_tokens, engine, engine_address)
@@ -128,6 +141,7 @@ def grade(
         console=console,
         progress_console=err,
         progress_bar=calls_bar,
+        choice={"adjust": adjust, "baseline": baseline, "pairs": pairs, "family": family},
     )
     record_run(results, "grade", None, no_history)
     refresh_report(results, accuracy_judge=chosen)

@@ -386,6 +386,21 @@ AccuracyJudge = Annotated[
 ]
 
 
+# The family and rule of a comparison table, as `search`, `compare` and `grade` take them.
+ADJUST_OPTION = typer.Option(
+    help="maxt (default): step-down max-T over the table's pairs (more power when pairs "
+    "share questions); holm: Holm over the same pairs; none: the seed's per-pair rule"
+)
+BASELINE_OPTION = typer.Option(help="Compare every system with this one (m - 1 pairs)")
+PAIRS_OPTION = typer.Option(help="Only these planned comparisons, e.g. A:B,C:D")
+FAMILY_OPTION = typer.Option(
+    help="On a strategy x retriever grid: grid (default there): retrievers within each "
+    "strategy and strategies within each retriever, one family; retrievers or strategies: "
+    "one of the two; all: every pair",
+    metavar="FAMILY",
+)
+
+
 def judge_name(value: str | None) -> str | None:
     """An ``--accuracy-judge`` value as grades are saved under it (``gguf:PATH`` keeps the
     file name, as ``--judge`` does); ``None`` when not given."""

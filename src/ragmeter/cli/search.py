@@ -11,6 +11,10 @@ from rich.text import Text
 
 from ragmeter.chunking import strategies as chunking
 from ragmeter.cli import search_views as terminal
+from ragmeter.cli.app import ADJUST_OPTION as _ADJUST
+from ragmeter.cli.app import BASELINE_OPTION as _BASELINE
+from ragmeter.cli.app import FAMILY_OPTION as _FAMILY
+from ragmeter.cli.app import PAIRS_OPTION as _PAIRS
 from ragmeter.cli.app import (
     REPORT_STATUS,
     AccuracyJudge,
@@ -57,22 +61,10 @@ from ragmeter.runs.results import Results, save_results
 from ragmeter.scoring.metrics import find_metric, is_share
 from ragmeter.stats.planning import Plan, cluster_sentence, plan_run
 
-_ADJUST = typer.Option(
-    help="maxt (default): step-down max-T over the table's pairs (more power when pairs "
-    "share questions); holm: Holm over the same pairs; none: the seed's per-pair rule"
-)
-_BASELINE = typer.Option(help="Compare every system with this one (m - 1 pairs)")
 _CLUSTERS = typer.Option(
     help="Questions sharing a document: auto (default: cluster-aware when the design effect "
     "is measurably above 1 with enough documents), none (question-level, the seed's numbers), "
     "document (always, by answer document) or field (always, by the test set's cluster field)"
-)
-_PAIRS = typer.Option(help="Only these planned comparisons, e.g. A:B,C:D")
-_FAMILY = typer.Option(
-    help="On a strategy x retriever grid: grid (default there): retrievers within each "
-    "strategy and strategies within each retriever, one family; retrievers or strategies: "
-    "one of the two; all: every pair",
-    metavar="FAMILY",
 )
 _FORMAT = typer.Option("--format", help=FORMAT_HELP, metavar="FORMAT")
 _ALL = typer.Option("--all", help="Print every pair (a long table lists the decisive ones first)")

@@ -170,9 +170,14 @@ def family(metric: str | Metric) -> str:
     return metric.name if isinstance(metric, Metric) else str(metric).partition("@")[0]
 
 
+ANSWER_SHARES = frozenset({"correct", "correct or partial"})
+"""The answer measures ``ragmeter grade`` compares systems on: shares of answers."""
+
+
 def is_share(metric: str | Metric) -> bool:
-    """Whether ``metric`` is a share (recall, hit rate, precision, coverage): percent."""
-    return family(metric) in SHARE_FAMILIES
+    """Whether ``metric`` is a share (recall, hit rate, precision, coverage, or an answer
+    measure of :data:`ANSWER_SHARES`): percent."""
+    return family(metric) in SHARE_FAMILIES or str(metric) in ANSWER_SHARES
 
 
 DEFAULT_WHOLE = ("map", "rprec")

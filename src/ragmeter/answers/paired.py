@@ -1,0 +1,340 @@
+"""Paired verdicts on answers: system against system on the share correct, and on the
+share correct or partial, over the same questions.
+
+Each compared system's answers, as the accuracy judge graded them
+(:func:`ragmeter.answers.analysis.accuracy_judge`), become one 0/1 score per question: 1
+when the answer was graded correct (for "correct or partial": correct or partial), else 0.
+An **unscored** answer counts as not correct, as the accuracy counts it
+(:data:`ragmeter.answers.analysis.ACCURACY_BASIS`), so a pair's difference is the
+difference of the two accuracies over the same questions. The pairs are taken over the
+questions every compared system has a graded answer for; an answer the judge has not
+graded, and an answer to a question another compared system has none for, are left out
+of every pair and counted.
+
+The verdicts come from the one comparison of the search half,
+:func:`ragmeter.comparison.systems.compare_systems`, under the run's own plan (rule,
+family, seed, rounds and clusters: :attr:`ragmeter.runs.results.Results.comparison_plan`)
+or what the caller chooses instead (``ComparisonPlan.choose``: a rule, a baseline,
+planned pairs or a family), so a table on answers reads as the search's tables do.
+:func:`write_answer_verdicts` keeps them as ``answers/verdicts.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragmeter.answers.analysis import accuracy_judge
+from ragmeter.answers.failure_counts import load_answers
+from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir
+from ragmeter.comparison.families import GRID_FAMILIES, grid_cells, grid_pairs
+from ragmeter.comparison.systems import ComparisonPlan, compare_systems
+from ragmeter.comparison.verdicts import Row, Rule, Verdicts
+from ragmeter.errors import InputError, did_you_mean
+from ragmeter.files.io import dumps, read_json
+from ragmeter.files.outputs import results_lock, write_output
+from ragmeter.runs.results import Results
+
+__all__ = [
+    "BASIS",
+    "MEASURES",
+    "AnswerVerdicts",
+    "answer_verdicts",
+    "check_choice",
+    "read_answer_verdicts",
+    "write_answer_verdicts",
+]
+
+MEASURES = ("correct", "correct or partial")
+"""The answer measures compared, as the accuracy table names its columns."""
+_PASSING = {"correct": ("correct",), "correct or partial": ("correct", "partial")}
+
+BASIS = (
+    "per question, 1 when the answer was graded correct (correct or partial), else 0; "
+    "an unscored answer counts as not correct, as in the accuracy"
+)
+"""What each system's score per question is, as the table under the verdicts says it."""
+
+FILE = "verdicts.json"
+
+
+@dataclass(frozen=True)
+class AnswerVerdicts:
+    """The paired verdicts on answers of one results directory, by one judge.
+
+    ``systems`` are the systems compared, ``questions`` the questions every one of them
+    has a graded answer for (the pairs are over these). Per system, ``unscored`` counts
+    its unscored answers among ``questions`` (each scored 0, not correct), ``left_out``
+    its graded answers to other questions and ``ungraded`` its answers the judge has not
+    graded yet (both in no pair). ``tables`` maps each measure of :data:`MEASURES` to
+    its :class:`~ragmeter.comparison.verdicts.Verdicts` (the rule with its family, seed
+    and rounds, and a row per pair); it is empty when there is nothing to compare, and
+    ``notes`` then says why. ``notes`` also says where the run's own family could not
+    apply to the systems answered.
+    """
+
+    judge: str | None
+    reader: str | None
+    k: int
+    seed: int
+    rounds: int
+    systems: list[str]
+    questions: list[str]
+    unscored: dict[str, int]
+    left_out: dict[str, int]
+    ungraded: dict[str, int]
+    tables: dict[str, Verdicts] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready form written to ``answers/verdicts.json``."""
+        return {
+            "judge": self.judge,
+            "reader": self.reader,
+            "k": self.k,
+            "seed": self.seed,
+            "rounds": self.rounds,
+            "basis": BASIS,
+            "systems": list(self.systems),
+            "questions": list(self.questions),
+            "unscored": dict(self.unscored),
+            "left_out": dict(self.left_out),
+            "ungraded": dict(self.ungraded),
+            "comparisons": [{"measure": m, **t.to_dict()} for m, t in self.tables.items()],
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AnswerVerdicts:
+        """The inverse of :meth:`to_dict`."""
+        tables = {
+            str(c["measure"]): Verdicts(
+                Rule.from_dict(c["rule"]), [Row.from_dict(r) for r in c["rows"]]
+            )
+            for c in data.get("comparisons") or []
+        }
+        return cls(
+            judge=data.get("judge"),
+            reader=data.get("reader"),
+            k=int(data["k"]),
+            seed=int(data["seed"]),
+            rounds=int(data["rounds"]),
+            systems=[str(s) for s in data["systems"]],
+            questions=[str(q) for q in data["questions"]],
+            unscored={str(s): int(n) for s, n in data["unscored"].items()},
+            left_out={str(s): int(n) for s, n in data["left_out"].items()},
+            ungraded={str(s): int(n) for s, n in data["ungraded"].items()},
+            tables=tables,
+            notes=[str(n) for n in data.get("notes") or []],
+        )
+
+
+def _unknown(name: str, known: Sequence[str], what: str) -> InputError:
+    return InputError(
+        f"{what}: unknown system {name!r}{did_you_mean(name, known)}; choose one of {list(known)}"
+    )
+
+
+def check_choice(
+    results: Results | str | Path,
+    *,
+    adjust: str | None = None,
+    baseline: str | None = None,
+    pairs: str | Sequence[tuple[str, str]] | None = None,
+    family: str | None = None,
+) -> ComparisonPlan:
+    """The run's plan with the choices made (``ComparisonPlan.choose``, as ``compare``
+    makes them), each system named checked against the run's systems: one line before
+    any model is called."""
+    res = results if isinstance(results, Results) else Results(results)
+    plan = res.comparison_plan.choose(adjust=adjust, baseline=baseline, pairs=pairs, family=family)
+    if baseline:
+        if plan.baseline not in res.systems:
+            raise _unknown(str(plan.baseline), res.systems, "--baseline")
+    for a, b in plan.pairs if pairs else ():
+        for name in (a, b):
+            if name not in res.systems:
+                raise _unknown(name, res.systems, "--pairs")
+    if family in GRID_FAMILIES:
+        grid_pairs(res.systems, family)  # one line naming what makes no grid
+    return plan
+
+
+def _own_plan(plan: ComparisonPlan, names: list[str]) -> tuple[ComparisonPlan, list[str]]:
+    """The run's own family as far as the systems with answers allow: a baseline or
+    planned pairs naming a system without graded answers, or a grid family on systems
+    that form no grid, fall back to every pair, and a note says so."""
+    if plan.baseline and plan.baseline not in names:
+        note = f"The run's baseline {plan.baseline} has no graded answers: every pair is compared."
+        return replace(plan, baseline=None, family="all"), [note]
+    if plan.pairs:
+        kept = tuple(p for p in plan.pairs if p[0] in names and p[1] in names)
+        if len(kept) == len(plan.pairs):
+            return plan, []
+        note = (
+            f"{len(plan.pairs) - len(kept)} of the run's planned pairs name a system without "
+            "graded answers"
+        )
+        if kept:
+            return replace(plan, pairs=kept), [note + ": compared without them."]
+        return replace(plan, pairs=None, family="all"), [note + ": every pair is compared."]
+    if plan.family in GRID_FAMILIES and grid_cells(names) is None:
+        note = (
+            f"The systems with graded answers form no strategy x retriever grid, so the run's "
+            f"family {plan.family!r} cannot apply: every pair is compared."
+        )
+        return replace(plan, family="all"), [note]
+    return plan, []
+
+
+def _graded(aset: AnswerSet, judge: str | None, systems: Sequence[str]) -> dict[str, dict]:
+    """Per system with answers, ``{question: grade}`` by ``judge`` (unscored included),
+    and the number of its answers the judge has not graded, under ``"ungraded"``."""
+    out = {}
+    for system in systems:
+        keys = aset.ordered_keys([system])
+        if not keys:
+            continue
+        labels = aset.labels(judge, keys) if judge is not None else {}
+        grades = {q: g for (_, q), g in labels.items()}
+        out[system] = {"grades": grades, "ungraded": len(keys) - len(labels)}
+    return out
+
+
+def answer_verdicts(
+    results: Results | str | Path | AnswerSet,
+    judge: str | None = None,
+    *,
+    systems: Sequence[str] | None = None,
+    adjust: str | None = None,
+    baseline: str | None = None,
+    pairs: str | Sequence[tuple[str, str]] | None = None,
+    family: str | None = None,
+    seed: int | None = None,
+    rounds: int | None = None,
+) -> AnswerVerdicts:
+    """The paired verdicts on answers, under the run's plan or the one chosen.
+
+    ``judge`` picks the accuracy judge (:func:`ragmeter.answers.analysis.accuracy_judge`);
+    ``systems`` limits the systems (default: every system with answers). ``adjust``,
+    ``baseline``, ``pairs`` and ``family`` choose the rule and family as for ``ragmeter
+    compare``; none given, the run's own family applies (falling back to every pair where
+    the systems answered do not allow it, with a note). ``seed`` and ``rounds`` default
+    to the run's.
+    """
+    aset = results if isinstance(results, AnswerSet) else load_answers(results)
+    if aset is None:
+        raise InputError(f"{results}: no answers to compare; run `ragmeter answer` first")
+    res = aset.results
+    chosen = accuracy_judge(aset, judge)
+    graded = _graded(aset, chosen, list(systems) if systems else res.systems)
+    own = not (baseline or pairs or family)
+    notes: list[str] = []
+    plan = res.comparison_plan
+    if own:
+        plan, notes = _own_plan(plan, list(graded))
+    plan = plan.choose(
+        adjust=adjust, baseline=baseline, pairs=pairs, family=family, seed=seed, rounds=rounds
+    )
+    names = _compared(plan, list(graded), chosen)
+    common = [q for q in res.question_ids if all(q in graded[s]["grades"] for s in names)]
+    out = AnswerVerdicts(
+        judge=chosen,
+        reader=aset.reader,
+        k=aset.k,
+        seed=plan.seed,
+        rounds=plan.rounds,
+        systems=names,
+        questions=common,
+        unscored={s: sum(graded[s]["grades"][q] == UNSCORED for q in common) for s in names},
+        left_out={s: len(graded[s]["grades"]) - len(common) for s in names},
+        ungraded={s: graded[s]["ungraded"] for s in names},
+        notes=notes,
+    )
+    why = _nothing_to_compare(out, chosen)
+    if why:
+        return replace(out, notes=[*notes, why])
+    return replace(out, tables=_tables(res, plan, {s: graded[s]["grades"] for s in names}, common))
+
+
+def _compared(plan: ComparisonPlan, answered: list[str], judge: str | None) -> list[str]:
+    """The systems a plan compares, of those with answers (``answered``, in results
+    order): those its planned pairs name, else all; one it names without answers is an
+    error."""
+    named = [plan.baseline] if plan.baseline else []
+    named += [s for p in plan.pairs or () for s in p]
+    for name in named:
+        if name not in answered:
+            raise InputError(
+                f"system {name!r} has no answers graded by {judge or 'a judge'}; systems with "
+                f"answers: {', '.join(answered) or 'none'}"
+            )
+    if plan.pairs:
+        return [s for s in answered if s in named]
+    return answered
+
+
+def _nothing_to_compare(v: AnswerVerdicts, judge: str | None) -> str | None:
+    """The sentence printed instead of a table, or None when there are pairs to compare."""
+    if judge is None:
+        return "No answer is graded yet: paired verdicts need a judge's grades."
+    if len(v.systems) < 2:
+        only = f" ({v.systems[0]})" if v.systems else ""
+        return (
+            f"One system{only} has answers graded by {judge}: paired verdicts need two; "
+            "answer and grade another system to compare."
+        )
+    if not v.questions:
+        return (
+            f"No question has an answer graded by {judge} for every compared system: "
+            "nothing to compare."
+        )
+    return None
+
+
+def _tables(
+    res: Results, plan: ComparisonPlan, grades: dict[str, dict[str, str]], common: list[str]
+) -> dict[str, Verdicts]:
+    """One comparison per measure, through the search half's one comparison."""
+    names = list(grades)
+    matrices = {
+        m: np.array(
+            [[float(grades[s][q] in _PASSING[m]) for q in common] for s in names], dtype=np.float64
+        )
+        for m in MEASURES
+    }
+    clusters = None
+    if res.clusters is not None:  # each compared question's cluster, as the search had it
+        label = dict(zip(res.question_ids, res.clusters, strict=True))
+        clusters = tuple(label[q] for q in common)
+    plan = replace(plan, clusters=clusters)
+    return {m: compare_systems(matrices, names, replace(plan, metric=m)) for m in MEASURES}
+
+
+def write_answer_verdicts(verdicts: AnswerVerdicts, results: Results | str | Path) -> Path:
+    """Write ``answers/verdicts.json`` atomically, under the results lock, over nothing or
+    over the file ragmeter wrote there (never a file of the user's at that name)."""
+    base = results.path if isinstance(results, Results) else Path(results)
+    path = answers_dir(base) / FILE
+    with results_lock(base):
+        write_output(path, dumps(verdicts.to_dict()), "paired verdicts on answers", flag=None)
+    return path
+
+
+def read_answer_verdicts(results: Results | str | Path) -> AnswerVerdicts | None:
+    """``answers/verdicts.json`` read back; None when ``grade`` has not written one."""
+    base = results.path if isinstance(results, Results) else Path(results)
+    path = answers_dir(base) / FILE
+    if not path.is_file():
+        return None
+    try:
+        return AnswerVerdicts.from_dict(read_json(path))
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise InputError(
+            f"{path}: not paired verdicts ragmeter can read ({type(exc).__name__}: {exc}); "
+            "run `ragmeter grade` again"
+        ) from None
