@@ -81,3 +81,73 @@ def test_the_old_paths_users_hold_reach_the_same_objects():
     from ragmeter.stats.bootstrap import bootstrap
 
     assert stats.bootstrap is bootstrap  # ragmeter.stats is the statistics package itself
+
+
+# --- names a package held when it was one module (chunking.py, history.py, ...)
+
+# The public names of the modules that became packages (read from their last versions),
+# which no longer resolve at the package's top without a forward.
+OLD_PACKAGE_NAMES = {
+    "ragmeter.chunking": (
+        "BATCH_CHARS KINDS PARALLEL_MIN_CHARS ROUND_CHARS Span Strategy prepare_sentences run_scope"
+    ),
+    "ragmeter.comparison": "family_of",
+    "ragmeter.history": (
+        "DEFAULT_DIR ENV EXTRA_FILES FILE_NAME RESULT_FILES git_state history_path "
+        "read_results_files record_if_enabled"
+    ),
+    "ragmeter.scoring": "Found grade_items grade_rankings score_system",
+}
+OLD_NAMES = [(pkg, n) for pkg, names in OLD_PACKAGE_NAMES.items() for n in names.split()]
+
+
+@pytest.mark.parametrize(("package", "name"), OLD_NAMES)
+def test_a_name_a_package_held_as_one_module_resolves_and_says_where_it_moved(package, name):
+    import importlib
+
+    from ragmeter._compat import MOVED_NAMES
+
+    home = MOVED_NAMES[f"{package}.{name}"]
+    with pytest.warns(DeprecationWarning, match=rf"{package}\.{name} has moved to {home}\."):
+        value = getattr(importlib.import_module(package), name)
+    assert value is getattr(importlib.import_module(home), name)
+
+
+def test_a_name_no_package_ever_held_is_still_an_attribute_error():
+    import warnings
+
+    from ragmeter import chunking
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning on the way to the error
+        with pytest.raises(AttributeError, match="'ragmeter.chunking' has no attribute 'Nope'"):
+            chunking.Nope  # noqa: B018
+
+
+def own_lazy_imports(package_dir) -> list[str]:
+    """The package ``__init__`` files that define a ``__getattr__`` of their own instead of
+    :func:`ragmeter._compat.lazy_getattr`."""
+    import ast
+
+    found = []
+    for init in sorted(package_dir.rglob("__init__.py")):
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        if any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body):
+            found.append(init.relative_to(package_dir).as_posix())
+    return found
+
+
+def test_every_package_loads_its_names_through_the_one_lazy_import():
+    from pathlib import Path
+
+    assert own_lazy_imports(Path(ragmeter.__file__).parent) == []
+
+
+def test_the_lazy_import_check_finds_a_package_with_its_own(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text(
+        "def __getattr__(name):\n    raise AttributeError(name)\n"
+    )
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "__init__.py").write_text("__getattr__ = lazy_getattr(__name__, {})\n")
+    assert own_lazy_imports(tmp_path) == ["pkg/__init__.py"]

@@ -21,10 +21,10 @@ rich, no torch).
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragmeter import _compat
+from ragmeter._compat import lazy_getattr
 
 __version__ = "0.1.0"
 
@@ -66,13 +66,7 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time see __getattr__
     from ragmeter.stats import bootstrap
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ragmeter' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # the next access is a plain lookup
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

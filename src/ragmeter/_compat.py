@@ -1,4 +1,5 @@
-"""Module paths from before the sub-packages, still importable for a while.
+"""Module paths and names from before the sub-packages, still importable for a while,
+and the one lazy import every package's ``__init__`` uses (:func:`lazy_getattr`).
 
 ``import ragmeter.verdicts`` (and every other flat module name below) gives a stand-in that
 forwards each name to the module's new home and warns once, with a
@@ -12,7 +13,9 @@ import importlib.machinery
 import sys
 import types
 import warnings
+from collections.abc import Callable, Mapping
 from importlib import import_module
+from typing import Any
 
 MOVED = {
     "ragmeter.checks": "ragmeter.runs.warnings",
@@ -56,6 +59,30 @@ MOVED = {
 }
 """Old module name -> its home now."""
 
+MOVED_NAMES = {
+    **{
+        f"ragmeter.chunking.{name}": "ragmeter.chunking.strategies"
+        for name in (
+            "BATCH_CHARS KINDS PARALLEL_MIN_CHARS ROUND_CHARS Span Strategy "
+            "prepare_sentences run_scope"
+        ).split()
+    },
+    "ragmeter.comparison.family_of": "ragmeter.comparison.systems",
+    **{
+        f"ragmeter.history.{name}": "ragmeter.history.store"
+        for name in (
+            "DEFAULT_DIR ENV EXTRA_FILES FILE_NAME RESULT_FILES git_state history_path "
+            "read_results_files record_if_enabled"
+        ).split()
+    },
+    **{
+        f"ragmeter.scoring.{name}": "ragmeter.runs.scoring"
+        for name in ("Found", "grade_items", "grade_rankings", "score_system")
+    },
+}
+"""Public names that a package held when it was one module -> the module holding them
+now (:func:`lazy_getattr` forwards them with a warning)."""
+
 
 class _Forward(importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
@@ -87,3 +114,26 @@ def install() -> None:
     """Let the old module names resolve (once per interpreter)."""
     if not any(isinstance(f, _OldPaths) for f in sys.meta_path):
         sys.meta_path.append(_OldPaths())
+
+
+def lazy_getattr(package: str, lazy: Mapping[str, str]) -> Callable[[str], Any]:
+    """The module ``__getattr__`` of ``package``: ``lazy`` maps a public name to the
+    module holding it; a moved name forwards with a warning; else AttributeError."""
+
+    def __getattr__(name: str) -> Any:
+        module = lazy.get(name)
+        if module is not None:
+            value = getattr(import_module(module), name)
+            vars(sys.modules[package])[name] = value  # the next access is a plain lookup
+            return value
+        home = MOVED_NAMES.get(f"{package}.{name}")
+        if home is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        warnings.warn(
+            f"{package}.{name} has moved to {home}.{name}; import it from there",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(import_module(home), name)
+
+    return __getattr__

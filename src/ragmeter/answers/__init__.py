@@ -22,8 +22,7 @@ schemas and file helpers stay in their modules (:mod:`.prompts`, :mod:`.store`);
 printing is the command line's (:mod:`ragmeter.cli.answer_views`).
 """
 
-from importlib import import_module
-from typing import Any
+from ragmeter._compat import lazy_getattr
 
 _LAZY = {
     **dict.fromkeys(
@@ -78,13 +77,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ragmeter.answers' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

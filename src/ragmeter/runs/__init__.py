@@ -19,8 +19,7 @@ Public names, imported on first use::
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from ragmeter._compat import lazy_getattr
 
 _LAZY = {
     "ReadableRun": "ragmeter.runs.reading",
@@ -45,7 +44,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
