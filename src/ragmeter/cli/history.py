@@ -201,6 +201,12 @@ def _trend_grid(found, system: str) -> Grid:
         verdict = Text()
         if p.renamed_from is not None:
             verdict.append(f"named {p.name} here (was {p.renamed_from}). ", style="cyan")
+        if p.other_branch:
+            verdict.append(
+                f"on {'branch ' + r.branch if r.branch else 'another branch'}, not in the "
+                f"checked-out commit's history. ",
+                style="magenta",
+            )
         if p.gap is not None:
             verdict.append(
                 f"break: {'; '.join(p.gap.reasons)} changed since run {p.gap.earlier}. ",
@@ -381,6 +387,7 @@ def history_baseline(
     name in the candidate (``system`` may be a name it had in earlier runs)."""
     import tempfile
 
+    from ragmeter.history.ancestry import Ancestry
     from ragmeter.history.baseline import candidate_name, materialise, resolve_ref, scores_digest
     from ragmeter.runs.results import Results
 
@@ -406,12 +413,16 @@ def history_baseline(
         folder = tempfile.TemporaryDirectory(prefix="ragmeter-baseline-")
         _KEPT.append(folder)
         path = materialise(store, run.id, Path(folder.name) / f"run-{run.id}")
+    line = Ancestry()
+    head = line.head()
+    elsewhere = head is not None and line.before(run.commit, head) is False
     where = ", ".join(
         x
         for x in (
             f"commit {_commit(run)}" if run.commit else "",
             f"branch {run.branch}" if run.branch else "",
             f"recorded {_when(run.recorded_at)} UTC",
+            "not in the checked-out commit's history: another branch" if elsewhere else "",
         )
         if x
     )
