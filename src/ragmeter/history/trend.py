@@ -314,19 +314,26 @@ def trend(
     branch: str | None = None,
     runs: Sequence[RunRecord] | None = None,
     ancestry: Ancestry | None = None,
+    last: int | None = None,
 ) -> Trend:
     """``metric`` (default: the newest run's) of ``system`` across the recorded runs
     holding both (on ``branch`` when given, or the ``runs`` given), with the paired
     change or the break between each run and the one before it in its commit's history
     (``ancestry``, default: git in the current folder; a run of another branch is never
     the one before it). A point says when its run is not in the checked-out commit's
-    history."""
+    history. ``last``: only the newest ``last`` runs holding the system.
+
+    The one way in for every view of a system across runs (``history trend``, the
+    report's history section): the runs that hold it are :func:`follow`'s, by its name
+    and across a rename by its identity."""
     if runs is None:
         named, metric = _held(store, system, metric, branch)
     elif metric is None:
         raise InputError("give the metric of the trend")
     else:
         named = follow(store, runs, system)
+    if last is not None:
+        named = named[-last:] if last > 0 else []
     if family(metric) in COST_FAMILIES:
         raise InputError(
             f"{metric} is a cost (lower is better), not a score a verdict reads as better or "
