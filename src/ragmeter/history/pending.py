@@ -82,7 +82,8 @@ def _state(results: Path) -> list[list[Any]]:
 def begin(
     results: str | Path, command: str, history: str | Path, git_folder: str | Path | None = None
 ) -> Pending:
-    """Leave the note of a run that will write ``results`` and record it in ``history``."""
+    """Leave the note of a run that will write ``results`` and record it in ``history``
+    (a folder where no note can be written leaves none: :func:`finish` still records)."""
     where = Path(results).resolve()
     pending = Pending(
         uid=uuid.uuid4().hex,
@@ -94,8 +95,11 @@ def begin(
         pid=os.getpid(),
         history=str(history),
     )
-    _new_folder(history_path(history).parent)
-    _write_note(pending)
+    try:
+        _new_folder(history_path(history).parent)
+        _write_note(pending)
+    except OSError:
+        pass  # recorded at its end all the same (where the store names what is wrong)
     return pending
 
 
@@ -104,11 +108,16 @@ def _write_note(pending: Pending) -> None:
     note = pending.note
     note.parent.mkdir(exist_ok=True)
     tmp = note.with_suffix(".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(asdict(pending), indent=1))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, note)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(asdict(pending), indent=1))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, note)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise
 
 
 def drop(pending: Pending) -> None:

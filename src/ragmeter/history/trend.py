@@ -387,24 +387,28 @@ def _point(
     commit's history (or of unknown history) that measured the same thing; a break when
     the newest one there measured something else."""
     record = now.record
-    mine = [p for p in prior if line.before(p[1].record.commit, record.commit) is not False]
+    # newest first, asked of git only as far as needed (one question in a straight history)
+    mine = (p for p in prior if line.before(p[1].record.commit, record.commit) is not False)
+    newest = next(mine, None)
 
     def same(r: RecordedRun) -> bool:
         return not comparable(r.record, record, metric, r.ids, now.ids)
 
     gap = change = None
-    if mine and not same(mine[0][1]):
-        why = comparable(mine[0][1].record, record, metric, mine[0][1].ids, now.ids)
-        gap = Break(mine[0][1].record.id, record.id, tuple(why))
-    before = next((p for p in mine if same(p[1])), None)
+    if newest is not None and not same(newest[1]):
+        why = comparable(newest[1].record, record, metric, newest[1].ids, now.ids)
+        gap = Break(newest[1].record.id, record.id, tuple(why))
+    if newest is not None and gap is None:
+        before = newest
+    else:
+        before = next((p for p in mine if same(p[1])), None)
     if before is not None:
         series = before[0]
         change = _change(before[1], now, (before[2], name), metric)
     else:  # the series of its measurement on another branch, or a new one
-        series = next(
-            (s for s, r, _ in prior if same(r)), 1 + max((s for s, _, _ in prior), default=-1)
-        )
-    renamed = mine[0][2] if mine and mine[0][2] != name else None
+        new = 1 + max((s for s, _, _ in prior), default=-1)
+        series = next((s for s, r, _ in prior if same(r)), new)
+    renamed = newest[2] if newest is not None and newest[2] != name else None
     estimate = now.estimate(name, metric)
     return TrendPoint(record, estimate, series, change, gap, name, renamed)
 

@@ -28,6 +28,7 @@ MAX_RUNS = 20
 
 def load_history(results: Results, folder: str | Path | None = None) -> dict[str, Any] | None:
     """The section's data, or None when the history holds no comparable runs."""
+    from ragmeter.history.ancestry import Ancestry
     from ragmeter.history.baseline import scores_digest
     from ragmeter.history.store import HistoryStore, history_file, locate
     from ragmeter.history.trend import trend
@@ -44,9 +45,10 @@ def load_history(results: Results, folder: str | Path | None = None) -> dict[str
             same = [r for r in held if not measurement.differences(r.measurement, this, metric)]
             series: dict[str, list[dict[str, Any]]] = {}
             means = {s: float(results.scores(s, metric).mean()) for s in results.systems}
+            line = Ancestry()  # git asked once for every system
             for system in sorted(results.systems, key=lambda s: -means[s]):
                 # the trend's runs of the system: by its name, and by identity across a rename
-                found = trend(store, system, metric, runs=same, last=MAX_RUNS)
+                found = trend(store, system, metric, runs=same, last=MAX_RUNS, ancestry=line)
                 if len(found.points) >= 2:
                     series[system] = [_point(p, metric, own) for p in found.points]
     except (RagmeterError, OSError):
