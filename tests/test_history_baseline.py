@@ -9,7 +9,9 @@ import subprocess
 from hashlib import blake2b
 
 import pytest
+from typer.testing import CliRunner
 
+from ragmeter.cli import app
 from ragmeter.errors import InputError
 from ragmeter.history.ancestry import Ancestry
 from ragmeter.history.baseline import materialise, resolve_ref, scores_digest
@@ -158,3 +160,27 @@ def test_latest_of_a_branch_follows_git_to_where_the_candidate_left_it(tmp_path,
         assert resolve_ref(store, "latest:main", ancestry=bare).id == 4
         with pytest.raises(InputError, match="in the history of main"):
             resolve_ref(store, "latest:main", ancestry=line, system="t")
+
+
+def test_a_baseline_of_another_branch_is_named_as_such(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    questions = b"".join(
+        json.dumps({"id": q, "question": f"{q}?", "answers": []}).encode() + b"\n"
+        for q in ("q1", "q2")
+    )
+    kept = {"config.toml": b"[stats]\nseed = 1\n", "questions.jsonl": questions}
+    with HistoryStore(tmp_path / "hist") as store:
+        for branch in ("main", "docs"):
+            git = {"commit": _commit(repo, branch), "branch": branch}
+            store.add(_files(["s"], ["recall@5"], extra=kept), command="search",
+                      results=f"r/{branch}", git=git)  # fmt: skip
+        candidate = materialise(store, 1, tmp_path / "candidate")
+    _git(repo, "checkout", "-q", "main")
+    monkeypatch.chdir(repo)
+    args = ["check", str(candidate), "--system", "s", "--history", str(tmp_path / "hist")]
+    for ref, elsewhere in (("#2", True), ("latest:main", False)):
+        done = CliRunner().invoke(app, [*args, "--baseline-from-history", ref])
+        line = next(x for x in done.output.splitlines() if x.startswith("Baseline:"))
+        assert ("not in the checked-out commit's history" in line) is elsewhere, line

@@ -397,6 +397,7 @@ def history_baseline(
     res = Results(candidate)
     like = res.meta.measurement  # a RunMeta: {} for a run that did not record it
     own = (str(candidate.resolve()), scores_digest(candidate))
+    line = Ancestry()  # git where the check runs: the checked-out commit's history
     with _store(history) as store:
         if baseline_system is None:
             system = candidate_name(store, system, (res.meta, res.systems))
@@ -409,11 +410,11 @@ def history_baseline(
             like=like,
             candidate=(res.meta, res.systems),
             baseline_system=baseline_system,
+            ancestry=line,
         )
         folder = tempfile.TemporaryDirectory(prefix="ragmeter-baseline-")
         _KEPT.append(folder)
         path = materialise(store, run.id, Path(folder.name) / f"run-{run.id}")
-    line = Ancestry()
     head = line.head()
     elsewhere = head is not None and line.before(run.commit, head) is False
     where = ", ".join(
