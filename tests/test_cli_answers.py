@@ -8,6 +8,7 @@ limit, consoles and progress bar, ``grade`` records the run in the history,
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,12 @@ def seen(monkeypatch):
     for name in ("answer_command", "grade_command", "judges_command", "handgrade_command"):
         monkeypatch.setattr(answer_views, name, record(name))
     monkeypatch.setattr(failure_views, "failures_command", record("failures_command"))
-    monkeypatch.setattr(answers_cli, "record_run", record("record_run"))
+
+    def record_run(*args, **kwargs):
+        calls["record_run"] = (args, kwargs)
+        return contextlib.nullcontext()
+
+    monkeypatch.setattr(answers_cli, "record_run", record_run)
     monkeypatch.setattr(answers_cli, "refresh_report", record("refresh_report"))
     return calls
 

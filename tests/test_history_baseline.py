@@ -5,11 +5,15 @@ out, the measurement preferred, and a recorded run written back as a folder."""
 from __future__ import annotations
 
 import json
+import subprocess
 from hashlib import blake2b
 
 import pytest
+from typer.testing import CliRunner
 
+from ragmeter.cli import app
 from ragmeter.errors import InputError
+from ragmeter.history.ancestry import Ancestry
 from ragmeter.history.baseline import materialise, resolve_ref, scores_digest
 from ragmeter.history.store import HistoryStore
 
@@ -110,3 +114,73 @@ def test_a_run_is_written_back_with_its_folders(store, tmp_path):
     assert scores_digest(back) == rec.scores_digest
     want = blake2b(files["scores.json"], digest_size=16).hexdigest()
     assert scores_digest(back) == want and len(want) == 32
+
+
+def _git(repo, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def _commit(repo, branch: str) -> str:
+    """A new commit on ``branch`` (made from the checked-out commit when new); its sha."""
+    if branch != _git(repo, "symbolic-ref", "--short", "HEAD"):
+        known = _git(repo, "branch", "--list", branch)
+        _git(repo, "checkout", "-q", *(() if known else ("-b",)), branch)
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty",
+         "-m", branch)  # fmt: skip
+    return _git(repo, "rev-parse", "HEAD")
+
+
+def test_latest_of_a_branch_follows_git_to_where_the_candidate_left_it(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    with HistoryStore(tmp_path / "hist") as store:
+
+        def run(branch: str, recorded_as: str | None = None) -> int:
+            git = {"commit": _commit(repo, branch), "branch": recorded_as or branch}
+            return store.add(_files(["s"], ["recall@5"]), command="search", results="r",
+                             git=git).id  # fmt: skip
+
+        forked = run("main")  # 1: where the candidate's branch leaves main
+        run("docs")  # 2: a branch beside it, from main
+        _git(repo, "checkout", "-q", "main")
+        later = run("main")  # 3: main after the fork
+        run("docs", recorded_as="main")  # 4: a CI job that named its branch main
+        _git(repo, "checkout", "-q", "-b", "feature", store.get(forked).commit)
+        own = run("feature")  # 5: the candidate's own record
+        line = Ancestry(repo)
+        exclude = ("r", store.get(own).scores_digest)
+        assert resolve_ref(store, "latest:main", ancestry=line, exclude=exclude).id == forked
+        assert resolve_ref(store, "latest:docs", ancestry=line, exclude=exclude).id == forked
+        _git(repo, "checkout", "-q", "main")  # on main: its newest run, not the docs job's
+        assert resolve_ref(store, "latest:main", ancestry=Ancestry(repo)).id == later
+        # where git does not know the branch (or there is no git): the branch's name
+        bare = Ancestry(tmp_path)
+        assert resolve_ref(store, "latest:main", ancestry=bare).id == 4
+        with pytest.raises(InputError, match="in the history of main"):
+            resolve_ref(store, "latest:main", ancestry=line, system="t")
+
+
+def test_a_baseline_of_another_branch_is_named_as_such(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    questions = b"".join(
+        json.dumps({"id": q, "question": f"{q}?", "answers": []}).encode() + b"\n"
+        for q in ("q1", "q2")
+    )
+    kept = {"config.toml": b"[stats]\nseed = 1\n", "questions.jsonl": questions}
+    with HistoryStore(tmp_path / "hist") as store:
+        for branch in ("main", "docs"):
+            git = {"commit": _commit(repo, branch), "branch": branch}
+            store.add(_files(["s"], ["recall@5"], extra=kept), command="search",
+                      results=f"r/{branch}", git=git)  # fmt: skip
+        candidate = materialise(store, 1, tmp_path / "candidate")
+    _git(repo, "checkout", "-q", "main")
+    monkeypatch.chdir(repo)
+    args = ["check", str(candidate), "--system", "s", "--history", str(tmp_path / "hist")]
+    for ref, elsewhere in (("#2", True), ("latest:main", False)):
+        done = CliRunner().invoke(app, [*args, "--baseline-from-history", ref])
+        line = next(x for x in done.output.splitlines() if x.startswith("Baseline:"))
+        assert ("not in the checked-out commit's history" in line) is elsewhere, line

@@ -3,12 +3,14 @@ this one; its data is the trend's (:mod:`ragmeter.history.trend`)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE, require, save_example
+from typer.testing import CliRunner
 
-from ragmeter.cli import example_dir
+from ragmeter.cli import app, example_dir
 from ragmeter.history.store import HistoryStore, read_results_files
 from ragmeter.report.history import DIRECTION_COLORS, history_chart, load_history
 from ragmeter.runs.results import Results
@@ -74,6 +76,28 @@ def test_no_section_without_comparable_runs(recorded, tmp_path):
     bad.mkdir()
     (bad / "history.sqlite").write_text("not a database")
     assert load_history(Results(runs[0]), bad) is None  # the report still renders
+
+
+def test_a_rename_keeps_each_systems_runs_as_the_trend_does_and_lists_every_system(tmp_path):
+    one = save_example(tmp_path / "one", strategies=("whole", "sentence", "recursive"))
+    b03 = {"name": "bm25-b03", "kind": "bm25", "b": 0.3}
+    more = ("whole", "sentence", "recursive", "parent-400", "parent-200")
+    two = save_example(tmp_path / "two", strategies=more, retrievers=("bm25", b03))
+    folder = tmp_path / "history"
+    for results, commit in ((one, "a"), (two, "b"), (two, "c")):
+        keep(folder, results, commit)
+    h = load_history(Results(two), folder)
+    assert h is not None and sorted(h["systems"]) == sorted(Results(two).systems)  # all 10
+    for name in ("whole", "sentence", "recursive"):  # adding a retriever renamed them
+        points = h["series"][f"{name}/bm25"]
+        assert [p["run"] for p in points] == [1, 2, 3]
+        assert [p["renamed_from"] for p in points] == [None, name, None]
+        assert [p["direction"] for p in points] == ["first", "no change", "no change"]
+        args = ["history", "trend", "--system", f"{name}/bm25", "--json"]
+        shown = CliRunner().invoke(app, [*args, "--history", str(folder)])
+        assert shown.exit_code == 0, shown.output
+        assert [p["run"]["id"] for p in json.loads(shown.output)["points"]] == [1, 2, 3]
+    assert [p["run"] for p in h["series"]["whole/bm25-b03"]] == [2, 3]
 
 
 # The report's run-history section, pinned: the newest 20 comparable runs per system, only runs
@@ -235,7 +259,7 @@ def test_the_chart_specification(alt):
     ]
     (param,) = spec["params"]
     assert param["name"] == "history_system" and param["value"] == "b"
-    assert param["bind"]["options"] == ["b", "a"]
+    assert "bind" not in param  # no select of its own: the section's one select sets it
     band, line, point = spec["layer"]
     assert band["mark"] == {"type": "area", "opacity": 0.25, "color": "#4c78a8"}
     assert line["mark"] == {"type": "line", "color": "#1d3f6e"}

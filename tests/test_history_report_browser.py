@@ -1,5 +1,6 @@
 """The report's run-history section in headless Chromium, offline: the trend chart with
-its interval band draws, the runs table lists the paired changes and follows the select."""
+its interval band draws, the runs table lists the paired changes, and the section's one
+select picks the system of both the table and the chart."""
 
 from __future__ import annotations
 
@@ -62,11 +63,16 @@ def test_history_section_renders(recorded, driver, tmp_path, monkeypatch):
     # the table starts on the run's best system (sentence: unchanged, every change a tie)
     cells = "#history-table tbody tr td:last-child"
     assert all("tie" in c.text for c in driver.find_elements(By.CSS_SELECTOR, cells)[:2])
+    # one system select for the section: it picks the table's system and the chart's
+    assert len(section.find_elements(By.TAG_NAME, "select")) == 1
+    drawn_line = "g.mark-line path"
+    before = host.find_element(By.CSS_SELECTOR, drawn_line).get_attribute("d")
     Select(driver.find_element(By.ID, "history-system")).select_by_value("mine")
     WebDriverWait(driver, 5).until(
         lambda d: (
             "first run" not in d.find_element(By.CSS_SELECTOR, cells).text
             and "tie" not in d.find_element(By.CSS_SELECTOR, cells).text
+            and host.find_element(By.CSS_SELECTOR, drawn_line).get_attribute("d") != before
         )
     )
     rows = driver.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")

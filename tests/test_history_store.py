@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -561,3 +562,97 @@ def test_record_keeps_the_command(tmp_path, monkeypatch):
     monkeypatch.setattr(history, "read_results_files", lambda _: _files({"corpus": "c"}))
     rec = history.record(res, command="check", history=tmp_path / "h")
     assert rec.command == "check" and rec.results == str(res.resolve())
+
+
+# --- a command killed between its results and its record ---------------------------------------
+
+_KILLED_BEFORE_RECORD = """
+import os, signal, sys
+from ragmeter.history.store import HistoryStore
+def killed(*args, **kwargs):  # the results are written; the kill comes before the record
+    os.kill(os.getpid(), signal.SIGKILL)
+HistoryStore.add = killed
+from ragmeter.cli import app
+sys.argv = ["ragmeter", *sys.argv[1:]]
+app()
+"""
+
+
+def _runs(folder: Path) -> list:
+    with HistoryStore(folder, create=False) as store:
+        return store.runs()
+
+
+def test_a_search_killed_after_its_results_is_recorded_once_by_the_next_command(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RAGMETER_HISTORY", raising=False)
+    args = ["-q", "search", "--rounds", "200", "-o", "res"]
+    done = subprocess.run([sys.executable, "-c", _KILLED_BEFORE_RECORD, *args], timeout=300)
+    assert done.returncode == -signal.SIGKILL
+    assert Results(tmp_path / "res").systems  # complete results, and no record yet
+    if (tmp_path / DEFAULT_DIR / "history.sqlite").exists():
+        assert _runs(DEFAULT_DIR) == []
+    first = CliRunner().invoke(app, ["history", "list"])
+    assert first.exit_code == 0, first.output
+    said = [line for line in first.output.splitlines() if "stopped before recording" in line]
+    assert said == [f"History: run 1 recorded from {tmp_path / 'res'} (its `ragmeter search` "
+                    f"stopped before recording it)"]  # fmt: skip
+    assert [(r.command, r.results) for r in _runs(DEFAULT_DIR)] == [
+        ("search", str(tmp_path / "res"))
+    ]
+    again = CliRunner().invoke(app, ["history", "list"])  # recorded once, said once
+    assert "stopped before recording" not in again.output
+    assert len(_runs(DEFAULT_DIR)) == 1
+    assert list((tmp_path / DEFAULT_DIR / "history.sqlite-unrecorded").iterdir()) == []
+    later = CliRunner().invoke(app, args)  # the next search records its own run only
+    assert later.exit_code == 0, later.output
+    assert [r.id for r in _runs(DEFAULT_DIR)] == [1, 2]
+
+
+def test_a_run_recorded_again_is_kept_once_and_never_waits(tmp_path):
+    from ragmeter.files.outputs import results_lock
+    from ragmeter.history import pending
+
+    folder = tmp_path / "hist"
+    res = tmp_path / "r"
+    note = pending.begin(res, "search", folder)  # left before the results exist
+    results_dir(res, [1.0, 0.0, 1.0])
+    with results_lock(res):  # another command writes the results: left for later, at once
+        started = time.monotonic()
+        with ThreadPoolExecutor(1) as pool:
+            assert pool.submit(pending.recover, folder).result(30) == []
+        assert time.monotonic() - started < 10
+    assert note.note.is_file()
+    kept = pending.finish(note)
+    assert pending.finish(note).id == kept.id  # recorded again: the same record
+    with HistoryStore(folder) as store:  # the note, recovered after its record: nothing new
+        assert store.add(history.read_results_files(res), command="x", results="r", git={},
+                         uid=note.uid).id == kept.id  # fmt: skip
+    assert pending.recover(folder) == []
+    assert [r.uid for r in _runs(folder)] == [note.uid]
+
+
+def test_a_note_of_a_run_killed_before_its_results_records_nothing(tmp_path):
+    from ragmeter.history import pending
+
+    folder = tmp_path / "hist"
+    res = results_dir(tmp_path / "r", [1.0, 0.0, 1.0])
+    record(res, command="search", history=folder)
+    stale = pending.begin(res, "search", folder)  # then killed while it searched
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        running = pending.begin(tmp_path / "r2", "search", folder)
+        Path(running.note).write_text(
+            json.dumps({**json.loads(running.note.read_text()), "pid": live.pid})
+        )
+        results_dir(tmp_path / "r2", [0.0, 0.0, 1.0])
+        assert pending.recover(folder) == []  # the old results are not this run's
+        assert not stale.note.exists()
+        assert running.note.exists()  # its command still runs: it records its run itself
+    finally:
+        live.kill()
+        live.wait(30)
+    assert [r.command for r in _runs(folder)] == ["search"]
+    assert [r.results for r in pending.recover(folder)] == [str((tmp_path / "r2").resolve())]

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 from ragmeter import stats
+from ragmeter.cli import app
 from ragmeter.errors import InputError
+from ragmeter.history.ancestry import Ancestry
 from ragmeter.history.store import HistoryStore
 from ragmeter.history.trend import RecordedRun, _finite, comparable, export_json, trend
 
@@ -20,7 +24,7 @@ B = dict(A, relevant_grade=1)
 IDS = [f"q{i}" for i in range(60)]
 
 
-def _add(store, values, measured=A, summary=None, ids=IDS, metrics=("recall@5",)):
+def _add(store, values, measured=A, summary=None, ids=IDS, metrics=("recall@5",), git=None):
     scores = {
         "systems": ["s"],
         "questions": ids,
@@ -33,7 +37,7 @@ def _add(store, values, measured=A, summary=None, ids=IDS, metrics=("recall@5",)
         "summary.json": json.dumps(summary).encode(),
         "meta.json": json.dumps({"measurement": measured}).encode(),
     }
-    return store.add(files, command="search", results="r", git={})
+    return store.add(files, command="search", results="r", git=git or {})
 
 
 @pytest.fixture()
@@ -123,3 +127,56 @@ def test_exports_keep_estimates_and_scores_as_strict_json(store):
     assert "scores" not in export_json(records, store)[0]
     got = _finite({"a": math.nan, "b": [math.inf, 1.5, {"c": -math.inf}], "d": "x", "e": 2})
     assert got == {"a": None, "b": [None, 1.5, {"c": None}], "d": "x", "e": 2}
+
+
+# --- runs of branches beside each other ---------------------------------------------------------
+
+
+def _git(repo, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def _commit(repo, branch: str, message: str) -> str:
+    """A new commit on ``branch`` (made from the checked-out commit when new); its sha."""
+    if branch != _git(repo, "symbolic-ref", "--short", "HEAD"):
+        known = _git(repo, "branch", "--list", branch)
+        _git(repo, "checkout", "-q", *(() if known else ("-b",)), branch)
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty",
+         "-m", message)  # fmt: skip
+    return _git(repo, "rev-parse", "HEAD")
+
+
+def test_a_branchs_run_is_compared_with_its_history_never_with_a_branch_beside_it(
+    tmp_path, monkeypatch
+):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    high = [1.0] * 50 + [0.0] * 10
+    low = [1.0] * 10 + [0.0] * 50
+    with HistoryStore(tmp_path / "h") as store:
+        for branch, values in (("main", high), ("regression", low), ("docs", high)):
+            if branch == "docs":
+                _git(repo, "checkout", "-q", "main")
+            sha = _commit(repo, branch, branch)
+            git = {"commit": sha, "branch": branch, "dirty": False}
+            _add(store, values, git=git)
+        t = trend(store, "s", ancestry=Ancestry(repo))  # checked out: docs
+        assert [p.change.earlier if p.change else None for p in t.points] == [None, 1, 1]
+        assert [c.direction for c in t.changes] == ["worse", "no change"]
+        assert [p.other_branch for p in t.points] == [False, True, False]
+        assert [p.series for p in t.points] == [0, 0, 0] and not t.breaks
+    monkeypatch.chdir(repo)  # the command asks git where it runs
+    shown = CliRunner().invoke(
+        app, ["history", "trend", "--system", "s", "--json", "--history", str(tmp_path / "h")]
+    )
+    assert shown.exit_code == 0, shown.output
+    points = json.loads(shown.output)["points"]
+    assert [p["change"] and p["change"]["earlier"] for p in points] == [None, 1, 1]
+    assert [p["other_branch"] for p in points] == [False, True, False]
+    table = CliRunner().invoke(
+        app, ["history", "trend", "--system", "s", "--history", str(tmp_path / "h")],
+        env={"COLUMNS": "300"},
+    )  # fmt: skip
+    assert "on branch regression, not in the checked-out commit's history" in table.output

@@ -457,6 +457,7 @@ LAZY_ALLOWED: dict[str, set[tuple[str, str]]] = {
     "a report section only when the results hold it": {
         ("report.charts", "report.history"),
         ("report.history", "history.store"),
+        ("report.history", "history.ancestry"),
         ("report.history", "history.baseline"),
         ("report.history", "history.trend"),
         ("report.sections", "answers.analysis"),

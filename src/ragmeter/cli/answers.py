@@ -132,18 +132,18 @@ def grade(
         for spec in judge
     ]
     chosen = judge_name(accuracy_judge)
-    grade_command(
-        results,
-        settings,
-        accuracy_judge=chosen,
-        systems=systems,
-        limit=limit,
-        console=console,
-        progress_console=err,
-        progress_bar=calls_bar,
-        choice={"adjust": adjust, "baseline": baseline, "pairs": pairs, "family": family},
-    )
-    record_run(results, "grade", None, no_history)
+    with record_run(results, "grade", None, no_history):
+        grade_command(
+            results,
+            settings,
+            accuracy_judge=chosen,
+            systems=systems,
+            limit=limit,
+            console=console,
+            progress_console=err,
+            progress_bar=calls_bar,
+            choice={"adjust": adjust, "baseline": baseline, "pairs": pairs, "family": family},
+        )
     refresh_report(results, accuracy_judge=chosen)
 
 

@@ -44,8 +44,8 @@ _Margin = Annotated[
 _FromHistory = Annotated[
     str | None,
     typer.Option(
-        help="Baseline: a recorded run (an id, a commit, latest or latest:BRANCH); "
-        "then give only the candidate",
+        help="Baseline: a recorded run (an id, a commit, latest or latest:BRANCH: the newest "
+        "run where this commit's history left BRANCH); then give only the candidate",
         metavar="REF",
     ),
 ]

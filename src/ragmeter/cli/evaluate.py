@@ -95,7 +95,7 @@ def _evaluate(
     names = _names(measures, "--measures", "map,P_10") or COMPAT_MEASURES
     inputs = [("qrels", qrels), *(("run file", r) for r in runs)]
     check_results_target(out, inputs)  # before any work
-    with _progress() as bar:
+    with record_run(out, "evaluate", None, no_history), _progress() as bar:
         task = bar.add_task("evaluate", total=len(runs))
 
         def progress(label: str, done: int, total: int) -> None:
@@ -122,7 +122,6 @@ def _evaluate(
     _print_scores(result, summary, chosen)
     console.print(Text.assemble("Results: ", (shown_path(path), "bold")))
     err.print("[dim]Re-compare or plan from the results: ragmeter compare / plan.[/]")
-    record_run(path, "evaluate", None, no_history)
     refresh_report(path)
 
 

@@ -1,12 +1,16 @@
 """``ragmeter history``: the recorded runs, one run, the trend across commits, an export.
 
 Also :func:`record_run`, the one call ``search``, ``evaluate`` and ``grade`` make
-to keep their run, and :data:`NoHistory`, their ``--no-history`` flag.
+to keep their run (its block writes the results; a run killed before its record is
+recorded by the next command, :func:`recover_runs`), and :data:`NoHistory`, their
+``--no-history`` flag.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -14,7 +18,7 @@ import typer
 from rich.markup import escape
 from rich.text import Text
 
-from ragmeter.cli.app import app, console, handle_errors, hint, warn
+from ragmeter.cli.app import app, console, err, handle_errors, hint, warn
 from ragmeter.cli.layout import Grid, print_grids
 from ragmeter.comparison.formatting import (
     format_estimate,
@@ -52,35 +56,90 @@ history_app = typer.Typer(
 app.add_typer(history_app, name="history")
 
 
+@contextmanager
 def record_run(
     results: Path | str, command: str, config: Path | str | None = None, off: bool = False
-) -> None:
-    """Keep the run of ``results`` in the history (unless ``off`` or recording is off).
+) -> Iterator[None]:
+    """Keep the run that writes ``results`` inside the block in the history (unless
+    ``off`` or recording is off); the one call ``search``, ``evaluate`` and ``grade`` make.
 
-    The run is already saved: a history that cannot be written is a warning, not a
-    failed command.
+    Before the block: the runs of commands killed before they recorded are recorded
+    (one line each), and this run's note is left (:mod:`ragmeter.history.pending`), so
+    a kill between its results and its record loses no run. After it: the record. The
+    run is already saved: a history that cannot be written is a warning, not a failed
+    command; a block that fails records nothing.
     """
-    if off:
+    pending = None if off else _begin(results, command, config)
+    try:
+        yield
+    except BaseException:
+        if pending is not None:
+            from ragmeter.history.pending import drop
+
+            drop(pending)
+        raise
+    if pending is None:
         return
-    from ragmeter.history.store import record_if_enabled
+    from ragmeter.history.pending import finish
+
+    try:
+        kept = finish(pending)
+    except (RagmeterError, OSError) as exc:
+        from ragmeter.history.pending import drop
+
+        drop(pending)  # said here; never recorded later behind the user's back
+        warn(f"run not recorded in the history: {_reason(exc)}")
+        return
+    hint(f"History: run {kept.id} recorded (ragmeter history list)")
+
+
+def _reason(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, RagmeterError) else str(exc.strerror or exc)
+
+
+def _begin(results: Path | str, command: str, config: Path | str | None):
+    """Recover the history's unrecorded runs, then leave this run's note; ``None`` when
+    recording is off or the history cannot be written (a warning)."""
+    from ragmeter.history.pending import begin
+    from ragmeter.history.store import locate
 
     if config is None and Path("ragmeter.toml").is_file():
         config = Path("ragmeter.toml")
     try:
-        kept = record_if_enabled(results, command, config)
-    except RagmeterError as exc:
-        warn(f"run not recorded in the history: {exc}")
+        folder = locate(config, recording=True)
+        if folder is None:
+            return None
+        recover_runs(folder)
+        git_folder = Path(config).resolve().parent if config is not None else None
+        return begin(results, command, folder, git_folder)
+    except (RagmeterError, OSError) as exc:
+        warn(f"run not recorded in the history: {_reason(exc)}")
+        return None
+
+
+def recover_runs(folder: Path | str | None) -> None:
+    """Record the runs whose commands were killed between their results and their record,
+    one line each (:func:`ragmeter.history.pending.recover`)."""
+    from ragmeter.history.pending import recover
+    from ragmeter.history.store import locate
+
+    folder = folder if folder is not None else locate()
+    if folder is None:
         return
-    except OSError as exc:
-        warn(f"run not recorded in the history: {exc.strerror or exc}")
-        return
-    if kept is not None:
-        hint(f"History: run {kept.id} recorded (ragmeter history list)")
+    for kept in recover(folder):
+        err.print(
+            Text(
+                f"History: run {kept.id} recorded from {kept.results} (its `ragmeter "
+                f"{kept.command}` stopped before recording it)"
+            ),
+            soft_wrap=True,
+        )
 
 
 def _store(history: Path | None, create: bool = False):
     from ragmeter.history.store import open_history
 
+    recover_runs(history)
     return open_history(history, create=create)
 
 
@@ -142,6 +201,12 @@ def _trend_grid(found, system: str) -> Grid:
         verdict = Text()
         if p.renamed_from is not None:
             verdict.append(f"named {p.name} here (was {p.renamed_from}). ", style="cyan")
+        if p.other_branch:
+            verdict.append(
+                f"on {'branch ' + r.branch if r.branch else 'another branch'}, not in the "
+                f"checked-out commit's history. ",
+                style="magenta",
+            )
         if p.gap is not None:
             verdict.append(
                 f"break: {'; '.join(p.gap.reasons)} changed since run {p.gap.earlier}. ",
@@ -176,6 +241,7 @@ def history_list(
 
     folder = history if history is not None else locate()
     assert folder is not None
+    recover_runs(folder)
     if not history_path(folder).is_file():
         console.print(f"No runs recorded in {escape(str(history_path(folder)))} yet.")
         return
@@ -321,7 +387,7 @@ def history_baseline(
     name in the candidate (``system`` may be a name it had in earlier runs)."""
     import tempfile
 
-    from ragmeter.cli.app import err
+    from ragmeter.history.ancestry import Ancestry
     from ragmeter.history.baseline import candidate_name, materialise, resolve_ref, scores_digest
     from ragmeter.runs.results import Results
 
@@ -331,6 +397,7 @@ def history_baseline(
     res = Results(candidate)
     like = res.meta.measurement  # a RunMeta: {} for a run that did not record it
     own = (str(candidate.resolve()), scores_digest(candidate))
+    line = Ancestry()  # git where the check runs: the checked-out commit's history
     with _store(history) as store:
         if baseline_system is None:
             system = candidate_name(store, system, (res.meta, res.systems))
@@ -343,16 +410,20 @@ def history_baseline(
             like=like,
             candidate=(res.meta, res.systems),
             baseline_system=baseline_system,
+            ancestry=line,
         )
         folder = tempfile.TemporaryDirectory(prefix="ragmeter-baseline-")
         _KEPT.append(folder)
         path = materialise(store, run.id, Path(folder.name) / f"run-{run.id}")
+    head = line.head()
+    elsewhere = head is not None and line.before(run.commit, head) is False
     where = ", ".join(
         x
         for x in (
             f"commit {_commit(run)}" if run.commit else "",
             f"branch {run.branch}" if run.branch else "",
             f"recorded {_when(run.recorded_at)} UTC",
+            "not in the checked-out commit's history: another branch" if elsewhere else "",
         )
         if x
     )

@@ -195,7 +195,10 @@ def _chosen_family(
 
 def _run_and_print(cfg: Config, config: Path | None, no_history: bool, chosen: str, every: bool):
     """Run the search, save it and print its tables; the results directory."""
-    with step_bar("loading corpus and questions") as progress:
+    with (
+        record_run(cfg.output, "search", config, no_history),
+        step_bar("loading corpus and questions") as progress,
+    ):
         run = run_search(cfg, progress=progress)
         progress("intervals", 0, 1)
         systems = [s.name for s in run.systems]
@@ -215,7 +218,6 @@ def _run_and_print(cfg: Config, config: Path | None, no_history: bool, chosen: s
     else:
         emit(summary_text(summary, list(cfg.ks), chosen))
         console.print(Text.assemble("Results: ", (shown_path(path), "bold")))
-    record_run(path, "search", config, no_history)
     return path
 
 

@@ -80,6 +80,7 @@ __all__ = [
     "write_failed",
     "is_results_dir",
     "lock_path",
+    "pid_alive",
     "results_lock",
     "results_inputs",
     "results_marker",
@@ -380,7 +381,8 @@ def _mark() -> str:
 _TEMP_TAIL = re.compile(r"(?P<pid>[0-9]+)\.(?P<mark>[0-9a-f]{16})\.(?P<role>new|old)-[0-9a-f]{8}")
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (this one does; one of another user counts as running)."""
     if pid == os.getpid():
         return True
     try:
@@ -452,7 +454,7 @@ def clean_stale_temporaries(path: str | Path) -> list[Path]:
                 continue
             except OSError:
                 continue
-            if _pid_alive(int(tail["pid"])) and age < STALE_AGE_S:
+            if pid_alive(int(tail["pid"])) and age < STALE_AGE_S:
                 continue
             (stale_old if tail["role"] == "old" else stale_other).append(entry)
         if stale_old and not os.path.lexists(path):

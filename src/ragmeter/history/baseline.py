@@ -15,6 +15,7 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.files.io import write_folder
+from ragmeter.history.ancestry import Ancestry
 from ragmeter.history.store import HistoryStore, RunRecord
 from ragmeter.history.systems import match_system
 from ragmeter.scoring import measurement
@@ -32,10 +33,11 @@ def resolve_ref(
     like: Mapping[str, Any] | None = None,
     candidate: tuple[Mapping[str, Any], Sequence[str]] | None = None,
     baseline_system: str | None = None,
+    ancestry: Ancestry | None = None,
 ) -> RunRecord:
-    """The run ``ref`` names: ``N`` or ``#N`` (a run id), ``latest`` or
-    ``latest:BRANCH`` (the newest run, on that branch), or a commit (its newest run;
-    at least 4 hex digits of it; all digits: a run id or a commit, whichever the
+    """The run ``ref`` names: ``N`` or ``#N`` (a run id), ``latest`` or ``latest:REF``
+    (the newest run, in the history of ``REF``: :func:`_latest`), or a commit (its
+    newest run; at least 4 hex digits of it; all digits: a run id or a commit, whichever the
     history holds, and an error naming both when it holds both).
 
     Only runs holding ``system`` (``baseline_system`` when given) and ``metric`` count;
@@ -65,9 +67,7 @@ def resolve_ref(
     want = baseline_system or system
     what = "" if want is None else f" holding system {want!r}"
     if ref == "latest" or ref.startswith("latest:"):
-        branch = ref.partition(":")[2]
-        found = [r for r in runs if not branch or r.branch == branch]
-        where = f" on branch {branch!r}" if branch else ""
+        found, where = _latest(runs, ref.partition(":")[2], ancestry or Ancestry())
     else:
         found = [r for r in runs if r.commit.startswith(ref.lower())]
         where = f" at commit {ref}"
@@ -87,6 +87,28 @@ def resolve_ref(
             f"`ragmeter history list` shows the runs{renamed}"
         )
     return found[-1]
+
+
+def _latest(runs: list[RunRecord], ref: str, line: Ancestry) -> tuple[list[RunRecord], str]:
+    """The runs ``latest:REF`` chooses from, and where they are, for a message.
+
+    With git: the runs whose commit is in the history of the merge base of ``REF`` and
+    the checked-out commit (a branch's gate takes its baseline where it left ``REF``,
+    never from a branch beside it); a run whose commit git does not hold counts when it
+    was recorded on a branch named ``REF``. Without git, or a ``REF`` it does not know:
+    the runs recorded on a branch named ``REF``. No ``REF``: every run."""
+    if not ref:
+        return runs, ""
+    tip, head = line.commit(ref), line.head()
+    base = line.merge_base(tip, head) if tip is not None and head is not None else tip
+    if base is None:
+        return [r for r in runs if r.branch == ref], f" on branch {ref!r}"
+
+    def held(r: RunRecord) -> bool:
+        known = line.before(r.commit, base)
+        return r.branch == ref if known is None else known
+
+    return [r for r in runs if held(r)], f" in the history of {ref} (up to {base[:7]})"
 
 
 def _named_run(

@@ -305,14 +305,18 @@ class HistoryStore:
         results: str,
         git: dict[str, Any],
         recorded_at: str | None = None,
+        uid: str | None = None,
     ) -> RunRecord:
-        """Keep one run (its results files by name) in one transaction; return its record."""
+        """Keep one run (its results files by name) in one transaction; return its record.
+
+        A ``uid`` already recorded adds nothing: its record is returned (a run recorded
+        again after its command was killed, or by two commands at once, is kept once)."""
         scores = _json_of(files, "scores.json")
         summary = _json_of(files, "summary.json")
         meta = RunMeta.from_json(_json_of(files, "meta.json"))
         at = recorded_at or datetime.now(UTC).isoformat(timespec="seconds")
         row = (
-            uuid.uuid4().hex,
+            uid or uuid.uuid4().hex,
             at,
             command,
             results,
@@ -329,20 +333,10 @@ class HistoryStore:
         )
         try:
             with self.store.batch() as conn:
-                cur = conn.execute(
-                    f"INSERT INTO runs ({_COLUMNS.removeprefix('id, ')}) "
-                    f"VALUES ({', '.join('?' * len(row))})",
-                    row,
-                )
-                run_id = int(cur.lastrowid or 0)
-                for name, data in files.items():
-                    conn.execute(
-                        "INSERT INTO run_files (run, name, data) VALUES (?, ?, ?)",
-                        (run_id, name, _pack(data)),
-                    )
+                run_id = _insert(conn, row, files)
         except CacheError as exc:
             raise _open_error(self.path, exc) from None
-        return self.get(run_id)
+        return self.get(run_id)  # after the transaction: its lock is not re-entrant
 
     # -- reading
 
@@ -413,6 +407,23 @@ class HistoryStore:
             return zlib.decompress(data)
         except (zlib.error, TypeError) as exc:
             raise damaged(self.path, f"run {run_id}'s {name} does not read: {exc}") from None
+
+
+def _insert(conn: sqlite3.Connection, row: tuple[Any, ...], files: dict[str, bytes]) -> int:
+    """Insert one run and its files; a uid already recorded inserts nothing. Its id."""
+    seen = conn.execute("SELECT id FROM runs WHERE uid = ?", (row[0],)).fetchone()
+    if seen is not None:
+        return int(seen[0])
+    cur = conn.execute(
+        f"INSERT INTO runs ({_COLUMNS.removeprefix('id, ')}) VALUES ({', '.join('?' * len(row))})",
+        row,
+    )
+    run_id = int(cur.lastrowid or 0)
+    for name, data in files.items():
+        conn.execute(
+            "INSERT INTO run_files (run, name, data) VALUES (?, ?, ?)", (run_id, name, _pack(data))
+        )
+    return run_id
 
 
 def _pack(data: bytes) -> bytes:
@@ -525,20 +536,25 @@ def record(
     history: str | Path | HistoryStore | None = None,
     config: str | Path | None = None,
     git_folder: str | Path | None = None,
+    git: dict[str, Any] | None = None,
+    uid: str | None = None,
 ) -> RunRecord:
     """Keep the run in ``results_dir`` in the run history; return its record.
 
     ``history`` is a folder (default: :func:`locate` from ``config``); recording is
-    explicit here, so ``[history] enabled`` is not consulted. The git state is that
-    of ``git_folder`` (default: the config's folder, else the current folder).
+    explicit here, so ``[history] enabled`` is not consulted. The git state is ``git``
+    when given, else that of ``git_folder`` (default: the config's folder, else the
+    current folder). A ``uid`` already recorded is not recorded again (``HistoryStore.add``).
     """
     files = read_results_files(results_dir)
     if git_folder is None and config is not None:
         git_folder = Path(config).resolve().parent
-    git = git_state(git_folder)
+    if git is None:
+        git = git_state(git_folder)
     store = open_history(history, config=config, create=True)
     try:
-        return store.add(files, command=command, results=str(Path(results_dir).resolve()), git=git)
+        where = str(Path(results_dir).resolve())
+        return store.add(files, command=command, results=where, git=git, uid=uid)
     finally:
         if store is not history:
             store.close()

@@ -13,13 +13,18 @@ never compared.
 A system is followed by its name and, across a run where it is named otherwise
 (adding a retriever renames every system), by its strategy and retriever settings
 (:func:`ragmeter.history.systems.match_system`); a point says when its name changed.
+
+"Before" follows git: a run is compared only with runs whose commit is in its own
+commit's history (:class:`ragmeter.history.ancestry.Ancestry`), so a branch's run is
+never compared with a run of a branch beside it; a point says when its run is not in
+the checked-out commit's history.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -31,6 +36,7 @@ from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.comparison.verdicts import Row, Rule
 from ragmeter.errors import InputError
 from ragmeter.files.safe_text import csv_text
+from ragmeter.history.ancestry import Ancestry
 from ragmeter.history.store import HistoryStore, RunRecord, damaged
 from ragmeter.history.systems import match_system
 from ragmeter.runs.meta import RunMeta
@@ -108,7 +114,8 @@ class TrendPoint:
     thing share one), the ``change`` from the run before it in its series, and the
     ``gap``: a break when the run just before it measured something else. ``name`` is
     the system's name in this run; ``renamed_from`` its name in the run before, when
-    that differs."""
+    that differs; ``other_branch``: the run is not in the checked-out commit's history
+    (git says so)."""
 
     run: RunRecord
     estimate: stats.Estimate
@@ -117,6 +124,7 @@ class TrendPoint:
     gap: Break | None = None
     name: str = ""
     renamed_from: str | None = None
+    other_branch: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -124,6 +132,7 @@ class TrendPoint:
             "label": self.run.label,
             "system": self.name,
             "renamed_from": self.renamed_from,
+            "other_branch": self.other_branch,
             "estimate": self.estimate.to_dict(),
             "series": self.series,
             "change": None if self.change is None else self.change.to_dict(),
@@ -304,63 +313,104 @@ def trend(
     *,
     branch: str | None = None,
     runs: Sequence[RunRecord] | None = None,
+    ancestry: Ancestry | None = None,
+    last: int | None = None,
 ) -> Trend:
     """``metric`` (default: the newest run's) of ``system`` across the recorded runs
     holding both (on ``branch`` when given, or the ``runs`` given), with the paired
-    change or the break between each run and the one before it."""
+    change or the break between each run and the one before it in its commit's history
+    (``ancestry``, default: git in the current folder; a run of another branch is never
+    the one before it). A point says when its run is not in the checked-out commit's
+    history. ``last``: only the newest ``last`` runs holding the system.
+
+    The one way in for every view of a system across runs (``history trend``, the
+    report's history section): the runs that hold it are :func:`follow`'s, by its name
+    and across a rename by its identity."""
     if runs is None:
-        held = follow(store, store.runs(branch=branch), system)
-        if not held:
-            known = sorted({s for r in store.runs(branch=branch) for s in r.systems})
-            raise InputError(
-                f"{store.path}: no recorded run holds system {system!r}"
-                + (f" on branch {branch!r}" if branch is not None else "")
-                + (f"; the runs hold {', '.join(known[:12])}" if known else "; no run recorded")
-            )
-        metric = metric or held[-1][0].metric
-        named = [(r, n) for r, n in held if metric in r.metrics]
-        if not named:
-            raise InputError(
-                f"{store.path}: no recorded run of system {system!r} has metric {metric!r}; "
-                f"they have {', '.join(held[-1][0].metrics)}"
-            )
+        named, metric = _held(store, system, metric, branch)
     elif metric is None:
         raise InputError("give the metric of the trend")
     else:
         named = follow(store, runs, system)
+    if last is not None:
+        named = named[-last:] if last > 0 else []
     if family(metric) in COST_FAMILIES:
         raise InputError(
             f"{metric} is a cost (lower is better), not a score a verdict reads as better or "
             f"worse; follow a score such as recall@5 (`ragmeter history export` lists {metric})"
         )
+    line = ancestry if ancestry is not None else Ancestry()
+    head = line.head()
     points: list[TrendPoint] = []
-    last: list[tuple[int, RecordedRun, str]] = []  # (series, its newest run, name), newest first
+    prior: list[tuple[int, RecordedRun, str]] = []  # (series, run, name), newest first
     for record, name in named:
         now = RecordedRun(store, record)
-        gap = change = None
-        if points:
-            why = comparable(last[0][1].record, record, metric, last[0][1].ids, now.ids)
-            if why:
-                gap = Break(last[0][1].record.id, record.id, tuple(why))
-        same = next(
-            (
-                i
-                for i, (_, r, _) in enumerate(last)
-                if not comparable(r.record, record, metric, r.ids, now.ids)
-            ),
-            None,
-        )
-        if same is None:
-            series = len(last)
-        else:
-            series, before, was = last.pop(same)
-            change = _change(before, now, (was, name), metric)
-        renamed = points[-1].name if points and points[-1].name != name else None
-        last.insert(0, (series, now, name))
-        points.append(
-            TrendPoint(record, now.estimate(name, metric), series, change, gap, name, renamed)
-        )
+        point = _point(prior, now, name, metric, line)
+        if head is not None and line.before(record.commit, head) is False:
+            point = replace(point, other_branch=True)
+        points.append(point)
+        prior.insert(0, (point.series, now, name))
     return Trend(system, metric, points)
+
+
+def _held(
+    store: HistoryStore, system: str, metric: str | None, branch: str | None
+) -> tuple[list[tuple[RunRecord, str]], str]:
+    """The recorded runs holding ``system`` (by name or identity) and the metric (default:
+    the newest run's), each with the system's name in it; the metric."""
+    held = follow(store, store.runs(branch=branch), system)
+    if not held:
+        known = sorted({s for r in store.runs(branch=branch) for s in r.systems})
+        raise InputError(
+            f"{store.path}: no recorded run holds system {system!r}"
+            + (f" on branch {branch!r}" if branch is not None else "")
+            + (f"; the runs hold {', '.join(known[:12])}" if known else "; no run recorded")
+        )
+    metric = metric or held[-1][0].metric
+    named = [(r, n) for r, n in held if metric in r.metrics]
+    if not named:
+        raise InputError(
+            f"{store.path}: no recorded run of system {system!r} has metric {metric!r}; "
+            f"they have {', '.join(held[-1][0].metrics)}"
+        )
+    return named, metric
+
+
+def _point(
+    prior: list[tuple[int, RecordedRun, str]],
+    now: RecordedRun,
+    name: str,
+    metric: str,
+    line: Ancestry,
+) -> TrendPoint:
+    """The trend's point of run ``now``: compared with the newest earlier run in its
+    commit's history (or of unknown history) that measured the same thing; a break when
+    the newest one there measured something else."""
+    record = now.record
+    # newest first, asked of git only as far as needed (one question in a straight history)
+    mine = (p for p in prior if line.before(p[1].record.commit, record.commit) is not False)
+    newest = next(mine, None)
+
+    def same(r: RecordedRun) -> bool:
+        return not comparable(r.record, record, metric, r.ids, now.ids)
+
+    gap = change = None
+    if newest is not None and not same(newest[1]):
+        why = comparable(newest[1].record, record, metric, newest[1].ids, now.ids)
+        gap = Break(newest[1].record.id, record.id, tuple(why))
+    if newest is not None and gap is None:
+        before = newest
+    else:
+        before = next((p for p in mine if same(p[1])), None)
+    if before is not None:
+        series = before[0]
+        change = _change(before[1], now, (before[2], name), metric)
+    else:  # the series of its measurement on another branch, or a new one
+        new = 1 + max((s for s, _, _ in prior), default=-1)
+        series = next((s for s, r, _ in prior if same(r)), new)
+    renamed = newest[2] if newest is not None and newest[2] != name else None
+    estimate = now.estimate(name, metric)
+    return TrendPoint(record, estimate, series, change, gap, name, renamed)
 
 
 def export_rows(

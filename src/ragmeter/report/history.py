@@ -3,9 +3,11 @@ the same thing, with interval bands and the paired changes marked.
 
 Shown only when the run history (:func:`ragmeter.history.store.locate`, from the
 current folder) holds at least two runs comparable with this one for some system.
-Nothing is computed here: the trend, its intervals and changes are
-:func:`ragmeter.history.trend.trend`; this module shapes them into JSON-ready
-data and one Vega-Lite chart.
+Nothing is computed here: the trend, its intervals and changes, and which runs hold
+a system (by its name, and by its identity across a rename) are
+:func:`ragmeter.history.trend.trend`'s, as for ``ragmeter history trend``; this module
+shapes them into JSON-ready data and one Vega-Lite chart, whose system is picked by
+the section's one select.
 """
 
 from __future__ import annotations
@@ -23,12 +25,10 @@ from ragmeter.scoring.metrics import is_share
 MAX_RUNS = 20
 """The newest comparable runs shown per system (``ragmeter history trend`` shows all)."""
 
-MAX_SYSTEMS = 8
-"""Systems shown: this run's best by its metric (each costs one paired comparison per run)."""
-
 
 def load_history(results: Results, folder: str | Path | None = None) -> dict[str, Any] | None:
     """The section's data, or None when the history holds no comparable runs."""
+    from ragmeter.history.ancestry import Ancestry
     from ragmeter.history.baseline import scores_digest
     from ragmeter.history.store import HistoryStore, history_file, locate
     from ragmeter.history.trend import trend
@@ -45,12 +45,12 @@ def load_history(results: Results, folder: str | Path | None = None) -> dict[str
             same = [r for r in held if not measurement.differences(r.measurement, this, metric)]
             series: dict[str, list[dict[str, Any]]] = {}
             means = {s: float(results.scores(s, metric).mean()) for s in results.systems}
-            for system in sorted(results.systems, key=lambda s: -means[s])[:MAX_SYSTEMS]:
-                runs = [r for r in same if system in r.systems][-MAX_RUNS:]
-                if len(runs) < 2:
-                    continue
-                found = trend(store, system, metric, runs=runs)
-                series[system] = [_point(p, metric, own) for p in found.points]
+            line = Ancestry()  # git asked once for every system
+            for system in sorted(results.systems, key=lambda s: -means[s]):
+                # the trend's runs of the system: by its name, and by identity across a rename
+                found = trend(store, system, metric, runs=same, last=MAX_RUNS, ancestry=line)
+                if len(found.points) >= 2:
+                    series[system] = [_point(p, metric, own) for p in found.points]
     except (RagmeterError, OSError):
         return None  # an unreadable history leaves the section out; the report still renders
     if not series:
@@ -88,6 +88,9 @@ def _point(p: Any, metric: str, own: tuple[str, str]) -> dict[str, Any]:
         "current": (r.results, r.scores_digest) == own,
         "direction": "first" if c is None else c.direction,
         "change": None,
+        "name": p.name,
+        "renamed_from": p.renamed_from,
+        "other_branch": p.other_branch,
     }
     if c is not None:
         out["change"] = {
@@ -110,7 +113,8 @@ DIRECTION_COLORS = {
 
 def history_chart(alt: Any, data: dict) -> dict | None:
     """The trend chart: a band per run's interval, the means joined, each run's point
-    coloured by its paired change from the run before it; a select picks the system."""
+    coloured by its paired change from the run before it; the section's system select
+    sets its ``history_system`` parameter, as it sets the table's system."""
     h = (data.get("optional") or {}).get("history")
     if not h:
         return None
@@ -135,11 +139,8 @@ def history_chart(alt: Any, data: dict) -> dict | None:
                     "direction": p["direction"],
                 }
             )
-    pick = alt.param(
-        name="history_system",
-        value=h["default"],
-        bind=alt.binding_select(options=h["systems"], name="system "),
-    )
+    # no select of its own: the section's one system select sets it (report.js)
+    pick = alt.param(name="history_system", value=h["default"])
     unit = " (%)" if h["share"] else ""
     base = alt.Chart().transform_filter("datum.system == history_system")
     x = alt.X("run:N", sort=alt.EncodingSortField("order"), title="recorded run (id, commit)")

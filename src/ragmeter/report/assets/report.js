@@ -751,6 +751,15 @@
 
   // ------------------------------------------------------------------ run history
 
+  // What the trend says of a run besides its change: a rename, another branch.
+  function historyNotes(p) {
+    let out = "";
+    if (p.renamed_from) out += "named " + p.name + " here (was " + p.renamed_from + "). ";
+    if (p.other_branch) out += "on " + (p.branch ? "branch " + p.branch : "another branch") +
+      ", not in the checked-out commit's history. ";
+    return out;
+  }
+
   function renderHistory() {
     const h = OPT.history;
     if (!h) return;
@@ -762,10 +771,14 @@
       ". The band is each run's " + level(h.confidence) + " interval of " + h.metric + "; a point's colour is the paired " +
       "change from the run before it (questions paired by id, under the rule ragmeter check uses). " +
       "History file: " + h.path + "." }));
+    // the section's one system select: the table's system and the chart's (its parameter)
     const sel = el("select", { id: "history-system" },
       h.systems.map((s) => el("option", { value: s, text: s, selected: s === h.default })));
-    append(body, el("div", { class: "controls" }, el("label", null, "Table: system ", sel)));
+    append(body, el("div", { class: "controls" }, el("label", null, "System ", sel)));
+    CHART_SETUP["chart-history"] = (view) => view.signal("history_system", sel.value).runAsync();
     function show() {
+      const view = CHART_VIEWS["chart-history"];
+      if (view) CHART_SETUP["chart-history"](view);
       const points = h.series[sel.value] || [];
       table("history-table", ["run", "commit", "branch", "recorded (UTC)",
         { text: h.metric + " [" + level(h.confidence) + " CI]", num: true }, { text: "change [CI]", num: true }, "verdict"],
@@ -776,7 +789,7 @@
         p.recorded_at.replace("T", " ").replace("+00:00", ""),
         { text: p.shown, cls: "num" },
         { text: p.change ? p.change.shown + " from run " + p.change.earlier : "", cls: "num" },
-        { text: p.change ? p.change.verdict : "first run", cls: "verdict-" + p.direction.replace(" ", "-") },
+        { text: historyNotes(p) + (p.change ? p.change.verdict : "first run"), cls: "verdict-" + p.direction.replace(" ", "-") },
       ]));
     }
     sel.addEventListener("change", show);
@@ -966,6 +979,10 @@
 
   // ------------------------------------------------------------------ charts and footer
 
+  // The Vega view of each drawn chart, and what a section sets on its chart once drawn.
+  const CHART_VIEWS = {};
+  const CHART_SETUP = {};
+
   function renderCharts() {
     const charts = DATA.charts || {};
     const ids = Object.keys(charts);
@@ -979,7 +996,10 @@
     const jobs = ids.map((id) => {
       const host = document.getElementById(id);
       if (!host) return Promise.resolve();
-      return window.vegaEmbed(host, charts[id], opts).then(() => {
+      return window.vegaEmbed(host, charts[id], opts).then((res) => {
+        CHART_VIEWS[id] = res.view;
+        return CHART_SETUP[id] ? CHART_SETUP[id](res.view) : null;
+      }).then(() => {
         host.dataset.state = "rendered";
       }).catch((err) => {
         host.dataset.state = "failed";
