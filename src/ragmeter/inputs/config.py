@@ -16,6 +16,9 @@ Example::
     metric = "recall@5"
     [answers]
     judge = "ollama:gpt-oss:20b"  # whose grades give answer accuracy (default: the first)
+    reruns = 1                # ask the reader and/or judge K times per question
+    reruns_of = "both"        # "reader", "judge" or "both"
+    temperature = 0.8         # their sampling settings (default 0, top_p the model's)
     [[strategy]]              # a strategy of your own, usable by name above
     name = "fixed-300"
     kind = "fixed"
@@ -83,6 +86,10 @@ class Config:
     engine_address: str = "auto"  # ray: "auto", a cluster address, or "" for a local Ray
     engine_workers: int = 0  # local: worker processes (0: one per available CPU)
     accuracy_judge: str = ""  # [answers] judge: whose grades give accuracy ("": as recorded)
+    reruns: int = 1  # [answers] reruns: calls per question of the model(s) rerun
+    reruns_of: str = "both"  # [answers] reruns_of: "reader", "judge" or "both"
+    temperature: float | None = None  # [answers] temperature of the rerun model(s) (None: 0)
+    top_p: float | None = None  # [answers] top_p of the rerun model(s) (None: the model's)
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -125,7 +132,7 @@ class Config:
                 if d["engine"] != "local"
                 else {}
             ),
-            **({"answers": {"judge": d["accuracy_judge"]}} if d["accuracy_judge"] else {}),
+            **({"answers": answers} if (answers := _answers_section(d)) else {}),
             **d["extra"],
         }
 
@@ -164,6 +171,7 @@ class Config:
                 f"got {self.clusters!r}"
             )
         check_family(self.family, "[stats] family")
+        check_reruns(self.reruns, self.reruns_of, self.temperature, self.top_p, "[answers] ")
         if self.family not in ("auto", "all"):
             one_family(self.family, self.baseline, self.pairs)
         if not self.strategies:
@@ -248,6 +256,10 @@ _SECTIONS = {
     ("engine", "address"): "engine_address",
     ("engine", "workers"): "engine_workers",
     ("answers", "judge"): "accuracy_judge",
+    ("answers", "reruns"): "reruns",
+    ("answers", "reruns_of"): "reruns_of",
+    ("answers", "temperature"): "temperature",
+    ("answers", "top_p"): "top_p",
 }
 
 
@@ -368,6 +380,90 @@ def answers_judge(path: str | Path) -> str:
         return ""
     _check_value(path, "answers", "judge", body["judge"], _section_keys()["answers"]["judge"])
     return body["judge"].strip()
+
+
+def _answers_section(d: dict[str, Any]) -> dict[str, Any]:
+    """``[answers]`` as saved: only the keys that differ from their defaults, so a run
+    that sets none of them saves the config it always did."""
+    defaults = {"judge": "", "reruns": 1, "reruns_of": "both", "temperature": None, "top_p": None}
+    values = {
+        "judge": d["accuracy_judge"],
+        "reruns": d["reruns"],
+        "reruns_of": d["reruns_of"],
+        "temperature": d["temperature"],
+        "top_p": d["top_p"],
+    }
+    return {k: v for k, v in values.items() if v != defaults[k]}
+
+
+RERUNS_OF = ("reader", "judge", "both")
+"""Which model ``[answers] reruns`` asks again (``reruns_of``, ``--reruns-of``)."""
+
+MAX_RERUNS = 1000
+"""More reruns per question than this is a typo, not a plan."""
+
+
+def check_reruns(
+    reruns: object = 1,
+    reruns_of: object = "both",
+    temperature: object = None,
+    top_p: object = None,
+    prefix: str = "",
+) -> None:
+    """One line for a bad reruns setting: ``reruns`` a whole number from 1 to
+    :data:`MAX_RERUNS`, ``reruns_of`` one of :data:`RERUNS_OF`, ``temperature`` 0 or
+    more, ``top_p`` in (0, 1]. ``prefix`` names where they came from (``[answers] ``
+    for a config; ``--`` for flags, whose names use dashes)."""
+    import math
+
+    def name(key: str) -> str:
+        return prefix + (key.replace("_", "-") if prefix == "--" else key)
+
+    if isinstance(reruns, bool) or not isinstance(reruns, int) or not 1 <= reruns <= MAX_RERUNS:
+        raise InputError(
+            f"{name('reruns')} must be a whole number from 1 (one call per question, the "
+            f"default) to {MAX_RERUNS}, got {reruns!r}"
+        )
+    if reruns_of not in RERUNS_OF:
+        raise InputError(
+            f"{name('reruns_of')} must be one of {', '.join(RERUNS_OF)}, got {reruns_of!r}"
+            f"{did_you_mean(str(reruns_of), RERUNS_OF)}"
+        )
+    if temperature is not None and not (_number(temperature) and 0 <= temperature < math.inf):
+        raise InputError(
+            f"{name('temperature')} must be a number, 0 (no sampling) or more, e.g. 0.8; "
+            f"got {temperature!r}"
+        )
+    if top_p is not None and not (_number(top_p) and 0 < top_p <= 1):
+        raise InputError(
+            f"{name('top_p')} must be a number above 0 and at most 1, e.g. 0.95; got {top_p!r}"
+        )
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def answers_reruns(path: str | Path) -> dict[str, Any]:
+    """The reruns keys of ``[answers]`` in a config file that sets them (``reruns``,
+    ``reruns_of``, ``temperature``, ``top_p``), type-checked and checked with
+    :func:`check_reruns`; ``{}`` when the file or the keys are absent. Read on its own,
+    as :func:`answers_judge` is."""
+    path = Path(path)
+    if not path.is_file():
+        return {}
+    body = _read_toml(path).get("answers")
+    if not isinstance(body, dict):
+        return {}
+    keys = _section_keys()["answers"]
+    given = {k: body[k] for k in ("reruns", "reruns_of", "temperature", "top_p") if k in body}
+    for key, value in given.items():
+        _check_value(path, "answers", key, value, keys[key])
+    try:
+        check_reruns(**given, prefix="[answers] ")
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    return given
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
