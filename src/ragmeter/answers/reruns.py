@@ -130,12 +130,12 @@ def rerun_settings(
     form of :meth:`Reruns.to_meta`), else the default; seeded with the run's seed.
     Every value is checked (one line naming the flag or the file) before any model call.
     """
-    res = results if isinstance(results, Results) else Results(results)
     given = {k: v for k, v in flags.items() if v is not None}
     unknown = set(given) - set(FLAGS)
     if unknown:
         raise TypeError(f"unknown reruns setting {sorted(unknown)[0]!r}")
     check_reruns(**given, prefix="--")
+    res = results if isinstance(results, Results) else Results(results)
     config = answers_reruns(res.path / "config.toml")
     old = Reruns.from_meta(recorded)
     earlier = (

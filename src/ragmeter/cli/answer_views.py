@@ -108,6 +108,7 @@ def answer_command(
     console: Console | None = None,
     progress_console: Console | None = None,
     progress_bar: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
+    reruns: Any = None,
     **call: Any,
 ) -> ReaderRun:
     """``ragmeter answer RESULTS --reader SPEC``: answer each question from its top k items.
@@ -115,13 +116,23 @@ def answer_command(
     ``reader`` and ``call`` are as for :func:`ragmeter.answers.answer_questions`.
     Prints on ``console``; the progress bar goes to ``progress_console`` (default:
     ``console``), or is ``progress_bar()``: a context manager yielding
-    ``progress(label, done, total)``.
+    ``progress(label, done, total)``. ``reruns`` (:class:`ragmeter.answers.reruns.Reruns`,
+    or the flags :func:`~ragmeter.answers.reruns.rerun_settings` completes) asks the
+    reader K times per question when it is rerun.
     """
     console = console or Console()
+    reruns = _rerun_settings(results, reruns)
     bar = progress_bar() if progress_bar is not None else _bar(progress_console or console)
     with bar as progress:
         run = answer_questions(
-            results, reader, k=k, systems=systems, limit=limit, progress=progress, **call
+            results,
+            reader,
+            k=k,
+            systems=systems,
+            limit=limit,
+            progress=progress,
+            reruns=reruns,
+            **call,
         )
     n = len(run.answers)
     latencies = [a.latency_s for a in run.answers if a.ok]
@@ -148,7 +159,40 @@ def answer_command(
     if run.replaced:
         console.print(f"[dim]{run.replaced} answers of an earlier reader or k were replaced.[/]")
     console.print(Text.assemble("Answers: ", (str(run.folder / "reader.jsonl"), "bold")))
+    _print_answer_reruns(run, console)
     return run
+
+
+def _rerun_settings(results: str | Path, reruns: Any, recorded: bool = False) -> Any:
+    """``reruns`` as :class:`~ragmeter.answers.reruns.Reruns`: flags (a dict) completed
+    from ``[answers]`` of the run's config and, for grade (``recorded``), from what the
+    answer step recorded in ``meta.json``; a ``Reruns`` or ``None`` as given."""
+    if not isinstance(reruns, dict):
+        return reruns
+    from ragmeter.answers.reruns import rerun_settings
+    from ragmeter.answers.store import answers_dir, read_meta
+
+    earlier = read_meta(answers_dir(results)).get("answer_reruns") if recorded else None
+    return rerun_settings(results, recorded=earlier, **reruns)
+
+
+def _print_answer_reruns(run: ReaderRun, console: Console) -> None:
+    """How the reader was rerun, and where reruns 1..K-1 went (nothing when it was not)."""
+    from ragmeter.cli.rerun_views import reruns_line
+
+    line = reruns_line(run.settings, "reader")
+    if line is None:
+        return
+    console.print(Text(line))
+    if run.reruns:
+        console.print(
+            Text.assemble(
+                f"{len(run.reruns)} more answers (reruns 1 to {run.settings.k - 1}): ",
+                (str(run.folder / "reader_reruns.jsonl"), "bold"),
+            )
+        )
+    if run.rerun_errors:
+        console.print(f"[yellow]{run.rerun_errors} reruns without an answer; rerun to retry.[/]")
 
 
 # --- grade --------------------------------------------------------------------------------
@@ -165,6 +209,7 @@ def grade_command(
     progress_console: Console | None = None,
     progress_bar: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
     choice: dict[str, Any] | None = None,
+    reruns: Any = None,
     **call: Any,
 ) -> AnswerReport:
     """``ragmeter grade RESULTS --judge SPEC [--judge SPEC ...]``: grade, then report.
@@ -175,8 +220,12 @@ def grade_command(
     ``[answers] judge`` in the run's ``config.toml`` still comes first. ``choice``
     (``adjust``, ``baseline``, ``pairs``, ``family``, as ``compare`` takes them) chooses
     the rule and family of the paired verdicts; checked before any model call.
+    ``reruns`` (:class:`ragmeter.answers.reruns.Reruns`, or flags completed from the
+    run's config, else from what the answer step recorded) grades K reruns per answer;
+    with K > 1 the flip rates are printed and kept (``answers/reruns.json``).
     """
     console = console or Console()
+    reruns = _rerun_settings(results, reruns, recorded=True)
     choice = {k: v for k, v in (choice or {}).items() if v is not None}
     if choice:
         from ragmeter.answers.paired import check_choice
@@ -191,8 +240,12 @@ def grade_command(
             systems=systems,
             limit=limit,
             progress=progress,
+            reruns=reruns,
             **call,
         )
+    line = _rerun_note(run)
+    if line:
+        console.print(Text(line))
     for jr in run.judges:
         c = jr.counts
         console.print(
@@ -223,7 +276,39 @@ def grade_command(
     print_answer_report(report, console)
     _failures_after_grading(results, report.judge, console)
     _verdicts_after_grading(results, report.judge, _system_list(results, systems), choice, console)
+    _flips_after_grading(results, report.judge, _system_list(results, systems), run, console)
     return report
+
+
+def _rerun_note(run: GradeRun) -> str | None:
+    """How the judges were asked when answers or judges were rerun, else None."""
+    from ragmeter.cli.rerun_views import reruns_line
+
+    reruns = run.settings
+    if reruns.k < 2:
+        return reruns_line(reruns, "judge")
+    what = {"reader": "each of the reader's", "judge": "rerun 0's answer", "both": "each"}
+    line = reruns_line(reruns, "judge") or "The judges were asked at temperature 0."
+    return f"Graded {what[reruns.of]} {reruns.k} reruns. {line}"
+
+
+def _flips_after_grading(
+    results: str | Path, judge: str | None, systems: list[str] | None, run: GradeRun, c: Console
+) -> None:
+    """With K > 1 the flip rates printed and kept (``answers/reruns.json``, ``meta.json``);
+    without, what an earlier grade with reruns kept there is removed."""
+    from ragmeter.answers.flips import FILE, clear_flips, flip_report, write_flips
+    from ragmeter.answers.store import answers_dir, read_meta
+    from ragmeter.cli.rerun_views import print_flips
+
+    if run.settings.k < 2:
+        folder = answers_dir(results)
+        if (folder / FILE).exists() or "flip_rates" in read_meta(folder):
+            clear_flips(results)
+        return
+    report = flip_report(results, judge, systems)
+    print_flips(report, c)
+    write_flips(report, results)
 
 
 def _verdicts_after_grading(

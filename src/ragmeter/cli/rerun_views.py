@@ -1,0 +1,76 @@
+"""What ``answer`` and ``grade`` print about reruns: the settings a run used, and after
+grading with K > 1 the flip rates (:mod:`ragmeter.answers.flips`): each system's mean,
+then the questions that flip most with each rerun's grade."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+from ragmeter.answers.flips import FlipReport
+from ragmeter.answers.reruns import Reruns
+from ragmeter.cli.layout import Grid, print_grids
+
+__all__ = ["SHORT", "print_flips", "reruns_line"]
+
+SHORT = {"correct": "c", "partial": "p", "wrong": "w", "unscored": "u", None: "-"}
+"""One letter per grade in the flip table: c, p, w, u (unscored), - (not graded)."""
+
+
+def _pct(rate: float | None) -> str:
+    return "-" if rate is None else f"{rate * 100:.1f}"
+
+
+def reruns_line(reruns: Reruns, role: str) -> str | None:
+    """One line saying how ``role`` (reader or judge) was asked, or ``None`` when it was
+    asked as always (once per question, temperature 0, seed 0)."""
+    if not (reruns.active and reruns.reruns(role)):
+        return None
+    t = reruns.temperature or 0.0
+    top_p = "the model's top_p" if reruns.top_p is None else f"top_p {reruns.top_p:g}"
+    line = (
+        f"Reruns: the {role} asked {reruns.k} {'time' if reruns.k == 1 else 'times'} per "
+        f"question at temperature {t:g}, {top_p}, seeds from the run's seed {reruns.seed} "
+        f"and the rerun index (rerun 0: seed 0)."
+    )
+    if reruns.k > 1 and t == 0:
+        line += " At temperature 0 a rerun differs only where the model is not deterministic."
+    return line
+
+
+def print_flips(report: FlipReport, console: Console, most: int = 5) -> None:
+    """Each system's mean flip rate, then the ``most`` questions that flip most."""
+    k = report.reruns.k
+    grid = Grid(
+        f"Flip rate of {k} reruns (%), judged by {report.judge}",
+        ["system", "mean flip rate", "questions that flip", "questions"],
+        right={1, 2, 3},
+        caption=(
+            "flip rate: the share of pairs of a question's reruns graded differently "
+            "(correct / partial / wrong); 0 when every rerun agrees"
+        ),
+        key="flips",
+    )
+    for system, mean in report.systems.items():
+        rates = [q.rates[system] for q in report.questions if system in q.rates]
+        flipping = sum(1 for r in rates if r)
+        grid.rows.append([system, _pct(mean), str(flipping), str(len(rates))])
+    print_grids(console, grid)
+    top = report.most(most)
+    if not top:
+        console.print(Text(f"No question's grade changed between its {k} reruns."))
+        return
+    worst = Grid(
+        f"The {len(top)} {'question' if len(top) == 1 else 'questions'} that flip most",
+        ["question", "flip rate", "grades of each rerun"],
+        right={1},
+        wrap={2},
+        caption="c correct, p partial, w wrong, u unscored, - not graded",
+        key="most_flipped",
+    )
+    for q in top:
+        grades = "; ".join(
+            f"{s} {' '.join(SHORT.get(g, '?') for g in row)}" for s, row in q.grades.items()
+        )
+        worst.rows.append([q.question, _pct(q.rate), grades])
+    print_grids(console, worst)
