@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter.answers.analysis import accuracy_judge
 from ragmeter.answers.judges import as_answer_set
 from ragmeter.answers.rerun_store import read_answer_reruns, read_grade_reruns
 from ragmeter.answers.reruns import Reruns
@@ -69,8 +70,6 @@ def rerun_grades(
     accuracy_judge` chooses), the reruns ``grade`` recorded, and per system and question
     the judge's grade of each rerun in order (``None``: not graded, or graded for an
     answer since changed)."""
-    from ragmeter.answers.analysis import accuracy_judge
-
     aset = as_answer_set(results)
     chosen = accuracy_judge(aset, judge)
     reruns = _settings(aset)

@@ -22,18 +22,36 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from ragmeter.answers.store import GRADES, UNSCORED, Answer, Grade, _build, _jsonl, _read_jsonl
+from ragmeter.answers.reruns import Reruns, rerun_seed
+from ragmeter.answers.store import (
+    GRADES,
+    UNSCORED,
+    Answer,
+    Grade,
+    _build,
+    _jsonl,
+    _read_jsonl,
+    answers_dir,
+    update_meta,
+)
 from ragmeter.errors import InputError
 from ragmeter.files.io import atomic_write_text
+from ragmeter.files.outputs import results_lock
+from ragmeter.runs.results import Results
 
 __all__ = [
     "READER_RERUNS",
     "GRADE_RERUNS",
     "AnswerRerun",
     "GradeRerun",
+    "answer_reruns",
     "read_answer_reruns",
     "read_grade_reruns",
+    "reruns_to_grade",
+    "save_answer_reruns",
+    "save_grade_reruns",
     "write_answer_reruns",
     "write_grade_reruns",
 ]
@@ -102,3 +120,105 @@ def read_grade_reruns(folder: Path) -> dict[tuple[str, str, str, int], GradeReru
 
 def write_grade_reruns(folder: Path, grades: Iterable[GradeRerun]) -> None:
     atomic_write_text(folder / GRADE_RERUNS, _jsonl(grades))
+
+
+# --- merging a run's reruns into the files ----------------------------------------------
+
+
+def answer_reruns(made: list[Answer], per_rerun: int, reruns: Reruns) -> list[AnswerRerun]:
+    """``made`` (reruns 1..K-1, ``per_rerun`` answers each, in order) as rerun records."""
+    out = []
+    for i, a in enumerate(made):
+        r = 1 + i // per_rerun
+        out.append(
+            AnswerRerun(
+                **{f: getattr(a, f) for f in Answer.__dataclass_fields__},
+                rerun=r,
+                seed=rerun_seed(reruns.seed, r),
+                temperature=float(reruns.temperature or 0.0),
+                top_p=reruns.top_p,
+            )
+        )
+    return out
+
+
+def save_answer_reruns(
+    res: Results, reader_k: tuple[str, int], new: list[AnswerRerun], reruns: Reruns
+) -> None:
+    """Merge the reader's reruns 1..K-1 into ``reader_reruns.jsonl``: earlier reruns are
+    kept while they match (same reader, k, sampling and seed, a rerun below K); the
+    file is removed when none is left. The settings go to ``meta.json``."""
+    folder = answers_dir(res)
+    count = reruns.count("reader")
+    with results_lock(res.path):
+        kept = {
+            key: a
+            for key, a in read_answer_reruns(folder).items()
+            if (a.reader, a.k) == reader_k
+            and a.rerun < count
+            and (a.temperature, a.top_p) == (float(reruns.temperature or 0.0), reruns.top_p)
+            and a.seed == rerun_seed(reruns.seed, a.rerun)
+        }
+        kept.update({a.rerun_key: a for a in new})
+        path = folder / "reader_reruns.jsonl"
+        if kept:
+            write_answer_reruns(folder, _in_order(res, kept.values()))
+        elif path.exists():
+            path.unlink()
+        update_meta(folder, answer_reruns=reruns.to_meta() if reruns.active else None)
+
+
+def _in_order(res: Results, rows: Any) -> list[Any]:
+    """Rerun records in order: rerun, then results order (systems, then questions)."""
+    order = {s: i for i, s in enumerate(res.systems)}
+    qorder = {q: i for i, q in enumerate(res.question_ids)}
+    return sorted(
+        rows,
+        key=lambda a: (
+            getattr(a, "judge", ""),
+            a.rerun,
+            order.get(a.system, 0),
+            qorder.get(a.question, 0),
+        ),
+    )
+
+
+def reruns_to_grade(res: Results, todo: list[Answer], reruns: Reruns) -> list[list[Answer]]:
+    """The answers reruns 1..K-1 grade, one list per rerun in ``todo``'s order: the
+    reader's reruns when it is rerun (each must have been made: else an error before
+    any call), else ``todo`` again for the judge's reruns."""
+    if not reruns.reruns("reader"):
+        return [list(todo) for _ in range(1, reruns.k)]
+    saved = read_answer_reruns(answers_dir(res))
+    out = []
+    for r in range(1, reruns.k):
+        batch = []
+        for a in todo:
+            again = saved.get((a.system, a.question, r))
+            if again is None or (again.reader, again.k) != (a.reader, a.k):
+                raise InputError(
+                    f"{answers_dir(res) / 'reader_reruns.jsonl'}: no rerun {r} of "
+                    f"{a.system}/{a.question} by {a.reader} at k={a.k}; run `ragmeter answer "
+                    f"{res.path} --reruns {reruns.k} --reruns-of {reruns.of}` first"
+                )
+            batch.append(again)
+        out.append(batch)
+    return out
+
+
+def save_grade_reruns(res: Results, label: str, new: list[GradeRerun], reruns: Reruns) -> None:
+    """Merge one judge's grades of reruns 1..K-1 into ``grade_reruns.jsonl``: its earlier
+    ones of a rerun at or past K are dropped; the file is removed when none is left."""
+    folder = answers_dir(res)
+    with results_lock(res.path):
+        saved = {
+            key: g
+            for key, g in read_grade_reruns(folder).items()
+            if g.judge != label or g.rerun < reruns.k
+        }
+        saved.update({g.rerun_key: g for g in new})
+        path = folder / "grade_reruns.jsonl"
+        if saved:
+            write_grade_reruns(folder, _in_order(res, saved.values()))
+        elif path.exists():
+            path.unlink()

@@ -21,10 +21,10 @@ from ragmeter.answers.prompts import GRADES, judge_request, reader_request
 from ragmeter.answers.rerun_store import (
     AnswerRerun,
     GradeRerun,
-    read_answer_reruns,
-    read_grade_reruns,
-    write_answer_reruns,
-    write_grade_reruns,
+    answer_reruns,
+    reruns_to_grade,
+    save_answer_reruns,
+    save_grade_reruns,
 )
 from ragmeter.answers.reruns import Reruns, rerun_seed, rerun_settings
 from ragmeter.answers.store import (
@@ -272,9 +272,9 @@ def answer_questions(
         replies = runner.run(requests)
     seconds = time.perf_counter() - started
     made = [_answer(key, reply, label, k) for key, reply in zip(keys * count, replies, strict=True)]
-    new, again = made[: len(keys)], _answer_reruns(made[len(keys) :], len(keys), reruns)
+    new, again = made[: len(keys)], answer_reruns(made[len(keys) :], len(keys), reruns)
     replaced = _save_answers(res, label, k, new, max_tokens, _stats_dict(runner.stats, seconds))
-    _save_answer_reruns(res, (label, k), again, reruns)
+    save_answer_reruns(res, (label, k), again, reruns)
     return ReaderRun(label, k, new, runner.stats, seconds, folder, replaced, again, reruns)
 
 
@@ -291,64 +291,6 @@ def _answer(key: Key, r: ChatReply, label: str, k: int) -> Answer:
         tokens_out=r.tokens_out,
         latency_s=r.latency_s,
         cached=r.cached,
-    )
-
-
-def _answer_reruns(made: list[Answer], per_rerun: int, reruns: Reruns) -> list[AnswerRerun]:
-    """``made`` (reruns 1..K-1, ``per_rerun`` answers each, in order) as rerun records."""
-    out = []
-    for i, a in enumerate(made):
-        r = 1 + i // per_rerun
-        out.append(
-            AnswerRerun(
-                **{f: getattr(a, f) for f in Answer.__dataclass_fields__},
-                rerun=r,
-                seed=rerun_seed(reruns.seed, r),
-                temperature=float(reruns.temperature or 0.0),
-                top_p=reruns.top_p,
-            )
-        )
-    return out
-
-
-def _save_answer_reruns(
-    res: Results, reader_k: tuple[str, int], new: list[AnswerRerun], reruns: Reruns
-) -> None:
-    """Merge the reader's reruns 1..K-1 into ``reader_reruns.jsonl``: earlier reruns are
-    kept while they match (same reader, k, sampling and seed, a rerun below K); the
-    file is removed when none is left. The settings go to ``meta.json``."""
-    folder = answers_dir(res)
-    count = reruns.count("reader")
-    with results_lock(res.path):
-        kept = {
-            key: a
-            for key, a in read_answer_reruns(folder).items()
-            if (a.reader, a.k) == reader_k
-            and a.rerun < count
-            and (a.temperature, a.top_p) == (float(reruns.temperature or 0.0), reruns.top_p)
-            and a.seed == rerun_seed(reruns.seed, a.rerun)
-        }
-        kept.update({a.rerun_key: a for a in new})
-        path = folder / "reader_reruns.jsonl"
-        if kept:
-            write_answer_reruns(folder, _in_order(res, kept.values()))
-        elif path.exists():
-            path.unlink()
-        update_meta(folder, answer_reruns=reruns.to_meta() if reruns.active else None)
-
-
-def _in_order(res: Results, rows: Any) -> list[Any]:
-    """Rerun records in order: rerun, then results order (systems, then questions)."""
-    order = {s: i for i, s in enumerate(res.systems)}
-    qorder = {q: i for i, q in enumerate(res.question_ids)}
-    return sorted(
-        rows,
-        key=lambda a: (
-            getattr(a, "judge", ""),
-            a.rerun,
-            order.get(a.system, 0),
-            qorder.get(a.question, 0),
-        ),
     )
 
 
@@ -421,36 +363,16 @@ class GradeRun:
 def _grade_from_reply(judge: str, answer: Answer, reply: ChatReply) -> Grade:
     parsed = reply.parsed if reply.ok else None
     grade = parsed.get("grade") if isinstance(parsed, dict) else None
+    cost = (reply.tokens_in, reply.tokens_out, reply.latency_s, reply.cached)
     if grade not in GRADES:
         error = reply.error or f"unparseable: grade {grade!r}"
         return Grade(
-            judge,
-            answer.system,
-            answer.question,
-            UNSCORED,
-            "",
-            reply.text,
-            error,
-            answer.sha,
-            reply.tokens_in,
-            reply.tokens_out,
-            reply.latency_s,
-            reply.cached,
-        )
+            judge, answer.system, answer.question, UNSCORED, "", reply.text, error, answer.sha,
+            *cost,
+        )  # fmt: skip
     reason = " ".join(str(parsed.get("reason") or "").split())
     return Grade(
-        judge,
-        answer.system,
-        answer.question,
-        grade,
-        reason,
-        reply.text,
-        None,
-        answer.sha,
-        reply.tokens_in,
-        reply.tokens_out,
-        reply.latency_s,
-        reply.cached,
+        judge, answer.system, answer.question, grade, reason, reply.text, None, answer.sha, *cost
     )
 
 
@@ -519,7 +441,7 @@ def grade_answers(
     if reruns is None:
         reruns = rerun_settings(res, recorded=read_meta(folder).get("answer_reruns"))
     todo = _answers_to_grade(res, systems, limit)
-    later = _reruns_to_grade(res, todo, reruns)
+    later = reruns_to_grade(res, todo, reruns)
     questions = _question_map(res)
     refs = {q: reference_text(res, q) for q in {a.question for a in todo}}
     prompts = [
@@ -536,29 +458,14 @@ def grade_answers(
             judge = _shared_cache(judge, opened, stack)
             run = _run_judge(judge, label, prompts, [todo, *later], reruns, progress)
             done.append(label)
-            _save_grades(res, run.grades, done, _stats_dict(run.stats, run.seconds), run.tokens)
-            _save_grade_reruns(res, label, run.reruns, reruns)
-            out.judges.append(run.judge_run)
+            tokens = judge.tokens(DEFAULT_MAX_TOKENS)
+            _save_grades(res, run.grades, done, _stats_dict(run.stats, run.seconds), tokens)
+            save_grade_reruns(res, label, run.reruns, reruns)
+            out.judges.append(run)
     if accuracy_judge is not None:
         update_meta(folder, accuracy_judge=accuracy_judge)
     update_meta(folder, grade_reruns=reruns.to_meta() if reruns.active else None)
     return out
-
-
-@dataclass(frozen=True)
-class _Judged:
-    """One judge's grades of rerun 0 and of reruns 1..K-1, and what they cost."""
-
-    label: str
-    grades: list[Grade]
-    reruns: list[GradeRerun]
-    stats: RunStats
-    seconds: float
-    tokens: int
-
-    @property
-    def judge_run(self) -> JudgeRun:
-        return JudgeRun(self.label, self.grades, self.stats, self.seconds, self.reruns)
 
 
 def _run_judge(
@@ -568,7 +475,7 @@ def _run_judge(
     batches: list[list[Answer]],
     reruns: Reruns,
     progress: Progress | None,
-) -> _Judged:
+) -> JudgeRun:
     """Send one judge every prompt (rerun, question, reference, answer) in one run; its
     grades of ``batches`` (rerun 0's answers, then each later rerun's)."""
     max_tokens = judge.tokens(DEFAULT_MAX_TOKENS)
@@ -595,48 +502,7 @@ def _run_judge(
         for r in range(1, len(batches))
         for g in _grades(label, batches[r], *by_rerun[r])
     ]
-    return _Judged(label, grades, again, runner.stats, seconds, max_tokens)
-
-
-def _reruns_to_grade(res: Results, todo: list[Answer], reruns: Reruns) -> list[list[Answer]]:
-    """The answers reruns 1..K-1 grade, one list per rerun in ``todo``'s order: the
-    reader's reruns when it is rerun (each must have been made: else an error before
-    any call), else ``todo`` again for the judge's reruns."""
-    if not reruns.reruns("reader"):
-        return [list(todo) for _ in range(1, reruns.k)]
-    saved = read_answer_reruns(answers_dir(res))
-    out = []
-    for r in range(1, reruns.k):
-        batch = []
-        for a in todo:
-            again = saved.get((a.system, a.question, r))
-            if again is None or (again.reader, again.k) != (a.reader, a.k):
-                raise InputError(
-                    f"{answers_dir(res) / 'reader_reruns.jsonl'}: no rerun {r} of "
-                    f"{a.system}/{a.question} by {a.reader} at k={a.k}; run `ragmeter answer "
-                    f"{res.path} --reruns {reruns.k} --reruns-of {reruns.of}` first"
-                )
-            batch.append(again)
-        out.append(batch)
-    return out
-
-
-def _save_grade_reruns(res: Results, label: str, new: list[GradeRerun], reruns: Reruns) -> None:
-    """Merge one judge's grades of reruns 1..K-1 into ``grade_reruns.jsonl``: its earlier
-    ones of a rerun at or past K are dropped; the file is removed when none is left."""
-    folder = answers_dir(res)
-    with results_lock(res.path):
-        saved = {
-            key: g
-            for key, g in read_grade_reruns(folder).items()
-            if g.judge != label or g.rerun < reruns.k
-        }
-        saved.update({g.rerun_key: g for g in new})
-        path = folder / "grade_reruns.jsonl"
-        if saved:
-            write_grade_reruns(folder, _in_order(res, saved.values()))
-        elif path.exists():
-            path.unlink()
+    return JudgeRun(label, grades, runner.stats, seconds, again)
 
 
 def _judge_settings(

@@ -44,6 +44,12 @@ from ragmeter.answers.run import (
 from ragmeter.answers.store import load_answer_set
 from ragmeter.cli.hand_views import grade_by_hand
 from ragmeter.cli.layout import Grid, print_grids
+from ragmeter.cli.rerun_views import (
+    flips_after_grading,
+    grade_reruns_line,
+    print_answer_reruns,
+    rerun_settings_of,
+)
 from ragmeter.comparison.formatting import exact_note, format_estimate, level_label
 from ragmeter.inputs.config import answers_judge
 from ragmeter.runs.results import Results
@@ -121,7 +127,7 @@ def answer_command(
     reader K times per question when it is rerun.
     """
     console = console or Console()
-    reruns = _rerun_settings(results, reruns)
+    reruns = rerun_settings_of(results, reruns)
     bar = progress_bar() if progress_bar is not None else _bar(progress_console or console)
     with bar as progress:
         run = answer_questions(
@@ -159,40 +165,8 @@ def answer_command(
     if run.replaced:
         console.print(f"[dim]{run.replaced} answers of an earlier reader or k were replaced.[/]")
     console.print(Text.assemble("Answers: ", (str(run.folder / "reader.jsonl"), "bold")))
-    _print_answer_reruns(run, console)
+    print_answer_reruns(run, console)
     return run
-
-
-def _rerun_settings(results: str | Path, reruns: Any, recorded: bool = False) -> Any:
-    """``reruns`` as :class:`~ragmeter.answers.reruns.Reruns`: flags (a dict) completed
-    from ``[answers]`` of the run's config and, for grade (``recorded``), from what the
-    answer step recorded in ``meta.json``; a ``Reruns`` or ``None`` as given."""
-    if not isinstance(reruns, dict):
-        return reruns
-    from ragmeter.answers.reruns import rerun_settings
-    from ragmeter.answers.store import answers_dir, read_meta
-
-    earlier = read_meta(answers_dir(results)).get("answer_reruns") if recorded else None
-    return rerun_settings(results, recorded=earlier, **reruns)
-
-
-def _print_answer_reruns(run: ReaderRun, console: Console) -> None:
-    """How the reader was rerun, and where reruns 1..K-1 went (nothing when it was not)."""
-    from ragmeter.cli.rerun_views import reruns_line
-
-    line = reruns_line(run.settings, "reader")
-    if line is None:
-        return
-    console.print(Text(line))
-    if run.reruns:
-        console.print(
-            Text.assemble(
-                f"{len(run.reruns)} more answers (reruns 1 to {run.settings.k - 1}): ",
-                (str(run.folder / "reader_reruns.jsonl"), "bold"),
-            )
-        )
-    if run.rerun_errors:
-        console.print(f"[yellow]{run.rerun_errors} reruns without an answer; rerun to retry.[/]")
 
 
 # --- grade --------------------------------------------------------------------------------
@@ -225,7 +199,7 @@ def grade_command(
     with K > 1 the flip rates are printed and kept (``answers/reruns.json``).
     """
     console = console or Console()
-    reruns = _rerun_settings(results, reruns, recorded=True)
+    reruns = rerun_settings_of(results, reruns, recorded=True)
     choice = {k: v for k, v in (choice or {}).items() if v is not None}
     if choice:
         from ragmeter.answers.paired import check_choice
@@ -243,7 +217,7 @@ def grade_command(
             reruns=reruns,
             **call,
         )
-    line = _rerun_note(run)
+    line = grade_reruns_line(run.settings)
     if line:
         console.print(Text(line))
     for jr in run.judges:
@@ -276,39 +250,8 @@ def grade_command(
     print_answer_report(report, console)
     _failures_after_grading(results, report.judge, console)
     _verdicts_after_grading(results, report.judge, _system_list(results, systems), choice, console)
-    _flips_after_grading(results, report.judge, _system_list(results, systems), run, console)
+    flips_after_grading(results, report.judge, _system_list(results, systems), run, console)
     return report
-
-
-def _rerun_note(run: GradeRun) -> str | None:
-    """How the judges were asked when answers or judges were rerun, else None."""
-    from ragmeter.cli.rerun_views import reruns_line
-
-    reruns = run.settings
-    if reruns.k < 2:
-        return reruns_line(reruns, "judge")
-    what = {"reader": "each of the reader's", "judge": "rerun 0's answer", "both": "each"}
-    line = reruns_line(reruns, "judge") or "The judges were asked at temperature 0."
-    return f"Graded {what[reruns.of]} {reruns.k} reruns. {line}"
-
-
-def _flips_after_grading(
-    results: str | Path, judge: str | None, systems: list[str] | None, run: GradeRun, c: Console
-) -> None:
-    """With K > 1 the flip rates printed and kept (``answers/reruns.json``, ``meta.json``);
-    without, what an earlier grade with reruns kept there is removed."""
-    from ragmeter.answers.flips import FILE, clear_flips, flip_report, write_flips
-    from ragmeter.answers.store import answers_dir, read_meta
-    from ragmeter.cli.rerun_views import print_flips
-
-    if run.settings.k < 2:
-        folder = answers_dir(results)
-        if (folder / FILE).exists() or "flip_rates" in read_meta(folder):
-            clear_flips(results)
-        return
-    report = flip_report(results, judge, systems)
-    print_flips(report, c)
-    write_flips(report, results)
 
 
 def _verdicts_after_grading(

@@ -4,6 +4,9 @@ then the questions that flip most with each rerun's grade."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from rich.console import Console
 from rich.text import Text
 
@@ -11,7 +14,15 @@ from ragmeter.answers.flips import FlipReport
 from ragmeter.answers.reruns import Reruns
 from ragmeter.cli.layout import Grid, print_grids
 
-__all__ = ["SHORT", "print_flips", "reruns_line"]
+__all__ = [
+    "SHORT",
+    "flips_after_grading",
+    "grade_reruns_line",
+    "print_answer_reruns",
+    "print_flips",
+    "rerun_settings_of",
+    "reruns_line",
+]
 
 SHORT = {"correct": "c", "partial": "p", "wrong": "w", "unscored": "u", None: "-"}
 """One letter per grade in the flip table: c, p, w, u (unscored), - (not graded)."""
@@ -74,3 +85,60 @@ def print_flips(report: FlipReport, console: Console, most: int = 5) -> None:
         )
         worst.rows.append([q.question, _pct(q.rate), grades])
     print_grids(console, worst)
+
+
+def rerun_settings_of(results: str | Path, reruns: Any, recorded: bool = False) -> Any:
+    """``reruns`` as :class:`~ragmeter.answers.reruns.Reruns`: flags (a dict) completed
+    from ``[answers]`` of the run's config and, for grade (``recorded``), from what the
+    answer step recorded in ``meta.json``; a ``Reruns`` or ``None`` as given."""
+    if not isinstance(reruns, dict):
+        return reruns
+    from ragmeter.answers.reruns import rerun_settings
+    from ragmeter.answers.store import answers_dir, read_meta
+
+    earlier = read_meta(answers_dir(results)).get("answer_reruns") if recorded else None
+    return rerun_settings(results, recorded=earlier, **reruns)
+
+
+def print_answer_reruns(run: Any, console: Console) -> None:
+    """How the reader was rerun, and where reruns 1..K-1 went (nothing when it was not)."""
+    line = reruns_line(run.settings, "reader")
+    if line is None:
+        return
+    console.print(Text(line))
+    if run.reruns:
+        console.print(
+            Text.assemble(
+                f"{len(run.reruns)} more answers (reruns 1 to {run.settings.k - 1}): ",
+                (str(run.folder / "reader_reruns.jsonl"), "bold"),
+            )
+        )
+    if run.rerun_errors:
+        console.print(f"[yellow]{run.rerun_errors} reruns without an answer; rerun to retry.[/]")
+
+
+def grade_reruns_line(reruns: Reruns) -> str | None:
+    """How the judges were asked when answers or judges were rerun, else None."""
+    if reruns.k < 2:
+        return reruns_line(reruns, "judge")
+    what = {"reader": "each of the reader's", "judge": "rerun 0's answer", "both": "each"}
+    line = reruns_line(reruns, "judge") or "The judges were asked at temperature 0."
+    return f"Graded {what[reruns.of]} {reruns.k} reruns. {line}"
+
+
+def flips_after_grading(
+    results: str | Path, judge: str | None, systems: list[str] | None, run: Any, c: Console
+) -> None:
+    """With K > 1 the flip rates printed and kept (``answers/reruns.json``, ``meta.json``);
+    without, what an earlier grade with reruns kept there is removed."""
+    from ragmeter.answers.flips import FILE, clear_flips, flip_report, write_flips
+    from ragmeter.answers.store import answers_dir, read_meta
+
+    if run.settings.k < 2:
+        folder = answers_dir(results)
+        if (folder / FILE).exists() or "flip_rates" in read_meta(folder):
+            clear_flips(results)
+        return
+    report = flip_report(results, judge, systems)
+    print_flips(report, c)
+    write_flips(report, results)
