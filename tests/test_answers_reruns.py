@@ -80,8 +80,9 @@ def quiet() -> Console:
 
 
 def _tree(path: Path) -> dict[str, bytes]:
-    """Every file under ``answers/`` but the reply cache and the manifest, with the run's seconds and each
-    call's latency blanked (all that differs between two runs of the same calls)."""
+    """Every file under ``answers/`` but the reply cache and the manifest, with the run's
+    seconds and each call's latency blanked (all that differs between two runs of the
+    same calls)."""
     out = {}
     for f in sorted(answers_dir(path).iterdir()):
         if f.name.startswith("cache.sqlite") or f.name == ".ragmeter-manifest.json":
