@@ -121,9 +121,14 @@ def grade_reruns_line(reruns: Reruns) -> str | None:
     """How the judges were asked when answers or judges were rerun, else None."""
     if reruns.k < 2:
         return reruns_line(reruns, "judge")
-    what = {"reader": "each of the reader's", "judge": "rerun 0's answer", "both": "each"}
+    k = reruns.k
+    what = {
+        "reader": f"each of the reader's {k} reruns once",
+        "judge": f"each answer {k} times",
+        "both": f"each of the reader's {k} reruns by the judge's rerun of the same index",
+    }[reruns.of]
     line = reruns_line(reruns, "judge") or "The judges were asked at temperature 0."
-    return f"Graded {what[reruns.of]} {reruns.k} reruns. {line}"
+    return f"Graded {what}. {line}"
 
 
 def flips_after_grading(
