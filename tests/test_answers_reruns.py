@@ -377,3 +377,24 @@ def test_the_saved_config_names_reruns_only_when_set():
     assert cfg.validate().to_dict()["answers"] == {
         "reruns": 3, "reruns_of": "judge", "temperature": 0.8,
     }  # fmt: skip
+
+
+def test_the_flags_reach_the_command_checked_and_completed_from_the_config(
+    results,  # noqa: F811
+    monkeypatch,
+):
+    from ragmeter.cli import answer_views
+
+    class Asked(Exception):
+        pass
+
+    def answer_questions(*args, **kw):
+        raise Asked(kw["reruns"])  # what the reader would be run with; nothing is called
+
+    monkeypatch.setattr(answer_views, "answer_questions", answer_questions)
+    config = results / "config.toml"
+    config.write_text(config.read_text() + "\n[answers]\ntemperature = 0.5\n")
+    argv = ["answer", str(results), "--reader", "ollama:r", "--reruns", "3", "--reruns-of"]
+    done = CliRunner().invoke(app, [*argv, "reader", "--top-p", "0.9"])
+    assert isinstance(done.exception, Asked)
+    assert done.exception.args[0] == Reruns(k=3, of="reader", temperature=0.5, top_p=0.9, seed=1)
