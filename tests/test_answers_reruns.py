@@ -140,6 +140,26 @@ def test_one_rerun_writes_the_files_and_sends_the_requests_of_a_run_without_reru
     assert len(_cache_keys(results)) == 2 * 2 * QUESTIONS  # one reader and one judge call each
 
 
+# What the code before reruns wrote for the scripted run below: each file's SHA-256 (first
+# 16 hex digits), latencies and seconds blanked as _tree blanks them.
+BEFORE_RERUNS = {
+    "reader.jsonl": "66bfab311b9c7662",
+    "grades.jsonl": "ed06cdafab1389fa",
+    "answers.jsonl": "14c10fead24be1e6",
+    "meta.json": "f2b853cf27cfa53d",
+}
+
+
+def test_one_rerun_writes_byte_for_byte_what_the_code_before_reruns_wrote(results):  # noqa: F811
+    reruns = Reruns(k=1, of="reader", seed=7)
+    answer_questions(results, Scripted("reader", reader), reruns=reruns)
+    judge = Scripted("j", judge_by_question({"what year": "partial"}))
+    grade_command(results, [judge], console=quiet(), reruns=reruns)
+    tree = _tree(results)
+    got = {name: hashlib.sha256(tree[name]).hexdigest()[:16] for name in BEFORE_RERUNS}
+    assert got == BEFORE_RERUNS
+
+
 def test_a_run_answered_without_reruns_costs_no_call_with_one_rerun(results):  # noqa: F811
     answer_questions(results, Sampling("reader", seeded_reader))
     again = Sampling("reader", seeded_reader)

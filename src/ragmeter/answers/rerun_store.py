@@ -160,7 +160,7 @@ def save_answer_reruns(
             and a.seed == rerun_seed(reruns.seed, a.rerun)
         }
         kept.update({a.rerun_key: a for a in new})
-        path = folder / "reader_reruns.jsonl"
+        path = folder / READER_RERUNS
         if kept:
             write_answer_reruns(folder, _in_order(res, kept.values()))
         elif path.exists():
@@ -169,7 +169,8 @@ def save_answer_reruns(
 
 
 def _in_order(res: Results, rows: Any) -> list[Any]:
-    """Rerun records in order: rerun, then results order (systems, then questions)."""
+    """Rerun records in order: judge (for grades), rerun, then results order (systems,
+    then questions)."""
     order = {s: i for i, s in enumerate(res.systems)}
     qorder = {q: i for i, q in enumerate(res.question_ids)}
     return sorted(
@@ -197,7 +198,7 @@ def reruns_to_grade(res: Results, todo: list[Answer], reruns: Reruns) -> list[li
             again = saved.get((a.system, a.question, r))
             if again is None or (again.reader, again.k) != (a.reader, a.k):
                 raise InputError(
-                    f"{answers_dir(res) / 'reader_reruns.jsonl'}: no rerun {r} of "
+                    f"{answers_dir(res) / READER_RERUNS}: no rerun {r} of "
                     f"{a.system}/{a.question} by {a.reader} at k={a.k}; run `ragmeter answer "
                     f"{res.path} --reruns {reruns.k} --reruns-of {reruns.of}` first"
                 )
@@ -217,7 +218,7 @@ def save_grade_reruns(res: Results, label: str, new: list[GradeRerun], reruns: R
             if g.judge != label or g.rerun < reruns.k
         }
         saved.update({g.rerun_key: g for g in new})
-        path = folder / "grade_reruns.jsonl"
+        path = folder / GRADE_RERUNS
         if saved:
             write_grade_reruns(folder, _in_order(res, saved.values()))
         elif path.exists():
