@@ -45,7 +45,8 @@ class Reruns:
     """How often, and how, the reader and the judges are asked per question.
 
     ``k`` reruns of ``of`` (``reader``, ``judge`` or ``both``) at ``temperature``
-    (``None``: 0) and ``top_p`` (``None``: the model's own), seeded from ``seed``.
+    (``None``: 0) and ``top_p`` (``None``: the model's own), seeded from ``seed``: the
+    run's seed, which :func:`rerun_settings` fills in (give it when building one by hand).
     """
 
     k: int = 1
