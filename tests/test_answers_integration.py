@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import save_example
 from llm_fixtures import (
@@ -164,6 +165,53 @@ def test_gguf_reader_killed_mid_run_resumes_answering_each_once(
     assert resumed.stats.cache_hits == saved
     assert cache_size(path) == QUESTIONS  # each question answered exactly once
     assert len(load_answer_set(path).answers) == QUESTIONS
+
+
+@needs_llama
+def test_gguf_reruns_of_reader_and_judge_run_end_to_end_and_resume_with_no_new_call(
+    clean_results, gguf_backend, tmp_path
+):
+    from ragmeter.answers.flips import flip_report, rerun_scores
+    from ragmeter.answers.rerun_store import read_answer_reruns, read_grade_reruns
+    from ragmeter.answers.reruns import Reruns, rerun_seed
+
+    path = fresh_copy(clean_results, tmp_path / "results")
+    reruns = Reruns(k=2, of="both", temperature=0.8)
+    calls = 2 * QUESTIONS  # one system, two reruns of each question
+
+    def stop_after_3(label, done, total):
+        if done == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        answer_questions(
+            path, gguf_backend, k=K, max_tokens=READER_TOKENS, reruns=reruns,
+            concurrency=1, progress=stop_after_3,
+        )  # fmt: skip
+    saved = cache_size(path)
+    assert 3 <= saved < calls
+    run = answer_questions(path, gguf_backend, k=K, max_tokens=READER_TOKENS, reruns=reruns)
+    assert (run.stats.calls, run.stats.cache_hits) == (calls - saved, saved)
+    again = read_answer_reruns(answers_dir(path))
+    assert sorted(again) == [("sentence-60", q, 1) for q in sorted({q for _, q, _ in again})]
+    assert {a.seed for a in again.values()} == {rerun_seed(1, 1)} and len(again) == QUESTIONS
+
+    graded = grade_answers(path, gguf_backend, max_tokens=JUDGE_TOKENS, reruns=reruns)
+    [jr] = graded.judges
+    assert jr.stats.calls == calls and len(jr.reruns) == QUESTIONS
+    assert all(g.grade in GRADES for g in [*jr.grades, *jr.reruns]), jr.reruns
+    assert len(read_grade_reruns(answers_dir(path))) == QUESTIONS
+    assert cache_size(path) == 2 * calls  # each rerun asked exactly once, reader and judge
+
+    resumed = answer_questions(path, gguf_backend, k=K, max_tokens=READER_TOKENS, reruns=reruns)
+    regraded = grade_answers(path, gguf_backend, max_tokens=JUDGE_TOKENS, reruns=reruns)
+    assert resumed.stats.calls == 0 and regraded.judges[0].stats.calls == 0
+    assert cache_size(path) == 2 * calls
+    scores = rerun_scores(path)
+    assert scores.scores["sentence-60"].shape == (QUESTIONS, 2)
+    assert not np.isnan(scores.scores["sentence-60"]).any()
+    report = flip_report(path)
+    assert all(q.rate in (0.0, 1.0) for q in report.questions)  # two reruns: agree or not
 
 
 # --- the judge behind llama-cpp-python's OpenAI-compatible server ---------------------------

@@ -25,6 +25,7 @@ from ragmeter.answers.analysis import (
     HandCheck,
     SystemAnswers,
 )
+from ragmeter.answers.reruns import Reruns
 from ragmeter.cli import answer_views
 from ragmeter.cli.answer_views import (
     _agree,
@@ -94,7 +95,7 @@ def _reader_run(**kw):
     stats = SimpleNamespace(calls=2, cache_hits=1, tokens_in=1200, tokens_out=30)
     base = dict(
         answers=answers, reader="test:r", k=5, stats=stats, seconds=1.5, errors=0, declined=0,
-        replaced=0, folder=Path("res") / "answers",
+        replaced=0, folder=Path("res") / "answers", reruns=[], rerun_errors=0, settings=Reruns(),
     )  # fmt: skip
     base.update(kw)
     return SimpleNamespace(**base)
@@ -142,7 +143,7 @@ def test_grade_passes_its_limit_and_notes_a_configured_judge(monkeypatch, tmp_pa
 
     def grade_answers(results, judges, **kw):
         asked.append(kw)
-        return SimpleNamespace(judges=[])
+        return SimpleNamespace(judges=[], settings=Reruns())
 
     def answer_report(results, judge=None, systems=None):
         reports.append((judge, systems))

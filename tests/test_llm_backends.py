@@ -65,6 +65,23 @@ def test_ollama_sends_keep_alive_only_when_set(server):
     assert first["stream"] is False and "format" not in first
 
 
+def test_every_http_backend_sends_top_p_only_when_a_request_sets_it(server):
+    server.default = ollama_reply("hi")
+    with OllamaBackend("m", base_url=server.url) as ollama:
+        ollama.complete(ChatRequest(prompt="q", temperature=0.8, top_p=0.9, seed=7), 30.0)
+        ollama.complete(ChatRequest(prompt="q"), 30.0)
+    sampled, plain = server.requests
+    assert sampled["options"] == {"temperature": 0.8, "seed": 7, "top_p": 0.9, "num_predict": 512}
+    assert "top_p" not in plain["options"]
+    server.requests.clear()
+    server.default = Scripted(200, completion("hi"))
+    with OpenAIBackend("m", base_url=server.url + "/v1") as openai:
+        openai.complete(ChatRequest(prompt="q", top_p=0.5), 30.0)
+        openai.complete(ChatRequest(prompt="q"), 30.0)
+    sampled, plain = server.requests
+    assert sampled["top_p"] == 0.5 and "top_p" not in plain
+
+
 def test_ollama_reply_without_counts_counts_zero(server):
     server.default = ollama_reply("hi")
     with OllamaBackend("m", base_url=server.url) as backend:
@@ -204,6 +221,10 @@ def test_gguf_asks_for_the_schema_and_counts_the_tokens(fake_llama):
     [call] = llama.calls
     assert call["response_format"] == {"type": "json_object", "schema": SCHEMA}
     assert (call["max_tokens"], call["seed"], call["temperature"]) == (8, 4, 0.0)
+    assert "top_p" not in call  # the model's own unless a request sets it
+    with GGUFBackend(fake_llama) as backend:
+        backend.complete(ChatRequest(prompt="q", temperature=0.8, top_p=0.95, seed=2), 1.0)
+    assert FakeLlama.made[-1].calls[-1]["top_p"] == 0.95
 
 
 # --- options -----------------------------------------------------------------------------

@@ -16,8 +16,10 @@ hand-graded sample. Everything lands in ``<results>/answers/`` (see
 
 The package exports what a notebook needs: the two model steps, the hand-grade
 loop (give it an ``ask``), the analysis, the paired verdicts on answers
-(:func:`answer_verdicts`, system against system under the run's rule) and the
-dataclasses they return. Prompts,
+(:func:`answer_verdicts`, system against system under the run's rule), the reruns
+(:class:`Reruns`, :func:`rerun_settings`; :func:`flip_report` and :func:`rerun_scores`,
+each system's scores as a ``[questions, reruns]`` array) and the dataclasses they
+return. Prompts,
 schemas and file helpers stay in their modules (:mod:`.prompts`, :mod:`.store`);
 printing is the command line's (:mod:`ragmeter.cli.answer_views`).
 """
@@ -34,6 +36,8 @@ _LAZY = {
     ),
     **dict.fromkeys(("HandItem", "HandRun", "hand_grade"), "ragmeter.answers.hand"),
     **dict.fromkeys(("AnswerVerdicts", "answer_verdicts"), "ragmeter.answers.paired"),
+    **dict.fromkeys(("Reruns", "rerun_settings"), "ragmeter.answers.reruns"),
+    **dict.fromkeys(("FlipReport", "flip_report", "rerun_scores"), "ragmeter.answers.flips"),
     **dict.fromkeys(
         ("GradeRun", "JudgeRun", "ReaderRun", "answer_questions", "grade_answers"),
         "ragmeter.answers.run",
@@ -54,6 +58,7 @@ __all__ = [
     "AnswerSet",
     "AnswerVerdicts",
     "CrossTable",
+    "FlipReport",
     "Grade",
     "GradeRun",
     "HandCheck",
@@ -63,17 +68,21 @@ __all__ = [
     "JudgePair",
     "JudgeRun",
     "ReaderRun",
+    "Reruns",
     "SystemAnswers",
     "accuracy",
     "answer_questions",
     "answer_report",
     "answer_verdicts",
     "cross_table",
+    "flip_report",
     "grade_answers",
     "hand_checks",
     "hand_grade",
     "judge_pairs",
     "load_answer_set",
+    "rerun_scores",
+    "rerun_settings",
 ]
 
 

@@ -18,6 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.answers.prompts import GRADES, judge_request, reader_request
+from ragmeter.answers.rerun_store import (
+    AnswerRerun,
+    GradeRerun,
+    answer_reruns,
+    reruns_to_grade,
+    save_answer_reruns,
+    save_grade_reruns,
+)
+from ragmeter.answers.reruns import Reruns, rerun_seed, rerun_settings
 from ragmeter.answers.store import (
     UNSCORED,
     Answer,
@@ -196,10 +205,17 @@ class ReaderRun:
     seconds: float
     folder: Path
     replaced: int = 0
+    reruns: list[AnswerRerun] = field(default_factory=list)
+    settings: Reruns = field(default_factory=Reruns)
 
     @property
     def errors(self) -> int:
         return sum(1 for a in self.answers if not a.ok)
+
+    @property
+    def rerun_errors(self) -> int:
+        """Reruns 1..K-1 without an answer."""
+        return sum(1 for a in self.reruns if not a.ok)
 
     @property
     def declined(self) -> int:
@@ -215,6 +231,7 @@ def answer_questions(
     systems: str | Sequence[str] | None = None,
     limit: int | None = None,
     progress: Progress | None = None,
+    reruns: Reruns | None = None,
     **call: Any,
 ) -> ReaderRun:
     """Answer every question of every system from its top ``k`` items.
@@ -224,7 +241,9 @@ def answer_questions(
     sets or overrides its fields (``options``, ``cache``, ``concurrency``,
     ``timeout_s``, ``max_tokens`` (default 256), ``retries``). The reply cache
     defaults to ``answers/cache.sqlite``. ``systems`` and ``limit`` (the first
-    N questions) narrow the run.
+    N questions) narrow the run. ``reruns`` (default: ``[answers]`` of the run's
+    ``config.toml``, else none) asks the reader K times per question when it is rerun
+    (:mod:`ragmeter.answers.reruns`); reruns 1..K-1 go to ``answers/reader_reruns.jsonl``.
     Answers are saved to ``answers/reader.jsonl``, merged with earlier answers
     of the same reader and k (answers of another reader or k are replaced), and
     ``answers/answers.jsonl`` is rewritten. Raises
@@ -233,6 +252,7 @@ def answer_questions(
     """
     res = _results(results)
     k = check_k(k, depth=res.meta.get("depth"), what="--k")
+    reruns = reruns if reruns is not None else rerun_settings(res)
     settings = _with_cache(_settings(reader, call), res)
     max_tokens = settings.tokens(DEFAULT_MAX_TOKENS)
     label = settings.label
@@ -240,32 +260,38 @@ def answer_questions(
     qids = _questions(res, limit)
     questions = _question_map(res)
     keys: list[Key] = [(s, q) for s in wanted for q in qids]
-    requests = [
+    base = [
         reader_request(questions[q].text, top_passages(res, s, q, k), max_tokens) for s, q in keys
     ]
+    count = reruns.count("reader")
+    requests = [reruns.request("reader", req, r) for r in range(count) for req in base]
     folder = answers_dir(res)
     started = time.perf_counter()
     with _no_empty_folder(folder), open_backend(settings) as calls:
         runner = calls.runner(_runner_progress(progress, "answer"))
         replies = runner.run(requests)
     seconds = time.perf_counter() - started
-    new = [
-        Answer(
-            system=s,
-            question=q,
-            answer=(r.text or "").strip() if r.ok else "",
-            reader=label,
-            k=k,
-            error=r.error,
-            tokens_in=r.tokens_in,
-            tokens_out=r.tokens_out,
-            latency_s=r.latency_s,
-            cached=r.cached,
-        )
-        for (s, q), r in zip(keys, replies, strict=True)
-    ]
+    made = [_answer(key, reply, label, k) for key, reply in zip(keys * count, replies, strict=True)]
+    new, again = made[: len(keys)], answer_reruns(made[len(keys) :], len(keys), reruns)
     replaced = _save_answers(res, label, k, new, max_tokens, _stats_dict(runner.stats, seconds))
-    return ReaderRun(label, k, new, runner.stats, seconds, folder, replaced)
+    save_answer_reruns(res, (label, k), again, reruns)
+    return ReaderRun(label, k, new, runner.stats, seconds, folder, replaced, again, reruns)
+
+
+def _answer(key: Key, r: ChatReply, label: str, k: int) -> Answer:
+    """The reader's answer to ``key`` from its reply ``r``."""
+    return Answer(
+        system=key[0],
+        question=key[1],
+        answer=(r.text or "").strip() if r.ok else "",
+        reader=label,
+        k=k,
+        error=r.error,
+        tokens_in=r.tokens_in,
+        tokens_out=r.tokens_out,
+        latency_s=r.latency_s,
+        cached=r.cached,
+    )
 
 
 def _save_answers(
@@ -311,6 +337,7 @@ class JudgeRun:
     grades: list[Grade]
     stats: RunStats
     seconds: float
+    reruns: list[GradeRerun] = field(default_factory=list)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -330,41 +357,22 @@ class GradeRun:
 
     judges: list[JudgeRun] = field(default_factory=list)
     folder: Path | None = None
+    settings: Reruns = field(default_factory=Reruns)
 
 
 def _grade_from_reply(judge: str, answer: Answer, reply: ChatReply) -> Grade:
     parsed = reply.parsed if reply.ok else None
     grade = parsed.get("grade") if isinstance(parsed, dict) else None
+    cost = (reply.tokens_in, reply.tokens_out, reply.latency_s, reply.cached)
     if grade not in GRADES:
         error = reply.error or f"unparseable: grade {grade!r}"
         return Grade(
-            judge,
-            answer.system,
-            answer.question,
-            UNSCORED,
-            "",
-            reply.text,
-            error,
-            answer.sha,
-            reply.tokens_in,
-            reply.tokens_out,
-            reply.latency_s,
-            reply.cached,
-        )
+            judge, answer.system, answer.question, UNSCORED, "", reply.text, error, answer.sha,
+            *cost,
+        )  # fmt: skip
     reason = " ".join(str(parsed.get("reason") or "").split())
     return Grade(
-        judge,
-        answer.system,
-        answer.question,
-        grade,
-        reason,
-        reply.text,
-        None,
-        answer.sha,
-        reply.tokens_in,
-        reply.tokens_out,
-        reply.latency_s,
-        reply.cached,
+        judge, answer.system, answer.question, grade, reason, reply.text, None, answer.sha, *cost
     )
 
 
@@ -399,6 +407,7 @@ def grade_answers(
     systems: str | Sequence[str] | None = None,
     limit: int | None = None,
     progress: Progress | None = None,
+    reruns: Reruns | None = None,
     **call: Any,
 ) -> GradeRun:
     """Have each judge grade every saved answer against its answer key.
@@ -416,36 +425,84 @@ def grade_answers(
     judges or one graded before (checked before any model call, as is ``[answers]
     judge`` of the run's ``config.toml`` when no ``accuracy_judge`` is given),
     recorded as ``accuracy_judge`` in ``meta.json`` once every judge has finished.
+
+    ``reruns`` (default: ``[answers]`` of the run's ``config.toml``, else what the
+    answer step recorded, else none) grades K reruns per answer: the reader's reruns
+    (``reruns_of`` reader or both; each graded once unless the judge is rerun too,
+    rerun r by rerun r) or the judge's own (judge: rerun 0's answer K times). Reruns
+    1..K-1 go to ``answers/grade_reruns.jsonl``; a reader rerun not made yet is an
+    error before any call.
     """
     res = _results(results)
     settings = _judge_settings(res, judges, call)
     labels = [s.label for s in settings]
     folder = answers_dir(res)
     _check_accuracy_judge(res, labels, accuracy_judge)
+    if reruns is None:
+        reruns = rerun_settings(res, recorded=read_meta(folder).get("answer_reruns"))
     todo = _answers_to_grade(res, systems, limit)
+    later = reruns_to_grade(res, todo, reruns)
     questions = _question_map(res)
     refs = {q: reference_text(res, q) for q in {a.question for a in todo}}
-    prompts = [(questions[a.question].text, refs[a.question], a) for a in todo if a.ok]
+    prompts = [
+        (r, questions[a.question].text, refs[a.question], a)
+        for r, batch in enumerate([todo, *later])
+        for a in batch
+        if a.ok
+    ]
     done: list[str] = []  # this run's judges that finished, in the order given
-    out = GradeRun(folder=folder)
+    out = GradeRun(folder=folder, settings=reruns)
     with contextlib.ExitStack() as stack:
         opened: dict[Any, ReplyCache] = {}  # one connection per cache file for all judges
         for judge, label in zip(settings, labels, strict=True):
             judge = _shared_cache(judge, opened, stack)
-            max_tokens = judge.tokens(DEFAULT_MAX_TOKENS)
-            requests = [judge_request(q, ref, a.answer, max_tokens) for q, ref, a in prompts]
-            started = time.perf_counter()
-            with open_backend(judge) as calls:
-                runner = calls.runner(_runner_progress(progress, label))
-                replies = runner.run(requests) if requests else []
-            seconds = time.perf_counter() - started
-            grades = _grades(label, todo, [a for _, _, a in prompts], replies)
+            run = _run_judge(judge, label, prompts, [todo, *later], reruns, progress)
             done.append(label)
-            _save_grades(res, grades, done, _stats_dict(runner.stats, seconds), max_tokens)
-            out.judges.append(JudgeRun(label, grades, runner.stats, seconds))
+            tokens = judge.tokens(DEFAULT_MAX_TOKENS)
+            _save_grades(res, run.grades, done, _stats_dict(run.stats, run.seconds), tokens)
+            save_grade_reruns(res, label, run.reruns, reruns)
+            out.judges.append(run)
     if accuracy_judge is not None:
         update_meta(folder, accuracy_judge=accuracy_judge)
+    update_meta(folder, grade_reruns=reruns.to_meta() if reruns.active else None)
     return out
+
+
+def _run_judge(
+    judge: CallSettings,
+    label: str,
+    prompts: list[tuple[int, str, str, Answer]],
+    batches: list[list[Answer]],
+    reruns: Reruns,
+    progress: Progress | None,
+) -> JudgeRun:
+    """Send one judge every prompt (rerun, question, reference, answer) in one run; its
+    grades of ``batches`` (rerun 0's answers, then each later rerun's)."""
+    max_tokens = judge.tokens(DEFAULT_MAX_TOKENS)
+    requests = [
+        reruns.request("judge", judge_request(q, ref, a.answer, max_tokens), r)
+        for r, q, ref, a in prompts
+    ]
+    started = time.perf_counter()
+    with open_backend(judge) as calls:
+        runner = calls.runner(_runner_progress(progress, label))
+        replies = runner.run(requests) if requests else []
+    seconds = time.perf_counter() - started
+    by_rerun: list[tuple[list[Answer], list[ChatReply]]] = [([], []) for _ in batches]
+    for (r, _, _, a), reply in zip(prompts, replies, strict=True):
+        by_rerun[r][0].append(a)
+        by_rerun[r][1].append(reply)
+    grades = _grades(label, batches[0], *by_rerun[0])
+    again = [
+        GradeRerun(
+            **{f: getattr(g, f) for f in Grade.__dataclass_fields__},
+            rerun=r,
+            seed=rerun_seed(reruns.seed, r) if reruns.reruns("judge") else 0,
+        )
+        for r in range(1, len(batches))
+        for g in _grades(label, batches[r], *by_rerun[r])
+    ]
+    return JudgeRun(label, grades, runner.stats, seconds, again)
 
 
 def _judge_settings(

@@ -44,6 +44,12 @@ from ragmeter.answers.run import (
 from ragmeter.answers.store import load_answer_set
 from ragmeter.cli.hand_views import grade_by_hand
 from ragmeter.cli.layout import Grid, print_grids
+from ragmeter.cli.rerun_views import (
+    flips_after_grading,
+    grade_reruns_line,
+    print_answer_reruns,
+    rerun_settings_of,
+)
 from ragmeter.comparison.formatting import exact_note, format_estimate, level_label
 from ragmeter.inputs.config import answers_judge
 from ragmeter.runs.results import Results
@@ -108,6 +114,7 @@ def answer_command(
     console: Console | None = None,
     progress_console: Console | None = None,
     progress_bar: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
+    reruns: Any = None,
     **call: Any,
 ) -> ReaderRun:
     """``ragmeter answer RESULTS --reader SPEC``: answer each question from its top k items.
@@ -115,13 +122,23 @@ def answer_command(
     ``reader`` and ``call`` are as for :func:`ragmeter.answers.answer_questions`.
     Prints on ``console``; the progress bar goes to ``progress_console`` (default:
     ``console``), or is ``progress_bar()``: a context manager yielding
-    ``progress(label, done, total)``.
+    ``progress(label, done, total)``. ``reruns`` (:class:`ragmeter.answers.reruns.Reruns`,
+    or the flags :func:`~ragmeter.answers.reruns.rerun_settings` completes) asks the
+    reader K times per question when it is rerun.
     """
     console = console or Console()
+    reruns = rerun_settings_of(results, reruns)
     bar = progress_bar() if progress_bar is not None else _bar(progress_console or console)
     with bar as progress:
         run = answer_questions(
-            results, reader, k=k, systems=systems, limit=limit, progress=progress, **call
+            results,
+            reader,
+            k=k,
+            systems=systems,
+            limit=limit,
+            progress=progress,
+            reruns=reruns,
+            **call,
         )
     n = len(run.answers)
     latencies = [a.latency_s for a in run.answers if a.ok]
@@ -148,6 +165,7 @@ def answer_command(
     if run.replaced:
         console.print(f"[dim]{run.replaced} answers of an earlier reader or k were replaced.[/]")
     console.print(Text.assemble("Answers: ", (str(run.folder / "reader.jsonl"), "bold")))
+    print_answer_reruns(run, console)
     return run
 
 
@@ -165,6 +183,7 @@ def grade_command(
     progress_console: Console | None = None,
     progress_bar: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
     choice: dict[str, Any] | None = None,
+    reruns: Any = None,
     **call: Any,
 ) -> AnswerReport:
     """``ragmeter grade RESULTS --judge SPEC [--judge SPEC ...]``: grade, then report.
@@ -175,8 +194,12 @@ def grade_command(
     ``[answers] judge`` in the run's ``config.toml`` still comes first. ``choice``
     (``adjust``, ``baseline``, ``pairs``, ``family``, as ``compare`` takes them) chooses
     the rule and family of the paired verdicts; checked before any model call.
+    ``reruns`` (:class:`ragmeter.answers.reruns.Reruns`, or flags completed from the
+    run's config, else from what the answer step recorded) grades K reruns per answer;
+    with K > 1 the flip rates are printed and kept (``answers/reruns.json``).
     """
     console = console or Console()
+    reruns = rerun_settings_of(results, reruns, recorded=True)
     choice = {k: v for k, v in (choice or {}).items() if v is not None}
     if choice:
         from ragmeter.answers.paired import check_choice
@@ -191,8 +214,12 @@ def grade_command(
             systems=systems,
             limit=limit,
             progress=progress,
+            reruns=reruns,
             **call,
         )
+    line = grade_reruns_line(run.settings)
+    if line:
+        console.print(Text(line))
     for jr in run.judges:
         c = jr.counts
         console.print(
@@ -223,6 +250,7 @@ def grade_command(
     print_answer_report(report, console)
     _failures_after_grading(results, report.judge, console)
     _verdicts_after_grading(results, report.judge, _system_list(results, systems), choice, console)
+    flips_after_grading(results, report.judge, _system_list(results, systems), run, console)
     return report
 
 

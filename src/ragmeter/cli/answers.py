@@ -34,6 +34,37 @@ Concurrency = Annotated[int, typer.Option(help="Model calls at once")]
 MaxTokens = Annotated[int, typer.Option(help="Longest reply, in tokens")]
 Timeout = Annotated[float, typer.Option(help="Seconds per call")]
 ReplyCachePath = Annotated[Path | None, typer.Option(help="Reply cache (default in answers/)")]
+Reruns = Annotated[
+    int | None,
+    typer.Option(
+        help="Ask the model of --reruns-of K times per question (default: [answers] reruns, else 1)"
+    ),
+]
+RerunsOf = Annotated[
+    str | None,
+    typer.Option(help="Which model is rerun: reader, judge or both (default both)"),
+]
+Temperature = Annotated[
+    float | None,
+    typer.Option(help="Sampling temperature of the rerun model (default 0)"),
+]
+TopP = Annotated[
+    float | None,
+    typer.Option(
+        "--top-p", help="Nucleus sampling of the rerun model, in (0, 1] (default: the model's)"
+    ),
+]
+
+
+def _reruns(reruns, reruns_of, temperature, top_p) -> dict:
+    """The reruns flags, each checked (one line, exit 2) before anything runs; the command
+    completes them from ``[answers]`` of the run's config (:func:`rerun_settings
+    <ragmeter.answers.reruns.rerun_settings>`)."""
+    from ragmeter.inputs.config import check_reruns
+
+    flags = {"reruns": reruns, "reruns_of": reruns_of, "temperature": temperature, "top_p": top_p}
+    check_reruns(**{k: v for k, v in flags.items() if v is not None}, prefix="--")
+    return flags
 
 
 def _settings(
@@ -76,10 +107,15 @@ def answer(
     cache: ReplyCachePath = None,
     engine: CallEngine = "local",
     engine_address: CallEngineAddress = "auto",
+    reruns: Reruns = None,
+    reruns_of: RerunsOf = None,
+    temperature: Temperature = None,
+    top_p: TopP = None,
 ) -> None:
     """A reader model answers each question from its top k items (cached, resumable)."""
     from ragmeter.cli.answer_views import answer_command
 
+    again = _reruns(reruns, reruns_of, temperature, top_p)
     settings = _settings(
         reader, option, cache, concurrency, timeout, max_tokens, engine, engine_address
     )
@@ -92,6 +128,7 @@ def answer(
         console=console,
         progress_console=err,
         progress_bar=calls_bar,
+        reruns=again,
     )
 
 
@@ -118,6 +155,10 @@ def grade(
     baseline: Annotated[str | None, BASELINE_OPTION] = None,
     pairs: Annotated[str | None, PAIRS_OPTION] = None,
     family: Annotated[str | None, FAMILY_OPTION] = None,
+    reruns: Reruns = None,
+    reruns_of: RerunsOf = None,
+    temperature: Temperature = None,
+    top_p: TopP = None,
 ) -> None:
     """Judge models grade each answer correct / partial / wrong against the answer key,
     then systems are compared on their answers, pair by pair, under the run's rule."""
@@ -126,6 +167,7 @@ def grade(
 
     if family is not None:  # given, even empty: the flag is named, not the config
         check_family(family, "--family")
+    again = _reruns(reruns, reruns_of, temperature, top_p)
 
     settings = [
         _settings(spec, option, cache, concurrency, timeout, max_tokens, engine, engine_address)
@@ -143,6 +185,7 @@ def grade(
             progress_console=err,
             progress_bar=calls_bar,
             choice={"adjust": adjust, "baseline": baseline, "pairs": pairs, "family": family},
+            reruns=again,
         )
     refresh_report(results, accuracy_judge=chosen)
 

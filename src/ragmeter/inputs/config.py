@@ -16,6 +16,9 @@ Example::
     metric = "recall@5"
     [answers]
     judge = "ollama:gpt-oss:20b"  # whose grades give answer accuracy (default: the first)
+    reruns = 1                # ask the reader and/or judge K times per question
+    reruns_of = "both"        # "reader", "judge" or "both"
+    temperature = 0.8         # their sampling settings (default 0, top_p the model's)
     [[strategy]]              # a strategy of your own, usable by name above
     name = "fixed-300"
     kind = "fixed"
@@ -33,6 +36,7 @@ from typing import Any
 
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.files.safe_text import redact
+from ragmeter.inputs.reruns import check_reruns
 from ragmeter.scoring.names import Metric, check_ks, metric_names
 from ragmeter.stats.clusters import CLUSTER_MODES
 from ragmeter.stats.validate import check_confidence
@@ -83,6 +87,10 @@ class Config:
     engine_address: str = "auto"  # ray: "auto", a cluster address, or "" for a local Ray
     engine_workers: int = 0  # local: worker processes (0: one per available CPU)
     accuracy_judge: str = ""  # [answers] judge: whose grades give accuracy ("": as recorded)
+    reruns: int = 1  # [answers] reruns: calls per question of the model(s) rerun
+    reruns_of: str = "both"  # [answers] reruns_of: "reader", "judge" or "both"
+    temperature: float | None = None  # [answers] temperature of the rerun model(s) (None: 0)
+    top_p: float | None = None  # [answers] top_p of the rerun model(s) (None: the model's)
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -125,7 +133,7 @@ class Config:
                 if d["engine"] != "local"
                 else {}
             ),
-            **({"answers": {"judge": d["accuracy_judge"]}} if d["accuracy_judge"] else {}),
+            **({"answers": answers} if (answers := _answers_section(d)) else {}),
             **d["extra"],
         }
 
@@ -164,6 +172,7 @@ class Config:
                 f"got {self.clusters!r}"
             )
         check_family(self.family, "[stats] family")
+        check_reruns(self.reruns, self.reruns_of, self.temperature, self.top_p, "[answers] ")
         if self.family not in ("auto", "all"):
             one_family(self.family, self.baseline, self.pairs)
         if not self.strategies:
@@ -248,6 +257,10 @@ _SECTIONS = {
     ("engine", "address"): "engine_address",
     ("engine", "workers"): "engine_workers",
     ("answers", "judge"): "accuracy_judge",
+    ("answers", "reruns"): "reruns",
+    ("answers", "reruns_of"): "reruns_of",
+    ("answers", "temperature"): "temperature",
+    ("answers", "top_p"): "top_p",
 }
 
 
@@ -368,6 +381,42 @@ def answers_judge(path: str | Path) -> str:
         return ""
     _check_value(path, "answers", "judge", body["judge"], _section_keys()["answers"]["judge"])
     return body["judge"].strip()
+
+
+def _answers_section(d: dict[str, Any]) -> dict[str, Any]:
+    """``[answers]`` as saved: only the keys that differ from their defaults, so a run
+    that sets none of them saves the config it always did."""
+    defaults = {"judge": "", "reruns": 1, "reruns_of": "both", "temperature": None, "top_p": None}
+    values = {
+        "judge": d["accuracy_judge"],
+        "reruns": d["reruns"],
+        "reruns_of": d["reruns_of"],
+        "temperature": d["temperature"],
+        "top_p": d["top_p"],
+    }
+    return {k: v for k, v in values.items() if v != defaults[k]}
+
+
+def answers_reruns(path: str | Path) -> dict[str, Any]:
+    """The reruns keys of ``[answers]`` in a config file that sets them (``reruns``,
+    ``reruns_of``, ``temperature``, ``top_p``), type-checked and checked with
+    :func:`check_reruns`; ``{}`` when the file or the keys are absent. Read on its own,
+    as :func:`answers_judge` is."""
+    path = Path(path)
+    if not path.is_file():
+        return {}
+    body = _read_toml(path).get("answers")
+    if not isinstance(body, dict):
+        return {}
+    keys = _section_keys()["answers"]
+    given = {k: body[k] for k in ("reruns", "reruns_of", "temperature", "top_p") if k in body}
+    for key, value in given.items():
+        _check_value(path, "answers", key, value, keys[key])
+    try:
+        check_reruns(**given, prefix="[answers] ")
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    return given
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -194,6 +194,8 @@ class OllamaBackend(_HTTPBackend):
         options: dict[str, Any] = {"temperature": request.temperature, **self.options}
         if request.seed is not None:
             options["seed"] = request.seed
+        if request.top_p is not None:
+            options["top_p"] = request.top_p
         if request.max_tokens is not None:
             options["num_predict"] = request.max_tokens
         body: dict[str, Any] = {
@@ -300,6 +302,8 @@ class OpenAIBackend(_HTTPBackend):
         }
         if request.seed is not None:
             body["seed"] = request.seed
+        if request.top_p is not None:
+            body["top_p"] = request.top_p
         schema = request.json_schema
 
         def send(level: str) -> dict[str, Any]:
@@ -464,6 +468,8 @@ class GGUFBackend:
             "max_tokens": request.max_tokens,
             "seed": request.seed,
         }
+        if request.top_p is not None:
+            kwargs["top_p"] = request.top_p
         if request.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
         with self._lock:

@@ -2,7 +2,7 @@
 (:class:`ragmeter.files.sqlite.SQLiteStore`).
 
 The key is the SHA-256 of canonical JSON over everything that can change a
-reply: backend kind, model, messages, JSON schema, temperature, seed,
+reply: backend kind, model, messages, JSON schema, temperature, seed, top_p (when set),
 max_tokens and the backend options that change replies (``cache_options``).
 The server URL is left out, so moving a server to another host or port keeps
 its cache. Each reply is committed on its own, so a run killed at

@@ -61,6 +61,7 @@ class ChatRequest:
     seed: int | None = 0
     max_tokens: int | None = 512
     json_schema: dict[str, Any] | None = None
+    top_p: float | None = None  # None: the backend's own nucleus setting
 
     def __post_init__(self) -> None:
         messages = tuple(_as_message(m) for m in self.messages)
@@ -97,6 +98,8 @@ class ChatRequest:
             "seed": self.seed,
             "max_tokens": self.max_tokens,
             "json_schema": self.json_schema,
+            # only when set, so a request without it keeps the key it always had
+            **({"top_p": float(self.top_p)} if self.top_p is not None else {}),
         }
 
 

@@ -1,0 +1,221 @@
+"""What reruns show: each system's grades as a [questions, reruns] array, and flip rates.
+
+:func:`rerun_scores` is where interval code starts: per system a float array of shape
+``[questions, reruns]`` (1 correct, 0 not, NaN not graded) under the accuracy judge.
+:func:`flip_report` gives each question's flip rate, the share of pairs of its reruns
+whose grade (correct, partial, wrong) differs: 0 when every rerun agrees, 1 when no two
+do. A rerun left unscored is left out of the pairs. ``grade`` prints it when K > 1 and
+keeps it in ``answers/reruns.json`` (all of it) and ``answers/meta.json``
+(``flip_rates``: the means and the questions that flip most).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragmeter.answers.analysis import accuracy_judge
+from ragmeter.answers.judges import as_answer_set
+from ragmeter.answers.rerun_store import read_answer_reruns, read_grade_reruns
+from ragmeter.answers.reruns import Reruns
+from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir, update_meta
+from ragmeter.files.io import dumps
+from ragmeter.files.outputs import results_lock, write_output
+from ragmeter.runs.results import Results
+
+__all__ = [
+    "FILE",
+    "FlipReport",
+    "QuestionFlips",
+    "RerunScores",
+    "flip_rate",
+    "flip_report",
+    "rerun_grades",
+    "rerun_scores",
+    "clear_flips",
+    "write_flips",
+]
+
+FILE = "reruns.json"
+MEASURES = {"correct": ("correct",), "correct_or_partial": ("correct", "partial")}
+
+
+def flip_rate(grades: list[str | None]) -> float | None:
+    """The share of pairs of ``grades`` that differ (unscored and missing left out);
+    ``None`` with fewer than two grades."""
+    seen = [g for g in grades if g is not None and g != UNSCORED]
+    n = len(seen)
+    if n < 2:
+        return None
+    pairs = n * (n - 1) // 2
+    same = sum(c * (c - 1) // 2 for c in Counter(seen).values())
+    return (pairs - same) / pairs
+
+
+def _settings(aset: AnswerSet) -> Reruns:
+    """The reruns ``grade`` recorded in ``meta.json`` (one when none)."""
+    return Reruns.from_meta(aset.meta.get("grade_reruns")) or Reruns()
+
+
+def rerun_grades(
+    results: Results | str | Path | AnswerSet,
+    judge: str | None = None,
+    systems: list[str] | None = None,
+) -> tuple[str | None, Reruns, dict[str, dict[str, list[str | None]]]]:
+    """The accuracy judge (``judge``, else as :func:`~ragmeter.answers.analysis.
+    accuracy_judge` chooses), the reruns ``grade`` recorded, and per system and question
+    the judge's grade of each rerun in order (``None``: not graded, or graded for an
+    answer since changed)."""
+    aset = as_answer_set(results)
+    chosen = accuracy_judge(aset, judge)
+    reruns = _settings(aset)
+    folder = answers_dir(aset.results)
+    rerun_answers = reruns.reruns("reader")
+    answers = read_answer_reruns(folder) if rerun_answers else {}
+    graded = read_grade_reruns(folder)
+    first = aset.grades.get(chosen or "", {})
+    out: dict[str, dict[str, list[str | None]]] = {}
+    for s, q in aset.ordered_keys(systems):
+        row: list[str | None] = [first[(s, q)].grade if (s, q) in first else None]
+        for r in range(1, reruns.k):
+            answer = answers.get((s, q, r)) if rerun_answers else aset.answers[(s, q)]
+            g = graded.get((chosen or "", s, q, r))
+            ok = g is not None and answer is not None and g.answer_sha == answer.sha
+            row.append(g.grade if ok else None)  # type: ignore[union-attr]
+        out.setdefault(s, {})[q] = row
+    return chosen, reruns, out
+
+
+@dataclass(frozen=True)
+class RerunScores:
+    """Each system's scores over questions and reruns, for intervals that resample both.
+
+    ``scores[system]`` has shape ``[len(questions), reruns]``: 1.0 where the judge
+    graded the rerun's answer ``measure`` (correct; or correct or partial), 0.0 where
+    it graded it otherwise (unscored counts as not correct, as accuracy does), NaN
+    where that system has no grade (no answer to that question, or not graded yet).
+    """
+
+    judge: str | None
+    measure: str
+    questions: list[str]
+    reruns: int
+    scores: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def rerun_scores(
+    results: Results | str | Path | AnswerSet,
+    judge: str | None = None,
+    *,
+    systems: list[str] | None = None,
+    measure: str = "correct",
+) -> RerunScores:
+    """Each system's scores as a ``[questions, reruns]`` array (:class:`RerunScores`);
+    one column when the run has no reruns. ``measure`` is ``correct`` or
+    ``correct_or_partial``."""
+    if measure not in MEASURES:
+        raise ValueError(f"measure must be one of {', '.join(MEASURES)}, got {measure!r}")
+    aset = as_answer_set(results)
+    chosen, reruns, grades = rerun_grades(aset, judge, systems)
+    questions = [q for q in aset.results.question_ids if any(q in g for g in grades.values())]
+    hit = MEASURES[measure]
+    scores = {}
+    for s in systems if systems is not None else aset.results.systems:
+        array = np.full((len(questions), reruns.k), np.nan)
+        for i, q in enumerate(questions):
+            for r, g in enumerate(grades.get(s, {}).get(q, [])):
+                if g is not None:
+                    array[i, r] = 1.0 if g in hit else 0.0
+        scores[s] = array
+    return RerunScores(chosen, measure, questions, reruns.k, scores)
+
+
+@dataclass(frozen=True)
+class QuestionFlips:
+    """One question's reruns: its grades and flip rate under each system, and their mean."""
+
+    question: str
+    rate: float | None
+    rates: dict[str, float | None]
+    grades: dict[str, list[str | None]]
+
+
+@dataclass(frozen=True)
+class FlipReport:
+    """Flip rates under the accuracy judge: each system's mean over its questions, and
+    every question's (:class:`QuestionFlips`, in results order)."""
+
+    judge: str | None
+    reruns: Reruns
+    systems: dict[str, float | None]
+    questions: list[QuestionFlips]
+
+    def most(self, n: int = 5) -> list[QuestionFlips]:
+        """The ``n`` questions that flip most (those that flip at all), highest first."""
+        flipping = [q for q in self.questions if q.rate]
+        return sorted(flipping, key=lambda q: -(q.rate or 0.0))[:n]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "judge": self.judge,
+            "reruns": self.reruns.to_meta(),
+            "mean_flip_rate": self.systems,
+            "most_flipped": [q.question for q in self.most()],
+            "questions": [
+                {"question": q.question, "flip_rate": q.rate, "rates": q.rates, "grades": q.grades}
+                for q in self.questions
+            ],
+        }
+
+
+def _mean(values: list[float | None]) -> float | None:
+    seen = [v for v in values if v is not None]
+    return sum(seen) / len(seen) if seen else None
+
+
+def flip_report(
+    results: Results | str | Path | AnswerSet,
+    judge: str | None = None,
+    systems: list[str] | None = None,
+) -> FlipReport:
+    """The flip rate of every question under each system, and each system's mean."""
+    aset = as_answer_set(results)
+    chosen, reruns, grades = rerun_grades(aset, judge, systems)
+    names = list(grades)
+    rates = {s: {q: flip_rate(g) for q, g in grades[s].items()} for s in names}
+    questions = []
+    for q in aset.results.question_ids:
+        by_system = {s: rates[s][q] for s in names if q in rates[s]}
+        if by_system:
+            mean = _mean(list(by_system.values()))
+            questions.append(
+                QuestionFlips(q, mean, by_system, {s: grades[s][q] for s in by_system})
+            )
+    means = {s: _mean(list(rates[s].values())) for s in names}
+    return FlipReport(chosen, reruns, means, questions)
+
+
+def write_flips(report: FlipReport, results: Results | str | Path) -> Path:
+    """``answers/reruns.json`` (everything) and ``flip_rates`` in ``answers/meta.json``
+    (the means and the questions that flip most), under the results lock."""
+    base = results.path if isinstance(results, Results) else Path(results)
+    path = answers_dir(base) / FILE
+    data = report.to_dict()
+    with results_lock(base):
+        write_output(path, dumps(data), "flip rates of the reruns", flag=None)
+        short = {k: data[k] for k in ("judge", "mean_flip_rate", "most_flipped")}
+        update_meta(answers_dir(base), flip_rates={**short, "reruns": report.reruns.k})
+    return path
+
+
+def clear_flips(results: Results | str | Path) -> None:
+    """Remove what :func:`write_flips` wrote (a grade without reruns leaves none)."""
+    base = results.path if isinstance(results, Results) else Path(results)
+    with results_lock(base):
+        (answers_dir(base) / FILE).unlink(missing_ok=True)
+        if (answers_dir(base) / "meta.json").is_file():
+            update_meta(answers_dir(base), flip_rates=None)
