@@ -39,10 +39,10 @@ from ragmeter.stats.validate import Seed, check_common, seed_record
 
 __all__ = [
     "OrdinalAgreement",
-    "TestRetest",
+    "RetestAgreement",
     "krippendorff_alpha",
     "ordinal_agreement",
-    "test_retest",
+    "retest_agreement",
     "weighted_kappa",
     "weighted_kappa_value",
 ]
@@ -261,14 +261,12 @@ def krippendorff_alpha(
 
 
 @dataclass(frozen=True)
-class TestRetest:
+class RetestAgreement:
     """One judge grading the same answers more than once.
 
     ``percent`` is the mean share of agreeing pairs of repeats over the items graded at
     least twice (1 - the flip rate); ``alpha`` Krippendorff's alpha across the repeats.
     """
-
-    __test__ = False  # not a pytest class
 
     percent: Estimate
     alpha: Estimate
@@ -280,14 +278,14 @@ class TestRetest:
         return asdict(self)
 
 
-def test_retest(
+def retest_agreement(
     grades: Sequence[Sequence[Hashable | None]],
     classes: Sequence[Hashable] = ("wrong", "partial", "correct"),
     level: Level = "ordinal",
     rounds: int = 10_000,
     seed: Seed = 1,
     confidence: float = 0.95,
-) -> TestRetest:
+) -> RetestAgreement:
     """Agreement of a judge with itself: ``grades[item][repeat]`` (None: no grade that time)."""
     items = [list(g) for g in grades]
     if not items or len({len(g) for g in items}) != 1 or len(items[0]) < 2:
@@ -304,4 +302,6 @@ def test_retest(
     percent = bootstrap(agree, rounds=rounds, seed=seed, confidence=confidence)
     by_repeat = [[items[i][r] for i in range(len(items))] for r in range(len(items[0]))]
     alpha = krippendorff_alpha(by_repeat, classes, level, rounds, seed, confidence)
-    return TestRetest(percent=percent, alpha=alpha, items=int(keep.sum()), repeats=len(items[0]))
+    return RetestAgreement(
+        percent=percent, alpha=alpha, items=int(keep.sum()), repeats=len(items[0])
+    )
