@@ -8,9 +8,9 @@ One rerun gives the other grade than the base with probability f_q, so system s'
 true accuracy is ``a_s + mean(f) * (1 - 2 a_s)``; reruns are independent draws.
 
 (a) coverage of the 95% accuracy interval of system A and of the paired difference
-    A - B, for the two-level bootstrap (questions, then reruns within each question;
-    ``ragmeter.stats.reruns``), the question-only bootstrap (``within=False``) and
-    naive pooling (every rerun counted as a question of its own, rerun r of A paired
+    A - B (``ragmeter.stats.reruns``), for the default bootstrap of whole questions
+    (each with its reruns: "questions"), the two-level bootstrap (questions, then
+    reruns within each question: ``within=True``) and naive pooling (every rerun counted as a question of its own, rerun r of A paired
     with rerun r of B);
 (b) family-wise false "better" among 4 equal systems with the step-down max-T
     (``compare_reruns(family="maxt")``: the project's max-T on the sign-flip p of whole
@@ -92,11 +92,11 @@ def coverage_cell(rng, n: int, k: int, noise: str, reps: int, rounds: int) -> di
         a, b = draw_systems(rng, n, k, ACC, draw_flips(rng, n, noise))
         seed = 1 + rep
         found = {
-            "acc two-level": rerun_accuracy(a, rounds, seed),
-            "acc questions": rerun_accuracy(a, rounds, seed, within=False),
+            "acc two-level": rerun_accuracy(a, rounds, seed, within=True),
+            "acc questions": rerun_accuracy(a, rounds, seed),
             "acc naive": stats.bootstrap(a.ravel(), rounds, seed),
-            "diff two-level": rerun_difference(a, b, rounds, seed).difference,
-            "diff questions": rerun_difference(a, b, rounds, seed, within=False).difference,
+            "diff two-level": rerun_difference(a, b, rounds, seed, within=True).difference,
+            "diff questions": rerun_difference(a, b, rounds, seed).difference,
             "diff naive": stats.paired(a.ravel(), b.ravel(), rounds, seed).difference,
         }
         for name, est in found.items():
@@ -160,7 +160,7 @@ def _mc(p: float, reps: int) -> str:
 
 def run_a(rng, reps: int, rounds: int) -> None:
     print(f"(a) coverage of 95% intervals, {reps} runs a cell, {rounds} rounds (target 93-97)")
-    names = ["two-level", "questions", "naive"]
+    names = ["questions", "two-level", "naive"]
     head = "  ".join(f"{f'{w} {m}':>14}" for w in ("acc", "diff") for m in names)
     print(f"{'questions K noise':>18}  {head}")
     for n, k, noise in CELLS_A:

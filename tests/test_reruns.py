@@ -35,7 +35,7 @@ def test_one_rerun_accuracy_is_todays_accuracy_interval_bit_for_bit():
 
 def test_one_rerun_of_graded_scores_equals_bootstrap_including_left_to_right_sums():
     x = np.random.default_rng(3).random(97) / 3.0  # sums that round: order matters
-    for within in (True, False):
+    for within in (False, True):
         got = rerun_accuracy(x[:, None], rounds=3000, seed=11, within=within)
         assert got == stats.bootstrap(x, rounds=3000, seed=11)
 
@@ -44,6 +44,7 @@ def test_one_rerun_difference_and_p_value_equal_paired():
     a, b = _binary(1, 60, 1), _binary(2, 60, 1, 0.55)
     got = rerun_difference(a, b, rounds=2000, seed=4)
     want = stats.paired(a[:, 0], b[:, 0], rounds=2000, seed=4)
+    assert rerun_difference(a, b, rounds=2000, seed=4, within=True) == got
     assert got.difference == want.difference
     assert got.p_value == want.p_value
     assert (got.wins, got.ties, got.losses) == (want.wins, want.ties, want.losses)
@@ -75,25 +76,27 @@ def test_two_level_interval_follows_the_documented_stream():
     y = np.array([[1, 0, 1], [1, 1, NAN], [0, 0, 0], [0.5, 1, 0], [1, NAN, NAN]])
     rounds = 200
     ref = _reference_two_level(y, rounds, 9)
-    got = rerun_accuracy(y, rounds=rounds, seed=9)
+    got = rerun_accuracy(y, rounds=rounds, seed=9, within=True)
     assert (got.low, got.high) == (ref[5], ref[195])  # floor(200 * .025), floor(200 * .975)
     assert got.mean == pytest.approx((2 / 3 + 1 + 0 + 0.5 + 1) / 5)
 
 
 def test_rerun_noise_widens_the_interval_and_agreeing_reruns_do_not():
     noisy = _binary(7, 120, 4, 0.5)
-    two = rerun_accuracy(noisy, rounds=2000, seed=1)
-    one = rerun_accuracy(noisy, rounds=2000, seed=1, within=False)
+    two = rerun_accuracy(noisy, rounds=2000, seed=1, within=True)
+    one = rerun_accuracy(noisy, rounds=2000, seed=1)
     assert two.high - two.low > 1.1 * (one.high - one.low)
     steady = np.repeat(_binary(8, 120, 1), 4, axis=1)  # every rerun agrees
-    assert rerun_accuracy(steady, 2000, 1) == rerun_accuracy(steady, 2000, 1, within=False)
+    assert rerun_accuracy(steady, 2000, 1, within=True) == rerun_accuracy(steady, 2000, 1)
     assert rerun_accuracy(steady, 2000, 1) == stats.bootstrap(steady[:, 0], 2000, 1)
 
 
 def test_reproducible_and_seed_dependent():
     y = _binary(4, 80, 3)
-    assert rerun_accuracy(y, 1000, 3) == rerun_accuracy(y.copy(), 1000, 3)
-    assert rerun_accuracy(y, 1000, 3) != rerun_accuracy(y, 1000, 4)
+    for within in (False, True):
+        first = rerun_accuracy(y, 1000, 3, within=within)
+        assert first == rerun_accuracy(y.copy(), 1000, 3, within=within)
+        assert first != rerun_accuracy(y, 1000, 4, within=within)
     g = np.random.default_rng(0)
     est = rerun_accuracy(y, 500, g)
     assert est.rng == "numpy" and est.seed is None
@@ -103,7 +106,8 @@ def test_missing_reruns_are_left_out_wherever_they_sit():
     a = np.array([[1, NAN, 0], [1, 1, 1], [0, 1, NAN], [1, 0, 0]])
     b = np.array([[NAN, 1, 0], [1, 1, 1], [NAN, 0, 1], [1, 0, 0]])
     assert question_means(a).tolist() == [0.5, 1.0, 0.5, 1 / 3]
-    assert rerun_accuracy(a, 500, 2) == rerun_accuracy(b, 500, 2)
+    for within in (False, True):
+        assert rerun_accuracy(a, 500, 2, within=within) == rerun_accuracy(b, 500, 2, within=within)
 
 
 # --- bad input -----------------------------------------------------------------------------

@@ -6,17 +6,23 @@ question a different grade on each run. Scores then come as an array
 missing. Each question's score is the mean of its reruns, and an interval has to
 carry both sources of noise, the questions drawn and the reruns drawn:
 
-* **Two-level bootstrap** (Davison and Hinkley 1997, section 3.8, "strategy 1"):
-  each round resamples the questions with replacement, then, within each drawn
-  question, its observed reruns with replacement. The question draws are exactly
-  :func:`ragmeter.stats.bootstrap`'s (mulberry32 outputs ``0 .. rounds*n - 1``),
-  the question means are summed left to right as the reference adds them, so with
-  one rerun a question the interval *is* today's one-call interval, bit for bit.
-  The rerun draws continue the stream after the sign flips (outputs from
-  ``2 * rounds * n``), one block of ``K`` outputs for each drawn question, system
-  after system. With ``within=False`` only the questions are resampled (each keeps
-  its reruns as they are: "strategy 2"); the two-level interval is a little wider,
-  by about ``(K - 1) / K**2`` of the within-question variance a question.
+* **The interval resamples whole questions** (Davison and Hinkley 1997, section 3.8,
+  "strategy 2"; Ren et al. 2010 recommend it for nested data): each round draws the
+  questions with replacement, each keeping its reruns. A question's mean over its
+  reruns already carries the rerun noise, so the spread of the resampled means is
+  ``(between + within / K) / n``, both sources at their true size. The question draws
+  are exactly :func:`ragmeter.stats.bootstrap`'s (mulberry32 outputs ``0 .. rounds*n -
+  1``) and each round's question means are summed left to right as the reference adds
+  them, so with one rerun a question the interval *is* today's one-call interval, bit
+  for bit.
+* **Two-level bootstrap** (``within=True``, "strategy 1"): then, within each drawn
+  question, its observed reruns are drawn again with replacement. The rerun draws
+  continue the stream after the sign flips (outputs from ``2 * rounds * n``), one block
+  of ``K`` outputs for each drawn question, system after system. It counts the rerun
+  noise a second time (about ``(K - 1) / K**2`` of the within-question variance more a
+  question), so it is wider and over-covers where reruns flip often
+  (``bench/answer_reruns.py``: 97.5-98% at a nominal 95% with 70% of questions
+  flipping); it is kept for comparison and for few reruns of few questions.
 * **Paired test**: the sign-flip randomization test of :func:`ragmeter.stats.paired`
   applied to whole questions' mean differences (``mean over a's reruns - mean over
   b's reruns``); with one rerun it is :func:`ragmeter.stats.paired`'s p-value.
@@ -139,7 +145,7 @@ def resampled_rerun_means(
     weights: Sequence[float],
     rounds: int,
     seed: Seed,
-    within: bool = True,
+    within: bool = False,
 ) -> np.ndarray:
     """``sum_s weights[s] * question_mean_s`` averaged over each round's resample: (rounds,).
 
@@ -173,13 +179,14 @@ def rerun_accuracy(
     scores: ArrayLike,
     rounds: int = 10_000,
     seed: Seed = 1,
-    within: bool = True,
+    within: bool = False,
     method: Method = "percentile",
     confidence: float = 0.95,
 ) -> Estimate:
     """Mean score over questions (each question the mean of its reruns), with its interval.
 
-    The two-level bootstrap of the module docstring (``within=False``: questions only).
+    The interval resamples whole questions (``within=True``: then reruns within them
+    too, the two-level bootstrap), as in the module docstring.
     With one rerun a question this returns exactly ``stats.bootstrap(scores[:, 0],
     rounds, seed)``, the exact binomial interval beside it included.
     """
@@ -271,15 +278,15 @@ def rerun_difference(
     rounds: int = 10_000,
     seed: Seed = 1,
     names: tuple[str, str] = ("A", "B"),
-    within: bool = True,
+    within: bool = False,
     method: Method = "percentile",
     confidence: float = 0.95,
 ) -> RerunComparison:
     """Paired comparison of two systems with reruns (``[questions, reruns]`` each).
 
-    The interval resamples the questions (shared by both systems), then each system's
-    reruns within each drawn question; the p-value flips the signs of whole questions'
-    mean differences. With one rerun a question both equal :func:`ragmeter.stats.paired`'s.
+    The interval resamples the questions (shared by both systems; with ``within=True``
+    then each system's reruns within each drawn question); the p-value flips the signs
+    of whole questions' mean differences. With one rerun a question both equal :func:`ragmeter.stats.paired`'s.
     """
     check_names(names, 2)
     check_common(rounds, seed, method, confidence)
@@ -309,7 +316,7 @@ def compare_reruns(
     rounds: int = 10_000,
     seed: Seed = 1,
     family: Literal["maxt", "holm"] = "maxt",
-    within: bool = True,
+    within: bool = False,
     method: Method = "percentile",
     confidence: float = 0.95,
 ) -> list[RerunComparison]:
