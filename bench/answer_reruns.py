@@ -10,8 +10,8 @@ true accuracy is ``a_s + mean(f) * (1 - 2 a_s)``; reruns are independent draws.
 (a) coverage of the 95% accuracy interval of system A and of the paired difference
     A - B (``ragmeter.stats.reruns``), for the default bootstrap of whole questions
     (each with its reruns: "questions"), the two-level bootstrap (questions, then
-    reruns within each question: ``within=True``) and naive pooling (every rerun counted as a question of its own, rerun r of A paired
-    with rerun r of B);
+    reruns within each question: ``within=True``) and naive pooling (every rerun
+    counted as a question of its own, rerun r of A paired with rerun r of B);
 (b) family-wise false "better" among 4 equal systems with the step-down max-T
     (``compare_reruns(family="maxt")``: the project's max-T on the sign-flip p of whole
     questions' mean differences) and with Holm, with reruns (K = 3) and without (the

@@ -286,7 +286,8 @@ def rerun_difference(
 
     The interval resamples the questions (shared by both systems; with ``within=True``
     then each system's reruns within each drawn question); the p-value flips the signs
-    of whole questions' mean differences. With one rerun a question both equal :func:`ragmeter.stats.paired`'s.
+    of whole questions' mean differences. With one rerun a question both equal
+    :func:`ragmeter.stats.paired`'s.
     """
     check_names(names, 2)
     check_common(rounds, seed, method, confidence)
