@@ -47,8 +47,16 @@ from ragmeter.stats.reruns import compare_reruns, rerun_accuracy, rerun_differen
 
 RHO = 0.7  # share of questions whose base grades share one difficulty across systems
 NOISE = {"low": (0.7, 0.3), "high": (0.3, 0.5)}  # (share stable, f_max)
-CELLS_A = [(50, 3, "low"), (50, 3, "high"), (200, 3, "low"), (200, 3, "high"), (200, 5, "high")]
+CELLS_A = [  # questions, reruns, noise, grades
+    (50, 3, "low", "0/1"),
+    (50, 3, "high", "0/1"),
+    (200, 3, "low", "0/1"),
+    (200, 3, "high", "0/1"),
+    (200, 5, "high", "0/1"),
+    (200, 3, "high", "graded"),
+]
 ACC = (0.75, 0.65)  # base accuracies of A and B in (a)
+PARTIAL = 0.1  # share of "partial" base grades when grades are correct / partial / wrong
 
 
 def draw_flips(rng: np.random.Generator, n: int, noise: str) -> np.ndarray:
@@ -61,35 +69,46 @@ def mean_flip(noise: str) -> float:
     return (1.0 - stable) * f_max / 2.0
 
 
-def draw_systems(rng, n: int, k: int, accs, flips: np.ndarray) -> list[np.ndarray]:
-    """One [questions, reruns] array of 0/1 grades per system."""
+def draw_systems(rng, n: int, k: int, accs, flips: np.ndarray, graded: bool = False):
+    """One [questions, reruns] array of grades per system: 0/1, or 0/0.5/1 when ``graded``
+    (a flipped rerun then takes one of the two other grades, each half the time)."""
     z = rng.random(n)
     shared = rng.random(n) < RHO
     out = []
     for a in accs:
         u = np.where(shared, z, rng.random(n))
-        base = (u < a).astype(np.float64)
+        base = (u < a).astype(np.float64)[:, None]
         flip = rng.random((n, k)) < flips[:, None]
-        out.append(np.where(flip, 1.0 - base[:, None], base[:, None]))
+        other = 1.0 - base
+        if graded:
+            base = np.where(u < a, 1.0, np.where(u < a + PARTIAL, 0.5, 0.0))[:, None]
+            low = rng.random((n, k)) < 0.5  # which of the two other grades
+            other = np.where(low, np.where(base == 0.0, 0.5, 0.0), np.where(base == 1.0, 0.5, 1.0))
+        out.append(np.where(flip, other, base))
     return out
 
 
-def true_accuracy(a: float, noise: str) -> float:
-    return a + mean_flip(noise) * (1.0 - 2.0 * a)
+def true_accuracy(a: float, noise: str, graded: bool = False) -> float:
+    if not graded:
+        return a + mean_flip(noise) * (1.0 - 2.0 * a)
+    # A flip moves a 1 by -0.75 and a 0 by +0.75 on average, a 0.5 by nothing.
+    return a + 0.5 * PARTIAL + mean_flip(noise) * 0.75 * ((1.0 - a - PARTIAL) - a)
 
 
 def _covers(est, truth: float) -> bool:
     return est.low <= truth <= est.high
 
 
-def coverage_cell(rng, n: int, k: int, noise: str, reps: int, rounds: int) -> dict[str, float]:
+def coverage_cell(rng, cell, reps: int, rounds: int) -> dict[str, float]:
     """Coverage (share of reps) of each interval, and mean widths (points)."""
-    truth_a = true_accuracy(ACC[0], noise)
-    truth_d = truth_a - true_accuracy(ACC[1], noise)
+    n, k, noise, grades = cell
+    graded = grades == "graded"
+    truth_a = true_accuracy(ACC[0], noise, graded)
+    truth_d = truth_a - true_accuracy(ACC[1], noise, graded)
     hits: dict[str, int] = {}
     widths: dict[str, float] = {}
     for rep in range(reps):
-        a, b = draw_systems(rng, n, k, ACC, draw_flips(rng, n, noise))
+        a, b = draw_systems(rng, n, k, ACC, draw_flips(rng, n, noise), graded)
         seed = 1 + rep
         found = {
             "acc two-level": rerun_accuracy(a, rounds, seed, within=True),
@@ -162,13 +181,13 @@ def run_a(rng, reps: int, rounds: int) -> None:
     print(f"(a) coverage of 95% intervals, {reps} runs a cell, {rounds} rounds (target 93-97)")
     names = ["questions", "two-level", "naive"]
     head = "  ".join(f"{f'{w} {m}':>14}" for w in ("acc", "diff") for m in names)
-    print(f"{'questions K noise':>18}  {head}")
-    for n, k, noise in CELLS_A:
-        r = coverage_cell(rng, n, k, noise, reps, rounds)
+    print(f"{'questions K noise grades':>25}  {head}")
+    for n, k, noise, grades in CELLS_A:
+        r = coverage_cell(rng, (n, k, noise, grades), reps, rounds)
         cols = "  ".join(f"{_mc(r[f'{w} {m}'], reps):>14}" for w in ("acc", "diff") for m in names)
-        print(f"{n:>9} {k:>2} {noise:>5}  {cols}")
+        print(f"{n:>9} {k:>2} {noise:>5} {grades:>6}  {cols}")
         widths = "  ".join(f"{r[f'w {w} {m}']:>14.1f}" for w in ("acc", "diff") for m in names)
-        print(f"{'mean width (pts)':>18}  {widths}")
+        print(f"{'mean width (pts)':>25}  {widths}")
 
 
 def run_b(rng, reps: int, rounds: int) -> None:
@@ -211,14 +230,14 @@ def main() -> None:
     parts = set(args.only.split(","))
     if not parts <= {"a", "b", "c"}:
         ap.error("--only takes a, b, c or a comma-separated list of them")
-    rng = np.random.default_rng(args.seed)
     start = time.time()
+    # One stream a part, so that --only gives the same figures as the full run.
     if "a" in parts:
-        run_a(rng, args.reps, args.rounds)
+        run_a(np.random.default_rng([args.seed, 0]), args.reps, args.rounds)
     if "b" in parts:
-        run_b(rng, max(1, args.reps // 2), args.rounds)
+        run_b(np.random.default_rng([args.seed, 1]), max(1, args.reps // 2), args.rounds)
     if "c" in parts:
-        run_c(rng, args.reps, args.rounds)
+        run_c(np.random.default_rng([args.seed, 2]), args.reps, args.rounds)
     print(f"\n{time.time() - start:.0f} s")
 
 
