@@ -19,6 +19,13 @@ This module is the one place to import them from; each lives in its own room:
 * :mod:`ragmeter.stats.agreement`: :func:`agreement`, :func:`cohen_kappa`;
 * :mod:`ragmeter.stats.validate`: the input checks they share.
 
+Imported from their own modules (the first two reach :mod:`ragmeter.stats.maxt`, whose
+paired tests read this package, so re-exporting them here would close a loop):
+
+* :mod:`ragmeter.stats.reruns`: intervals and paired tests of scores with reruns;
+* :mod:`ragmeter.stats.rerun_variance`: variance shares (questions vs reruns), flip rates;
+* :mod:`ragmeter.stats.ordinal_agreement`: weighted kappa, Krippendorff's alpha, test-retest.
+
 See ``docs/statistics.md`` for what the numbers mean.
 """
 
