@@ -195,7 +195,9 @@ def score_runs(
         _SHARED.clear()
 
 
-def scoring_engine(kind: str = "local", address: str = "auto", workers: int | None = None):
+def scoring_engine(
+    kind: str = "local", address: str = "auto", workers: int | None = None
+) -> Engine:
     """The engine ``ragmeter evaluate`` scores run files with. ``local``: ``workers``
     processes, else ``$RAGMETER_WORKERS``, else 1 (each worker holds a whole run, so more
     are asked for, not assumed); 0 is one per CPU. ``ray``: Ray tasks at ``address``."""
