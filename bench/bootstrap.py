@@ -4,9 +4,9 @@ One run: 6 systems x 472 questions x 10,000 rounds, the interval of every system
 plus all 15 paired comparisons, once on 0/1 hit scores and once on graded scores.
 
     python bench/bootstrap.py
-    python bench/bootstrap.py --trec [--questions 5000] [--rounds 2000]
+    python bench/bootstrap.py --trec [--questions 5000] [--rounds 2000] [--runs 6]
 
-``--trec`` times what a summary of ``ragmeter evaluate`` computes at TREC scale (6 runs x
+``--trec`` times what a summary of ``ragmeter evaluate`` computes at TREC scale (runs x
 5 measures x thousands of queries: every interval, the paired comparisons on the first
 measure and the sample sizes at n, 2n, 4n, 8n), once as it is now (long rounds by tiles,
 one pass for every measure and run) and once as before (whole-round blocks, a pass per
@@ -131,10 +131,10 @@ def best_of(fn, repeats: int) -> float:
 # -- TREC scale: now against before --------------------------------------------------------
 
 
-def trec_scores(n: int, seed: int = 7) -> np.ndarray:
-    """(5 measures x 6 runs, n): MAP- and nDCG-like, tenths, sixths, reciprocal ranks."""
+def trec_scores(n: int, runs: int, seed: int = 7) -> np.ndarray:
+    """(5 measures x runs, n): MAP- and nDCG-like, tenths, sixths, reciprocal ranks."""
     rng = np.random.default_rng(seed)
-    shape = (SYSTEMS, n)
+    shape = (runs, n)
     return np.vstack(
         [
             rng.random(shape),
@@ -157,35 +157,38 @@ def whole_round_blocks():
         resample.LONG = saved
 
 
-def summary_now(matrix: np.ndarray, rounds: int) -> tuple:
+def summary_now(matrix: np.ndarray, rounds: int, runs: int) -> tuple:
+    names = [f"run{i}" for i in range(runs)]
     est = bootstrap_many(matrix, rounds=rounds, seed=1)
-    comp = compare_all(matrix[:SYSTEMS], NAMES, rounds=rounds, seed=1)
-    sizes = stats.sample_size_many(matrix[:SYSTEMS], rounds=rounds, seed=1)
+    comp = compare_all(matrix[:runs], names, rounds=rounds, seed=1)
+    sizes = stats.sample_size_many(matrix[:runs], rounds=rounds, seed=1)
     return est, comp, sizes
 
 
-def summary_before(matrix: np.ndarray, rounds: int) -> tuple:
+def summary_before(matrix: np.ndarray, rounds: int, runs: int) -> tuple:
+    names = [f"run{i}" for i in range(runs)]
     with whole_round_blocks():
         est = [
             e
-            for i in range(0, matrix.shape[0], SYSTEMS)
-            for e in bootstrap_many(matrix[i : i + SYSTEMS], rounds=rounds, seed=1)
+            for i in range(0, matrix.shape[0], runs)
+            for e in bootstrap_many(matrix[i : i + runs], rounds=rounds, seed=1)
         ]
-        comp = compare_all(matrix[:SYSTEMS], NAMES, rounds=rounds, seed=1)
-        sizes = [stats.sample_size(row, rounds=rounds, seed=1) for row in matrix[:SYSTEMS]]
+        comp = compare_all(matrix[:runs], names, rounds=rounds, seed=1)
+        sizes = [stats.sample_size(row, rounds=rounds, seed=1) for row in matrix[:runs]]
     return est, comp, sizes
 
 
-def trec_main(questions: int, rounds: int) -> None:
-    matrix = trec_scores(questions)
+def trec_main(questions: int, rounds: int, runs: int) -> None:
+    matrix = trec_scores(questions, runs)
     print(
-        f"{SYSTEMS} runs x 5 measures x {questions:,} questions x {rounds:,} rounds: "
-        f"{matrix.shape[0]} intervals, 15 comparisons, {SYSTEMS} x 4 sample sizes"
+        f"{runs} runs x 5 measures x {questions:,} questions x {rounds:,} rounds: "
+        f"{matrix.shape[0]} intervals, {runs * (runs - 1) // 2} comparisons, "
+        f"{runs} x 4 sample sizes"
     )
     timed = {}
     for label, fn in (("before", summary_before), ("now", summary_now)):
         start = time.perf_counter()
-        timed[label] = (fn(matrix, rounds), time.perf_counter() - start)
+        timed[label] = (fn(matrix, rounds, runs), time.perf_counter() - start)
     same = timed["now"][0] == timed["before"][0]
     print(f"same numbers, bit for bit: {same}")
     before, now = timed["before"][1], timed["now"][1]
@@ -198,9 +201,10 @@ def main() -> None:
     p.add_argument("--trec", action="store_true", help="TREC scale: now against before")
     p.add_argument("--questions", type=int, default=5000)
     p.add_argument("--rounds", type=int, default=2000)
+    p.add_argument("--runs", type=int, default=SYSTEMS)
     args = p.parse_args()
     if args.trec:
-        trec_main(args.questions, args.rounds)
+        trec_main(args.questions, args.rounds, args.runs)
         return
     data = make_scores()
     print(

@@ -29,7 +29,7 @@ from ragmeter.stats.validate import Seed
 SUMS = 1 << 15
 """Running sums (rounds x columns) one addition step covers, where the rounds allow:
 enough to pay for the step's call, few enough to stay in the processor's cache."""
-ROWS = (512, 4096)
+ROWS = (512, 16384)
 """Fewest and most rounds per tile."""
 TILE = 1 << 18
 """Draws per tile (rounds x stretch), which bounds the tile's memory (2 MB of indices)."""
