@@ -4,6 +4,14 @@ One run: 6 systems x 472 questions x 10,000 rounds, the interval of every system
 plus all 15 paired comparisons, once on 0/1 hit scores and once on graded scores.
 
     python bench/bootstrap.py
+    python bench/bootstrap.py --trec [--questions 5000] [--rounds 2000] [--runs 6]
+
+``--trec`` times what a summary of ``ragmeter evaluate`` computes at TREC scale (runs x
+5 measures x thousands of queries: every interval, the paired comparisons on the first
+measure and the sample sizes at n, 2n, 4n, 8n), once as it is now (long rounds by tiles,
+one pass for every measure and run) and once as before (whole-round blocks, a pass per
+measure and per run), checks the two give the same numbers bit for bit and prints the
+ratio.
 
 (a) is the reference TypeScript loop transcribed to plain Python; it is timed on
 500 rounds and scaled linearly to 10,000. (b) is scipy.stats.bootstrap
@@ -14,13 +22,16 @@ compute.
 
 from __future__ import annotations
 
+import argparse
 import math
 import time
+from contextlib import contextmanager
 
 import numpy as np
 import scipy.stats
 
-from ragmeter.stats import bootstrap, bootstrap_many, compare_all, paired
+from ragmeter import stats
+from ragmeter.stats import bootstrap, bootstrap_many, compare_all, paired, resample
 
 SYSTEMS, QUESTIONS, ROUNDS = 6, 472, 10_000
 SLOW_ROUNDS = 500  # rounds for the plain Python loop, scaled up to ROUNDS
@@ -117,7 +128,84 @@ def best_of(fn, repeats: int) -> float:
     return best
 
 
+# -- TREC scale: now against before --------------------------------------------------------
+
+
+def trec_scores(n: int, runs: int, seed: int = 7) -> np.ndarray:
+    """(5 measures x runs, n): MAP- and nDCG-like, tenths, sixths, reciprocal ranks."""
+    rng = np.random.default_rng(seed)
+    shape = (runs, n)
+    return np.vstack(
+        [
+            rng.random(shape),
+            rng.random(shape),
+            rng.integers(0, 11, shape) / 10,
+            rng.integers(0, 7, shape) / 6,
+            1 / rng.integers(1, 50, shape),
+        ]
+    )
+
+
+@contextmanager
+def whole_round_blocks():
+    """The path before tiles: every round in blocks of whole rounds."""
+    saved = resample.LONG
+    resample.LONG = 0
+    try:
+        yield
+    finally:
+        resample.LONG = saved
+
+
+def summary_now(matrix: np.ndarray, rounds: int, runs: int) -> tuple:
+    names = [f"run{i}" for i in range(runs)]
+    est = bootstrap_many(matrix, rounds=rounds, seed=1)
+    comp = compare_all(matrix[:runs], names, rounds=rounds, seed=1)
+    sizes = stats.sample_size_many(matrix[:runs], rounds=rounds, seed=1)
+    return est, comp, sizes
+
+
+def summary_before(matrix: np.ndarray, rounds: int, runs: int) -> tuple:
+    names = [f"run{i}" for i in range(runs)]
+    with whole_round_blocks():
+        est = [
+            e
+            for i in range(0, matrix.shape[0], runs)
+            for e in bootstrap_many(matrix[i : i + runs], rounds=rounds, seed=1)
+        ]
+        comp = compare_all(matrix[:runs], names, rounds=rounds, seed=1)
+        sizes = [stats.sample_size(row, rounds=rounds, seed=1) for row in matrix[:runs]]
+    return est, comp, sizes
+
+
+def trec_main(questions: int, rounds: int, runs: int) -> None:
+    matrix = trec_scores(questions, runs)
+    print(
+        f"{runs} runs x 5 measures x {questions:,} questions x {rounds:,} rounds: "
+        f"{matrix.shape[0]} intervals, {runs * (runs - 1) // 2} comparisons, "
+        f"{runs} x 4 sample sizes"
+    )
+    timed = {}
+    for label, fn in (("before", summary_before), ("now", summary_now)):
+        start = time.perf_counter()
+        timed[label] = (fn(matrix, rounds, runs), time.perf_counter() - start)
+    same = timed["now"][0] == timed["before"][0]
+    print(f"same numbers, bit for bit: {same}")
+    before, now = timed["before"][1], timed["now"][1]
+    print(f"before {before:.2f} s, now {now:.2f} s: {before / now:.2f}x")
+    assert same
+
+
 def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--trec", action="store_true", help="TREC scale: now against before")
+    p.add_argument("--questions", type=int, default=5000)
+    p.add_argument("--rounds", type=int, default=2000)
+    p.add_argument("--runs", type=int, default=SYSTEMS)
+    args = p.parse_args()
+    if args.trec:
+        trec_main(args.questions, args.rounds, args.runs)
+        return
     data = make_scores()
     print(
         f"{SYSTEMS} systems x {QUESTIONS} questions x {ROUNDS:,} rounds: "

@@ -64,7 +64,8 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _workers_from_env() -> int | None:
+def workers_from_env() -> int | None:
+    """``$RAGMETER_WORKERS`` as a number of workers (at least 1), or None when unset."""
     value = os.environ.get("RAGMETER_WORKERS", "").strip()
     if not value:
         return None
@@ -95,7 +96,7 @@ class LocalEngine:
     def __init__(self, workers: int | None = None) -> None:
         if workers is not None and (isinstance(workers, bool) or int(workers) < 1):
             raise InputError(f"engine workers must be at least 1, got {workers!r}")
-        self.workers = int(workers or _workers_from_env() or available_cpus())
+        self.workers = int(workers or workers_from_env() or available_cpus())
 
     def map(
         self,

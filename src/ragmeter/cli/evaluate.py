@@ -73,6 +73,23 @@ def evaluate(
     ),
     no_history: NoHistory = False,
     format_: Annotated[str | None, typer.Option("--format", help=FORMAT_HELP)] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            help="Run files scored at once, each in a worker process (default "
+            "$RAGMETER_WORKERS, else 1; 0: one per CPU); the results are the same",
+        ),
+    ] = None,
+    engine: Annotated[
+        str, typer.Option(help="local (default: worker processes here) or ray (Ray tasks)")
+    ] = "local",
+    engine_address: Annotated[
+        str,
+        typer.Option(
+            help='Ray cluster address: "auto" (default: the cluster this machine is in), '
+            'ray://HOST:10001, or "" to start Ray here',
+        ),
+    ] = "auto",
 ) -> None:
     """Score run files against qrels: intervals, paired comparisons, a results directory."""
     from ragmeter.cli.output import to_stderr
@@ -81,20 +98,21 @@ def evaluate(
     with to_stderr(chosen):
         _evaluate(
             runs, qrels, measures, metric, level, gain, ideal, trec_eval_compat, seed, rounds,
-            method, out, no_history, chosen,
+            method, out, no_history, chosen, (engine, engine_address, workers),
         )  # fmt: skip
 
 
 def _evaluate(
     runs, qrels, measures, metric, level, gain, ideal, trec_eval_compat, seed, rounds, method,
-    out, no_history, chosen,
+    out, no_history, chosen, where,
 ) -> None:  # fmt: skip
     from ragmeter.cli.output import shown_path
-    from ragmeter.runs.evaluate import evaluate_files
+    from ragmeter.runs.evaluate import evaluate_files, scoring_engine
 
     names = _names(measures, "--measures", "map,P_10") or COMPAT_MEASURES
     inputs = [("qrels", qrels), *(("run file", r) for r in runs)]
     check_results_target(out, inputs)  # before any work
+    engine = scoring_engine(*where)
     with record_run(out, "evaluate", None, no_history), _progress() as bar:
         task = bar.add_task("evaluate", total=len(runs))
 
@@ -115,6 +133,7 @@ def _evaluate(
             method=method,
             output=str(out),
             progress=progress,
+            engine=engine,
         )
         bar.update(task, description="intervals", completed=len(runs))
         summary, path = _save(result.run, out, inputs)

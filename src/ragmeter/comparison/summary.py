@@ -311,10 +311,10 @@ def summarize(
     )
     estimates = _estimates(matrices, systems, plan, method, codes)
     comparisons, rule = _comparisons(matrices, systems, plan, None if codes is None else labels)
-    sizes = {
-        s: stats.sample_size(row, rounds=plan.rounds, seed=plan.seed, confidence=plan.confidence)
-        for s, row in zip(systems, matrices[plan.metric], strict=True)
-    }
+    every_size = stats.sample_size_many(  # one pass over the draws for every system
+        matrices[plan.metric], rounds=plan.rounds, seed=plan.seed, confidence=plan.confidence
+    )
+    sizes = dict(zip(systems, every_size, strict=True))
     return Summary(
         metric=plan.metric,
         seed=plan.seed,
@@ -362,19 +362,20 @@ def _estimates(
     ``codes`` (each question's cluster) is given."""
     seed, rounds, confidence = plan.seed, plan.rounds, plan.confidence
     names = list(matrices)
+    stacked = np.vstack([matrices[name] for name in names])
     if codes is not None:  # one pass over the cluster draws for every metric
-        every = cluster_bootstrap_many(
-            np.vstack([matrices[name] for name in names]), codes, rounds, seed, confidence
-        )
-        k = len(systems)
-        by_metric = {name: every[i * k : (i + 1) * k] for i, name in enumerate(names)}
-    else:
-        by_metric = {
-            name: stats.bootstrap_many(
-                matrices[name], rounds=rounds, seed=seed, confidence=confidence, method=method
-            )
+        every = cluster_bootstrap_many(stacked, codes, rounds, seed, confidence)
+    elif isinstance(seed, np.random.Generator):  # read metric after metric, as always
+        every = [
+            est
             for name in names
-        }
+            for est in stats.bootstrap_many(matrices[name], rounds, seed, method, confidence)
+        ]
+    else:  # one pass over the draws for every metric and system: each column's sums
+        # are its own, so every interval is the one a call per metric gives
+        every = stats.bootstrap_many(stacked, rounds, seed, method, confidence)
+    k = len(systems)
+    by_metric = {name: every[i * k : (i + 1) * k] for i, name in enumerate(names)}
     estimates: dict[str, dict[str, stats.Estimate]] = {s: {} for s in systems}
     for name in names:
         for system, est in zip(systems, by_metric[name], strict=True):

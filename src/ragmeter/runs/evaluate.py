@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ragmeter.engine import Engine, LocalEngine, available_cpus, make_engine, workers_from_env
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import Config
 from ragmeter.inputs.corpus import Document
@@ -21,7 +22,14 @@ from ragmeter.inputs.testset import Question, TestSet
 from ragmeter.runs.reading import RankedItem, SystemRun
 from ragmeter.runs.search_run import SearchRun
 from ragmeter.scoring import metrics
-from ragmeter.scoring.trec import COMPAT_MEASURES, Evaluation, evaluate_run, read_qrels, read_run
+from ragmeter.scoring.trec import (
+    COMPAT_MEASURES,
+    Evaluation,
+    Qrels,
+    evaluate_run,
+    read_qrels,
+    read_run,
+)
 
 TOP = 5
 """Documents kept per query and system for the report's drill-down."""
@@ -62,31 +70,23 @@ def evaluate_files(
     method: str = "percentile",
     output: str = "ragmeter-results",
     progress: Progress | None = None,
+    engine: Engine | None = None,
 ) -> EvaluateRun:
-    """Read qrels and runs, score every run on every judged query."""
+    """Read qrels and runs, score every run on every judged query.
+
+    ``engine`` scores the run files (:func:`score_runs`): by default one after another in
+    this process; a :class:`ragmeter.engine.LocalEngine` with several workers scores them in
+    worker processes, a :class:`ragmeter.engine.RayEngine` as Ray tasks. Every engine gives
+    the same result, byte for byte.
+    """
     if not run_paths:
         raise InputError("give at least one run file")
     qrels = read_qrels(qrels_path)
     if not len(qrels):
         raise InputError(f"{qrels_path}: holds no judgments; give qrels with at least one line")
     wanted = _wanted(measures)
-    evaluations = []
-    for i, path in enumerate(run_paths):
-        if progress:
-            progress(f"read {Path(path).name}", i, len(run_paths))
-        run = read_run(path, ranks=not trec_eval_compat)
-        evaluations.append(
-            evaluate_run(
-                run,
-                qrels,
-                wanted,
-                level=level,
-                gain=gain,
-                ideal=ideal,
-                trec_eval_compat=trec_eval_compat,
-                keep=TOP,
-            )
-        )
+    how = Scoring(tuple(wanted), level, gain, ideal, trec_eval_compat)
+    evaluations = score_runs(qrels, run_paths, how, engine, progress)
     names = _unique_names([e.name for e in evaluations])
     for e, n in zip(evaluations, names, strict=True):
         e.name = n
@@ -122,6 +122,91 @@ def evaluate_files(
     documents = [Document(d, "") for d in sorted(doc_ids)]
     run = SearchRun(config, documents, TestSet(questions, source=str(qrels_path)), systems)
     return EvaluateRun(run, evaluations, out_names, no_relevant)
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """How each run file is scored: the same for every run, sent with every task."""
+
+    wanted: tuple[metrics.Metric, ...]
+    level: int = 1
+    gain: str | None = None
+    ideal: str = "judged"
+    trec_eval_compat: bool = False
+
+
+_SHARED: dict[str, Qrels] = {}
+"""The qrels of the scoring under way, for this process and for workers forked from it
+(which see its memory as it was when the tasks were sent), so a task need not carry them."""
+
+
+def score_file(task: tuple[str, Scoring, Qrels | None]) -> Evaluation:
+    """One run file's scores: the file read once, as it streams, and scored against the
+    task's qrels (or the shared ones). A task of an engine: a pure function of its input."""
+    path, how, qrels = task
+    run = read_run(path, ranks=not how.trec_eval_compat)
+    return evaluate_run(
+        run,
+        qrels if qrels is not None else _SHARED["qrels"],
+        list(how.wanted),
+        level=how.level,
+        gain=how.gain,
+        ideal=how.ideal,
+        trec_eval_compat=how.trec_eval_compat,
+        keep=TOP,
+    )
+
+
+def score_runs(
+    qrels: Qrels,
+    run_paths: Sequence[str | Path],
+    how: Scoring,
+    engine: Engine | None = None,
+    progress: Progress | None = None,
+) -> list[Evaluation]:
+    """Every run file's :class:`Evaluation`, in the order of ``run_paths``.
+
+    Each task is one run file, so a worker holds one run (and the qrels) at a time. Workers
+    forked from this process read the qrels from the memory they share with it; spawned
+    workers and Ray tasks get them with each task (Ray: the run files must be readable at
+    the same paths on the cluster's machines).
+    """
+    engine = engine or LocalEngine(1)
+    names = [Path(p).name for p in run_paths]
+    here = isinstance(engine, LocalEngine) and (engine.workers <= 1 or len(run_paths) <= 1)
+    shared = here or (isinstance(engine, LocalEngine) and engine.shares_memory)
+    tasks = [(str(p), how, None if shared else qrels) for p in run_paths]
+    _SHARED["qrels"] = qrels
+    try:
+        if here:  # one after another in this process, each named as it is read
+            out = []
+            for i, task in enumerate(tasks):
+                if progress:
+                    progress(f"read {names[i]}", i, len(tasks))
+                out.append(score_file(task))
+            return out
+
+        def step(done: int, total: int) -> None:
+            if progress:
+                progress(f"scored {names[done - 1]}", done, total)
+
+        return engine.map(score_file, tasks, progress=step)
+    finally:
+        _SHARED.clear()
+
+
+def scoring_engine(
+    kind: str = "local", address: str = "auto", workers: int | None = None
+) -> Engine:
+    """The engine ``ragmeter evaluate`` scores run files with. ``local``: ``workers``
+    processes, else ``$RAGMETER_WORKERS``, else 1 (each worker holds a whole run, so more
+    are asked for, not assumed); 0 is one per CPU. ``ray``: Ray tasks at ``address``."""
+    if kind != "local":
+        return make_engine(kind, address)
+    if workers is not None and (isinstance(workers, bool) or workers < 0):
+        raise InputError(f"--workers must be 0 (one per CPU) or more, got {workers}")
+    n = workers if workers is not None else (workers_from_env() or 1)
+    return LocalEngine(n or available_cpus())
 
 
 def _wanted(measures: Sequence[str]) -> list[metrics.Metric]:

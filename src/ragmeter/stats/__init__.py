@@ -12,10 +12,12 @@ This module is the one place to import them from; each lives in its own room:
 
 * :mod:`ragmeter.stats.draws`: the mulberry32 generator and the resampling draws;
 * :mod:`ragmeter.stats.bootstrap`: exact resampled sums, :class:`Estimate`, :func:`bootstrap`;
+* :mod:`ragmeter.stats.resample`: the same sums for rounds of thousands of draws, by tiles;
 * :mod:`ragmeter.stats.paired`: :func:`paired`, :func:`compare_all`, :func:`holm`;
 * :mod:`ragmeter.stats.exact`: :func:`clopper_pearson`, exact intervals near 0% and 100%;
 * :mod:`ragmeter.stats.maxt`: the step-down max-T over a family of paired comparisons;
-* :mod:`ragmeter.stats.size`: :func:`sample_size` and the ``questions_*`` planners;
+* :mod:`ragmeter.stats.size`: :func:`sample_size`, :func:`sample_size_many` and the
+  ``questions_*`` planners;
 * :mod:`ragmeter.stats.agreement`: :func:`agreement`, :func:`cohen_kappa`;
 * :mod:`ragmeter.stats.validate`: the input checks they share.
 
@@ -87,6 +89,7 @@ from ragmeter.stats.size import (  # noqa: F401
     questions_for_half_width,
     questions_to_separate,
     sample_size,
+    sample_size_many,
 )
 from ragmeter.stats.validate import (  # noqa: F401
     # noqa: F401
@@ -123,4 +126,5 @@ __all__ = [
     "resample_indices",
     "rng_name",
     "sample_size",
+    "sample_size_many",
 ]

@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike
 
 from ragmeter.stats.draws import _index_blocks, rng_name
 from ragmeter.stats.exact import exact_interval
+from ragmeter.stats.resample import long_rounds, tiled_sums, unpack
 from ragmeter.stats.validate import (
     Method,
     Seed,
@@ -140,13 +141,7 @@ def _block_sums(
     terms = idx.shape[1]
     out = np.empty((idx.shape[0], values.shape[1]))
     for w in words:
-        total = np.take(w.words, idx).sum(axis=1, dtype=np.uint64)
-        for col, shift, width, low, scale in zip(
-            w.cols, w.shifts, w.widths, w.lows, w.scales, strict=True
-        ):
-            field = (total >> np.uint64(shift)) & np.uint64((1 << width) - 1)
-            exact = field.astype(np.int64) + terms * low  # the sum in units of 2**-scale
-            out[:, col] = exact.astype(np.float64) / 2.0**scale
+        unpack(out, w, np.take(w.words, idx).sum(axis=1, dtype=np.uint64), terms)
     if other:
         out[:, other] = _sequential_sums(np.ascontiguousarray(values[:, other]), idx)
     return out
@@ -156,6 +151,8 @@ def resampled_means(values: np.ndarray, m: int, rounds: int, seed: Seed) -> np.n
     """Means of ``rounds`` resamples of ``m`` draws from the rows of ``values`` (n, k)."""
     n = values.shape[0]
     words, other = _plan(values, m)
+    if long_rounds(m, seed):  # thousands of draws a round: tiles of rounds and draws
+        return tiled_sums(values, m, rounds, int(seed), words, other) / m
     sums = np.empty((rounds, values.shape[1]))
     for row0, idx in _index_blocks(n, m, rounds, seed):
         sums[row0 : row0 + idx.shape[0]] = _block_sums(values, idx, words, other)

@@ -24,6 +24,29 @@ _BLOCK = 1 << 18
 _CHUNK = 1 << 15
 
 
+def _mix(a: np.ndarray, t: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """mulberry32's output for each state in ``a`` (uint32), written into ``t``.
+
+    ``a``, ``t`` and ``u`` are same-shaped uint32 buffers; ``a`` and ``u`` are spoiled.
+    """
+    # t = Math.imul(t ^ (t >>> 15), t | 1)
+    np.right_shift(a, np.uint32(15), out=t)
+    t ^= a
+    a |= np.uint32(1)
+    t *= a
+    # t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    np.right_shift(t, np.uint32(7), out=u)
+    u ^= t
+    np.bitwise_or(t, np.uint32(61), out=a)
+    u *= a
+    u += t
+    t ^= u
+    # (t ^ (t >>> 14)) >>> 0
+    np.right_shift(t, np.uint32(14), out=u)
+    t ^= u
+    return t
+
+
 def _mulberry32_chunks(seed: int, count: int, start: int) -> Iterator[tuple[int, np.ndarray]]:
     """Yield ``(offset, outputs)`` for raw 32-bit outputs ``start .. start+count-1``.
 
@@ -40,21 +63,7 @@ def _mulberry32_chunks(seed: int, count: int, start: int) -> Iterator[tuple[int,
         # Output k (0-based) hashes the state after k+1 steps: seed + (k+1) * golden.
         first = (seed + (start + offset + 1) * _GOLDEN) & _MASK
         a = np.add(steps[:m], np.uint32(first), out=a_buf[:m])
-        # t = Math.imul(t ^ (t >>> 15), t | 1)
-        t = np.right_shift(a, np.uint32(15), out=t_buf[:m])
-        t ^= a
-        a |= np.uint32(1)
-        t *= a
-        # t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-        u = np.right_shift(t, np.uint32(7), out=u_buf[:m])
-        u ^= t
-        np.bitwise_or(t, np.uint32(61), out=a)
-        u *= a
-        u += t
-        t ^= u
-        # (t ^ (t >>> 14)) >>> 0
-        np.right_shift(t, np.uint32(14), out=u)
-        t ^= u
+        t = _mix(a, t_buf[:m], u_buf[:m])
         yield offset, t
 
 
@@ -73,6 +82,29 @@ def mulberry32(seed: int, count: int, start: int = 0) -> np.ndarray:
     for offset, t in _mulberry32_chunks(seed, count, start):
         np.divide(t, 4294967296.0, out=out[offset : offset + t.size])
     return out
+
+
+def tile_indices(
+    seed: int, n: int, m: int, row0: int, rows: int, i0: int, count: int
+) -> np.ndarray:
+    """Draws ``i0 .. i0+count-1`` of rounds ``row0 .. row0+rows-1``: a (rows, count) array.
+
+    Round ``r`` of a resample of ``m`` draws reads outputs ``r*m .. r*m+m-1``, so entry
+    ``[b, i]`` is ``floor(next() * n)`` for output ``(row0+b)*m + i0 + i``: the same
+    index :func:`mulberry32_indices` gives there, for a tile of rounds that need not
+    hold whole rounds (the state is computed directly, as there).
+    """
+    starts = (np.arange(row0, row0 + rows, dtype=np.uint64) * np.uint64(m)) + np.uint64(i0 + 1)
+    base = ((starts * np.uint64(_GOLDEN)) + np.uint64(seed & _MASK)) & np.uint64(_MASK)
+    steps = np.arange(count, dtype=np.uint32) * np.uint32(_GOLDEN)
+    a = base.astype(np.uint32)[:, None] + steps[None, :]
+    t = _mix(a, np.empty_like(a), np.empty_like(a))
+    if n < (1 << 21):  # exact: see mulberry32_indices
+        wide = t.astype(np.uint64)
+        wide *= np.uint64(n)
+        wide >>= np.uint64(32)
+        return wide.astype(np.intp)
+    return np.floor(t / 4294967296.0 * n).astype(np.intp)
 
 
 def rng_name(seed: Seed) -> str:

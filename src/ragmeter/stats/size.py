@@ -28,10 +28,12 @@ from ragmeter.stats.bootstrap import (
 )
 from ragmeter.stats.draws import _rows_per_block, mulberry32_indices, rng_name
 from ragmeter.stats.exact import exact_for
+from ragmeter.stats.resample import long_rounds
 from ragmeter.stats.validate import (
     Seed,
     _as_vector,
     _check_int,
+    as_matrix,
     check_common,
     check_fraction,
     seed_record,
@@ -86,25 +88,65 @@ def sample_size(
     estimates do: 2 hits of 2 print ``[15.8, 100.0]``, not ``[100.0, 100.0]``.
     """
     x = _as_vector(scores, "scores")
+    return sample_size_many(x[None, :], sizes, rounds, seed, confidence)[0]
+
+
+def sample_size_many(
+    matrix: ArrayLike,
+    sizes: Sequence[int] | None = None,
+    rounds: int = 10_000,
+    seed: Seed = 1,
+    confidence: float = 0.95,
+) -> list[list[SizeRow]]:
+    """:func:`sample_size` of each row of ``matrix`` (systems x questions).
+
+    With an integer seed every system reads the same draws, so each size's draws are
+    made once and added for every system at once; each row's result equals
+    ``sample_size(row, sizes, rounds, seed, confidence)``, bit for bit. A numpy
+    Generator is read system after system, as that many calls would read it.
+    """
+    m = as_matrix(matrix, "matrix")
     check_common(rounds, seed, "percentile", confidence)
-    n = x.size
+    n = m.shape[1]
     sizes = [n, 2 * n, 4 * n, 8 * n] if sizes is None else list(sizes)
     if not sizes:
         raise InputError("sizes must not be empty")
-    for m in sizes:
-        _check_int(m, "each size", minimum=1)
+    for size in sizes:
+        _check_int(size, "each size", minimum=1)
+    if isinstance(seed, np.random.Generator) and m.shape[0] > 1:
+        return [sample_size_many(row[None, :], sizes, rounds, seed, confidence)[0] for row in m]
+    values = np.ascontiguousarray(m.T)
+    shared = _shared_stream_means(values, sizes, rounds, seed)
+    # without one stream, each size is drawn afresh (a Generator: in the order of sizes)
+    means = [
+        shared[size] if shared else resampled_means(values, size, rounds, seed) for size in sizes
+    ]
+    return [
+        _size_rows(m[j], sizes, [col[:, j] for col in means], rounds, seed, confidence)
+        for j in range(m.shape[0])
+    ]
+
+
+def _size_rows(
+    x: np.ndarray,
+    sizes: list[int],
+    means: list[np.ndarray],
+    rounds: int,
+    seed: Seed,
+    confidence: float,
+) -> list[SizeRow]:
+    """One system's rows from its resampled means at each size."""
+    n = x.size
     observed = seq_mean(x)
-    shared = _shared_stream_means(x, sizes, rounds, seed)
     binary = bool(np.all((x == 0.0) | (x == 1.0)))
     hits = int(np.count_nonzero(x))
     rows = []
-    for m in sizes:
-        means = shared[m] if shared else resampled_means(x[:, None], m, rounds, seed)[:, 0]
-        low, high = percentile_interval(means, observed, x, "percentile", confidence)
-        exact = exact_for(round(hits * m / n), m, low, high, confidence) if binary else None
+    for size, col in zip(sizes, means, strict=True):
+        low, high = percentile_interval(col, observed, x, "percentile", confidence)
+        exact = exact_for(round(hits * size / n), size, low, high, confidence) if binary else None
         rows.append(
             SizeRow(
-                n=m,
+                n=size,
                 mean=observed,
                 low=low,
                 high=high,
@@ -120,9 +162,10 @@ def sample_size(
 
 
 def _shared_stream_means(
-    x: np.ndarray, sizes: Sequence[int], rounds: int, seed: Seed
+    values: np.ndarray, sizes: Sequence[int], rounds: int, seed: Seed
 ) -> dict[int, np.ndarray] | None:
-    """Resampled means for every size of ``sizes`` from one pass over the generator.
+    """Resampled means (rounds, k) of the columns of ``values`` (n, k) for every size of
+    ``sizes``, from one pass over the generator.
 
     Round ``b`` of size ``m`` uses outputs ``b*m .. (b+1)*m - 1``, so every size reads a
     prefix of the same stream: when each size divides the largest, blocks of whole rounds
@@ -131,12 +174,16 @@ def _shared_stream_means(
     """
     top = max(sizes)
     distinct = sorted(set(sizes))
-    if isinstance(seed, np.random.Generator) or len(distinct) < 2 or any(top % m for m in distinct):
+    if (
+        isinstance(seed, np.random.Generator)
+        or len(distinct) < 2
+        or any(top % m for m in distinct)
+        or long_rounds(top, seed)  # then each size goes by tiles (resampled_means)
+    ):
         return None
-    n = x.size
-    values = x[:, None]
+    n = values.shape[0]
     plans = {m: _plan(values, m) for m in distinct}
-    sums = {m: np.empty((rounds, 1)) for m in distinct}
+    sums = {m: np.empty((rounds, values.shape[1])) for m in distinct}
     step = _rows_per_block(top)
     for row0 in range(0, rounds, step):
         rows = min(step, rounds - row0)
@@ -147,7 +194,7 @@ def _shared_stream_means(
             if b1 > b0:
                 idx = flat[: (b1 - b0) * m].reshape(b1 - b0, m)
                 sums[m][b0:b1] = _block_sums(values, idx, *plans[m])
-    return {m: (sums[m] / m)[:, 0] for m in distinct}
+    return {m: sums[m] / m for m in distinct}
 
 
 def _z(p: float) -> float:

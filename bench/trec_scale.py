@@ -1,0 +1,176 @@
+"""Time ``ragmeter evaluate`` on many runs against pytrec_eval and ranx, side by side.
+
+Writes one qrels file and N run files of a given size with ``bench/trec.py``'s generator
+(run i from seed i; the qrels are every seed's judgments, each (query, document) once),
+then times, each tool in its own process:
+
+- ``ragmeter evaluate`` end to end (read, score, intervals on every measure and run,
+  paired comparisons, sample sizes, the results directory and report; ``--rounds``,
+  default 1000), with ``--workers 1`` and with ``--workers W``;
+- ragmeter's scoring alone (``read_qrels``, then ``read_run`` + ``evaluate_run`` per run,
+  through ``score_runs``), in one process and with W workers;
+- pytrec_eval: ``parse_qrel`` once, then ``parse_run`` + ``evaluate`` per run;
+- ranx: ``Qrels.from_file`` once, then ``Run.from_file`` + ``evaluate`` per run (numba
+  compiled on a tiny input first).
+
+All compute MAP, nDCG@10, P@10, recall@100 and MRR in trec_eval's mode. Peak memory is
+each process's own (VmHWM), and for ``--workers`` also the largest worker's.
+
+Run: python bench/trec_scale.py [--queries 10000] [--depth 100] [--runs 4] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from trec import MEASURES_OURS, MEASURES_RANX, _peak_mb, write_files  # noqa: E402
+
+TREC_NAMES = "map,ndcg_cut_10,P_10,recall_100,recip_rank"
+
+
+def make_files(folder: Path, n_queries: int, depth: int, runs: int) -> tuple[Path, list[Path]]:
+    """Qrels and ``runs`` run files in ``folder``, from ``bench/trec.py``'s generator."""
+    seen: set[tuple[str, str]] = set()
+    lines, paths = [], []
+    for i in range(runs):
+        sub = folder / f"seed{i}"
+        sub.mkdir()
+        qrels, run = write_files(sub, n_queries, depth, seed=i)
+        for line in qrels.read_text().splitlines(keepends=True):
+            q, _, doc, _ = line.split()
+            if (q, doc) not in seen:
+                seen.add((q, doc))
+                lines.append(line)
+        paths.append(run.rename(folder / f"run{i}.txt"))
+        qrels.unlink()
+        sub.rmdir()
+    (folder / "qrels.txt").write_text("".join(lines))
+    return folder / "qrels.txt", paths
+
+
+def _children_peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def worker(tool: str, qrels: str, runs: list[str], rounds: int, workers: int) -> dict:
+    t = time.perf_counter()
+    if tool == "evaluate":
+        from ragmeter.cli import main
+
+        args = ["evaluate", "--qrels", qrels, *runs, "--trec-eval-compat", "--measures"]
+        args += [TREC_NAMES, "--rounds", str(rounds), "--workers", str(workers)]
+        args += ["--no-history", "-o", str(Path(qrels).parent / f"res{workers}")]
+        sys.argv = ["ragmeter", *args]
+        try:
+            main()
+        except SystemExit as exc:
+            if exc.code:
+                raise
+    elif tool == "scoring":
+        from ragmeter.engine import LocalEngine
+        from ragmeter.runs.evaluate import Scoring, score_runs
+        from ragmeter.scoring.metrics import Metric
+        from ragmeter.scoring.trec import read_qrels
+
+        how = Scoring(tuple(map(Metric.parse, MEASURES_OURS)), trec_eval_compat=True)
+        score_runs(read_qrels(qrels), runs, how, LocalEngine(workers))
+    elif tool == "pytrec_eval":
+        import pytrec_eval
+
+        with open(qrels) as fh:
+            evaluator = pytrec_eval.RelevanceEvaluator(
+                pytrec_eval.parse_qrel(fh),
+                {"map", "ndcg_cut.10", "P.10", "recall.100", "recip_rank"},
+            )
+        for run in runs:
+            with open(run) as fh:
+                evaluator.evaluate(pytrec_eval.parse_run(fh))
+    elif tool == "ranx":
+        import warnings
+
+        warnings.filterwarnings("ignore")
+        import ranx
+
+        tiny = ranx.Qrels.from_dict({"q": {"d": 1}}), ranx.Run.from_dict({"q": {"d": 1.0}})
+        ranx.evaluate(*tiny, MEASURES_RANX)  # compile numba first, untimed
+        t = time.perf_counter()
+        q = ranx.Qrels.from_file(qrels, kind="trec")
+        for run in runs:
+            ranx.evaluate(q, ranx.Run.from_file(run, kind="trec"), MEASURES_RANX)
+    return {
+        "seconds": time.perf_counter() - t,
+        "peak_mb": _peak_mb(),
+        "worker_peak_mb": _children_peak_mb(),
+    }
+
+
+def run_tool(tool: str, qrels: Path, runs: list[Path], rounds: int, workers: int) -> dict | None:
+    cmd = [sys.executable, __file__, "--worker", tool, str(qrels), str(rounds), str(workers)]
+    proc = subprocess.run([*cmd, *map(str, runs)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"  {tool}: failed ({proc.returncode}): {proc.stderr.strip().splitlines()[-1:]}")
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--queries", type=int, default=10_000)
+    p.add_argument("--depth", type=int, default=100, help="documents per query in each run")
+    p.add_argument("--runs", type=int, default=4)
+    p.add_argument("--workers", type=int, default=2, help="workers for the parallel evaluate")
+    p.add_argument("--rounds", type=int, default=1000, help="bootstrap rounds")
+    p.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.worker:
+        tool, qrels, rounds, workers, *runs = args.worker
+        result = worker(tool, qrels, runs, int(rounds), int(workers))
+        print(json.dumps(result))
+        return 0
+    print(
+        f"cores: {os.cpu_count()}; {args.runs} runs x {args.queries:,} queries x {args.depth} "
+        f"documents; measures {TREC_NAMES}; {args.rounds} rounds"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        qrels, runs = make_files(Path(tmp), args.queries, args.depth, args.runs)
+        rows = [
+            ("ragmeter evaluate --workers 1", "evaluate", 1),
+            (f"ragmeter evaluate --workers {args.workers}", "evaluate", args.workers),
+            ("ragmeter scoring only", "scoring", 1),
+            (f"ragmeter scoring, {args.workers} workers", "scoring", args.workers),
+            ("pytrec_eval", "pytrec_eval", 1),
+            ("ranx", "ranx", 1),
+        ]
+        found = {label: run_tool(tool, qrels, runs, args.rounds, w) for label, tool, w in rows}
+    print(f"{'':<32} {'seconds':>8} {'peak MB':>8} {'worker MB':>9}")
+    for label, res in found.items():
+        if res is not None:
+            print(
+                f"{label:<32} {res['seconds']:8.2f} {res['peak_mb']:8.0f} "
+                f"{res['worker_peak_mb']:9.0f}"
+            )
+    pairs = [
+        ("pytrec_eval", "ragmeter scoring only"),
+        ("ranx", "ragmeter scoring only"),
+        ("ragmeter evaluate --workers 1", f"ragmeter evaluate --workers {args.workers}"),
+        ("ragmeter scoring only", f"ragmeter scoring, {args.workers} workers"),
+    ]
+    for slow, fast in pairs:
+        if found[slow] and found[fast]:
+            ratio = found[slow]["seconds"] / found[fast]["seconds"]
+            print(f"{slow} / {fast}: {ratio:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,90 @@
+"""Resampled sums of long rounds, a tile of rounds and draws at a time.
+
+A round of ``m`` draws is added left to right, as the reference loop adds it, so each
+column's sums can only be vectorised across rounds (and columns), never across the draws
+of one round. With few questions a block of whole rounds holds hundreds of rounds, and
+:func:`ragmeter.stats.bootstrap._block_sums` adds them draw by draw across the block. With
+thousands of questions a block of whole rounds holds only a few dozen (the block bounds
+memory), and adding a few dozen rounds per step costs several times more per draw. Here the
+draws come in tiles of :data:`ROWS` rounds by a stretch of draws
+(:func:`ragmeter.stats.draws.tile_indices`), and each round's running sum carries from one
+stretch to the next: the same additions in the same order, every sum bit-identical, with
+memory bounded by one tile whatever the number of questions.
+
+A count-of-draws matrix times the scores (one matrix product for every column) would add
+the same terms in another order and round differently; it is exact only for scores on a
+binary grid, which are already summed as packed integers, order-free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ragmeter.stats.draws import _rows_per_block, tile_indices
+from ragmeter.stats.validate import Seed
+
+SUMS = 1 << 15
+"""Running sums (rounds x columns) one addition step covers, where the rounds allow:
+enough to pay for the step's call, few enough to stay in the processor's cache."""
+ROWS = (512, 16384)
+"""Fewest and most rounds per tile."""
+TILE = 1 << 18
+"""Draws per tile (rounds x stretch), which bounds the tile's memory (2 MB of indices)."""
+LONG = 256
+"""Whole rounds per block below which the rounds count as long and go by tiles."""
+
+
+def long_rounds(m: int, seed: Seed) -> bool:
+    """Whether rounds of ``m`` draws go by tiles: a block of whole rounds holds fewer
+    than :data:`LONG` of them, and the seed is an integer (a numpy Generator's draws
+    come in the order it makes them, whole rounds at a time)."""
+    return not isinstance(seed, np.random.Generator) and _rows_per_block(m) < LONG
+
+
+def unpack(out: np.ndarray, word: Any, total: np.ndarray, terms: int) -> None:
+    """Write each column packed in ``word`` (a ``_Word``) into ``out`` from the integer
+    sums ``total`` of ``terms`` packed values: ``field * 2**-scale``, exact."""
+    for col, shift, width, low, scale in zip(
+        word.cols, word.shifts, word.widths, word.lows, word.scales, strict=True
+    ):
+        field = (total >> np.uint64(shift)) & np.uint64((1 << width) - 1)
+        exact = field.astype(np.int64) + terms * low  # the sum in units of 2**-scale
+        out[:, col] = exact.astype(np.float64) / 2.0**scale
+
+
+def tiled_sums(
+    values: np.ndarray, m: int, rounds: int, seed: int, words: Sequence[Any], other: list[int]
+) -> np.ndarray:
+    """Sums (rounds, k) of ``rounds`` resamples of ``m`` draws from the rows of
+    ``values`` (n, k), each bit-identical to the reference's left-to-right sum.
+
+    ``words`` (packed exact columns) and ``other`` (columns added draw by draw) are
+    :func:`ragmeter.stats.bootstrap._plan`'s split of the columns.
+    """
+    n = values.shape[0]
+    out = np.empty((rounds, values.shape[1]))
+    vals = np.ascontiguousarray(values[:, other])
+    step = min(ROWS[1], max(ROWS[0], SUMS // max(1, len(other))))
+    stretch = max(1, TILE // step)
+    for row0 in range(0, rounds, step):
+        rows = min(step, rounds - row0)
+        acc = np.zeros((rows, len(other)))  # each round's running sum, from 0 as the loop
+        buf = np.empty_like(acc)
+        totals = np.zeros((rows, len(words)), dtype=np.uint64)
+        for i0 in range(0, m, stretch):
+            idx = tile_indices(seed, n, m, row0, rows, i0, min(stretch, m - i0))
+            for c, word in enumerate(words):
+                totals[:, c] += np.take(word.words, idx).sum(axis=1, dtype=np.uint64)
+            if other:
+                for draw in np.ascontiguousarray(idx.T):  # the draws in the loop's order
+                    np.take(vals, draw, axis=0, out=buf)
+                    acc += buf
+        block = out[row0 : row0 + rows]
+        for c, word in enumerate(words):
+            unpack(block, word, totals[:, c], m)
+        if other:
+            block[:, other] = acc
+    return out
