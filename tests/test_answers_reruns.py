@@ -28,17 +28,25 @@ from test_answers import (  # noqa: F401  (results: a fixture)
 from typer.testing import CliRunner
 
 from ragmeter.answers import answer_questions, grade_answers
+from ragmeter.answers.analysis import accuracy, answer_report
 from ragmeter.answers.flips import flip_rate, flip_report, rerun_scores
 from ragmeter.answers.prompts import judge_request, reader_request
 from ragmeter.answers.rerun_store import read_answer_reruns, read_grade_reruns
 from ragmeter.answers.reruns import Reruns, rerun_seed, rerun_settings
-from ragmeter.answers.store import GRADES, answers_dir, read_answers, read_grades
+from ragmeter.answers.store import (
+    GRADES,
+    answers_dir,
+    load_answer_set,
+    read_answers,
+    read_grades,
+)
 from ragmeter.cli.answer_views import grade_command
 from ragmeter.cli.app import app
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import Config, load_config
 from ragmeter.llm import Completion, ReplyCache
 from ragmeter.llm.cache import request_key
+from ragmeter.stats.reruns import rerun_accuracy
 
 QUESTIONS = 8  # the small example: 8 questions, 2 systems
 SYSTEMS = ("sentence", "fixed-40")
@@ -318,6 +326,49 @@ def test_grade_prints_and_keeps_the_flip_rates_and_drops_them_without_reruns(
     assert not (folder / "reruns.json").exists() and not (folder / "grade_reruns.jsonl").exists()
     meta = json.loads((folder / "meta.json").read_text())
     assert "flip_rates" not in meta and "grade_reruns" not in meta
+
+
+# --- reruns in the accuracy ----------------------------------------------------------------
+
+
+def test_with_reruns_the_accuracy_is_the_mean_of_question_means_resampling_whole_questions(
+    results,  # noqa: F811
+):
+    answer_questions(results, Sampling("reader", seeded_reader))
+    console = quiet()
+    reruns = Reruns(k=3, of="judge", temperature=0.8)
+    report = grade_command(results, [Sampling("j", seeded_judge)], console=console, reruns=reruns)
+    assert report.reruns == 3
+    for measure in ("correct", "correct_or_partial"):
+        scores = rerun_scores(results, measure=measure)
+        for row in report.systems:
+            y = scores.scores[row.system]
+            want = rerun_accuracy(y, report.rounds, report.seed)
+            assert getattr(row.accuracy, measure) == want
+            assert want.mean == pytest.approx(np.mean(np.mean(y, axis=1)))
+    # rerun 0 grades every answer correct; the reruns do not, and the share says so
+    assert all(r.accuracy.correct.mean < 1.0 for r in report.systems)
+    assert all(r.accuracy.counts["correct"] == QUESTIONS for r in report.systems)
+    text = " ".join(console.file.getvalue().split())
+    assert "its interval resamples whole questions with their 3 reruns" in text
+    assert answer_report(results).systems == report.systems  # the report reads the same
+
+
+def test_one_rerun_gives_the_accuracy_of_a_run_without_reruns_bit_for_bit(
+    results,  # noqa: F811
+):
+    answer_questions(results, Sampling("reader", seeded_reader))
+    judge = Scripted("j", judge_by_question({"what year": "partial", "who": "garbage"}))
+    report = grade_command(results, [judge], console=quiet(), reruns=Reruns(k=1, seed=7))
+    assert report.reruns == 1
+    scores = rerun_scores(results)
+    for row in report.systems:
+        y = scores.scores[row.system]
+        assert y.shape == (QUESTIONS, 1)
+        assert row.accuracy.correct == rerun_accuracy(y, report.rounds, report.seed)
+        aset = load_answer_set(results)
+        labels = aset.labels("test:j", aset.ordered_keys([row.system])).values()
+        assert row.accuracy == accuracy(labels, report.rounds, report.seed)
 
 
 # --- settings and their checks -----------------------------------------------------------

@@ -13,7 +13,7 @@ and the report.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -357,6 +357,7 @@ class AnswerReport:
     rounds: int
     systems: list[SystemAnswers]
     corrected: Corrected | None = None  # all systems together
+    reruns: int = 1  # K: each answer graded K times, the intervals resampling whole questions
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -410,6 +411,7 @@ def answer_report(
     judge = accuracy_judge(aset, judge)
     rows = []
     hand = {k: h.hand for k, h in aset.hand.items()}
+    k, reruns = _rerun_accuracies(aset, judge, list(systems or res.systems), rounds, seed, conf)
     for system in systems or res.systems:
         keys = aset.ordered_keys([system])
         if not keys:
@@ -418,12 +420,13 @@ def answer_report(
         by_q = {q: g for (_, q), g in graded.items()}
         hits_all = search_hits(res, system, aset.k)
         hits = np.array([hits_all[q] for _, q in keys], dtype=np.float64)
+        acc = accuracy(by_q.values(), rounds=rounds, seed=seed, confidence=conf)
         rows.append(
             SystemAnswers(
                 system=system,
                 judge=judge or "",
                 n=len(keys),
-                accuracy=accuracy(by_q.values(), rounds=rounds, seed=seed, confidence=conf),
+                accuracy=replace(acc, **reruns[system]) if system in reruns else acc,
                 hit=stats.bootstrap(hits, rounds=rounds, seed=seed, confidence=conf),
                 cross=cross_table(hits_all, by_q),
                 ungraded=len(keys) - len(graded),
@@ -439,7 +442,47 @@ def answer_report(
         overall = corrected_accuracy(
             aset.labels(judge, every), hand, judge, None, rounds, seed, conf
         )
-    return AnswerReport(aset.reader, judge, list(aset.judges), aset.k, seed, rounds, rows, overall)
+    return AnswerReport(
+        aset.reader, judge, list(aset.judges), aset.k, seed, rounds, rows, overall, k
+    )
+
+
+def _rerun_accuracies(
+    aset: AnswerSet, judge: str | None, systems: list[str], rounds: int, seed: int, conf: float
+) -> tuple[int, dict[str, dict[str, stats.Estimate | None]]]:
+    """``(K, {system: the accuracy's estimates})`` when ``grade`` graded each answer K > 1
+    times: each share the mean over questions of each question's mean over its reruns,
+    its interval resampling whole questions with their reruns
+    (:func:`ragmeter.stats.reruns.rerun_accuracy`; unscored counts as not correct, an
+    ungraded rerun is left out). With one rerun ``(1, {})``: :func:`accuracy` as always."""
+    from ragmeter.answers.flips import rerun_count, rerun_scores
+    from ragmeter.stats.reruns import rerun_accuracy
+
+    k = rerun_count(aset)
+    if k < 2 or judge is None:
+        return 1, {}
+    measures = {
+        "correct": "correct",
+        "correct_or_partial": "correct_or_partial",
+        "correct_if_unscored": "correct_or_unscored",
+    }
+    arrays = {
+        field: rerun_scores(aset, judge, systems=systems, measure=m).scores
+        for field, m in measures.items()
+    }
+    out: dict[str, dict[str, stats.Estimate | None]] = {}
+    for system in systems:
+        graded = ~np.all(np.isnan(arrays["correct"][system]), axis=1)
+        if not graded.any():
+            continue
+        ys = {field: a[system][graded] for field, a in arrays.items()}
+        if np.array_equal(ys["correct"], ys["correct_if_unscored"], equal_nan=True):
+            del ys["correct_if_unscored"]  # no rerun unscored: nothing it could add
+        out[system] = {"correct_if_unscored": None}
+        out[system] |= {
+            field: rerun_accuracy(y, rounds, seed, confidence=conf) for field, y in ys.items()
+        }
+    return k, out
 
 
 # --- everything at once, for the report -------------------------------------------------

@@ -34,6 +34,7 @@ __all__ = [
     "RerunScores",
     "flip_rate",
     "flip_report",
+    "rerun_count",
     "rerun_grades",
     "rerun_scores",
     "clear_flips",
@@ -41,7 +42,11 @@ __all__ = [
 ]
 
 FILE = "reruns.json"
-MEASURES = {"correct": ("correct",), "correct_or_partial": ("correct", "partial")}
+MEASURES = {
+    "correct": ("correct",),
+    "correct_or_partial": ("correct", "partial"),
+    "correct_or_unscored": ("correct", UNSCORED),  # the most unscored answers could add
+}
 
 
 def flip_rate(grades: list[str | None]) -> float | None:
@@ -59,6 +64,11 @@ def flip_rate(grades: list[str | None]) -> float | None:
 def _settings(aset: AnswerSet) -> Reruns:
     """The reruns ``grade`` recorded in ``meta.json`` (one when none)."""
     return Reruns.from_meta(aset.meta.get("grade_reruns")) or Reruns()
+
+
+def rerun_count(results: Results | str | Path | AnswerSet) -> int:
+    """K: how many times ``grade`` graded each answer (1 without reruns)."""
+    return _settings(as_answer_set(results)).k
 
 
 def rerun_grades(
@@ -115,8 +125,9 @@ def rerun_scores(
     measure: str = "correct",
 ) -> RerunScores:
     """Each system's scores as a ``[questions, reruns]`` array (:class:`RerunScores`);
-    one column when the run has no reruns. ``measure`` is ``correct`` or
-    ``correct_or_partial``."""
+    one column when the run has no reruns. ``measure`` is ``correct``,
+    ``correct_or_partial`` or ``correct_or_unscored`` (an unscored grade counted as
+    correct: the most the unscored answers could add)."""
     if measure not in MEASURES:
         raise ValueError(f"measure must be one of {', '.join(MEASURES)}, got {measure!r}")
     aset = as_answer_set(results)
