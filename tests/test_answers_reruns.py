@@ -46,6 +46,7 @@ from ragmeter.errors import InputError
 from ragmeter.inputs.config import Config, load_config
 from ragmeter.llm import Completion, ReplyCache
 from ragmeter.llm.cache import request_key
+from ragmeter.stats.rerun_variance import variance_shares
 from ragmeter.stats.reruns import rerun_accuracy
 
 QUESTIONS = 8  # the small example: 8 questions, 2 systems
@@ -369,6 +370,35 @@ def test_one_rerun_gives_the_accuracy_of_a_run_without_reruns_bit_for_bit(
         aset = load_answer_set(results)
         labels = aset.labels("test:j", aset.ordered_keys([row.system])).values()
         assert row.accuracy == accuracy(labels, report.rounds, report.seed)
+
+
+def test_grade_prints_and_keeps_the_reruns_share_of_each_accuracys_variance(
+    results,  # noqa: F811
+):
+    answer_questions(results, Sampling("reader", seeded_reader))
+    console = quiet()
+    reruns = Reruns(k=3, of="judge", temperature=0.8)
+    report = grade_command(results, [Sampling("j", seeded_judge)], console=console, reruns=reruns)
+    text = " ".join(console.file.getvalue().split())
+    assert "reruns' share of variance" in text
+    saved = json.loads((answers_dir(results) / "reruns.json").read_text())
+    scores = rerun_scores(results)
+    for system in SYSTEMS:
+        want = variance_shares(scores.scores[system], report.rounds, report.seed).rerun_share
+        got = saved["variance_shares"][system]["rerun_share"]
+        assert (got["mean"], got["low"], got["high"]) == (want.mean, want.low, want.high)
+        assert 0.0 <= want.low <= want.mean <= want.high <= 1.0
+        assert f"{want.mean * 100:.1f} [{want.low * 100:.1f}, {want.high * 100:.1f}]" in text
+
+
+def test_the_variance_share_is_left_out_where_reruns_cannot_be_told_from_questions(
+    results,  # noqa: F811
+):
+    answer_questions(results, Sampling("reader", seeded_reader))
+    grade_answers(results, [Sampling("j", seeded_judge)], reruns=Reruns(k=2, of="judge"), limit=1)
+    report = flip_report(results)
+    assert report.shares == {"sentence": None, "fixed-40": None}  # one question each
+    assert report.to_dict()["variance_shares"] == {"sentence": None, "fixed-40": None}
 
 
 # --- settings and their checks -----------------------------------------------------------

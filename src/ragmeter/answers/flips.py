@@ -4,8 +4,10 @@
 ``[questions, reruns]`` (1 correct, 0 not, NaN not graded) under the accuracy judge.
 :func:`flip_report` gives each question's flip rate, the share of pairs of its reruns
 whose grade (correct, partial, wrong) differs: 0 when every rerun agrees, 1 when no two
-do. A rerun left unscored is left out of the pairs. ``grade`` prints it when K > 1 and
-keeps it in ``answers/reruns.json`` (all of it) and ``answers/meta.json``
+do. A rerun left unscored is left out of the pairs. Beside it, each system's share of
+its accuracy's variance that the reruns make
+(:func:`ragmeter.stats.rerun_variance.variance_shares`). ``grade`` prints both when
+K > 1 and keeps them in ``answers/reruns.json`` (all of it) and ``answers/meta.json``
 (``flip_rates``: the means and the questions that flip most).
 """
 
@@ -19,13 +21,15 @@ from typing import Any
 import numpy as np
 
 from ragmeter.answers.analysis import accuracy_judge
-from ragmeter.answers.judges import as_answer_set
+from ragmeter.answers.judges import as_answer_set, interval_settings, run_confidence
 from ragmeter.answers.rerun_store import read_answer_reruns, read_grade_reruns
 from ragmeter.answers.reruns import Reruns
 from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir, update_meta
+from ragmeter.errors import InputError
 from ragmeter.files.io import dumps
 from ragmeter.files.outputs import results_lock, write_output
 from ragmeter.runs.results import Results
+from ragmeter.stats.rerun_variance import VarianceShares, variance_shares
 
 __all__ = [
     "FILE",
@@ -158,12 +162,17 @@ class QuestionFlips:
 @dataclass(frozen=True)
 class FlipReport:
     """Flip rates under the accuracy judge: each system's mean over its questions, and
-    every question's (:class:`QuestionFlips`, in results order)."""
+    every question's (:class:`QuestionFlips`, in results order). ``shares`` holds each
+    system's :class:`~ragmeter.stats.rerun_variance.VarianceShares` of its accuracy
+    (correct), with intervals: how much of the accuracy's variance the reruns make
+    (None where they cannot be told apart: fewer than two questions, or no question
+    with two graded reruns)."""
 
     judge: str | None
     reruns: Reruns
     systems: dict[str, float | None]
     questions: list[QuestionFlips]
+    shares: dict[str, VarianceShares | None] = field(default_factory=dict)
 
     def most(self, n: int = 5) -> list[QuestionFlips]:
         """The ``n`` questions that flip most (those that flip at all), highest first."""
@@ -175,6 +184,7 @@ class FlipReport:
             "judge": self.judge,
             "reruns": self.reruns.to_meta(),
             "mean_flip_rate": self.systems,
+            "variance_shares": {s: v.to_dict() if v else None for s, v in self.shares.items()},
             "most_flipped": [q.question for q in self.most()],
             "questions": [
                 {"question": q.question, "flip_rate": q.rate, "rates": q.rates, "grades": q.grades}
@@ -207,7 +217,22 @@ def flip_report(
                 QuestionFlips(q, mean, by_system, {s: grades[s][q] for s in by_system})
             )
     means = {s: _mean(list(rates[s].values())) for s in names}
-    return FlipReport(chosen, reruns, means, questions)
+    return FlipReport(chosen, reruns, means, questions, _shares(aset, chosen, names))
+
+
+def _shares(aset: AnswerSet, judge: str | None, names: list[str]) -> dict:
+    """Each system's variance shares of its accuracy (correct), seeded as the run's
+    intervals; None where questions and reruns cannot be told apart."""
+    seed, rounds = interval_settings(aset.results, None, None)
+    scores = rerun_scores(aset, judge, systems=names).scores
+    out: dict[str, VarianceShares | None] = {}
+    for s in names:
+        y = scores[s][~np.all(np.isnan(scores[s]), axis=1)]
+        try:
+            out[s] = variance_shares(y, rounds, seed, run_confidence(aset.results))
+        except InputError:
+            out[s] = None
+    return out
 
 
 def write_flips(report: FlipReport, results: Results | str | Path) -> Path:
