@@ -272,6 +272,30 @@ def test_flip_rate_is_the_share_of_pairs_graded_differently():
     assert flip_rate(["correct", None]) is None
 
 
+def test_flip_rate_is_the_stats_one_formula_on_coded_grades_with_todays_numbers():
+    from collections import Counter
+    from itertools import product
+
+    from ragmeter.answers.flips import grade_scores
+    from ragmeter.stats.rerun_variance import flip_rates
+
+    def before(grades):  # flip_rate as it was written on labels, before it had one home
+        seen = [g for g in grades if g is not None and g != "unscored"]
+        if len(seen) < 2:
+            return None
+        pairs = len(seen) * (len(seen) - 1) // 2
+        return (pairs - sum(c * (c - 1) // 2 for c in Counter(seen).values())) / pairs
+
+    labels = ("correct", "partial", "wrong", "unscored", None)
+    for k in (2, 3, 4):
+        rows = [list(g) for g in product(labels, repeat=k)]
+        assert [flip_rate(g) for g in rows] == [before(g) for g in rows]
+        coded = grade_scores(rows)
+        kept = [g for g, row in zip(rows, coded, strict=True) if not np.isnan(row).all()]
+        rates = flip_rates(coded[~np.isnan(coded).all(axis=1)], rounds=10).rates
+        assert [None if np.isnan(r) else r for r in rates] == [before(g) for g in kept]
+
+
 def test_both_reruns_grade_rerun_r_of_the_reader_with_rerun_r_of_the_judge(
     results,  # noqa: F811
 ):

@@ -20,9 +20,11 @@ from typing import Any
 import numpy as np
 
 from ragmeter import stats
+from ragmeter.answers.flips import rerun_count, rerun_scores
 from ragmeter.answers.judges import (
     HandCheck,
     JudgePair,
+    accuracy_judge,
     as_answer_set,
     check_against_hand,
     compare_judges,
@@ -40,9 +42,9 @@ from ragmeter.answers.store import (
     load_merged_answer_set,
 )
 from ragmeter.errors import InputError
-from ragmeter.inputs.config import answers_judge
 from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results
+from ragmeter.stats.reruns import rerun_accuracy
 
 __all__ = [
     "AnswerFigures",
@@ -363,34 +365,6 @@ class AnswerReport:
         return asdict(self)
 
 
-def accuracy_judge(aset: AnswerSet, judge: str | None = None) -> str | None:
-    """The judge whose grades give the accuracy, the first of these that names one:
-
-    ``judge`` (``--accuracy-judge``), ``[answers] judge`` in the run's ``config.toml``
-    (written by ``ragmeter search`` from ``ragmeter.toml``), ``accuracy_judge`` in
-    ``answers/meta.json`` (recorded by ``ragmeter grade --accuracy-judge``), else the
-    first of its ``judges`` (the first judge ever graded with). A name no judge
-    graded under is a one-line error listing the judges that did.
-    """
-    where = ""
-    if judge is None:
-        config = aset.results.path / "config.toml"
-        judge = answers_judge(config) or None
-        where = f"{config}: [answers] judge: "
-    if judge is None:
-        judge = aset.meta.get("accuracy_judge")
-        where = f"{answers_dir(aset.results) / 'meta.json'}: accuracy_judge: "
-    if judge is None:
-        return aset.judges[0] if aset.judges else None
-    judge = str(judge)
-    if judge not in aset.judges:
-        graded = ", ".join(aset.judges) or "no judge yet"
-        raise InputError(
-            f"{where}no grades by judge {judge!r}; graded by {graded}; name one of those"
-        )
-    return judge
-
-
 def answer_report(
     results: Results | str | Path | AnswerSet,
     judge: str | None = None,
@@ -455,9 +429,6 @@ def _rerun_accuracies(
     its interval resampling whole questions with their reruns
     (:func:`ragmeter.stats.reruns.rerun_accuracy`; unscored counts as not correct, an
     ungraded rerun is left out). With one rerun ``(1, {})``: :func:`accuracy` as always."""
-    from ragmeter.answers.flips import rerun_count, rerun_scores
-    from ragmeter.stats.reruns import rerun_accuracy
-
     k = rerun_count(aset)
     if k < 2 or judge is None:
         return 1, {}

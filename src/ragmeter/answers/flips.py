@@ -13,15 +13,18 @@ K > 1 and keeps them in ``answers/reruns.json`` (all of it) and ``answers/meta.j
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ragmeter.answers.analysis import accuracy_judge
-from ragmeter.answers.judges import as_answer_set, interval_settings, run_confidence
+from ragmeter.answers.judges import (
+    accuracy_judge,
+    as_answer_set,
+    interval_settings,
+    run_confidence,
+)
 from ragmeter.answers.rerun_store import read_answer_reruns, read_grade_reruns
 from ragmeter.answers.reruns import Reruns
 from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir, update_meta
@@ -29,7 +32,7 @@ from ragmeter.errors import InputError
 from ragmeter.files.io import dumps
 from ragmeter.files.outputs import results_lock, write_output
 from ragmeter.runs.results import Results
-from ragmeter.stats.rerun_variance import VarianceShares, variance_shares
+from ragmeter.stats.rerun_variance import VarianceShares, question_flip_rates, variance_shares
 
 __all__ = [
     "FILE",
@@ -38,6 +41,7 @@ __all__ = [
     "RerunScores",
     "flip_rate",
     "flip_report",
+    "grade_scores",
     "rerun_count",
     "rerun_grades",
     "rerun_scores",
@@ -53,16 +57,36 @@ MEASURES = {
 }
 
 
+CODES = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
+"""Grade labels as scores for :func:`ragmeter.stats.rerun_variance.question_flip_rates`:
+a label change is a score change; unscored and not graded are left out (NaN)."""
+
+
+def grade_scores(rows: list[list[str | None]]) -> np.ndarray:
+    """Rows of grade labels (one row a question, of equal length) as a float array,
+    coded by :data:`CODES`, NaN for unscored or not graded."""
+    width = max((len(r) for r in rows), default=0)
+    out = np.full((len(rows), width), np.nan)
+    for i, row in enumerate(rows):
+        for r, g in enumerate(row):
+            out[i, r] = CODES.get(g, np.nan) if g is not None else np.nan
+    return out
+
+
 def flip_rate(grades: list[str | None]) -> float | None:
     """The share of pairs of ``grades`` that differ (unscored and missing left out);
-    ``None`` with fewer than two grades."""
-    seen = [g for g in grades if g is not None and g != UNSCORED]
-    n = len(seen)
-    if n < 2:
-        return None
-    pairs = n * (n - 1) // 2
-    same = sum(c * (c - 1) // 2 for c in Counter(seen).values())
-    return (pairs - same) / pairs
+    ``None`` with fewer than two grades. The formula is
+    :func:`ragmeter.stats.rerun_variance.question_flip_rates`'s, on the grades coded
+    correct 1, partial 0.5, wrong 0."""
+    return _rates([grades])[0]
+
+
+def _rates(rows: list[list[str | None]]) -> list[float | None]:
+    """Each row's flip rate (None below two grades), one call of the one formula."""
+    if not rows:
+        return []
+    rates = question_flip_rates(grade_scores(rows))
+    return [None if np.isnan(r) else float(r) for r in rates]
 
 
 def _settings(aset: AnswerSet) -> Reruns:
@@ -207,7 +231,7 @@ def flip_report(
     aset = as_answer_set(results)
     chosen, reruns, grades = rerun_grades(aset, judge, systems)
     names = list(grades)
-    rates = {s: {q: flip_rate(g) for q, g in grades[s].items()} for s in names}
+    rates = {s: dict(zip(grades[s], _rates(list(grades[s].values())), strict=True)) for s in names}
     questions = []
     for q in aset.results.question_ids:
         by_system = {s: rates[s][q] for s in names if q in rates[s]}

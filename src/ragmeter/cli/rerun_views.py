@@ -14,6 +14,7 @@ from rich.text import Text
 from ragmeter.answers.flips import FlipReport
 from ragmeter.answers.reruns import Reruns
 from ragmeter.cli.layout import Grid, print_grids
+from ragmeter.stats.bootstrap import format_interval
 from ragmeter.stats.rerun_variance import VarianceShares
 
 __all__ = [
@@ -39,7 +40,7 @@ def _share(shares: VarianceShares | None) -> str:
     if shares is None:
         return "-"
     e = shares.rerun_share
-    return f"{e.mean * 100:.1f} [{e.low * 100:.1f}, {e.high * 100:.1f}]"
+    return format_interval(e.mean, e.low, e.high)
 
 
 def reruns_line(reruns: Reruns, role: str) -> str | None:
