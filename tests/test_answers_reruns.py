@@ -46,6 +46,8 @@ from ragmeter.errors import InputError
 from ragmeter.inputs.config import Config, load_config
 from ragmeter.llm import Completion, ReplyCache
 from ragmeter.llm.cache import request_key
+from ragmeter.report.sections import load_answers
+from ragmeter.runs.results import Results
 from ragmeter.stats.rerun_variance import variance_shares
 from ragmeter.stats.reruns import rerun_accuracy
 
@@ -377,6 +379,11 @@ def test_with_reruns_the_accuracy_is_the_mean_of_question_means_resampling_whole
     text = " ".join(console.file.getvalue().split())
     assert "its interval resamples whole questions with their 3 reruns" in text
     assert answer_report(results).systems == report.systems  # the report reads the same
+    page = load_answers(Results(results))
+    assert page["reruns"] == 3
+    assert [r["correct"]["mean"] for r in page["accuracy"]] == pytest.approx([
+        r.accuracy.correct.mean for r in report.systems
+    ], abs=1e-6)  # fmt: skip
 
 
 def test_one_rerun_gives_the_accuracy_of_a_run_without_reruns_bit_for_bit(
@@ -394,6 +401,7 @@ def test_one_rerun_gives_the_accuracy_of_a_run_without_reruns_bit_for_bit(
         aset = load_answer_set(results)
         labels = aset.labels("test:j", aset.ordered_keys([row.system])).values()
         assert row.accuracy == accuracy(labels, report.rounds, report.seed)
+    assert "reruns" not in load_answers(Results(results))  # the report's data as it was
 
 
 def test_grade_prints_and_keeps_the_reruns_share_of_each_accuracys_variance(
