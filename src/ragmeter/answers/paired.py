@@ -334,7 +334,8 @@ def _scores(
     out = {}
     for m in MEASURES:
         scores = rerun_scores(aset, judge, systems=names, measure=m.replace(" ", "_"))
-        rows = [scores.questions.index(q) for q in common]
+        where = {q: i for i, q in enumerate(scores.questions)}
+        rows = [where[q] for q in common]
         out[m] = np.array([question_means(scores.scores[s][rows]) for s in names])
     return out
 
