@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import SMALL_EXAMPLE_SETTINGS, copy_results, save_example
 from rich.console import Console
@@ -323,3 +325,41 @@ def test_grade_checks_a_chosen_family_before_any_model_call(results):
     grade_command(results, [judge], choice={"adjust": "none"}, console=(c := console()))
     assert "Rule: the seed's per-pair rule" in printed(c)
     assert read_answer_verdicts(results).tables["correct"].rule.adjust == "none"
+
+
+# --- reruns ----------------------------------------------------------------------------------
+
+
+def test_with_reruns_each_question_scores_its_mean_over_reruns_in_the_one_comparison(results):
+    from test_answers_reruns import Sampling, seeded_judge, seeded_reader
+
+    from ragmeter.answers.flips import rerun_scores
+    from ragmeter.answers.reruns import Reruns
+    from ragmeter.comparison.systems import compare_systems
+
+    answer_command(results, Sampling("reader", seeded_reader), console=console())
+    c = console()
+    reruns = Reruns(k=3, of="judge", temperature=0.8)
+    grade_command(results, [Sampling("j", seeded_judge)], console=c, reruns=reruns)
+    saved = read_answer_verdicts(results)
+    assert saved.reruns == 3 and saved.systems == ["sentence", "fixed-40"]
+    data = json.loads((answers_dir(results) / "verdicts.json").read_text())
+    assert data["reruns"] == 3 and "means over 3 reruns" in data["rerun_basis"]
+    assert "scores are means over 3 reruns" in printed(c)
+    plan = Results(results).comparison_plan
+    for measure in MEASURES:
+        scores = rerun_scores(results, measure=measure.replace(" ", "_"))
+        means = np.array([np.nanmean(scores.scores[s], axis=1) for s in saved.systems])
+        assert not np.isin(means, (0.0, 1.0)).all()  # the reruns disagree somewhere
+        want = compare_systems({measure: means}, saved.systems, replace(plan, metric=measure))
+        [row] = saved.tables[measure].rows
+        assert row == want.rows[0]
+        assert row.difference.mean == pytest.approx(np.mean(means[0] - means[1]))
+
+
+def test_without_reruns_the_saved_verdicts_name_no_reruns(results):
+    answer_command(results, Scripted("reader", reader), console=console())
+    grade_command(results, [Scripted("j", by_answer)], console=(c := console()))
+    data = json.loads((answers_dir(results) / "verdicts.json").read_text())
+    assert "reruns" not in data and "rerun_basis" not in data
+    assert read_answer_verdicts(results).reruns == 1 and "reruns" not in printed(c)

@@ -28,17 +28,28 @@ from test_answers import (  # noqa: F401  (results: a fixture)
 from typer.testing import CliRunner
 
 from ragmeter.answers import answer_questions, grade_answers
+from ragmeter.answers.analysis import accuracy, answer_report
 from ragmeter.answers.flips import flip_rate, flip_report, rerun_scores
 from ragmeter.answers.prompts import judge_request, reader_request
 from ragmeter.answers.rerun_store import read_answer_reruns, read_grade_reruns
 from ragmeter.answers.reruns import Reruns, rerun_seed, rerun_settings
-from ragmeter.answers.store import GRADES, answers_dir, read_answers, read_grades
+from ragmeter.answers.store import (
+    GRADES,
+    answers_dir,
+    load_answer_set,
+    read_answers,
+    read_grades,
+)
 from ragmeter.cli.answer_views import grade_command
 from ragmeter.cli.app import app
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import Config, load_config
 from ragmeter.llm import Completion, ReplyCache
 from ragmeter.llm.cache import request_key
+from ragmeter.report.sections import load_answers
+from ragmeter.runs.results import Results
+from ragmeter.stats.rerun_variance import variance_shares
+from ragmeter.stats.reruns import rerun_accuracy
 
 QUESTIONS = 8  # the small example: 8 questions, 2 systems
 SYSTEMS = ("sentence", "fixed-40")
@@ -263,6 +274,30 @@ def test_flip_rate_is_the_share_of_pairs_graded_differently():
     assert flip_rate(["correct", None]) is None
 
 
+def test_flip_rate_is_the_stats_one_formula_on_coded_grades_with_todays_numbers():
+    from collections import Counter
+    from itertools import product
+
+    from ragmeter.answers.flips import grade_scores
+    from ragmeter.stats.rerun_variance import flip_rates
+
+    def before(grades):  # flip_rate as it was written on labels, before it had one home
+        seen = [g for g in grades if g is not None and g != "unscored"]
+        if len(seen) < 2:
+            return None
+        pairs = len(seen) * (len(seen) - 1) // 2
+        return (pairs - sum(c * (c - 1) // 2 for c in Counter(seen).values())) / pairs
+
+    labels = ("correct", "partial", "wrong", "unscored", None)
+    for k in (2, 3, 4):
+        rows = [list(g) for g in product(labels, repeat=k)]
+        assert [flip_rate(g) for g in rows] == [before(g) for g in rows]
+        coded = grade_scores(rows)
+        kept = [g for g, row in zip(rows, coded, strict=True) if not np.isnan(row).all()]
+        rates = flip_rates(coded[~np.isnan(coded).all(axis=1)], rounds=10).rates
+        assert [None if np.isnan(r) else r for r in rates] == [before(g) for g in kept]
+
+
 def test_both_reruns_grade_rerun_r_of_the_reader_with_rerun_r_of_the_judge(
     results,  # noqa: F811
 ):
@@ -318,6 +353,84 @@ def test_grade_prints_and_keeps_the_flip_rates_and_drops_them_without_reruns(
     assert not (folder / "reruns.json").exists() and not (folder / "grade_reruns.jsonl").exists()
     meta = json.loads((folder / "meta.json").read_text())
     assert "flip_rates" not in meta and "grade_reruns" not in meta
+
+
+# --- reruns in the accuracy ----------------------------------------------------------------
+
+
+def test_with_reruns_the_accuracy_is_the_mean_of_question_means_resampling_whole_questions(
+    results,  # noqa: F811
+):
+    answer_questions(results, Sampling("reader", seeded_reader))
+    console = quiet()
+    reruns = Reruns(k=3, of="judge", temperature=0.8)
+    report = grade_command(results, [Sampling("j", seeded_judge)], console=console, reruns=reruns)
+    assert report.reruns == 3
+    for measure in ("correct", "correct_or_partial"):
+        scores = rerun_scores(results, measure=measure)
+        for row in report.systems:
+            y = scores.scores[row.system]
+            want = rerun_accuracy(y, report.rounds, report.seed)
+            assert getattr(row.accuracy, measure) == want
+            assert want.mean == pytest.approx(np.mean(np.mean(y, axis=1)))
+    # rerun 0 grades every answer correct; the reruns do not, and the share says so
+    assert all(r.accuracy.correct.mean < 1.0 for r in report.systems)
+    assert all(r.accuracy.counts["correct"] == QUESTIONS for r in report.systems)
+    text = " ".join(console.file.getvalue().split())
+    assert "its interval resamples whole questions with their 3 reruns" in text
+    assert answer_report(results).systems == report.systems  # the report reads the same
+    page = load_answers(Results(results))
+    assert page["reruns"] == 3
+    assert [r["correct"]["mean"] for r in page["accuracy"]] == pytest.approx([
+        r.accuracy.correct.mean for r in report.systems
+    ], abs=1e-6)  # fmt: skip
+
+
+def test_one_rerun_gives_the_accuracy_of_a_run_without_reruns_bit_for_bit(
+    results,  # noqa: F811
+):
+    answer_questions(results, Sampling("reader", seeded_reader))
+    judge = Scripted("j", judge_by_question({"what year": "partial", "who": "garbage"}))
+    report = grade_command(results, [judge], console=quiet(), reruns=Reruns(k=1, seed=7))
+    assert report.reruns == 1
+    scores = rerun_scores(results)
+    for row in report.systems:
+        y = scores.scores[row.system]
+        assert y.shape == (QUESTIONS, 1)
+        assert row.accuracy.correct == rerun_accuracy(y, report.rounds, report.seed)
+        aset = load_answer_set(results)
+        labels = aset.labels("test:j", aset.ordered_keys([row.system])).values()
+        assert row.accuracy == accuracy(labels, report.rounds, report.seed)
+    assert "reruns" not in load_answers(Results(results))  # the report's data as it was
+
+
+def test_grade_prints_and_keeps_the_reruns_share_of_each_accuracys_variance(
+    results,  # noqa: F811
+):
+    answer_questions(results, Sampling("reader", seeded_reader))
+    console = quiet()
+    reruns = Reruns(k=3, of="judge", temperature=0.8)
+    report = grade_command(results, [Sampling("j", seeded_judge)], console=console, reruns=reruns)
+    text = " ".join(console.file.getvalue().split())
+    assert "reruns' share of variance" in text
+    saved = json.loads((answers_dir(results) / "reruns.json").read_text())
+    scores = rerun_scores(results)
+    for system in SYSTEMS:
+        want = variance_shares(scores.scores[system], report.rounds, report.seed).rerun_share
+        got = saved["variance_shares"][system]["rerun_share"]
+        assert (got["mean"], got["low"], got["high"]) == (want.mean, want.low, want.high)
+        assert 0.0 <= want.low <= want.mean <= want.high <= 1.0
+        assert f"{want.mean * 100:.1f} [{want.low * 100:.1f}, {want.high * 100:.1f}]" in text
+
+
+def test_the_variance_share_is_left_out_where_reruns_cannot_be_told_from_questions(
+    results,  # noqa: F811
+):
+    answer_questions(results, Sampling("reader", seeded_reader))
+    grade_answers(results, [Sampling("j", seeded_judge)], reruns=Reruns(k=2, of="judge"), limit=1)
+    report = flip_report(results)
+    assert report.shares == {"sentence": None, "fixed-40": None}  # one question each
+    assert report.to_dict()["variance_shares"] == {"sentence": None, "fixed-40": None}
 
 
 # --- settings and their checks -----------------------------------------------------------

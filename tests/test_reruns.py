@@ -205,3 +205,10 @@ def test_flip_rates_by_hand_and_the_questions_that_flip_most():
     assert f.mean.mean == pytest.approx((2 / 3 + 0 + 1 + 2 / 3) / 4)
     with pytest.raises(ValueError, match="ids"):
         flip_rates(y, ids=["a"], rounds=10)
+
+
+def test_a_flip_rate_is_counted_in_whole_pairs_and_divided_once():
+    # (pairs - agreeing) / pairs: 2/3 exactly, where 1 - 1/3 would be one bit above it
+    f = flip_rates([[1, 0, 1, NAN], [1, 0, 0, 0]], rounds=10)
+    assert f.rates == [2 / 3, 3 / 6]
+    assert flip_rates([[1, 1, 0, 0.5]], rounds=10).rates == [5 / 6]

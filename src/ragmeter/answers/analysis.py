@@ -13,16 +13,18 @@ and the report.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ragmeter import stats
+from ragmeter.answers.flips import rerun_count, rerun_scores
 from ragmeter.answers.judges import (
     HandCheck,
     JudgePair,
+    accuracy_judge,
     as_answer_set,
     check_against_hand,
     compare_judges,
@@ -40,9 +42,9 @@ from ragmeter.answers.store import (
     load_merged_answer_set,
 )
 from ragmeter.errors import InputError
-from ragmeter.inputs.config import answers_judge
 from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results
+from ragmeter.stats.reruns import rerun_accuracy
 
 __all__ = [
     "AnswerFigures",
@@ -357,37 +359,10 @@ class AnswerReport:
     rounds: int
     systems: list[SystemAnswers]
     corrected: Corrected | None = None  # all systems together
+    reruns: int = 1  # K: each answer graded K times, the intervals resampling whole questions
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def accuracy_judge(aset: AnswerSet, judge: str | None = None) -> str | None:
-    """The judge whose grades give the accuracy, the first of these that names one:
-
-    ``judge`` (``--accuracy-judge``), ``[answers] judge`` in the run's ``config.toml``
-    (written by ``ragmeter search`` from ``ragmeter.toml``), ``accuracy_judge`` in
-    ``answers/meta.json`` (recorded by ``ragmeter grade --accuracy-judge``), else the
-    first of its ``judges`` (the first judge ever graded with). A name no judge
-    graded under is a one-line error listing the judges that did.
-    """
-    where = ""
-    if judge is None:
-        config = aset.results.path / "config.toml"
-        judge = answers_judge(config) or None
-        where = f"{config}: [answers] judge: "
-    if judge is None:
-        judge = aset.meta.get("accuracy_judge")
-        where = f"{answers_dir(aset.results) / 'meta.json'}: accuracy_judge: "
-    if judge is None:
-        return aset.judges[0] if aset.judges else None
-    judge = str(judge)
-    if judge not in aset.judges:
-        graded = ", ".join(aset.judges) or "no judge yet"
-        raise InputError(
-            f"{where}no grades by judge {judge!r}; graded by {graded}; name one of those"
-        )
-    return judge
 
 
 def answer_report(
@@ -410,6 +385,7 @@ def answer_report(
     judge = accuracy_judge(aset, judge)
     rows = []
     hand = {k: h.hand for k, h in aset.hand.items()}
+    k, reruns = _rerun_accuracies(aset, judge, list(systems or res.systems), rounds, seed, conf)
     for system in systems or res.systems:
         keys = aset.ordered_keys([system])
         if not keys:
@@ -418,12 +394,13 @@ def answer_report(
         by_q = {q: g for (_, q), g in graded.items()}
         hits_all = search_hits(res, system, aset.k)
         hits = np.array([hits_all[q] for _, q in keys], dtype=np.float64)
+        acc = accuracy(by_q.values(), rounds=rounds, seed=seed, confidence=conf)
         rows.append(
             SystemAnswers(
                 system=system,
                 judge=judge or "",
                 n=len(keys),
-                accuracy=accuracy(by_q.values(), rounds=rounds, seed=seed, confidence=conf),
+                accuracy=replace(acc, **reruns[system]) if system in reruns else acc,
                 hit=stats.bootstrap(hits, rounds=rounds, seed=seed, confidence=conf),
                 cross=cross_table(hits_all, by_q),
                 ungraded=len(keys) - len(graded),
@@ -439,7 +416,44 @@ def answer_report(
         overall = corrected_accuracy(
             aset.labels(judge, every), hand, judge, None, rounds, seed, conf
         )
-    return AnswerReport(aset.reader, judge, list(aset.judges), aset.k, seed, rounds, rows, overall)
+    return AnswerReport(
+        aset.reader, judge, list(aset.judges), aset.k, seed, rounds, rows, overall, k
+    )
+
+
+def _rerun_accuracies(
+    aset: AnswerSet, judge: str | None, systems: list[str], rounds: int, seed: int, conf: float
+) -> tuple[int, dict[str, dict[str, stats.Estimate | None]]]:
+    """``(K, {system: the accuracy's estimates})`` when ``grade`` graded each answer K > 1
+    times: each share the mean over questions of each question's mean over its reruns,
+    its interval resampling whole questions with their reruns
+    (:func:`ragmeter.stats.reruns.rerun_accuracy`; unscored counts as not correct, an
+    ungraded rerun is left out). With one rerun ``(1, {})``: :func:`accuracy` as always."""
+    k = rerun_count(aset)
+    if k < 2 or judge is None:
+        return 1, {}
+    measures = {
+        "correct": "correct",
+        "correct_or_partial": "correct_or_partial",
+        "correct_if_unscored": "correct_or_unscored",
+    }
+    arrays = {
+        field: rerun_scores(aset, judge, systems=systems, measure=m).scores
+        for field, m in measures.items()
+    }
+    out: dict[str, dict[str, stats.Estimate | None]] = {}
+    for system in systems:
+        graded = ~np.all(np.isnan(arrays["correct"][system]), axis=1)
+        if not graded.any():
+            continue
+        ys = {field: a[system][graded] for field, a in arrays.items()}
+        if np.array_equal(ys["correct"], ys["correct_if_unscored"], equal_nan=True):
+            del ys["correct_if_unscored"]  # no rerun unscored: nothing it could add
+        out[system] = {"correct_if_unscored": None}
+        out[system] |= {
+            field: rerun_accuracy(y, rounds, seed, confidence=conf) for field, y in ys.items()
+        }
+    return k, out
 
 
 # --- everything at once, for the report -------------------------------------------------

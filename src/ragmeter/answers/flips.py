@@ -4,28 +4,35 @@
 ``[questions, reruns]`` (1 correct, 0 not, NaN not graded) under the accuracy judge.
 :func:`flip_report` gives each question's flip rate, the share of pairs of its reruns
 whose grade (correct, partial, wrong) differs: 0 when every rerun agrees, 1 when no two
-do. A rerun left unscored is left out of the pairs. ``grade`` prints it when K > 1 and
-keeps it in ``answers/reruns.json`` (all of it) and ``answers/meta.json``
+do. A rerun left unscored is left out of the pairs. Beside it, each system's share of
+its accuracy's variance that the reruns make
+(:func:`ragmeter.stats.rerun_variance.variance_shares`). ``grade`` prints both when
+K > 1 and keeps them in ``answers/reruns.json`` (all of it) and ``answers/meta.json``
 (``flip_rates``: the means and the questions that flip most).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ragmeter.answers.analysis import accuracy_judge
-from ragmeter.answers.judges import as_answer_set
+from ragmeter.answers.judges import (
+    accuracy_judge,
+    as_answer_set,
+    interval_settings,
+    run_confidence,
+)
 from ragmeter.answers.rerun_store import read_answer_reruns, read_grade_reruns
 from ragmeter.answers.reruns import Reruns
 from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir, update_meta
+from ragmeter.errors import InputError
 from ragmeter.files.io import dumps
 from ragmeter.files.outputs import results_lock, write_output
 from ragmeter.runs.results import Results
+from ragmeter.stats.rerun_variance import VarianceShares, question_flip_rates, variance_shares
 
 __all__ = [
     "FILE",
@@ -34,6 +41,8 @@ __all__ = [
     "RerunScores",
     "flip_rate",
     "flip_report",
+    "grade_scores",
+    "rerun_count",
     "rerun_grades",
     "rerun_scores",
     "clear_flips",
@@ -41,24 +50,53 @@ __all__ = [
 ]
 
 FILE = "reruns.json"
-MEASURES = {"correct": ("correct",), "correct_or_partial": ("correct", "partial")}
+MEASURES = {
+    "correct": ("correct",),
+    "correct_or_partial": ("correct", "partial"),
+    "correct_or_unscored": ("correct", UNSCORED),  # the most unscored answers could add
+}
+
+
+CODES = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
+"""Grade labels as scores for :func:`ragmeter.stats.rerun_variance.question_flip_rates`:
+a label change is a score change; unscored and not graded are left out (NaN)."""
+
+
+def grade_scores(rows: list[list[str | None]]) -> np.ndarray:
+    """Rows of grade labels (one row a question, of equal length) as a float array,
+    coded by :data:`CODES`, NaN for unscored or not graded."""
+    width = max((len(r) for r in rows), default=0)
+    out = np.full((len(rows), width), np.nan)
+    for i, row in enumerate(rows):
+        for r, g in enumerate(row):
+            out[i, r] = CODES.get(g, np.nan) if g is not None else np.nan
+    return out
 
 
 def flip_rate(grades: list[str | None]) -> float | None:
     """The share of pairs of ``grades`` that differ (unscored and missing left out);
-    ``None`` with fewer than two grades."""
-    seen = [g for g in grades if g is not None and g != UNSCORED]
-    n = len(seen)
-    if n < 2:
-        return None
-    pairs = n * (n - 1) // 2
-    same = sum(c * (c - 1) // 2 for c in Counter(seen).values())
-    return (pairs - same) / pairs
+    ``None`` with fewer than two grades. The formula is
+    :func:`ragmeter.stats.rerun_variance.question_flip_rates`'s, on the grades coded
+    correct 1, partial 0.5, wrong 0."""
+    return _rates([grades])[0]
+
+
+def _rates(rows: list[list[str | None]]) -> list[float | None]:
+    """Each row's flip rate (None below two grades), one call of the one formula."""
+    if not rows:
+        return []
+    rates = question_flip_rates(grade_scores(rows))
+    return [None if np.isnan(r) else float(r) for r in rates]
 
 
 def _settings(aset: AnswerSet) -> Reruns:
     """The reruns ``grade`` recorded in ``meta.json`` (one when none)."""
     return Reruns.from_meta(aset.meta.get("grade_reruns")) or Reruns()
+
+
+def rerun_count(results: Results | str | Path | AnswerSet) -> int:
+    """K: how many times ``grade`` graded each answer (1 without reruns)."""
+    return _settings(as_answer_set(results)).k
 
 
 def rerun_grades(
@@ -115,8 +153,9 @@ def rerun_scores(
     measure: str = "correct",
 ) -> RerunScores:
     """Each system's scores as a ``[questions, reruns]`` array (:class:`RerunScores`);
-    one column when the run has no reruns. ``measure`` is ``correct`` or
-    ``correct_or_partial``."""
+    one column when the run has no reruns. ``measure`` is ``correct``,
+    ``correct_or_partial`` or ``correct_or_unscored`` (an unscored grade counted as
+    correct: the most the unscored answers could add)."""
     if measure not in MEASURES:
         raise ValueError(f"measure must be one of {', '.join(MEASURES)}, got {measure!r}")
     aset = as_answer_set(results)
@@ -147,12 +186,17 @@ class QuestionFlips:
 @dataclass(frozen=True)
 class FlipReport:
     """Flip rates under the accuracy judge: each system's mean over its questions, and
-    every question's (:class:`QuestionFlips`, in results order)."""
+    every question's (:class:`QuestionFlips`, in results order). ``shares`` holds each
+    system's :class:`~ragmeter.stats.rerun_variance.VarianceShares` of its accuracy
+    (correct), with intervals: how much of the accuracy's variance the reruns make
+    (None where they cannot be told apart: fewer than two questions, or no question
+    with two graded reruns)."""
 
     judge: str | None
     reruns: Reruns
     systems: dict[str, float | None]
     questions: list[QuestionFlips]
+    shares: dict[str, VarianceShares | None] = field(default_factory=dict)
 
     def most(self, n: int = 5) -> list[QuestionFlips]:
         """The ``n`` questions that flip most (those that flip at all), highest first."""
@@ -164,6 +208,7 @@ class FlipReport:
             "judge": self.judge,
             "reruns": self.reruns.to_meta(),
             "mean_flip_rate": self.systems,
+            "variance_shares": {s: v.to_dict() if v else None for s, v in self.shares.items()},
             "most_flipped": [q.question for q in self.most()],
             "questions": [
                 {"question": q.question, "flip_rate": q.rate, "rates": q.rates, "grades": q.grades}
@@ -186,7 +231,7 @@ def flip_report(
     aset = as_answer_set(results)
     chosen, reruns, grades = rerun_grades(aset, judge, systems)
     names = list(grades)
-    rates = {s: {q: flip_rate(g) for q, g in grades[s].items()} for s in names}
+    rates = {s: dict(zip(grades[s], _rates(list(grades[s].values())), strict=True)) for s in names}
     questions = []
     for q in aset.results.question_ids:
         by_system = {s: rates[s][q] for s in names if q in rates[s]}
@@ -196,7 +241,22 @@ def flip_report(
                 QuestionFlips(q, mean, by_system, {s: grades[s][q] for s in by_system})
             )
     means = {s: _mean(list(rates[s].values())) for s in names}
-    return FlipReport(chosen, reruns, means, questions)
+    return FlipReport(chosen, reruns, means, questions, _shares(aset, chosen, names))
+
+
+def _shares(aset: AnswerSet, judge: str | None, names: list[str]) -> dict:
+    """Each system's variance shares of its accuracy (correct), seeded as the run's
+    intervals; None where questions and reruns cannot be told apart."""
+    seed, rounds = interval_settings(aset.results, None, None)
+    scores = rerun_scores(aset, judge, systems=names).scores
+    out: dict[str, VarianceShares | None] = {}
+    for s in names:
+        y = scores[s][~np.all(np.isnan(scores[s]), axis=1)]
+        try:
+            out[s] = variance_shares(y, rounds, seed, run_confidence(aset.results))
+        except InputError:
+            out[s] = None
+    return out
 
 
 def write_flips(report: FlipReport, results: Results | str | Path) -> Path:

@@ -15,13 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter import stats
-from ragmeter.answers.store import GRADES, UNSCORED, AnswerSet, load_answer_set
+from ragmeter.answers.store import GRADES, UNSCORED, AnswerSet, answers_dir, load_answer_set
+from ragmeter.errors import InputError
+from ragmeter.inputs.config import answers_judge
 from ragmeter.runs.results import Results
 
 __all__ = [
     "BINARY",
     "HandCheck",
     "JudgePair",
+    "accuracy_judge",
     "as_answer_set",
     "binary_label",
     "check_against_hand",
@@ -58,6 +61,34 @@ def run_confidence(res: Results) -> float:
 
 def as_answer_set(results: Results | str | Path | AnswerSet) -> AnswerSet:
     return results if isinstance(results, AnswerSet) else load_answer_set(results)
+
+
+def accuracy_judge(aset: AnswerSet, judge: str | None = None) -> str | None:
+    """The judge whose grades give the accuracy, the first of these that names one:
+
+    ``judge`` (``--accuracy-judge``), ``[answers] judge`` in the run's ``config.toml``
+    (written by ``ragmeter search`` from ``ragmeter.toml``), ``accuracy_judge`` in
+    ``answers/meta.json`` (recorded by ``ragmeter grade --accuracy-judge``), else the
+    first of its ``judges`` (the first judge ever graded with). A name no judge
+    graded under is a one-line error listing the judges that did.
+    """
+    where = ""
+    if judge is None:
+        config = aset.results.path / "config.toml"
+        judge = answers_judge(config) or None
+        where = f"{config}: [answers] judge: "
+    if judge is None:
+        judge = aset.meta.get("accuracy_judge")
+        where = f"{answers_dir(aset.results) / 'meta.json'}: accuracy_judge: "
+    if judge is None:
+        return aset.judges[0] if aset.judges else None
+    judge = str(judge)
+    if judge not in aset.judges:
+        graded = ", ".join(aset.judges) or "no judge yet"
+        raise InputError(
+            f"{where}no grades by judge {judge!r}; graded by {graded}; name one of those"
+        )
+    return judge
 
 
 # --- judge against judge ---------------------------------------------------------------------

@@ -30,6 +30,7 @@ import numpy as np
 
 from ragmeter.answers.analysis import accuracy_judge
 from ragmeter.answers.failure_counts import load_answers
+from ragmeter.answers.flips import rerun_count, rerun_scores
 from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir
 from ragmeter.comparison.families import GRID_FAMILIES, grid_cells, grid_pairs
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
@@ -38,6 +39,7 @@ from ragmeter.errors import InputError, did_you_mean
 from ragmeter.files.io import dumps, read_json
 from ragmeter.files.outputs import results_lock, write_output
 from ragmeter.runs.results import Results
+from ragmeter.stats.reruns import question_means
 
 __all__ = [
     "BASIS",
@@ -46,6 +48,7 @@ __all__ = [
     "answer_verdicts",
     "check_choice",
     "read_answer_verdicts",
+    "rerun_basis",
     "write_answer_verdicts",
 ]
 
@@ -62,6 +65,14 @@ BASIS = (
 FILE = "verdicts.json"
 
 
+def rerun_basis(k: int) -> str:
+    """How a question's score takes K > 1 reruns, as the line under the verdicts says it."""
+    return (
+        f"scores are means over {k} reruns: each question's mean over its graded reruns, so "
+        "a pair's test flips the signs of whole questions' mean differences"
+    )
+
+
 @dataclass(frozen=True)
 class AnswerVerdicts:
     """The paired verdicts on answers of one results directory, by one judge.
@@ -74,7 +85,8 @@ class AnswerVerdicts:
     its :class:`~ragmeter.comparison.verdicts.Verdicts` (the rule with its family, seed
     and rounds, and a row per pair); it is empty when there is nothing to compare, and
     ``notes`` then says why. ``notes`` also says where the run's own family could not
-    apply to the systems answered.
+    apply to the systems answered. ``reruns`` is K, the times ``grade`` graded each
+    answer: with K > 1 a system's score on a question is its mean over the K reruns.
     """
 
     judge: str | None
@@ -89,10 +101,12 @@ class AnswerVerdicts:
     ungraded: dict[str, int]
     tables: dict[str, Verdicts] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    reruns: int = 1
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-ready form written to ``answers/verdicts.json``."""
-        return {
+        """The JSON-ready form written to ``answers/verdicts.json`` (``reruns`` and
+        ``rerun_basis`` only with K > 1, so a run without reruns writes what it did)."""
+        data = {
             "judge": self.judge,
             "reader": self.reader,
             "k": self.k,
@@ -107,6 +121,9 @@ class AnswerVerdicts:
             "comparisons": [{"measure": m, **t.to_dict()} for m, t in self.tables.items()],
             "notes": list(self.notes),
         }
+        if self.reruns > 1:
+            data |= {"reruns": self.reruns, "rerun_basis": rerun_basis(self.reruns)}
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AnswerVerdicts:
@@ -130,6 +147,7 @@ class AnswerVerdicts:
             ungraded={str(s): int(n) for s, n in data["ungraded"].items()},
             tables=tables,
             notes=[str(n) for n in data.get("notes") or []],
+            reruns=int(data.get("reruns", 1)),
         )
 
 
@@ -258,7 +276,9 @@ def answer_verdicts(
     why = _nothing_to_compare(out, chosen)
     if why:
         return replace(out, notes=[*notes, why])
-    return replace(out, tables=_tables(res, plan, {s: graded[s]["grades"] for s in names}, common))
+    matrices = _scores(aset, chosen, {s: graded[s]["grades"] for s in names}, common)
+    k = rerun_count(aset)
+    return replace(out, tables=_tables(res, plan, matrices, names, common), reruns=k)
 
 
 def _compared(plan: ComparisonPlan, answered: list[str], judge: str | None) -> list[str]:
@@ -296,17 +316,38 @@ def _nothing_to_compare(v: AnswerVerdicts, judge: str | None) -> str | None:
     return None
 
 
+def _scores(
+    aset: AnswerSet, judge: str | None, grades: dict[str, dict[str, str]], common: list[str]
+) -> dict[str, np.ndarray]:
+    """Per measure, the compared systems' scores ``[systems, questions]``: each answer's
+    0/1 grade, or with reruns (K > 1) each question's mean over its graded reruns
+    (:func:`ragmeter.answers.flips.rerun_scores`, rerun 0 first)."""
+    names = list(grades)
+    if rerun_count(aset) < 2:
+        return {
+            m: np.array(
+                [[float(grades[s][q] in _PASSING[m]) for q in common] for s in names],
+                dtype=np.float64,
+            )
+            for m in MEASURES
+        }
+    out = {}
+    for m in MEASURES:
+        scores = rerun_scores(aset, judge, systems=names, measure=m.replace(" ", "_"))
+        where = {q: i for i, q in enumerate(scores.questions)}
+        rows = [where[q] for q in common]
+        out[m] = np.array([question_means(scores.scores[s][rows]) for s in names])
+    return out
+
+
 def _tables(
-    res: Results, plan: ComparisonPlan, grades: dict[str, dict[str, str]], common: list[str]
+    res: Results,
+    plan: ComparisonPlan,
+    matrices: dict[str, np.ndarray],
+    names: list[str],
+    common: list[str],
 ) -> dict[str, Verdicts]:
     """One comparison per measure, through the search half's one comparison."""
-    names = list(grades)
-    matrices = {
-        m: np.array(
-            [[float(grades[s][q] in _PASSING[m]) for q in common] for s in names], dtype=np.float64
-        )
-        for m in MEASURES
-    }
     clusters = None
     if res.clusters is not None:  # each compared question's cluster, as the search had it
         label = dict(zip(res.question_ids, res.clusters, strict=True))

@@ -21,12 +21,14 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import answers_reruns, check_reruns
-from ragmeter.llm import ChatRequest
 from ragmeter.runs.results import Results
+
+if TYPE_CHECKING:  # a type only: reading reruns back loads no model code
+    from ragmeter.llm import ChatRequest
 
 __all__ = ["Reruns", "rerun_seed", "rerun_settings"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from ragmeter.answers.paired import BASIS, AnswerVerdicts
+from ragmeter.answers.paired import BASIS, AnswerVerdicts, rerun_basis
 from ragmeter.cli.search_views import comparison_views
 
 __all__ = ["basis_line", "print_answer_verdicts"]
@@ -20,7 +20,8 @@ def _counted(counts: dict[str, int]) -> str:
 
 def basis_line(v: AnswerVerdicts) -> str:
     """What every pair is over: the questions, how an answer scores (an unscored one
-    as not correct, with each system's count), and the answers left out of the pairs."""
+    as not correct, with each system's count; with reruns, the means over them), and
+    the answers left out of the pairs."""
     n = len(v.questions)
     line = (
         f"Pairs over the {n} {'question' if n == 1 else 'questions'} every compared system "
@@ -28,6 +29,8 @@ def basis_line(v: AnswerVerdicts) -> str:
     )
     unscored = _counted(v.unscored)
     line += f" (unscored: {unscored})." if unscored else " (none is unscored)."
+    if v.reruns > 1:
+        line += f" With reruns, {rerun_basis(v.reruns)}."
     left, ungraded = _counted(v.left_out), _counted(v.ungraded)
     if left:
         line += f" Left out, answering a question another system has no graded answer for: {left}."

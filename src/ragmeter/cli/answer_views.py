@@ -354,7 +354,15 @@ def accuracy_footer(report: AnswerReport) -> str:
     else:
         how = drawn
     exact = exact_note(shown)
-    return f"{ACCURACY_BASIS}; {how}." + (f" {exact}" if exact else "")
+    line = f"{ACCURACY_BASIS}; {how}." + (f" {exact}" if exact else "")
+    if report.reruns > 1:
+        k = report.reruns
+        line += (
+            f" Each answer graded {k} times: a share is the mean over questions of each "
+            f"question's mean over its {k} reruns, and its interval resamples whole "
+            f"questions with their {k} reruns; the counts are rerun 0's."
+        )
+    return line
 
 
 # --- judges -------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """What ``answer`` and ``grade`` print about reruns: the settings a run used, and after
-grading with K > 1 the flip rates (:mod:`ragmeter.answers.flips`): each system's mean,
-then the questions that flip most with each rerun's grade."""
+grading with K > 1 the flip rates (:mod:`ragmeter.answers.flips`): each system's mean
+beside the reruns' share of its accuracy's variance, then the questions that flip most
+with each rerun's grade."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from rich.text import Text
 from ragmeter.answers.flips import FlipReport
 from ragmeter.answers.reruns import Reruns
 from ragmeter.cli.layout import Grid, print_grids
+from ragmeter.stats.bootstrap import format_interval
+from ragmeter.stats.rerun_variance import VarianceShares
 
 __all__ = [
     "SHORT",
@@ -30,6 +33,14 @@ SHORT = {"correct": "c", "partial": "p", "wrong": "w", "unscored": "u", None: "-
 
 def _pct(rate: float | None) -> str:
     return "-" if rate is None else f"{rate * 100:.1f}"
+
+
+def _share(shares: VarianceShares | None) -> str:
+    """The reruns' share of the accuracy's variance with its interval, in percent."""
+    if shares is None:
+        return "-"
+    e = shares.rerun_share
+    return format_interval(e.mean, e.low, e.high)
 
 
 def reruns_line(reruns: Reruns, role: str) -> str | None:
@@ -50,22 +61,33 @@ def reruns_line(reruns: Reruns, role: str) -> str | None:
 
 
 def print_flips(report: FlipReport, console: Console, most: int = 5) -> None:
-    """Each system's mean flip rate, then the ``most`` questions that flip most."""
+    """Each system's mean flip rate and the reruns' share of its accuracy's variance,
+    then the ``most`` questions that flip most."""
     k = report.reruns.k
     grid = Grid(
         f"Flip rate of {k} reruns (%), judged by {report.judge}",
-        ["system", "mean flip rate", "questions that flip", "questions"],
-        right={1, 2, 3},
+        [
+            "system",
+            "mean flip rate",
+            "reruns' share of variance",
+            "questions that flip",
+            "questions",
+        ],
+        right={1, 2, 3, 4},
         caption=(
             "flip rate: the share of pairs of a question's reruns graded differently "
-            "(correct / partial / wrong); 0 when every rerun agrees"
+            "(correct / partial / wrong); 0 when every rerun agrees. Reruns' share of "
+            "variance: how much of the accuracy's (correct) variance the reruns make, the "
+            "rest the questions drawn (one-way random effects by moments; interval "
+            "resampling whole questions; - where they cannot be told apart)"
         ),
         key="flips",
     )
     for system, mean in report.systems.items():
         rates = [q.rates[system] for q in report.questions if system in q.rates]
         flipping = sum(1 for r in rates if r)
-        grid.rows.append([system, _pct(mean), str(flipping), str(len(rates))])
+        share = _share(report.shares.get(system))
+        grid.rows.append([system, _pct(mean), share, str(flipping), str(len(rates))])
     print_grids(console, grid)
     top = report.most(most)
     if not top:

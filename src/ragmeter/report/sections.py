@@ -72,7 +72,9 @@ def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] |
             )
         return None
     report = figures.report
+    reruns = {"reruns": report.reruns} if report.reruns > 1 else {}  # K = 1: as it was
     return {
+        **reruns,
         "reader": report.reader,
         "judges": report.judges,
         "primary": report.judge,

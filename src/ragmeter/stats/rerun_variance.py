@@ -39,7 +39,14 @@ from ragmeter.stats.draws import _index_blocks, rng_name
 from ragmeter.stats.reruns import as_reruns
 from ragmeter.stats.validate import Seed, _check_int, check_common, seed_record
 
-__all__ = ["FlipRates", "VarianceShares", "flip_rates", "variance_components", "variance_shares"]
+__all__ = [
+    "FlipRates",
+    "VarianceShares",
+    "flip_rates",
+    "question_flip_rates",
+    "variance_components",
+    "variance_shares",
+]
 
 
 @dataclass(frozen=True)
@@ -185,16 +192,20 @@ class FlipRates:
 
 
 def question_flip_rates(y: np.ndarray) -> np.ndarray:
-    """Share of each question's pairs of observed reruns that disagree (NaN below two)."""
+    """Share of each question's pairs of observed reruns that disagree (NaN below two).
+
+    The one formula of a flip rate: ``(pairs - agreeing pairs) / pairs``, counted in
+    whole numbers and divided once. :func:`ragmeter.answers.flips.flip_rate` codes
+    grade labels as scores (correct 1, partial 0.5, wrong 0) and calls this.
+    """
     observed = ~np.isnan(y)
     k = np.count_nonzero(observed, axis=1)
-    pairs = k * (k - 1) / 2.0
-    agree = np.zeros(y.shape[0])
+    pairs = k * (k - 1) // 2
+    agree = np.zeros(y.shape[0], dtype=np.int64)
     for v in np.unique(y[observed]):
         c = np.count_nonzero(y == v, axis=1)
-        agree += c * (c - 1) / 2.0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(k >= 2, 1.0 - agree / np.where(pairs > 0, pairs, 1.0), np.nan)
+        agree += c * (c - 1) // 2
+    return np.where(k >= 2, (pairs - agree) / np.where(pairs > 0, pairs, 1), np.nan)
 
 
 def flip_rates(

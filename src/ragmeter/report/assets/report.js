@@ -588,6 +588,10 @@
         { text: fmtEst(r.found, "recall@1"), cls: "num" }]);
     }));
     append(body, el("div", { class: "scroll" }, acc));
+    if (a.reruns) append(body, el("p", { class: "muted", text: "Each answer was graded " + a.reruns +
+      " times: a share is the mean over questions of each question's mean over its " + a.reruns +
+      " reruns, and its interval resamples whole questions with their " + a.reruns +
+      " reruns; the grade counts are rerun 0's." }));
 
     append(body, el("h3", { text: "Passage found × answer grade" }));
     append(body, el("p", { class: "lead", text: "Columns: whether the answer passage was in the top " +
