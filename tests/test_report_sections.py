@@ -124,3 +124,68 @@ def test_graded_answers_give_the_answer_and_failure_sections(tmp_path):
     ]
     assert "hand" not in by_id[ids[9]]["model_answers"][0]
     assert data["optional"]["failures"]["judge"] == "judge-a"
+
+
+# --- paired verdicts and flip rates on answers -------------------------------------------------
+
+
+def test_the_answer_section_holds_the_paired_verdicts_grade_prints(small_example_results_copy):
+    from test_answers_paired import write_grades
+
+    from ragmeter.answers.paired import MEASURES, answer_verdicts, basis_line
+
+    results = small_example_results_copy
+    write_grades(results, {"sentence": "cccccpww", "fixed-40": "cwwwwcpw"})
+    got = report_data(Results(results))["optional"]["answers"]["verdicts"]
+    want = answer_verdicts(results)
+    assert [t["measure"] for t in got["tables"]] == list(MEASURES)
+    for table in got["tables"]:
+        verdicts = want.tables[table["measure"]]
+        rows = [{k: v for k, v in r.items() if k != "shown"} for r in table["rows"]]
+        assert rows == [json.loads(json.dumps(r.to_dict())) for r in verdicts.rows]
+        assert table["rule"]["header"] == verdicts.rule.header
+        (row,) = table["rows"]
+        assert row["verdict"] and row["shown"]["difference"].startswith("+")
+    assert got["basis"] == basis_line(want) and got["judge"] == "j"
+
+
+def test_no_verdicts_without_two_graded_systems_and_no_flips_without_reruns(
+    small_example_results_copy,
+):
+    from test_answers_paired import write_grades
+
+    results = small_example_results_copy
+    write_grades(results, {"sentence": "cccccpww"})  # one system
+    answers = report_data(Results(results))["optional"]["answers"]
+    assert answers["verdicts"] is None and answers["flips"] is None
+    write_grades(results, {"sentence": "cccccpww", "fixed-40": "cwwwwcpw"})
+    assert report_data(Results(results))["optional"]["answers"]["flips"] is None
+
+
+def test_with_reruns_the_answer_section_holds_each_systems_flip_rate_and_variance_share(
+    small_example_results_copy,
+):
+    from test_answers_reruns import SYSTEMS, Sampling, quiet, seeded_judge, seeded_reader
+
+    from ragmeter.answers import answer_questions
+    from ragmeter.answers.flips import flip_report
+    from ragmeter.answers.reruns import Reruns
+    from ragmeter.cli.answer_views import grade_command
+
+    results = small_example_results_copy
+    answer_questions(results, Sampling("reader", seeded_reader))
+    reruns = Reruns(k=3, of="judge", temperature=0.8)
+    grade_command(results, [Sampling("j", seeded_judge)], console=quiet(), reruns=reruns)
+    answers = report_data(Results(results))["optional"]["answers"]
+    flips = answers["flips"]
+    want = flip_report(results)
+    assert flips["reruns"] == 3 and [r["system"] for r in flips["rows"]] == list(SYSTEMS)
+    for row in flips["rows"]:
+        assert row["mean_flip_rate"] == want.systems[row["system"]]
+        share = want.shares[row["system"]].rerun_share
+        assert row["rerun_share"]["mean"] == share.mean
+        assert (
+            row["share"]
+            == f"{share.mean * 100:.1f} [{share.low * 100:.1f}, {share.high * 100:.1f}]"
+        )
+    assert answers["verdicts"]["tables"]  # paired over the means of the reruns

@@ -32,19 +32,23 @@ from ragmeter.errors import InputError
 from ragmeter.files.io import dumps
 from ragmeter.files.outputs import results_lock, write_output
 from ragmeter.runs.results import Results
+from ragmeter.stats.bootstrap import format_interval
 from ragmeter.stats.rerun_variance import VarianceShares, question_flip_rates, variance_shares
 
 __all__ = [
     "FILE",
+    "FLIP_CAPTION",
     "FlipReport",
     "QuestionFlips",
     "RerunScores",
     "flip_rate",
     "flip_report",
+    "flip_rows",
     "grade_scores",
     "rerun_count",
     "rerun_grades",
     "rerun_scores",
+    "shown_rate",
     "clear_flips",
     "write_flips",
 ]
@@ -257,6 +261,51 @@ def _shares(aset: AnswerSet, judge: str | None, names: list[str]) -> dict:
         except InputError:
             out[s] = None
     return out
+
+
+FLIP_CAPTION = (
+    "flip rate: the share of pairs of a question's reruns graded differently "
+    "(correct / partial / wrong); 0 when every rerun agrees. Reruns' share of "
+    "variance: how much of the accuracy's (correct) variance the reruns make, the "
+    "rest the questions drawn (one-way random effects by moments; interval "
+    "resampling whole questions; - where they cannot be told apart)"
+)
+"""What the flip table's columns mean, printed under it in the terminal and the report."""
+
+
+def shown_rate(rate: float | None) -> str:
+    """A flip rate as every view prints it: percent, one decimal; ``-`` for none."""
+    return "-" if rate is None else f"{rate * 100:.1f}"
+
+
+def _shown_share(shares: VarianceShares | None) -> str:
+    """The reruns' share of the accuracy's variance with its interval, in percent."""
+    if shares is None:
+        return "-"
+    e = shares.rerun_share
+    return format_interval(e.mean, e.low, e.high)
+
+
+def flip_rows(report: FlipReport) -> list[dict[str, Any]]:
+    """The flip table's rows, as the terminal and the report show them: per system its
+    mean flip rate and the reruns' share of its accuracy's variance (numbers and the
+    texts printed), the questions that flip and the questions with reruns."""
+    rows = []
+    for system, mean in report.systems.items():
+        rates = [q.rates[system] for q in report.questions if system in q.rates]
+        share = report.shares.get(system)
+        rows.append(
+            {
+                "system": system,
+                "mean_flip_rate": mean,
+                "rerun_share": share.rerun_share.to_dict() if share else None,
+                "rate": shown_rate(mean),
+                "share": _shown_share(share),
+                "flipping": sum(1 for r in rates if r),
+                "questions": len(rates),
+            }
+        )
+    return rows
 
 
 def write_flips(report: FlipReport, results: Results | str | Path) -> Path:

@@ -46,6 +46,7 @@ __all__ = [
     "MEASURES",
     "AnswerVerdicts",
     "answer_verdicts",
+    "basis_line",
     "check_choice",
     "read_answer_verdicts",
     "rerun_basis",
@@ -149,6 +150,32 @@ class AnswerVerdicts:
             notes=[str(n) for n in data.get("notes") or []],
             reruns=int(data.get("reruns", 1)),
         )
+
+
+def _counted(counts: dict[str, int]) -> str:
+    return ", ".join(f"{s} {n}" for s, n in counts.items() if n)
+
+
+def basis_line(v: AnswerVerdicts) -> str:
+    """The line under the tables, in the terminal and the report: what every pair is
+    over, the questions, how an answer scores (an unscored one as not correct, with
+    each system's count; with reruns, the means over them), and the answers left out
+    of the pairs."""
+    n = len(v.questions)
+    line = (
+        f"Pairs over the {n} {'question' if n == 1 else 'questions'} every compared system "
+        f"has a graded answer for; {BASIS}"
+    )
+    unscored = _counted(v.unscored)
+    line += f" (unscored: {unscored})." if unscored else " (none is unscored)."
+    if v.reruns > 1:
+        line += f" With reruns, {rerun_basis(v.reruns)}."
+    left, ungraded = _counted(v.left_out), _counted(v.ungraded)
+    if left:
+        line += f" Left out, answering a question another system has no graded answer for: {left}."
+    if ungraded:
+        line += f" Left out, not graded yet by {v.judge}: {ungraded}."
+    return line
 
 
 def _unknown(name: str, known: Sequence[str], what: str) -> InputError:

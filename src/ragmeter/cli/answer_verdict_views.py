@@ -8,35 +8,10 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from ragmeter.answers.paired import BASIS, AnswerVerdicts, rerun_basis
+from ragmeter.answers.paired import AnswerVerdicts, basis_line
 from ragmeter.cli.search_views import comparison_views
 
 __all__ = ["basis_line", "print_answer_verdicts"]
-
-
-def _counted(counts: dict[str, int]) -> str:
-    return ", ".join(f"{s} {n}" for s, n in counts.items() if n)
-
-
-def basis_line(v: AnswerVerdicts) -> str:
-    """What every pair is over: the questions, how an answer scores (an unscored one
-    as not correct, with each system's count; with reruns, the means over them), and
-    the answers left out of the pairs."""
-    n = len(v.questions)
-    line = (
-        f"Pairs over the {n} {'question' if n == 1 else 'questions'} every compared system "
-        f"has a graded answer for; {BASIS}"
-    )
-    unscored = _counted(v.unscored)
-    line += f" (unscored: {unscored})." if unscored else " (none is unscored)."
-    if v.reruns > 1:
-        line += f" With reruns, {rerun_basis(v.reruns)}."
-    left, ungraded = _counted(v.left_out), _counted(v.ungraded)
-    if left:
-        line += f" Left out, answering a question another system has no graded answer for: {left}."
-    if ungraded:
-        line += f" Left out, not graded yet by {v.judge}: {ungraded}."
-    return line
 
 
 def print_answer_verdicts(v: AnswerVerdicts, console: Console) -> None:

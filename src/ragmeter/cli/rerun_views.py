@@ -11,11 +11,9 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ragmeter.answers.flips import FlipReport
+from ragmeter.answers.flips import FLIP_CAPTION, FlipReport, flip_rows, shown_rate
 from ragmeter.answers.reruns import Reruns
 from ragmeter.cli.layout import Grid, print_grids
-from ragmeter.stats.bootstrap import format_interval
-from ragmeter.stats.rerun_variance import VarianceShares
 
 __all__ = [
     "SHORT",
@@ -29,18 +27,6 @@ __all__ = [
 
 SHORT = {"correct": "c", "partial": "p", "wrong": "w", "unscored": "u", None: "-"}
 """One letter per grade in the flip table: c, p, w, u (unscored), - (not graded)."""
-
-
-def _pct(rate: float | None) -> str:
-    return "-" if rate is None else f"{rate * 100:.1f}"
-
-
-def _share(shares: VarianceShares | None) -> str:
-    """The reruns' share of the accuracy's variance with its interval, in percent."""
-    if shares is None:
-        return "-"
-    e = shares.rerun_share
-    return format_interval(e.mean, e.low, e.high)
 
 
 def reruns_line(reruns: Reruns, role: str) -> str | None:
@@ -74,20 +60,13 @@ def print_flips(report: FlipReport, console: Console, most: int = 5) -> None:
             "questions",
         ],
         right={1, 2, 3, 4},
-        caption=(
-            "flip rate: the share of pairs of a question's reruns graded differently "
-            "(correct / partial / wrong); 0 when every rerun agrees. Reruns' share of "
-            "variance: how much of the accuracy's (correct) variance the reruns make, the "
-            "rest the questions drawn (one-way random effects by moments; interval "
-            "resampling whole questions; - where they cannot be told apart)"
-        ),
+        caption=FLIP_CAPTION,
         key="flips",
     )
-    for system, mean in report.systems.items():
-        rates = [q.rates[system] for q in report.questions if system in q.rates]
-        flipping = sum(1 for r in rates if r)
-        share = _share(report.shares.get(system))
-        grid.rows.append([system, _pct(mean), share, str(flipping), str(len(rates))])
+    for row in flip_rows(report):
+        grid.rows.append(
+            [row["system"], row["rate"], row["share"], str(row["flipping"]), str(row["questions"])]
+        )
     print_grids(console, grid)
     top = report.most(most)
     if not top:
@@ -105,7 +84,7 @@ def print_flips(report: FlipReport, console: Console, most: int = 5) -> None:
         grades = "; ".join(
             f"{s} {' '.join(SHORT.get(g, '?') for g in row)}" for s, row in q.grades.items()
         )
-        worst.rows.append([q.question, _pct(q.rate), grades])
+        worst.rows.append([q.question, shown_rate(q.rate), grades])
     print_grids(console, worst)
 
 

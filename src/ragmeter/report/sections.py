@@ -86,7 +86,62 @@ def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] |
         "cross": [_cross_row(row) for row in report.systems],
         "agreement": [_agreement_row(pair) for pair in figures.pairs],
         "hand": [_hand_row(check) for check in figures.hand if check.n],
+        "verdicts": answer_verdict_data(figures.answers, report.judge),
+        "flips": answer_flip_data(figures.answers, report.judge) if report.reruns > 1 else None,
         "per_question": _answers_per_question(figures.answers, results.systems),
+    }
+
+
+def answer_verdict_data(aset: Any, judge: str | None) -> dict[str, Any] | None:
+    """The paired verdicts on answers, as ``ragmeter grade`` prints them:
+    :func:`ragmeter.answers.paired.answer_verdicts` under the run's own plan, one table
+    per measure with its rule and each row's texts as the terminal prints them
+    (:func:`ragmeter.comparison.formatting.shown_difference` / ``shown_p``), the notes
+    and :func:`~ragmeter.answers.paired.basis_line`. None when there is nothing to
+    compare (no grades, or one system)."""
+    from ragmeter.answers.paired import answer_verdicts, basis_line
+    from ragmeter.comparison.formatting import decided_note, shown_difference, shown_p
+    from ragmeter.comparison.verdicts import rule_alpha
+
+    v = answer_verdicts(aset, judge)
+    if not v.tables:
+        return None
+    tables = []
+    for measure, table in v.tables.items():
+        alpha = rule_alpha(table.rule)
+        rows = [
+            {
+                **r.to_dict(),
+                "shown": {"difference": shown_difference(r, measure), "p": shown_p(r, alpha)},
+            }
+            for r in table.rows
+        ]
+        note = decided_note(table.rows)
+        tables.append(
+            {"measure": measure, "rule": table.rule.to_dict(), "rows": rows, "note": note}
+        )
+    return {
+        "judge": v.judge,
+        "seed": v.seed,
+        "rounds": v.rounds,
+        "tables": tables,
+        "notes": list(v.notes),
+        "basis": basis_line(v),
+    }
+
+
+def answer_flip_data(aset: Any, judge: str | None) -> dict[str, Any]:
+    """With reruns (K > 1), each system's mean flip rate and the reruns' share of its
+    accuracy's variance: :func:`ragmeter.answers.flips.flip_report`'s rows as ``grade``
+    prints them (:func:`~ragmeter.answers.flips.flip_rows`)."""
+    from ragmeter.answers.flips import FLIP_CAPTION, flip_report, flip_rows
+
+    report = flip_report(aset, judge)
+    return {
+        "judge": report.judge,
+        "reruns": report.reruns.k,
+        "rows": flip_rows(report),
+        "caption": FLIP_CAPTION,
     }
 
 
