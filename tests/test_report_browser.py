@@ -236,3 +236,35 @@ def test_headers_name_the_runs_own_level(driver, tmp_path):
     assert "[90% CI]" in heads and "95%" not in heads
     assert "± half-width of the 90% interval" in report.read_text(encoding="utf-8")
     assert "95% interval" not in report.read_text(encoding="utf-8")
+
+
+def test_the_answer_section_shows_grades_paired_verdicts_and_flip_rates(
+    small_example_results_copy, driver, tmp_path
+):
+    """With two systems graded 3 times: a verdict table per measure, as the search's
+    comparison table reads (its columns, the verdict grade printed), and the flip table."""
+    from test_answers_reruns import Sampling, quiet, seeded_judge, seeded_reader
+
+    from ragmeter.answers import answer_questions
+    from ragmeter.answers.paired import answer_verdicts
+    from ragmeter.answers.reruns import Reruns
+    from ragmeter.cli.answer_views import grade_command
+
+    results = small_example_results_copy
+    answer_questions(results, Sampling("reader", seeded_reader))
+    reruns = Reruns(k=3, of="judge", temperature=0.8)
+    grade_command(results, [Sampling("j", seeded_judge)], console=quiet(), reruns=reruns)
+    want = answer_verdicts(results)
+    open_report(driver, write_report(results, tmp_path / "report.html"))
+    for i, verdicts in enumerate(want.tables.values()):
+        table = driver.find_element(By.ID, f"answer-verdicts-{i}")
+        heads = [h.get_attribute("textContent") for h in table.find_elements(By.CSS_SELECTOR, "th")]
+        assert heads[:2] == ["A", "B"] and "wins / ties / losses" in heads and "verdict" in heads
+        (row,) = table.find_elements(By.CSS_SELECTOR, "tbody tr")
+        assert row.find_element(By.CSS_SELECTOR, ".verdict").text == verdicts.rows[0].verdict
+    basis = driver.find_element(By.ID, "answer-verdicts-basis").text
+    assert basis.startswith("Pairs over the 8 questions") and "means over 3 reruns" in basis
+    flips = driver.find_elements(By.CSS_SELECTOR, "#answer-flips tbody tr")
+    assert [r.find_element(By.CSS_SELECTOR, "td").text for r in flips] == ["sentence", "fixed-40"]
+    assert not severe(driver)
+

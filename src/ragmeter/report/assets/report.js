@@ -440,6 +440,47 @@
 
   // ------------------------------------------------------------------ comparisons
 
+  // The table of paired comparisons, the search's and the answers': A, B, A − B with its
+  // interval (in points for a share), wins / ties / losses, the rule's p and the verdict,
+  // as the terminal prints them (`shown`); `separate` adds the search's column of the
+  // questions a tie would need.
+  function comparisonTable(target, comps, rule, share, separate) {
+    const unit = share ? " (points)" : "";
+    const adjust = rule ? rule.adjust : "legacy";
+    const ruleName = adjust === "maxt" ? "max-T" : "Holm";
+    const ci = adjust === "holm" || adjust === "maxt" ? (rule.pairs === 1 ? "[" +
+      Math.round((1 - rule.alpha) * 100) + "% CI]" : "[" + ruleName + "-level CI]") : "[" + LEVEL + " CI]";
+    const pLabel = adjust === "none" ? null : (rule && rule.pairs === 1 ? "p" :
+      "p (" + ruleName + ")");
+    const head = ["A", "B", { text: "A − B" + unit + " " + ci, num: true, wrap: true },
+      { text: "wins / ties / losses", num: true, wrap: true }];
+    if (pLabel) head.push({ text: pLabel, num: true });
+    head.push("verdict");
+    if (separate) head.push({ text: "questions to separate the observed difference", num: true, wrap: true,
+      title: "for a tie: questions a paired test of this pair alone would need to separate a true " +
+        "difference as large as the observed one (power 0.8), at the pair's design effect when " +
+        "questions share documents and the comparisons resample them (else 1); ragmeter plan " +
+        "plans a difference you choose, in the run's family" });
+    return table(target, head, comps.map((c) => {
+      const shown = c.shown || {};
+      const cells = [{ text: c.a, cls: "name" }, { text: c.b, cls: "name" },
+        { text: shown.difference, cls: "num" },
+        { text: c.wins + " / " + c.ties + " / " + c.losses, cls: "num" }];
+      if (pLabel) cells.push({ text: shown.p, cls: "num" });
+      // the verdict wraps between words to fit the page; the system it names stays whole
+      const named = [c.a, c.b].find((n) => c.verdict.startsWith(n + " "));
+      const verdict = named ? [el("span", { class: "name", text: named }), c.verdict.slice(named.length)]
+        : c.verdict;
+      cells.push({ cls: "verdict", node: el("span", { class: "tag " + (c.separated ? "sep" : "tie") }, verdict) });
+      if (separate) cells.push(
+        // the design effect goes on a line of its own, so the column stays as narrow as its header
+        { node: c.to_separate ? ["≈ " + int(c.to_separate), c.to_separate_deff > 1 ?
+          el("span", { class: "deff", text: "design effect " + c.to_separate_deff.toFixed(2) }) : null]
+          : "", cls: "num" });
+      return cells;
+    }));
+  }
+
   function renderComparisons() {
     const m = DATA.metric;
     const comps = DATA.comparisons;
@@ -454,38 +495,7 @@
       ", " + st.rounds + " rounds). " + (rule ? rule.header + "." :
       "The verdict reads the " + LEVEL + " paired percentile interval; p is Holm-adjusted over all pairs.") +
       (DATA.comparison_note ? " " + DATA.comparison_note : "");
-    const unit = isShare(m) ? " (points)" : "";
-    const adjust = rule ? rule.adjust : "legacy";
-    const ruleName = adjust === "maxt" ? "max-T" : "Holm";
-    const ci = adjust === "holm" || adjust === "maxt" ? (rule.pairs === 1 ? "[" +
-      Math.round((1 - rule.alpha) * 100) + "% CI]" : "[" + ruleName + "-level CI]") : "[" + LEVEL + " CI]";
-    const pLabel = adjust === "none" ? null : (rule && rule.pairs === 1 ? "p" :
-      "p (" + ruleName + ")");
-    const head = ["A", "B", { text: "A − B" + unit + " " + ci, num: true, wrap: true },
-      { text: "wins / ties / losses", num: true, wrap: true }];
-    if (pLabel) head.push({ text: pLabel, num: true });
-    head.push("verdict", { text: "questions to separate the observed difference", num: true, wrap: true,
-      title: "for a tie: questions a paired test of this pair alone would need to separate a true " +
-        "difference as large as the observed one (power 0.8), at the pair's design effect when " +
-        "questions share documents and the comparisons resample them (else 1); ragmeter plan " +
-        "plans a difference you choose, in the run's family" });
-    table("compare-table", head, comps.map((c) => {
-      const shown = c.shown || {};
-      const cells = [{ text: c.a, cls: "name" }, { text: c.b, cls: "name" },
-        { text: shown.difference, cls: "num" },
-        { text: c.wins + " / " + c.ties + " / " + c.losses, cls: "num" }];
-      if (pLabel) cells.push({ text: shown.p, cls: "num" });
-      // the verdict wraps between words to fit the page; the system it names stays whole
-      const named = [c.a, c.b].find((n) => c.verdict.startsWith(n + " "));
-      const verdict = named ? [el("span", { class: "name", text: named }), c.verdict.slice(named.length)]
-        : c.verdict;
-      cells.push({ cls: "verdict", node: el("span", { class: "tag " + (c.separated ? "sep" : "tie") }, verdict) },
-        // the design effect goes on a line of its own, so the column stays as narrow as its header
-        { node: c.to_separate ? ["≈ " + int(c.to_separate), c.to_separate_deff > 1 ?
-          el("span", { class: "deff", text: "design effect " + c.to_separate_deff.toFixed(2) }) : null]
-          : "", cls: "num" });
-      return cells;
-    }));
+    comparisonTable("compare-table", comps, rule, isShare(m), true);
   }
 
   // A grid family's comparisons as grids (rows: strategies, columns: retriever pairs; then
@@ -592,6 +602,8 @@
       " times: a share is the mean over questions of each question's mean over its " + a.reruns +
       " reruns, and its interval resamples whole questions with their " + a.reruns +
       " reruns; the grade counts are rerun 0's." }));
+    renderAnswerVerdicts(body, a.verdicts);
+    renderAnswerFlips(body, a.flips);
 
     append(body, el("h3", { text: "Passage found × answer grade" }));
     append(body, el("p", { class: "lead", text: "Columns: whether the answer passage was in the top " +
@@ -630,6 +642,37 @@
         { text: "lenient", num: true }, { text: "strict", num: true }], agRows);
       append(body, el("div", { class: "scroll" }, ag));
     }
+  }
+
+  // The paired verdicts on answers that `ragmeter grade` prints: one table per measure, built
+  // as the search's comparisons are, with the rule line, the notes and what the pairs are over.
+  function renderAnswerVerdicts(body, v) {
+    if (!v) return;
+    append(body, el("h3", { text: "Paired verdicts on the answers" }));
+    v.tables.forEach((t, i) => {
+      append(body, el("p", { class: "lead", text: "Systems compared on the same questions, on " +
+        t.measure + " (judged by " + v.judge + ", seed " + v.seed + ", " + v.rounds + " rounds). " +
+        t.rule.header + "." + (t.note ? " " + t.note : "") }));
+      const tab = el("table", { class: "data", id: "answer-verdicts-" + i });
+      comparisonTable(tab, t.rows, t.rule, true, false);
+      append(body, el("div", { class: "scroll" }, tab));
+    });
+    v.notes.forEach((n) => append(body, el("p", { class: "muted", text: n })));
+    append(body, el("p", { class: "muted", id: "answer-verdicts-basis", text: v.basis }));
+  }
+
+  // With reruns: each system's mean flip rate and the reruns' share of its accuracy's variance.
+  function renderAnswerFlips(body, f) {
+    if (!f) return;
+    append(body, el("h3", { text: "Flip rate of " + f.reruns + " reruns, judged by " + f.judge }));
+    const tab = el("table", { class: "data", id: "answer-flips" });
+    table(tab, ["system", { text: "mean flip rate (%)", num: true },
+      { text: "reruns' share of variance (%) [" + LEVEL + " CI]", num: true },
+      { text: "questions that flip", num: true }, { text: "questions", num: true }],
+    f.rows.map((r) => [{ text: r.system, cls: "name" }, { text: r.rate, cls: "num" },
+      { text: r.share, cls: "num" }, { text: r.flipping, cls: "num" }, { text: r.questions, cls: "num" }]));
+    append(body, el("div", { class: "scroll" }, tab));
+    append(body, el("p", { class: "muted", text: f.caption.charAt(0).toUpperCase() + f.caption.slice(1) + "." }));
   }
 
   // Text cut into [piece, kind] runs; a kind is drawn as <mark class="f-KIND">.
