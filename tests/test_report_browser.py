@@ -267,4 +267,3 @@ def test_the_answer_section_shows_grades_paired_verdicts_and_flip_rates(
     flips = driver.find_elements(By.CSS_SELECTOR, "#answer-flips tbody tr")
     assert [r.find_element(By.CSS_SELECTOR, "td").text for r in flips] == ["sentence", "fixed-40"]
     assert not severe(driver)
-

@@ -463,7 +463,9 @@ LAZY_ALLOWED: dict[str, set[tuple[str, str]]] = {
         ("report.sections", "answers.analysis"),
         ("report.sections", "answers.failure_counts"),
         ("report.sections", "answers.failures"),
+        ("report.sections", "answers.flips"),
         ("report.sections", "answers.numbers"),
+        ("report.sections", "answers.paired"),
         ("report.sections", "questions.flagged"),
     },
     "a retriever kind (and torch) only when the config names it": {

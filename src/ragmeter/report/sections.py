@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter import stats
+from ragmeter.comparison.formatting import decided_note, shown_difference, shown_p
+from ragmeter.comparison.verdicts import rule_alpha
 from ragmeter.errors import InputError
 from ragmeter.files.io import read_json
 from ragmeter.report.common import GRADE_LABELS, RATIO, SHARE, _est
@@ -100,8 +102,6 @@ def answer_verdict_data(aset: Any, judge: str | None) -> dict[str, Any] | None:
     and :func:`~ragmeter.answers.paired.basis_line`. None when there is nothing to
     compare (no grades, or one system)."""
     from ragmeter.answers.paired import answer_verdicts, basis_line
-    from ragmeter.comparison.formatting import decided_note, shown_difference, shown_p
-    from ragmeter.comparison.verdicts import rule_alpha
 
     v = answer_verdicts(aset, judge)
     if not v.tables:
