@@ -121,3 +121,18 @@ def test_reader_reruns_alone_give_no_test_retest_line(results):  # noqa: F811
     judges_command(results, console=out)
     assert "against itself" not in text_of(out)
     assert judge_reliability(results).retest == {}
+
+
+def test_the_reports_agreement_row_keeps_the_weighted_kappa_the_terminal_prints(
+    results,  # noqa: F811
+):
+    from ragmeter.report.sections import load_answers
+    from ragmeter.runs.results import Results
+
+    _graded(results, {"Bloom": "wrong"}, {"Bloom": "partial"})
+    out = quiet()
+    [pair] = judges_command(results, console=out)
+    [row] = load_answers(Results(results))["agreement"]
+    shown = format_estimate(pair.three_weighted, "kappa")
+    assert row["kappa_weighted"]["shown"] == shown and shown in text_of(out)
+    assert row["kappa_weighted"]["mean"] == pytest.approx(pair.three_weighted.mean, abs=1e-3)
