@@ -28,7 +28,6 @@ from ragmeter.answers.analysis import (
 from ragmeter.answers.reruns import Reruns
 from ragmeter.cli import answer_views
 from ragmeter.cli.answer_views import (
-    _agree,
     _bar,
     _system_list,
     answer_command,
@@ -38,6 +37,7 @@ from ragmeter.cli.answer_views import (
     print_corrected,
     print_hand_checks,
 )
+from ragmeter.cli.judge_views import _agree
 from ragmeter.stats import Estimate
 
 
@@ -308,10 +308,14 @@ def test_judges_footer_has_the_run_s_seed_and_rounds(monkeypatch):
         "print_judge_pairs",
         lambda pairs, console, seed_rounds=None: seen.append((pairs, seed_rounds)),
     )
+    monkeypatch.setattr(answer_views, "judge_reliability", lambda a: "reliability")
+    monkeypatch.setattr(
+        answer_views, "print_judge_reliability", lambda rel, console: seen.append(rel)
+    )
     monkeypatch.setattr(answer_views, "hand_checks", lambda a: [])
     monkeypatch.setattr(answer_views, "corrected_by_judge", lambda a: [])
     monkeypatch.setattr(failure_counts, "failure_report", lambda a, j: SimpleNamespace(leniency=[]))
     console = _console()
     assert answer_views.judges_command("res", console=console) == ["pair"]
-    assert seen == [(["pair"], (3, 700))]
+    assert seen == [(["pair"], (3, 700)), "reliability"]
     assert "Answer accuracy is judged by test:a" in console.export_text()

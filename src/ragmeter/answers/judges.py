@@ -3,7 +3,11 @@
 :func:`compare_judges` and :func:`check_against_hand` work on plain grade mappings;
 :func:`judge_pairs` and :func:`hand_checks` read them from a results directory. Cohen's
 kappa and percent agreement carry bootstrap intervals with the results' own seed and
-rounds unless given. The small helpers at the top are shared with
+rounds unless given. Beside each pair's plain kappa on the three grades sits the
+linearly weighted kappa (:data:`WEIGHTS`): correct / partial / wrong one step apart, so
+partial against correct counts as half a disagreement. :func:`judge_reliability` adds
+Krippendorff's alpha over three or more judges and, when ``grade`` reran the judges,
+each judge's agreement with itself. The small helpers at the top are shared with
 :mod:`ragmeter.answers.analysis`.
 """
 
@@ -15,15 +19,25 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter import stats
+from ragmeter.answers.rerun_store import read_grade_reruns
+from ragmeter.answers.reruns import Reruns
 from ragmeter.answers.store import GRADES, UNSCORED, AnswerSet, answers_dir, load_answer_set
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import answers_judge
 from ragmeter.runs.results import Results
+from ragmeter.stats.ordinal_agreement import (
+    RetestAgreement,
+    krippendorff_alpha,
+    retest_agreement,
+    weighted_kappa,
+)
 
 __all__ = [
     "BINARY",
     "HandCheck",
     "JudgePair",
+    "JudgeReliability",
+    "WEIGHTS",
     "accuracy_judge",
     "as_answer_set",
     "binary_label",
@@ -32,11 +46,14 @@ __all__ = [
     "hand_checks",
     "interval_settings",
     "judge_pairs",
+    "judge_reliability",
     "key_text",
     "run_confidence",
 ]
 
 BINARY = ("correct", "not correct")
+WEIGHTS = "linear"
+"""The weighted kappa's weights: disagreement |i - j| / 2 over correct, partial, wrong."""
 
 
 def binary_label(label: str) -> str:
@@ -106,7 +123,9 @@ class JudgePair:
     """How two raters compare on the items both scored.
 
     ``binary`` is agreement on correct-or-not, ``three`` on correct / partial /
-    wrong (percent and Cohen's kappa with intervals, confusion matrix).
+    wrong (percent and Cohen's kappa with intervals, confusion matrix);
+    ``three_weighted`` the kappa on those three grades with :data:`WEIGHTS` weights,
+    its interval on the same resamples as ``three``'s.
     ``lenient`` names the rater that marked more answers correct (``None`` on a
     tie) and ``margin`` by how many; ``a_only`` / ``b_only`` list the items only
     one of them marked correct, ``differ`` every item graded differently.
@@ -124,6 +143,7 @@ class JudgePair:
     differ: list[Disagreement]
     unscored_a: int = 0
     unscored_b: int = 0
+    three_weighted: stats.Estimate | None = None
 
     @property
     def lenient(self) -> str | None:
@@ -154,7 +174,7 @@ def compare_judges(
     both = [k for k in a if k in b and a[k] != UNSCORED and b[k] != UNSCORED]
     la = [a[k] for k in both]
     lb = [b[k] for k in both]
-    binary = three = None
+    binary = three = weighted = None
     if both:
         binary = stats.agreement(
             [binary_label(x) for x in la],
@@ -167,6 +187,7 @@ def compare_judges(
         three = stats.agreement(
             la, lb, classes=GRADES, rounds=rounds, seed=seed, confidence=confidence
         )
+        weighted = weighted_kappa(la, lb, GRADES, WEIGHTS, rounds, seed, confidence)
     return JudgePair(
         a=name_a,
         b=name_b,
@@ -180,6 +201,7 @@ def compare_judges(
         differ=[Disagreement(key_text(k), a[k], b[k]) for k in both if a[k] != b[k]],
         unscored_a=sum(1 for k in a if a[k] == UNSCORED),
         unscored_b=sum(1 for k in b if b[k] == UNSCORED),
+        three_weighted=weighted,
     )
 
 
@@ -199,6 +221,79 @@ def judge_pairs(
         for i, ja in enumerate(aset.judges)
         for jb in aset.judges[i + 1 :]
     ]
+
+
+# --- all judges together, and each judge against itself ---------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgeReliability:
+    """Agreement beyond pairs of judges.
+
+    ``alpha`` is Krippendorff's alpha (ordinal, over correct / partial / wrong) of all
+    ``judges`` on the answers, unscored and ungraded ones left out; ``None`` with fewer
+    than three judges. ``retest`` gives each judge's agreement with itself when
+    ``grade`` reran the judges: rerun 0 and the ``reruns - 1`` others of the same
+    answers (a rerun whose answer differs from rerun 0's is left out); empty without
+    judge reruns, and a judge no answer of which was graded twice is left out.
+    """
+
+    judges: list[str]
+    alpha: stats.Estimate | None
+    retest: dict[str, RetestAgreement]
+    reruns: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _grade_or_none(grade: str | None) -> str | None:
+    return None if grade in (None, UNSCORED) else grade
+
+
+def _retest_rows(aset: AnswerSet, judge: str, k: int, graded: Mapping) -> list[list[str | None]]:
+    """Per answer, ``judge``'s grade at rerun 0 and each rerun, of that same answer."""
+    rows = []
+    first = aset.grades.get(judge, {})
+    for key in aset.ordered_keys():
+        sha = aset.answers[key].sha
+        row = [_grade_or_none(first[key].grade) if key in first else None]
+        for r in range(1, k):
+            g = graded.get((judge, *key, r))
+            row.append(_grade_or_none(g.grade) if g is not None and g.answer_sha == sha else None)
+        rows.append(row)
+    return rows
+
+
+def judge_reliability(
+    results: Results | str | Path | AnswerSet,
+    seed: int | None = None,
+    rounds: int | None = None,
+) -> JudgeReliability:
+    """Krippendorff's alpha over three or more judges and each judge's test-retest
+    agreement when the judges were rerun, with the run's seed and rounds unless given."""
+    aset = as_answer_set(results)
+    seed, rounds = interval_settings(aset.results, seed, rounds)
+    conf = run_confidence(aset.results)
+    keys = aset.ordered_keys()
+    alpha = None
+    if len(aset.judges) >= 3:
+        ratings = [[_grade_or_none(aset.labels(j, keys).get(k)) for k in keys] for j in aset.judges]
+        try:
+            alpha = krippendorff_alpha(ratings, GRADES, "ordinal", rounds, seed, conf)
+        except InputError:  # no answer graded by two judges
+            alpha = None
+    reruns = Reruns.from_meta(aset.meta.get("grade_reruns")) or Reruns()
+    retest: dict[str, RetestAgreement] = {}
+    if reruns.k > 1 and reruns.reruns("judge") and keys:
+        graded = read_grade_reruns(answers_dir(aset.results))
+        for j in aset.judges:
+            try:
+                rows = _retest_rows(aset, j, reruns.k, graded)
+                retest[j] = retest_agreement(rows, GRADES, "ordinal", rounds, seed, conf)
+            except InputError:  # no answer graded twice by this judge
+                continue
+    return JudgeReliability(list(aset.judges), alpha, retest, reruns.k)
 
 
 # --- judge against hand ------------------------------------------------------------------

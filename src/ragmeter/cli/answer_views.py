@@ -23,7 +23,6 @@ from ragmeter.answers.analysis import (
     COLUMNS,
     AnswerReport,
     Corrected,
-    HandCheck,
     JudgePair,
     answer_report,
     corrected_by_judge,
@@ -34,6 +33,7 @@ from ragmeter.answers.analysis import (
     accuracy_judge as choose_accuracy_judge,
 )
 from ragmeter.answers.hand import HandRun
+from ragmeter.answers.judges import judge_reliability
 from ragmeter.answers.run import (
     DEFAULT_K,
     GradeRun,
@@ -43,6 +43,7 @@ from ragmeter.answers.run import (
 )
 from ragmeter.answers.store import load_answer_set
 from ragmeter.cli.hand_views import grade_by_hand
+from ragmeter.cli.judge_views import print_hand_checks, print_judge_pairs, print_judge_reliability
 from ragmeter.cli.layout import Grid, print_grids
 from ragmeter.cli.rerun_views import (
     flips_after_grading,
@@ -395,6 +396,7 @@ def judges_command(
         )
     pairs = judge_pairs(aset)
     print_judge_pairs(pairs, console, seed_rounds=_seed_rounds(aset.results))
+    print_judge_reliability(judge_reliability(aset), console)
     checks = hand_checks(aset)
     if any(c.n for c in checks):
         print_hand_checks(checks, console)
@@ -445,103 +447,6 @@ def print_corrected(
 
 def _seed_rounds(results: Results) -> tuple[int, int]:
     return results.summary.seed, results.summary.rounds
-
-
-def _level(*held: Any) -> str:
-    """The level of the agreements ``held`` (judge pairs or hand checks) show."""
-    ags = [a for h in held for a in (getattr(h, "binary", None), getattr(h, "three", None))]
-    return level_label(e for a in ags if a is not None for e in (a.percent, a.kappa)) or "95%"
-
-
-def _agree(ag: Any) -> tuple[str, str]:
-    if ag is None:
-        return "-", "-"
-    return format_estimate(ag.percent, "hit"), format_estimate(ag.kappa, "kappa")
-
-
-def print_judge_pairs(
-    pairs: Sequence[JudgePair], console: Console, seed_rounds: tuple[int, int] | None = None
-) -> None:
-    for p in pairs:
-        grid = Grid(
-            f"{p.a} vs {p.b}: {p.n} answers both scored",
-            ["agreement on", f"percent [{_level(p)} CI]", f"Cohen's kappa [{_level(p)} CI]"],
-            [
-                ["correct or not", *_agree(p.binary)],
-                ["correct / partial / wrong", *_agree(p.three)],
-            ],
-            right={1, 2},
-            key="agreement",
-        )
-        print_grids(console, grid)
-        if p.three is not None:
-            conf = Grid(
-                f"rows: {p.a}; columns: {p.b}",
-                ["", *(str(c) for c in p.three.classes)],
-                right=set(range(1, len(p.three.classes) + 1)),
-                key="confusion",
-            )
-            for c, counts in zip(p.three.classes, p.three.confusion, strict=True):
-                conf.rows.append([str(c), *(str(v) for v in counts)])
-            print_grids(console, conf)
-        if p.lenient is None:
-            console.print(f"Both marked {p.correct_a} answers correct.")
-        else:
-            console.print(
-                Text.assemble(
-                    (p.lenient, "bold"),
-                    f" is more lenient: it marked {p.margin} more answers correct "
-                    f"({p.correct_a} by {p.a}, {p.correct_b} by {p.b}).",
-                )
-            )
-        if p.unscored_a or p.unscored_b:
-            console.print(
-                Text(
-                    f"Left out as unscored: {p.unscored_a} by {p.a}, {p.unscored_b} by {p.b}.",
-                    style="dim",
-                )
-            )
-        if p.differ:
-            console.print(Text(f"Graded differently ({len(p.differ)}):"))
-            for d in p.differ:
-                console.print(Text(f"  {d.key}: {p.a} {d.a}, {p.b} {d.b}"))
-    if pairs and seed_rounds:
-        console.print(
-            f"[dim]{_level(*pairs)} percentile bootstrap intervals, seed {seed_rounds[0]}, "
-            f"{seed_rounds[1]} rounds.[/]"
-        )
-
-
-def print_hand_checks(checks: Sequence[HandCheck], console: Console) -> None:
-    grid = Grid(
-        "Judges against the hand grades",
-        ["judge", "matched", f"kappa [{_level(*checks)} CI]", "exact", "lenient", "strict"],
-        right={1, 2, 3, 4, 5},
-        caption=(
-            "matched: same correct-or-not; exact: same of the 3 grades; lenient: judge "
-            "correct, hand not; strict: hand correct, judge not"
-        ),
-        key="hand_checks",
-    )
-    for c in checks:
-        grid.rows.append(
-            [
-                c.judge,
-                f"{c.matched}/{c.n}",
-                _agree(c.binary)[1],
-                f"{c.exact}/{c.n}",
-                str(len(c.lenient)),
-                str(len(c.strict)),
-            ]
-        )
-    print_grids(console, grid)
-    for c in checks:
-        for name, keys in (
-            ("lenient (judge correct, hand not)", c.lenient),
-            ("strict (hand correct, judge not)", c.strict),
-        ):
-            if keys:
-                console.print(Text(f"  {c.judge} {name}: {' '.join(keys)}"))
 
 
 # --- handgrade ----------------------------------------------------------------------------

@@ -172,10 +172,13 @@ def _cross_row(row: Any) -> dict[str, Any]:
 
 
 def _agreement_row(pair: Any) -> dict[str, Any]:
-    """Two judges' agreement (percent and kappa), and how many more correct the first gives."""
+    """Two judges' agreement (percent and kappa on correct-or-not, the weighted kappa on
+    the three grades), and how many more correct the first gives."""
     ag: dict[str, Any] = {"a": pair.a, "b": pair.b, "n": pair.n}
     ag["percent"] = _est_or_none(pair.binary.percent if pair.binary else None)
     ag["kappa"] = _est_or_none(pair.binary.kappa if pair.binary else None, RATIO)
+    # on the three grades, linear weights (ragmeter.answers.judges.WEIGHTS)
+    ag["kappa_weighted"] = _est_or_none(pair.three_weighted, RATIO)
     if pair.binary is not None:
         ag["more_correct"] = pair.correct_a - pair.correct_b
     return ag

@@ -627,18 +627,21 @@
       append(body, el("h3", { text: "Judge agreement" }));
       append(body, el("p", { class: "lead", text: "Agreement on correct-or-not over the answers both " +
         "graded, with Cohen's kappa; the hand rows check each judge against hand grades " +
-        "(lenient: the judge passed an answer the hand grade did not)." }));
+        "(lenient: the judge passed an answer the hand grade did not). The weighted kappa is on " +
+        "the three grades, linear weights: partial against correct or wrong counts half a disagreement." }));
       const ag = el("table", { class: "data", id: "agreement-table" });
       const agRows = a.agreement.map((r) => [r.a, r.b, { text: r.n, cls: "num" },
         { text: fmtShare(r.percent), cls: "num" }, { text: fmtEst(r.kappa, "kappa"), cls: "num" },
+        { text: fmtEst(r.kappa_weighted), cls: "num" },
         { text: r.more_correct === undefined ? "" : (r.more_correct >= 0 ? "+" : "") + r.more_correct, cls: "num" },
         "", ""]);
       a.hand.forEach((r) => agRows.push([r.a, "hand", { text: r.n, cls: "num" },
-        { text: fmtShare(r.percent), cls: "num" }, { text: fmtEst(r.kappa, "kappa"), cls: "num" },
+        { text: fmtShare(r.percent), cls: "num" }, { text: fmtEst(r.kappa, "kappa"), cls: "num" }, "",
         { text: (r.more_correct >= 0 ? "+" : "") + r.more_correct, cls: "num" },
         { text: r.lenient, cls: "num" }, { text: r.strict, cls: "num" }]));
       table(ag, ["rater A", "rater B", { text: "answers", num: true }, { text: "agree [" + LEVEL + " CI]", num: true },
-        { text: "kappa [" + LEVEL + " CI]", num: true }, { text: "A − B correct", num: true },
+        { text: "kappa [" + LEVEL + " CI]", num: true },
+        { text: "weighted kappa, 3 grades [" + LEVEL + " CI]", num: true }, { text: "A − B correct", num: true },
         { text: "lenient", num: true }, { text: "strict", num: true }], agRows);
       append(body, el("div", { class: "scroll" }, ag));
     }
