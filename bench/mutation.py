@@ -724,12 +724,6 @@ EQUIVALENT: set[tuple] = {
     ("stats/bootstrap.py", "if sum(g[2] for g in group) + f[2] > 64:", 37, "64 -> 63"),
     ("stats/bootstrap.py", _SUB, 6, "2048 -> 2049"),
     ("stats/bootstrap.py", _SUB, 19, "8 -> 9"),
-    (
-        "stats/bootstrap.py",
-        "w.cols, w.shifts, w.widths, w.lows, w.scales, strict=True",
-        53,
-        "True -> False",
-    ),
     ("stats/bootstrap.py", _SUB, 14, "`<=` -> `<`"),
     ("stats/bootstrap.py", "if rows < 256:", 10, "256 -> 257"),  # two exact summation paths
     ("stats/bootstrap.py", "if rows < 256:", 10, "256 -> 255"),
@@ -994,14 +988,6 @@ EQUIVALENT: set[tuple] = {
     # history/store.py: an INSERT's lastrowid is never None or 0 (ids count from 1)
     ("history/store.py", "run_id = int(cur.lastrowid or 0)", 30, "0 -> -1"),
     ("history/store.py", "run_id = int(cur.lastrowid or 0)", 30, "0 -> 1"),
-    # history/trend.py: whether two runs are comparable does not depend on their order
-    # (measurement.differences lists the keys whose values differ)
-    (
-        "history/trend.py",
-        "if not comparable(r.record, record, metric, r.ids, now.ids)",
-        7,
-        "arguments swapped: (record, r.record, ...)",
-    ),
     # cli/layout.py: natural_width is only compared with a terminal's width; measuring on
     # a console 100,000 or 100,001 characters wide changes no such comparison
     ("cli/layout.py", "wide = Console(width=100_000, file=io.StringIO())", 21, "100000 -> 100001"),

@@ -396,7 +396,7 @@ def test_check_markdown_refuses_user_files_and_the_results(tiny):
     out = tiny / "results"
     assert search(tiny, out).exit_code == 0
     (tiny / "notes.md").write_text("keep")
-    args = ["check", str(out), str(out), "--system", "whole", "--rounds", "200", "--margin", "100"]
+    args = ["check", str(out), str(out), "--system", "whole", "--rounds", "200", "--margin", "5"]
     for target, needle in (
         (tiny / "notes.md", "not a Markdown summary written by ragmeter"),
         (tiny / "q.jsonl", "is the test set"),
@@ -554,7 +554,7 @@ def _aged(path, days=2):
 
 def _check_args(res, md):
     return ["check", str(res), str(res), "--system", "whole", "--rounds", "200",
-            "--margin", "100", "--markdown", str(md)]  # fmt: skip
+            "--margin", "5", "--markdown", str(md)]  # fmt: skip
 
 
 def _evaluate(t):
