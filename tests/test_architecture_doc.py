@@ -97,6 +97,12 @@ COPIES = (
         "comparison.systems.compare_systems",
         ("stats/", "comparison/verdicts.py"),
     ),
+    # the cutoffs a default view shows rank-aware measures at, chosen again by hand
+    (
+        r"\b10 if 10 in \w+\b|\b5 if 5 in \w+ else max\(",
+        "scoring.names.shown_cutoffs",
+        ("scoring/names.py",),
+    ),
 )
 
 
@@ -170,3 +176,14 @@ def test_a_level_written_into_a_header_is_a_copy(tmp_path):
     found = copies_of_rules(tmp_path)
     assert [f.split(": ")[0] for f in found] == ["view.py:1", "view.py:2"]
     assert all(f.endswith("comparison.formatting.level_label") for f in found)
+
+
+def test_the_default_views_cutoffs_chosen_again_are_a_copy(tmp_path):
+    (tmp_path / "view.py").write_text(
+        "top = 10 if 10 in ks else ks[-1]\n"
+        "mid = 5 if 5 in ks else max([k for k in ks if k < 5] or [ks[0]])\n"
+        "top, mid = shown_cutoffs(metrics)\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == ["view.py:1", "view.py:2"]
+    assert all(f.endswith("scoring.names.shown_cutoffs") for f in found)

@@ -43,3 +43,21 @@ def test_zero_and_negative_ideal_grades_add_nothing():
         assert padded[f"ndcg@{k}"].tolist() == plain[f"ndcg@{k}"].tolist()
     # ideal 2, 1: DCG@3 = 1 + 3 / log2(4); IDCG@3 = 3 + 1 / log2(3)
     assert plain["ndcg@3"][0] == pytest.approx((1 + 3 / 2) / (3 + 1 / np.log2(3)))
+
+
+@pytest.mark.parametrize(
+    ("metrics", "expected"),
+    [
+        (["recall@1", "recall@3", "recall@5", "recall@10", "map"], (10, 5)),
+        (["recall@1", "recall@3", "ndcg@20"], (20, 3)),  # no 10: the largest; no 5: below it
+        (["recall@7", "recall@20"], (20, 7)),  # nothing below 5: the smallest
+        (["map", "rprec", "mrr"], None),  # no cutoff at all
+        (["map@²", "recall@5"], (5, 5)),  # a superscript digit is no cutoff
+    ],
+)
+def test_the_default_views_show_rank_measures_at_10_and_5_else_the_nearest_cutoffs(
+    metrics, expected
+):
+    from ragmeter.scoring.names import shown_cutoffs
+
+    assert shown_cutoffs(metrics) == expected

@@ -31,6 +31,7 @@ from ragmeter.comparison.formatting import (
 from ragmeter.comparison.summary import Summary
 from ragmeter.comparison.verdicts import Row, Rule, rule_alpha
 from ragmeter.scoring.metrics import is_share
+from ragmeter.scoring.names import shown_cutoffs
 from ragmeter.stats import SizeRow, format_ends, format_interval
 
 RANK_METRICS = ("mrr@10", "ndcg@10", "precision@5", "coverage@5")
@@ -91,11 +92,10 @@ def hit_table(summary: Summary, ks: list[int], title: str = "") -> Table:
 def _rank_metrics(available: dict) -> list[str]:
     """MRR and nDCG at 10, else at the largest k there is; precision and coverage at 5,
     else at the largest k below 5 (or the smallest k)."""
-    ks = sorted({int(m.split("@")[1]) for m in available if "@" in m})
-    if not ks:
+    cutoffs = shown_cutoffs(available)
+    if cutoffs is None:
         return []
-    top = 10 if 10 in ks else ks[-1]
-    mid = 5 if 5 in ks else max([k for k in ks if k < 5] or [ks[0]])
+    top, mid = cutoffs
     wanted = (f"mrr@{top}", f"ndcg@{top}", f"precision@{mid}", f"coverage@{mid}")
     return [m for m in wanted if m in available]
 

@@ -25,6 +25,7 @@ from ragmeter.comparison.formatting import (  # the one formatter
 from ragmeter.comparison.verdicts import rule_alpha
 from ragmeter.errors import MissingExtra
 from ragmeter.scoring.metrics import is_share
+from ragmeter.scoring.names import shown_cutoffs
 
 if TYPE_CHECKING:
     from ragmeter.comparison.summary import Summary
@@ -132,11 +133,10 @@ class ShowsItself:
         metrics = list(self.metrics)
         k = self.summary.metric.partition("@")[2]
         recall = [m for m in metrics if m.startswith("recall@")]
-        ks = sorted({int(m.split("@")[1]) for m in metrics if m.split("@")[-1].isdigit()})
-        if not ks:
+        cutoffs = shown_cutoffs(metrics)
+        if cutoffs is None:
             return recall or metrics
-        top = 10 if 10 in ks else ks[-1]
-        mid = 5 if 5 in ks else max([x for x in ks if x < 5] or [ks[0]])
+        top, mid = cutoffs
         wanted = (f"precision@{mid}", f"mrr@{top}", f"ndcg@{top}", f"coverage@{mid}", f"words@{k}")
         return recall + [m for m in wanted if m in metrics] or metrics
 

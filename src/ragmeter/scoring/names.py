@@ -180,6 +180,19 @@ def is_share(metric: str | Metric) -> bool:
     return family(metric) in SHARE_FAMILIES or str(metric) in ANSWER_SHARES
 
 
+def shown_cutoffs(metrics: Iterable[str]) -> tuple[int, int] | None:
+    """The cutoffs the default views show the rank-aware measures at, ``(top, mid)``:
+    MRR and nDCG at 10, else at the largest k there is; precision and coverage at 5, else
+    at the largest k below 5 (or the smallest k). None when no metric has a cutoff."""
+    cuts = (str(m).partition("@")[2] for m in metrics)
+    ks = sorted({int(k) for k in cuts if k.isascii() and k.isdigit()})
+    if not ks:
+        return None
+    top = 10 if 10 in ks else ks[-1]
+    mid = 5 if 5 in ks else max([k for k in ks if k < 5] or [ks[0]])
+    return top, mid
+
+
 DEFAULT_WHOLE = ("map", "rprec")
 """Measures without a cutoff that :func:`score_questions` reports by default."""
 
