@@ -5,38 +5,10 @@ Skipped when Ray is not installed, unless RAGMETER_REQUIRE_ALL=1 (then it fails)
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-import pytest
+from test_engine_ray import ray_engine  # noqa: F401  (a fixture: a local Ray)
 from test_evaluate_parallel import MEASURES, _bytes, _cli, files  # noqa: F401  (a fixture)
 
-from ragmeter import engine
 from ragmeter.runs.evaluate import evaluate_files
-
-try:
-    import ray
-except ImportError:  # pragma: no cover - depends on the environment
-    ray = None
-    if os.environ.get("RAGMETER_REQUIRE_ALL") == "1":
-        raise
-    pytest.skip("Ray is not installed (pip install 'ragmeter[ray]')", allow_module_level=True)
-
-
-@pytest.fixture(scope="module")
-def ray_engine():
-    src = str(Path(__file__).resolve().parents[1] / "src")
-    ray.init(
-        address="local",  # a Ray of its own, whatever cluster an earlier `ray start` left named
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": src}},
-    )
-    try:
-        yield engine.make_engine("ray", address="")
-    finally:
-        ray.shutdown()
 
 
 def test_runs_scored_as_ray_tasks_equal_local_scores_byte_for_byte(files, ray_engine):  # noqa: F811
@@ -58,7 +30,7 @@ def test_runs_scored_as_ray_tasks_equal_local_scores_byte_for_byte(files, ray_en
 
 def test_evaluate_on_ray_saves_and_prints_what_the_local_engine_does(
     files,  # noqa: F811
-    ray_engine,
+    ray_engine,  # noqa: F811
     tmp_path,
 ):
     root, runs = files
