@@ -103,6 +103,15 @@ COPIES = (
         "scoring.names.shown_cutoffs",
         ("scoring/names.py",),
     ),
+    # who won read back from a verdict's words, or a verdict worded again: the row carries
+    # its winner, and the words are made from it in one place
+    (
+        r"[\"'}] better[\"']|[\"']better[\"'] (not )?in\b"
+        r"|verdict\w*\)?\.(startswith|endswith|split|rsplit|partition|rpartition|removesuffix"
+        r"|removeprefix|find|index)\(",
+        "comparison.verdicts.Row (winner) / stats.paired.verdict_text",
+        ("stats/paired.py",),
+    ),
 )
 
 
@@ -187,3 +196,21 @@ def test_the_default_views_cutoffs_chosen_again_are_a_copy(tmp_path):
     found = copies_of_rules(tmp_path)
     assert [f.split(": ")[0] for f in found] == ["view.py:1", "view.py:2"]
     assert all(f.endswith("scoring.names.shown_cutoffs") for f in found)
+
+
+def test_a_verdict_read_back_from_its_words_or_worded_again_is_a_copy(tmp_path):
+    # the copies the views held before a row carried its winner (history/trend.py,
+    # cli/search_views.py, comparison/families.py, report/data.py, comparison/verdicts.py)
+    (tmp_path / "view.py").write_text(
+        'if self.row.verdict.startswith(f"#{self.later} better"):\n'
+        'style = "green" if "better" in c.verdict else "yellow"\n'
+        'if not str(row.verdict).endswith(" better"):\n'
+        'winner = verdict[: -len(" better")]\n'
+        'verdict = f"{names[i] if mean > 0 else names[j]} better"\n'
+        '"verdict": c.verdict,\n'
+        "if row.winner is None:\n"
+        'style = {"better": "green", "worse": "red"}.get(change.direction, "")\n'
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == [f"view.py:{n}" for n in range(1, 6)]
+    assert all(f.endswith("stats.paired.verdict_text") for f in found)

@@ -45,7 +45,7 @@ from ragmeter.stats.bootstrap import Estimate, _estimate
 from ragmeter.stats.draws import _index_blocks, _mulberry32_chunks
 from ragmeter.stats.exact import exact_interval
 from ragmeter.stats.maxt import null_p_values, step_down
-from ragmeter.stats.paired import holm, interval_verdict
+from ragmeter.stats.paired import holm, interval_verdict, verdict_text
 from ragmeter.stats.paired_tests import Flips, is_binary
 from ragmeter.stats.validate import Method, Seed, alpha_of, check_common, check_names
 
@@ -361,8 +361,9 @@ def compare_reruns(
 
 
 def _family_verdict(c: RerunComparison, p_family: float, alpha: float) -> str:
+    winner = None
     if p_family < alpha and c.difference.mean > 0:
-        return f"{c.a} better"
-    if p_family < alpha and c.difference.mean < 0:
-        return f"{c.b} better"
-    return "tie (not separated)"
+        winner = c.a
+    elif p_family < alpha and c.difference.mean < 0:
+        winner = c.b
+    return verdict_text(winner, "tie (not separated)")
