@@ -30,6 +30,7 @@ from ragmeter.comparison.formatting import (
 )
 from ragmeter.comparison.summary import Summary
 from ragmeter.comparison.verdicts import Row, Rule, rule_alpha
+from ragmeter.defaults import DEFAULTS
 from ragmeter.scoring.metrics import is_share
 from ragmeter.scoring.names import shown_cutoffs
 from ragmeter.stats import SizeRow, format_ends, format_interval
@@ -432,7 +433,7 @@ def _scale(metric: str) -> tuple[int, int]:
 def size_grid(rows: list[SizeRow], metric: str, system: str) -> Grid:
     """The interval each number of questions would give (resampled up from n)."""
     scale, d = _scale(metric)
-    level = rows[0].confidence if rows else 0.95
+    level = rows[0].confidence if rows else DEFAULTS.confidence
     grid = Grid(
         f"Sample size: {system} on {metric}",
         ["questions", "mean", f"{level * 100:g}% interval", "± half-width"],

@@ -42,6 +42,7 @@ from numpy.typing import ArrayLike
 from ragmeter import stats
 from ragmeter.comparison.families import FAMILIES, GRID_LABELS, grid_pairs
 from ragmeter.comparison.formatting import column_labels, fmt_end, fmt_p, shown_difference, shown_p
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.stats.clusters import cluster_bootstrap_many
 from ragmeter.stats.maxt import constrained, null_p_values, step_down
@@ -198,7 +199,7 @@ class Rule:
         return stats.from_fields(cls, data)
 
 
-def rule_alpha(rule: Rule | None, confidence: float = 0.95) -> float:
+def rule_alpha(rule: Rule | None, confidence: float = DEFAULTS.confidence) -> float:
     """The level a table decided at: its rule's, else :func:`ragmeter.stats.alpha_of`
     (a table saved before rules were recorded)."""
     return rule.alpha if rule is not None else stats.alpha_of(confidence)
@@ -363,8 +364,8 @@ def compare_family(
     pairs: Sequence[tuple[str, str]] | None = None,
     identical: list[list[str]] | None = None,
     alpha: float = 0.05,
-    rounds: int = 10_000,
-    seed: stats.Seed = 1,
+    rounds: int = DEFAULTS.rounds,
+    seed: stats.Seed = DEFAULTS.seed,
     binary: bool | None = None,
     clusters: ArrayLike | None = None,
     family: str = "all",

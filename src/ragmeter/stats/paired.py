@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.stats.bootstrap import Estimate, _estimate, resampled_means
 from ragmeter.stats.draws import _sign_blocks
@@ -141,11 +142,11 @@ def compare_pairs(
 def paired(
     a: ArrayLike,
     b: ArrayLike,
-    rounds: int = 10_000,
-    seed: Seed = 1,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
     names: tuple[str, str] = ("A", "B"),
     method: Method = "percentile",
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
 ) -> Comparison:
     """Paired comparison of two systems scored on the same questions.
 
@@ -166,10 +167,10 @@ def paired(
 def compare_all(
     matrix: ArrayLike,
     names: Sequence[str],
-    rounds: int = 10_000,
-    seed: Seed = 1,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
     method: Method = "percentile",
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
 ) -> list[Comparison]:
     """Every pair ``i < j`` of systems (rows of ``matrix``), with Holm-adjusted p-values.
 
