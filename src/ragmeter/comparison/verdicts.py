@@ -42,7 +42,9 @@ from numpy.typing import ArrayLike
 from ragmeter import stats
 from ragmeter.comparison.families import FAMILIES, GRID_LABELS, grid_pairs
 from ragmeter.comparison.formatting import column_labels, fmt_end, fmt_p, shown_difference, shown_p
+from ragmeter.comparison.effects import MAIN_EFFECTS, with_main_effects
 from ragmeter.errors import InputError, did_you_mean
+from ragmeter.inputs.config import ADJUST_CHOICES
 from ragmeter.stats.clusters import cluster_bootstrap_many
 from ragmeter.stats.maxt import constrained, null_p_values, step_down
 from ragmeter.stats.paired_tests import (
@@ -78,9 +80,14 @@ __all__ = [
     "tango_z",
 ]
 
-Adjust = Literal["holm", "maxt", "none"]
-ADJUSTMENTS = ("holm", "maxt", "none")
-_RULE_NAMES = {"holm": "Holm", "maxt": "max-T"}
+Adjust = Literal["holm", "maxt", "fdr", "none"]
+ADJUSTMENTS = ADJUST_CHOICES
+_RULE_NAMES = {"holm": "Holm", "maxt": "max-T", "fdr": "BH"}
+#: What an ``fdr`` table guarantees, as its header and docs say it: not family-wise.
+FDR_GUARANTEE = (
+    "controls the expected share of false 'better' among the 'better' verdicts "
+    "(false discovery rate), not the chance of any false 'better'"
+)
 
 
 def identical_groups(matrices: Sequence[ArrayLike], names: Sequence[str]) -> list[list[str]]:
@@ -168,6 +175,13 @@ class Rule:
                 f"'better' when the adjusted p < {self.alpha:g}; {self.test}, joint null from "
                 f"{self.rounds} sign flips of whole {self._units} shared by every pair; interval: "
                 f"{self.interval} at the level max-T used for the pair"
+            )
+        if self.adjust == "fdr":
+            return (
+                f"Rule: Benjamini-Hochberg over {self.pairs} pairs ({self.family}): 'better' "
+                f"when the BH-adjusted p < {self.alpha:g}; {FDR_GUARANTEE}; {self.test}; "
+                f"interval: {self.interval} at the level BH used (R x {self.alpha:g} / "
+                f"{self.pairs}, R the pairs called 'better': false coverage-rate intervals)"
             )
         return (
             f"Rule: Holm over {self.pairs} pairs ({self.family}): 'better' when the adjusted "
@@ -388,6 +402,9 @@ def compare_family(
         raise InputError("a comparison needs at least two systems")
     groups = identical_groups([m], names) if identical is None else identical
     label, compared, same = _family(names, baseline, pairs, groups, family)
+    if family == MAIN_EFFECTS:  # each main effect: a pair of rows of averaged scores
+        m, names, effects = with_main_effects(m, names)
+        compared = compared + effects
     binary = is_binary(m) if binary is None else binary
     n = m.shape[1]
     codes = None
@@ -492,7 +509,8 @@ def _rows(
         return _percentile_rows(m, names, compared, counts, alpha, rounds, seed)
     maxt = adjust == "maxt" and k > 1  # a family of one is its own test under any rule
     flips = None if binary and not maxt else Flips(diffs, rounds, seed, codes)
-    p_raw, p_adj, reject, levels = _decide(flips, binary, counts, compared, alpha, maxt)
+    fdr = adjust == "fdr"
+    p_raw, p_adj, reject, levels = _decide(flips, binary, counts, compared, alpha, maxt, fdr)
     if binary:
         wins = np.array([c[0] for c in counts], dtype=np.float64)
         losses = np.array([c[2] for c in counts], dtype=np.float64)
@@ -542,9 +560,11 @@ def _decide(
     compared: list[tuple[int, int]],
     alpha: float,
     maxt: bool,
+    fdr: bool = False,
 ) -> tuple[list[float], list[float], np.ndarray, np.ndarray]:
     """Each pair's raw and adjusted p-value, whether the rule rejects it, and the level
-    its interval is built at: max-T's step-down, else Holm's over the exact tests."""
+    its interval is built at: max-T's step-down, else Benjamini-Hochberg's step-up
+    (``fdr``) or Holm's step-down over the exact tests."""
     if maxt:
         raw, p_null = null_p_values(flips, binary, counts)
         adj, reject, levels = step_down(raw, p_null, alpha, compared)
@@ -554,9 +574,25 @@ def _decide(
         p_raw = [mcnemar_exact(w, lo) for w, _, lo in counts]
     else:
         p_raw = [float(p) for p in flips.p_values(np.zeros(k), np.arange(k))]
+    if fdr and k > 1:
+        p_adj = stats.benjamini_hochberg(p_raw)
+        reject = np.array([p < alpha for p in p_adj])
+        return p_raw, p_adj, reject, _bh_levels(reject, alpha)
     p_adj = stats.holm(p_raw)
     reject = np.array([p < alpha for p in p_adj])
     return p_raw, p_adj, reject, np.array(_levels(p_adj, p_raw, alpha))
+
+
+def _bh_levels(reject: np.ndarray, alpha: float) -> np.ndarray:
+    """The level of each pair's interval under Benjamini-Hochberg: ``R * alpha / m``
+    for the R pairs called "better" (every one has a raw p below it: Benjamini and
+    Yekutieli's false coverage-rate intervals), and ``(R + 1) * alpha / m`` (capped at
+    alpha) for the others, the level BH would have needed (every one's raw p is at
+    least that), so a tie's interval holds 0."""
+    m, r = len(reject), int(np.count_nonzero(reject))
+    chosen = r * alpha / m
+    rest = min(alpha, (r + 1) * alpha / m)
+    return np.where(reject, chosen, rest).astype(np.float64)
 
 
 def _percentile_rows(m, names, compared, counts, alpha, rounds, seed) -> list[Row]:
