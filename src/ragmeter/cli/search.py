@@ -456,6 +456,12 @@ def _pair_caption(found: Plan) -> str:
             f"In the table: max-T over {plural(found.family, 'pair')}, whose first step "
             f"tested at {found.first:.3g} on this run (Holm's: {holm}); {alone}"
         )
+    if found.rule == "fdr":
+        return (
+            f"In the table: Benjamini-Hochberg over {plural(found.family, 'pair')} tests "
+            f"its first pair at {holm} when it is the only difference (higher the more are "
+            f"found); {alone}"
+        )
     return (
         f"In the table: Holm over {plural(found.family, 'pair')} tests its first pair at {holm}"
         + (

@@ -41,7 +41,14 @@ from numpy.typing import ArrayLike
 
 from ragmeter import stats
 from ragmeter.comparison.families import FAMILIES, GRID_LABELS, grid_pairs
-from ragmeter.comparison.formatting import column_labels, fmt_end, fmt_p, shown_difference, shown_p
+from ragmeter.comparison.formatting import RULE_NAMES as _RULE_NAMES
+from ragmeter.comparison.formatting import (
+    column_labels,
+    fmt_end,
+    fmt_p,
+    shown_difference,
+    shown_p,
+)
 from ragmeter.comparison.effects import MAIN_EFFECTS, with_main_effects
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.inputs.config import ADJUST_CHOICES
@@ -82,7 +89,6 @@ __all__ = [
 
 Adjust = Literal["holm", "maxt", "fdr", "none"]
 ADJUSTMENTS = ADJUST_CHOICES
-_RULE_NAMES = {"holm": "Holm", "maxt": "max-T", "fdr": "BH"}
 #: What an ``fdr`` table guarantees, as its header and docs say it: not family-wise.
 FDR_GUARANTEE = (
     "controls the expected share of false 'better' among the 'better' verdicts "

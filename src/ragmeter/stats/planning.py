@@ -455,6 +455,11 @@ def family_sentence(
             f"planned at Holm's first level, {alpha:g}/{family}; max-T's is never lower, so "
             f"this is an upper bound"
         )
+    elif rule == "fdr":
+        how = (
+            f"Benjamini-Hochberg over {family} pairs tests the first at {alpha:g}/{family} "
+            f"when it is the only difference, higher the more are found"
+        )
     else:
         how = f"Holm over {family} pairs tests the first at {alpha:g}/{family}"
     at = (
