@@ -223,3 +223,31 @@ def test_plan_plans_the_cells_of_a_main_effects_family(grid_run):
         app, ["plan", str(saved.path), "--family", "main-effects", "--format", "json"]
     )
     assert got.exit_code == 0, got.output
+
+
+# --------------------------------------------------------------------------- answers
+
+
+def test_answer_verdicts_take_main_effects_and_fdr_on_a_grid(tmp_path):
+    from conftest import save_example
+    from test_answers_paired import write_grades
+
+    from ragmeter.answers.paired import answer_verdicts
+
+    results = save_example(
+        tmp_path / "res",
+        8,
+        strategies=("sentence", "fixed-40"),
+        custom_strategies=({"name": "fixed-40", "kind": "fixed", "size": 40},),
+        retrievers=("bm25", {"name": "b03", "kind": "bm25", "b": 0.3}),
+        ks=(1, 5),
+        rounds=200,
+    )
+    names = Results(results).systems
+    write_grades(results, {s: "ccccwwww"[i:] + "cccc"[:i] for i, s in enumerate(names)})
+    for adjust in ADJUSTMENTS:
+        v = answer_verdicts(results, family="main-effects", adjust=adjust)
+        table = v.tables["correct"]
+        assert table.rule.family == MAIN and table.rule.adjust == adjust
+        assert ("*/bm25", "*/b03") in [(r.a, r.b) for r in table.rows]
+        assert table.rule.pairs + sum(r.identical for r in table.rows) == 4 + 2
