@@ -79,9 +79,7 @@ def run_cell(kind, layout, n, truth, delta, sims, rounds, seed, share):
     for k in range(sims):
         x = simulate(rng, kind, n, share, better, delta if truth != "none" else 0.0)
         for rule in RULES:
-            table = compare_family(
-                x, names, adjust=rule, rounds=rounds, seed=k + 1, family=family
-            )
+            table = compare_family(x, names, adjust=rule, rounds=rounds, seed=k + 1, family=family)
             false, said, found, true_pairs = tally(table, gain)
             cell = out[rule]
             cell["fdp"] += false / said if said else 0.0
@@ -123,7 +121,14 @@ def main() -> None:
         for layout in layouts:
             for truth in TRUTHS:
                 c = run_cell(
-                    kind, layout, args.n, truth, args.delta, sims, args.rounds, args.seed,
+                    kind,
+                    layout,
+                    args.n,
+                    truth,
+                    args.delta,
+                    sims,
+                    args.rounds,
+                    args.seed,
                     args.share,
                 )
                 cells = []

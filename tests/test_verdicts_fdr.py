@@ -168,7 +168,9 @@ def test_the_plan_and_config_take_fdr_and_refuse_what_they_do_not_know():
 def test_compare_prints_the_fdr_rule_with_each_choice(example_results):
     path = str(example_results)
     for extra in ([], ["--baseline", "whole"], ["--pairs", "whole:sentence"], ["--all"]):
-        got = runner.invoke(app, ["compare", path, "--adjust", "fdr", *extra], env={"COLUMNS": "80"})
+        got = runner.invoke(
+            app, ["compare", path, "--adjust", "fdr", *extra], env={"COLUMNS": "80"}
+        )
         assert got.exit_code == 0, got.output
         out = " ".join(got.stdout.split())
         assert ("Benjamini-Hochberg" in out) or ("a family of one pair" in out)
@@ -179,3 +181,18 @@ def test_compare_prints_the_fdr_rule_with_each_choice(example_results):
     assert data["rule"]["adjust"] == "fdr" and FDR_GUARANTEE in data["rule"]["header"]
     bad = runner.invoke(app, ["compare", path, "--adjust", "bh"])
     assert bad.exit_code == 2 and "adjust must be one of" in bad.stderr
+
+
+def test_a_run_decided_under_fdr_keeps_its_rule_and_plans_under_it(tmp_path):
+    from conftest import save_example
+
+    from ragmeter.runs.results import Results
+
+    path = save_example(tmp_path / "res", 8, adjust="fdr", rounds=200)
+    res = Results(path)
+    assert res.summary.comparison_rule.adjust == "fdr"
+    assert res.comparison_plan.adjust == "fdr"
+    got = runner.invoke(app, ["plan", str(path), "--difference", "20"], env={"COLUMNS": "200"})
+    assert got.exit_code == 0, got.output
+    out = " ".join(got.stdout.split())
+    assert "Benjamini-Hochberg over" in out and "Holm over" not in out

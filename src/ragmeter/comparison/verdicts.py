@@ -40,6 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ragmeter import stats
+from ragmeter.comparison.effects import MAIN_EFFECTS, with_main_effects
 from ragmeter.comparison.families import FAMILIES, GRID_LABELS, grid_pairs
 from ragmeter.comparison.formatting import RULE_NAMES as _RULE_NAMES
 from ragmeter.comparison.formatting import (
@@ -49,7 +50,6 @@ from ragmeter.comparison.formatting import (
     shown_difference,
     shown_p,
 )
-from ragmeter.comparison.effects import MAIN_EFFECTS, with_main_effects
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.inputs.config import ADJUST_CHOICES
 from ragmeter.stats.clusters import cluster_bootstrap_many
