@@ -251,3 +251,32 @@ def test_answer_verdicts_take_main_effects_and_fdr_on_a_grid(tmp_path):
         assert table.rule.family == MAIN and table.rule.adjust == adjust
         assert ("*/bm25", "*/b03") in [(r.a, r.b) for r in table.rows]
         assert table.rule.pairs + sum(r.identical for r in table.rows) == 4 + 2
+
+
+def test_a_main_effect_planned_alone_is_a_family_of_one_at_the_full_level():
+    names = _names(6, 2)
+    one = compare_family(pooled_grid(), names, pairs=[("*/r1", "*/r0")], rounds=4000)
+    assert one.rule.pairs == 1 and "a family of one pair" in one.rule.header
+    row = one.rows[0]
+    assert row.verdict == "*/r1 better" and row.p == row.p_value
+    family = compare_family(pooled_grid(), names, family="main-effects", rounds=4000)
+    effect = next(r for r in family.rows if (r.a, r.b) == ("*/r0", "*/r1"))
+    assert row.p_value == effect.p_value and row.p < effect.p  # the family's adjustment
+    mixed = compare_family(pooled_grid(), names, pairs=[("*/r1", "*/r0"), ("c0/r1", "c0/r0")])
+    assert [(r.a, r.b) for r in mixed.rows] == [("*/r1", "*/r0"), ("c0/r1", "c0/r0")]
+    with pytest.raises(InputError, match=r"unknown system '\*/r9'"):
+        compare_family(pooled_grid(), names, pairs=[("*/r9", "*/r0")])
+    with pytest.raises(InputError, match="needs a strategy x retriever grid"):
+        compare_family(np.eye(3), ["a", "b", "c"], pairs=[("*/b", "a")])
+
+
+def test_compare_takes_a_planned_main_effect(grid_run):
+    _, saved = grid_run
+    got = runner.invoke(
+        app, ["compare", str(saved.path), "--pairs", "*/b03:*/bm25", "--format", "json"]
+    )
+    assert got.exit_code == 0, got.output
+    data = json.loads(got.stdout)
+    assert data["rule"]["pairs"] == 1 and [(r["a"], r["b"]) for r in data["rows"]] == [
+        ("*/b03", "*/bm25")
+    ]

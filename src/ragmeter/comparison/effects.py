@@ -32,14 +32,19 @@ import numpy as np
 from ragmeter.comparison.families import EVERY, MAIN_EFFECTS, effect_name, grid_cells
 from ragmeter.errors import InputError
 
-__all__ = ["MAIN_EFFECTS", "main_effect_names", "with_main_effects"]
+__all__ = ["MAIN_EFFECTS", "main_effect_names", "names_an_effect", "with_main_effects"]
 
 
 def _levels(names: Sequence[str]) -> tuple[dict[str, tuple[str, str]], list[str], list[str]]:
     """The grid's cells, and its strategies and retrievers in order of first appearance."""
     cells = grid_cells(names)
-    if cells is None:  # grid_pairs has already said why, on the same names
-        raise InputError("main effects need a strategy x retriever grid")
+    if cells is None:  # a grid family's grid_pairs has said why; planned pairs come here
+        raise InputError(
+            f"a main effect ({EVERY}/R: a retriever over every strategy, S/{EVERY}: a "
+            f"strategy over every retriever) needs a strategy x retriever grid "
+            f"(STRATEGY/RETRIEVER names, every strategy with every retriever); these "
+            f"systems form none: plan pairs of systems instead"
+        )
     if any(EVERY in cell for cell in cells.values()):
         raise InputError(
             f"a system named with {EVERY!r} as its strategy or retriever leaves no name "
@@ -48,6 +53,12 @@ def _levels(names: Sequence[str]) -> tuple[dict[str, tuple[str, str]], list[str]
     strategies = list(dict.fromkeys(c[0] for c in cells.values()))
     retrievers = list(dict.fromkeys(c[1] for c in cells.values()))
     return cells, strategies, retrievers
+
+
+def names_an_effect(pairs: Sequence[Sequence[str]] | None) -> bool:
+    """Whether planned ``pairs`` name an averaged row (``*/stem``, ``fixed/*``): one
+    main effect asked in advance, a family of one at the full level."""
+    return any(EVERY in str(name).rpartition("/")[::2] for pair in pairs or () for name in pair)
 
 
 def main_effect_names(names: Sequence[str]) -> list[tuple[str, str]]:

@@ -40,7 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ragmeter import stats
-from ragmeter.comparison.effects import MAIN_EFFECTS, with_main_effects
+from ragmeter.comparison.effects import MAIN_EFFECTS, names_an_effect, with_main_effects
 from ragmeter.comparison.families import FAMILIES, GRID_LABELS, grid_pairs
 from ragmeter.comparison.formatting import RULE_NAMES as _RULE_NAMES
 from ragmeter.comparison.formatting import (
@@ -407,6 +407,8 @@ def compare_family(
     if m.shape[0] < 2:
         raise InputError("a comparison needs at least two systems")
     groups = identical_groups([m], names) if identical is None else identical
+    if names_an_effect(pairs):  # planned main effects: pairs of averaged rows
+        m, names, _ = with_main_effects(m, names)
     label, compared, same = _family(names, baseline, pairs, groups, family)
     if family == MAIN_EFFECTS:  # each main effect: a pair of rows of averaged scores
         m, names, effects = with_main_effects(m, names)
