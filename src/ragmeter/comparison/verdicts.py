@@ -42,18 +42,12 @@ from numpy.typing import ArrayLike
 from ragmeter import stats
 from ragmeter.comparison.effects import MAIN_EFFECTS, names_an_effect, with_main_effects
 from ragmeter.comparison.families import FAMILIES, GRID_LABELS, grid_pairs
-from ragmeter.comparison.formatting import RULE_NAMES as _RULE_NAMES
-from ragmeter.comparison.formatting import (
-    column_labels,
-    fmt_end,
-    fmt_p,
-    shown_difference,
-    shown_p,
-)
+from ragmeter.comparison.formatting import column_labels, fmt_end, fmt_p, shown_difference, shown_p
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.inputs.config import ADJUST_CHOICES
+from ragmeter.stats.adjust import decide
 from ragmeter.stats.clusters import cluster_bootstrap_many
-from ragmeter.stats.maxt import constrained, null_p_values, step_down
+from ragmeter.stats.maxt import constrained
 from ragmeter.stats.paired_tests import (
     Flips,
     flip_ends,
@@ -201,9 +195,7 @@ class Rule:
 
     @property
     def p_label(self) -> str | None:
-        if self.adjust == "none":
-            return None
-        return "p" if self.pairs == 1 else f"p ({_RULE_NAMES[self.adjust]})"
+        return column_labels(self)[1]
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -347,22 +339,6 @@ def _family(
             if rep.get(names[j], names[j]) == names[j]:
                 compared.append((i, j))
     return "all pairs", compared, same
-
-
-def _levels(p_adj: list[float], p_raw: list[float], alpha: float) -> list[float]:
-    """The level Holm compared each p-value with: alpha / (m - r) at its step r.
-
-    Pairs Holm did not reject all get the level of the step where it stopped.
-    """
-    m = len(p_raw)
-    order = sorted(range(m), key=lambda i: p_raw[i])
-    out = [0.0] * m
-    stop = None
-    for r, i in enumerate(order):
-        if stop is None and not p_adj[i] < alpha:
-            stop = r
-        out[i] = alpha / (m - (r if stop is None else stop))
-    return out
 
 
 def compare_family(
@@ -515,10 +491,9 @@ def _rows(
         return _cluster_none_rows(m, names, compared, diffs, counts, alpha, rounds, seed, codes)
     if adjust == "none":
         return _percentile_rows(m, names, compared, counts, alpha, rounds, seed)
-    maxt = adjust == "maxt" and k > 1  # a family of one is its own test under any rule
-    flips = None if binary and not maxt else Flips(diffs, rounds, seed, codes)
-    fdr = adjust == "fdr"
-    p_raw, p_adj, reject, levels = _decide(flips, binary, counts, compared, alpha, maxt, fdr)
+    rule = adjust if k > 1 else "holm"  # a family of one is its own test under any rule
+    flips = None if binary and rule != "maxt" else Flips(diffs, rounds, seed, codes)
+    p_raw, p_adj, reject, levels = decide(flips, binary, counts, compared, alpha, rule)
     if binary:
         wins = np.array([c[0] for c in counts], dtype=np.float64)
         losses = np.array([c[2] for c in counts], dtype=np.float64)
@@ -559,48 +534,6 @@ def _rows(
         args = (est, p_raw[c], p_adj[c], level, counts[c], needed, bool(reject[c]), verdict)
         out.append(_row(names[i], names[j], *args))
     return out
-
-
-def _decide(
-    flips: Flips | None,
-    binary: bool,
-    counts: list[tuple[int, int, int]],
-    compared: list[tuple[int, int]],
-    alpha: float,
-    maxt: bool,
-    fdr: bool = False,
-) -> tuple[list[float], list[float], np.ndarray, np.ndarray]:
-    """Each pair's raw and adjusted p-value, whether the rule rejects it, and the level
-    its interval is built at: max-T's step-down, else Benjamini-Hochberg's step-up
-    (``fdr``) or Holm's step-down over the exact tests."""
-    if maxt:
-        raw, p_null = null_p_values(flips, binary, counts)
-        adj, reject, levels = step_down(raw, p_null, alpha, compared)
-        return [float(p) for p in raw], [float(p) for p in adj], reject, levels
-    k = len(compared)
-    if binary:
-        p_raw = [mcnemar_exact(w, lo) for w, _, lo in counts]
-    else:
-        p_raw = [float(p) for p in flips.p_values(np.zeros(k), np.arange(k))]
-    if fdr and k > 1:
-        p_adj = stats.benjamini_hochberg(p_raw)
-        reject = np.array([p < alpha for p in p_adj])
-        return p_raw, p_adj, reject, _bh_levels(reject, alpha)
-    p_adj = stats.holm(p_raw)
-    reject = np.array([p < alpha for p in p_adj])
-    return p_raw, p_adj, reject, np.array(_levels(p_adj, p_raw, alpha))
-
-
-def _bh_levels(reject: np.ndarray, alpha: float) -> np.ndarray:
-    """The level of each pair's interval under Benjamini-Hochberg: ``R * alpha / m``
-    for the R pairs called "better" (every one has a raw p below it: Benjamini and
-    Yekutieli's false coverage-rate intervals), and ``(R + 1) * alpha / m`` (capped at
-    alpha) for the others, the level BH would have needed (every one's raw p is at
-    least that), so a tie's interval holds 0."""
-    m, r = len(reject), int(np.count_nonzero(reject))
-    chosen = r * alpha / m
-    rest = min(alpha, (r + 1) * alpha / m)
-    return np.where(reject, chosen, rest).astype(np.float64)
 
 
 def _percentile_rows(m, names, compared, counts, alpha, rounds, seed) -> list[Row]:
