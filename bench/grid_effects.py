@@ -51,7 +51,6 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 from grid_families import HIT_P, RANK_P, RANK_V, binom_tail, simulate  # noqa: E402
 
-from ragmeter.comparison.effects import with_main_effects  # noqa: E402
 from ragmeter.comparison.verdicts import compare_family  # noqa: E402
 
 STRATEGIES, RETRIEVERS = 6, 2
@@ -98,8 +97,7 @@ def run_cell(kind, n, truth, delta, sims, rounds, seed, share):
         grid = compare_family(x, NAMES, rounds=rounds, seed=k + 1, family="grid")
         false += wrong(main, gain)
         effect += any(r.verdict == "*/r1 better" for r in main.rows)
-        rows, names, _ = with_main_effects(x, NAMES)  # the effect planned alone
-        one = compare_family(rows, names, rounds=rounds, seed=k + 1, pairs=[("*/r1", "*/r0")])
+        one = compare_family(x, NAMES, rounds=rounds, seed=k + 1, pairs=[("*/r1", "*/r0")])
         planned += one.rows[0].verdict == "*/r1 better"
         for i in range(STRATEGIES):
             a, b = f"c{i}/r1", f"c{i}/r0"
