@@ -280,3 +280,52 @@ def test_compare_takes_a_planned_main_effect(grid_run):
     assert data["rule"]["pairs"] == 1 and [(r["a"], r["b"]) for r in data["rows"]] == [
         ("*/b03", "*/bm25")
     ]
+
+
+def test_answer_verdicts_take_a_planned_main_effect_and_check_its_name_first(tmp_path):
+    from conftest import save_example
+    from test_answers_paired import write_grades
+
+    from ragmeter.answers.paired import answer_verdicts, check_choice
+
+    results = save_example(
+        tmp_path / "res",
+        8,
+        strategies=("sentence", "fixed-40"),
+        custom_strategies=({"name": "fixed-40", "kind": "fixed", "size": 40},),
+        retrievers=("bm25", {"name": "b03", "kind": "bm25", "b": 0.3}),
+        ks=(1, 5),
+        rounds=200,
+    )
+    names = Results(results).systems
+    write_grades(results, {s: "ccccwwww"[i:] + "cccc"[:i] for i, s in enumerate(names)})
+    table = answer_verdicts(results, pairs="*/b03:*/bm25").tables["correct"]
+    assert table.rule.pairs == 1 and [(r.a, r.b) for r in table.rows] == [("*/b03", "*/bm25")]
+    assert check_choice(results, pairs="*/b03:*/bm25").pairs == (("*/b03", "*/bm25"),)
+    with pytest.raises(InputError, match=r"unknown system '\*/b3'.*\*/b03"):
+        check_choice(results, pairs="*/b3:*/bm25")
+
+
+def test_a_run_that_planned_a_main_effect_keeps_it_for_its_answers(tmp_path):
+    from conftest import save_example
+    from test_answers_paired import write_grades
+
+    from ragmeter.answers.paired import answer_verdicts
+
+    results = save_example(
+        tmp_path / "res",
+        8,
+        strategies=("sentence", "fixed-40"),
+        custom_strategies=({"name": "fixed-40", "kind": "fixed", "size": 40},),
+        retrievers=("bm25", {"name": "b03", "kind": "bm25", "b": 0.3}),
+        ks=(1, 5),
+        rounds=200,
+        pairs=("*/b03:*/bm25",),
+    )
+    saved = Results(results)
+    assert [(r.a, r.b) for r in saved.summary.comparisons] == [("*/b03", "*/bm25")]
+    names = saved.systems
+    write_grades(results, {s: "ccccwwww"[i:] + "cccc"[:i] for i, s in enumerate(names)})
+    v = answer_verdicts(results)
+    assert not v.notes
+    assert [(r.a, r.b) for r in v.tables["correct"].rows] == [("*/b03", "*/bm25")]
