@@ -217,12 +217,18 @@ def test_compare_takes_main_effects_with_each_rule_and_shows_them_in_the_grids(g
     assert refused.exit_code == 2 and "not more than one" in refused.stderr
 
 
-def test_plan_plans_the_cells_of_a_main_effects_family(grid_run):
+def test_plan_plans_the_cells_of_a_main_effects_family_at_its_whole_size(grid_run):
     _, saved = grid_run
-    got = runner.invoke(
-        app, ["plan", str(saved.path), "--family", "main-effects", "--format", "json"]
-    )
-    assert got.exit_code == 0, got.output
+    plans = {}
+    for family in ("grid", "main-effects"):
+        got = runner.invoke(
+            app, ["plan", str(saved.path), "--family", family, "--format", "json"]
+        )
+        assert got.exit_code == 0, got.output
+        plans[family] = json.loads(got.stdout)
+    grid, effects = plans["grid"], plans["main-effects"]
+    assert grid["family"] == 9 and effects["family"] == 9 + 1 + 3  # 3 x 2: 9 pairs, 4 effects
+    assert [(p["a"], p["b"]) for p in effects["pairs"]] == [(p["a"], p["b"]) for p in grid["pairs"]]
 
 
 # --------------------------------------------------------------------------- answers

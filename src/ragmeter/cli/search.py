@@ -42,6 +42,7 @@ from ragmeter.cli.output import (
     to_stderr,
 )
 from ragmeter.cli.plan_views import (
+    effects_family_size,
     grid_family,
     most_needed,
     pair_need_grid,
@@ -375,6 +376,7 @@ def plan(
     own = not (family or baseline or pairs) and rule is not None
     if own:  # the run's own grid family, when it has one
         family = grid_family(res.systems, rule.family)
+    planned = planned_pairs(res.systems, baseline, pairs, family)
     found = plan_run(
         res,
         metric,
@@ -383,8 +385,9 @@ def plan(
         system=system,
         seed=seed,
         rounds=rounds,
-        pairs=planned_pairs(res.systems, baseline, pairs, family),
+        pairs=planned,
         own_table=own,
+        family_size=effects_family_size(res.systems, planned, family),
     )
     if chosen != "table":
         emit(plan_text(found, chosen))
