@@ -221,9 +221,7 @@ def test_plan_plans_the_cells_of_a_main_effects_family_at_its_whole_size(grid_ru
     _, saved = grid_run
     plans = {}
     for family in ("grid", "main-effects"):
-        got = runner.invoke(
-            app, ["plan", str(saved.path), "--family", family, "--format", "json"]
-        )
+        got = runner.invoke(app, ["plan", str(saved.path), "--family", family, "--format", "json"])
         assert got.exit_code == 0, got.output
         plans[family] = json.loads(got.stdout)
     grid, effects = plans["grid"], plans["main-effects"]
