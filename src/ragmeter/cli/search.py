@@ -42,6 +42,7 @@ from ragmeter.cli.output import (
     to_stderr,
 )
 from ragmeter.cli.plan_views import (
+    effects_family_size,
     grid_family,
     most_needed,
     pair_need_grid,
@@ -382,6 +383,7 @@ def plan(
     own = not (family or baseline or pairs) and rule is not None
     if own:  # the run's own grid family, when it has one
         family = grid_family(res.systems, rule.family)
+    planned = planned_pairs(res.systems, baseline, pairs, family)
     found = plan_run(
         res,
         metric,
@@ -390,8 +392,9 @@ def plan(
         system=system,
         seed=seed,
         rounds=rounds,
-        pairs=planned_pairs(res.systems, baseline, pairs, family),
+        pairs=planned,
         own_table=own,
+        family_size=effects_family_size(res.systems, planned, family),
     )
     if chosen != "table":
         emit(plan_text(found, chosen))
@@ -462,6 +465,12 @@ def _pair_caption(found: Plan) -> str:
         return (
             f"In the table: max-T over {plural(found.family, 'pair')}, whose first step "
             f"tested at {found.first:.3g} on this run (Holm's: {holm}); {alone}"
+        )
+    if found.rule == "fdr":
+        return (
+            f"In the table: Benjamini-Hochberg over {plural(found.family, 'pair')} tests "
+            f"its first pair at {holm} when it is the only difference (higher the more are "
+            f"found); {alone}"
         )
     return (
         f"In the table: Holm over {plural(found.family, 'pair')} tests its first pair at {holm}"

@@ -76,7 +76,7 @@ class Config:
     confidence: float = DEFAULTS.confidence
     method: str = "percentile"  # or "bca"
     metric: str = ""  # default: recall@5, or recall at the largest k below 5
-    adjust: str = "maxt"  # step-down max-T; "holm"; "none": the seed's per-pair rule
+    adjust: str = "maxt"  # step-down max-T; "holm"; "fdr": Benjamini-Hochberg; "none": per pair
     baseline: str = ""  # compare every system with this one
     pairs: tuple[str, ...] = ()  # planned comparisons, "A:B"
     # questions sharing a document: "auto", "none", "document", "field"
@@ -164,8 +164,10 @@ class Config:
         check_confidence(self.confidence, 0.5)
         if self.method not in ("percentile", "bca"):
             raise InputError(f"method must be 'percentile' or 'bca', got {self.method!r}")
-        if self.adjust not in ("holm", "maxt", "none"):
-            raise InputError(f"adjust must be 'holm', 'maxt' or 'none', got {self.adjust!r}")
+        if self.adjust not in ADJUST_CHOICES:
+            raise InputError(
+                f"adjust must be one of {', '.join(ADJUST_CHOICES)}, got {self.adjust!r}"
+            )
         if self.baseline and self.pairs:
             raise InputError("give a baseline or planned pairs, not both")
         if self.clusters not in CLUSTER_MODES:
@@ -206,9 +208,15 @@ class Config:
         return self
 
 
+#: The decision rules a comparison table can name (``[stats] adjust``, ``--adjust``):
+#: step-down max-T, Holm and Benjamini-Hochberg ("fdr") over the family, or none.
+ADJUST_CHOICES = ("holm", "maxt", "fdr", "none")
+
 #: The comparison families a run can name (``[stats] family``, ``--family``): "auto" is
-#: "grid" on a strategy x retriever grid and "all" (every pair) otherwise.
-FAMILY_CHOICES = ("auto", "all", "grid", "retrievers", "strategies")
+#: "grid" on a strategy x retriever grid and "all" (every pair) otherwise;
+#: "main-effects" is the grid's pairs with each retriever over all strategies and
+#: each strategy over all retrievers.
+FAMILY_CHOICES = ("auto", "all", "grid", "retrievers", "strategies", "main-effects")
 
 
 def check_family(family: str, what: str = "family") -> str:
@@ -216,7 +224,8 @@ def check_family(family: str, what: str = "family") -> str:
     if family not in FAMILY_CHOICES:
         raise InputError(
             f"{what} must be one of {', '.join(FAMILY_CHOICES)} (grid: retrievers within each "
-            f"strategy and strategies within each retriever), got {family!r}"
+            f"strategy and strategies within each retriever; main-effects: those and each "
+            f"retriever over all strategies, each strategy over all retrievers), got {family!r}"
         )
     return family
 

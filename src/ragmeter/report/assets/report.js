@@ -447,8 +447,8 @@
   function comparisonTable(target, comps, rule, share, separate) {
     const unit = share ? " (points)" : "";
     const adjust = rule ? rule.adjust : "legacy";
-    const ruleName = adjust === "maxt" ? "max-T" : "Holm";
-    const ci = adjust === "holm" || adjust === "maxt" ? (rule.pairs === 1 ? "[" +
+    const ruleName = { maxt: "max-T", fdr: "BH" }[adjust] || "Holm";
+    const ci = ["holm", "maxt", "fdr"].includes(adjust) ? (rule.pairs === 1 ? "[" +
       Math.round((1 - rule.alpha) * 100) + "% CI]" : "[" + ruleName + "-level CI]") : "[" + LEVEL + " CI]";
     const pLabel = adjust === "none" ? null : (rule && rule.pairs === 1 ? "p" :
       "p (" + ruleName + ")");
