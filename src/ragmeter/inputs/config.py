@@ -208,14 +208,12 @@ class Config:
         return self
 
 
-#: The decision rules a comparison table can name (``[stats] adjust``, ``--adjust``):
-#: step-down max-T, Holm and Benjamini-Hochberg ("fdr") over the family, or none.
+#: The rules a table can name (``--adjust``): max-T, Holm, Benjamini-Hochberg ("fdr"), none.
 ADJUST_CHOICES = ("holm", "maxt", "fdr", "none")
 
 #: The comparison families a run can name (``[stats] family``, ``--family``): "auto" is
-#: "grid" on a strategy x retriever grid and "all" (every pair) otherwise;
-#: "main-effects" is the grid's pairs with each retriever over all strategies and
-#: each strategy over all retrievers.
+#: "grid" on a strategy x retriever grid and "all" (every pair) otherwise; "main-effects"
+#: adds each retriever over all strategies and each strategy over all retrievers.
 FAMILY_CHOICES = ("auto", "all", "grid", "retrievers", "strategies", "main-effects")
 
 
