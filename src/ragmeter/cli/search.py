@@ -17,6 +17,7 @@ from ragmeter.cli.app import FAMILY_OPTION as _FAMILY
 from ragmeter.cli.app import PAIRS_OPTION as _PAIRS
 from ragmeter.cli.app import (
     REPORT_STATUS,
+    ModelOptions,
     AccuracyJudge,
     _ints,
     _names,
@@ -26,6 +27,7 @@ from ragmeter.cli.app import (
     handle_errors,
     hint,
     judge_name,
+    model_options,
     plural,
     points,
     refresh_report,
@@ -368,15 +370,44 @@ def plan(
     family: Annotated[str | None, _FAMILY] = None,
     every: Annotated[bool, _ALL] = False,
     format_: Annotated[str | None, _FORMAT] = None,
+    answers: Annotated[
+        bool, typer.Option("--answers", help="Plan the answer accuracy: questions, reruns, spend")
+    ] = False,
+    reader: Annotated[str | None, typer.Option(help="--answers: the reader model spec")] = None,
+    judge: Annotated[
+        list[str] | None, typer.Option(help="--answers: a judge model spec (repeatable)")
+    ] = None,
+    option: ModelOptions = None,
+    reruns: Annotated[int | None, typer.Option(help="--answers: reruns K as set")] = None,
+    reruns_of: Annotated[str | None, typer.Option(help="--answers: reader, judge or both")] = None,
+    limit: Annotated[int | None, typer.Option(help="--answers: only the first N questions")] = None,
+    prices: Annotated[
+        Path | None, typer.Option(help="--answers: a TOML file with [prices] (default: the run's)")
+    ] = None,
 ) -> None:
     """How many questions would settle it: intervals at n, 2n, 4n, 8n and targets.
 
     --half-width and --difference are points, as check's --margin: hundredths of the
-    metric's scale (4 is 4 points of a share, 0.04 of MRR).
+    metric's scale (4 is 4 points of a share, 0.04 of MRR). With --answers: the answer
+    accuracy's plan (questions, reruns, model calls, tokens, money); nothing is called.
     """
     chosen = check_format(format_)
     half_width = points(half_width, "--half-width")
     difference = points(difference, "--difference")
+    if answers:
+        from ragmeter.cli.answer_plan_views import answer_plan_command
+        from ragmeter.llm import parse_options
+
+        flags = {"reruns": reruns, "reruns_of": reruns_of}
+        text = answer_plan_command(
+            results, console, chosen, reader=reader, judges=judge,
+            options=parse_options(model_options(option)), systems=_names(system, "--system", "A,B"),
+            limit=limit, half_width=half_width, difference=difference, prices=prices,
+            **{k: v for k, v in flags.items() if v is not None},
+        )  # fmt: skip
+        if text is not None:
+            emit(text)
+        return
     res = Results(results)
     metric, seed, rounds = _run_settings(res, metric, seed, rounds)
     rule = res.summary.comparison_rule

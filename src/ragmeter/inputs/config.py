@@ -14,6 +14,8 @@ Example::
     seed = 1
     rounds = 10000
     metric = "recall@5"
+    [prices]                  # per million tokens (ragmeter.inputs.prices)
+    reader_prompt = 0.15
     [answers]
     judge = "ollama:gpt-oss:20b"  # whose grades give answer accuracy (default: the first)
     reruns = 1                # ask the reader and/or judge K times per question
@@ -37,6 +39,7 @@ from typing import Any
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.files.safe_text import redact
+from ragmeter.inputs.prices import PRICE_KEYS, check_prices
 from ragmeter.inputs.reruns import check_reruns
 from ragmeter.scoring.names import Metric, check_ks, metric_names
 from ragmeter.stats.clusters import CLUSTER_MODES
@@ -274,9 +277,12 @@ _SECTIONS = {
 }
 
 
-EXTRA_SECTIONS: dict[str, dict[str, Any]] = {}
+EXTRA_SECTIONS: dict[str, dict[str, Any]] = {
+    "prices": {**dict.fromkeys(PRICE_KEYS, float | int), "currency": str},
+}
 """Sections read by later stages: ``{section: {key: type}}``, declared with
-:func:`declare_section`. A section or key declared nowhere is an error."""
+:func:`declare_section`. A section or key declared nowhere is an error. ``[prices]``
+(:mod:`ragmeter.inputs.prices`) is read by ``ragmeter plan --answers``."""
 
 NAMED_ENTRIES = ("strategy", "retriever")
 """Arrays of tables (``[[strategy]]``, ``[[retriever]]``): each entry needs a ``name``;
@@ -345,6 +351,8 @@ def load_config(path: str | Path) -> Config:
                 )
             _check_value(path, section, key, value, keys[key])
         if section in EXTRA_SECTIONS:
+            if section == "prices":
+                check_prices(body, f"{path}: [prices]")
             extra[section] = body
             continue
         for key, value in body.items():
