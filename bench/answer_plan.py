@@ -71,13 +71,10 @@ def mix_row(rng, mix, truths, reps: int, rounds: int) -> dict[str, float]:
             for r in range(reps)
         ]
     )
-    pilots = [
-        predicted_half_width(noise_of(draw(rng, *PILOT, noise)), n, k) for _ in range(reps)
-    ]
+    pilots = [predicted_half_width(noise_of(draw(rng, *PILOT, noise)), n, k) for _ in range(reps)]
     within = np.mean([abs(p / measured - 1) <= 0.10 for p in pilots])
     once = [
-        predicted_half_width(noise_of(draw(rng, *ONE_CALL_PILOT, noise)), n, k)
-        for _ in range(reps)
+        predicted_half_width(noise_of(draw(rng, *ONE_CALL_PILOT, noise)), n, k) for _ in range(reps)
     ]
     return {
         "once": float(np.mean(once)),
@@ -97,7 +94,9 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     start = time.time()
     truths = {noise: true_noise(noise, rng) for noise in ("low", "high")}
-    print(f"reps {args.reps}, rounds {args.rounds}, seed {args.seed}; pilot {PILOT[0]} x {PILOT[1]}")
+    print(
+        f"reps {args.reps}, rounds {args.rounds}, seed {args.seed}; pilot {PILOT[0]} x {PILOT[1]}"
+    )
     print("half-widths in points; ratio = predicted / measured")
     print(
         f"{'questions':>9} {'K':>2} {'noise':>5} {'measured':>9} {'truth':>6} {'ratio':>6} "

@@ -66,7 +66,7 @@ def run(results, limit: int, reruns: Reruns) -> None:
 def test_nothing_is_called_and_the_counts_say_they_are_estimates(small_example_results):
     plan = plan_answers(small_example_results, reader="ollama:some-model")
     assert plan.reader.prompt_exact is False and "estimate" in plan.reader.prompt_how
-    assert plan.reader.completion_how == "at most 256 (max tokens)"
+    assert plan.reader.completion_how == "at most: max tokens 256"
     assert plan.noise.source == "assumed"
     as_set = plan.options[0]
     systems, questions = len(plan.systems), plan.questions

@@ -36,7 +36,12 @@ from ragmeter.answers.prompts import judge_request, reader_request
 from ragmeter.answers.rerun_store import read_answer_reruns, read_grade_reruns
 from ragmeter.answers.reruns import Reruns, rerun_settings
 from ragmeter.answers.run import top_passages
-from ragmeter.answers.store import answers_dir, load_answer_set, read_meta, reference_text
+from ragmeter.answers.store import (
+    AnswerSet,
+    answers_dir,
+    load_answer_set,
+    reference_text,
+)
 from ragmeter.errors import InputError
 from ragmeter.inputs.prices import Prices, read_prices
 from ragmeter.llm.tokens import TokenCounter, token_counter
@@ -173,7 +178,8 @@ def plan_answers(
     ``[prices]``, or ``None`` for the run's ``config.toml``.
     """
     res = results if isinstance(results, Results) else Results(results)
-    meta = read_meta(answers_dir(res))
+    aset = load_answer_set(res)  # the pilot, read once
+    meta = aset.meta
     settings = rerun_settings(res, recorded=meta.get("answer_reruns"), **reruns)
     k = check_k(k if k is not None else int(meta.get("k") or 5), depth=res.meta.get("depth"))
     names = _chosen_systems(res, systems)
@@ -183,9 +189,9 @@ def plan_answers(
     if prices is None or isinstance(prices, str | Path):
         prices = read_prices(prices if prices is not None else res.path / "config.toml")
     keys = [(s, q) for s in names for q in qids]
-    reader_side = _reader_side(res, keys, k, reader, options, meta, max_tokens)
-    judge_side = _judge_side(res, keys, judges, options, meta, max_tokens, reader_side)
-    noise, pair_noise, notes = _noise(res, names, settings.k)
+    reader_side = _reader_side(aset, keys, k, reader, options, max_tokens)
+    judge_side = _judge_side(aset, keys, judges, options, max_tokens, reader_side)
+    noise, pair_noise, notes = _noise(aset, names, settings.k)
     alpha = res.summary.alpha
     pairs = len(names) * (len(names) - 1) // 2
     cost = _Cost(len(names), len(judges), settings, reader_side, judge_side, prices)
@@ -224,31 +230,29 @@ def _completions(rows: Sequence[Any]) -> list[int]:
     return [r.tokens_out for r in rows if r.error is None and r.tokens_out > 0]
 
 
-def _reader_side(res, keys, k, reader, options, meta, max_tokens) -> RoleTokens:
+def _reader_side(aset: AnswerSet, keys, k, reader, options, max_tokens) -> RoleTokens:
     counter = token_counter(reader, options)
-    prompts = _reader_tokens(res, keys, k, counter)
-    folder = answers_dir(res)
-    aset = load_answer_set(res)
-    recorded = [*aset.answers.values(), *read_answer_reruns(folder).values()]
+    prompts = _reader_tokens(aset.results, keys, k, counter)
+    recorded = [*aset.answers.values(), *read_answer_reruns(aset.folder).values()]
     done = _completions(recorded)
-    cap = max_tokens or int(meta.get("reader_max_tokens") or DEFAULT_MAX_TOKENS)
+    cap = max_tokens or int(aset.meta.get("reader_max_tokens") or DEFAULT_MAX_TOKENS)
     return RoleTokens(
         "reader",
         reader or "(no reader named)",
         _mean(prompts),
         _mean(done) if done else float(cap),
         counter.how,
-        f"mean of {len(done):,} recorded answers" if done else f"at most {cap} (max tokens)",
+        f"mean of {len(done):,} recorded answers" if done else f"at most: max tokens {cap}",
         counter.exact,
         bool(done),
     )
 
 
-def _judge_side(res, keys, judges, options, meta, max_tokens, reader_side) -> RoleTokens:
+def _judge_side(aset: AnswerSet, keys, judges, options, max_tokens, reader_side) -> RoleTokens:
     """The judges' tokens per call, averaged over the judges (each judge counted with its
     own tokenizer) and over the answers; an answer not made yet counts the reader's
     completion tokens in the judge's prompt."""
-    aset = load_answer_set(res)
+    res = aset.results
     questions = {q.id: q for q in res.questions}
     references = {q: reference_text(res, q) for q in {q for _, q in keys}}
     per_judge, exact, how = [], True, ""
@@ -264,26 +268,25 @@ def _judge_side(res, keys, judges, options, meta, max_tokens, reader_side) -> Ro
             counts.append(counter.count(prompt) + extra)
         per_judge.append(_mean(counts))
     graded = [g for by_key in aset.grades.values() for g in by_key.values()]
-    done = _completions([*graded, *read_grade_reruns(answers_dir(res)).values()])
-    cap = max_tokens or int(meta.get("judge_max_tokens") or DEFAULT_MAX_TOKENS)
+    done = _completions([*graded, *read_grade_reruns(aset.folder).values()])
+    cap = max_tokens or int(aset.meta.get("judge_max_tokens") or DEFAULT_MAX_TOKENS)
     return RoleTokens(
         "judge",
         ", ".join(j for j in judges if j) or "(no judge named)",
         _mean(per_judge),
         _mean(done) if done else float(cap),
         how,
-        f"mean of {len(done):,} recorded grades" if done else f"at most {cap} (max tokens)",
+        f"mean of {len(done):,} recorded grades" if done else f"at most: max tokens {cap}",
         exact,
         bool(done),
     )
 
 
 def _noise(
-    res: Results, names: list[str], k: int
+    aset: AnswerSet, names: list[str], k: int
 ) -> tuple[NoiseModel, NoiseModel | None, list[str]]:
     """The accuracy's components (the noisiest system's) and the paired differences'
     (the noisiest pair's), measured on the answers graded so far, else assumed."""
-    aset = load_answer_set(res)
     notes: list[str] = []
     if not any(aset.grades.values()):
         notes.append("no answers graded yet: noise assumed (50% accuracy)")

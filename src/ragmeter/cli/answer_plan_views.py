@@ -18,7 +18,7 @@ __all__ = ["answer_plan_command", "options_grid", "plan_lines"]
 
 LABELS = {
     "as set": "as set",
-    "half-width": "± {target}",
+    "half-width": "± {target} pts",
     "difference": "separate {difference}",
 }
 
@@ -28,7 +28,8 @@ def _points(x: float) -> str:
 
 
 def _tokens(x: float) -> str:
-    return f"{x:,.0f}"
+    """Tokens in thousands (``547k``), below 1,000 as they are."""
+    return f"{x:,.0f}" if x < 1000 else f"{x / 1000:,.0f}k"
 
 
 def _money(option: PlanOption) -> str:
@@ -40,7 +41,7 @@ def options_grid(plan: AnswerPlan) -> Grid:
     and money (a column only with ``[prices]``)."""
     priced = plan.prices is not None
     target, difference = _points(plan.half_width), _points(plan.difference)
-    header = ["option", "questions", "reruns", "± pts", "calls", "prompt tok", "compl. tok"]
+    header = ["option", "questions", "K", "± pts", "calls", "prompt\ntokens", "reply\ntokens"]
     if priced:
         header.append(plan.prices.currency if plan.prices else "")
     grid = Grid(
@@ -51,8 +52,9 @@ def options_grid(plan: AnswerPlan) -> Grid:
         right=set(range(1, len(header))),
         key="options",
         caption=(
-            f"questions are per system; ± pts: predicted half-width of the "
-            f"{plan.confidence:.0%} accuracy interval (noisiest system)"
+            f"questions are per system, each asked K times; ± pts: predicted half-width of "
+            f"the {plan.confidence:.0%} accuracy interval (noisiest system); reply tokens: "
+            f"completion tokens"
             + (f"; separate: a {difference}-point paired difference, power 0.8" if plan.pairs
                else "")
         ),
@@ -71,10 +73,10 @@ def plan_lines(plan: AnswerPlan) -> list[str]:
     """The lines around the table: how tokens were counted, the noise, the choice."""
     out = []
     for side in (plan.reader, plan.judge):
-        prompt_how = side.prompt_how if side.prompt_exact else f"{side.prompt_how} (an estimate)"
         out.append(
-            f"{side.role} {side.model}: {side.prompt:,.0f} prompt tokens a call ({prompt_how}), "
-            f"{side.completion:,.0f} completion tokens a call ({side.completion_how})"
+            f"{side.role} {side.model}: {side.prompt:,.0f} prompt tokens a call "
+            f"({side.prompt_how}); {side.completion:,.0f} completion tokens a call "
+            f"({side.completion_how})"
         )
     n = plan.noise
     source = n.source + (f", {n.questions} questions x {n.reruns} reruns" if n.questions else "")
@@ -83,12 +85,17 @@ def plan_lines(plan: AnswerPlan) -> list[str]:
         f"{n.within:.3f} ({source})"
     )
     c = plan.choice
-    better = "another rerun" if c.better == "rerun" else "more questions"
-    spend = f"{c.rerun_cost:,.2f} {plan.prices.currency}" if plan.prices else f"{c.rerun_cost:,.0f} calls"
+    better = "another rerun buys" if c.better == "rerun" else "more questions buy"
+    spend = (
+        f"{c.rerun_cost:,.2f} {plan.prices.currency}"
+        if plan.prices
+        else f"{c.rerun_cost:,.0f} calls"
+    )
     out.append(
-        f"at {c.questions:,} questions x {c.reruns} reruns (± {_points(c.now)}): one more rerun "
-        f"({spend}) gives ± {_points(c.with_rerun)}; the same spend on {c.more_questions:,} more "
-        f"questions gives ± {_points(c.with_questions)}: {better} buys more"
+        f"at {c.questions:,} questions x {c.reruns} rerun{'s' if c.reruns != 1 else ''} "
+        f"(± {_points(c.now)}): one more rerun ({spend}) gives ± {_points(c.with_rerun)}; "
+        f"the same spend on {c.more_questions:,} more questions gives "
+        f"± {_points(c.with_questions)}: {better} more"
     )
     return out + plan.notes
 

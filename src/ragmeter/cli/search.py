@@ -17,8 +17,8 @@ from ragmeter.cli.app import FAMILY_OPTION as _FAMILY
 from ragmeter.cli.app import PAIRS_OPTION as _PAIRS
 from ragmeter.cli.app import (
     REPORT_STATUS,
-    ModelOptions,
     AccuracyJudge,
+    ModelOptions,
     _ints,
     _names,
     app,

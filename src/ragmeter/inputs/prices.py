@@ -62,7 +62,7 @@ def check_prices(body: Any, where: str = "[prices]") -> Prices:
             )
         if key == "currency":
             if not isinstance(value, str) or not value.strip():
-                raise InputError(f"{where}: currency must be a name such as \"USD\", got {value!r}")
+                raise InputError(f'{where}: currency must be a name such as "USD", got {value!r}')
             values[key] = value.strip()
             continue
         number = isinstance(value, int | float) and not isinstance(value, bool)

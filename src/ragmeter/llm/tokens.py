@@ -48,7 +48,7 @@ def token_counter(spec: str | None, options: dict[str, Any] | None = None) -> To
     """The counter for model ``spec`` (``gguf:PATH`` is exact when llama-cpp-python is
     installed and the file is there; anything else, or nothing, is the estimate)."""
     estimate = TokenCounter(
-        estimate_tokens, False, f"estimate: {CHARS_PER_TOKEN:g} characters a token"
+        estimate_tokens, False, f"estimated at {CHARS_PER_TOKEN:g} characters a token"
     )
     if not spec or not spec.startswith("gguf:"):
         return estimate
@@ -75,7 +75,7 @@ def _gguf_counter(path: Path, chat_format: str | None) -> TokenCounter:
         )
         return len(tokens)
 
-    return TokenCounter(count, True, f"{path.name}'s tokenizer, {name} chat format")
+    return TokenCounter(count, True, f"counted by {path.name}'s tokenizer, {name} chat format")
 
 
 def _formatter(llama: Any, module: Any, chat_format: str | None) -> tuple[Any, str]:

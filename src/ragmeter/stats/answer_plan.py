@@ -123,8 +123,10 @@ def noise_of(scores: ArrayLike, rerun_share: float = ASSUMED_RERUN_SHARE) -> Noi
     once, the sample variance of the scores split by ``rerun_share``; fewer than two
     graded questions, :func:`assumed_noise`.
     """
-    y = as_reruns(scores)
-    y = y[~np.all(np.isnan(y), axis=1)]
+    raw = np.asarray(scores, dtype=np.float64)
+    raw = raw[:, None] if raw.ndim == 1 else raw
+    graded = raw[~np.all(np.isnan(raw), axis=1)] if raw.ndim == 2 else raw
+    y = as_reruns(graded) if graded.size else graded.reshape(0, 1)
     n = int(y.shape[0])
     counts = np.count_nonzero(~np.isnan(y), axis=1)
     k = int(counts.max()) if n else 0
