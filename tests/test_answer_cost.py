@@ -163,3 +163,22 @@ def test_a_misspelt_price_key_is_one_line_and_exit_2(small_example_results, tmp_
     out = cli("plan", str(small_example_results), "--answers", "--prices", str(prices))
     assert out.exit_code == 2
     assert "reader_promt" in out.output and len(out.output.strip().splitlines()) == 1
+
+
+def test_hand_grades_are_planned_on_the_judges_measured_disagreement(
+    small_example_results_copy, counting
+):
+    from ragmeter.answers.store import HandGrade, answers_dir, append_hand, load_answer_set
+
+    results = small_example_results_copy
+    run(results, 3, Reruns())
+    assumed = plan_answers(results, half_width=0.2).hand
+    assert assumed.source.startswith("assumed") and assumed.rectifier == 0.15
+    folder = answers_dir(results)
+    answers = list(load_answer_set(results).answers.values())
+    for i, a in enumerate(answers):  # the judge said correct to all; a person to half
+        append_hand(folder, HandGrade(a.system, a.question, "correct" if i % 2 else "wrong", a.sha))
+    hand = plan_answers(results, half_width=0.2).hand
+    assert hand.source == f"measured on {len(answers)} answers graded by hand and by count:judge"
+    assert hand.rectifier == pytest.approx(0.3)  # var of [-1, 0] x 3, n - 1 = 5
+    assert hand.grades is not None and hand.grades >= 1

@@ -13,6 +13,7 @@ from ragmeter.stats.answer_plan import (
     ASSUMED_RERUN_SHARE,
     NoiseModel,
     assumed_noise,
+    hand_grades_for_half_width,
     noise_of,
     predicted_half_width,
     questions_for_half_width,
@@ -115,3 +116,17 @@ def test_reruns_below_one_or_not_whole_are_refused_in_one_line(bad):
 def test_a_target_of_zero_is_refused():
     with pytest.raises(InputError, match="half-width must be a number above 0"):
         questions_for_half_width(NoiseModel(0.1, 0.1, "test"), 1, 0.0)
+
+
+def test_hand_grades_reach_the_corrected_accuracys_target_and_one_fewer_does_not():
+    z2 = 1.959963984540054**2
+
+    def half_width(n_hand: int) -> float:
+        return math.sqrt(z2 * (0.2 / 400 + 0.1 / n_hand))
+
+    n = hand_grades_for_half_width(0.2, 0.1, 400, 0.06)
+    assert half_width(n) <= 0.06 < half_width(n - 1)
+
+
+def test_no_hand_grades_suffice_when_the_judges_own_noise_is_wider_than_the_target():
+    assert hand_grades_for_half_width(0.25, 0.1, 100, 0.04) is None  # 1.96 * 0.05 > 0.04

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.answers.flips import rerun_scores
+from ragmeter.answers.judges import accuracy_judge
 from ragmeter.answers.prompts import judge_request, reader_request
 from ragmeter.answers.rerun_store import read_answer_reruns, read_grade_reruns
 from ragmeter.answers.reruns import Reruns, rerun_settings
@@ -48,9 +49,12 @@ from ragmeter.llm.tokens import TokenCounter, token_counter
 from ragmeter.runs.results import Results
 from ragmeter.scoring.metrics import check_k
 from ragmeter.stats.answer_plan import (
+    ASSUMED_JUDGE_DISAGREEMENT,
+    MIN_HAND_PAIRS,
     NoiseModel,
     RerunOrQuestion,
     assumed_noise,
+    hand_grades_for_half_width,
     noise_of,
     predicted_half_width,
     questions_for_half_width,
@@ -60,7 +64,7 @@ from ragmeter.stats.answer_plan import (
 )
 from ragmeter.stats.planning import family_level
 
-__all__ = ["AnswerPlan", "PlanOption", "RoleTokens", "plan_answers", "run_usage"]
+__all__ = ["AnswerPlan", "HandNeed", "PlanOption", "RoleTokens", "plan_answers", "run_usage"]
 
 DEFAULT_MAX_TOKENS = 256
 """The reply cap ``answer`` and ``grade`` use unless told (``--max-tokens``)."""
@@ -105,6 +109,19 @@ class PlanOption:
 
 
 @dataclass(frozen=True)
+class HandNeed:
+    """The hand grades per system for the judge-corrected accuracy of ``questions``
+    answers to reach the target (``grades``; ``None``: the judge's own noise is wider
+    than the target, so more questions come first), with the variance of ``hand -
+    judge`` it rests on and where that comes from."""
+
+    questions: int
+    grades: int | None
+    rectifier: float
+    source: str
+
+
+@dataclass(frozen=True)
 class AnswerPlan:
     """What :func:`plan_answers` found (see the module docstring)."""
 
@@ -126,6 +143,7 @@ class AnswerPlan:
     choice: RerunOrQuestion
     prices: Prices | None = None
     notes: list[str] = field(default_factory=list)
+    hand: HandNeed | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (JSON-ready)."""
@@ -201,10 +219,11 @@ def plan_answers(
         noise, len(qids), settings.k, cost.money if prices else cost.calls,
         res.summary.confidence,
     )  # fmt: skip
+    hand = _hand_need(aset, names, noise, len(qids), half_width, res.summary.confidence)
     return AnswerPlan(
         str(res.path), names, len(qids), settings, judges, reader_side, judge_side, noise,
         pair_noise, half_width, difference, res.summary.confidence, alpha, pairs, opts, choice,
-        prices, notes,
+        prices, notes, hand,
     )  # fmt: skip
 
 
@@ -298,6 +317,29 @@ def _noise(
         return noise, None, notes
     pairs = [noise_of(scores[a] - scores[b]) for a, b in itertools.combinations(names, 2)]
     return noise, widest(pairs, k), notes
+
+
+def _hand_need(
+    aset: AnswerSet, names: list[str], noise: NoiseModel, n: int, target: float, conf: float
+) -> HandNeed:
+    """Hand grades for the judge-corrected accuracy (``docs/answers.md``: variance
+    ``var(judge) / N + var(hand - judge) / n``), the judge's disagreement measured on the
+    answers graded both ways (correct 1, otherwise 0, as accuracy counts), else assumed."""
+    judge = accuracy_judge(aset) if aset.grades else None
+    grades = aset.grades.get(judge or "", {})
+    pairs = [
+        float(h.hand == "correct") - float(grades[key].grade == "correct")
+        for key, h in aset.hand.items()
+        if key in grades and key[0] in names
+    ]
+    if len(pairs) >= MIN_HAND_PAIRS:
+        rectifier = float(np.var(pairs, ddof=1))
+        source = f"measured on {len(pairs)} answers graded by hand and by {judge}"
+    else:
+        rectifier = ASSUMED_JUDGE_DISAGREEMENT
+        source = f"assumed: the judge disagrees with a person on {rectifier:.0%} of answers"
+    need = hand_grades_for_half_width(noise.variance(1, 1), rectifier, n, target, conf)
+    return HandNeed(n, need, rectifier, source)
 
 
 @dataclass(frozen=True)

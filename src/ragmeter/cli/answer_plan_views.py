@@ -97,6 +97,17 @@ def plan_lines(plan: AnswerPlan) -> list[str]:
         f"the same spend on {c.more_questions:,} more questions gives "
         f"± {_points(c.with_questions)}: {better} more"
     )
+    hand = plan.hand
+    if hand is not None:
+        reach = (
+            f"{hand.grades:,} hand grades per system bring the judge-corrected accuracy of "
+            f"{hand.questions:,} questions to ± {_points(plan.half_width)}"
+            if hand.grades is not None
+            else f"no number of hand grades brings the judge-corrected accuracy of "
+            f"{hand.questions:,} questions to ± {_points(plan.half_width)}: more questions first"
+        )
+        out.append(f"hand grades: {reach} (hand - judge variance {hand.rectifier:.3f}, "
+                   f"{hand.source})")  # fmt: skip
     return out + plan.notes
 
 

@@ -36,10 +36,13 @@ from ragmeter.stats.reruns import as_reruns
 __all__ = [
     "ASSUMED_ACCURACY",
     "ASSUMED_DISCORDANT",
+    "ASSUMED_JUDGE_DISAGREEMENT",
+    "MIN_HAND_PAIRS",
     "ASSUMED_RERUN_SHARE",
     "NoiseModel",
     "RerunOrQuestion",
     "assumed_noise",
+    "hand_grades_for_half_width",
     "noise_of",
     "predicted_half_width",
     "questions_for_half_width",
@@ -56,6 +59,15 @@ ASSUMED_RERUN_SHARE = 0.2
 assumed when no question was graded twice. On the bench's "low" noise (70% of
 questions stable, the rest flipping up to 30% of the time) it is about 0.15, on its
 "high" noise (30% stable, up to 50%) about 0.45."""
+
+ASSUMED_JUDGE_DISAGREEMENT = 0.15
+"""The share of answers a judge grades otherwise than a person, assumed with fewer
+than :data:`MIN_HAND_PAIRS` answers graded both ways: the variance of ``hand - judge``
+on 0/1 grades is at most that."""
+
+MIN_HAND_PAIRS = 5
+"""Answers graded by hand and by the judge before their disagreement is measured (the
+judge-corrected accuracy's own minimum)."""
 
 ASSUMED_DISCORDANT = 0.3
 """The share of questions two systems score differently on, assumed for a paired
@@ -215,3 +227,24 @@ def rerun_or_question(
     return RerunOrQuestion(
         n, k, now, rerun, more, questions, spend, "rerun" if rerun < questions else "question"
     )
+
+
+def hand_grades_for_half_width(
+    judge_variance: float,
+    rectifier_variance: float,
+    questions: int,
+    half_width: float,
+    confidence: float = 0.95,
+) -> int | None:
+    """Hand grades for the judge-corrected accuracy (prediction-powered inference) of
+    ``questions`` judged answers to be +/- ``half_width``: its variance is
+    ``judge_variance / N + rectifier_variance / n`` (``rectifier``: ``hand - judge``),
+    so ``n = ceil(z**2 rectifier / (h**2 - z**2 judge / N))``; ``None`` when the judge's
+    own term already reaches the target (more questions first, not more hand grades)."""
+    _check_counts(questions, 1)
+    h = _positive(half_width, "half-width")
+    z2 = _z(confidence) ** 2
+    room = h**2 - z2 * judge_variance / questions
+    if room <= 0:
+        return None
+    return _ceil(z2 * rectifier_variance / room)
