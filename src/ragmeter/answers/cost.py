@@ -207,8 +207,15 @@ def plan_answers(
     if prices is None or isinstance(prices, str | Path):
         prices = read_prices(prices if prices is not None else res.path / "config.toml")
     keys = [(s, q) for s in names for q in qids]
-    reader_side = _reader_side(aset, keys, k, reader, options, max_tokens)
-    judge_side = _judge_side(aset, keys, judges, options, max_tokens, reader_side)
+    counters: dict[str | None, TokenCounter] = {}  # the reader and judges: often one model
+
+    def counter(spec: str | None) -> TokenCounter:
+        if spec not in counters:
+            counters[spec] = token_counter(spec, options)
+        return counters[spec]
+
+    reader_side = _reader_side(aset, keys, k, reader, counter(reader), max_tokens)
+    judge_side = _judge_side(aset, keys, [(j, counter(j)) for j in judges], max_tokens, reader_side)
     noise, pair_noise, notes = _noise(aset, names, settings.k)
     alpha = res.summary.alpha
     pairs = len(names) * (len(names) - 1) // 2
@@ -249,8 +256,9 @@ def _completions(rows: Sequence[Any]) -> list[int]:
     return [r.tokens_out for r in rows if r.error is None and r.tokens_out > 0]
 
 
-def _reader_side(aset: AnswerSet, keys, k, reader, options, max_tokens) -> RoleTokens:
-    counter = token_counter(reader, options)
+def _reader_side(
+    aset: AnswerSet, keys, k, reader: str | None, counter: TokenCounter, max_tokens
+) -> RoleTokens:
     prompts = _reader_tokens(aset.results, keys, k, counter)
     recorded = [*aset.answers.values(), *read_answer_reruns(aset.folder).values()]
     done = _completions(recorded)
@@ -267,7 +275,9 @@ def _reader_side(aset: AnswerSet, keys, k, reader, options, max_tokens) -> RoleT
     )
 
 
-def _judge_side(aset: AnswerSet, keys, judges, options, max_tokens, reader_side) -> RoleTokens:
+def _judge_side(
+    aset: AnswerSet, keys, judges: list[tuple[str, TokenCounter]], max_tokens, reader_side
+) -> RoleTokens:
     """The judges' tokens per call, averaged over the judges (each judge counted with its
     own tokenizer) and over the answers; an answer not made yet counts the reader's
     completion tokens in the judge's prompt."""
@@ -275,8 +285,7 @@ def _judge_side(aset: AnswerSet, keys, judges, options, max_tokens, reader_side)
     questions = {q.id: q for q in res.questions}
     references = {q: reference_text(res, q) for q in {q for _, q in keys}}
     per_judge, exact, how = [], True, ""
-    for judge in judges:
-        counter = token_counter(judge, options)
+    for _, counter in judges:
         exact, how = exact and counter.exact, how or counter.how
         counts = []
         for s, q in keys:
@@ -291,7 +300,7 @@ def _judge_side(aset: AnswerSet, keys, judges, options, max_tokens, reader_side)
     cap = max_tokens or int(aset.meta.get("judge_max_tokens") or DEFAULT_MAX_TOKENS)
     return RoleTokens(
         "judge",
-        ", ".join(j for j in judges if j) or "(no judge named)",
+        ", ".join(j for j, _ in judges if j) or "(no judge named)",
         _mean(per_judge),
         _mean(done) if done else float(cap),
         how,
