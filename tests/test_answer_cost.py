@@ -182,3 +182,12 @@ def test_hand_grades_are_planned_on_the_judges_measured_disagreement(
     assert hand.source == f"measured on {len(answers)} answers graded by hand and by count:judge"
     assert hand.rectifier == pytest.approx(0.3)  # var of [-1, 0] x 3, n - 1 = 5
     assert hand.grades is not None and hand.grades >= 1
+
+
+def test_answer_dry_run_prints_the_plan_and_calls_nothing(small_example_results, counting):
+    out = cli("answer", str(small_example_results), "--reader", "count:reader", "--dry-run",
+              "--reruns", "2", "--reruns-of", "judge")  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert CountingModel.calls == 0
+    assert "nothing was called" in out.output and "count:reader" in out.output
+    assert not (small_example_results / "answers").exists()
