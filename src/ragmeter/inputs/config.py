@@ -14,8 +14,6 @@ Example::
     seed = 1
     rounds = 10000
     metric = "recall@5"
-    [prices]                  # per million tokens (ragmeter.inputs.prices)
-    reader_prompt = 0.15
     [answers]
     judge = "ollama:gpt-oss:20b"  # whose grades give answer accuracy (default: the first)
     reruns = 1                # ask the reader and/or judge K times per question
@@ -39,7 +37,7 @@ from typing import Any
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.files.safe_text import redact
-from ragmeter.inputs.prices import PRICE_KEYS, check_prices
+from ragmeter.inputs.prices import PRICE_TYPES
 from ragmeter.inputs.reruns import check_reruns
 from ragmeter.scoring.names import Metric, check_ks, metric_names
 from ragmeter.stats.clusters import CLUSTER_MODES
@@ -160,8 +158,6 @@ class Config:
             raise InputError("ideal must be 'returned' (as the seed), 'index' or 'judged'")
         if self.gain not in ("exponential", "linear"):
             raise InputError("gain must be 'exponential' (2^grade - 1, the seed) or 'linear'")
-        if self.depth < 1:
-            raise InputError(f"depth must be at least 1, got {self.depth}")
         check_seed(self.seed)
         check_rounds(self.rounds)
         check_confidence(self.confidence, 0.5)
@@ -277,12 +273,9 @@ _SECTIONS = {
 }
 
 
-EXTRA_SECTIONS: dict[str, dict[str, Any]] = {
-    "prices": {**dict.fromkeys(PRICE_KEYS, float | int), "currency": str},
-}
+EXTRA_SECTIONS: dict[str, dict[str, Any]] = {"prices": PRICE_TYPES}  # read by plan --answers
 """Sections read by later stages: ``{section: {key: type}}``, declared with
-:func:`declare_section`. A section or key declared nowhere is an error. ``[prices]``
-(:mod:`ragmeter.inputs.prices`) is read by ``ragmeter plan --answers``."""
+:func:`declare_section`. A section or key declared nowhere is an error."""
 
 NAMED_ENTRIES = ("strategy", "retriever")
 """Arrays of tables (``[[strategy]]``, ``[[retriever]]``): each entry needs a ``name``;
@@ -351,8 +344,6 @@ def load_config(path: str | Path) -> Config:
                 )
             _check_value(path, section, key, value, keys[key])
         if section in EXTRA_SECTIONS:
-            if section == "prices":
-                check_prices(body, f"{path}: [prices]")
             extra[section] = body
             continue
         for key, value in body.items():

@@ -24,10 +24,15 @@ from typing import Any
 
 from ragmeter.errors import InputError, did_you_mean
 
-__all__ = ["PRICE_KEYS", "Prices", "check_prices", "read_prices"]
+__all__ = ["PRICE_KEYS", "PRICE_TYPES", "Prices", "check_prices", "read_prices"]
 
 PRICE_KEYS = ("reader_prompt", "reader_completion", "judge_prompt", "judge_completion")
 """The prices ``[prices]`` takes, each per million tokens; ``currency`` beside them."""
+
+PRICE_TYPES: dict[str, Any] = {**dict.fromkeys(PRICE_KEYS, float | int), "currency": str}
+"""``[prices]``'s keys and their TOML types, for the configuration's own checks (names and
+types when ``ragmeter.toml`` is read; :func:`check_prices` checks the values when the
+prices are read for a plan)."""
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from statistics import NormalDist
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.stats.rerun_variance import variance_components
 from ragmeter.stats.reruns import as_reruns
@@ -162,14 +163,16 @@ def widest(models: Sequence[NoiseModel], k: int) -> NoiseModel:
     return max(models, key=lambda m: m.between + m.within / k)
 
 
-def predicted_half_width(noise: NoiseModel, n: int, k: int, confidence: float = 0.95) -> float:
+def predicted_half_width(
+    noise: NoiseModel, n: int, k: int, confidence: float = DEFAULTS.confidence
+) -> float:
     """The half-width a ``confidence`` interval on ``n`` questions x ``k`` reruns is
     expected to have: ``z * sqrt((between + within / k) / n)``."""
     return _z(confidence) * math.sqrt(noise.variance(n, k))
 
 
 def questions_for_half_width(
-    noise: NoiseModel, k: int, half_width: float, confidence: float = 0.95
+    noise: NoiseModel, k: int, half_width: float, confidence: float = DEFAULTS.confidence
 ) -> int:
     """Questions at ``k`` reruns each for an interval of +/- ``half_width``."""
     _check_counts(1, k)
@@ -211,7 +214,7 @@ def rerun_or_question(
     n: int,
     k: int,
     cost: Callable[[int, int], float],
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
 ) -> RerunOrQuestion:
     """Whether another rerun or more questions narrow the interval more for the same
     spend. ``cost(n, k)`` is what ``n`` questions at ``k`` reruns cost (calls, tokens or
@@ -234,7 +237,7 @@ def hand_grades_for_half_width(
     rectifier_variance: float,
     questions: int,
     half_width: float,
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
 ) -> int | None:
     """Hand grades for the judge-corrected accuracy (prediction-powered inference) of
     ``questions`` judged answers to be +/- ``half_width``: its variance is
