@@ -49,7 +49,9 @@ from ragmeter.cli.plan_views import (
     planned_pairs,
 )
 from ragmeter.cli.progress import status, step_bar
+from ragmeter.cli.rank_views import print_ranks
 from ragmeter.comparison.families import check_config_family
+from ragmeter.comparison.ranks import rank_run
 from ragmeter.comparison.summary import Summary, summarize_run
 from ragmeter.comparison.systems import compare_run
 from ragmeter.errors import InputError, did_you_mean
@@ -82,6 +84,7 @@ def _print_summary(summary: Summary, ks: list[int], out: Path | None, every: boo
             every=every,
             ndcg=summary.ndcg_label,
         )
+        print_ranks(summary.ranks, console, terminal.terminal_width())
     console.print(terminal.interval_note(summary))
     if out is not None:
         console.print(Text.assemble("Results: ", (shown_path(out), "bold")))
@@ -339,6 +342,7 @@ def compare(
     print_comparisons(
         table.rows, metric, seed, rounds, table.rule, every=every, ndcg=res.summary.ndcg_label
     )
+    print_ranks(rank_run(res, plan, table), console, terminal.terminal_width())
 
 
 @app.command()

@@ -43,7 +43,7 @@ from ragmeter import stats
 from ragmeter.comparison.formatting import metric_scale
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.comparison.verdicts import Row, Rule, Verdicts
-from ragmeter.scoring.names import lower_is_better
+from ragmeter.scoring.names import is_share, lower_is_better
 
 __all__ = [
     "FAMILYWISE",
@@ -51,6 +51,7 @@ __all__ = [
     "Ranks",
     "ahead_pairs",
     "rank_ranges",
+    "rank_run",
     "ranks_of",
     "resolve_ranks",
     "tie_groups",
@@ -193,6 +194,11 @@ class Ranks:
         """The letters of the groups ``system`` is in (``"ab"``)."""
         return "".join(_letters(i) for i, g in enumerate(self.groups) if system in g)
 
+    @property
+    def column(self) -> str:
+        """The heading of the means' column: the measure, ``(%)`` for a share."""
+        return self.metric + (" (%)" if is_share(self.metric) else "")
+
     def shown_mean(self, system: str) -> str:
         scale, digits = metric_scale(self.metric)
         mean = next(r.mean for r in self.ranges if r.system == system)
@@ -247,6 +253,7 @@ class Ranks:
             "metric": self.metric,
             "lower_better": self.lower_better,
             "confidence": self.confidence,
+            "column": self.column,
             "order": list(self.order),
             "groups": [list(g) for g in self.groups],
             "top": list(self.top),
@@ -350,3 +357,11 @@ def resolve_ranks(
     scores = np.asarray(matrices[plan.metric], dtype=np.float64)
     means = {s: stats.seq_mean(scores[i]) for i, s in enumerate(systems)}
     return ranks_of(table, every, means, plan.metric, own=own)
+
+
+def rank_run(run: Any, plan: ComparisonPlan, table: Verdicts) -> Ranks:
+    """:func:`resolve_ranks` over every system and metric of a run in memory or on disk,
+    ``table`` being its comparison under ``plan``
+    (:func:`ragmeter.comparison.systems.compare_run`)."""
+    systems = [str(s) for s in run.systems]
+    return resolve_ranks({m: run.matrix(m, systems) for m in run.metrics}, systems, plan, table)
