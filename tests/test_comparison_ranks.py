@@ -164,3 +164,15 @@ def test_summary_json_keeps_the_ranks_and_the_same_seed_gives_the_same_bytes():
     # a summary written before ranks were kept reads back without them
     old = {k: v for k, v in first.to_json().items() if k != "ranks"}
     assert Summary.from_json(old).ranks is None
+
+
+def test_a_tangle_of_ties_falls_back_to_each_system_with_those_not_separated_from_it():
+    # 6 triples, each separated within, tied across: 3**6 = 729 largest tied sets
+    order = [f"s{i}" for i in range(18)]
+    ahead = {(order[i], order[j]) for i in range(18) for j in range(18) if i < j and i // 3 == j // 3}
+    groups = tie_groups(order, ahead)
+    assert len(groups) == 18
+    for i, a in enumerate(order):
+        for b in order[i + 1 :]:
+            if (a, b) not in ahead:
+                assert _tied(groups, a, b)

@@ -63,7 +63,8 @@ of them gives rank ranges as it stands."""
 
 MAX_GROUPS = 200
 """More largest tied sets than this (only a tangle of ties no real table makes) and each
-system's group is itself with every system not separated from it instead."""
+system's group is itself with every system not separated from it instead: every tied pair
+still shares a group, but a group may then hold a pair that is separated."""
 
 
 @dataclass(frozen=True)
@@ -119,11 +120,8 @@ def tie_groups(order: Sequence[str], ahead: set[tuple[str, str]]) -> list[list[s
     """The largest sets of systems no two of which are separated, each in ``order``,
     sorted by their members' places in it (Bron-Kerbosch with a pivot)."""
     k = len(order)
-    tied = [
-        {j for j in range(k) if j != i and (order[i], order[j]) not in ahead
-         and (order[j], order[i]) not in ahead}
-        for i in range(k)
-    ]
+    apart = {frozenset(p) for p in ahead}
+    tied = [{j for j in range(k) if j != i and {order[i], order[j]} not in apart} for i in range(k)]
     found: list[list[int]] = []
 
     def grow(clique: list[int], candidates: set[int], done: set[int]) -> None:
@@ -288,16 +286,19 @@ class Ranks:
             groups=[[str(s) for s in g] for g in data["groups"]],
             top=[str(s) for s in data["top"]],
             below_all=None if data.get("below_all") is None else str(data["below_all"]),
-            ranges=[
-                RankRange(str(r["system"]), float(r["mean"]), int(r["rank_low"]),
-                          int(r["rank_high"]))
-                for r in data["systems"]
-            ],
+            ranges=[_range_of(r) for r in data["systems"]],
             rule=Rule.from_dict(data["rule"]),
             own=bool(data["own"]),
             family=str(data.get("family", "")),
             leader=None if data.get("leader") is None else str(data["leader"]),
         )
+
+
+def _range_of(data: dict[str, Any]) -> RankRange:
+    """A :class:`RankRange` from a system's entry in :meth:`Ranks.to_dict`."""
+    return RankRange(
+        str(data["system"]), float(data["mean"]), int(data["rank_low"]), int(data["rank_high"])
+    )
 
 
 def ranks_of(
