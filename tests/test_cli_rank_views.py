@@ -54,7 +54,7 @@ def test_compare_prints_the_ranks_and_says_when_they_needed_every_pair(example_r
     shown = " ".join(own.stdout.split())
     assert "Ranks on recall@5:" in shown and "pairs of the table above" in shown
     based = runner.invoke(
-        app, ["compare", str(example_results), "--rounds", "500", "--baseline", "fixed"], env=env
+        app, ["compare", str(example_results), "--rounds", "500", "--baseline", "whole"], env=env
     )
     assert based.exit_code == 0, based.output
     shown = " ".join(based.stdout.split())

@@ -49,7 +49,7 @@ from ragmeter.cli.plan_views import (
     planned_pairs,
 )
 from ragmeter.cli.progress import status, step_bar
-from ragmeter.cli.rank_views import print_ranks
+from ragmeter.cli.rank_views import print_ranks, ranks_grid
 from ragmeter.comparison.families import check_config_family
 from ragmeter.comparison.ranks import rank_run
 from ragmeter.comparison.summary import Summary, summarize_run
@@ -331,18 +331,20 @@ def compare(
         family=family,
     )
     table = compare_run(res, plan)
+    ranks = rank_run(res, plan, table)
     metric, seed, rounds = plan.metric, plan.seed, plan.rounds
     if chosen != "table":
         grid = terminal.comparison_grid(
             table.rows, metric, seed, rounds, table.rule, res.summary.ndcg_label
         )
         records = terminal.comparison_records(table.rows, metric)
-        emit(render([grid], chosen, records, {"metric": metric, **table.to_dict()}))
+        data = {"metric": metric, **table.to_dict(), "ranks": ranks.to_dict()}
+        emit(render([grid, ranks_grid(ranks)], chosen, records, data))
         return
     print_comparisons(
         table.rows, metric, seed, rounds, table.rule, every=every, ndcg=res.summary.ndcg_label
     )
-    print_ranks(rank_run(res, plan, table), console, terminal.terminal_width())
+    print_ranks(ranks, console, terminal.terminal_width())
 
 
 @app.command()
