@@ -1,6 +1,7 @@
 """``ragmeter.cli.rank_views``: where each system ranks, readable at 80 columns, with the
 headline's sentence over it and the line saying what the ranges mean under it; ``compare``
-prints it for the family it was asked for, saying when the ranges needed every pair."""
+prints it for the family it was asked for, saying when the ranges needed every pair; two
+systems print none (their one verdict says it)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,13 @@ def test_the_table_lists_every_system_best_first_with_its_range_and_letters():
     assert all(row[3] for row in grid.rows)
     assert grid.title.startswith("Ranks on recall@5: ") and ranks.sentence in grid.title
     assert rank_views(None, 80) == ([], [])
+
+
+def test_two_systems_print_no_ranks_their_one_verdict_says_it():
+    two = _ranks(["a", "b"])
+    assert two is not None and two.sentence  # the data keep them
+    assert rank_views(two, 80) == ([], [])
+    assert rank_views(_ranks(["a", "b", "c"]), 80)[0]
 
 
 def test_compare_prints_the_ranks_and_says_when_they_needed_every_pair(example_results):

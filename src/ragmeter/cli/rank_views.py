@@ -1,5 +1,5 @@
 """Where each system ranks, as ``search``, ``compare``, ``evaluate`` and ``grade`` print
-it: the headline sentence (who shares the top, who is below all), then a table of each
+it with three systems or more (two systems' ranks are their one verdict): the headline sentence (who shares the top, who is below all), then a table of each
 system's mean, simultaneous rank range and tie-group letters, and the line saying what
 the ranges and groups mean. Everything shown is read off
 :class:`ragmeter.comparison.ranks.Ranks`; nothing is computed here."""
@@ -12,7 +12,13 @@ from rich.text import Text
 from ragmeter.cli.layout import Grid, fit
 from ragmeter.comparison.ranks import Ranks
 
-__all__ = ["rank_views", "ranks_grid"]
+__all__ = ["print_ranks", "rank_views", "ranks_grid", "shows_ranks"]
+
+
+def shows_ranks(ranks: Ranks | None) -> bool:
+    """Whether the terminal prints ``ranks``: from three systems on (with two, the
+    comparison table's one verdict says it all; the data keep the ranks anyway)."""
+    return ranks is not None and len(ranks.order) > 2
 
 
 def ranks_grid(ranks: Ranks, title: str = "") -> Grid:
@@ -31,7 +37,7 @@ def ranks_grid(ranks: Ranks, title: str = "") -> Grid:
 
 def rank_views(ranks: Ranks | None, width: int | None) -> tuple[list[RenderableType], list[str]]:
     """The ranks table fitted to ``width`` and the line under it (nothing without ranks)."""
-    if ranks is None or len(ranks.order) < 2:
+    if ranks is None or not shows_ranks(ranks):
         return [], []
     return fit(ranks_grid(ranks), width), [ranks.ranges_note]
 

@@ -49,7 +49,7 @@ from ragmeter.cli.plan_views import (
     planned_pairs,
 )
 from ragmeter.cli.progress import status, step_bar
-from ragmeter.cli.rank_views import print_ranks, ranks_grid
+from ragmeter.cli.rank_views import print_ranks, ranks_grid, shows_ranks
 from ragmeter.comparison.families import check_config_family
 from ragmeter.comparison.ranks import rank_run
 from ragmeter.comparison.summary import Summary, summarize_run
@@ -339,7 +339,8 @@ def compare(
         )
         records = terminal.comparison_records(table.rows, metric)
         data = {"metric": metric, **table.to_dict(), "ranks": ranks.to_dict()}
-        emit(render([grid, ranks_grid(ranks)], chosen, records, data))
+        grids = [grid, ranks_grid(ranks)] if shows_ranks(ranks) else [grid]
+        emit(render(grids, chosen, records, data))
         return
     print_comparisons(
         table.rows, metric, seed, rounds, table.rule, every=every, ndcg=res.summary.ndcg_label

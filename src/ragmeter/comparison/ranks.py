@@ -228,8 +228,9 @@ class Ranks:
         """The line under the ranks saying what the ranges mean and where they come from."""
         level = f"{self.confidence * 100:g}%"
         k = len(self.order)
+        pairs = "the pair" if self.rule.pairs == 1 else f"the {self.rule.pairs} pairs"
         how = (
-            f"the {self.rule.pairs} pairs of the table above"
+            f"{pairs} of the table above"
             if self.own
             else f"every pair ({self.rule.pairs}) compared again for the ranks under max-T, "
             f"as the table above compares {self.family}"

@@ -219,8 +219,10 @@
         append(line, el("span", { class: "hl" }, cost));
       }
       if (h.ranks) {
+        const link = DATA.ranks && DATA.ranks.systems.length > 2
+          ? [" (", el("a", { href: "#ranks", text: "Ranks" }), ")."] : ["."];
         append(line, el("span", { class: "hl", id: "headline-ranks" }, [" By the verdicts on ",
-          el("b", { text: m }), ": " + h.ranks + " (", el("a", { href: "#ranks", text: "Ranks" }), ")."]));
+          el("b", { text: m }), ": " + h.ranks].concat(link)));
       }
       if (h.cheapest_tied) {
         append(line, el("span", { class: "hl" }, [" ", el("b", { text: h.cheapest_tied }),
@@ -506,8 +508,10 @@
 
   // Where each system ranks (comparison.ranks): the sentence, each system's mean, its
   // simultaneous rank range and its tie-group letters, and the line saying what they mean.
-  // Every text comes from the data; nothing is formatted here.
+  // Every text comes from the data; nothing is formatted here. From three systems on, as
+  // the terminal prints it (two systems' ranks are their one verdict).
   function ranksBlock(r, id) {
+    if (r.systems.length < 3) return [];
     const head = el("h3", { id: id, text: "Ranks on " + r.metric + ": " + r.sentence });
     const t = el("table", { class: "data", id: id + "-table" });
     table(t, ["system", { text: r.column, num: true },
