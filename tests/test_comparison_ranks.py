@@ -31,8 +31,15 @@ def _row(a: str, b: str, mean: float, separated: bool, identical: bool = False) 
 
 def _rule(**kw) -> Rule:
     base = dict(
-        adjust="maxt", alpha=0.05, family="all pairs", pairs=3, test="t", interval="i",
-        seed=1, rounds=1000, rng="mulberry32",
+        adjust="maxt",
+        alpha=0.05,
+        family="all pairs",
+        pairs=3,
+        test="t",
+        interval="i",
+        seed=1,
+        rounds=1000,
+        rng="mulberry32",
     )
     return Rule(**{**base, **kw})
 
@@ -169,7 +176,9 @@ def test_summary_json_keeps_the_ranks_and_the_same_seed_gives_the_same_bytes():
 def test_a_tangle_of_ties_falls_back_to_each_system_with_those_not_separated_from_it():
     # 6 triples, each separated within, tied across: 3**6 = 729 largest tied sets
     order = [f"s{i}" for i in range(18)]
-    ahead = {(order[i], order[j]) for i in range(18) for j in range(18) if i < j and i // 3 == j // 3}
+    ahead = {
+        (order[i], order[j]) for i in range(18) for j in range(18) if i < j and i // 3 == j // 3
+    }
     groups = tie_groups(order, ahead)
     assert len(groups) == 18
     for i, a in enumerate(order):

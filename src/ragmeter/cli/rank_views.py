@@ -1,8 +1,9 @@
 """Where each system ranks, as ``search``, ``compare``, ``evaluate`` and ``grade`` print
-it with three systems or more (two systems' ranks are their one verdict): the headline sentence (who shares the top, who is below all), then a table of each
-system's mean, simultaneous rank range and tie-group letters, and the line saying what
-the ranges and groups mean. Everything shown is read off
-:class:`ragmeter.comparison.ranks.Ranks`; nothing is computed here."""
+it from three systems on (two systems' ranks are their one verdict): the headline
+sentence (who shares the top, who is below all), then a table of each system's mean,
+simultaneous rank range and tie-group letters, and the line saying what the ranges and
+groups mean. Everything shown is read off :class:`ragmeter.comparison.ranks.Ranks`;
+nothing is computed here."""
 
 from __future__ import annotations
 
