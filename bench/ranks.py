@@ -28,6 +28,7 @@ significantly below, one-sided p < 0.01); no tie-group violation.
 
     python bench/ranks.py --quick     # seconds: 100 draws a cell, 500 rounds
     nice python bench/ranks.py        # the figures in docs/statistics.md (2,000 draws)
+    python bench/ranks.py --cells 1 --draws 3000 --rounds 1000 --seed 7   # the null again
 """
 
 from __future__ import annotations
@@ -111,6 +112,7 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=20260)
+    parser.add_argument("--cells", help="the cells to run, by number from 1 (e.g. 1,3)")
     args = parser.parse_args()
     draws, rounds = (100, 500) if args.quick else (args.draws, args.rounds)
     print(f"{draws} draws a cell, {rounds} sign-flip rounds, seed {args.seed}, rho {RHO}")
@@ -123,7 +125,10 @@ def main() -> None:
     worst = 100.0
     bad = 0
     low = 0  # cells whose coverage is significantly below 95% (one-sided p < 0.01)
+    chosen = {int(c) - 1 for c in args.cells.split(",")} if args.cells else range(len(CELLS))
     for i, cell in enumerate(CELLS):
+        if i not in chosen:
+            continue
         r = run_cell(cell, draws, rounds, args.seed + i)
         cov = {a: 100.0 * r[a] / draws for a in ("maxt", "holm")}
         se = {a: math.sqrt(cov[a] * (100 - cov[a]) / draws) for a in cov}
