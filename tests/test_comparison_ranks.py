@@ -185,3 +185,13 @@ def test_a_tangle_of_ties_falls_back_to_each_system_with_those_not_separated_fro
         for b in order[i + 1 :]:
             if (a, b) not in ahead:
                 assert _tied(groups, a, b)
+
+
+def test_compare_and_the_saved_summary_give_the_same_ranks(example_results):
+    from ragmeter.comparison.ranks import rank_run
+    from ragmeter.comparison.systems import compare_run
+    from ragmeter.runs.results import Results
+
+    res = Results(example_results)
+    plan = res.comparison_plan
+    assert rank_run(res, plan, compare_run(res, plan)) == res.summary.ranks
