@@ -195,3 +195,13 @@ def test_compare_and_the_saved_summary_give_the_same_ranks(example_results):
     res = Results(example_results)
     plan = res.comparison_plan
     assert rank_run(res, plan, compare_run(res, plan)) == res.summary.ranks
+
+
+def test_the_notebook_s_comparisons_carry_the_ranks(example_results):
+    import ragmeter
+    from ragmeter.runs.results import Results
+
+    got = ragmeter.compare(example_results)
+    assert got.ranks == Results(example_results).summary.ranks
+    based = ragmeter.compare(example_results, baseline="whole", rounds=500)
+    assert not based.ranks.own and based.ranks.rule.family == "all pairs"
