@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 
 from ragmeter.cli import progress
 from ragmeter.cli.safe_console import SafeConsole, TerminalConsole
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, OutputError, RagmeterError
 from ragmeter.files.safe_text import printable, redact_text
 
@@ -89,12 +90,15 @@ def _metric_names(args: list[str]) -> list[str]:
 
 
 app = typer.Typer(
-    help="Measure retrieval for language models, with 95% intervals on every number.",
+    help=(
+        "Measure retrieval for language models, with "
+        f"{DEFAULTS.confidence * 100:g}% intervals on every number."
+    ),
     epilog=(
         "Models are named by their role: --reader (answer), --judge (grade), --model "
         "(questions generate, questions audit; -m, old name --llm), each as gguf:PATH, "
         "ollama:NAME or openai:NAME, with --option KEY=VALUE for the backend. "
-        "Every --seed defaults to 1, or to the seed of the run it reads."
+        f"Every --seed defaults to {DEFAULTS.seed}, or to the seed of the run it reads."
     ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,

@@ -54,6 +54,7 @@ from ragmeter.comparison.families import check_config_family
 from ragmeter.comparison.ranks import rank_run
 from ragmeter.comparison.summary import Summary, summarize_run
 from ragmeter.comparison.systems import compare_run
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.files.outputs import check_results_target
 from ragmeter.inputs.config import Config, check_family, check_seed, load_config, one_family
@@ -112,8 +113,12 @@ def search(
     retrievers: Annotated[str | None, typer.Option(help="Comma-separated retriever kinds")] = None,
     ks: Annotated[str | None, typer.Option(help="Comma-separated k values, e.g. 1,3,5,10")] = None,
     metric: Annotated[str | None, typer.Option(help="Metric for paired comparisons")] = None,
-    seed: Annotated[int | None, typer.Option(help="Bootstrap seed (default 1)")] = None,
-    rounds: Annotated[int | None, typer.Option(help="Bootstrap rounds (default 10000)")] = None,
+    seed: Annotated[
+        int | None, typer.Option(help=f"Bootstrap seed (default {DEFAULTS.seed})")
+    ] = None,
+    rounds: Annotated[
+        int | None, typer.Option(help=f"Bootstrap rounds (default {DEFAULTS.rounds})")
+    ] = None,
     method: Annotated[str | None, typer.Option(help="percentile (default) or bca")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Results directory")] = None,
     adjust: Annotated[str | None, _ADJUST] = None,
@@ -281,7 +286,9 @@ def _run_settings(
     if seed is not None:
         check_seed(seed, "--seed")
     if rounds is not None and rounds < 100:
-        raise InputError(f"--rounds must be at least 100 (10000 is the default), got {rounds}")
+        raise InputError(
+            f"--rounds must be at least 100 ({DEFAULTS.rounds} is the default), got {rounds}"
+        )
     return (
         find_metric(metric, res.metrics) if metric else res.summary.metric,  # P_5: precision@5
         seed if seed is not None else res.summary.seed,

@@ -19,6 +19,7 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import FAMILY_CHOICES, Config
+from ragmeter.stats.paired import verdict_text
 
 __all__ = [
     "FAMILIES",
@@ -207,12 +208,8 @@ def short_verdict(row: Any) -> str:
     ``better``, ``tie`` or ``identical``; the full verdict stays in the table."""
     if row.identical:
         return "identical"
-    verdict = str(row.verdict)
-    if not verdict.endswith(" better"):
+    if row.winner is None:
         return "tie"
-    winner = verdict[: -len(" better")]
-    if winner not in (str(row.a), str(row.b)):
-        return verdict
     same_strategy = str(row.a).rpartition("/")[0] == str(row.b).rpartition("/")[0]
-    strategy, _, retriever = winner.rpartition("/")
-    return f"{retriever if same_strategy else strategy} better"
+    strategy, _, retriever = str(row.winner).rpartition("/")
+    return verdict_text(retriever if same_strategy else strategy, "tie")

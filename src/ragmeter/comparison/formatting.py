@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ragmeter.defaults import EARLIER
 from ragmeter.scoring.metrics import family, is_share
 from ragmeter.stats.bootstrap import format_interval
 
@@ -53,7 +54,7 @@ def level_label(estimates: Iterable[Any]) -> str:
     for est in estimates:
         if est is not None:
             level = _getter(est)("confidence")
-            levels.add(round(float(0.95 if level is None else level), 12))
+            levels.add(round(float(EARLIER.confidence if level is None else level), 12))
     return f"{levels.pop() * 100:g}%" if len(levels) == 1 else ""
 
 

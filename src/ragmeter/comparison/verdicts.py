@@ -42,6 +42,7 @@ from numpy.typing import ArrayLike
 from ragmeter import stats
 from ragmeter.comparison.families import FAMILIES, GRID_LABELS, grid_pairs
 from ragmeter.comparison.formatting import column_labels, fmt_end, fmt_p, shown_difference, shown_p
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.stats.clusters import cluster_bootstrap_many
 from ragmeter.stats.maxt import constrained, null_p_values, step_down
@@ -198,7 +199,7 @@ class Rule:
         return stats.from_fields(cls, data)
 
 
-def rule_alpha(rule: Rule | None, confidence: float = 0.95) -> float:
+def rule_alpha(rule: Rule | None, confidence: float = DEFAULTS.confidence) -> float:
     """The level a table decided at: its rule's, else :func:`ragmeter.stats.alpha_of`
     (a table saved before rules were recorded)."""
     return rule.alpha if rule is not None else stats.alpha_of(confidence)
@@ -211,7 +212,10 @@ class Row:
     ``p_value`` is the unadjusted p-value of the pair's test, ``level`` the two-sided
     level its interval was built at (the difference's ``confidence`` is 1 - level),
     ``differ`` the questions where A and B scored differently and ``needed`` the
-    fewest differing questions that could be separated at ``level``.
+    fewest differing questions that could be separated at ``level``. ``winner`` is who
+    won: the system the rule puts above the other (the higher mean: a row does not know its
+    measure's direction), None for a tie or an identical pair; ``verdict`` is worded from
+    it (:func:`ragmeter.stats.verdict_text`). Read ``winner``, never the verdict's words.
     """
 
     a: str
@@ -228,6 +232,7 @@ class Row:
     separated: bool
     identical: bool
     verdict: str
+    winner: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The row as summary.json keeps it: ``p`` is the rule's p (the rule is
@@ -238,7 +243,9 @@ class Row:
     def from_dict(cls, data: dict[str, Any], *, ruled: bool = True) -> Row:
         """The inverse of :meth:`to_dict`; also reads the rows of summaries written
         before the decision rule was recorded (``ruled=False``: no ``p``, ``level``,
-        ``differ``..., the verdict taken from the interval)."""
+        ``differ``..., the verdict taken from the interval) or before the winner was
+        (:func:`~ragmeter.stats.winner_of`: from ``separated``, ``identical`` and the sign
+        of the difference)."""
         d = dict(data)
         diff = stats.Estimate.from_dict(d["difference"])
         if "p" not in d:  # an earlier summary: p_holm beside p_value, no rule
@@ -249,6 +256,9 @@ class Row:
         d.setdefault("separated", diff.low > 0 or diff.high < 0)
         d.setdefault("identical", False)
         d.setdefault("verdict", "")
+        if "winner" not in d:  # who won, from the decision: never from the verdict's words
+            won = d["separated"] and not d["identical"]
+            d["winner"] = stats.winner_of(d["a"], d["b"], diff, won)
         d["difference"] = diff
         return stats.from_fields(cls, d)
 
@@ -354,8 +364,8 @@ def compare_family(
     pairs: Sequence[tuple[str, str]] | None = None,
     identical: list[list[str]] | None = None,
     alpha: float = 0.05,
-    rounds: int = 10_000,
-    seed: stats.Seed = 1,
+    rounds: int = DEFAULTS.rounds,
+    seed: stats.Seed = DEFAULTS.seed,
     binary: bool | None = None,
     clusters: ArrayLike | None = None,
     family: str = "all",
@@ -415,7 +425,7 @@ def compare_family(
     for i, j in same:
         zero = stats.Estimate(0.0, 0.0, 0.0, n, rounds, rule.seed, "identical", rule.rng)
         p = None if adjust == "none" else 1.0
-        verdict = "identical (same scores on every question)"
+        verdict = stats.verdict_text(None, "identical (same scores on every question)")
         args = (zero, 1.0, p, alpha, (0, n, 0), min_differing(alpha), False, verdict)
         rows.append(_row(names[i], names[j], *args, identical=True))
     return Verdicts(rule, rows)
@@ -454,13 +464,13 @@ def _row(
     separated: bool,
     verdict: str,
     identical: bool = False,
+    winner: str | None = None,
 ) -> Row:
     """A row from its pair's counts (wins, ties, losses): the differing questions are
     the wins and losses."""
     w, t, lo = counts
-    return Row(
-        a, b, difference, p_value, p, level, w, t, lo, w + lo, needed, separated, identical, verdict
-    )
+    fields = (a, b, difference, p_value, p, level, w, t, lo, w + lo, needed, separated, identical)
+    return Row(*fields, verdict, winner)
 
 
 def _counts(x: np.ndarray, y: np.ndarray) -> tuple[int, int, int]:
@@ -520,18 +530,18 @@ def _rows(
         )
         needed = min_differing(float(levels[c]))
         differ = counts[c][0] + counts[c][2]
-        if reject[c]:
-            verdict = f"{names[i] if mean > 0 else names[j]} better"
-        elif differ < needed:
-            verdict = (
+        winner = stats.winner_of(names[i], names[j], est, bool(reject[c]))
+        if differ < needed:
+            tie = (
                 f"tie: too few differing questions ({differ} of {n} differ; "
                 f"at least {needed} needed)"
             )
         else:
-            verdict = "tie (interval includes 0)"
+            tie = "tie (interval includes 0)"
+        verdict = stats.verdict_text(winner, tie)
         level = float(levels[c])
         args = (est, p_raw[c], p_adj[c], level, counts[c], needed, bool(reject[c]), verdict)
-        out.append(_row(names[i], names[j], *args))
+        out.append(_row(names[i], names[j], *args, winner=winner))
     return out
 
 
@@ -565,9 +575,10 @@ def _percentile_rows(m, names, compared, counts, alpha, rounds, seed) -> list[Ro
     comps = stats.compare_pairs(m, names, compared, rounds, seed, "percentile", 1.0 - alpha)
     out = []
     for c, cnt in zip(comps, counts, strict=True):
-        sep = c.difference.low > 0 or c.difference.high < 0
+        winner = stats.interval_winner(c.difference, c.a, c.b)
+        sep = winner is not None
         args = (c.difference, c.p_value, None, alpha, cnt, min_differing(alpha), sep, c.verdict)
-        out.append(_row(c.a, c.b, *args))
+        out.append(_row(c.a, c.b, *args, winner=winner))
     return out
 
 
@@ -579,8 +590,9 @@ def _cluster_none_rows(m, names, compared, diffs, counts, alpha, rounds, seed, c
     out = []
     for c, (i, j) in enumerate(compared):
         diff = ests[c]
-        sep = diff.low > 0 or diff.high < 0
+        winner = stats.interval_winner(diff, names[i], names[j])
+        sep = winner is not None
         verdict = stats.interval_verdict(diff, names[i], names[j])
         args = (diff, float(p_raw[c]), None, alpha, counts[c], min_differing(alpha), sep, verdict)
-        out.append(_row(names[i], names[j], *args))
+        out.append(_row(names[i], names[j], *args, winner=winner))
     return out

@@ -81,7 +81,10 @@ from ragmeter.stats.paired import (  # noqa: F401
     compare_pairs,
     holm,
     interval_verdict,
+    interval_winner,
     paired,
+    verdict_text,
+    winner_of,
 )
 from ragmeter.stats.size import (  # noqa: F401
     SizeRow,

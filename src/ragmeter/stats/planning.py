@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.stats import SizeRow, questions_for_half_width, questions_to_separate, sample_size
 from ragmeter.stats.clusters import (
@@ -147,8 +148,8 @@ def plan_questions(
     half_width: float = 0.04,
     difference: float = 0.05,
     systems: Sequence[str] | None = None,
-    seed: int = 1,
-    rounds: int = 10_000,
+    seed: int = DEFAULTS.seed,
+    rounds: int = DEFAULTS.rounds,
     family: int | None = None,
     rule: str = "maxt",
     alpha: float = 0.05,
@@ -341,7 +342,7 @@ def system_design_effect(scores: Any, clusters: Sequence[str] | None = None) -> 
 def questions_needed(
     scores: Any,
     half_width: float,
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
     clusters: Sequence[str] | None = None,
 ) -> int | None:
     """The questions an interval of ``± half_width`` (half the interval's width) needs,

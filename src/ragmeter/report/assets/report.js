@@ -473,8 +473,8 @@
         { text: shown.difference, cls: "num" },
         { text: c.wins + " / " + c.ties + " / " + c.losses, cls: "num" }];
       if (pLabel) cells.push({ text: shown.p, cls: "num" });
-      // the verdict wraps between words to fit the page; the system it names stays whole
-      const named = [c.a, c.b].find((n) => c.verdict.startsWith(n + " "));
+      // the verdict wraps between words to fit the page; the system that won stays whole
+      const named = c.winner;
       const verdict = named ? [el("span", { class: "name", text: named }), c.verdict.slice(named.length)]
         : c.verdict;
       cells.push({ cls: "verdict", node: el("span", { class: "tag " + (c.separated ? "sep" : "tie") }, verdict) });
