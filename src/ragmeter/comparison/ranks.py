@@ -1,7 +1,7 @@
 """Where each system ranks: tie groups from a table's verdicts, and rank ranges.
 
-Two readings of one comparison, each read off verdicts as data (a row's ``separated``
-and the sign of its ``difference``; never its text):
+Two readings of one comparison, each read off verdicts as data (a row's ``winner``,
+set from ``separated`` and the sign of its ``difference``; never its text):
 
 * **Tie groups** (from the table's own family and rule). Two systems are *not
   separated* when no verdict of the table separates them: the table calls them a tie,
@@ -86,14 +86,15 @@ def ahead_pairs(
     rows: Sequence[Row], identical: Sequence[Sequence[str]] = (), *, lower_better: bool = False
 ) -> set[tuple[str, str]]:
     """``{(ahead, behind)}``: the pairs ``rows`` separate, ordered by the direction of the
-    measure; each member of an identical group takes its first member's verdicts."""
+    measure (a row's ``winner`` has the higher score: ahead, unless lower is better); each
+    member of an identical group takes its first member's verdicts."""
     members = {g[0]: list(g) for g in identical if g}
     out: set[tuple[str, str]] = set()
     for r in rows:
-        mean = float(r.difference.mean)
-        if not r.separated or r.identical or mean == 0.0:
+        if r.identical or r.winner is None:
             continue
-        pair = (r.a, r.b) if (mean > 0) != lower_better else (r.b, r.a)
+        other = r.b if r.winner == r.a else r.a
+        pair = (other, r.winner) if lower_better else (r.winner, other)
         for first in members.get(pair[0], [pair[0]]):
             for second in members.get(pair[1], [pair[1]]):
                 out.add((first, second))
