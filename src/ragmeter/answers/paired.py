@@ -34,6 +34,7 @@ from ragmeter.answers.flips import rerun_count, rerun_scores
 from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir
 from ragmeter.comparison.effects import main_effect_names, names_an_effect
 from ragmeter.comparison.families import GRID_FAMILIES, grid_cells, grid_pairs
+from ragmeter.comparison.ranks import Ranks, resolve_ranks
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.comparison.verdicts import Row, Rule, Verdicts
 from ragmeter.errors import InputError, did_you_mean
@@ -104,6 +105,7 @@ class AnswerVerdicts:
     tables: dict[str, Verdicts] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     reruns: int = 1
+    ranks: dict[str, Ranks] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form written to ``answers/verdicts.json`` (``reruns`` and
@@ -125,6 +127,8 @@ class AnswerVerdicts:
         }
         if self.reruns > 1:
             data |= {"reruns": self.reruns, "rerun_basis": rerun_basis(self.reruns)}
+        if self.ranks:
+            data["ranks"] = {m: r.to_dict() for m, r in self.ranks.items()}
         return data
 
     @classmethod
@@ -150,6 +154,7 @@ class AnswerVerdicts:
             tables=tables,
             notes=[str(n) for n in data.get("notes") or []],
             reruns=int(data.get("reruns", 1)),
+            ranks={str(m): Ranks.from_dict(r) for m, r in (data.get("ranks") or {}).items()},
         )
 
 
@@ -314,7 +319,8 @@ def answer_verdicts(
         return replace(out, notes=[*notes, why])
     matrices = _scores(aset, chosen, {s: graded[s]["grades"] for s in names}, common)
     k = rerun_count(aset)
-    return replace(out, tables=_tables(res, plan, matrices, names, common), reruns=k)
+    tables, ranks = _tables(res, plan, matrices, names, common)
+    return replace(out, tables=tables, reruns=k, ranks=ranks)
 
 
 def _compared(plan: ComparisonPlan, answered: list[str], judge: str | None) -> list[str]:
@@ -384,14 +390,16 @@ def _tables(
     matrices: dict[str, np.ndarray],
     names: list[str],
     common: list[str],
-) -> dict[str, Verdicts]:
-    """One comparison per measure, through the search half's one comparison."""
+) -> tuple[dict[str, Verdicts], dict[str, Ranks]]:
+    """One comparison per measure, through the search half's one comparison, and the
+    ranks it gives (:func:`ragmeter.comparison.ranks.resolve_ranks`)."""
     clusters = None
     if res.clusters is not None:  # each compared question's cluster, as the search had it
         label = dict(zip(res.question_ids, res.clusters, strict=True))
         clusters = tuple(label[q] for q in common)
-    plan = replace(plan, clusters=clusters)
-    return {m: compare_systems(matrices, names, replace(plan, metric=m)) for m in MEASURES}
+    plans = {m: replace(plan, clusters=clusters, metric=m) for m in MEASURES}
+    tables = {m: compare_systems(matrices, names, plans[m]) for m in MEASURES}
+    return tables, {m: resolve_ranks(matrices, names, plans[m], tables[m]) for m in MEASURES}
 
 
 def write_answer_verdicts(verdicts: AnswerVerdicts, results: Results | str | Path) -> Path:

@@ -52,7 +52,9 @@ from ragmeter.cli.plan_views import (
     planned_pairs,
 )
 from ragmeter.cli.progress import status, step_bar
+from ragmeter.cli.rank_views import print_ranks, ranks_grid, shows_ranks
 from ragmeter.comparison.families import check_config_family
+from ragmeter.comparison.ranks import rank_run
 from ragmeter.comparison.summary import Summary, summarize_run
 from ragmeter.comparison.systems import compare_run
 from ragmeter.defaults import DEFAULTS
@@ -86,6 +88,7 @@ def _print_summary(summary: Summary, ks: list[int], out: Path | None, every: boo
             every=every,
             ndcg=summary.ndcg_label,
         )
+        print_ranks(summary.ranks, console, terminal.terminal_width())
     console.print(terminal.interval_note(summary))
     if out is not None:
         console.print(Text.assemble("Results: ", (shown_path(out), "bold")))
@@ -338,17 +341,21 @@ def compare(
         family=family,
     )
     table = compare_run(res, plan)
+    ranks = rank_run(res, plan, table)
     metric, seed, rounds = plan.metric, plan.seed, plan.rounds
     if chosen != "table":
         grid = terminal.comparison_grid(
             table.rows, metric, seed, rounds, table.rule, res.summary.ndcg_label
         )
         records = terminal.comparison_records(table.rows, metric)
-        emit(render([grid], chosen, records, {"metric": metric, **table.to_dict()}))
+        data = {"metric": metric, **table.to_dict(), "ranks": ranks.to_dict()}
+        grids = [grid, ranks_grid(ranks)] if shows_ranks(ranks) else [grid]
+        emit(render(grids, chosen, records, data))
         return
     print_comparisons(
         table.rows, metric, seed, rounds, table.rule, every=every, ndcg=res.summary.ndcg_label
     )
+    print_ranks(ranks, console, terminal.terminal_width())
 
 
 @app.command()
