@@ -30,6 +30,13 @@ from ragmeter.cli.progress import calls_bar
 
 Systems = Annotated[str | None, typer.Option(help="Comma-separated systems (default: all)")]
 Limit = Annotated[int | None, typer.Option(help="Only the first N questions")]
+PpiWeight = Annotated[
+    str,
+    typer.Option(
+        help="Rectifier weight of judge-corrected numbers: tuned (PPI++, least variance) "
+        "or plain (1)"
+    ),
+]
 Concurrency = Annotated[int, typer.Option(help="Model calls at once")]
 MaxTokens = Annotated[int, typer.Option(help="Longest reply, in tokens")]
 Timeout = Annotated[float, typer.Option(help="Seconds per call")]
@@ -159,6 +166,7 @@ def grade(
     reruns_of: RerunsOf = None,
     temperature: Temperature = None,
     top_p: TopP = None,
+    ppi: PpiWeight = "tuned",
 ) -> None:
     """Judge models grade each answer correct / partial / wrong against the answer key,
     then systems are compared on their answers, pair by pair, under the run's rule."""
@@ -186,6 +194,7 @@ def grade(
             progress_bar=calls_bar,
             choice={"adjust": adjust, "baseline": baseline, "pairs": pairs, "family": family},
             reruns=again,
+            ppi=ppi,
         )
     refresh_report(results, accuracy_judge=chosen)
 
@@ -195,11 +204,12 @@ def grade(
 def judges(
     results: Annotated[Path, typer.Argument(help="A results directory with grades")],
     accuracy_judge: AccuracyJudge = None,
+    ppi: PpiWeight = "tuned",
 ) -> None:
     """Agreement (percent, kappa) and leniency of every pair of judges, and of the hand grades."""
     from ragmeter.cli.answer_views import judges_command
 
-    judges_command(results, accuracy_judge=judge_name(accuracy_judge), console=console)
+    judges_command(results, accuracy_judge=judge_name(accuracy_judge), console=console, ppi=ppi)
 
 
 @app.command()
