@@ -200,8 +200,7 @@ def grade_command(
     ``reruns`` (:class:`ragmeter.answers.reruns.Reruns`, or flags completed from the
     run's config, else from what the answer step recorded) grades K reruns per answer;
     with K > 1 the flip rates are printed and kept (``answers/reruns.json``).
-    ``ppi`` (``--ppi``) names the rectifier weight of every judge-corrected number:
-    ``tuned`` (PPI++, the default) or ``plain`` (1).
+    ``ppi`` (``--ppi``): the judge-corrected numbers' weight, ``tuned`` or ``plain``.
     """
     console = console or Console()
     reruns = rerun_settings_of(results, reruns, recorded=True)
@@ -252,14 +251,25 @@ def grade_command(
                     style="yellow",
                 )
             )
-    report = answer_report(
-        results, judge=accuracy_judge, systems=_system_list(results, systems), ppi=ppi
-    )
+    listed = _system_list(results, systems)
+    choice = {**choice, "ppi": ppi}
+    return _report_after_grading(results, accuracy_judge, listed, choice, run, console)
+
+
+def _report_after_grading(
+    results: str | Path,
+    judge: str | None,
+    systems: list[str] | None,
+    choice: dict[str, Any],
+    run: GradeRun,
+    console: Console,
+) -> AnswerReport:
+    """The accuracy table, the failure counts, the paired verdicts and the flip rates."""
+    report = answer_report(results, judge=judge, systems=systems, ppi=choice["ppi"])
     print_answer_report(report, console)
     _failures_after_grading(results, report.judge, console)
-    listed = _system_list(results, systems)
-    _verdicts_after_grading(results, report.judge, listed, {**choice, "ppi": ppi}, console)
-    flips_after_grading(results, report.judge, _system_list(results, systems), run, console)
+    _verdicts_after_grading(results, report.judge, systems, choice, console)
+    flips_after_grading(results, report.judge, systems, run, console)
     return report
 
 

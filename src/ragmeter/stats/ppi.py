@@ -244,8 +244,11 @@ def joint_ppi(
     rules = [weights] * m if isinstance(weights, str | float | int) else list(weights)
     lams, means = np.zeros(m), np.zeros(m)
     for s in range(m):
-        if seen[s].sum() == 0 or seen[s].all():
-            raise InputError("every system needs hand grades on some answers and not on others")
+        if seen[s].sum() == 0:
+            raise InputError("every system needs at least one hand grade")
+        if seen[s].all():  # every answer graded by hand: the judge has nothing to add
+            means[s] = float(h[s].mean())
+            continue
         args = (h[s, seen[s]], j[s, seen[s]], j[s, ~seen[s]])
         lams[s] = weight_of(rules[s], *args)
         means[s] = ppi_mean(*args, lams[s])
@@ -259,7 +262,8 @@ def joint_ppi(
             for a, on_a in parts[s]:
                 for b, on_b in parts[t]:
                     on = on_a & on_b
-                    cov[s, t] += on.sum() * _part_cov(a, b, on) / (on_a.sum() * on_b.sum())
+                    if on.any():
+                        cov[s, t] += on.sum() * _part_cov(a, b, on) / (on_a.sum() * on_b.sum())
         if adjusted:
             n = seen[s].sum()
             own = _part_cov(parts[s][1][0], parts[s][1][0], seen[s])
