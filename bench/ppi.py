@@ -153,26 +153,34 @@ def main() -> None:
     if args.only:
         j, n = args.only.split(":")
         judges, hands = [j], [int(n)]
-    print(f"Q={Q} questions, 3 systems, judge leniency on A +{BIAS:g}; {args.reps} reps, "
-          f"max-T {args.rounds} draws, seed {args.seed}")
-    print("judge   n   agree  scen   cover  judge-cov  FWER  judge-FWER  "
-          "w-hand w-plain w-tuned cov cov-adj")
+    print(
+        f"Q={Q} questions, 3 systems, judge leniency on A +{BIAS:g}; {args.reps} reps, "
+        f"max-T {args.rounds} draws, seed {args.seed}"
+    )
+    print(
+        "judge   n   agree  scen   cover  judge-cov  FWER  judge-FWER  "
+        "w-hand w-plain w-tuned cov cov-adj"
+    )
     start, tuned_ok, tuned_cells, beat, beat_cells = time.time(), 0, 0, 0, 0
     for quality in judges:
         for n in hands:
             for name, p in (("null", NULL), ("effect", EFFECT)):
                 c = _cell(quality, n, p, args.reps, args.rounds, args.seed)
-                print(f"{quality:6} {n:4} {c['agree'] * 100:5.1f}%  {name:6} {_fmt(c['cover'])}"
-                      f"  {_fmt(c['judge_cover'])}  {_fmt(c['fwer'])}  {_fmt(c['judge_fwer'])}"
-                      f"   {c['w_hand'] * 100:5.1f}  {c['w_plain'] * 100:5.1f}  "
-                      f"{c['w_tuned'] * 100:5.1f} {_fmt(c['sys_cover'])} {_fmt(c['adj_cover'])}")
+                print(
+                    f"{quality:6} {n:4} {c['agree'] * 100:5.1f}%  {name:6} {_fmt(c['cover'])}"
+                    f"  {_fmt(c['judge_cover'])}  {_fmt(c['fwer'])}  {_fmt(c['judge_fwer'])}"
+                    f"   {c['w_hand'] * 100:5.1f}  {c['w_plain'] * 100:5.1f}  "
+                    f"{c['w_tuned'] * 100:5.1f} {_fmt(c['sys_cover'])} {_fmt(c['adj_cover'])}"
+                )
                 tuned_cells += 1
                 tuned_ok += c["w_tuned"] <= c["w_hand"]
                 if c["agree"] <= 0.80:
                     beat_cells += 1
                     beat += c["w_tuned"] < c["w_plain"]
-    print(f"PPI++ no wider than hand-only in {tuned_ok} of {tuned_cells} cells; narrower than "
-          f"weight 1 in {beat} of {beat_cells} cells with agreement <= 80%")
+    print(
+        f"PPI++ no wider than hand-only in {tuned_ok} of {tuned_cells} cells; narrower than "
+        f"weight 1 in {beat} of {beat_cells} cells with agreement <= 80%"
+    )
     print(f"({time.time() - start:.0f} s)")
 
 

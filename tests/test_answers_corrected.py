@@ -88,7 +88,9 @@ def test_max_t_is_between_unadjusted_and_bonferroni_and_holm_steps_down():
 def _grades(judge, hand, names=("a", "b"), questions=None):
     questions = questions or [f"q{i:03d}" for i in range(judge.shape[1])]
     label = {1.0: "correct", 0.0: "wrong"}
-    grades = {s: {q: label[judge[i, k]] for k, q in enumerate(questions)} for i, s in enumerate(names)}
+    grades = {
+        s: {q: label[judge[i, k]] for k, q in enumerate(questions)} for i, s in enumerate(names)
+    }
     by_hand = {
         (s, q): label[hand[i, k]]
         for i, s in enumerate(names)
@@ -104,11 +106,14 @@ def test_corrected_verdicts_mark_the_pair_and_count_hand_grades():
     v = corrected_verdicts(grades, by_hand, questions, [("a", "b")], seed=3, rounds=500)
     (row,) = v.rows
     assert (row.hand_a, row.hand_b) == (80, 80)
-    assert row.hand_both == len({q for s, q in by_hand if s == "a"} & {q for s, q in by_hand if s == "b"})
+    shared = {q for s, q in by_hand if s == "a"} & {q for s, q in by_hand if s == "b"}
+    assert row.hand_both == len(shared)
     assert row.judge > 0.08  # the lenient judge favours a
     assert abs(row.difference.mean) < row.judge
     assert (row.difference.seed, row.difference.rounds, row.difference.method) == (
-        3, 500, "ppi-normal-maxt"
+        3,
+        500,
+        "ppi-normal-maxt",
     )
     assert CorrectedVerdicts.from_dict(v.to_dict()) == v
 
@@ -145,3 +150,42 @@ def test_grade_output_and_verdicts_file_carry_the_corrected_family(tmp_path):
     assert max(len(line) for line in text.splitlines()) <= 80
     plain = answer_verdicts(res, ppi="plain").corrected
     assert set(plain.weights.values()) == {1.0}
+
+
+def test_saving_table_shows_weight_worth_bound_and_warns_when_hand_is_as_tight():
+    from ragmeter.answers.analysis import corrected_accuracy
+    from ragmeter.cli.corrected_views import print_saving
+
+    rng = np.random.default_rng(8)
+    right = rng.random(400) < 0.7
+    keys = [f"q{i}" for i in range(400)]
+    good = {
+        k: "correct" if (r if rng.random() < 0.95 else not r) else "wrong"
+        for k, r in zip(keys, right, strict=True)
+    }
+    coin = {k: "correct" if rng.random() < 0.5 else "wrong" for k in keys}
+    hand = {k: "correct" if r else "wrong" for k, r in zip(keys[:60], right[:60], strict=True)}
+    helped = corrected_accuracy(good, hand, "good", "sys-a", rounds=200)
+    useless = corrected_accuracy(coin, hand, "coin", "sys-b", rounds=200)
+    assert helped.effective_hand > 2 * helped.n_hand and not helped.hand_as_tight
+    assert helped.bound is None  # agrees on about 95%, more than the 70% correct
+    assert useless.hand_as_tight and useless.weight < 0.2
+    assert useless.bound == 2.0  # agrees on about half: no better than the system
+    console = Console(width=80, record=True)
+    print_saving([helped, useless], console, "per system")
+    text = console.export_text()
+    assert f"{helped.effective_hand:.0f}" in text and "x2" in text and "tuned" in text
+    assert "Warning: sys-b: hand grades alone are as tight" in text
+    assert "sys-a: hand grades alone" not in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert useless.to_dict()["saved"] == pytest.approx(useless.effective_hand - 60)
+
+
+def test_an_unknown_weight_is_one_line_and_exit_code_2(tmp_path):
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    done = CliRunner().invoke(app, ["judges", str(tmp_path), "--ppi", "best"])
+    assert done.exit_code == 2
+    assert "--ppi: unknown rectifier weight 'best'; use one of tuned, plain" in done.output

@@ -9,10 +9,10 @@ import pytest
 from rich.console import Console
 
 from ragmeter import stats
-from ragmeter.stats import ppi
 from ragmeter.answers.analysis import MIN_HAND, corrected_accuracy, ppi_accuracy
 from ragmeter.cli.answer_views import print_corrected
 from ragmeter.errors import InputError
+from ragmeter.stats import ppi
 
 
 def _by_hand(j_all, j_hand, hand, rounds, seed, confidence=0.95):
@@ -55,7 +55,8 @@ def test_tuned_ppi_matches_a_hand_computation_with_its_weight():
     lam = ppi.tuned_weight(hand, j_hand, j_all)
     assert 0.0 < lam < 1.0
     est = ppi_accuracy(j_all, j_hand, hand, rounds=400, seed=3)
-    assert est.mean == pytest.approx(lam * 0.7 + np.mean(np.subtract(hand, np.multiply(lam, j_hand))))
+    rectifier = np.mean(np.subtract(hand, np.multiply(lam, j_hand)))
+    assert est.mean == pytest.approx(lam * 0.7 + rectifier)
     scaled = [lam * x for x in j_all], [lam * x for x in j_hand]
     assert (est.low, est.high) == pytest.approx(
         _by_hand(scaled[0], scaled[1], hand, 400, 3), abs=1e-12

@@ -174,31 +174,78 @@ def corrected_verdicts(
     if not kept:
         return None
     use = [s for s in names if s not in few]
-    rows_of = [names.index(s) for s in use]
-    joint = ppi.joint_ppi(judge[rows_of], by_hand[rows_of], weight)
+    joint = ppi.joint_ppi(
+        judge[[names.index(s) for s in use]], by_hand[[names.index(s) for s in use]], weight
+    )
     at = {s: i for i, s in enumerate(use)}
     tests = ppi.pair_tests(
-        joint, [(at[a], at[b]) for a, b in kept], adjust=adjust, alpha=alpha,
-        seed=seed, rounds=rounds,
+        joint,
+        [(at[a], at[b]) for a, b in kept],
+        adjust=adjust,
+        alpha=alpha,
+        seed=seed,
+        rounds=rounds,
     )
-    method = {"maxt": "ppi-normal-maxt", "holm": "ppi-normal-bonferroni"}.get(adjust, "ppi-normal")
-    rows = []
-    for (a, b), t in zip(kept, tests, strict=True):
-        est = stats.Estimate(
-            mean=t.difference, low=t.low, high=t.high, n=len(questions), rounds=rounds,
-            seed=stats.seed_record(seed), method=method, rng=stats.rng_name(seed),
-            confidence=2.0 * NormalDist().cdf(t.critical) - 1.0,
-        )
-        rows.append(
-            CorrectedRow(
-                a, b, est, t.judge, t.p_value, t.p, _verdict(t, a, b, adjust, alpha),
-                joint.n_hand[at[a]], joint.n_hand[at[b]], joint.both[at[a]][at[b]],
-            )
-        )
+    rows = [
+        _row(t, a, b, joint, at, len(questions), adjust, alpha, seed, rounds)
+        for (a, b), t in zip(kept, tests, strict=True)
+    ]
+    weights = {s: float(joint.weights[at[s]]) for s in use}
+    hand_counts = {s: counts[s] for s in use}
     return CorrectedVerdicts(
-        MEASURE, weight, adjust, alpha, family, seed, rounds, len(questions),
-        {s: float(joint.weights[at[s]]) for s in use}, {s: counts[s] for s in use},
-        rows, notes,
+        MEASURE,
+        weight,
+        adjust,
+        alpha,
+        family,
+        seed,
+        rounds,
+        len(questions),
+        weights,
+        hand_counts,
+        rows,
+        notes,
+    )
+
+
+def _row(
+    t: ppi.PairTest,
+    a: str,
+    b: str,
+    joint: ppi.Joint,
+    at: dict[str, int],
+    n: int,
+    adjust: str,
+    alpha: float,
+    seed: int,
+    rounds: int,
+) -> CorrectedRow:
+    """One pair's row: its difference as an estimate recording the rule's draws."""
+    method = {"maxt": "ppi-normal-maxt", "holm": "ppi-normal-bonferroni"}.get(adjust, "ppi-normal")
+    est = stats.Estimate(
+        mean=t.difference,
+        low=t.low,
+        high=t.high,
+        n=n,
+        rounds=rounds,
+        seed=stats.seed_record(seed),
+        method=method,
+        rng=stats.rng_name(seed),
+        confidence=2.0 * NormalDist().cdf(t.critical) - 1.0,
+    )
+    i, j = at[a], at[b]
+    verdict = _verdict(t, a, b, adjust, alpha)
+    return CorrectedRow(
+        a,
+        b,
+        est,
+        t.judge,
+        t.p_value,
+        t.p,
+        verdict,
+        joint.n_hand[i],
+        joint.n_hand[j],
+        joint.both[i][j],
     )
 
 

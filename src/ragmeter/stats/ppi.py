@@ -32,6 +32,7 @@ simulated from the joint normal with seeded mulberry32 draws), Holm, or none.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from statistics import NormalDist
 import numpy as np
 
 from ragmeter.errors import InputError
+from ragmeter.stats.clusters import widening
 from ragmeter.stats.draws import mulberry32
 
 __all__ = [
@@ -292,6 +294,17 @@ class PairTest:
     judge: float
 
 
+@functools.lru_cache(maxsize=4096)
+def _widening(k: int, confidence: float) -> float:
+    return widening(k, confidence) if k >= 2 else 1.0
+
+
+def _widen(joint: Joint, pairs: Sequence[tuple[int, int]], alpha: float) -> np.ndarray:
+    """Each pair's widening for the fewer of its two systems' hand grades."""
+    fewest = [min(joint.n_hand[a], joint.n_hand[b]) for a, b in pairs]
+    return np.array([_widening(int(k), 1.0 - alpha) for k in fewest])
+
+
 def _normals(seed: int, rounds: int, m: int) -> np.ndarray:
     """``[rounds, m]`` standard normals by Box-Muller from mulberry32 draws 0 onwards."""
     u = mulberry32(seed, 2 * rounds * m).reshape(rounds, m, 2)
@@ -317,6 +330,7 @@ def pair_tests(
     alpha: float = 0.05,
     seed: int = 1,
     rounds: int = 10_000,
+    widen: bool = True,
 ) -> list[PairTest]:
     """Each pair's z-test and interval under the family rule ``adjust``:
 
@@ -324,6 +338,13 @@ def pair_tests(
       the pair's |z|, the interval +- the max's 1 - alpha quantile (simultaneous);
     * ``holm``: Holm's step-down p-values; intervals at Bonferroni's alpha / pairs;
     * ``none``: each pair at ``alpha`` alone.
+
+    With ``widen`` (the default) each pair's standard error is widened for its few hand
+    grades as the cluster intervals are for few clusters: by
+    :func:`ragmeter.stats.clusters.widening` of k, the fewer of the two systems' hand
+    grades (``t_{k-1} / z * sqrt(k / (k - 1))``; 1.045 at k = 40, 1.009 at k = 200).
+    The max-T null is simulated on the plain standard errors and compared with the
+    widened statistics.
     """
     if not pairs:
         return []
@@ -331,7 +352,8 @@ def pair_tests(
     diffs = np.array([joint.means[a] - joint.means[b] for a, b in pairs])
     var = np.array([joint.cov[a, a] + joint.cov[b, b] - 2 * joint.cov[a, b] for a, b in pairs])
     se = np.sqrt(np.clip(var, 0.0, None))
-    z = np.where(se > 0, np.abs(diffs) / np.where(se > 0, se, 1.0), 0.0)
+    wide = se * _widen(joint, pairs, alpha) if widen else se
+    z = np.where(wide > 0, np.abs(diffs) / np.where(wide > 0, wide, 1.0), 0.0)
     raw = np.array([2.0 * (1.0 - nd.cdf(float(v))) for v in z])
     if adjust == "maxt":
         maxes = _max_t(joint, pairs, se, seed, rounds)
@@ -350,7 +372,17 @@ def pair_tests(
         raise InputError(f"unknown family rule {adjust!r}; use maxt, holm or none")
     judge = [float(joint.judge_means[a] - joint.judge_means[b]) for a, b in pairs]
     return [
-        PairTest(a, b, float(d), float(s), float(d - crit * s), float(d + crit * s),
-                 float(r), float(p), float(crit), jd)
-        for (a, b), d, s, r, p, jd in zip(pairs, diffs, se, raw, adj, judge, strict=True)
+        PairTest(
+            a,
+            b,
+            float(d),
+            float(s),
+            float(d - crit * s),
+            float(d + crit * s),
+            float(r),
+            float(p),
+            float(crit),
+            jd,
+        )
+        for (a, b), d, s, r, p, jd in zip(pairs, diffs, wide, raw, adj, judge, strict=True)
     ]
