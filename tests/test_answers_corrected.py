@@ -145,7 +145,8 @@ def test_grade_output_and_verdicts_file_carry_the_corrected_family(tmp_path):
     console = Console(width=80, record=True)
     print_answer_verdicts(v, console)
     text = console.export_text()
-    assert "judge-corrected by hand grades" in text and "(judge-corrected)" in text
+    assert "judge-corrected by hand grades" in text and "12/12/12" in text
+    assert all(r.judge_corrected and r.verdict in text for r in v.corrected.rows)
     assert "random sample" in text
     assert max(len(line) for line in text.splitlines()) <= 80
     plain = answer_verdicts(res, ppi="plain").corrected

@@ -68,6 +68,7 @@ class CorrectedRow:
     hand_a: int
     hand_b: int
     hand_both: int
+    judge_corrected: bool = True  # every verdict here is, in the data as in the tables
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -137,7 +138,7 @@ def _verdict(t: ppi.PairTest, a: str, b: str, adjust: str, alpha: float) -> str:
     separated = t.p < alpha if adjust == "holm" else (t.low > 0 or t.high < 0)
     if separated:
         return f"{a if t.difference > 0 else b} better"
-    return "tie (interval includes 0)"
+    return "tie"
 
 
 def corrected_verdicts(
@@ -257,6 +258,8 @@ def corrected_lines(v: CorrectedVerdicts) -> list[str]:
         "holm": "Holm over the family (intervals at Bonferroni's level)",
     }.get(v.adjust, "no adjustment")
     return [
+        "judge: the judge's own difference; corrected: with its interval at the family's "
+        "level; hand: hand grades of A / of B / of questions graded for both.",
         f"Judge-corrected: each system's share correct = weight x the judge's share over "
         f"the {v.questions} questions + mean(hand - weight x judge) over its hand-graded "
         f"answers (prediction-powered, {v.weight_rule} weight: {weights}).",

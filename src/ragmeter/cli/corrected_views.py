@@ -14,7 +14,7 @@ from rich.text import Text
 from ragmeter.answers.analysis import SAVING_BOUND, Corrected
 from ragmeter.answers.corrected import CorrectedVerdicts, corrected_lines
 from ragmeter.cli.layout import Grid, print_grids
-from ragmeter.comparison.formatting import format_estimate
+from ragmeter.comparison.formatting import format_difference
 
 __all__ = ["print_corrected_verdicts", "print_saving", "saving_lines"]
 
@@ -27,8 +27,8 @@ def print_corrected_verdicts(v: CorrectedVerdicts, console: Console) -> None:
     """One row per pair: the judge's difference, the corrected one with its interval,
     the hand grades behind it and the verdict, all marked judge-corrected."""
     grid = Grid(
-        f"Paired verdicts on {v.measure}, judge-corrected by hand grades (points)",
-        ["pair", "judge", "corrected [interval]", "p", "hand A/B/both", "verdict"],
+        f"Paired verdicts on {v.measure}, judge-corrected by hand grades (A - B, points)",
+        ["pair", "judge", "corrected", "p", "hand", "verdict"],
         right={1, 2, 3, 4},
         wrap={5},
         key="judge_corrected",
@@ -39,10 +39,10 @@ def print_corrected_verdicts(v: CorrectedVerdicts, console: Console) -> None:
             [
                 f"{r.a} - {r.b}",
                 _points(r.judge),
-                format_estimate(r.difference),
+                format_difference(r.difference),
                 f"{r.p:.3f}",
                 f"{r.hand_a}/{r.hand_b}/{r.hand_both}",
-                r.verdict + " (judge-corrected)",
+                r.verdict,
             ]
         )
     print_grids(console, grid)
