@@ -43,6 +43,7 @@ import numpy as np
 from ragmeter import stats
 from ragmeter.answers.analysis import MIN_HAND
 from ragmeter.answers.store import UNSCORED
+from ragmeter.defaults import DEFAULTS
 from ragmeter.stats import ppi
 
 __all__ = ["CorrectedRow", "CorrectedVerdicts", "corrected_verdicts", "corrected_lines"]
@@ -150,8 +151,8 @@ def corrected_verdicts(
     adjust: str = "maxt",
     alpha: float = 0.05,
     family: str = "all",
-    seed: int = 1,
-    rounds: int = 10_000,
+    seed: int = DEFAULTS.seed,
+    rounds: int = DEFAULTS.rounds,
     weight: str = "tuned",
 ) -> CorrectedVerdicts | None:
     """The judge-corrected verdicts of ``pairs`` over ``questions``; None when no pair has

@@ -33,6 +33,7 @@ from ragmeter.answers.corrected import CorrectedVerdicts, corrected_verdicts
 from ragmeter.answers.failure_counts import load_answers
 from ragmeter.answers.flips import rerun_count, rerun_scores
 from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir
+from ragmeter.comparison.effects import main_effect_names, names_an_effect
 from ragmeter.comparison.families import GRID_FAMILIES, grid_cells, grid_pairs
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.comparison.verdicts import Row, Rule, Verdicts
@@ -209,10 +210,13 @@ def check_choice(
     if baseline:
         if plan.baseline not in res.systems:
             raise _unknown(str(plan.baseline), res.systems, "--baseline")
+    known = list(res.systems)
+    if names_an_effect(plan.pairs if pairs else None):  # averaged rows: */R, S/*
+        known += [n for p in main_effect_names(res.systems) for n in p]
     for a, b in plan.pairs if pairs else ():
         for name in (a, b):
-            if name not in res.systems:
-                raise _unknown(name, res.systems, "--pairs")
+            if name not in known:
+                raise _unknown(name, known, "--pairs")
     if family in GRID_FAMILIES:
         grid_pairs(res.systems, family)  # one line naming what makes no grid
     return plan
@@ -226,7 +230,12 @@ def _own_plan(plan: ComparisonPlan, names: list[str]) -> tuple[ComparisonPlan, l
         note = f"The run's baseline {plan.baseline} has no graded answers: every pair is compared."
         return replace(plan, baseline=None, family="all"), [note]
     if plan.pairs:
-        kept = tuple(p for p in plan.pairs if p[0] in names and p[1] in names)
+        grid = grid_cells(names) is not None  # averaged rows (*/R, S/*) need the whole grid
+        kept = tuple(
+            p
+            for p in plan.pairs
+            if (grid and names_an_effect([p])) or (p[0] in names and p[1] in names)
+        )
         if len(kept) == len(plan.pairs):
             return plan, []
         note = (
@@ -350,6 +359,8 @@ def _compared(plan: ComparisonPlan, answered: list[str], judge: str | None) -> l
     """The systems a plan compares, of those with answers (``answered``, in results
     order): those its planned pairs name, else all; one it names without answers is an
     error."""
+    if names_an_effect(plan.pairs):  # an averaged row needs every system of the grid
+        return answered
     named = [plan.baseline] if plan.baseline else []
     named += [s for p in plan.pairs or () for s in p]
     for name in named:

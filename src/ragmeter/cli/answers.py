@@ -27,6 +27,7 @@ from ragmeter.cli.app import (
 )
 from ragmeter.cli.history import NoHistory, record_run
 from ragmeter.cli.progress import calls_bar
+from ragmeter.defaults import DEFAULTS
 
 Systems = Annotated[str | None, typer.Option(help="Comma-separated systems (default: all)")]
 Limit = Annotated[int | None, typer.Option(help="Only the first N questions")]
@@ -217,7 +218,7 @@ def judges(
 def handgrade(
     results: Annotated[Path, typer.Argument(help="A results directory with answers")],
     n: Annotated[int, typer.Option(help="How many answers to grade")] = 20,
-    seed: Annotated[int, typer.Option(help="Seed of the random sample")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed of the random sample")] = DEFAULTS.seed,
     flagged_first: Annotated[
         bool,
         typer.Option(

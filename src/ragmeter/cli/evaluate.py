@@ -14,6 +14,7 @@ from ragmeter.cli.app import _names, _progress, app, console, err, handle_errors
 from ragmeter.cli.history import NoHistory, record_run
 from ragmeter.cli.layout import FORMAT_HELP, Grid, check_format, print_grids, render
 from ragmeter.comparison.formatting import format_estimate, level_label
+from ragmeter.defaults import DEFAULTS
 from ragmeter.files.outputs import check_results_target, results_lock
 from ragmeter.scoring.trec import COMPAT_MEASURES
 
@@ -65,8 +66,8 @@ def evaluate(
             help="trec_eval's tie order, linear gain, judged ideal and measure names",
         ),
     ] = False,
-    seed: Annotated[int, typer.Option(help="Bootstrap seed")] = 1,
-    rounds: Annotated[int, typer.Option(help="Bootstrap rounds")] = 10_000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed")] = DEFAULTS.seed,
+    rounds: Annotated[int, typer.Option(help="Bootstrap rounds")] = DEFAULTS.rounds,
     method: Annotated[str, typer.Option(help="percentile (default) or bca")] = "percentile",
     out: Annotated[Path, typer.Option("--out", "-o", help="Results directory")] = Path(
         "ragmeter-results"

@@ -42,6 +42,7 @@ from ragmeter.cli.output import (
     to_stderr,
 )
 from ragmeter.cli.plan_views import (
+    effects_family_size,
     grid_family,
     most_needed,
     pair_need_grid,
@@ -52,6 +53,7 @@ from ragmeter.cli.progress import status, step_bar
 from ragmeter.comparison.families import check_config_family
 from ragmeter.comparison.summary import Summary, summarize_run
 from ragmeter.comparison.systems import compare_run
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.files.outputs import check_results_target
 from ragmeter.inputs.config import Config, check_family, check_seed, load_config, one_family
@@ -109,8 +111,12 @@ def search(
     retrievers: Annotated[str | None, typer.Option(help="Comma-separated retriever kinds")] = None,
     ks: Annotated[str | None, typer.Option(help="Comma-separated k values, e.g. 1,3,5,10")] = None,
     metric: Annotated[str | None, typer.Option(help="Metric for paired comparisons")] = None,
-    seed: Annotated[int | None, typer.Option(help="Bootstrap seed (default 1)")] = None,
-    rounds: Annotated[int | None, typer.Option(help="Bootstrap rounds (default 10000)")] = None,
+    seed: Annotated[
+        int | None, typer.Option(help=f"Bootstrap seed (default {DEFAULTS.seed})")
+    ] = None,
+    rounds: Annotated[
+        int | None, typer.Option(help=f"Bootstrap rounds (default {DEFAULTS.rounds})")
+    ] = None,
     method: Annotated[str | None, typer.Option(help="percentile (default) or bca")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Results directory")] = None,
     adjust: Annotated[str | None, _ADJUST] = None,
@@ -278,7 +284,9 @@ def _run_settings(
     if seed is not None:
         check_seed(seed, "--seed")
     if rounds is not None and rounds < 100:
-        raise InputError(f"--rounds must be at least 100 (10000 is the default), got {rounds}")
+        raise InputError(
+            f"--rounds must be at least 100 ({DEFAULTS.rounds} is the default), got {rounds}"
+        )
     return (
         find_metric(metric, res.metrics) if metric else res.summary.metric,  # P_5: precision@5
         seed if seed is not None else res.summary.seed,
@@ -375,6 +383,7 @@ def plan(
     own = not (family or baseline or pairs) and rule is not None
     if own:  # the run's own grid family, when it has one
         family = grid_family(res.systems, rule.family)
+    planned = planned_pairs(res.systems, baseline, pairs, family)
     found = plan_run(
         res,
         metric,
@@ -383,8 +392,9 @@ def plan(
         system=system,
         seed=seed,
         rounds=rounds,
-        pairs=planned_pairs(res.systems, baseline, pairs, family),
+        pairs=planned,
         own_table=own,
+        family_size=effects_family_size(res.systems, planned, family),
     )
     if chosen != "table":
         emit(plan_text(found, chosen))
@@ -455,6 +465,12 @@ def _pair_caption(found: Plan) -> str:
         return (
             f"In the table: max-T over {plural(found.family, 'pair')}, whose first step "
             f"tested at {found.first:.3g} on this run (Holm's: {holm}); {alone}"
+        )
+    if found.rule == "fdr":
+        return (
+            f"In the table: Benjamini-Hochberg over {plural(found.family, 'pair')} tests "
+            f"its first pair at {holm} when it is the only difference (higher the more are "
+            f"found); {alone}"
         )
     return (
         f"In the table: Holm over {plural(found.family, 'pair')} tests its first pair at {holm}"

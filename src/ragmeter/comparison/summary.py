@@ -21,6 +21,7 @@ import numpy as np
 from ragmeter import stats
 from ragmeter.comparison import verdicts
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
+from ragmeter.defaults import DEFAULTS, EARLIER
 from ragmeter.errors import InputError
 from ragmeter.scoring import measurement
 from ragmeter.scoring.metrics import find_metric
@@ -38,8 +39,8 @@ RETURNED_IDEAL_NOTE = (
     "the order of what each system returned, not what it missed (recall counts that)."
 )
 DEFAULT_METRIC = "recall@5"
-DEFAULT_SEED = 1
-DEFAULT_ROUNDS = 10_000
+DEFAULT_SEED = DEFAULTS.seed  # kept importable: ragmeter.defaults holds the defaults
+DEFAULT_ROUNDS = DEFAULTS.rounds
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class Summary:
     metric: str = DEFAULT_METRIC
     seed: int = DEFAULT_SEED
     rounds: int = DEFAULT_ROUNDS
-    confidence: float = 0.95
+    confidence: float = DEFAULTS.confidence
     method: str = "percentile"
     estimates: dict[str, dict[str, stats.Estimate]] = field(default_factory=dict)
     comparisons: list[verdicts.Row] = field(default_factory=list)
@@ -156,9 +157,9 @@ class Summary:
             rule = data.get("comparison_rule")
             return cls(
                 metric=str(data.get("metric") or DEFAULT_METRIC),
-                seed=int(data.get("seed", DEFAULT_SEED)),
-                rounds=int(data.get("rounds", DEFAULT_ROUNDS)),
-                confidence=float(data.get("confidence", 0.95)),
+                seed=int(data.get("seed", EARLIER.seed)),
+                rounds=int(data.get("rounds", EARLIER.rounds)),
+                confidence=float(data.get("confidence", EARLIER.confidence)),
                 method=str(data.get("method", "percentile")),
                 estimates={
                     str(s): {str(m): stats.Estimate.from_dict(e) for m, e in per.items()}
@@ -236,13 +237,13 @@ def plan_of(
     metric: str,
     seed: int,
     rounds: int,
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
     *,
     adjust: str = "maxt",
     baseline: str | None = None,
     pairs: Sequence[tuple[str, str]] | None = None,
     clusters: Sequence[Any] | None = None,
-    cluster_mode: str = "auto",
+    cluster_mode: str = DEFAULTS.clusters,
     family: str = "all",
 ) -> ComparisonPlan:
     """The :class:`~ragmeter.comparison.systems.ComparisonPlan` of settings named one by
@@ -431,7 +432,7 @@ def summarize_run(run: ScoredRun) -> Summary:
         pairs=verdicts.parse_pairs(cfg.pairs) if cfg.pairs else None,
         # a run that knows no clusters (a stand-in, an evaluation of run files) has none
         clusters=getattr(run, "clusters", None),
-        cluster_mode=getattr(cfg, "clusters", "auto"),
+        cluster_mode=getattr(cfg, "clusters", DEFAULTS.clusters),
         family=cfg.family,
     )
     return summarize(

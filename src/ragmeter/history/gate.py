@@ -16,6 +16,7 @@ import numpy as np
 from ragmeter import stats
 from ragmeter.comparison.formatting import difference_interval, format_difference
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.files.safe_text import markdown_text
 from ragmeter.history.systems import pair_systems
@@ -216,7 +217,7 @@ def check_noninferior(
     system: str,
     metric: str,
     margin: float,
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
     rounds: int | None = None,
     seed: int | None = None,
     baseline_system: str | None = None,

@@ -40,6 +40,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.stats.clusters import widening
 from ragmeter.stats.draws import mulberry32
@@ -151,7 +152,7 @@ def ppi_interval(
     judge_hand: Sequence[float],
     judge_all: Sequence[float],
     lam: float,
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
     adjusted: bool = False,
 ) -> tuple[float, float]:
     """The asymptotic (normal) interval: the estimate +- z * its standard error, as
@@ -328,8 +329,8 @@ def pair_tests(
     *,
     adjust: str = "maxt",
     alpha: float = 0.05,
-    seed: int = 1,
-    rounds: int = 10_000,
+    seed: int = DEFAULTS.seed,
+    rounds: int = DEFAULTS.rounds,
     widen: bool = True,
 ) -> list[PairTest]:
     """Each pair's z-test and interval under the family rule ``adjust``:

@@ -447,8 +447,8 @@
   function comparisonTable(target, comps, rule, share, separate) {
     const unit = share ? " (points)" : "";
     const adjust = rule ? rule.adjust : "legacy";
-    const ruleName = adjust === "maxt" ? "max-T" : "Holm";
-    const ci = adjust === "holm" || adjust === "maxt" ? (rule.pairs === 1 ? "[" +
+    const ruleName = { maxt: "max-T", fdr: "BH" }[adjust] || "Holm";
+    const ci = ["holm", "maxt", "fdr"].includes(adjust) ? (rule.pairs === 1 ? "[" +
       Math.round((1 - rule.alpha) * 100) + "% CI]" : "[" + ruleName + "-level CI]") : "[" + LEVEL + " CI]";
     const pLabel = adjust === "none" ? null : (rule && rule.pairs === 1 ? "p" :
       "p (" + ruleName + ")");
@@ -467,8 +467,8 @@
         { text: shown.difference, cls: "num" },
         { text: c.wins + " / " + c.ties + " / " + c.losses, cls: "num" }];
       if (pLabel) cells.push({ text: shown.p, cls: "num" });
-      // the verdict wraps between words to fit the page; the system it names stays whole
-      const named = [c.a, c.b].find((n) => c.verdict.startsWith(n + " "));
+      // the verdict wraps between words to fit the page; the system that won stays whole
+      const named = c.winner;
       const verdict = named ? [el("span", { class: "name", text: named }), c.verdict.slice(named.length)]
         : c.verdict;
       cells.push({ cls: "verdict", node: el("span", { class: "tag " + (c.separated ? "sep" : "tie") }, verdict) });
