@@ -45,6 +45,7 @@ from ragmeter.answers.analysis import MIN_HAND
 from ragmeter.answers.store import UNSCORED
 from ragmeter.defaults import DEFAULTS
 from ragmeter.stats import ppi
+from ragmeter.stats.paired import verdict_text
 
 __all__ = ["CorrectedRow", "CorrectedVerdicts", "corrected_verdicts", "corrected_lines"]
 
@@ -55,7 +56,8 @@ MEASURE = "correct"
 class CorrectedRow:
     """One judge-corrected pair ``a - b``: the corrected ``difference`` (its interval
     at the family's level), the uncorrected ``judge`` difference over the same
-    questions, the pair's unadjusted ``p_value`` and the rule's ``p``, the ``verdict``,
+    questions, the pair's unadjusted ``p_value`` and the rule's ``p``, the ``verdict``
+    (worded from ``winner``, None for a tie),
     and the hand grades behind it: ``hand_a``, ``hand_b`` and ``hand_both`` (questions
     hand-graded for both)."""
 
@@ -69,6 +71,7 @@ class CorrectedRow:
     hand_a: int
     hand_b: int
     hand_both: int
+    winner: str | None = None
     judge_corrected: bool = True  # every verdict here is, in the data as in the tables
 
     def to_dict(self) -> dict[str, Any]:
@@ -135,11 +138,10 @@ def _matrices(
     return judge, by_hand
 
 
-def _verdict(t: ppi.PairTest, a: str, b: str, adjust: str, alpha: float) -> str:
+def _winner(t: ppi.PairTest, a: str, b: str, adjust: str, alpha: float) -> str | None:
+    """Who the rule puts above the other: under Holm its p, else the interval."""
     separated = t.p < alpha if adjust == "holm" else (t.low > 0 or t.high < 0)
-    if separated:
-        return f"{a if t.difference > 0 else b} better"
-    return "tie"
+    return (a if t.difference > 0 else b) if separated else None
 
 
 def corrected_verdicts(
@@ -236,7 +238,8 @@ def _row(
         confidence=2.0 * NormalDist().cdf(t.critical) - 1.0,
     )
     i, j = at[a], at[b]
-    verdict = _verdict(t, a, b, adjust, alpha)
+    winner = _winner(t, a, b, adjust, alpha)
+    verdict = verdict_text(winner, "tie")
     return CorrectedRow(
         a,
         b,
@@ -248,6 +251,7 @@ def _row(
         joint.n_hand[i],
         joint.n_hand[j],
         joint.both[i][j],
+        winner,
     )
 
 
