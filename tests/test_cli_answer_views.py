@@ -156,12 +156,18 @@ def test_grade_passes_its_limit_and_notes_a_configured_judge(monkeypatch, tmp_pa
     compared = []
     monkeypatch.setattr(answer_views, "_verdicts_after_grading", lambda *a: compared.append(a))
     (tmp_path / "config.toml").write_text('[answers]\njudge = "test:x"\n')
+    run = SimpleNamespace(path=tmp_path)
+    opened = []
+    graded = SimpleNamespace(results=run, folder=tmp_path / "answers", meta={})
+    monkeypatch.setattr(answer_views, "as_results", lambda p: opened.append(p) or run)
+    monkeypatch.setattr(answer_views, "load_answer_set", lambda res: res is run and graded)
     console = _console()
     grade_command(tmp_path, [], accuracy_judge="test:y", systems="a, b,", limit=2, console=console)
+    assert opened == [tmp_path]  # the run read once, then handed on
     assert asked[0]["limit"] == 2 and asked[0]["accuracy_judge"] == "test:y"
     assert reports == [("test:y", ["a", "b"], "tuned")]  # PPI++'s weight unless --ppi plain
-    # the same judge, systems and weight
-    assert compared == [(tmp_path, "test:y", ["a", "b"], {"ppi": "tuned"}, console)]
+    # the same judge, systems and weight, on the one answer set read after grading
+    assert compared == [(graded, "test:y", ["a", "b"], {"ppi": "tuned"}, console)]
     assert _Progress.made[0].console is console
     text = " ".join(console.export_text().split())
     assert "sets [answers] judge = 'test:x', which later reports use" in text
@@ -173,11 +179,11 @@ def test_grade_passes_its_limit_and_notes_a_configured_judge(monkeypatch, tmp_pa
 
 
 def test_systems_from_a_list_or_comma_separated():
-    assert _system_list("r", None) is None
-    assert _system_list("r", " a , b,,") == ["a", "b"]
-    assert _system_list("r", " , ") is None
-    assert _system_list("r", ("x", "y")) == ["x", "y"]
-    assert _system_list("r", []) is None
+    assert _system_list(None) is None
+    assert _system_list(" a , b,,") == ["a", "b"]
+    assert _system_list(" , ") is None
+    assert _system_list(("x", "y")) == ["x", "y"]
+    assert _system_list([]) is None
 
 
 def _cross(**filled) -> CrossTable:

@@ -37,9 +37,7 @@ from ragmeter.answers.store import (
     GRADES,
     UNSCORED,
     AnswerSet,
-    answers_dir,
-    load_answer_set,
-    load_merged_answer_set,
+    graded_answers,
 )
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
@@ -537,7 +535,9 @@ class AnswerFigures:
     hand: list[HandCheck]
 
 
-def answer_figures(results: Results | str | Path, judge: str | None = None) -> AnswerFigures | None:
+def answer_figures(
+    results: AnswerSet | Results | str | Path, judge: str | None = None
+) -> AnswerFigures | None:
     """All answer numbers of ``results``; None when it holds no answers.
 
     The answers come from ``answers/reader.jsonl`` with ``grades.jsonl`` and
@@ -545,15 +545,8 @@ def answer_figures(results: Results | str | Path, judge: str | None = None) -> A
     (see :func:`ragmeter.answers.store.load_merged_answer_set`). ``judge`` picks
     the accuracy judge (see :func:`accuracy_judge`).
     """
-    res = results if isinstance(results, Results) else Results(results)
-    if (answers_dir(res) / "reader.jsonl").is_file():
-        aset = load_answer_set(res)
-    else:
-        merged = load_merged_answer_set(res)
-        if merged is None:
-            return None
-        aset = merged
-    if not aset.answers:
+    aset = graded_answers(results)
+    if aset is None:
         return None
     return AnswerFigures(
         aset, answer_report(aset, judge=judge), judge_pairs(aset), hand_checks(aset)

@@ -35,8 +35,8 @@ from ragmeter.answers.store import (
     AnswerSet,
     Key,
     answers_dir,
-    load_answer_set,
-    load_merged_answer_set,
+    graded_answers,
+    load_answers,
 )
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.comparison.verdicts import Verdicts
@@ -163,17 +163,6 @@ class FailureReport:
         }
 
 
-def load_answers(results: Results | str | Path) -> AnswerSet | None:
-    """The answers of ``results``: ``answers/reader.jsonl`` with its grades, else a
-    hand-made ``answers/answers.jsonl``; None when neither holds an answer."""
-    res = results if isinstance(results, Results) else Results(results)
-    if (answers_dir(res) / "reader.jsonl").is_file():
-        aset = load_answer_set(res)
-    else:
-        aset = load_merged_answer_set(res)
-    return aset if aset is not None and aset.answers else None
-
-
 def _key_str(key: Key) -> str:
     return f"{key[0]}/{key[1]}"
 
@@ -297,7 +286,7 @@ def failure_report(
     accuracy judge, see :func:`ragmeter.answers.analysis.accuracy_judge`). Intervals use
     ``seed`` and ``rounds``, by default those of the run's summary.
     """
-    aset = results if isinstance(results, AnswerSet) else load_answers(results)
+    aset = graded_answers(results)
     if aset is None:
         raise InputError(f"{results}: no answers to check; run `ragmeter answer` first")
     res = aset.results

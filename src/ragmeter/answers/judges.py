@@ -21,7 +21,7 @@ from typing import Any
 from ragmeter import stats
 from ragmeter.answers.rerun_store import read_grade_reruns
 from ragmeter.answers.reruns import Reruns
-from ragmeter.answers.store import GRADES, UNSCORED, AnswerSet, answers_dir, load_answer_set
+from ragmeter.answers.store import GRADES, UNSCORED, AnswerSet, answers_dir, as_answer_set
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import answers_judge
@@ -75,10 +75,6 @@ def interval_settings(res: Results, seed: int | None, rounds: int | None) -> tup
 
 def run_confidence(res: Results) -> float:
     return res.summary.confidence
-
-
-def as_answer_set(results: Results | str | Path | AnswerSet) -> AnswerSet:
-    return results if isinstance(results, AnswerSet) else load_answer_set(results)
 
 
 def accuracy_judge(aset: AnswerSet, judge: str | None = None) -> str | None:

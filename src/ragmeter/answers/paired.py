@@ -30,9 +30,8 @@ import numpy as np
 
 from ragmeter.answers.analysis import accuracy_judge
 from ragmeter.answers.corrected import CorrectedVerdicts, corrected_verdicts
-from ragmeter.answers.failure_counts import load_answers
 from ragmeter.answers.flips import rerun_count, rerun_scores
-from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir
+from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir, graded_answers
 from ragmeter.comparison.effects import main_effect_names, names_an_effect
 from ragmeter.comparison.families import GRID_FAMILIES, grid_cells, grid_pairs
 from ragmeter.comparison.ranks import Ranks, resolve_ranks
@@ -295,7 +294,7 @@ def answer_verdicts(
     the systems answered do not allow it, with a note). ``seed`` and ``rounds`` default
     to the run's. ``ppi`` names the rectifier weight of the judge-corrected verdicts.
     """
-    aset = results if isinstance(results, AnswerSet) else load_answers(results)
+    aset = graded_answers(results)
     if aset is None:
         raise InputError(f"{results}: no answers to compare; run `ragmeter answer` first")
     res = aset.results

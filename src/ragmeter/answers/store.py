@@ -35,7 +35,7 @@ from ragmeter.errors import InputError
 from ragmeter.files.io import atomic_write_text, dumps, read_json, read_jsonl
 from ragmeter.files.outputs import results_lock, write_output
 from ragmeter.files.schemas import describe_error, normalize
-from ragmeter.runs.results import Results
+from ragmeter.runs.results import Results, as_results
 
 GRADES: tuple[str, str, str] = ("correct", "partial", "wrong")
 """The three grades a judge gives; ``unscored`` marks a reply that could not be read."""
@@ -50,6 +50,9 @@ __all__ = [
     "answer_sha",
     "answers_dir",
     "append_hand",
+    "as_answer_set",
+    "graded_answers",
+    "load_answers",
     "load_answer_set",
     "load_merged_answer_set",
     "read_answers",
@@ -374,6 +377,31 @@ def load_answer_set(results: Results | str | Path) -> AnswerSet:
         k=int(meta.get("k") or 5),
         meta=meta,
     )
+
+
+def as_answer_set(results: AnswerSet | Results | str | Path) -> AnswerSet:
+    """The answer run, read once: an :class:`AnswerSet` already read is handed on as it
+    is; a run or its folder is read (:func:`load_answer_set`). Every function of the
+    answer half that takes either converts through here, so a command reads the answer
+    files once and carries the set."""
+    return results if isinstance(results, AnswerSet) else load_answer_set(results)
+
+
+def load_answers(results: Results | str | Path) -> AnswerSet | None:
+    """The answers of ``results``: ``answers/reader.jsonl`` with its grades, else a
+    hand-made ``answers/answers.jsonl``; None when neither holds an answer."""
+    res = as_results(results)
+    if (answers_dir(res) / "reader.jsonl").is_file():
+        aset = load_answer_set(res)
+    else:
+        aset = load_merged_answer_set(res)
+    return aset if aset is not None and aset.answers else None
+
+
+def graded_answers(results: AnswerSet | Results | str | Path) -> AnswerSet | None:
+    """The answers a report on them reads: an :class:`AnswerSet` as it is, else
+    :func:`load_answers` (None when there are none)."""
+    return results if isinstance(results, AnswerSet) else load_answers(results)
 
 
 def _merged_grade(value: Any) -> str:

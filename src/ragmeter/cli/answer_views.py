@@ -41,7 +41,7 @@ from ragmeter.answers.run import (
     answer_questions,
     grade_answers,
 )
-from ragmeter.answers.store import load_answer_set
+from ragmeter.answers.store import AnswerSet, load_answer_set
 from ragmeter.cli.hand_views import grade_by_hand
 from ragmeter.cli.judge_views import print_hand_checks, print_judge_pairs, print_judge_reliability
 from ragmeter.cli.layout import Grid, print_grids
@@ -54,7 +54,7 @@ from ragmeter.cli.rerun_views import (
 from ragmeter.comparison.formatting import exact_note, format_estimate, level_label
 from ragmeter.defaults import DEFAULTS
 from ragmeter.inputs.config import answers_judge
-from ragmeter.runs.results import Results
+from ragmeter.runs.results import Results, as_results
 from ragmeter.stats.ppi import check_weight
 
 __all__ = [
@@ -204,17 +204,18 @@ def grade_command(
     ``ppi`` (``--ppi``): the judge-corrected numbers' weight, ``tuned`` or ``plain``.
     """
     console = console or Console()
-    reruns = rerun_settings_of(results, reruns, recorded=True)
+    res = as_results(results)  # the search run, read once and handed on
+    reruns = rerun_settings_of(res, reruns, recorded=True)
     choice = {k: v for k, v in (choice or {}).items() if v is not None}
     check_weight(ppi)
     if choice:
         from ragmeter.answers.paired import check_choice
 
-        check_choice(results, **choice)
+        check_choice(res, **choice)
     bar = progress_bar() if progress_bar is not None else _bar(progress_console or console)
     with bar as progress:
         run: GradeRun = grade_answers(
-            results,
+            res,
             list(judges),
             accuracy_judge=accuracy_judge,
             systems=systems,
@@ -241,7 +242,7 @@ def grade_command(
                 Text(f"  unscored {g.system}/{g.question}: {g.error}; raw: {g.raw[:120]!r}"),
                 style="dim",
             )
-    config = Path(results) / "config.toml"
+    config = res.path / "config.toml"
     if accuracy_judge is not None:
         configured = answers_judge(config)
         if configured and configured != accuracy_judge:
@@ -252,30 +253,32 @@ def grade_command(
                     style="yellow",
                 )
             )
-    listed = _system_list(results, systems)
+    listed = _system_list(systems)
     choice = {**choice, "ppi": ppi}
-    return _report_after_grading(results, accuracy_judge, listed, choice, run, console)
+    graded = load_answer_set(res)  # the answers as grading left them, read once
+    return _report_after_grading(graded, accuracy_judge, listed, choice, run, console)
 
 
 def _report_after_grading(
-    results: str | Path,
+    graded: AnswerSet,
     judge: str | None,
     systems: list[str] | None,
     choice: dict[str, Any],
     run: GradeRun,
     console: Console,
 ) -> AnswerReport:
-    """The accuracy table, the failure counts, the paired verdicts and the flip rates."""
-    report = answer_report(results, judge=judge, systems=systems, ppi=choice["ppi"])
+    """The accuracy table, the failure counts, the paired verdicts and the flip rates,
+    each from the one answer set read after grading."""
+    report = answer_report(graded, judge=judge, systems=systems, ppi=choice["ppi"])
     print_answer_report(report, console)
-    _failures_after_grading(results, report.judge, console)
-    _verdicts_after_grading(results, report.judge, systems, choice, console)
-    flips_after_grading(results, report.judge, systems, run, console)
+    _failures_after_grading(graded, report.judge, console)
+    _verdicts_after_grading(graded, report.judge, systems, choice, console)
+    flips_after_grading(graded, report.judge, systems, run, console)
     return report
 
 
 def _verdicts_after_grading(
-    results: str | Path,
+    graded: AnswerSet,
     judge: str | None,
     systems: list[str] | None,
     choice: dict[str, Any],
@@ -285,22 +288,22 @@ def _verdicts_after_grading(
     from ragmeter.answers.paired import answer_verdicts, write_answer_verdicts
     from ragmeter.cli.answer_verdict_views import print_answer_verdicts
 
-    verdicts = answer_verdicts(results, judge, systems=systems, **choice)
+    verdicts = answer_verdicts(graded, judge, systems=systems, **choice)
     print_answer_verdicts(verdicts, console)
-    write_answer_verdicts(verdicts, results)
+    write_answer_verdicts(verdicts, graded.results)
 
 
-def _failures_after_grading(results: str | Path, judge: str | None, console: Console) -> None:
+def _failures_after_grading(graded: AnswerSet, judge: str | None, console: Console) -> None:
     """The failure counts in one line per system, and ``answers/failures.json`` rewritten."""
     from ragmeter.answers.failure_counts import failure_report, write_failures
     from ragmeter.cli.failure_views import print_failure_summary
 
-    failures = failure_report(results, judge)
+    failures = failure_report(graded, judge)
     print_failure_summary(failures, console)
-    write_failures(failures, results)
+    write_failures(failures, graded.results)
 
 
-def _system_list(results: str | Path, systems: str | Sequence[str] | None) -> list[str] | None:
+def _system_list(systems: str | Sequence[str] | None) -> list[str] | None:
     if systems is None:
         return None
     if isinstance(systems, str):

@@ -13,7 +13,9 @@ from rich.text import Text
 
 from ragmeter.answers.flips import FLIP_CAPTION, FlipReport, flip_rows, shown_rate
 from ragmeter.answers.reruns import Reruns
+from ragmeter.answers.store import AnswerSet
 from ragmeter.cli.layout import Grid, print_grids
+from ragmeter.runs.results import Results
 
 __all__ = [
     "SHORT",
@@ -88,7 +90,7 @@ def print_flips(report: FlipReport, console: Console, most: int = 5) -> None:
     print_grids(console, worst)
 
 
-def rerun_settings_of(results: str | Path, reruns: Any, recorded: bool = False) -> Any:
+def rerun_settings_of(results: Results | str | Path, reruns: Any, recorded: bool = False) -> Any:
     """``reruns`` as :class:`~ragmeter.answers.reruns.Reruns`: flags (a dict) completed
     from ``[answers]`` of the run's config and, for grade (``recorded``), from what the
     answer step recorded in ``meta.json``; a ``Reruns`` or ``None`` as given."""
@@ -133,18 +135,17 @@ def grade_reruns_line(reruns: Reruns) -> str | None:
 
 
 def flips_after_grading(
-    results: str | Path, judge: str | None, systems: list[str] | None, run: Any, c: Console
+    graded: AnswerSet, judge: str | None, systems: list[str] | None, run: Any, c: Console
 ) -> None:
     """With K > 1 the flip rates printed and kept (``answers/reruns.json``, ``meta.json``);
-    without, what an earlier grade with reruns kept there is removed."""
+    without, what an earlier grade with reruns kept there is removed. ``graded`` is the
+    answer set as grading left it."""
     from ragmeter.answers.flips import FILE, clear_flips, flip_report, write_flips
-    from ragmeter.answers.store import answers_dir, read_meta
 
     if run.settings.k < 2:
-        folder = answers_dir(results)
-        if (folder / FILE).exists() or "flip_rates" in read_meta(folder):
-            clear_flips(results)
+        if (graded.folder / FILE).exists() or "flip_rates" in graded.meta:
+            clear_flips(graded.results)
         return
-    report = flip_report(results, judge, systems)
+    report = flip_report(graded, judge, systems)
     print_flips(report, c)
-    write_flips(report, results)
+    write_flips(report, graded.results)
