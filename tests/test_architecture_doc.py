@@ -61,6 +61,12 @@ def test_the_layers_named_here_are_the_structure_test_s():
 # second sort of a run's lines.
 COPIES = (
     (r"\belse 0\.05\b|\bor 0\.05\b", "comparison.verdicts.rule_alpha", ()),
+    # an answer set read again where one already read could be handed on
+    (
+        r"isinstance\(\w+, AnswerSet\) else",
+        "answers.store.as_answer_set / answers.store.graded_answers",
+        ("answers/store.py",),
+    ),
     (
         r"round\(1(\.0)? - [\w.]*confidence",
         "stats.alpha_of",
@@ -251,3 +257,13 @@ def test_a_default_written_again_as_a_literal_is_a_copy(tmp_path):
     found = copies_of_rules(tmp_path)
     assert [f.split(": ")[0] for f in found] == [f"view.py:{n}" for n in range(1, 12)]
     assert all(f.endswith("defaults.DEFAULTS / defaults.EARLIER") for f in found)
+
+
+def test_an_answer_set_read_again_beside_its_conversion_is_a_copy(tmp_path):
+    (tmp_path / "view.py").write_text(
+        "aset = results if isinstance(results, AnswerSet) else load_answers(results)\n"
+        "aset = as_answer_set(results)\n"
+    )
+    assert copies_of_rules(tmp_path) == [
+        "view.py:1: belongs to answers.store.as_answer_set / answers.store.graded_answers"
+    ]

@@ -14,6 +14,12 @@ hand-graded sample. Everything lands in ``<results>/answers/`` (see
     grade_answers("ragmeter-results", ["ollama:gpt-oss:20b", "ollama:llama3.2"])
     report = answer_report("ragmeter-results")
 
+An answer run is read once: :func:`load_answers` (or :func:`load_answer_set`) reads the
+answers, grades, hand grades and ``meta.json`` with the search run they came from into
+one :class:`AnswerSet`, and every analysis takes that set as well as a folder
+(``answer_report(aset)``, ``answer_verdicts(aset)``, ``flip_report(aset)``, ...), so a
+notebook that asks several questions of one run reads its files once.
+
 The package exports what a notebook needs: the two model steps, the hand-grade
 loop (give it an ``ask``), the analysis, the paired verdicts on answers
 (:func:`answer_verdicts`, system against system under the run's rule), the reruns
@@ -44,7 +50,9 @@ _LAZY = {
         "ragmeter.answers.run",
     ),
     **dict.fromkeys(
-        ("GRADES", "Answer", "AnswerSet", "Grade", "HandGrade", "load_answer_set"),
+        (
+            "GRADES Answer AnswerSet Grade HandGrade as_answer_set load_answer_set load_answers"
+        ).split(),
         "ragmeter.answers.store",
     ),
 }
@@ -76,6 +84,7 @@ __all__ = [
     "answer_questions",
     "answer_report",
     "answer_verdicts",
+    "as_answer_set",
     "corrected_verdicts",
     "cross_table",
     "flip_report",
@@ -84,6 +93,7 @@ __all__ = [
     "hand_grade",
     "judge_pairs",
     "load_answer_set",
+    "load_answers",
     "rerun_scores",
     "rerun_settings",
 ]

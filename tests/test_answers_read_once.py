@@ -1,0 +1,54 @@
+"""An answer run is read once: ``grade`` turns its results folder into the run one time
+and hands that run on, and the views after grading (accuracy, failure counts, paired
+verdicts, flip rates) share the one answer set read after grading."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+from test_answers import Scripted, reader
+
+import ragmeter.answers.store as store
+from ragmeter.cli.answer_views import answer_command, grade_command
+from ragmeter.runs.results import Results
+
+
+def _console() -> Console:
+    return Console(file=io.StringIO(), width=100)
+
+
+def _counted(monkeypatch) -> dict[str, int]:
+    """How often a results folder is read into a run and the answer files into a set."""
+    counts = {"runs": 0, "answer sets": 0}
+    opened, read = Results.__init__, store.read_answers
+
+    def init(self, path):
+        counts["runs"] += 1
+        opened(self, path)
+
+    def answers(folder):
+        counts["answer sets"] += 1
+        return read(folder)
+
+    monkeypatch.setattr(Results, "__init__", init)
+    monkeypatch.setattr(store, "read_answers", answers)  # load_answer_set's own read
+    return counts
+
+
+@pytest.mark.parametrize(
+    ("choice", "reruns"),
+    [(None, None), ({"adjust": "none"}, {})],  # the second as the command line calls it
+)
+def test_grade_reads_its_run_once_and_its_answers_once_after_grading(
+    small_example_results_copy, monkeypatch, choice, reruns
+):
+    results = small_example_results_copy
+    answer_command(results, Scripted("reader", reader), console=_console())
+    counts = _counted(monkeypatch)
+    grade_command(results, [Scripted("j", lambda p: '{"grade": "correct"}')],
+                  choice=choice, reruns=reruns, console=_console())  # fmt: skip
+    # the run once; the answers once to choose what to grade, once to rewrite the merged
+    # view when the judge is done (under the lock), and once for every view after
+    assert counts == {"runs": 1, "answer sets": 3}
