@@ -52,3 +52,18 @@ def test_grade_reads_its_run_once_and_its_answers_once_after_grading(
     # the run once; the answers once to choose what to grade, once to rewrite the merged
     # view when the judge is done (under the lock), and once for every view after
     assert counts == {"runs": 1, "answer sets": 3}
+
+
+def test_the_report_reads_the_answers_once_for_its_answer_and_failure_sections(
+    small_example_results_copy, monkeypatch
+):
+    from ragmeter.report.data import report_data
+
+    results = small_example_results_copy
+    answer_command(results, Scripted("reader", reader), console=_console())
+    grade_command(results, [Scripted("j", lambda p: '{"grade": "correct"}')], console=_console())
+    run = Results(results)
+    counts = _counted(monkeypatch)
+    data = report_data(run)
+    assert counts == {"runs": 0, "answer sets": 1}
+    assert {"answers", "failures"} <= set(data["optional"])  # both drawn from that one set

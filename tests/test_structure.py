@@ -466,6 +466,7 @@ LAZY_ALLOWED: dict[str, set[tuple[str, str]]] = {
         ("report.sections", "answers.flips"),
         ("report.sections", "answers.numbers"),
         ("report.sections", "answers.paired"),
+        ("report.sections", "answers.store"),
         ("report.sections", "questions.flagged"),
     },
     "a retriever kind (and torch) only when the config names it": {

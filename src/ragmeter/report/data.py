@@ -40,7 +40,11 @@ from ragmeter.report.common import (
     _r,
 )
 from ragmeter.report.drilldown import drilldown
-from ragmeter.report.sections import OPTIONAL_SECTIONS, _attach_optional_to_questions
+from ragmeter.report.sections import (
+    OPTIONAL_SECTIONS,
+    _attach_optional_to_questions,
+    shared_answers,
+)
 from ragmeter.runs.results import Results
 from ragmeter.scoring.metrics import is_share
 from ragmeter.stats.planning import (
@@ -147,11 +151,13 @@ def _overview(results: Results, page_size: int, top: int) -> dict[str, Any]:
 
 
 def _optional(results: Results, accuracy_judge: str | None) -> dict[str, Any]:
-    """The optional sections the results hold (answers, failures, the audit...)."""
+    """The optional sections the results hold (answers, failures, the audit...); the
+    answer and failure sections share one answer set, read once."""
     optional: dict[str, Any] = {}
+    answers = shared_answers(results)
     for section in OPTIONAL_SECTIONS:
         if section.key in ("answers", "failures"):
-            loaded = section.load(results, judge=accuracy_judge)
+            loaded = section.load(results, judge=accuracy_judge, answers=answers)
         else:
             loaded = section.load(results)
         if loaded is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmeter import stats
 from ragmeter.comparison.formatting import decided_note, shown_difference, shown_p
@@ -22,6 +22,9 @@ from ragmeter.files.io import read_json
 from ragmeter.report.common import GRADE_LABELS, RATIO, SHARE, _est
 from ragmeter.report.history import load_history
 from ragmeter.runs.results import Results
+
+if TYPE_CHECKING:
+    from ragmeter.answers.store import AnswerSet
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,21 @@ def _est_or_none(e: stats.Estimate | None, metric: str = SHARE) -> dict[str, Any
     return None if e is None else _est(e, metric)
 
 
-def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] | None:
+def shared_answers(results: Results) -> AnswerSet | None:
+    """The answers the answer and failure sections share, read once
+    (:func:`ragmeter.answers.store.load_answers`); None when the results hold no answer
+    file, without importing the answer route."""
+    folder = results.path / "answers"
+    if not ((folder / "reader.jsonl").is_file() or (folder / "answers.jsonl").is_file()):
+        return None
+    from ragmeter.answers.store import load_answers as read_answers
+
+    return read_answers(results)
+
+
+def load_answers(
+    results: Results, judge: str | None = None, answers: AnswerSet | None = None
+) -> dict[str, Any] | None:
     """The answer section: :func:`ragmeter.answers.analysis.answer_figures`, as plain data.
 
     Nothing is computed here: accuracy per system, the judge-corrected accuracy,
@@ -58,14 +75,15 @@ def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] |
     judge agreement and hand checks are the objects ``ragmeter grade`` and
     ``ragmeter judges`` print. ``judge`` picks the accuracy judge (default:
     ``accuracy_judge`` in ``answers/meta.json``, else the first of its judges).
+    ``answers``: the set :func:`shared_answers` read (read here when not given).
     """
-    folder = results.path / "answers"
-    if not ((folder / "reader.jsonl").is_file() or (folder / "answers.jsonl").is_file()):
+    aset = answers if answers is not None else shared_answers(results)
+    if aset is None:
         figures = None  # no answers (answer_figures would say so), and no import of the route
     else:
         from ragmeter.answers.analysis import answer_figures
 
-        figures = answer_figures(results, judge=judge)
+        figures = answer_figures(aset, judge=judge)
     if figures is None:
         if judge is not None:
             raise InputError(
@@ -276,22 +294,22 @@ def _failure_case(check: Any, answer: str, references: list[str], question: str)
     }
 
 
-def load_failures(results: Results, judge: str | None = None) -> dict[str, Any] | None:
+def load_failures(
+    results: Results, judge: str | None = None, answers: AnswerSet | None = None
+) -> dict[str, Any] | None:
     """The failure section: :func:`ragmeter.answers.failure_counts.failure_report`, as data.
 
     Per system the count and rate of each failure type, each judge's passes of answers
     whose number changed or was left out, the checks against hand grades, and every
-    failing answer with its reference passage, the numbers marked.
+    failing answer with its reference passage, the numbers marked. ``answers``: the set
+    :func:`shared_answers` read (read here when not given).
     """
-    folder = results.path / "answers"
-    if not ((folder / "reader.jsonl").is_file() or (folder / "answers.jsonl").is_file()):
-        return None
-    from ragmeter.answers.failure_counts import ANY, failure_report, load_answers
-    from ragmeter.answers.failures import FAILURES, LABELS
-
-    aset = load_answers(results)
+    aset = answers if answers is not None else shared_answers(results)
     if aset is None:
         return None
+    from ragmeter.answers.failure_counts import ANY, failure_report
+    from ragmeter.answers.failures import FAILURES, LABELS
+
     report = failure_report(aset, judge)
     texts = {q.id: q for q in results.questions}
     cases = []
