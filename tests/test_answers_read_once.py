@@ -67,3 +67,19 @@ def test_the_report_reads_the_answers_once_for_its_answer_and_failure_sections(
     data = report_data(run)
     assert counts == {"runs": 0, "answer sets": 1}
     assert {"answers", "failures"} <= set(data["optional"])  # both drawn from that one set
+
+
+def test_the_plan_and_the_usage_take_the_pilot_s_set_and_read_nothing_more(
+    small_example_results_copy, monkeypatch
+):
+    from ragmeter.answers.cost import plan_answers, run_usage
+
+    results = small_example_results_copy
+    answer_command(results, Scripted("reader", reader), limit=3, console=_console())
+    grade_command(results, [Scripted("j", lambda p: '{"grade": "correct"}')], console=_console())
+    from_folder = plan_answers(results, half_width=0.2), run_usage(results)
+    pilot = store.load_answer_set(results)
+    counts = _counted(monkeypatch)
+    from_set = plan_answers(pilot, half_width=0.2), run_usage(pilot)
+    assert counts == {"runs": 0, "answer sets": 0}
+    assert from_set == from_folder

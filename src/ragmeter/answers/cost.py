@@ -39,8 +39,7 @@ from ragmeter.answers.reruns import Reruns, rerun_settings
 from ragmeter.answers.run import top_passages
 from ragmeter.answers.store import (
     AnswerSet,
-    answers_dir,
-    load_answer_set,
+    as_answer_set,
     reference_text,
 )
 from ragmeter.errors import InputError
@@ -170,7 +169,7 @@ def _reader_tokens(
 
 
 def plan_answers(
-    results: Results | str | Path,
+    results: AnswerSet | Results | str | Path,
     *,
     reader: str | None = None,
     judges: Sequence[str] | None = None,
@@ -193,10 +192,11 @@ def plan_answers(
     ``answer``'s; ``reruns`` takes ``reruns``, ``reruns_of``, ``temperature`` and
     ``top_p`` as :func:`ragmeter.answers.reruns.rerun_settings` does (default: the run's
     config, else what was recorded). ``prices``: a :class:`Prices`, a TOML file with
-    ``[prices]``, or ``None`` for the run's ``config.toml``.
+    ``[prices]``, or ``None`` for the run's ``config.toml``. ``results`` may be the
+    pilot's :class:`AnswerSet` already read.
     """
-    res = results if isinstance(results, Results) else Results(results)
-    aset = load_answer_set(res)  # the pilot, read once
+    aset = as_answer_set(results)  # the pilot, read once
+    res = aset.results
     meta = aset.meta
     settings = rerun_settings(res, recorded=meta.get("answer_reruns"), **reruns)
     k = check_k(k if k is not None else int(meta.get("k") or 5), depth=res.meta.get("depth"))
@@ -407,13 +407,12 @@ def _options(cost: _Cost, n: int, k: int, confidence: float, inputs: tuple) -> l
     return out
 
 
-def run_usage(results: Results | str | Path) -> dict[str, int]:
+def run_usage(results: AnswerSet | Results | str | Path) -> dict[str, int]:
     """What the answers and grades recorded used: ``reader_calls``, ``judge_calls``,
     ``prompt_tokens`` and ``completion_tokens`` (from each reply's ``usage``), over every
     rerun; what a plan's "as set" option is checked against."""
-    res = results if isinstance(results, Results) else Results(results)
-    folder = answers_dir(res)
-    aset = load_answer_set(res)
+    aset = as_answer_set(results)
+    folder = aset.folder
     answers = [*aset.answers.values(), *read_answer_reruns(folder).values()]
     grades = [
         *(g for by_key in aset.grades.values() for g in by_key.values()),
