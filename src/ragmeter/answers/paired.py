@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.answers.analysis import accuracy_judge
-from ragmeter.answers.corrected import CorrectedVerdicts, corrected_verdicts
+from ragmeter.answers.corrected import PASSING, CorrectedVerdicts, corrected_verdicts
 from ragmeter.answers.failure_counts import load_answers
 from ragmeter.answers.flips import rerun_count, rerun_scores
 from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir
@@ -56,9 +56,8 @@ __all__ = [
     "write_answer_verdicts",
 ]
 
-MEASURES = ("correct", "correct or partial")
+MEASURES = tuple(PASSING)
 """The answer measures compared, as the accuracy table names its columns."""
-_PASSING = {"correct": ("correct",), "correct or partial": ("correct", "partial")}
 
 BASIS = (
     "per question, 1 when the answer was graded correct (correct or partial), else 0; "
@@ -91,8 +90,8 @@ class AnswerVerdicts:
     ``notes`` then says why. ``notes`` also says where the run's own family could not
     apply to the systems answered. ``reruns`` is K, the times ``grade`` graded each
     answer: with K > 1 a system's score on a question is its mean over the K reruns.
-    ``corrected`` is the same family on "correct" corrected by the hand grades
-    (:mod:`ragmeter.answers.corrected`), None without enough hand grades.
+    ``corrected`` maps each measure to the same family corrected by the hand grades
+    (:mod:`ragmeter.answers.corrected`); empty without enough hand grades.
     """
 
     judge: str | None
@@ -109,7 +108,7 @@ class AnswerVerdicts:
     notes: list[str] = field(default_factory=list)
     reruns: int = 1
     ranks: dict[str, Ranks] = field(default_factory=dict)
-    corrected: CorrectedVerdicts | None = None
+    corrected: dict[str, CorrectedVerdicts] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form written to ``answers/verdicts.json`` (``reruns`` and
@@ -133,8 +132,8 @@ class AnswerVerdicts:
             data |= {"reruns": self.reruns, "rerun_basis": rerun_basis(self.reruns)}
         if self.ranks:
             data["ranks"] = {m: r.to_dict() for m, r in self.ranks.items()}
-        if self.corrected is not None:
-            data["judge_corrected"] = self.corrected.to_dict()
+        if self.corrected:
+            data["judge_corrected"] = {m: c.to_dict() for m, c in self.corrected.items()}
         return data
 
     @classmethod
@@ -161,10 +160,18 @@ class AnswerVerdicts:
             notes=[str(n) for n in data.get("notes") or []],
             reruns=int(data.get("reruns", 1)),
             ranks={str(m): Ranks.from_dict(r) for m, r in (data.get("ranks") or {}).items()},
-            corrected=CorrectedVerdicts.from_dict(data["judge_corrected"])
-            if data.get("judge_corrected")
-            else None,
+            corrected=_read_corrected(data.get("judge_corrected")),
         )
+
+
+def _read_corrected(data: dict[str, Any] | None) -> dict[str, CorrectedVerdicts]:
+    """``judge_corrected`` per measure; a file written before "correct or partial" was
+    corrected holds the one family on "correct" itself."""
+    if not data:
+        return {}
+    if "rows" in data:
+        data = {data["measure"]: data}
+    return {str(m): CorrectedVerdicts.from_dict(c) for m, c in data.items()}
 
 
 def _counted(counts: dict[str, int]) -> str:
@@ -341,23 +348,29 @@ def _corrected(
     common: list[str],
     plan: ComparisonPlan,
     ppi: str,
-) -> CorrectedVerdicts | None:
-    """The judge's family on "correct", corrected by the hand grades where they allow."""
+) -> dict[str, CorrectedVerdicts]:
+    """Per measure, the judge's family corrected by the hand grades where they allow."""
     if not aset.hand:
-        return None
-    table = tables[MEASURES[0]]
-    return corrected_verdicts(
-        grades,
-        {k: h.hand for k, h in aset.hand.items()},
-        common,
-        [(r.a, r.b) for r in table.rows],
-        adjust=table.rule.adjust,
-        alpha=table.rule.alpha,
-        family=table.rule.family,
-        seed=plan.seed,
-        rounds=plan.rounds,
-        weight=ppi,
-    )
+        return {}
+    hand = {k: h.hand for k, h in aset.hand.items()}
+    out = {}
+    for measure, table in tables.items():
+        fixed = corrected_verdicts(
+            grades,
+            hand,
+            common,
+            [(r.a, r.b) for r in table.rows],
+            adjust=table.rule.adjust,
+            alpha=table.rule.alpha,
+            family=table.rule.family,
+            seed=plan.seed,
+            rounds=plan.rounds,
+            weight=ppi,
+            measure=measure,
+        )
+        if fixed is not None:
+            out[measure] = fixed
+    return out
 
 
 def _compared(plan: ComparisonPlan, answered: list[str], judge: str | None) -> list[str]:
@@ -407,7 +420,7 @@ def _scores(
     if rerun_count(aset) < 2:
         return {
             m: np.array(
-                [[float(grades[s][q] in _PASSING[m]) for q in common] for s in names],
+                [[float(grades[s][q] in PASSING[m]) for q in common] for s in names],
                 dtype=np.float64,
             )
             for m in MEASURES
