@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter import stats
-from ragmeter.answers.analysis import MIN_HAND, SAVING_BOUND, Corrected
+from ragmeter.answers.analysis import MIN_HAND, SAVING_BOUND, AnswerReport, Corrected
 from ragmeter.answers.store import UNSCORED
 from ragmeter.defaults import DEFAULTS
 from ragmeter.comparison.formatting import format_difference
@@ -60,6 +60,7 @@ __all__ = [
     "corrected_verdicts",
     "saving_cells",
     "saving_lines",
+    "saving_rows",
 ]
 
 PASSING = {"correct": ("correct",), "correct or partial": ("correct", "partial")}
@@ -364,3 +365,14 @@ def saving_lines(rows: Sequence[Corrected]) -> list[str]:
         for c in rows
         if c.hand_as_tight
     ]
+
+
+def saving_rows(report: AnswerReport) -> list[Corrected]:
+    """The rows of ``grade``'s saving table (:data:`SAVING_SCOPE`): each system's
+    corrected accuracy, then all systems together."""
+    whole = [report.corrected] if report.corrected is not None else []
+    return [*(r.corrected for r in report.systems if r.corrected is not None), *whole]
+
+
+SAVING_SCOPE = "per system and all together"
+"""What ``grade``'s saving table covers, as its title says it."""

@@ -333,12 +333,13 @@ def print_answer_report(report: AnswerReport, console: Console) -> None:
     print_grids(console, grid)
     if report.corrected is not None:
         print_corrected([report.corrected], console, "All systems together")
-    fixed = [r.corrected for r in report.systems if r.corrected is not None]
-    if fixed or report.corrected is not None:
+    from ragmeter.answers.corrected import SAVING_SCOPE, saving_rows
+
+    saved = saving_rows(report)
+    if saved:
         from ragmeter.cli.corrected_views import print_saving
 
-        whole = [report.corrected] if report.corrected is not None else []
-        print_saving([*fixed, *whole], console, "per system and all together")
+        print_saving(saved, console, SAVING_SCOPE)
     for row in report.systems:
         cross = Grid(
             f"{row.system}: whole passage in the top {report.k} x answer grade",

@@ -73,6 +73,9 @@ def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] |
                 "accuracy; run `ragmeter answer` and `ragmeter grade` first"
             )
         return None
+    from ragmeter.answers.corrected import SAVING_SCOPE, saving_rows
+    from ragmeter.report.corrected import saving_table
+
     report = figures.report
     reruns = {"reruns": report.reruns} if report.reruns > 1 else {}  # K = 1: as it was
     return {
@@ -88,6 +91,7 @@ def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] |
         "cross": [_cross_row(row) for row in report.systems],
         "agreement": [_agreement_row(pair) for pair in figures.pairs],
         "hand": [_hand_row(check) for check in figures.hand if check.n],
+        "saving": saving_table(saving_rows(report), SAVING_SCOPE),
         "verdicts": answer_verdict_data(figures.answers, report.judge),
         "flips": answer_flip_data(figures.answers, report.judge) if report.reruns > 1 else None,
         "per_question": _answers_per_question(figures.answers, results.systems),
@@ -102,6 +106,7 @@ def answer_verdict_data(aset: Any, judge: str | None) -> dict[str, Any] | None:
     and :func:`~ragmeter.answers.paired.basis_line`. None when there is nothing to
     compare (no grades, or one system)."""
     from ragmeter.answers.paired import answer_verdicts, basis_line
+    from ragmeter.report.corrected import corrected_tables
 
     v = answer_verdicts(aset, judge)
     if not v.tables:
@@ -134,6 +139,7 @@ def answer_verdict_data(aset: Any, judge: str | None) -> dict[str, Any] | None:
         "tables": tables,
         "notes": list(v.notes),
         "basis": basis_line(v),
+        "corrected": corrected_tables(v.corrected),
     }
 
 

@@ -624,6 +624,7 @@
       " times: a share is the mean over questions of each question's mean over its " + a.reruns +
       " reruns, and its interval resamples whole questions with their " + a.reruns +
       " reruns; the grade counts are rerun 0's." }));
+    renderSaving(body, a.saving);
     renderAnswerVerdicts(body, a.verdicts);
     renderAnswerFlips(body, a.flips);
 
@@ -685,6 +686,35 @@
     });
     v.notes.forEach((n) => append(body, el("p", { class: "muted", text: n })));
     append(body, el("p", { class: "muted", id: "answer-verdicts-basis", text: v.basis }));
+    (v.corrected || []).forEach((t, i) => renderCorrected(body, t, "answer-corrected-" + i));
+  }
+
+  // A table `grade` prints, sent whole from Python (answers.corrected): its title, columns,
+  // each row's cells and the lines under it; the first column names, the rest are numbers
+  // up to `last` (the verdict, when there is one, is drawn as the comparisons draw it).
+  function textTable(body, t, id, last) {
+    append(body, el("h3", { id: id + "-title", text: t.title }));
+    const tab = el("table", { class: "data", id: id });
+    table(tab, t.head.map((h, j) => ({ text: h, num: j > 0 && j <= last })),
+      t.rows.map((r) => r.cells.map((c, j) => (j === 0 ? { text: c, cls: "name" } :
+        j <= last ? { text: c, cls: "num" } : { cls: "verdict", node: el("span",
+          { class: "tag " + (r.separated ? "sep" : "tie") }, r.winner ? [el("span",
+            { class: "name", text: r.winner }), c.slice(r.winner.length)] : c) }))));
+    append(body, el("div", { class: "scroll" }, tab));
+  }
+
+  // The paired verdicts on one measure, corrected by the hand grades.
+  function renderCorrected(body, t, id) {
+    textTable(body, t, id, t.head.length - 2);
+    t.lines.forEach((line) => append(body, el("p", { class: "muted", text: line })));
+  }
+
+  // What the judge saved: the weight, the hand grades used and what they are worth, the bound.
+  function renderSaving(body, s) {
+    if (!s) return;
+    textTable(body, s, "answer-saving", s.head.length - 1);
+    append(body, el("p", { class: "muted", text: s.caption.charAt(0).toUpperCase() + s.caption.slice(1) + "." }));
+    s.warnings.forEach((w) => append(body, el("p", { class: "warn", text: w })));
   }
 
   // With reruns: each system's mean flip rate and the reruns' share of its accuracy's variance.
