@@ -147,8 +147,8 @@ def test_grade_output_and_verdicts_file_carry_the_corrected_family(tmp_path):
     console = Console(width=80, record=True)
     print_answer_verdicts(v, console)
     text = console.export_text()
-    assert "Paired verdicts on correct, judge-corrected by hand grades" in text
-    assert "Paired verdicts on correct or partial, judge-corrected" in text
+    assert "Paired verdicts on correct, judge-corrected by hand" in text
+    assert "Paired verdicts on correct or partial, judge-corrected by hand" in text
     assert "12/12/12" in text and "share correct or partial = weight" in text
     assert all(r.judge_corrected and r.verdict in text for r in fixed.rows)
     assert "random sample" in text

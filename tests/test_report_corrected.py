@@ -89,7 +89,7 @@ def test_the_page_shows_the_corrected_verdicts_and_the_saving(tmp_path):
         driver.quit()
     assert shown == [fixed["correct"], fixed["correct or partial"]]
     assert titles[1] == (
-        "Paired verdicts on correct or partial, judge-corrected by hand grades (A - B, points)"
+        "Paired verdicts on correct or partial, judge-corrected by hand (A - B, points)"
     )
     assert saving == saved
     assert "bound: at most x2" in text

@@ -467,6 +467,7 @@ LAZY_ALLOWED: dict[str, set[tuple[str, str]]] = {
         ("report.sections", "answers.numbers"),
         ("report.sections", "answers.paired"),
         ("report.sections", "questions.flagged"),
+        ("report.sections", "report.corrected"),
     },
     "a retriever kind (and torch) only when the config names it": {
         ("retrieval.dense", "retrieval.remote"),

@@ -307,7 +307,7 @@ def _points(x: float) -> str:
 
 def corrected_title(v: CorrectedVerdicts) -> str:
     """The judge-corrected table's title."""
-    return f"Paired verdicts on {v.measure}, judge-corrected by hand grades (A - B, points)"
+    return f"Paired verdicts on {v.measure}, judge-corrected by hand (A - B, points)"
 
 
 def corrected_cells(v: CorrectedVerdicts) -> list[list[str]]:

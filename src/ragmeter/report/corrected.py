@@ -8,20 +8,22 @@ JSON-ready data for the page."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from ragmeter.answers.analysis import Corrected
+from ragmeter.answers.analysis import AnswerReport
 from ragmeter.answers.corrected import (
     CORRECTED_HEAD,
     SAVING_CAPTION,
     SAVING_HEAD,
+    SAVING_SCOPE,
     CorrectedVerdicts,
     corrected_cells,
     corrected_lines,
     corrected_title,
     saving_cells,
     saving_lines,
+    saving_rows,
 )
 
 __all__ = ["corrected_tables", "saving_table"]
@@ -45,14 +47,16 @@ def corrected_tables(corrected: Mapping[str, CorrectedVerdicts]) -> list[dict[st
     ]
 
 
-def saving_table(rows: Sequence[Corrected], scope: str) -> dict[str, Any] | None:
-    """What the judge saved, for ``rows`` (one corrected accuracy each): the title,
-    columns, each row's cells and figures, the caption and the warnings; None when
-    there is no corrected accuracy."""
+def saving_table(report: AnswerReport) -> dict[str, Any] | None:
+    """What the judge saved, as ``grade`` prints it under the accuracy of ``report``
+    (:func:`~ragmeter.answers.corrected.saving_rows`: each system's corrected accuracy,
+    then all together): the title, columns, each row's cells and figures, the caption
+    and the warnings; None when there is no corrected accuracy."""
+    rows = saving_rows(report)
     if not rows:
         return None
     return {
-        "title": f"What the judge saved, {scope}",
+        "title": f"What the judge saved, {SAVING_SCOPE}",
         "head": list(SAVING_HEAD),
         "rows": [
             {

@@ -73,7 +73,6 @@ def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] |
                 "accuracy; run `ragmeter answer` and `ragmeter grade` first"
             )
         return None
-    from ragmeter.answers.corrected import SAVING_SCOPE, saving_rows
     from ragmeter.report.corrected import saving_table
 
     report = figures.report
@@ -91,7 +90,7 @@ def load_answers(results: Results, judge: str | None = None) -> dict[str, Any] |
         "cross": [_cross_row(row) for row in report.systems],
         "agreement": [_agreement_row(pair) for pair in figures.pairs],
         "hand": [_hand_row(check) for check in figures.hand if check.n],
-        "saving": saving_table(saving_rows(report), SAVING_SCOPE),
+        "saving": saving_table(report),
         "verdicts": answer_verdict_data(figures.answers, report.judge),
         "flips": answer_flip_data(figures.answers, report.judge) if report.reruns > 1 else None,
         "per_question": _answers_per_question(figures.answers, results.systems),
