@@ -29,8 +29,9 @@ grades per system (the bench in docs/answers.md shows coverage from 40).
 Both answer measures are corrected the same way: "correct" scores an answer 1 when it
 was graded correct, "correct or partial" when it was graded correct or partial, by the
 judge and by hand alike (:data:`PASSING`). The family is the judge's own (the same
-pairs as the table of paired verdicts on the measure, under its rule): max-T (single step, the maximum |z| simulated from the joint
-normal with seeded mulberry32 draws, ``rounds`` of them), Holm, or none.
+pairs as the table of paired verdicts on the measure, under its rule): max-T (single
+step, the maximum |z| simulated from the joint normal with seeded mulberry32 draws,
+``rounds`` of them), Holm, or none.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ import numpy as np
 from ragmeter import stats
 from ragmeter.answers.analysis import MIN_HAND, SAVING_BOUND, AnswerReport, Corrected
 from ragmeter.answers.store import UNSCORED
-from ragmeter.defaults import DEFAULTS
 from ragmeter.comparison.formatting import format_difference
+from ragmeter.defaults import DEFAULTS
 from ragmeter.stats import ppi
 from ragmeter.stats.paired import verdict_text
 
