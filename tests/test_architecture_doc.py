@@ -124,6 +124,12 @@ COPIES = (
         "defaults.DEFAULTS / defaults.EARLIER",
         ("defaults.py",),
     ),
+    # the digest a record keeps of a run's scores.json, hashed again beside the store
+    (
+        r"\bblake2b\([\w\[\]\"'.]+, digest_size=16\)\.hexdigest\(",
+        "history.store.scores_digest_of",
+        ("history/store.py",),
+    ),
 )
 
 
@@ -251,3 +257,17 @@ def test_a_default_written_again_as_a_literal_is_a_copy(tmp_path):
     found = copies_of_rules(tmp_path)
     assert [f.split(": ")[0] for f in found] == [f"view.py:{n}" for n in range(1, 12)]
     assert all(f.endswith("defaults.DEFAULTS / defaults.EARLIER") for f in found)
+
+
+def test_the_scores_digest_hashed_again_is_a_copy(tmp_path):
+    # the copies history/store.py and history/baseline.py held before one function kept it
+    (tmp_path / "record.py").write_text(
+        'digest = blake2b(files["scores.json"], digest_size=16).hexdigest()\n'
+        "    return blake2b(data, digest_size=16).hexdigest()\n"
+        '    key = hashlib.blake2b(p.encode("utf-8"), digest_size=16)\n'
+        "    h = hashlib.blake2b(digest_size=16)\n"
+        "digest = scores_digest_of(files[\"scores.json\"])\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == ["record.py:1", "record.py:2"]
+    assert all(f.endswith("history.store.scores_digest_of") for f in found)

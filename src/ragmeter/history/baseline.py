@@ -9,14 +9,13 @@ its kept files back as a results directory, which
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from hashlib import blake2b
 from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.files.io import write_folder
 from ragmeter.history.ancestry import Ancestry
-from ragmeter.history.store import HistoryStore, RunRecord
+from ragmeter.history.store import HistoryStore, RunRecord, scores_digest_of
 from ragmeter.history.systems import match_system
 from ragmeter.scoring import measurement
 
@@ -226,5 +225,4 @@ def materialise(store: HistoryStore, run_id: int, folder: str | Path) -> Path:
 
 def scores_digest(results_dir: str | Path) -> str:
     """The digest a record keeps of a results directory's ``scores.json``."""
-    data = (Path(results_dir) / "scores.json").read_bytes()
-    return blake2b(data, digest_size=16).hexdigest()
+    return scores_digest_of((Path(results_dir) / "scores.json").read_bytes())
