@@ -130,6 +130,13 @@ COPIES = (
         "history.store.scores_digest_of",
         ("history/store.py",),
     ),
+    # the family names listed again, or what a family compares worded again
+    (
+        r"[\"']all[\"'],\s*[\"']grid[\"']|[\"']grid[\"'],\s*[\"']retrievers[\"']"
+        r"|[\"'](retrievers within each strateg|strategies within each retriev)",
+        "inputs.config.FAMILY_LABELS",
+        ("inputs/config.py",),
+    ),
 )
 
 
@@ -266,8 +273,26 @@ def test_the_scores_digest_hashed_again_is_a_copy(tmp_path):
         "    return blake2b(data, digest_size=16).hexdigest()\n"
         '    key = hashlib.blake2b(p.encode("utf-8"), digest_size=16)\n'
         "    h = hashlib.blake2b(digest_size=16)\n"
-        "digest = scores_digest_of(files[\"scores.json\"])\n"
+        'digest = scores_digest_of(files["scores.json"])\n'
     )
     found = copies_of_rules(tmp_path)
     assert [f.split(": ")[0] for f in found] == ["record.py:1", "record.py:2"]
     assert all(f.endswith("history.store.scores_digest_of") for f in found)
+
+
+def test_the_family_names_listed_again_are_a_copy(tmp_path):
+    # the copies comparison/families.py and cli/search_views.py held beside inputs/config.py
+    (tmp_path / "families.py").write_text(
+        'FAMILY_CHOICES = ("auto", "all", "grid", "retrievers", "strategies")\n'
+        "GRID_LABELS = {\n"
+        '    "grid": "retrievers within each strategy and strategies within each retriever",\n'
+        '    "retrievers": "retrievers within each strategy",\n'
+        '    "strategies": "strategies within each retriever",\n'
+        "}\n"
+        '            f"retrievers within each strategy and strategies within each retriever "\n'
+        '        if family != "grid" and family != ("retrievers", "strategies")[axis]:\n'
+        "GRID_LABELS = {f: FAMILY_LABELS[f] for f in GRID_FAMILIES}\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == [f"families.py:{n}" for n in (1, 3, 4, 5, 7)]
+    assert all(f.endswith("inputs.config.FAMILY_LABELS") for f in found)

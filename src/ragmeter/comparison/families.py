@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.inputs.config import FAMILY_CHOICES, Config
+from ragmeter.inputs.config import FAMILY_CHOICES, FAMILY_LABELS, Config
 from ragmeter.stats.paired import verdict_text
 
 __all__ = [
@@ -40,11 +40,7 @@ __all__ = [
 FAMILIES = tuple(f for f in FAMILY_CHOICES if f != "auto")
 #: The families of a strategy x retriever grid: both questions (one family), or one.
 GRID_FAMILIES = tuple(f for f in FAMILIES if f != "all")
-GRID_LABELS = {
-    "grid": "retrievers within each strategy and strategies within each retriever",
-    "retrievers": "retrievers within each strategy",
-    "strategies": "strategies within each retriever",
-}
+GRID_LABELS = {f: FAMILY_LABELS[f] for f in GRID_FAMILIES}
 
 
 def grid_cells(names: Sequence[str]) -> dict[str, tuple[str, str]] | None:

@@ -206,17 +206,24 @@ class Config:
         return self
 
 
-#: The comparison families a run can name (``[stats] family``, ``--family``): "auto" is
-#: "grid" on a strategy x retriever grid and "all" (every pair) otherwise.
-FAMILY_CHOICES = ("auto", "all", "grid", "retrievers", "strategies")
+#: The comparison families a run can name (``[stats] family``, ``--family``) and what each
+#: compares: the one table of family names, which ``comparison.families`` reads.
+FAMILY_LABELS = {
+    "auto": "a strategy x retriever grid's families on a grid run, else every pair",
+    "all": "every pair",
+    "grid": "retrievers within each strategy and strategies within each retriever",
+    "retrievers": "retrievers within each strategy",
+    "strategies": "strategies within each retriever",
+}
+FAMILY_CHOICES = tuple(FAMILY_LABELS)
 
 
 def check_family(family: str, what: str = "family") -> str:
     """``family`` when it is one of :data:`FAMILY_CHOICES`, else one line naming them."""
     if family not in FAMILY_CHOICES:
         raise InputError(
-            f"{what} must be one of {', '.join(FAMILY_CHOICES)} (grid: retrievers within each "
-            f"strategy and strategies within each retriever), got {family!r}"
+            f"{what} must be one of {', '.join(FAMILY_CHOICES)} "
+            f"(grid: {FAMILY_LABELS['grid']}), got {family!r}"
         )
     return family
 
