@@ -137,6 +137,12 @@ COPIES = (
         "inputs.config.FAMILY_LABELS",
         ("inputs/config.py",),
     ),
+    # a run or its folder told apart by hand where a function takes either
+    (
+        r"\bisinstance\(\w+, Results\) else (Results|Path)\(",
+        "runs.results.as_results / runs.results.results_path",
+        ("runs/results.py",),
+    ),
 )
 
 
@@ -296,3 +302,17 @@ def test_the_family_names_listed_again_are_a_copy(tmp_path):
     found = copies_of_rules(tmp_path)
     assert [f.split(": ")[0] for f in found] == [f"families.py:{n}" for n in (1, 3, 4, 5, 7)]
     assert all(f.endswith("inputs.config.FAMILY_LABELS") for f in found)
+
+
+def test_a_run_or_its_folder_told_apart_by_hand_is_a_copy(tmp_path):
+    # the copies answers/, history/gate.py and questions/flagged.py held before one helper
+    (tmp_path / "reader.py").write_text(
+        "    res = results if isinstance(results, Results) else Results(results)\n"
+        "    base = results.path if isinstance(results, Results) else Path(results)\n"
+        "    cand = candidate if isinstance(candidate, Results) else Results(candidate)\n"
+        "    res = as_results(results)\n"
+        "    if isinstance(results, SearchRun | Results):\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == ["reader.py:1", "reader.py:2", "reader.py:3"]
+    assert all(f.endswith("runs.results.results_path") for f in found)
