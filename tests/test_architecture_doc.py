@@ -143,6 +143,12 @@ COPIES = (
         "runs.results.as_results / runs.results.results_path",
         ("runs/results.py",),
     ),
+    # a recorded baseline found and written back beside its one home (as the CLI once did)
+    (
+        r"\b(resolve_ref|materialise)\(",
+        "history.baseline.recorded_baseline",
+        ("history/baseline.py",),
+    ),
 )
 
 
@@ -316,3 +322,15 @@ def test_a_run_or_its_folder_told_apart_by_hand_is_a_copy(tmp_path):
     found = copies_of_rules(tmp_path)
     assert [f.split(": ")[0] for f in found] == ["reader.py:1", "reader.py:2", "reader.py:3"]
     assert all(f.endswith("runs.results.results_path") for f in found)
+
+
+def test_a_recorded_baseline_found_outside_its_home_is_a_copy(tmp_path):
+    # the copy cli/history.py held before the baseline moved into history/
+    (tmp_path / "history.py").write_text(
+        "        run = resolve_ref(\n"
+        '        path = materialise(store, run.id, Path(folder.name) / f"run-{run.id}")\n'
+        "        found = recorded_baseline(store, ref, candidate, folder.name, system=system)\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == ["history.py:1", "history.py:2"]
+    assert all(f.endswith("history.baseline.recorded_baseline") for f in found)
