@@ -149,6 +149,13 @@ COPIES = (
         "history.baseline.recorded_baseline",
         ("history/baseline.py",),
     ),
+    # points typed by a person converted to a fraction and back, or an old fraction told
+    # apart from points again, beside the command line's one reading of points
+    (
+        r"\bpoints\([^)]*\)\s*\*\s*100|^\s*if 0 < (value|margin|half_width|difference) < 1:",
+        "cli.app.points / cli.app.given_points",
+        ("cli/app.py",),
+    ),
 )
 
 
@@ -334,3 +341,16 @@ def test_a_recorded_baseline_found_outside_its_home_is_a_copy(tmp_path):
     found = copies_of_rules(tmp_path)
     assert [f.split(": ")[0] for f in found] == ["history.py:1", "history.py:2"]
     assert all(f.endswith("history.baseline.recorded_baseline") for f in found)
+
+
+def test_points_converted_to_a_fraction_and_back_are_a_copy(tmp_path):
+    # the copy cli/check.py held before the command line converted once at its edge
+    (tmp_path / "check.py").write_text(
+        '    margin_points = points(margin, "--margin") * 100.0  # read as plan reads\n'
+        "    if 0 < margin < 1:\n"
+        '    margin_points = given_points(margin, "--margin")\n'
+        "    level = 1.0 - alpha if 0 < alpha < 1 else 0.5\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == ["check.py:1", "check.py:2"]
+    assert all(f.endswith("cli.app.given_points") for f in found)
