@@ -156,6 +156,48 @@ COPIES = (
         "cli.app.points / cli.app.given_points",
         ("cli/app.py",),
     ),
+    # the nearest name suggested again
+    (r"\bget_close_matches\(", "errors.did_you_mean", ("errors.py",)),
+    # a CSV written by another writer than the one that neutralises formulas
+    (r"\bcsv\.(writer|DictWriter)\(", "files.safe_text.csv_text", ("files/safe_text.py",)),
+    # a name escaped for Markdown by hand
+    (r"[\"']&lt;[\"']", "files.safe_text.markdown_text", ("files/safe_text.py",)),
+    # a manifest entry sealed or checked beside the manifest
+    (
+        r"\bhmac\.",
+        "files.manifest.is_recorded / files.manifest.manifest_key",
+        ("files/manifest.py",),
+    ),
+    # a saved run's relevance level read from meta.json by hand
+    (
+        r"\.get\(\s*[\"']relevant_grade[\"'],",
+        "scoring.measurement.relevance_level_of",
+        ("scoring/measurement.py",),
+    ),
+    # a confidence level checked by hand
+    (
+        r"\b0(\.0)? < \w*confidence\w* < 1|confidence\w* must be between",
+        "stats.validate.check_confidence",
+        ("stats/validate.py",),
+    ),
+    # whether questions cluster decided again (the auto threshold or its pre-test)
+    (
+        r"\bAUTO_CLUSTERS\b|\bclusters_matter\(",
+        "stats.clusters.decide_clusters",
+        ("stats/clusters.py",),
+    ),
+    # the choice between the exact interval and the bootstrap's made again
+    (
+        r"\bmin\(\w+, \w+ - \w+\) >= FEW|>= SMALL\b",
+        "stats.exact.exact_for",
+        ("stats/exact.py",),
+    ),
+    # an interval end set by the decision found again
+    (
+        r"\b_AT_ZERO\b|\babs\(\w+\) < 1e-300",
+        "comparison.formatting.decided_end",
+        ("comparison/formatting.py",),
+    ),
 )
 
 
@@ -354,3 +396,37 @@ def test_points_converted_to_a_fraction_and_back_are_a_copy(tmp_path):
     found = copies_of_rules(tmp_path)
     assert [f.split(": ")[0] for f in found] == ["check.py:1", "check.py:2"]
     assert all(f.endswith("cli.app.given_points") for f in found)
+
+
+def test_a_copy_of_each_remaining_rule_is_found(tmp_path):
+    # one copy of each rule as a view would write it again beside its home; the line
+    # after each calls the home and is no copy
+    copies = [
+        ("close = difflib.get_close_matches(name, names, n=1)", "errors.did_you_mean"),
+        ("writer = csv.writer(out)", "files.safe_text.csv_text"),
+        ('name = name.replace("<", "&lt;")', "files.safe_text.markdown_text"),
+        ("seal = hmac.new(key, name.encode(), hashlib.sha256).hexdigest()", "manifest_key"),
+        ('level = int(meta.get("relevant_grade", 2))', "relevance_level_of"),
+        ("if not 0 < confidence < 1:", "stats.validate.check_confidence"),
+        ("used = groups >= AUTO_CLUSTERS or clusters_matter(x, codes)", "decide_clusters"),
+        ("if n >= SMALL and min(hits, n - hits) >= FEW:", "stats.exact.exact_for"),
+        ("starred = mean > 0 and abs(low) < 1e-300", "comparison.formatting.decided_end"),
+    ]
+    homes = [
+        "suggestion = did_you_mean(name, names)",
+        "text = csv_text(columns, rows)",
+        "name = markdown_text(name)",
+        "ours = is_recorded(path)",
+        "level = relevance_level_of(meta)",
+        "check_confidence(confidence)",
+        "used, reason = decide_clusters(x, labels, mode)",
+        "exact = exact_for(hits, n, low, high)",
+        "starred = decided_end(row)",
+    ]
+    (tmp_path / "view.py").write_text(
+        "".join(f"{copy}\n{home}\n" for (copy, _), home in zip(copies, homes, strict=True))
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == [f"view.py:{2 * i + 1}" for i in range(9)]
+    for line, (_, home) in zip(found, copies, strict=True):
+        assert line.endswith(home) or home in line.split("belongs to ")[1], line
