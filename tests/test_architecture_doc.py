@@ -134,8 +134,8 @@ COPIES = (
     (
         r"[\"']all[\"'],\s*[\"']grid[\"']|[\"']grid[\"'],\s*[\"']retrievers[\"']"
         r"|[\"'](retrievers within each strateg|strategies within each retriev)",
-        "inputs.config.FAMILY_LABELS",
-        ("inputs/config.py",),
+        "inputs.family_names.FAMILY_LABELS",
+        ("inputs/family_names.py",),
     ),
     # a run or its folder told apart by hand where a function takes either
     (
@@ -342,7 +342,7 @@ def test_the_scores_digest_hashed_again_is_a_copy(tmp_path):
 
 
 def test_the_family_names_listed_again_are_a_copy(tmp_path):
-    # the copies comparison/families.py and cli/search_views.py held beside inputs/config.py
+    # the copies inputs/config.py, comparison/families.py and cli/search_views.py held
     (tmp_path / "families.py").write_text(
         'FAMILY_CHOICES = ("auto", "all", "grid", "retrievers", "strategies")\n'
         "GRID_LABELS = {\n"
@@ -356,7 +356,7 @@ def test_the_family_names_listed_again_are_a_copy(tmp_path):
     )
     found = copies_of_rules(tmp_path)
     assert [f.split(": ")[0] for f in found] == [f"families.py:{n}" for n in (1, 3, 4, 5, 7)]
-    assert all(f.endswith("inputs.config.FAMILY_LABELS") for f in found)
+    assert all(f.endswith("inputs.family_names.FAMILY_LABELS") for f in found)
 
 
 def test_a_run_or_its_folder_told_apart_by_hand_is_a_copy(tmp_path):

@@ -401,14 +401,17 @@ AccuracyJudge = Annotated[
 # The family and rule of a comparison table, as `search`, `compare` and `grade` take them.
 ADJUST_OPTION = typer.Option(
     help="maxt (default): step-down max-T over the table's pairs (more power when pairs "
-    "share questions); holm: Holm over the same pairs; none: the seed's per-pair rule"
+    "share questions); holm: Holm over the same pairs; fdr: Benjamini-Hochberg, which "
+    "controls the share of false 'better' among the 'better' verdicts, not the chance of "
+    "any; none: the seed's per-pair rule"
 )
 BASELINE_OPTION = typer.Option(help="Compare every system with this one (m - 1 pairs)")
 PAIRS_OPTION = typer.Option(help="Only these planned comparisons, e.g. A:B,C:D")
 FAMILY_OPTION = typer.Option(
     help="On a strategy x retriever grid: grid (default there): retrievers within each "
     "strategy and strategies within each retriever, one family; retrievers or strategies: "
-    "one of the two; all: every pair",
+    "one of the two; main-effects: the grid's pairs and each retriever over all strategies "
+    "(*/R), each strategy over all retrievers (S/*); all: every pair",
     metavar="FAMILY",
 )
 

@@ -25,6 +25,7 @@ __all__ = [
     "EXACT_MARK",
     "EXACT_NOTE",
     "NO_SPREAD",
+    "RULE_NAMES",
     "column_labels",
     "difference_interval",
     "exact_note",
@@ -39,6 +40,10 @@ __all__ = [
     "shown_interval",
     "shown_p",
 ]
+
+
+#: Each adjusting rule's short name, as a column header and a p label print it.
+RULE_NAMES = {"holm": "Holm", "maxt": "max-T", "fdr": "BH"}
 
 
 def _getter(value: Any) -> Any:
@@ -256,5 +261,5 @@ def column_labels(rule: Any) -> tuple[str, str | None]:
         return f"A - B [{(1 - rule.alpha) * 100:g}% CI]", None
     if rule.pairs == 1:
         return f"A - B [{(1 - rule.alpha) * 100:g}% CI]", "p"
-    name = "max-T" if rule.adjust == "maxt" else "Holm"
+    name = RULE_NAMES.get(rule.adjust, "Holm")
     return f"A - B [{name}-level CI]", f"p ({name})"

@@ -40,12 +40,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ragmeter import stats
+from ragmeter.comparison.effects import MAIN_EFFECTS, names_an_effect, with_main_effects
 from ragmeter.comparison.families import FAMILIES, GRID_LABELS, grid_pairs
 from ragmeter.comparison.formatting import column_labels, fmt_end, fmt_p, shown_difference, shown_p
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, did_you_mean
+from ragmeter.inputs.config import ADJUST_CHOICES
+from ragmeter.stats.adjust import decide
 from ragmeter.stats.clusters import cluster_bootstrap_many
-from ragmeter.stats.maxt import constrained, null_p_values, step_down
+from ragmeter.stats.maxt import constrained
 from ragmeter.stats.paired_tests import (
     Flips,
     flip_ends,
@@ -79,9 +82,13 @@ __all__ = [
     "tango_z",
 ]
 
-Adjust = Literal["holm", "maxt", "none"]
-ADJUSTMENTS = ("holm", "maxt", "none")
-_RULE_NAMES = {"holm": "Holm", "maxt": "max-T"}
+Adjust = Literal["holm", "maxt", "fdr", "none"]
+ADJUSTMENTS = ADJUST_CHOICES
+#: What an ``fdr`` table guarantees, as its header and docs say it: not family-wise.
+FDR_GUARANTEE = (
+    "controls the expected share of false 'better' among the 'better' verdicts "
+    "(false discovery rate), not the chance of any false 'better'"
+)
 
 
 def identical_groups(matrices: Sequence[ArrayLike], names: Sequence[str]) -> list[list[str]]:
@@ -170,6 +177,13 @@ class Rule:
                 f"{self.rounds} sign flips of whole {self._units} shared by every pair; interval: "
                 f"{self.interval} at the level max-T used for the pair"
             )
+        if self.adjust == "fdr":
+            return (
+                f"Rule: Benjamini-Hochberg over {self.pairs} pairs ({self.family}): 'better' "
+                f"when the BH-adjusted p < {self.alpha:g}; {FDR_GUARANTEE}; {self.test}; "
+                f"interval: {self.interval} at the level BH used (R x {self.alpha:g} / "
+                f"{self.pairs}, R the pairs called 'better': false coverage-rate intervals)"
+            )
         return (
             f"Rule: Holm over {self.pairs} pairs ({self.family}): 'better' when the adjusted "
             f"p < {self.alpha:g}; {self.test}; interval: {self.interval} at the level Holm "
@@ -182,9 +196,7 @@ class Rule:
 
     @property
     def p_label(self) -> str | None:
-        if self.adjust == "none":
-            return None
-        return "p" if self.pairs == 1 else f"p ({_RULE_NAMES[self.adjust]})"
+        return column_labels(self)[1]
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -339,22 +351,6 @@ def _family(
     return "all pairs", compared, same
 
 
-def _levels(p_adj: list[float], p_raw: list[float], alpha: float) -> list[float]:
-    """The level Holm compared each p-value with: alpha / (m - r) at its step r.
-
-    Pairs Holm did not reject all get the level of the step where it stopped.
-    """
-    m = len(p_raw)
-    order = sorted(range(m), key=lambda i: p_raw[i])
-    out = [0.0] * m
-    stop = None
-    for r, i in enumerate(order):
-        if stop is None and not p_adj[i] < alpha:
-            stop = r
-        out[i] = alpha / (m - (r if stop is None else stop))
-    return out
-
-
 def compare_family(
     matrix: ArrayLike,
     names: Sequence[str],
@@ -397,7 +393,12 @@ def compare_family(
     if m.shape[0] < 2:
         raise InputError("a comparison needs at least two systems")
     groups = identical_groups([m], names) if identical is None else identical
+    if names_an_effect(pairs):  # planned main effects: pairs of averaged rows
+        m, names, _ = with_main_effects(m, names)
     label, compared, same = _family(names, baseline, pairs, groups, family)
+    if family == MAIN_EFFECTS:  # each main effect: a pair of rows of averaged scores
+        m, names, effects = with_main_effects(m, names)
+        compared = compared + effects
     binary = is_binary(m) if binary is None else binary
     n = m.shape[1]
     codes = None
@@ -500,9 +501,9 @@ def _rows(
         return _cluster_none_rows(m, names, compared, diffs, counts, alpha, rounds, seed, codes)
     if adjust == "none":
         return _percentile_rows(m, names, compared, counts, alpha, rounds, seed)
-    maxt = adjust == "maxt" and k > 1  # a family of one is its own test under any rule
-    flips = None if binary and not maxt else Flips(diffs, rounds, seed, codes)
-    p_raw, p_adj, reject, levels = _decide(flips, binary, counts, compared, alpha, maxt)
+    rule = adjust if k > 1 else "holm"  # a family of one is its own test under any rule
+    flips = None if binary and rule != "maxt" else Flips(diffs, rounds, seed, codes)
+    p_raw, p_adj, reject, levels = decide(flips, binary, counts, compared, alpha, rule)
     if binary:
         wins = np.array([c[0] for c in counts], dtype=np.float64)
         losses = np.array([c[2] for c in counts], dtype=np.float64)
@@ -543,30 +544,6 @@ def _rows(
         args = (est, p_raw[c], p_adj[c], level, counts[c], needed, bool(reject[c]), verdict)
         out.append(_row(names[i], names[j], *args, winner=winner))
     return out
-
-
-def _decide(
-    flips: Flips | None,
-    binary: bool,
-    counts: list[tuple[int, int, int]],
-    compared: list[tuple[int, int]],
-    alpha: float,
-    maxt: bool,
-) -> tuple[list[float], list[float], np.ndarray, np.ndarray]:
-    """Each pair's raw and adjusted p-value, whether the rule rejects it, and the level
-    its interval is built at: max-T's step-down, else Holm's over the exact tests."""
-    if maxt:
-        raw, p_null = null_p_values(flips, binary, counts)
-        adj, reject, levels = step_down(raw, p_null, alpha, compared)
-        return [float(p) for p in raw], [float(p) for p in adj], reject, levels
-    k = len(compared)
-    if binary:
-        p_raw = [mcnemar_exact(w, lo) for w, _, lo in counts]
-    else:
-        p_raw = [float(p) for p in flips.p_values(np.zeros(k), np.arange(k))]
-    p_adj = stats.holm(p_raw)
-    reject = np.array([p < alpha for p in p_adj])
-    return p_raw, p_adj, reject, np.array(_levels(p_adj, p_raw, alpha))
 
 
 def _percentile_rows(m, names, compared, counts, alpha, rounds, seed) -> list[Row]:

@@ -37,6 +37,8 @@ from typing import Any
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.files.safe_text import redact
+from ragmeter.inputs.family_names import FAMILY_CHOICES, FAMILY_LABELS
+from ragmeter.inputs.prices import PRICE_TYPES
 from ragmeter.inputs.reruns import check_reruns
 from ragmeter.scoring.names import Metric, check_ks, metric_names
 from ragmeter.stats.clusters import CLUSTER_MODES
@@ -76,7 +78,7 @@ class Config:
     confidence: float = DEFAULTS.confidence
     method: str = "percentile"  # or "bca"
     metric: str = ""  # default: recall@5, or recall at the largest k below 5
-    adjust: str = "maxt"  # step-down max-T; "holm"; "none": the seed's per-pair rule
+    adjust: str = "maxt"  # step-down max-T; "holm"; "fdr": Benjamini-Hochberg; "none": per pair
     baseline: str = ""  # compare every system with this one
     pairs: tuple[str, ...] = ()  # planned comparisons, "A:B"
     # questions sharing a document: "auto", "none", "document", "field"
@@ -157,15 +159,15 @@ class Config:
             raise InputError("ideal must be 'returned' (as the seed), 'index' or 'judged'")
         if self.gain not in ("exponential", "linear"):
             raise InputError("gain must be 'exponential' (2^grade - 1, the seed) or 'linear'")
-        if self.depth < 1:
-            raise InputError(f"depth must be at least 1, got {self.depth}")
         check_seed(self.seed)
         check_rounds(self.rounds)
         check_confidence(self.confidence, 0.5)
         if self.method not in ("percentile", "bca"):
             raise InputError(f"method must be 'percentile' or 'bca', got {self.method!r}")
-        if self.adjust not in ("holm", "maxt", "none"):
-            raise InputError(f"adjust must be 'holm', 'maxt' or 'none', got {self.adjust!r}")
+        if self.adjust not in ADJUST_CHOICES:
+            raise InputError(
+                f"adjust must be one of {', '.join(ADJUST_CHOICES)}, got {self.adjust!r}"
+            )
         if self.baseline and self.pairs:
             raise InputError("give a baseline or planned pairs, not both")
         if self.clusters not in CLUSTER_MODES:
@@ -206,24 +208,17 @@ class Config:
         return self
 
 
-#: The comparison families a run can name (``[stats] family``, ``--family``) and what each
-#: compares: the one table of family names, which ``comparison.families`` reads.
-FAMILY_LABELS = {
-    "auto": "a strategy x retriever grid's families on a grid run, else every pair",
-    "all": "every pair",
-    "grid": "retrievers within each strategy and strategies within each retriever",
-    "retrievers": "retrievers within each strategy",
-    "strategies": "strategies within each retriever",
-}
-FAMILY_CHOICES = tuple(FAMILY_LABELS)
+#: The rules a table can name (``--adjust``): max-T, Holm, Benjamini-Hochberg ("fdr"), none.
+ADJUST_CHOICES = ("holm", "maxt", "fdr", "none")
 
 
 def check_family(family: str, what: str = "family") -> str:
     """``family`` when it is one of :data:`FAMILY_CHOICES`, else one line naming them."""
     if family not in FAMILY_CHOICES:
         raise InputError(
-            f"{what} must be one of {', '.join(FAMILY_CHOICES)} "
-            f"(grid: {FAMILY_LABELS['grid']}), got {family!r}"
+            f"{what} must be one of {', '.join(FAMILY_CHOICES)} (grid: {FAMILY_LABELS['grid']}; "
+            f"main-effects: those and each retriever over all strategies, each strategy over "
+            f"all retrievers), got {family!r}"
         )
     return family
 
@@ -274,7 +269,7 @@ _SECTIONS = {
 }
 
 
-EXTRA_SECTIONS: dict[str, dict[str, Any]] = {}
+EXTRA_SECTIONS: dict[str, dict[str, Any]] = {"prices": PRICE_TYPES}  # read by plan --answers
 """Sections read by later stages: ``{section: {key: type}}``, declared with
 :func:`declare_section`. A section or key declared nowhere is an error."""
 

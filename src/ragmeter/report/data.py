@@ -75,6 +75,8 @@ def report_data(
     data["headline"].update(
         headline_extras(systems, estimates, data["comparisons"], metric, data["main_k"])
     )
+    data["ranks"] = None if summary.ranks is None else summary.ranks.to_dict()
+    data["headline"]["ranks"] = None if summary.ranks is None else summary.ranks.sentence
     data["grid"] = strategy_grid(data["systems"])
     data["k_capped"] = dict(summary.k_capped)
     data["unmatched"] = {s: list(ids) for s, ids in summary.unmatched.items()}

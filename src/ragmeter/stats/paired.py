@@ -213,3 +213,26 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p[i]))
         out[i] = running
     return out
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg step-up adjustment (false discovery rate), in the input order.
+
+    Sort the m p-values ascending; the k-th smallest (k = 1..m) becomes
+    ``min over j >= k of min(1, m * p_(j) / j)``. Rejecting where the adjusted p is
+    below alpha controls the expected share of false rejections among the rejections
+    at alpha (independent or positively dependent tests), not the chance of any.
+    """
+    p = [float(v) for v in p_values]
+    for v in p:
+        if not 0.0 <= v <= 1.0:
+            raise InputError(f"p-values must lie in [0, 1], got {v}")
+    m = len(p)
+    order = sorted(range(m), key=lambda i: p[i])
+    out = [0.0] * m
+    running = 1.0
+    for rank in range(m - 1, -1, -1):
+        i = order[rank]
+        running = min(running, min(1.0, m * p[i] / (rank + 1)))
+        out[i] = running
+    return out
