@@ -198,6 +198,24 @@ COPIES = (
         "comparison.formatting.decided_end",
         ("comparison/formatting.py",),
     ),
+    # control characters matched by hand instead of through printable
+    (
+        r"\\x00-\\x(08|1f)|\\x7f-\\x9f|\bunicodedata\.category\(",
+        "files.safe_text.printable",
+        ("files/safe_text.py",),
+    ),
+    # a flip rate computed again
+    (
+        r"\(\w*pairs - \w*agree\w*\) /",
+        "stats.rerun_variance.question_flip_rates",
+        ("stats/rerun_variance.py",),
+    ),
+    # a question matched by nothing decided again (its best item's score)
+    (
+        r"\bmax\(\(\w+\.score for \w+ in \w+\), default=",
+        "comparison.summary.unmatched_questions",
+        ("comparison/summary.py",),
+    ),
 )
 
 
@@ -430,3 +448,21 @@ def test_a_copy_of_each_remaining_rule_is_found(tmp_path):
     assert [f.split(": ")[0] for f in found] == [f"view.py:{2 * i + 1}" for i in range(9)]
     for line, (_, home) in zip(found, copies, strict=True):
         assert line.endswith(home) or home in line.split("belongs to ")[1], line
+
+
+def test_a_copy_of_printing_flip_rates_or_unmatched_questions_is_found(tmp_path):
+    (tmp_path / "view.py").write_text(
+        'CONTROL = re.compile(r"[\\x00-\\x1f\\x7f]")\n'
+        "text = printable(name)\n"
+        "rate = (pairs - agreeing) / pairs\n"
+        "rate = question_flip_rates(coded)\n"
+        'best = [max((it.score for it in row), default=float("-inf")) for row in rows]\n'
+        "missed = unmatched_questions(run.systems, run.questions)\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == ["view.py:1", "view.py:3", "view.py:5"]
+    assert [f.rsplit(" ", 1)[1] for f in found] == [
+        "files.safe_text.printable",
+        "stats.rerun_variance.question_flip_rates",
+        "comparison.summary.unmatched_questions",
+    ]
