@@ -44,7 +44,7 @@ from ragmeter.answers.store import (
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.runs.meta import RunMeta
-from ragmeter.runs.results import Results
+from ragmeter.runs.results import Results, as_results
 from ragmeter.stats import ppi as ppi_math
 from ragmeter.stats.reruns import rerun_accuracy
 
@@ -545,7 +545,7 @@ def answer_figures(results: Results | str | Path, judge: str | None = None) -> A
     (see :func:`ragmeter.answers.store.load_merged_answer_set`). ``judge`` picks
     the accuracy judge (see :func:`accuracy_judge`).
     """
-    res = results if isinstance(results, Results) else Results(results)
+    res = as_results(results)
     if (answers_dir(res) / "reader.jsonl").is_file():
         aset = load_answer_set(res)
     else:

@@ -46,7 +46,7 @@ from ragmeter.answers.store import (
 from ragmeter.errors import InputError
 from ragmeter.inputs.prices import Prices, read_prices
 from ragmeter.llm.tokens import TokenCounter, token_counter
-from ragmeter.runs.results import Results
+from ragmeter.runs.results import Results, as_results
 from ragmeter.scoring.metrics import check_k
 from ragmeter.stats.answer_plan import (
     ASSUMED_JUDGE_DISAGREEMENT,
@@ -195,7 +195,7 @@ def plan_answers(
     config, else what was recorded). ``prices``: a :class:`Prices`, a TOML file with
     ``[prices]``, or ``None`` for the run's ``config.toml``.
     """
-    res = results if isinstance(results, Results) else Results(results)
+    res = as_results(results)
     aset = load_answer_set(res)  # the pilot, read once
     meta = aset.meta
     settings = rerun_settings(res, recorded=meta.get("answer_reruns"), **reruns)
@@ -411,7 +411,7 @@ def run_usage(results: Results | str | Path) -> dict[str, int]:
     """What the answers and grades recorded used: ``reader_calls``, ``judge_calls``,
     ``prompt_tokens`` and ``completion_tokens`` (from each reply's ``usage``), over every
     rerun; what a plan's "as set" option is checked against."""
-    res = results if isinstance(results, Results) else Results(results)
+    res = as_results(results)
     folder = answers_dir(res)
     aset = load_answer_set(res)
     answers = [*aset.answers.values(), *read_answer_reruns(folder).values()]

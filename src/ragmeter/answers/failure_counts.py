@@ -43,7 +43,7 @@ from ragmeter.comparison.verdicts import Verdicts
 from ragmeter.errors import InputError
 from ragmeter.files.io import dumps
 from ragmeter.files.outputs import results_lock, write_output
-from ragmeter.runs.results import Results
+from ragmeter.runs.results import Results, as_results, results_path
 
 __all__ = [
     "ANY",
@@ -166,7 +166,7 @@ class FailureReport:
 def load_answers(results: Results | str | Path) -> AnswerSet | None:
     """The answers of ``results``: ``answers/reader.jsonl`` with its grades, else a
     hand-made ``answers/answers.jsonl``; None when neither holds an answer."""
-    res = results if isinstance(results, Results) else Results(results)
+    res = as_results(results)
     if (answers_dir(res) / "reader.jsonl").is_file():
         aset = load_answer_set(res)
     else:
@@ -327,7 +327,7 @@ def write_failures(report: FailureReport, results: Results | str | Path) -> Path
     """Write ``answers/failures.json`` atomically, under the results lock, over
     nothing or over the ``failures.json`` ragmeter wrote there (never a file of
     the user's at that name: that is an :class:`InputError`)."""
-    base = results.path if isinstance(results, Results) else Path(results)
+    base = results_path(results)
     path = answers_dir(base) / "failures.json"
     with results_lock(base):
         write_output(path, dumps(report.to_dict()), "failure count", flag=None)

@@ -41,7 +41,7 @@ from ragmeter.comparison.verdicts import Row, Rule, Verdicts
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.files.io import dumps, read_json
 from ragmeter.files.outputs import results_lock, write_output
-from ragmeter.runs.results import Results
+from ragmeter.runs.results import Results, as_results, results_path
 from ragmeter.stats.reruns import question_means
 
 __all__ = [
@@ -217,7 +217,7 @@ def check_choice(
     """The run's plan with the choices made (``ComparisonPlan.choose``, as ``compare``
     makes them), each system named checked against the run's systems: one line before
     any model is called."""
-    res = results if isinstance(results, Results) else Results(results)
+    res = as_results(results)
     plan = res.comparison_plan.choose(adjust=adjust, baseline=baseline, pairs=pairs, family=family)
     if baseline:
         if plan.baseline not in res.systems:
@@ -455,7 +455,7 @@ def _tables(
 def write_answer_verdicts(verdicts: AnswerVerdicts, results: Results | str | Path) -> Path:
     """Write ``answers/verdicts.json`` atomically, under the results lock, over nothing or
     over the file ragmeter wrote there (never a file of the user's at that name)."""
-    base = results.path if isinstance(results, Results) else Path(results)
+    base = results_path(results)
     path = answers_dir(base) / FILE
     with results_lock(base):
         write_output(path, dumps(verdicts.to_dict()), "paired verdicts on answers", flag=None)
@@ -464,7 +464,7 @@ def write_answer_verdicts(verdicts: AnswerVerdicts, results: Results | str | Pat
 
 def read_answer_verdicts(results: Results | str | Path) -> AnswerVerdicts | None:
     """``answers/verdicts.json`` read back; None when ``grade`` has not written one."""
-    base = results.path if isinstance(results, Results) else Path(results)
+    base = results_path(results)
     path = answers_dir(base) / FILE
     if not path.is_file():
         return None

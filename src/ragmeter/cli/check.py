@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ragmeter.cli.app import app, console, handle_errors, points, warn
+from ragmeter.cli.app import app, console, given_points, handle_errors, warn
 from ragmeter.cli.history import HistoryDir, history_baseline
 from ragmeter.cli.layout import wrap_words
 from ragmeter.errors import InputError
@@ -92,7 +92,7 @@ def check(
         )
     elif candidate is None:
         raise InputError("give the baseline's and the candidate's results directories")
-    margin_points = points(margin, "--margin") * 100.0  # read as plan reads its points
+    margin_points = given_points(margin, "--margin")  # read as plan reads its points
     wide = checked_margin(margin_points)  # before any work
     if wide is not None:
         warn(f"--margin {margin:g}: {wide}")

@@ -15,7 +15,14 @@ from rich.text import Text
 from ragmeter.cli.layout import Grid, as_table, fit
 from ragmeter.cli.layout import terminal_width as layout_width
 from ragmeter.comparison import tables
-from ragmeter.comparison.families import grid_cells, grid_pairs, grid_views, kind_of, short_verdict
+from ragmeter.comparison.families import (
+    GRID_LABELS,
+    grid_cells,
+    grid_pairs,
+    grid_views,
+    kind_of,
+    short_verdict,
+)
 from ragmeter.comparison.formatting import (
     EXACT,
     EXACT_MARK,
@@ -332,9 +339,8 @@ def comparison_views(
     if rule is not None and rule.family == "all pairs" and grid_cells(names) is not None:
         notes.append(
             f"These systems form a strategy x retriever grid: --family grid compares only "
-            f"retrievers within each strategy and strategies within each retriever "
-            f"({len(grid_pairs(names, 'grid'))} pairs, each with more power than among "
-            f"{rule.pairs})"
+            f"{GRID_LABELS['grid']} ({len(grid_pairs(names, 'grid'))} pairs, each with more "
+            f"power than among {rule.pairs})"
         )
     tables, rest = _listed(comparisons, metric, seed, rounds, rule, width, limit, ndcg)
     return tables, ([rest] if rest else []) + notes

@@ -21,7 +21,7 @@ from ragmeter.errors import InputError
 from ragmeter.files.safe_text import markdown_text
 from ragmeter.history.systems import pair_systems
 from ragmeter.runs.meta import RunMeta
-from ragmeter.runs.results import Results
+from ragmeter.runs.results import Results, as_results
 from ragmeter.scoring import measurement
 from ragmeter.scoring.metrics import COST_FAMILIES, family
 from ragmeter.stats.paired_tests import is_binary
@@ -236,8 +236,8 @@ def check_noninferior(
     passes (``identical``); any other is decided by the interval. The margin is read
     by :func:`checked_margin`: 0 to 100 points.
     """
-    base = baseline if isinstance(baseline, Results) else Results(baseline)
-    cand = candidate if isinstance(candidate, Results) else Results(candidate)
+    base = as_results(baseline)
+    cand = as_results(candidate)
     checked_margin(margin)
     b_name, c_name = pair_systems(
         system,

@@ -11,7 +11,7 @@ Public names, imported on first use::
     pipeline:     run_search
     scoring:      grade_rankings, score_system
     saving:       save_results, meta_record
-    results:      Results
+    results:      Results, as_results, results_path
     evaluate:     EvaluateRun, evaluate_files
     warnings:     run_warnings
     export:       Export, export_files, merged_judgments
@@ -34,6 +34,8 @@ _LAZY = {
     "save_results": "ragmeter.runs.saving",
     "meta_record": "ragmeter.runs.saving",
     "Results": "ragmeter.runs.results",
+    "as_results": "ragmeter.runs.results",
+    "results_path": "ragmeter.runs.results",
     "EvaluateRun": "ragmeter.runs.evaluate",
     "evaluate_files": "ragmeter.runs.evaluate",
     "run_warnings": "ragmeter.runs.warnings",

@@ -49,6 +49,8 @@ __all__ = [
     "RankedItem",
     "Results",
     "Summary",
+    "as_results",
+    "results_path",
     "save_results",
     "summarize",
     "summarize_run",
@@ -270,3 +272,15 @@ def _check_scores(scores: ScoresFile, path: Path) -> None:
                     f"{path}: system {system!r}, metric {metric!r}: expected {n} values "
                     f"(one per question), got {0 if values is None else len(values)}; {_AGAIN}"
                 )
+
+
+def as_results(results: Results | str | Path) -> Results:
+    """``results`` as a :class:`Results`: a results directory is read (a one-line error when
+    it is not one), a run already read is returned as it is."""
+    return results if isinstance(results, Results) else Results(results)
+
+
+def results_path(results: Results | str | Path) -> Path:
+    """The folder of ``results``: a run already read, or a results directory's path (not
+    read, so a folder still being written is named without reading it)."""
+    return results.path if isinstance(results, Results) else Path(results)
