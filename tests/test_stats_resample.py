@@ -166,5 +166,10 @@ def test_a_summary_of_thousands_of_questions_is_the_one_recorded_before(n, metho
     summary = summarize(
         _matrices(n), ["a", "b", "c"], plan_of(metric, seed, 1500, 0.95), method=method
     )
-    text = json.dumps(summary.to_json(), sort_keys=True)
+    data = summary.to_json()  # less what summaries have recorded since: ranks, who won
+    data.pop("ranks", None)
+    data["comparisons"] = [
+        {k: v for k, v in r.items() if k != "winner"} for r in data["comparisons"]
+    ]
+    text = json.dumps(data, sort_keys=True)
     assert hashlib.sha256(text.encode()).hexdigest() == _FINGERPRINTS[(n, method)]
