@@ -33,6 +33,7 @@ from ragmeter.answers.analysis import (
     accuracy_judge as choose_accuracy_judge,
 )
 from ragmeter.answers.hand import HandRun
+from ragmeter.answers.position import check_position_size, position_check, position_checks
 from ragmeter.answers.judges import judge_reliability
 from ragmeter.answers.run import (
     DEFAULT_K,
@@ -43,7 +44,12 @@ from ragmeter.answers.run import (
 )
 from ragmeter.answers.store import load_answer_set
 from ragmeter.cli.hand_views import grade_by_hand
-from ragmeter.cli.judge_views import print_hand_checks, print_judge_pairs, print_judge_reliability
+from ragmeter.cli.judge_views import (
+    print_hand_checks,
+    print_judge_pairs,
+    print_judge_reliability,
+    print_position_checks,
+)
 from ragmeter.cli.layout import Grid, print_grids
 from ragmeter.cli.rerun_views import (
     flips_after_grading,
@@ -185,6 +191,7 @@ def grade_command(
     progress_bar: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
     choice: dict[str, Any] | None = None,
     reruns: Any = None,
+    position: tuple[int, int | None] | None = None,
     **call: Any,
 ) -> AnswerReport:
     """``ragmeter grade RESULTS --judge SPEC [--judge SPEC ...]``: grade, then report.
@@ -198,8 +205,13 @@ def grade_command(
     ``reruns`` (:class:`ragmeter.answers.reruns.Reruns`, or flags completed from the
     run's config, else from what the answer step recorded) grades K reruns per answer;
     with K > 1 the flip rates are printed and kept (``answers/reruns.json``).
+    ``position`` (``--position-check N``, ``--position-seed``: size and seed of the sample)
+    then has each judge grade a sample again in the other order
+    (:func:`ragmeter.answers.position.position_check`) and prints how the orders agree.
     """
     console = console or Console()
+    if position is not None:
+        check_position_size(position[0])
     reruns = rerun_settings_of(results, reruns, recorded=True)
     choice = {k: v for k, v in (choice or {}).items() if v is not None}
     if choice:
@@ -218,6 +230,9 @@ def grade_command(
             reruns=reruns,
             **call,
         )
+        if position is not None:
+            n, seed = position
+            position_check(results, list(judges), n=n, seed=seed, progress=progress, **call)
     line = grade_reruns_line(run.settings)
     if line:
         console.print(Text(line))
@@ -252,6 +267,8 @@ def grade_command(
     _failures_after_grading(results, report.judge, console)
     _verdicts_after_grading(results, report.judge, _system_list(results, systems), choice, console)
     flips_after_grading(results, report.judge, _system_list(results, systems), run, console)
+    if position is not None:
+        print_position_checks(position_checks(results), console)
     return report
 
 
@@ -397,6 +414,7 @@ def judges_command(
     pairs = judge_pairs(aset)
     print_judge_pairs(pairs, console, seed_rounds=_seed_rounds(aset.results))
     print_judge_reliability(judge_reliability(aset), console)
+    print_position_checks(position_checks(aset), console)
     checks = hand_checks(aset)
     if any(c.n for c in checks):
         print_hand_checks(checks, console)
