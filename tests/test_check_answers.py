@@ -94,8 +94,11 @@ def test_with_reruns_each_question_scores_its_mean_over_its_reruns(pair):
     answer_questions(base, Scripted("reader", reader))
     grade_answers(base, Sampling("judge", seeded_judge), reruns=reruns)
     answer_questions(cand, Scripted("reader", reader))
-    grade_answers(cand, Sampling("judge", seeded_judge), reruns=Reruns(k=3, of="judge",
-                                                                       temperature=0.7, seed=7))
+    grade_answers(
+        cand,
+        Sampling("judge", seeded_judge),
+        reruns=Reruns(k=3, of="judge", temperature=0.7, seed=7),
+    )
     check = check_answers_noninferior(base, cand, SYSTEM, "correct", 50.0, rounds=300)
     means = {
         p: np.nanmean(rerun_scores(p, measure="correct").scores[SYSTEM], axis=1)
@@ -160,7 +163,6 @@ def test_the_cli_gates_on_correct_with_exit_codes_and_markdown(pair, tmp_path):
     assert passed.exit_code == 0, passed.output
     bad = runner.invoke(app, [*args[:-1], "correct_or_wrong"], env={"COLUMNS": "1000"})
     assert bad.exit_code == 2
-
 
 
 def test_an_answer_measure_with_a_baseline_from_history_is_refused(pair):

@@ -300,5 +300,7 @@ def test_the_judge_agreement_shows_alpha_test_retest_and_the_position_check(
     position = driver.find_elements(By.CSS_SELECTOR, "#judge-position tbody tr")
     cells = [[td.text for td in r.find_elements(By.CSS_SELECTOR, "td")] for r in position]
     assert [c[:3] for c in cells] == [[c.judge, str(c.pair.n), str(c.changed)] for c in checks]
-    assert [c[4] for c in cells] == [format_estimate(c.pair.three_weighted, "kappa") for c in checks]
+    assert [c[4] for c in cells] == [
+        format_estimate(c.pair.three_weighted, "kappa") for c in checks
+    ]
     assert not severe(driver)

@@ -4,9 +4,9 @@ another order.
 ``ragmeter grade --position-check N`` draws N answers (a seeded shuffle of the answers
 the reader gave, :func:`position_sample`) and has each judge grade them again with the
 answer's block before the reference's and a reference of several answer spans given
-last span first (:func:`reversed_reference`; :data:`ragmeter.answers.prompts.SWAPPED_ORDER`). Every other word of the
-prompt, and the sampling of rerun 0 (temperature, seed), is as in the grade it is
-compared with, so a grade that changes changed with the order alone (or with the
+last span first (:func:`reversed_reference`; :data:`ragmeter.answers.prompts.SWAPPED_ORDER`).
+Every other word of the prompt, and the sampling of rerun 0 (temperature, seed), is as
+in the grade it is compared with, so a grade that changes changed with the order alone (or with the
 judge's own noise, which test-retest measures when the judges are rerun). The calls go
 through the same runner and reply cache as every judge call: a stopped check resumes,
 and a repeated one costs nothing.
@@ -138,9 +138,7 @@ def _save_position(res: Results, label: str, grades: list[Grade], record: dict) 
     with results_lock(res.path):
         before = read_meta(folder).get("position_check") or {}
         same = (before.get("n"), before.get("seed")) == (record["n"], record["seed"])
-        kept = {
-            key: g for key, g in read_position(folder).items() if same and g.judge != label
-        }
+        kept = {key: g for key, g in read_position(folder).items() if same and g.judge != label}
         kept.update({(g.judge, g.system, g.question): g for g in grades})
         order = {s: i for i, s in enumerate(res.systems)}
         qorder = {q: i for i, q in enumerate(res.question_ids)}

@@ -33,8 +33,8 @@ from ragmeter.answers.analysis import (
     accuracy_judge as choose_accuracy_judge,
 )
 from ragmeter.answers.hand import HandRun
-from ragmeter.answers.position import check_position_size, position_check, position_checks
 from ragmeter.answers.judges import judge_reliability
+from ragmeter.answers.position import check_position_size, position_check, position_checks
 from ragmeter.answers.run import (
     DEFAULT_K,
     GradeRun,
@@ -233,24 +233,7 @@ def grade_command(
         if position is not None:
             n, seed = position
             position_check(results, list(judges), n=n, seed=seed, progress=progress, **call)
-    line = grade_reruns_line(run.settings)
-    if line:
-        console.print(Text(line))
-    for jr in run.judges:
-        c = jr.counts
-        console.print(
-            Text.assemble(
-                (jr.judge, "bold"),
-                f": {c['correct']} correct, {c['partial']} partial, {c['wrong']} wrong, ",
-                (f"{c['unscored']} unscored", "yellow" if c["unscored"] else ""),
-                f" ({_calls(jr.stats, jr.seconds)})",
-            )
-        )
-        for g in jr.unscored[:5]:
-            console.print(
-                Text(f"  unscored {g.system}/{g.question}: {g.error}; raw: {g.raw[:120]!r}"),
-                style="dim",
-            )
+    _print_grade_run(run, console)
     config = Path(results) / "config.toml"
     if accuracy_judge is not None:
         configured = answers_judge(config)
@@ -270,6 +253,28 @@ def grade_command(
     if position is not None:
         print_position_checks(position_checks(results), console)
     return report
+
+
+def _print_grade_run(run: GradeRun, console: Console) -> None:
+    """The reruns line, then each judge's grade counts, calls and first unscored replies."""
+    line = grade_reruns_line(run.settings)
+    if line:
+        console.print(Text(line))
+    for jr in run.judges:
+        c = jr.counts
+        console.print(
+            Text.assemble(
+                (jr.judge, "bold"),
+                f": {c['correct']} correct, {c['partial']} partial, {c['wrong']} wrong, ",
+                (f"{c['unscored']} unscored", "yellow" if c["unscored"] else ""),
+                f" ({_calls(jr.stats, jr.seconds)})",
+            )
+        )
+        for g in jr.unscored[:5]:
+            console.print(
+                Text(f"  unscored {g.system}/{g.question}: {g.error}; raw: {g.raw[:120]!r}"),
+                style="dim",
+            )
 
 
 def _verdicts_after_grading(

@@ -223,7 +223,9 @@ def print_position_checks(checks: Sequence[PositionCheck], console: Console) -> 
                 )
             )
         for d in p.differ:
-            console.print(Text(f"  {c.judge} {d.key}: {d.a} in the given order, {d.b} in the other"))
+            console.print(
+                Text(f"  {c.judge} {d.key}: {d.a} in the given order, {d.b} in the other")
+            )
     seeds = first.pair.three.kappa if first.pair.three is not None else None
     if seeds is not None:
         console.print(
