@@ -103,6 +103,27 @@ COPIES = (
         "scoring.names.shown_cutoffs",
         ("scoring/names.py",),
     ),
+    # who won read back from a verdict's words, or a verdict worded again: the row carries
+    # its winner, and the words are made from it in one place
+    (
+        r"[\"'}] better[\"']|[\"']better[\"'] (not )?in\b"
+        r"|verdict\w*\)?\.(startswith|endswith|split|rsplit|partition|rpartition|removesuffix"
+        r"|removeprefix|find|index)\(",
+        "comparison.verdicts.Row (winner) / stats.paired.verdict_text",
+        ("stats/paired.py",),
+    ),
+    # a default written again as a literal: rounds or confidence in a signature, a field, a
+    # constant or a fallback (``x: int = 10_000``, ``.get("confidence", 0.95)``, ``else
+    # 0.95``); a seed, a cluster mode or a segmenter in a signature
+    (
+        r"(:\s*[\w.| ]+|\])\s*=\s*(10_?000|0\.95)\b(?![\d_.])"
+        r"|(\.get\([^)]*,|\belse|\bor)\s*(10_?000|0\.95)\b(?![\d_.])"
+        r"|\b(10_?000|0\.95) if\b|^[A-Z_]+ = (10_?000|0\.95)\b(?![\d_.])"
+        r"|\bseed: [\w.| ]+ = 1\b|\bseed\W*\]\s*=\s*1\b|[\"']seed[\"'], 1\)"
+        r"|\b(segmenter|segmenter_name|cluster_mode|clusters): str = [\"']",
+        "defaults.DEFAULTS / defaults.EARLIER",
+        ("defaults.py",),
+    ),
 )
 
 
@@ -187,3 +208,46 @@ def test_the_default_views_cutoffs_chosen_again_are_a_copy(tmp_path):
     found = copies_of_rules(tmp_path)
     assert [f.split(": ")[0] for f in found] == ["view.py:1", "view.py:2"]
     assert all(f.endswith("scoring.names.shown_cutoffs") for f in found)
+
+
+def test_a_verdict_read_back_from_its_words_or_worded_again_is_a_copy(tmp_path):
+    # the copies the views held before a row carried its winner (history/trend.py,
+    # cli/search_views.py, comparison/families.py, report/data.py, comparison/verdicts.py)
+    (tmp_path / "view.py").write_text(
+        'if self.row.verdict.startswith(f"#{self.later} better"):\n'
+        'style = "green" if "better" in c.verdict else "yellow"\n'
+        'if not str(row.verdict).endswith(" better"):\n'
+        'winner = verdict[: -len(" better")]\n'
+        'verdict = f"{names[i] if mean > 0 else names[j]} better"\n'
+        '"verdict": c.verdict,\n'
+        "if row.winner is None:\n"
+        'style = {"better": "green", "worse": "red"}.get(change.direction, "")\n'
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == [f"view.py:{n}" for n in range(1, 6)]
+    assert all(f.endswith("stats.paired.verdict_text") for f in found)
+
+
+def test_a_default_written_again_as_a_literal_is_a_copy(tmp_path):
+    # the copies the library held before one record kept the defaults (stats/bootstrap.py,
+    # comparison/summary.py, inputs/config.py, cli/evaluate.py, chunking/segment.py, ...)
+    (tmp_path / "view.py").write_text(
+        "    rounds: int = 10_000,\n"
+        "    confidence: float = 0.95,\n"
+        "DEFAULT_ROUNDS = 10_000\n"
+        '                confidence=float(data.get("confidence", 0.95)),\n'
+        "    level = rows[0].confidence if rows else 0.95\n"
+        "            levels.add(round(float(0.95 if level is None else level), 12))\n"
+        '    rounds: Annotated[int, typer.Option(help="Bootstrap rounds")] = 10_000,\n'
+        "    seed: Seed = 1,\n"
+        '                seed=meta.get("seed", 1),\n'
+        'def segment_batch(batch: Iterable[str], segmenter_name: str = "syntok"):\n'
+        '    clusters: str = "auto"  # questions sharing a document\n'
+        "    rounds: int = DEFAULTS.rounds,\n"
+        "MAX_ROUNDS = 10_000_000\n"
+        "    seed: int | None = 0  # a model's sampling seed, not a draw's\n"
+        '            f"{what} must be between {lowest:g} and 1, got {confidence}; e.g. 0.95"\n'
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == [f"view.py:{n}" for n in range(1, 12)]
+    assert all(f.endswith("defaults.DEFAULTS / defaults.EARLIER") for f in found)

@@ -82,8 +82,8 @@ def test_thirty_pairs_are_all_shown_and_thirty_one_are_summarised():
 
 def test_the_line_under_a_long_family_counts_each_kind_left_out():
     row = _summary(["a", "b"]).comparisons[0]
-    better = replace(row, verdict="a better", identical=False)
-    tie = replace(row, verdict="no difference found", identical=False)
+    better = replace(row, verdict="a better", winner="a", identical=False)
+    tie = replace(row, verdict="no difference found", winner=None, identical=False)
     same = replace(tie, identical=True)
     rows = [tie, better, same, tie, better, better]
     shown, line = terminal.decisive_first(rows, limit=2)

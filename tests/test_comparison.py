@@ -167,7 +167,8 @@ def test_the_rule_names_its_test_and_counts_per_question():
 
 def test_holm_levels_step_down_and_stop_where_holm_stopped():
     from ragmeter import stats
-    from ragmeter.comparison.verdicts import _levels, compare_family
+    from ragmeter.comparison.verdicts import compare_family
+    from ragmeter.stats.adjust import holm_levels as _levels
 
     raw = [0.04, 0.001, 0.03]
     adj = stats.holm(raw)

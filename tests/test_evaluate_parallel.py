@@ -21,7 +21,7 @@ MEASURES = ["map", "ndcg@10", "precision@5", "recall@20", "mrr", "rprec"]
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory) -> tuple[Path, list[Path]]:
-    """Qrels and 5 small runs: ties, a query a run lacks, a query without judgments."""
+    """Qrels and 6 small runs: ties, a query a run lacks, a query without judgments."""
     root = tmp_path_factory.mktemp("parallel")
     rng = np.random.default_rng(3)
     pools = {q: [f"D{j}" for j in rng.choice(500, 60, replace=False)] for q in range(30)}
@@ -30,7 +30,7 @@ def files(tmp_path_factory) -> tuple[Path, list[Path]]:
         "".join(f"{q} 0 {d} {int(rng.integers(0, 3))}\n" for q, d in judged)
     )
     runs = []
-    for r in range(5):
+    for r in range(6):
         lines = [f"x{r} Q0 D1 1 1.0 sys{r}\n"]  # a query without judgments
         for q, ds in pools.items():
             if r == 2 and q == 5:

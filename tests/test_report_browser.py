@@ -304,3 +304,19 @@ def test_the_judge_agreement_shows_alpha_test_retest_and_the_position_check(
         format_estimate(c.pair.three_weighted, "kappa") for c in checks
     ]
     assert not severe(driver)
+
+
+def test_the_verdict_cell_names_the_system_the_row_says_won(driver, tmp_path):
+    """The comparison table sets the winner apart from the verdict's words it reads, from
+    the row's ``winner``: a tie names no system, even one called "tie"."""
+    tie = ({"name": "tie", "kind": "fixed", "size": 200},)  # its verdicts begin with "tie "
+    settings = {"strategies": ("whole", "sentence", "tie"), "custom_strategies": tie}
+    results = save_example(tmp_path / "results", questions=45, rounds=300, **settings)
+    report = write_report(results, tmp_path / "report.html")
+    rows = embedded_data(report.read_text(encoding="utf-8"))["comparisons"]
+    open_report(driver, report)
+    cells = driver.find_elements(By.CSS_SELECTOR, "#compare-table td.verdict")
+    assert [c.text for c in cells] == [r["verdict"] for r in rows]
+    named = [[e.text for e in c.find_elements(By.CSS_SELECTOR, ".name")] for c in cells]
+    assert named == [[r["winner"]] if r["winner"] else [] for r in rows]
+    assert any(named) and not all(named)  # a pair with a winner and a tie

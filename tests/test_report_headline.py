@@ -30,8 +30,8 @@ def est(mean):
     return {"mean": mean, "low": mean - 0.05, "high": mean + 0.05}
 
 
-def comparison(a, b, verdict):
-    return {"a": a, "b": b, "verdict": verdict, "difference": est(0.0)}
+def comparison(a, b, verdict, winner=None):
+    return {"a": a, "b": b, "verdict": verdict, "winner": winner, "difference": est(0.0)}
 
 
 ESTIMATES = {
@@ -46,10 +46,10 @@ def test_headline_names_the_cost_and_the_cheapest_system_not_below_the_best():
     comparisons = [
         comparison("whole", "parent", "tie (interval crosses 0)"),
         comparison("whole", "recursive", "tie (interval crosses 0)"),
-        comparison("whole", "fixed", "whole better"),
+        comparison("whole", "fixed", "whole better", "whole"),
         comparison("parent", "recursive", "tie (interval crosses 0)"),
-        comparison("parent", "fixed", "parent better"),
-        comparison("recursive", "fixed", "recursive better"),
+        comparison("parent", "fixed", "parent better", "parent"),
+        comparison("recursive", "fixed", "recursive better", "recursive"),
     ]
     h = headline_extras(list(ESTIMATES), ESTIMATES, comparisons, "recall@5", 5)
     assert h["words_key"] == "words@5" and h["next"] == "parent"
@@ -61,14 +61,15 @@ def test_headline_names_the_cost_and_the_cheapest_system_not_below_the_best():
 
 
 def test_verdicts_are_read_as_they_are_not_re_derived():
-    # The interval of this difference excludes 0, but the comparison's verdict says tie: the
-    # headline follows the verdict.
+    # The interval of this difference excludes 0, but the comparison decided a tie (no
+    # winner): the headline follows the decision, not the interval nor the verdict's words.
     c = comparison("whole", "parent", "tie (after Holm)")
     c["difference"] = {"mean": 0.05, "low": 0.01, "high": 0.09}
     two = {k: ESTIMATES[k] for k in ("whole", "parent")}
     h = headline_extras(list(two), two, [c], "recall@5", 5)
     assert h["tie_count"] == 1 and h["not_below_best"] == ["parent"]
-    c["verdict"] = "whole better"
+    c["verdict"] = "tie (the words are not read)"
+    c["winner"] = "whole"
     h = headline_extras(list(two), two, [c], "recall@5", 5)
     assert h["tie_count"] == 0 and h["not_below_best"] == [] and h["cheapest_tied"] is None
 
@@ -200,7 +201,7 @@ def test_frontier_names_every_system_no_other_beats_on_both_and_ties_at_the_top(
     comparisons = [
         comparison("whole", "twin", "identical"),
         comparison("whole", "parent", "tie (interval includes 0)"),
-        comparison("whole", "recursive", "whole better"),
+        comparison("whole", "recursive", "whole better", "whole"),
     ]
     comparisons[0]["identical"] = True
     h = headline_extras(list(estimates), estimates, comparisons, "recall@5", 5)

@@ -300,7 +300,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 # root package); a name covers its submodules, and ``*`` matches as in a file name.
 LAYERS: tuple[tuple[str, str], ...] = (
     # errors; files written and read (the output rule, manifests, SQLite); HTTP; process pools
-    ("base", "__init__ _compat errors files http engine"),
+    ("base", "__init__ _compat defaults errors files http engine"),
     # statistics; grades, metrics and trec_eval semantics
     ("numbers", "stats scoring"),
     # what a run reads, and how documents are cut
@@ -579,4 +579,4 @@ def test_a_newcomer_reads_the_rooms_from_the_folder_names(graph):
     assert len(rooms) <= 25 and len(LAYERS) <= 12
     flat = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
     # beside the sub-packages only the base pieces and the notebook API stand alone
-    assert flat == ["_compat", "api", "engine", "errors", "http"]
+    assert flat == ["_compat", "api", "defaults", "engine", "errors", "http"]

@@ -396,3 +396,44 @@ def test_the_per_pair_rule_over_one_pair_says_pair_not_pairs():
     assert "no adjustment for the 1 pair (" in header
     three = compare_family(rng.random((3, 30)), list("abc"), adjust="none", rounds=500, seed=1)
     assert "no adjustment for the 3 pairs (" in three.rule.header
+
+
+# --------------------------------------------------------------------------- who won
+
+
+def _every_rule_s_table():
+    """Tables under every rule (with and without clusters) over systems that differ,
+    tie and are identical."""
+    rng = np.random.default_rng(21)
+    m = (rng.random((4, 80)) < [[0.2], [0.5], [0.55], [0.9]]).astype(float)
+    m = np.vstack([m, m[1]])  # e is identical to b
+    names = list("abcde")
+    codes = np.repeat(np.arange(16), 5)
+    for adjust in ("maxt", "holm", "none"):
+        yield compare_family(m, names, adjust=adjust, rounds=500)
+        yield compare_family(m, names, adjust=adjust, rounds=500, clusters=codes)
+
+
+def test_a_row_carries_who_won_and_its_verdict_is_worded_from_it():
+    kinds = set()
+    for table in _every_rule_s_table():
+        for r in table.rows:
+            assert (r.winner is not None) == r.separated
+            if r.identical:
+                assert r.winner is None and r.verdict.startswith("identical")
+            elif r.separated:
+                assert r.winner == (r.a if r.difference.mean > 0 else r.b)
+                assert r.verdict == stats.verdict_text(r.winner, "")
+            else:
+                assert r.verdict.startswith("tie")
+            kinds.add("identical" if r.identical else "won" if r.separated else "tie")
+    assert kinds == {"identical", "won", "tie"}
+
+
+def test_an_older_row_without_a_winner_reads_back_with_the_one_the_rule_decided():
+    for table in _every_rule_s_table():
+        for r in table.rows:
+            data = json.loads(json.dumps(r.to_dict()))
+            assert data["winner"] == r.winner
+            del data["winner"]  # a summary written before rows carried it
+            assert verdicts.Row.from_dict(data) == r

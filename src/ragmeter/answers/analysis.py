@@ -41,6 +41,7 @@ from ragmeter.answers.store import (
     load_answer_set,
     load_merged_answer_set,
 )
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results
@@ -97,7 +98,10 @@ ACCURACY_BASIS = "Shares over every answer, an unscored one counted as not corre
 
 
 def accuracy(
-    grades: Iterable[str], rounds: int = 10_000, seed: int = 1, confidence: float = 0.95
+    grades: Iterable[str],
+    rounds: int = DEFAULTS.rounds,
+    seed: int = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
 ) -> Accuracy:
     """Bootstrap intervals of the share correct and correct-or-partial.
 
@@ -137,9 +141,9 @@ def ppi_accuracy(
     judge_all: Sequence[float],
     judge_hand: Sequence[float],
     hand: Sequence[float],
-    rounds: int = 10_000,
-    seed: int = 1,
-    confidence: float = 0.95,
+    rounds: int = DEFAULTS.rounds,
+    seed: int = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
 ) -> stats.Estimate:
     """Accuracy corrected for the judge's errors: prediction-powered inference.
 
@@ -213,9 +217,9 @@ def corrected_accuracy(
     hand: Mapping[Hashable, str],
     name: str = "judge",
     system: str | None = None,
-    rounds: int = 10_000,
-    seed: int = 1,
-    confidence: float = 0.95,
+    rounds: int = DEFAULTS.rounds,
+    seed: int = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
 ) -> Corrected | None:
     """Judge-corrected accuracy over the judge's scored answers; None with too few hand grades.
 

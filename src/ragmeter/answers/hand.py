@@ -39,6 +39,7 @@ from ragmeter.answers.store import (
     update_meta,
     write_merged,
 )
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.runs.results import Results
 
@@ -129,7 +130,7 @@ def flagged_first_order(order: list[Key], flagged: set[Key]) -> list[Key]:
 def hand_grade(
     results: Results | str | Path,
     n: int = 20,
-    seed: int = 1,
+    seed: int = DEFAULTS.seed,
     *,
     ask: Callable[[HandItem], str],
     flagged_first: bool = True,

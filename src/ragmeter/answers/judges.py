@@ -22,6 +22,7 @@ from ragmeter import stats
 from ragmeter.answers.rerun_store import read_grade_reruns
 from ragmeter.answers.reruns import Reruns
 from ragmeter.answers.store import GRADES, UNSCORED, AnswerSet, answers_dir, load_answer_set
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import answers_judge
 from ragmeter.runs.results import Results
@@ -166,9 +167,9 @@ def compare_judges(
     b: Mapping[Hashable, str],
     name_a: str = "a",
     name_b: str = "b",
-    rounds: int = 10_000,
-    seed: int = 1,
-    confidence: float = 0.95,
+    rounds: int = DEFAULTS.rounds,
+    seed: int = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
 ) -> JudgePair:
     """Compare two raters' grades over the keys both scored (unscored left out)."""
     both = [k for k in a if k in b and a[k] != UNSCORED and b[k] != UNSCORED]
@@ -328,9 +329,9 @@ def check_against_hand(
     judge: Mapping[Hashable, str],
     hand: Mapping[Hashable, str],
     name: str = "judge",
-    rounds: int = 10_000,
-    seed: int = 1,
-    confidence: float = 0.95,
+    rounds: int = DEFAULTS.rounds,
+    seed: int = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
 ) -> HandCheck:
     """Agreement of one judge with the hand grades, and its misses by direction."""
     pair = compare_judges(judge, hand, name, "hand", rounds, seed, confidence)

@@ -32,7 +32,9 @@ from ragmeter.answers.analysis import accuracy_judge
 from ragmeter.answers.failure_counts import load_answers
 from ragmeter.answers.flips import rerun_count, rerun_scores
 from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir
+from ragmeter.comparison.effects import main_effect_names, names_an_effect
 from ragmeter.comparison.families import GRID_FAMILIES, grid_cells, grid_pairs
+from ragmeter.comparison.ranks import Ranks, resolve_ranks
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.comparison.verdicts import Row, Rule, Verdicts
 from ragmeter.errors import InputError, did_you_mean
@@ -106,6 +108,7 @@ class AnswerVerdicts:
     tables: dict[str, Verdicts] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     reruns: int = 1
+    ranks: dict[str, Ranks] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form written to ``answers/verdicts.json`` (``reruns`` and
@@ -127,6 +130,8 @@ class AnswerVerdicts:
         }
         if self.reruns > 1:
             data |= {"reruns": self.reruns, "rerun_basis": rerun_basis(self.reruns)}
+        if self.ranks:
+            data["ranks"] = {m: r.to_dict() for m, r in self.ranks.items()}
         return data
 
     @classmethod
@@ -152,6 +157,7 @@ class AnswerVerdicts:
             tables=tables,
             notes=[str(n) for n in data.get("notes") or []],
             reruns=int(data.get("reruns", 1)),
+            ranks={str(m): Ranks.from_dict(r) for m, r in (data.get("ranks") or {}).items()},
         )
 
 
@@ -203,10 +209,13 @@ def check_choice(
     if baseline:
         if plan.baseline not in res.systems:
             raise _unknown(str(plan.baseline), res.systems, "--baseline")
+    known = list(res.systems)
+    if names_an_effect(plan.pairs if pairs else None):  # averaged rows: */R, S/*
+        known += [n for p in main_effect_names(res.systems) for n in p]
     for a, b in plan.pairs if pairs else ():
         for name in (a, b):
-            if name not in res.systems:
-                raise _unknown(name, res.systems, "--pairs")
+            if name not in known:
+                raise _unknown(name, known, "--pairs")
     if family in GRID_FAMILIES:
         grid_pairs(res.systems, family)  # one line naming what makes no grid
     return plan
@@ -220,7 +229,12 @@ def _own_plan(plan: ComparisonPlan, names: list[str]) -> tuple[ComparisonPlan, l
         note = f"The run's baseline {plan.baseline} has no graded answers: every pair is compared."
         return replace(plan, baseline=None, family="all"), [note]
     if plan.pairs:
-        kept = tuple(p for p in plan.pairs if p[0] in names and p[1] in names)
+        grid = grid_cells(names) is not None  # averaged rows (*/R, S/*) need the whole grid
+        kept = tuple(
+            p
+            for p in plan.pairs
+            if (grid and names_an_effect([p])) or (p[0] in names and p[1] in names)
+        )
         if len(kept) == len(plan.pairs):
             return plan, []
         note = (
@@ -308,7 +322,8 @@ def answer_verdicts(
         return replace(out, notes=[*notes, why])
     matrices = _scores(aset, chosen, {s: graded[s]["grades"] for s in names}, common)
     k = rerun_count(aset)
-    return replace(out, tables=_tables(res, plan, matrices, names, common), reruns=k)
+    tables, ranks = _tables(res, plan, matrices, names, common)
+    return replace(out, tables=tables, reruns=k, ranks=ranks)
 
 
 def answer_measure(name: str) -> str | None:
@@ -377,6 +392,8 @@ def _compared(plan: ComparisonPlan, answered: list[str], judge: str | None) -> l
     """The systems a plan compares, of those with answers (``answered``, in results
     order): those its planned pairs name, else all; one it names without answers is an
     error."""
+    if names_an_effect(plan.pairs):  # an averaged row needs every system of the grid
+        return answered
     named = [plan.baseline] if plan.baseline else []
     named += [s for p in plan.pairs or () for s in p]
     for name in named:
@@ -438,14 +455,16 @@ def _tables(
     matrices: dict[str, np.ndarray],
     names: list[str],
     common: list[str],
-) -> dict[str, Verdicts]:
-    """One comparison per measure, through the search half's one comparison."""
+) -> tuple[dict[str, Verdicts], dict[str, Ranks]]:
+    """One comparison per measure, through the search half's one comparison, and the
+    ranks it gives (:func:`ragmeter.comparison.ranks.resolve_ranks`)."""
     clusters = None
     if res.clusters is not None:  # each compared question's cluster, as the search had it
         label = dict(zip(res.question_ids, res.clusters, strict=True))
         clusters = tuple(label[q] for q in common)
-    plan = replace(plan, clusters=clusters)
-    return {m: compare_systems(matrices, names, replace(plan, metric=m)) for m in MEASURES}
+    plans = {m: replace(plan, clusters=clusters, metric=m) for m in MEASURES}
+    tables = {m: compare_systems(matrices, names, plans[m]) for m in MEASURES}
+    return tables, {m: resolve_ranks(matrices, names, plans[m], tables[m]) for m in MEASURES}
 
 
 def write_answer_verdicts(verdicts: AnswerVerdicts, results: Results | str | Path) -> Path:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmeter.defaults import DEFAULTS, EARLIER
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import answers_reruns, check_reruns
 from ragmeter.runs.results import Results
@@ -55,7 +56,7 @@ class Reruns:
     of: str = "both"
     temperature: float | None = None
     top_p: float | None = None
-    seed: int = 1
+    seed: int = DEFAULTS.seed
 
     def __post_init__(self) -> None:
         check_reruns(self.k, self.of, self.temperature, self.top_p)
@@ -112,7 +113,7 @@ class Reruns:
                 of=meta.get("of", "both"),
                 temperature=meta.get("temperature"),
                 top_p=meta.get("top_p"),
-                seed=meta.get("seed", 1),
+                seed=meta.get("seed", EARLIER.seed),
             )
         except InputError:
             return None

@@ -18,13 +18,14 @@ from collections.abc import Iterator
 import numpy as np
 
 from ragmeter.chunking import segment as _segment
+from ragmeter.defaults import DEFAULTS, EARLIER
 from ragmeter.errors import InputError, MissingExtra
 
 SEGMENTERS = _segment.SEGMENTERS
-DEFAULT_SEGMENTER = "icu"
+DEFAULT_SEGMENTER = DEFAULTS.segmenter
 # The segmenter of every result made before there was a choice: a strategy description
 # without a segmenter means this one.
-UNNAMED_SEGMENTER = "syntok"
+UNNAMED_SEGMENTER = EARLIER.segmenter
 
 # Every code point for which ``str.isspace()`` is true: exactly what ``\s`` matches in ``re``.
 _WHITESPACE = (

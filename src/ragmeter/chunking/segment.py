@@ -21,7 +21,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from syntok import segmenter
 from syntok.tokenizer import Tokenizer
 
+from ragmeter.defaults import DEFAULTS
+
 SEGMENTERS = ("icu", "syntok", "blingfire")
+PARALLEL_SEGMENTER = "syntok"
+"""The one segmenter worth worker processes (pure Python): the workers' tasks run it; ICU
+and blingfire (compiled) segment in the run's process."""
 
 _TOKENIZER = Tokenizer(replace_not_contraction=False)
 _LONE_CR = re.compile(r"\r(?!\n)")
@@ -57,7 +62,9 @@ def source(text: str) -> str:
     return text
 
 
-def paragraph_sentences(paragraph: str, segmenter_name: str = "syntok") -> tuple[int, ...]:
+def paragraph_sentences(
+    paragraph: str, segmenter_name: str = DEFAULTS.segmenter
+) -> tuple[int, ...]:
     """Sentences of one paragraph as a flat ``(start0, end0, start1, end1, ...)`` tuple.
 
     syntok's sentence runs from its first token's offset to its last token's end (offsets
@@ -180,7 +187,9 @@ def blingfire_library():
     return _LIB[0]
 
 
-def segment_batch(batch: Iterable[str], segmenter_name: str = "syntok") -> tuple[array, array]:
+def segment_batch(
+    batch: Iterable[str], segmenter_name: str = DEFAULTS.segmenter
+) -> tuple[array, array]:
     """The sentence starts of every paragraph of ``batch`` (a worker task): all of them one
     after the other (offsets into their paragraph), and how many each paragraph has.
 
@@ -220,7 +229,12 @@ def paragraph_texts(
 
 
 def segment_shared(task: tuple[int, int, int]) -> tuple[array, array]:
-    """:func:`segment_batch` of the paragraphs ``first .. end - 1`` of the run ``key``
-    (``task = (key, first, end)``)."""
+    """:func:`segment_batch` by :data:`PARALLEL_SEGMENTER` of the paragraphs
+    ``first .. end - 1`` of the run ``key`` (``task = (key, first, end)``)."""
     key, first, end = task
-    return segment_batch(paragraph_texts(SHARED[key], first, end))
+    return segment_batch(paragraph_texts(SHARED[key], first, end), PARALLEL_SEGMENTER)
+
+
+def segment_sent(batch: list[str]) -> tuple[array, array]:
+    """:func:`segment_batch` by :data:`PARALLEL_SEGMENTER` of paragraphs sent to a worker."""
+    return segment_batch(batch, PARALLEL_SEGMENTER)

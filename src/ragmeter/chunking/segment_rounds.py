@@ -86,7 +86,7 @@ def segment(
             del _segment.SHARED[key]
     elif parallel:
         tasks = [list(_segment.paragraph_texts(parts, *span)) for span in spans]  # sent
-        results = eng.map(_segment.segment_batch, tasks, progress=progress, meanwhile=meanwhile)
+        results = eng.map(_segment.segment_sent, tasks, progress=progress, meanwhile=meanwhile)
         del tasks
     else:
         if meanwhile is not None:

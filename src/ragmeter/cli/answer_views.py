@@ -58,6 +58,7 @@ from ragmeter.cli.rerun_views import (
     rerun_settings_of,
 )
 from ragmeter.comparison.formatting import exact_note, format_estimate, level_label
+from ragmeter.defaults import DEFAULTS
 from ragmeter.inputs.config import answers_judge
 from ragmeter.runs.results import Results
 
@@ -479,7 +480,7 @@ def handgrade_command(
     results: str | Path,
     *,
     n: int = 20,
-    seed: int = 1,
+    seed: int = DEFAULTS.seed,
     input: TextIO | None = None,
     console: Console | None = None,
     flagged_first: bool = True,

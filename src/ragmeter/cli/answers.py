@@ -27,6 +27,7 @@ from ragmeter.cli.app import (
 )
 from ragmeter.cli.history import NoHistory, record_run
 from ragmeter.cli.progress import calls_bar
+from ragmeter.defaults import DEFAULTS
 
 Systems = Annotated[str | None, typer.Option(help="Comma-separated systems (default: all)")]
 Limit = Annotated[int | None, typer.Option(help="Only the first N questions")]
@@ -124,11 +125,26 @@ def answer(
     reruns_of: RerunsOf = None,
     temperature: Temperature = None,
     top_p: TopP = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Print the plan (calls, tokens, money) and call no model"),
+    ] = False,
 ) -> None:
     """A reader model answers each question from its top k items (cached, resumable)."""
     from ragmeter.cli.answer_views import answer_command
 
     again = _reruns(reruns, reruns_of, temperature, top_p)
+    if dry_run:  # what plan --answers prints for this run
+        from ragmeter.cli.answer_plan_views import answer_plan_command
+        from ragmeter.llm import parse_options
+
+        answer_plan_command(
+            results, console, reader=reader, options=parse_options(model_options(option)),
+            k=k, max_tokens=max_tokens, limit=limit,
+            systems=systems.split(",") if systems else None,
+            **{name: v for name, v in again.items() if v is not None},
+        )  # fmt: skip
+        return
     settings = _settings(
         reader, option, cache, concurrency, timeout, max_tokens, engine, engine_address
     )
@@ -228,7 +244,7 @@ def judges(
 def handgrade(
     results: Annotated[Path, typer.Argument(help="A results directory with answers")],
     n: Annotated[int, typer.Option(help="How many answers to grade")] = 20,
-    seed: Annotated[int, typer.Option(help="Seed of the random sample")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed of the random sample")] = DEFAULTS.seed,
     flagged_first: Annotated[
         bool,
         typer.Option(

@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 
 from ragmeter.cli import progress
 from ragmeter.cli.safe_console import SafeConsole, TerminalConsole
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, OutputError, RagmeterError
 from ragmeter.files.safe_text import printable, redact_text
 
@@ -89,12 +90,15 @@ def _metric_names(args: list[str]) -> list[str]:
 
 
 app = typer.Typer(
-    help="Measure retrieval for language models, with 95% intervals on every number.",
+    help=(
+        "Measure retrieval for language models, with "
+        f"{DEFAULTS.confidence * 100:g}% intervals on every number."
+    ),
     epilog=(
         "Models are named by their role: --reader (answer), --judge (grade), --model "
         "(questions generate, questions audit; -m, old name --llm), each as gguf:PATH, "
         "ollama:NAME or openai:NAME, with --option KEY=VALUE for the backend. "
-        "Every --seed defaults to 1, or to the seed of the run it reads."
+        f"Every --seed defaults to {DEFAULTS.seed}, or to the seed of the run it reads."
     ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -389,14 +393,17 @@ AccuracyJudge = Annotated[
 # The family and rule of a comparison table, as `search`, `compare` and `grade` take them.
 ADJUST_OPTION = typer.Option(
     help="maxt (default): step-down max-T over the table's pairs (more power when pairs "
-    "share questions); holm: Holm over the same pairs; none: the seed's per-pair rule"
+    "share questions); holm: Holm over the same pairs; fdr: Benjamini-Hochberg, which "
+    "controls the share of false 'better' among the 'better' verdicts, not the chance of "
+    "any; none: the seed's per-pair rule"
 )
 BASELINE_OPTION = typer.Option(help="Compare every system with this one (m - 1 pairs)")
 PAIRS_OPTION = typer.Option(help="Only these planned comparisons, e.g. A:B,C:D")
 FAMILY_OPTION = typer.Option(
     help="On a strategy x retriever grid: grid (default there): retrievers within each "
     "strategy and strategies within each retriever, one family; retrievers or strategies: "
-    "one of the two; all: every pair",
+    "one of the two; main-effects: the grid's pairs and each retriever over all strategies "
+    "(*/R), each strategy over all retrievers (S/*); all: every pair",
     metavar="FAMILY",
 )
 

@@ -13,7 +13,9 @@ from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import _names, _progress, app, console, err, handle_errors, refresh_report
 from ragmeter.cli.history import NoHistory, record_run
 from ragmeter.cli.layout import FORMAT_HELP, Grid, check_format, print_grids, render
+from ragmeter.cli.rank_views import print_ranks
 from ragmeter.comparison.formatting import format_estimate, level_label
+from ragmeter.defaults import DEFAULTS
 from ragmeter.files.outputs import check_results_target, results_lock
 from ragmeter.scoring.trec import COMPAT_MEASURES
 
@@ -65,8 +67,8 @@ def evaluate(
             help="trec_eval's tie order, linear gain, judged ideal and measure names",
         ),
     ] = False,
-    seed: Annotated[int, typer.Option(help="Bootstrap seed")] = 1,
-    rounds: Annotated[int, typer.Option(help="Bootstrap rounds")] = 10_000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed")] = DEFAULTS.seed,
+    rounds: Annotated[int, typer.Option(help="Bootstrap rounds")] = DEFAULTS.rounds,
     method: Annotated[str, typer.Option(help="percentile (default) or bca")] = "percentile",
     out: Annotated[Path, typer.Option("--out", "-o", help="Results directory")] = Path(
         "ragmeter-results"
@@ -217,6 +219,7 @@ def _print_scores(result, summary, chosen: str) -> None:
             summary.comparison_rule,
             ndcg=summary.ndcg_label,
         )
+        print_ranks(summary.ranks, console, terminal.terminal_width())
     if summary.sample_size:  # one table, a row per run
         print_grids(console, terminal.sample_sizes_grid(summary.sample_size, summary.metric))
     console.print(terminal.interval_note(summary))

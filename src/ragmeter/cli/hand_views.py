@@ -16,6 +16,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from ragmeter.answers.hand import PROMPT, HandItem, HandRun, hand_grade, parse_key
+from ragmeter.defaults import DEFAULTS
 
 __all__ = ["grade_by_hand", "show_hand_item", "terminal_ask"]
 
@@ -68,7 +69,7 @@ def terminal_ask(console: Console, stream: TextIO) -> Callable[[HandItem], str]:
 def grade_by_hand(
     results: str | Path,
     n: int = 20,
-    seed: int = 1,
+    seed: int = DEFAULTS.seed,
     input: TextIO | None = None,
     console: Console | None = None,
 ) -> HandRun:

@@ -46,6 +46,18 @@ def planned_pairs(
     return parse_pairs(pairs) if pairs else None
 
 
+def effects_family_size(
+    systems: Sequence[str], planned: list[tuple[str, str]] | None, family: str | None
+) -> int | None:
+    """The size of a main-effects family whose grid pairs are ``planned``: those pairs
+    and the grid's main effects (None for any other family)."""
+    from ragmeter.comparison.effects import MAIN_EFFECTS, main_effect_names
+
+    if family != MAIN_EFFECTS or planned is None:
+        return None
+    return len(planned) + len(main_effect_names([str(s) for s in systems]))
+
+
 def grid_family(systems: Sequence[str], label: str | None = None) -> str | None:
     """The grid family a run's rule names by its ``label`` (None: any grid family the
     systems allow, ``"grid"``), or None when the systems form no grid."""

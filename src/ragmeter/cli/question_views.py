@@ -16,6 +16,7 @@ from rich.text import Text
 
 from ragmeter.cli.layout import Grid, as_table
 from ragmeter.comparison.formatting import format_difference, format_estimate
+from ragmeter.defaults import DEFAULTS
 from ragmeter.questions.audit import AuditSummary, Flag, Flagged, summarize_audit
 from ragmeter.questions.compare import SetComparison
 
@@ -156,7 +157,7 @@ def compare_grid(result: SetComparison) -> Grid:
                 else "-",
             ]
         )
-    level = result.systems[0].a.confidence if result.systems else 0.95
+    level = result.systems[0].a.confidence if result.systems else DEFAULTS.confidence
     rule = f". {result.rule.header}" if result.rule is not None else ""
     grid.caption = (
         f"Percent; {level * 100:g}% bootstrap intervals, seed {result.seed}, {result.rounds} "

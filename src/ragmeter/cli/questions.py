@@ -24,6 +24,7 @@ from ragmeter.cli.app import (
     refresh_report,
 )
 from ragmeter.cli.progress import calls_bar
+from ragmeter.defaults import DEFAULTS
 from ragmeter.inputs.config import check_seed
 from ragmeter.runs.results import Results
 
@@ -46,7 +47,9 @@ def questions_generate(
     ] = None,
     sample: Annotated[int | None, typer.Option(help="Or sample N passages from the corpus")] = None,
     limit: Annotated[int | None, typer.Option(help="Seeded subset of N passages")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the passage sample and subset")] = 1,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the passage sample and subset")
+    ] = DEFAULTS.seed,
     cache: Annotated[
         Path | None, typer.Option(help="Reply cache (default <out>.llm-cache.sqlite)")
     ] = None,
@@ -113,8 +116,10 @@ def questions_audit(
     ] = None,
     option: ModelOptions = None,
     model_option: OldModelOptions = None,
-    seed: Annotated[int, typer.Option(help="Bootstrap seed of the copy-ratio interval")] = 1,
-    rounds: int = 10_000,
+    seed: Annotated[
+        int, typer.Option(help="Bootstrap seed of the copy-ratio interval")
+    ] = DEFAULTS.seed,
+    rounds: int = DEFAULTS.rounds,
     engine: CallEngine = "local",
     engine_address: CallEngineAddress = "auto",
 ) -> None:

@@ -18,6 +18,7 @@ from ragmeter.cli.app import PAIRS_OPTION as _PAIRS
 from ragmeter.cli.app import (
     REPORT_STATUS,
     AccuracyJudge,
+    ModelOptions,
     _ints,
     _names,
     app,
@@ -26,6 +27,7 @@ from ragmeter.cli.app import (
     handle_errors,
     hint,
     judge_name,
+    model_options,
     plural,
     points,
     refresh_report,
@@ -42,6 +44,7 @@ from ragmeter.cli.output import (
     to_stderr,
 )
 from ragmeter.cli.plan_views import (
+    effects_family_size,
     grid_family,
     most_needed,
     pair_need_grid,
@@ -49,9 +52,12 @@ from ragmeter.cli.plan_views import (
     planned_pairs,
 )
 from ragmeter.cli.progress import status, step_bar
+from ragmeter.cli.rank_views import print_ranks, ranks_grid, shows_ranks
 from ragmeter.comparison.families import check_config_family
+from ragmeter.comparison.ranks import rank_run
 from ragmeter.comparison.summary import Summary, summarize_run
 from ragmeter.comparison.systems import compare_run
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.files.outputs import check_results_target
 from ragmeter.inputs.config import Config, check_family, check_seed, load_config, one_family
@@ -82,6 +88,7 @@ def _print_summary(summary: Summary, ks: list[int], out: Path | None, every: boo
             every=every,
             ndcg=summary.ndcg_label,
         )
+        print_ranks(summary.ranks, console, terminal.terminal_width())
     console.print(terminal.interval_note(summary))
     if out is not None:
         console.print(Text.assemble("Results: ", (shown_path(out), "bold")))
@@ -109,8 +116,12 @@ def search(
     retrievers: Annotated[str | None, typer.Option(help="Comma-separated retriever kinds")] = None,
     ks: Annotated[str | None, typer.Option(help="Comma-separated k values, e.g. 1,3,5,10")] = None,
     metric: Annotated[str | None, typer.Option(help="Metric for paired comparisons")] = None,
-    seed: Annotated[int | None, typer.Option(help="Bootstrap seed (default 1)")] = None,
-    rounds: Annotated[int | None, typer.Option(help="Bootstrap rounds (default 10000)")] = None,
+    seed: Annotated[
+        int | None, typer.Option(help=f"Bootstrap seed (default {DEFAULTS.seed})")
+    ] = None,
+    rounds: Annotated[
+        int | None, typer.Option(help=f"Bootstrap rounds (default {DEFAULTS.rounds})")
+    ] = None,
     method: Annotated[str | None, typer.Option(help="percentile (default) or bca")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Results directory")] = None,
     adjust: Annotated[str | None, _ADJUST] = None,
@@ -278,7 +289,9 @@ def _run_settings(
     if seed is not None:
         check_seed(seed, "--seed")
     if rounds is not None and rounds < 100:
-        raise InputError(f"--rounds must be at least 100 (10000 is the default), got {rounds}")
+        raise InputError(
+            f"--rounds must be at least 100 ({DEFAULTS.rounds} is the default), got {rounds}"
+        )
     return (
         find_metric(metric, res.metrics) if metric else res.summary.metric,  # P_5: precision@5
         seed if seed is not None else res.summary.seed,
@@ -328,17 +341,21 @@ def compare(
         family=family,
     )
     table = compare_run(res, plan)
+    ranks = rank_run(res, plan, table)
     metric, seed, rounds = plan.metric, plan.seed, plan.rounds
     if chosen != "table":
         grid = terminal.comparison_grid(
             table.rows, metric, seed, rounds, table.rule, res.summary.ndcg_label
         )
         records = terminal.comparison_records(table.rows, metric)
-        emit(render([grid], chosen, records, {"metric": metric, **table.to_dict()}))
+        data = {"metric": metric, **table.to_dict(), "ranks": ranks.to_dict()}
+        grids = [grid, ranks_grid(ranks)] if shows_ranks(ranks) else [grid]
+        emit(render(grids, chosen, records, data))
         return
     print_comparisons(
         table.rows, metric, seed, rounds, table.rule, every=every, ndcg=res.summary.ndcg_label
     )
+    print_ranks(ranks, console, terminal.terminal_width())
 
 
 @app.command()
@@ -360,21 +377,51 @@ def plan(
     family: Annotated[str | None, _FAMILY] = None,
     every: Annotated[bool, _ALL] = False,
     format_: Annotated[str | None, _FORMAT] = None,
+    answers: Annotated[
+        bool, typer.Option("--answers", help="Plan the answer accuracy: questions, reruns, spend")
+    ] = False,
+    reader: Annotated[str | None, typer.Option(help="--answers: the reader model spec")] = None,
+    judge: Annotated[
+        list[str] | None, typer.Option(help="--answers: a judge model spec (repeatable)")
+    ] = None,
+    option: ModelOptions = None,
+    reruns: Annotated[int | None, typer.Option(help="--answers: reruns K as set")] = None,
+    reruns_of: Annotated[str | None, typer.Option(help="--answers: reader, judge or both")] = None,
+    limit: Annotated[int | None, typer.Option(help="--answers: only the first N questions")] = None,
+    prices: Annotated[
+        Path | None, typer.Option(help="--answers: a TOML file with [prices] (default: the run's)")
+    ] = None,
 ) -> None:
     """How many questions would settle it: intervals at n, 2n, 4n, 8n and targets.
 
     --half-width and --difference are points, as check's --margin: hundredths of the
-    metric's scale (4 is 4 points of a share, 0.04 of MRR).
+    metric's scale (4 is 4 points of a share, 0.04 of MRR). With --answers: the answer
+    accuracy's plan (questions, reruns, model calls, tokens, money); nothing is called.
     """
     chosen = check_format(format_)
     half_width = points(half_width, "--half-width")
     difference = points(difference, "--difference")
+    if answers:
+        from ragmeter.cli.answer_plan_views import answer_plan_command
+        from ragmeter.llm import parse_options
+
+        flags = {"reruns": reruns, "reruns_of": reruns_of}
+        text = answer_plan_command(
+            results, console, chosen, reader=reader, judges=judge,
+            options=parse_options(model_options(option)), systems=_names(system, "--system", "A,B"),
+            limit=limit, half_width=half_width, difference=difference, prices=prices,
+            **{k: v for k, v in flags.items() if v is not None},
+        )  # fmt: skip
+        if text is not None:
+            emit(text)
+        return
     res = Results(results)
     metric, seed, rounds = _run_settings(res, metric, seed, rounds)
     rule = res.summary.comparison_rule
     own = not (family or baseline or pairs) and rule is not None
     if own:  # the run's own grid family, when it has one
         family = grid_family(res.systems, rule.family)
+    planned = planned_pairs(res.systems, baseline, pairs, family)
     found = plan_run(
         res,
         metric,
@@ -383,8 +430,9 @@ def plan(
         system=system,
         seed=seed,
         rounds=rounds,
-        pairs=planned_pairs(res.systems, baseline, pairs, family),
+        pairs=planned,
         own_table=own,
+        family_size=effects_family_size(res.systems, planned, family),
     )
     if chosen != "table":
         emit(plan_text(found, chosen))
@@ -455,6 +503,12 @@ def _pair_caption(found: Plan) -> str:
         return (
             f"In the table: max-T over {plural(found.family, 'pair')}, whose first step "
             f"tested at {found.first:.3g} on this run (Holm's: {holm}); {alone}"
+        )
+    if found.rule == "fdr":
+        return (
+            f"In the table: Benjamini-Hochberg over {plural(found.family, 'pair')} tests "
+            f"its first pair at {holm} when it is the only difference (higher the more are "
+            f"found); {alone}"
         )
     return (
         f"In the table: Holm over {plural(found.family, 'pair')} tests its first pair at {holm}"

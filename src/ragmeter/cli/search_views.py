@@ -30,6 +30,7 @@ from ragmeter.comparison.formatting import (
 )
 from ragmeter.comparison.summary import Summary
 from ragmeter.comparison.verdicts import Row, Rule, rule_alpha
+from ragmeter.defaults import DEFAULTS
 from ragmeter.scoring.metrics import is_share
 from ragmeter.scoring.names import shown_cutoffs
 from ragmeter.stats import SizeRow, format_ends, format_interval
@@ -138,7 +139,7 @@ def comparison_title(
 
 
 def _verdict(c: Row) -> Text:
-    return Text(c.verdict, style="green" if "better" in c.verdict else "yellow")
+    return Text(c.verdict, style="green" if c.winner is not None else "yellow")
 
 
 def comparison_grid(
@@ -241,7 +242,7 @@ def _grid_cell(comparisons: list[Row], index: int | None, metric: str) -> Text:
         return Text("–")
     c = comparisons[index]
     verdict = short_verdict(c)
-    style = "green" if "better" in verdict else "dim" if c.identical else "yellow"
+    style = "green" if c.winner is not None else "dim" if c.identical else "yellow"
     return Text.assemble(shown_difference(c, metric), "\n", (verdict, style))
 
 
@@ -257,10 +258,10 @@ def decisive_first(rows: list[Row], limit: int | None = LONG_FAMILY) -> tuple[li
     rest, when there are more than ``limit`` (``None``: every row, no line)."""
     if limit is None or len(rows) <= limit:
         return rows, ""
-    ordered = [r for r in rows if "better" in r.verdict]
-    ordered += [r for r in rows if "better" not in r.verdict]
+    ordered = [r for r in rows if r.winner is not None]
+    ordered += [r for r in rows if r.winner is None]
     rest = ordered[limit:]
-    better = sum("better" in r.verdict for r in rest)
+    better = sum(r.winner is not None for r in rest)
     same = sum(r.identical for r in rest)
     ties = len(rest) - better - same
     kinds = ", ".join(
@@ -432,7 +433,7 @@ def _scale(metric: str) -> tuple[int, int]:
 def size_grid(rows: list[SizeRow], metric: str, system: str) -> Grid:
     """The interval each number of questions would give (resampled up from n)."""
     scale, d = _scale(metric)
-    level = rows[0].confidence if rows else 0.95
+    level = rows[0].confidence if rows else DEFAULTS.confidence
     grid = Grid(
         f"Sample size: {system} on {metric}",
         ["questions", "mean", f"{level * 100:g}% interval", "± half-width"],

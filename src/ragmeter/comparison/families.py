@@ -5,9 +5,12 @@ A search that crosses several strategies with several retrievers names each syst
 questions: which retriever, for each strategy (the retrievers' pairs within each
 strategy), and which strategy, for each retriever (the strategies' pairs within each
 retriever). :func:`grid_pairs` builds those families (``"grid"``: both, adjusted as
-one family; ``"retrievers"`` or ``"strategies"``: one), :func:`grid_cells` reads a
-grid back from the names, and :func:`grid_views` lays a table's rows out as the two
-grids the terminal and the report show. The decision itself is
+one family; ``"retrievers"`` or ``"strategies"``: one; ``"main-effects"``: both, with
+each retriever over all strategies and each strategy over all retrievers added by
+:mod:`ragmeter.comparison.effects`), :func:`grid_cells` reads a grid back from the
+names (:func:`effect_name` names an averaged row), and :func:`grid_views` lays a
+table's rows out as the two grids the terminal and the report show, the main effects
+as their last row or column. The decision itself is
 :func:`ragmeter.comparison.verdicts.compare_family`'s; this module only chooses and places pairs.
 """
 
@@ -19,13 +22,17 @@ from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import FAMILY_CHOICES, Config
+from ragmeter.stats.paired import verdict_text
 
 __all__ = [
+    "EVERY",
     "FAMILIES",
     "GRID_FAMILIES",
     "GRID_LABELS",
+    "MAIN_EFFECTS",
     "GridView",
     "check_config_family",
+    "effect_name",
     "grid_cells",
     "grid_pairs",
     "grid_views",
@@ -39,11 +46,25 @@ __all__ = [
 FAMILIES = tuple(f for f in FAMILY_CHOICES if f != "auto")
 #: The families of a strategy x retriever grid: both questions (one family), or one.
 GRID_FAMILIES = tuple(f for f in FAMILIES if f != "all")
+#: The family that adds the grid's main effects to its pairs.
+MAIN_EFFECTS = "main-effects"
+#: The strategy (or retriever) of an averaged row: ``*/dense`` is dense over every strategy.
+EVERY = "*"
 GRID_LABELS = {
     "grid": "retrievers within each strategy and strategies within each retriever",
     "retrievers": "retrievers within each strategy",
     "strategies": "strategies within each retriever",
+    MAIN_EFFECTS: "the grid's pairs, each retriever over all strategies (*/R) and each "
+    "strategy over all retrievers (S/*)",
 }
+#: The row and column a grid view gives the main effects.
+_ALL_STRATEGIES, _ALL_RETRIEVERS = "all strategies", "all retrievers"
+
+
+def effect_name(level: str, axis: int) -> str:
+    """The name of an averaged row: retriever ``level`` over every strategy (``axis``
+    1: ``*/dense``) or strategy ``level`` over every retriever (``axis`` 0: ``fixed/*``)."""
+    return f"{EVERY}/{level}" if axis == 1 else f"{level}/{EVERY}"
 
 
 def grid_cells(names: Sequence[str]) -> dict[str, tuple[str, str]] | None:
@@ -99,7 +120,9 @@ def grid_pairs(names: Sequence[str], family: str) -> list[tuple[int, int]]:
 
     ``"retrievers"``: every two retrievers within each strategy (strategies in order
     of first appearance); ``"strategies"``: every two strategies within each
-    retriever; ``"grid"``: both, the retrievers' pairs first. One line naming what
+    retriever; ``"grid"``: both, the retrievers' pairs first (``"main-effects"``
+    too: its main effects are pairs of averaged rows, added by
+    :func:`ragmeter.comparison.effects.with_main_effects`). One line naming what
     is missing when the systems are not a grid (:func:`grid_cells`).
     """
     if family not in GRID_FAMILIES:
@@ -110,7 +133,7 @@ def grid_pairs(names: Sequence[str], family: str) -> list[tuple[int, int]]:
     names = [str(n) for n in names]
     out: list[tuple[int, int]] = []
     for axis in (0, 1):  # 0: same strategy (retriever pairs); 1: same retriever
-        if family != "grid" and family != ("retrievers", "strategies")[axis]:
+        if family not in ("grid", MAIN_EFFECTS, ("retrievers", "strategies")[axis]):
             continue
         groups: dict[str, list[int]] = {}
         for i, n in enumerate(names):
@@ -184,21 +207,33 @@ def grid_views(rows: Sequence[Any], family: str | None) -> list[GridView]:
     """The grids of a grid family's table ``rows`` (anything with ``a`` and ``b``):
     retrievers within each strategy (rows: strategies, columns: ``A − B`` retriever
     pairs) and strategies within each retriever (rows: ``A − B`` strategy pairs,
-    columns: retrievers), as many as ``family`` holds; none for another family or
-    when the rows' systems form no grid."""
+    columns: retrievers), as many as ``family`` holds; the main effects (``*/A``
+    against ``*/B``, ``S/*`` against ``T/*``) as a last row ``all strategies`` and a
+    last column ``all retrievers``; none for another family or when the rows'
+    systems form no grid."""
     if family not in GRID_FAMILIES:
         return []
-    cells = grid_cells(sorted({str(r.a) for r in rows} | {str(r.b) for r in rows}))
+    systems = {str(r.a) for r in rows} | {str(r.b) for r in rows}
+    cells = grid_cells(sorted(s for s in systems if EVERY not in s.rpartition("/")[::2]))
     if cells is None:
         return []
     by_retriever = GridView("retrievers", GRID_LABELS["retrievers"], "strategy")
     by_strategy = GridView("strategies", GRID_LABELS["strategies"], "strategies")
+    effects: list[tuple[int, tuple[str, str], tuple[str, str]]] = []
     for i, r in enumerate(rows):
+        if str(r.a) not in cells or str(r.b) not in cells:
+            effects.append((i, str(r.a).rpartition("/")[::2], str(r.b).rpartition("/")[::2]))
+            continue
         (sa, ra), (sb, rb) = cells[str(r.a)], cells[str(r.b)]
         if sa == sb:
             _place(by_retriever, sa, f"{ra} − {rb}", i)
         elif ra == rb:
             _place(by_strategy, f"{sa} − {sb}", ra, i)
+    for i, (sa, ra), (sb, rb) in effects:  # the main effects: last row, last column
+        if sa == sb == EVERY:
+            _place(by_retriever, _ALL_STRATEGIES, f"{ra} − {rb}", i)
+        elif ra == rb == EVERY:
+            _place(by_strategy, f"{sa} − {sb}", _ALL_RETRIEVERS, i)
     return [v for v in (by_retriever, by_strategy) if v.rows]
 
 
@@ -207,12 +242,8 @@ def short_verdict(row: Any) -> str:
     ``better``, ``tie`` or ``identical``; the full verdict stays in the table."""
     if row.identical:
         return "identical"
-    verdict = str(row.verdict)
-    if not verdict.endswith(" better"):
+    if row.winner is None:
         return "tie"
-    winner = verdict[: -len(" better")]
-    if winner not in (str(row.a), str(row.b)):
-        return verdict
     same_strategy = str(row.a).rpartition("/")[0] == str(row.b).rpartition("/")[0]
-    strategy, _, retriever = winner.rpartition("/")
-    return f"{retriever if same_strategy else strategy} better"
+    strategy, _, retriever = str(row.winner).rpartition("/")
+    return verdict_text(retriever if same_strategy else strategy, "tie")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ragmeter.defaults import EARLIER
 from ragmeter.scoring.metrics import family, is_share
 from ragmeter.stats.bootstrap import format_interval
 
@@ -24,6 +25,7 @@ __all__ = [
     "EXACT_MARK",
     "EXACT_NOTE",
     "NO_SPREAD",
+    "RULE_NAMES",
     "column_labels",
     "difference_interval",
     "exact_note",
@@ -40,6 +42,10 @@ __all__ = [
 ]
 
 
+#: Each adjusting rule's short name, as a column header and a p label print it.
+RULE_NAMES = {"holm": "Holm", "maxt": "max-T", "fdr": "BH"}
+
+
 def _getter(value: Any) -> Any:
     """Read a field of an estimate or of its dict alike."""
     return value.get if isinstance(value, dict) else lambda name: getattr(value, name, None)
@@ -53,7 +59,7 @@ def level_label(estimates: Iterable[Any]) -> str:
     for est in estimates:
         if est is not None:
             level = _getter(est)("confidence")
-            levels.add(round(float(0.95 if level is None else level), 12))
+            levels.add(round(float(EARLIER.confidence if level is None else level), 12))
     return f"{levels.pop() * 100:g}%" if len(levels) == 1 else ""
 
 
@@ -255,5 +261,5 @@ def column_labels(rule: Any) -> tuple[str, str | None]:
         return f"A - B [{(1 - rule.alpha) * 100:g}% CI]", None
     if rule.pairs == 1:
         return f"A - B [{(1 - rule.alpha) * 100:g}% CI]", "p"
-    name = "max-T" if rule.adjust == "maxt" else "Holm"
+    name = RULE_NAMES.get(rule.adjust, "Holm")
     return f"A - B [{name}-level CI]", f"p ({name})"

@@ -20,7 +20,9 @@ import numpy as np
 
 from ragmeter import stats
 from ragmeter.comparison import verdicts
+from ragmeter.comparison.ranks import Ranks, resolve_ranks
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
+from ragmeter.defaults import DEFAULTS, EARLIER
 from ragmeter.errors import InputError
 from ragmeter.scoring import measurement
 from ragmeter.scoring.metrics import find_metric
@@ -38,8 +40,8 @@ RETURNED_IDEAL_NOTE = (
     "the order of what each system returned, not what it missed (recall counts that)."
 )
 DEFAULT_METRIC = "recall@5"
-DEFAULT_SEED = 1
-DEFAULT_ROUNDS = 10_000
+DEFAULT_SEED = DEFAULTS.seed  # kept importable: ragmeter.defaults holds the defaults
+DEFAULT_ROUNDS = DEFAULTS.rounds
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class Summary:
     metric: str = DEFAULT_METRIC
     seed: int = DEFAULT_SEED
     rounds: int = DEFAULT_ROUNDS
-    confidence: float = 0.95
+    confidence: float = DEFAULTS.confidence
     method: str = "percentile"
     estimates: dict[str, dict[str, stats.Estimate]] = field(default_factory=dict)
     comparisons: list[verdicts.Row] = field(default_factory=list)
@@ -64,6 +66,8 @@ class Summary:
     cluster_labels: tuple[str, ...] | None = field(default=None, compare=False)
     # per system, the questions it matched nothing for (:func:`unmatched_questions`)
     unmatched: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # where each system ranks on the metric (:mod:`ragmeter.comparison.ranks`)
+    ranks: Ranks | None = None
 
     @property
     def compared_by(self) -> tuple[str, ...] | None:
@@ -145,6 +149,8 @@ class Summary:
             out["ndcg"] = dict(self.ndcg)
         if self.unmatched:
             out["unmatched"] = {s: list(ids) for s, ids in self.unmatched.items()}
+        if self.ranks is not None:
+            out["ranks"] = self.ranks.to_dict()
         return out
 
     @classmethod
@@ -156,9 +162,9 @@ class Summary:
             rule = data.get("comparison_rule")
             return cls(
                 metric=str(data.get("metric") or DEFAULT_METRIC),
-                seed=int(data.get("seed", DEFAULT_SEED)),
-                rounds=int(data.get("rounds", DEFAULT_ROUNDS)),
-                confidence=float(data.get("confidence", 0.95)),
+                seed=int(data.get("seed", EARLIER.seed)),
+                rounds=int(data.get("rounds", EARLIER.rounds)),
+                confidence=float(data.get("confidence", EARLIER.confidence)),
                 method=str(data.get("method", "percentile")),
                 estimates={
                     str(s): {str(m): stats.Estimate.from_dict(e) for m, e in per.items()}
@@ -186,6 +192,7 @@ class Summary:
                     str(s): tuple(str(q) for q in ids)
                     for s, ids in (data.get("unmatched") or {}).items()
                 },
+                ranks=None if data.get("ranks") is None else Ranks.from_dict(data["ranks"]),
             )
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise InputError(
@@ -236,13 +243,13 @@ def plan_of(
     metric: str,
     seed: int,
     rounds: int,
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
     *,
     adjust: str = "maxt",
     baseline: str | None = None,
     pairs: Sequence[tuple[str, str]] | None = None,
     clusters: Sequence[Any] | None = None,
-    cluster_mode: str = "auto",
+    cluster_mode: str = DEFAULTS.clusters,
     family: str = "all",
 ) -> ComparisonPlan:
     """The :class:`~ragmeter.comparison.systems.ComparisonPlan` of settings named one by
@@ -310,7 +317,9 @@ def summarize(
         plan.confidence,
     )
     estimates = _estimates(matrices, systems, plan, method, codes)
-    comparisons, rule = _comparisons(matrices, systems, plan, None if codes is None else labels)
+    comparisons, rule, ranks = _comparisons(
+        matrices, systems, plan, None if codes is None else labels
+    )
     every_size = stats.sample_size_many(  # one pass over the draws for every system
         matrices[plan.metric], rounds=plan.rounds, seed=plan.seed, confidence=plan.confidence
     )
@@ -333,6 +342,7 @@ def summarize(
         else {},
         ndcg=dict(ndcg or {}),
         unmatched=dict(unmatched or {}),
+        ranks=ranks,
     )
 
 
@@ -388,17 +398,16 @@ def _comparisons(
     systems: list[str],
     plan: ComparisonPlan,
     labels: Sequence[Any] | None,
-) -> tuple[list[verdicts.Row], verdicts.Rule | None]:
-    """The paired comparisons on the plan's metric and their rule (none for one system);
-    ``labels``: each question's cluster when the summary made its numbers
-    cluster-aware (decided already, so the comparisons flip them as given)."""
+) -> tuple[list[verdicts.Row], verdicts.Rule | None, Ranks | None]:
+    """The paired comparisons on the plan's metric, their rule and the ranks they give
+    (none for one system); ``labels``: each question's cluster when the summary made its
+    numbers cluster-aware (decided already, so the comparisons flip them as given)."""
     if len(systems) < 2:
-        return [], None
+        return [], None, None
     clusters = None if labels is None else tuple(str(x) for x in labels)
-    table = compare_systems(
-        matrices, systems, replace(plan, clusters=clusters, cluster_mode="document")
-    )
-    return list(table.rows), table.rule
+    plan = replace(plan, clusters=clusters, cluster_mode="document")
+    table = compare_systems(matrices, systems, plan)
+    return list(table.rows), table.rule, resolve_ranks(matrices, systems, plan, table)
 
 
 class ScoredRun(Protocol):
@@ -431,7 +440,7 @@ def summarize_run(run: ScoredRun) -> Summary:
         pairs=verdicts.parse_pairs(cfg.pairs) if cfg.pairs else None,
         # a run that knows no clusters (a stand-in, an evaluation of run files) has none
         clusters=getattr(run, "clusters", None),
-        cluster_mode=getattr(cfg, "clusters", "auto"),
+        cluster_mode=getattr(cfg, "clusters", DEFAULTS.clusters),
         family=cfg.family,
     )
     return summarize(

@@ -19,6 +19,7 @@ import numpy as np
 
 from ragmeter.comparison import verdicts
 from ragmeter.comparison.families import grid_cells
+from ragmeter.defaults import DEFAULTS, EARLIER
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import FAMILY_CHOICES, check_family, one_family
 from ragmeter.scoring.metrics import find_metric
@@ -57,12 +58,12 @@ class ComparisonPlan:
     metric: str
     seed: int
     rounds: int
-    confidence: float = 0.95
+    confidence: float = DEFAULTS.confidence
     adjust: str = "maxt"
     baseline: str | None = None
     pairs: tuple[tuple[str, str], ...] | None = None
     clusters: tuple[str, ...] | None = None
-    cluster_mode: str = "auto"
+    cluster_mode: str = DEFAULTS.clusters
     family: str = "all"
 
     @property
@@ -79,14 +80,14 @@ class ComparisonPlan:
             metric=str(settings["metric"]),
             seed=int(settings["seed"]),
             rounds=int(settings["rounds"]),
-            confidence=float(settings.get("confidence", 0.95)),
+            confidence=float(settings.get("confidence", EARLIER.confidence)),
             adjust=str(settings.get("adjust") or "holm"),
             baseline=settings.get("baseline") or None,
             pairs=tuple(verdicts.parse_pairs(pairs)) if pairs else None,
             # a saved run that names no family compared every pair
-            family=str(settings.get("family") or "all"),
+            family=str(settings.get("family") or EARLIER.family),
             # clusters ("auto" decides as the summary did: decide_clusters)
-            cluster_mode=str(settings.get("clusters") or "auto"),
+            cluster_mode=str(settings.get("clusters") or EARLIER.clusters),
         )
 
     def choose(

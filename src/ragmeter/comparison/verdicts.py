@@ -40,11 +40,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ragmeter import stats
+from ragmeter.comparison.effects import MAIN_EFFECTS, names_an_effect, with_main_effects
 from ragmeter.comparison.families import FAMILIES, GRID_LABELS, grid_pairs
 from ragmeter.comparison.formatting import column_labels, fmt_end, fmt_p, shown_difference, shown_p
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, did_you_mean
+from ragmeter.inputs.config import ADJUST_CHOICES
+from ragmeter.stats.adjust import decide
 from ragmeter.stats.clusters import cluster_bootstrap_many
-from ragmeter.stats.maxt import constrained, null_p_values, step_down
+from ragmeter.stats.maxt import constrained
 from ragmeter.stats.paired_tests import (
     Flips,
     flip_ends,
@@ -78,9 +82,13 @@ __all__ = [
     "tango_z",
 ]
 
-Adjust = Literal["holm", "maxt", "none"]
-ADJUSTMENTS = ("holm", "maxt", "none")
-_RULE_NAMES = {"holm": "Holm", "maxt": "max-T"}
+Adjust = Literal["holm", "maxt", "fdr", "none"]
+ADJUSTMENTS = ADJUST_CHOICES
+#: What an ``fdr`` table guarantees, as its header and docs say it: not family-wise.
+FDR_GUARANTEE = (
+    "controls the expected share of false 'better' among the 'better' verdicts "
+    "(false discovery rate), not the chance of any false 'better'"
+)
 
 
 def identical_groups(matrices: Sequence[ArrayLike], names: Sequence[str]) -> list[list[str]]:
@@ -169,6 +177,13 @@ class Rule:
                 f"{self.rounds} sign flips of whole {self._units} shared by every pair; interval: "
                 f"{self.interval} at the level max-T used for the pair"
             )
+        if self.adjust == "fdr":
+            return (
+                f"Rule: Benjamini-Hochberg over {self.pairs} pairs ({self.family}): 'better' "
+                f"when the BH-adjusted p < {self.alpha:g}; {FDR_GUARANTEE}; {self.test}; "
+                f"interval: {self.interval} at the level BH used (R x {self.alpha:g} / "
+                f"{self.pairs}, R the pairs called 'better': false coverage-rate intervals)"
+            )
         return (
             f"Rule: Holm over {self.pairs} pairs ({self.family}): 'better' when the adjusted "
             f"p < {self.alpha:g}; {self.test}; interval: {self.interval} at the level Holm "
@@ -181,9 +196,7 @@ class Rule:
 
     @property
     def p_label(self) -> str | None:
-        if self.adjust == "none":
-            return None
-        return "p" if self.pairs == 1 else f"p ({_RULE_NAMES[self.adjust]})"
+        return column_labels(self)[1]
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -198,7 +211,7 @@ class Rule:
         return stats.from_fields(cls, data)
 
 
-def rule_alpha(rule: Rule | None, confidence: float = 0.95) -> float:
+def rule_alpha(rule: Rule | None, confidence: float = DEFAULTS.confidence) -> float:
     """The level a table decided at: its rule's, else :func:`ragmeter.stats.alpha_of`
     (a table saved before rules were recorded)."""
     return rule.alpha if rule is not None else stats.alpha_of(confidence)
@@ -211,7 +224,10 @@ class Row:
     ``p_value`` is the unadjusted p-value of the pair's test, ``level`` the two-sided
     level its interval was built at (the difference's ``confidence`` is 1 - level),
     ``differ`` the questions where A and B scored differently and ``needed`` the
-    fewest differing questions that could be separated at ``level``.
+    fewest differing questions that could be separated at ``level``. ``winner`` is who
+    won: the system the rule puts above the other (the higher mean: a row does not know its
+    measure's direction), None for a tie or an identical pair; ``verdict`` is worded from
+    it (:func:`ragmeter.stats.verdict_text`). Read ``winner``, never the verdict's words.
     """
 
     a: str
@@ -228,6 +244,7 @@ class Row:
     separated: bool
     identical: bool
     verdict: str
+    winner: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The row as summary.json keeps it: ``p`` is the rule's p (the rule is
@@ -238,7 +255,9 @@ class Row:
     def from_dict(cls, data: dict[str, Any], *, ruled: bool = True) -> Row:
         """The inverse of :meth:`to_dict`; also reads the rows of summaries written
         before the decision rule was recorded (``ruled=False``: no ``p``, ``level``,
-        ``differ``..., the verdict taken from the interval)."""
+        ``differ``..., the verdict taken from the interval) or before the winner was
+        (:func:`~ragmeter.stats.winner_of`: from ``separated``, ``identical`` and the sign
+        of the difference)."""
         d = dict(data)
         diff = stats.Estimate.from_dict(d["difference"])
         if "p" not in d:  # an earlier summary: p_holm beside p_value, no rule
@@ -249,6 +268,9 @@ class Row:
         d.setdefault("separated", diff.low > 0 or diff.high < 0)
         d.setdefault("identical", False)
         d.setdefault("verdict", "")
+        if "winner" not in d:  # who won, from the decision: never from the verdict's words
+            won = d["separated"] and not d["identical"]
+            d["winner"] = stats.winner_of(d["a"], d["b"], diff, won)
         d["difference"] = diff
         return stats.from_fields(cls, d)
 
@@ -329,22 +351,6 @@ def _family(
     return "all pairs", compared, same
 
 
-def _levels(p_adj: list[float], p_raw: list[float], alpha: float) -> list[float]:
-    """The level Holm compared each p-value with: alpha / (m - r) at its step r.
-
-    Pairs Holm did not reject all get the level of the step where it stopped.
-    """
-    m = len(p_raw)
-    order = sorted(range(m), key=lambda i: p_raw[i])
-    out = [0.0] * m
-    stop = None
-    for r, i in enumerate(order):
-        if stop is None and not p_adj[i] < alpha:
-            stop = r
-        out[i] = alpha / (m - (r if stop is None else stop))
-    return out
-
-
 def compare_family(
     matrix: ArrayLike,
     names: Sequence[str],
@@ -354,8 +360,8 @@ def compare_family(
     pairs: Sequence[tuple[str, str]] | None = None,
     identical: list[list[str]] | None = None,
     alpha: float = 0.05,
-    rounds: int = 10_000,
-    seed: stats.Seed = 1,
+    rounds: int = DEFAULTS.rounds,
+    seed: stats.Seed = DEFAULTS.seed,
     binary: bool | None = None,
     clusters: ArrayLike | None = None,
     family: str = "all",
@@ -387,7 +393,12 @@ def compare_family(
     if m.shape[0] < 2:
         raise InputError("a comparison needs at least two systems")
     groups = identical_groups([m], names) if identical is None else identical
+    if names_an_effect(pairs):  # planned main effects: pairs of averaged rows
+        m, names, _ = with_main_effects(m, names)
     label, compared, same = _family(names, baseline, pairs, groups, family)
+    if family == MAIN_EFFECTS:  # each main effect: a pair of rows of averaged scores
+        m, names, effects = with_main_effects(m, names)
+        compared = compared + effects
     binary = is_binary(m) if binary is None else binary
     n = m.shape[1]
     codes = None
@@ -415,7 +426,7 @@ def compare_family(
     for i, j in same:
         zero = stats.Estimate(0.0, 0.0, 0.0, n, rounds, rule.seed, "identical", rule.rng)
         p = None if adjust == "none" else 1.0
-        verdict = "identical (same scores on every question)"
+        verdict = stats.verdict_text(None, "identical (same scores on every question)")
         args = (zero, 1.0, p, alpha, (0, n, 0), min_differing(alpha), False, verdict)
         rows.append(_row(names[i], names[j], *args, identical=True))
     return Verdicts(rule, rows)
@@ -454,13 +465,13 @@ def _row(
     separated: bool,
     verdict: str,
     identical: bool = False,
+    winner: str | None = None,
 ) -> Row:
     """A row from its pair's counts (wins, ties, losses): the differing questions are
     the wins and losses."""
     w, t, lo = counts
-    return Row(
-        a, b, difference, p_value, p, level, w, t, lo, w + lo, needed, separated, identical, verdict
-    )
+    fields = (a, b, difference, p_value, p, level, w, t, lo, w + lo, needed, separated, identical)
+    return Row(*fields, verdict, winner)
 
 
 def _counts(x: np.ndarray, y: np.ndarray) -> tuple[int, int, int]:
@@ -490,9 +501,9 @@ def _rows(
         return _cluster_none_rows(m, names, compared, diffs, counts, alpha, rounds, seed, codes)
     if adjust == "none":
         return _percentile_rows(m, names, compared, counts, alpha, rounds, seed)
-    maxt = adjust == "maxt" and k > 1  # a family of one is its own test under any rule
-    flips = None if binary and not maxt else Flips(diffs, rounds, seed, codes)
-    p_raw, p_adj, reject, levels = _decide(flips, binary, counts, compared, alpha, maxt)
+    rule = adjust if k > 1 else "holm"  # a family of one is its own test under any rule
+    flips = None if binary and rule != "maxt" else Flips(diffs, rounds, seed, codes)
+    p_raw, p_adj, reject, levels = decide(flips, binary, counts, compared, alpha, rule)
     if binary:
         wins = np.array([c[0] for c in counts], dtype=np.float64)
         losses = np.array([c[2] for c in counts], dtype=np.float64)
@@ -520,43 +531,19 @@ def _rows(
         )
         needed = min_differing(float(levels[c]))
         differ = counts[c][0] + counts[c][2]
-        if reject[c]:
-            verdict = f"{names[i] if mean > 0 else names[j]} better"
-        elif differ < needed:
-            verdict = (
+        winner = stats.winner_of(names[i], names[j], est, bool(reject[c]))
+        if differ < needed:
+            tie = (
                 f"tie: too few differing questions ({differ} of {n} differ; "
                 f"at least {needed} needed)"
             )
         else:
-            verdict = "tie (interval includes 0)"
+            tie = "tie (interval includes 0)"
+        verdict = stats.verdict_text(winner, tie)
         level = float(levels[c])
         args = (est, p_raw[c], p_adj[c], level, counts[c], needed, bool(reject[c]), verdict)
-        out.append(_row(names[i], names[j], *args))
+        out.append(_row(names[i], names[j], *args, winner=winner))
     return out
-
-
-def _decide(
-    flips: Flips | None,
-    binary: bool,
-    counts: list[tuple[int, int, int]],
-    compared: list[tuple[int, int]],
-    alpha: float,
-    maxt: bool,
-) -> tuple[list[float], list[float], np.ndarray, np.ndarray]:
-    """Each pair's raw and adjusted p-value, whether the rule rejects it, and the level
-    its interval is built at: max-T's step-down, else Holm's over the exact tests."""
-    if maxt:
-        raw, p_null = null_p_values(flips, binary, counts)
-        adj, reject, levels = step_down(raw, p_null, alpha, compared)
-        return [float(p) for p in raw], [float(p) for p in adj], reject, levels
-    k = len(compared)
-    if binary:
-        p_raw = [mcnemar_exact(w, lo) for w, _, lo in counts]
-    else:
-        p_raw = [float(p) for p in flips.p_values(np.zeros(k), np.arange(k))]
-    p_adj = stats.holm(p_raw)
-    reject = np.array([p < alpha for p in p_adj])
-    return p_raw, p_adj, reject, np.array(_levels(p_adj, p_raw, alpha))
 
 
 def _percentile_rows(m, names, compared, counts, alpha, rounds, seed) -> list[Row]:
@@ -565,9 +552,10 @@ def _percentile_rows(m, names, compared, counts, alpha, rounds, seed) -> list[Ro
     comps = stats.compare_pairs(m, names, compared, rounds, seed, "percentile", 1.0 - alpha)
     out = []
     for c, cnt in zip(comps, counts, strict=True):
-        sep = c.difference.low > 0 or c.difference.high < 0
+        winner = stats.interval_winner(c.difference, c.a, c.b)
+        sep = winner is not None
         args = (c.difference, c.p_value, None, alpha, cnt, min_differing(alpha), sep, c.verdict)
-        out.append(_row(c.a, c.b, *args))
+        out.append(_row(c.a, c.b, *args, winner=winner))
     return out
 
 
@@ -579,8 +567,9 @@ def _cluster_none_rows(m, names, compared, diffs, counts, alpha, rounds, seed, c
     out = []
     for c, (i, j) in enumerate(compared):
         diff = ests[c]
-        sep = diff.low > 0 or diff.high < 0
+        winner = stats.interval_winner(diff, names[i], names[j])
+        sep = winner is not None
         verdict = stats.interval_verdict(diff, names[i], names[j])
         args = (diff, float(p_raw[c]), None, alpha, counts[c], min_differing(alpha), sep, verdict)
-        out.append(_row(names[i], names[j], *args))
+        out.append(_row(names[i], names[j], *args, winner=winner))
     return out

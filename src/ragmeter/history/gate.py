@@ -17,6 +17,7 @@ from ragmeter import stats
 from ragmeter.answers.paired import answer_measure, answer_scores
 from ragmeter.comparison.formatting import difference_interval, format_difference
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.files.safe_text import markdown_text
 from ragmeter.history.systems import pair_systems
@@ -228,7 +229,7 @@ def check_noninferior(
     system: str,
     metric: str,
     margin: float,
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
     rounds: int | None = None,
     seed: int | None = None,
     baseline_system: str | None = None,

@@ -67,10 +67,10 @@ class Change:
 
     @property
     def direction(self) -> str:
-        """``better``, ``worse`` or ``no change`` (the verdict, read from the later run)."""
-        if self.row.verdict.startswith(f"#{self.later} better"):
+        """``better``, ``worse`` or ``no change`` (who won, read from the later run)."""
+        if self.row.winner == f"#{self.later}":
             return "better"
-        if self.row.verdict.startswith(f"#{self.earlier} better"):
+        if self.row.winner == f"#{self.earlier}":
             return "worse"
         return "no change"
 

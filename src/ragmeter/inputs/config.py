@@ -34,8 +34,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.files.safe_text import redact
+from ragmeter.inputs.prices import PRICE_TYPES
 from ragmeter.inputs.reruns import check_reruns
 from ragmeter.scoring.names import Metric, check_ks, metric_names
 from ragmeter.stats.clusters import CLUSTER_MODES
@@ -70,18 +72,19 @@ class Config:
     gain: str = "exponential"  # or "linear" (trec_eval)
     trec_eval_compat: bool = False
     qrels: str = ""  # document-level judgments: the answer key with [testset] topics
-    seed: int = 1
-    rounds: int = 10_000
-    confidence: float = 0.95
+    seed: int = DEFAULTS.seed
+    rounds: int = DEFAULTS.rounds
+    confidence: float = DEFAULTS.confidence
     method: str = "percentile"  # or "bca"
     metric: str = ""  # default: recall@5, or recall at the largest k below 5
-    adjust: str = "maxt"  # step-down max-T; "holm"; "none": the seed's per-pair rule
+    adjust: str = "maxt"  # step-down max-T; "holm"; "fdr": Benjamini-Hochberg; "none": per pair
     baseline: str = ""  # compare every system with this one
     pairs: tuple[str, ...] = ()  # planned comparisons, "A:B"
-    clusters: str = "auto"  # questions sharing a document: "auto", "none", "document", "field"
+    # questions sharing a document: "auto", "none", "document", "field"
+    clusters: str = DEFAULTS.clusters
     # "auto": a strategy x retriever grid's families on a grid run, else every pair;
     # "all", "grid", "retrievers" (within each strategy), "strategies" (within each retriever)
-    family: str = "auto"
+    family: str = DEFAULTS.family
     output: str = "ragmeter-results"
     engine: str = "local"  # or "ray" (see ragmeter.engine)
     engine_address: str = "auto"  # ray: "auto", a cluster address, or "" for a local Ray
@@ -155,20 +158,21 @@ class Config:
             raise InputError("ideal must be 'returned' (as the seed), 'index' or 'judged'")
         if self.gain not in ("exponential", "linear"):
             raise InputError("gain must be 'exponential' (2^grade - 1, the seed) or 'linear'")
-        if self.depth < 1:
-            raise InputError(f"depth must be at least 1, got {self.depth}")
         check_seed(self.seed)
         check_rounds(self.rounds)
         check_confidence(self.confidence, 0.5)
         if self.method not in ("percentile", "bca"):
             raise InputError(f"method must be 'percentile' or 'bca', got {self.method!r}")
-        if self.adjust not in ("holm", "maxt", "none"):
-            raise InputError(f"adjust must be 'holm', 'maxt' or 'none', got {self.adjust!r}")
+        if self.adjust not in ADJUST_CHOICES:
+            raise InputError(
+                f"adjust must be one of {', '.join(ADJUST_CHOICES)}, got {self.adjust!r}"
+            )
         if self.baseline and self.pairs:
             raise InputError("give a baseline or planned pairs, not both")
         if self.clusters not in CLUSTER_MODES:
             raise InputError(
-                f"clusters must be one of {', '.join(CLUSTER_MODES)} (auto is the default), "
+                f"clusters must be one of {', '.join(CLUSTER_MODES)} "
+                f"({DEFAULTS.clusters} is the default), "
                 f"got {self.clusters!r}"
             )
         check_family(self.family, "[stats] family")
@@ -203,9 +207,13 @@ class Config:
         return self
 
 
+#: The rules a table can name (``--adjust``): max-T, Holm, Benjamini-Hochberg ("fdr"), none.
+ADJUST_CHOICES = ("holm", "maxt", "fdr", "none")
+
 #: The comparison families a run can name (``[stats] family``, ``--family``): "auto" is
-#: "grid" on a strategy x retriever grid and "all" (every pair) otherwise.
-FAMILY_CHOICES = ("auto", "all", "grid", "retrievers", "strategies")
+#: "grid" on a strategy x retriever grid and "all" (every pair) otherwise; "main-effects"
+#: adds each retriever over all strategies and each strategy over all retrievers.
+FAMILY_CHOICES = ("auto", "all", "grid", "retrievers", "strategies", "main-effects")
 
 
 def check_family(family: str, what: str = "family") -> str:
@@ -213,7 +221,8 @@ def check_family(family: str, what: str = "family") -> str:
     if family not in FAMILY_CHOICES:
         raise InputError(
             f"{what} must be one of {', '.join(FAMILY_CHOICES)} (grid: retrievers within each "
-            f"strategy and strategies within each retriever), got {family!r}"
+            f"strategy and strategies within each retriever; main-effects: those and each "
+            f"retriever over all strategies, each strategy over all retrievers), got {family!r}"
         )
     return family
 
@@ -264,7 +273,7 @@ _SECTIONS = {
 }
 
 
-EXTRA_SECTIONS: dict[str, dict[str, Any]] = {}
+EXTRA_SECTIONS: dict[str, dict[str, Any]] = {"prices": PRICE_TYPES}  # read by plan --answers
 """Sections read by later stages: ``{section: {key: type}}``, declared with
 :func:`declare_section`. A section or key declared nowhere is an error."""
 
@@ -290,7 +299,7 @@ def check_rounds(rounds: object, what: str = "rounds") -> int:
     if isinstance(rounds, bool) or not isinstance(rounds, int) or not 100 <= rounds <= MAX_ROUNDS:
         raise InputError(
             f"{what} must be at least 100 and at most {MAX_ROUNDS:,}, a whole number "
-            f"(10000 is the default), got {rounds!r}"
+            f"({DEFAULTS.rounds} is the default), got {rounds!r}"
         )
     return rounds
 

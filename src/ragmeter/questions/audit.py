@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ragmeter import stats
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.files.outputs import is_results_dir, results_lock
 from ragmeter.inputs.corpus import Document, load_corpus
@@ -212,8 +213,8 @@ def _rule_flags(
 
 def summarize_audit(
     flagged: Sequence[Flagged],
-    seed: int = 1,
-    rounds: int = 10_000,
+    seed: int = DEFAULTS.seed,
+    rounds: int = DEFAULTS.rounds,
     thresholds: dict[str, float] | None = None,
     llm: str | None = None,
     model_checks: Iterable[str] | None = None,
@@ -277,8 +278,8 @@ def audit_files(
     copy_threshold: float = 0.6,
     restate_threshold: float = 0.7,
     duplicate_threshold: float = 0.8,
-    seed: int = 1,
-    rounds: int = 10_000,
+    seed: int = DEFAULTS.seed,
+    rounds: int = DEFAULTS.rounds,
     progress: Callable | None = None,
     **call: Any,
 ) -> AuditedFiles:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.chunking.strategies import UNNAMED_SEGMENTER, sentence_spans
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.files.outputs import check_output_file, remove_output, write_output
 from ragmeter.inputs.corpus import Document, load_corpus
@@ -130,7 +131,7 @@ def passages_from_testset(testset: TestSet | Sequence[Question]) -> list[Passage
 def sample_passages(
     documents: Sequence[Document],
     n: int,
-    seed: int = 1,
+    seed: int = DEFAULTS.seed,
     window: int = 2,
     min_words: int = 12,
 ) -> list[Passage]:
@@ -186,7 +187,7 @@ def sample_passages(
 
 def generation_requests(
     passages: Sequence[Passage],
-    seed: int = 1,
+    seed: int = DEFAULTS.seed,
     max_tokens: int = 96,
     temperature: float = 0.0,
     prompt: str = GENERATE_PROMPT,
@@ -240,7 +241,7 @@ def generate_questions(
     passages: Sequence[Passage],
     model: str | Any | CallSettings,
     cache_path: str | Path | None = None,
-    seed: int = 1,
+    seed: int = DEFAULTS.seed,
     *,
     temperature: float = 0.0,
     prompt: str = GENERATE_PROMPT,
@@ -317,7 +318,7 @@ def generate_file(
     model: str | Any | CallSettings,
     testset_path: str | Path | None = None,
     sample: int | None = None,
-    seed: int = 1,
+    seed: int = DEFAULTS.seed,
     cache_path: str | Path | None = None,
     limit: int | None = None,
     window: int = 2,

@@ -75,6 +75,8 @@ def report_data(
     data["headline"].update(
         headline_extras(systems, estimates, data["comparisons"], metric, data["main_k"])
     )
+    data["ranks"] = None if summary.ranks is None else summary.ranks.to_dict()
+    data["headline"]["ranks"] = None if summary.ranks is None else summary.ranks.sentence
     data["grid"] = strategy_grid(data["systems"])
     data["k_capped"] = dict(summary.k_capped)
     data["unmatched"] = {s: list(ids) for s, ids in summary.unmatched.items()}
@@ -189,6 +191,7 @@ def _comparisons(results: Results, summary: Summary, metric: str) -> list[dict]:
             "ties": c.ties,
             "losses": c.losses,
             "verdict": c.verdict,
+            "winner": c.winner,
             "separated": c.separated,
             "identical": c.identical,
             "shown": {
@@ -268,18 +271,6 @@ def _headline(
     }
 
 
-def _verdict_winner(c: dict) -> str | None:
-    """The system a comparison's verdict names as better (``"X better"``), else ``None``.
-
-    Verdicts are read as the comparison states them, never re-derived here."""
-    verdict = str(c.get("verdict", ""))
-    if verdict.endswith(" better"):
-        name = verdict[: -len(" better")]
-        if name in (c.get("a"), c.get("b")):
-            return name
-    return None
-
-
 def headline_extras(
     systems: list[str], estimates: dict, comparisons: list[dict], metric: str, main_k: int
 ) -> dict[str, Any]:
@@ -322,7 +313,7 @@ def headline_extras(
     compared = [c for c in comparisons if not c.get("identical")]
     out["identical_count"] = len(comparisons) - len(compared)
     for c in compared:
-        winner = _verdict_winner(c)
+        winner = c.get("winner")  # as the comparison decided it, never re-derived here
         if winner is None:
             ties.append([c["a"], c["b"]])
         elif winner == best:

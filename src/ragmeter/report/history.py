@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.comparison.formatting import format_estimate, shown_difference, shown_interval
+from ragmeter.defaults import EARLIER
 from ragmeter.errors import RagmeterError
 from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results
@@ -147,7 +148,8 @@ def history_chart(alt: Any, data: dict) -> dict | None:
     tooltip = [
         alt.Tooltip("run:N"),
         alt.Tooltip(
-            "shown:N", title=f"{h['metric']} [{h.get('confidence', 0.95) * 100:g}% interval]"
+            "shown:N",
+            title=f"{h['metric']} [{h.get('confidence', EARLIER.confidence) * 100:g}% interval]",
         ),
         alt.Tooltip("change:N", title="paired change"),
     ]

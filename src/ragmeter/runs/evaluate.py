@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ragmeter.defaults import DEFAULTS
 from ragmeter.engine import Engine, LocalEngine, available_cpus, make_engine, workers_from_env
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import Config
@@ -65,8 +66,8 @@ def evaluate_files(
     ideal: str = "judged",
     trec_eval_compat: bool = False,
     metric: str | None = None,
-    seed: int = 1,
-    rounds: int = 10_000,
+    seed: int = DEFAULTS.seed,
+    rounds: int = DEFAULTS.rounds,
     method: str = "percentile",
     output: str = "ragmeter-results",
     progress: Progress | None = None,

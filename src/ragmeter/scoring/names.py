@@ -170,6 +170,11 @@ def family(metric: str | Metric) -> str:
     return metric.name if isinstance(metric, Metric) else str(metric).partition("@")[0]
 
 
+def lower_is_better(metric: str | Metric) -> bool:
+    """Whether a lower score is the better one (:data:`COST_FAMILIES`: words sent)."""
+    return family(metric) in COST_FAMILIES
+
+
 ANSWER_SHARES = frozenset({"correct", "correct or partial"})
 """The answer measures ``ragmeter grade`` compares systems on: shares of answers."""
 

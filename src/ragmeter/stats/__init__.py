@@ -13,7 +13,8 @@ This module is the one place to import them from; each lives in its own room:
 * :mod:`ragmeter.stats.draws`: the mulberry32 generator and the resampling draws;
 * :mod:`ragmeter.stats.bootstrap`: exact resampled sums, :class:`Estimate`, :func:`bootstrap`;
 * :mod:`ragmeter.stats.resample`: the same sums for rounds of thousands of draws, by tiles;
-* :mod:`ragmeter.stats.paired`: :func:`paired`, :func:`compare_all`, :func:`holm`;
+* :mod:`ragmeter.stats.paired`: :func:`paired`, :func:`compare_all`, :func:`holm`,
+  :func:`benjamini_hochberg`;
 * :mod:`ragmeter.stats.exact`: :func:`clopper_pearson`, exact intervals near 0% and 100%;
 * :mod:`ragmeter.stats.maxt`: the step-down max-T over a family of paired comparisons;
 * :mod:`ragmeter.stats.size`: :func:`sample_size`, :func:`sample_size_many` and the
@@ -77,11 +78,15 @@ from ragmeter.stats.paired import (  # noqa: F401
     _TIE,
     Comparison,
     _flip_p_values,
+    benjamini_hochberg,
     compare_all,
     compare_pairs,
     holm,
     interval_verdict,
+    interval_winner,
     paired,
+    verdict_text,
+    winner_of,
 )
 from ragmeter.stats.size import (  # noqa: F401
     SizeRow,
@@ -113,6 +118,7 @@ __all__ = [
     "Estimate",
     "SizeRow",
     "agreement",
+    "benjamini_hochberg",
     "bootstrap",
     "bootstrap_many",
     "clopper_pearson",

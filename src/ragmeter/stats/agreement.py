@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.stats.bootstrap import Estimate, _estimate, percentile_interval
 from ragmeter.stats.draws import _index_blocks, rng_name
@@ -73,9 +74,9 @@ def agreement(
     labels_a: Sequence[Hashable],
     labels_b: Sequence[Hashable],
     classes: Sequence[Hashable] | None = None,
-    rounds: int = 10_000,
-    seed: Seed = 1,
-    confidence: float = 0.95,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
 ) -> Agreement:
     """Percent agreement and Cohen's kappa of two raters, with percentile intervals.
 

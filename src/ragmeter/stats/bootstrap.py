@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ragmeter.defaults import DEFAULTS
 from ragmeter.stats.draws import _index_blocks, rng_name
 from ragmeter.stats.exact import exact_interval
 from ragmeter.stats.resample import long_rounds, tiled_sums, unpack
@@ -212,7 +213,7 @@ class Estimate:
     seed: int | None
     method: str
     rng: str
-    confidence: float = 0.95
+    confidence: float = DEFAULTS.confidence
     exact: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -291,10 +292,10 @@ def percentile_interval(
 
 def bootstrap(
     scores: ArrayLike,
-    rounds: int = 10_000,
-    seed: Seed = 1,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
     method: Method = "percentile",
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
 ) -> Estimate:
     """Bootstrap interval for the mean of per-question scores.
 
@@ -311,10 +312,10 @@ def bootstrap(
 
 def bootstrap_many(
     matrix: ArrayLike,
-    rounds: int = 10_000,
-    seed: Seed = 1,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
     method: Method = "percentile",
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
 ) -> list[Estimate]:
     """One :class:`Estimate` per row of ``matrix`` (series x questions).
 

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.stats.bootstrap import Estimate, _order_stat, _tails, from_fields, seq_mean
 from ragmeter.stats.draws import _index_blocks, rng_name
@@ -92,7 +93,7 @@ def _check_codes(codes: np.ndarray, n: int) -> int:
     return groups
 
 
-def widening(groups: int, confidence: float = 0.95) -> float:
+def widening(groups: int, confidence: float = DEFAULTS.confidence) -> float:
     """How far each percentile end moves out: ``t_{G-1} / z * sqrt(G / (G - 1))``."""
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     return _t_quantile(0.5 + confidence / 2.0, groups - 1) / z * math.sqrt(groups / (groups - 1))
@@ -144,7 +145,7 @@ def _resampled_cluster_means(
 
 
 def effective_questions(
-    questions: int, deff: float | None, groups: int, confidence: float = 0.95
+    questions: int, deff: float | None, groups: int, confidence: float = DEFAULTS.confidence
 ) -> float:
     """The questions an exact interval of clustered 0/1 scores counts (Korn and
     Graubard 1998): ``questions / max(1, deff)``, times ``(z / t_{G-1})**2`` for the
@@ -159,9 +160,9 @@ def effective_questions(
 def cluster_bootstrap_many(
     matrix: ArrayLike,
     codes: ArrayLike,
-    rounds: int = 10_000,
-    seed: Seed = 1,
-    confidence: float = 0.95,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
 ) -> list[Estimate]:
     """One :class:`Estimate` per row of ``matrix`` from resampling whole clusters.
 
@@ -226,7 +227,7 @@ class Design:
     high: float | None
     rounds: int
     seed: int | None
-    confidence: float = 0.95
+    confidence: float = DEFAULTS.confidence
 
     @property
     def effective(self) -> float | None:
@@ -253,9 +254,9 @@ class Design:
 def design_effects(
     matrix: ArrayLike,
     codes: ArrayLike,
-    rounds: int = 10_000,
-    seed: Seed = 1,
-    confidence: float = 0.95,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
 ) -> list[Design]:
     """The design effect of each row's mean, with its percentile interval over the
     cluster resamples (the draws of :func:`cluster_bootstrap_many`)."""
@@ -341,7 +342,7 @@ def decide_clusters(
     mode: str,
     seed: Seed,
     rounds: int,
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
     *,
     source: str = "document",
     metric: str = "the compared metric",
@@ -465,7 +466,7 @@ def documents_to_separate(
     diff: ArrayLike,
     codes: ArrayLike,
     difference: float,
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
     power: float = 0.8,
     questions: int | None = None,
 ) -> ClusterNeed:

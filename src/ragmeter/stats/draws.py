@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ragmeter.defaults import DEFAULTS
 from ragmeter.stats.validate import Seed, _check_int, _check_seed
 
 _GOLDEN = 0x6D2B79F5
@@ -131,7 +132,7 @@ def mulberry32_indices(seed: int, count: int, start: int, n: int) -> np.ndarray:
     return out
 
 
-def resample_indices(n: int, rounds: int, seed: Seed = 1) -> np.ndarray:
+def resample_indices(n: int, rounds: int, seed: Seed = DEFAULTS.seed) -> np.ndarray:
     """Question indices for ``rounds`` resamples of ``n`` questions: a (rounds, n) array.
 
     With an integer seed, entry ``[b, i]`` is ``floor(next() * n)`` for draw number

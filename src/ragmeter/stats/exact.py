@@ -23,6 +23,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 
 __all__ = [
@@ -86,7 +87,9 @@ def _boundary(holds) -> tuple[float, float]:
     return _as_float(a), _as_float(b)
 
 
-def clopper_pearson(hits: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+def clopper_pearson(
+    hits: int, n: int, confidence: float = DEFAULTS.confidence
+) -> tuple[float, float]:
     """The exact (Clopper-Pearson) interval for a hit rate: ``hits`` of ``n``.
 
     The lower end is the rate at which ``hits`` or more occur with probability
@@ -142,7 +145,7 @@ def betainc(a: float, b: float, x: float) -> float:
 
 
 def clopper_pearson_effective(
-    hits: float, n: float, confidence: float = 0.95
+    hits: float, n: float, confidence: float = DEFAULTS.confidence
 ) -> tuple[float, float]:
     """The Clopper-Pearson interval at counts that need not be whole: ``hits`` of ``n``
     effective questions (``0 <= hits <= n``, ``n > 0``), as the beta quantiles
@@ -167,7 +170,7 @@ def exact_interval(
     scores: ArrayLike,
     low: float,
     high: float,
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
     effective: float | None = None,
 ) -> tuple[float, float] | None:
     """The exact interval to show beside a bootstrap ``[low, high]``, or None.
@@ -188,7 +191,7 @@ def exact_for(
     n: int,
     low: float,
     high: float,
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
     effective: float | None = None,
 ) -> tuple[float, float] | None:
     """The rule of :func:`exact_interval` on counts: ``hits`` of ``n`` 0/1 scores whose
@@ -212,7 +215,7 @@ def exact_for(
 
 
 def questions_for_exact_half_width(
-    hits: int, n: int, half_width: float, confidence: float = 0.95
+    hits: int, n: int, half_width: float, confidence: float = DEFAULTS.confidence
 ) -> int | None:
     """Questions at which the exact interval of a system that hits on every question
     (``hits == n``) or on none (``hits == 0``), as now, narrows to ``± half_width``

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.stats.agreement import agreement
 from ragmeter.stats.bootstrap import Estimate, bootstrap, percentile_interval
@@ -120,9 +121,9 @@ def weighted_kappa(
     labels_b: Sequence[Hashable],
     classes: Sequence[Hashable],
     weights: Weights = "quadratic",
-    rounds: int = 10_000,
-    seed: Seed = 1,
-    confidence: float = 0.95,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
 ) -> Estimate:
     """Weighted kappa of two raters over ordered ``classes``, with a percentile interval."""
     check_common(rounds, seed, "percentile", confidence)
@@ -158,9 +159,9 @@ def ordinal_agreement(
     labels_a: Sequence[Hashable],
     labels_b: Sequence[Hashable],
     classes: Sequence[Hashable] = ("wrong", "partial", "correct"),
-    rounds: int = 10_000,
-    seed: Seed = 1,
-    confidence: float = 0.95,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
 ) -> OrdinalAgreement:
     """:func:`ragmeter.stats.agreement` with both weighted kappas beside it, on the same draws."""
     plain = agreement(labels_a, labels_b, classes, rounds, seed, confidence)
@@ -223,9 +224,9 @@ def krippendorff_alpha(
     ratings: Sequence[Sequence[Hashable | None]],
     classes: Sequence[Hashable],
     level: Level = "ordinal",
-    rounds: int = 10_000,
-    seed: Seed = 1,
-    confidence: float = 0.95,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
 ) -> Estimate:
     """Krippendorff's alpha of ``ratings[rater][item]`` (None: not graded), with an interval.
 
@@ -282,9 +283,9 @@ def retest_agreement(
     grades: Sequence[Sequence[Hashable | None]],
     classes: Sequence[Hashable] = ("wrong", "partial", "correct"),
     level: Level = "ordinal",
-    rounds: int = 10_000,
-    seed: Seed = 1,
-    confidence: float = 0.95,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
 ) -> RetestAgreement:
     """Agreement of a judge with itself: ``grades[item][repeat]`` (None: no grade that time)."""
     items = [list(g) for g in grades]

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.stats.bootstrap import Estimate, _estimate, resampled_means
 from ragmeter.stats.draws import _sign_blocks
@@ -59,12 +60,32 @@ class Comparison:
         return asdict(self)
 
 
-def interval_verdict(diff: Estimate, a: str, b: str) -> str:
+def verdict_text(winner: str | None, tie: str) -> str:
+    """A verdict in words, made from who won: ``"X better"`` when ``winner`` is X, else
+    ``tie`` (the tie's own reason). Every verdict is worded here; a view that needs who won
+    reads the winner, never these words."""
+    return tie if winner is None else f"{winner} better"
+
+
+def interval_winner(diff: Estimate, a: str, b: str) -> str | None:
+    """The system an interval of a - b puts above the other (it excludes 0), else None."""
     if diff.low > 0:
-        return f"{a} better"
+        return a
     if diff.high < 0:
-        return f"{b} better"
-    return "tie (interval crosses 0)"
+        return b
+    return None
+
+
+def winner_of(a: str, b: str, difference: Estimate, separated: bool) -> str | None:
+    """Who won a pair a rule separated: A when A - B is above 0, else B; None when the
+    rule did not separate them."""
+    if not separated:
+        return None
+    return a if difference.mean > 0 else b
+
+
+def interval_verdict(diff: Estimate, a: str, b: str) -> str:
+    return verdict_text(interval_winner(diff, a, b), "tie (interval crosses 0)")
 
 
 def _flip_p_values(diffs: np.ndarray, rounds: int, seed: Seed) -> list[float]:
@@ -121,11 +142,11 @@ def compare_pairs(
 def paired(
     a: ArrayLike,
     b: ArrayLike,
-    rounds: int = 10_000,
-    seed: Seed = 1,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
     names: tuple[str, str] = ("A", "B"),
     method: Method = "percentile",
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
 ) -> Comparison:
     """Paired comparison of two systems scored on the same questions.
 
@@ -146,10 +167,10 @@ def paired(
 def compare_all(
     matrix: ArrayLike,
     names: Sequence[str],
-    rounds: int = 10_000,
-    seed: Seed = 1,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
     method: Method = "percentile",
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
 ) -> list[Comparison]:
     """Every pair ``i < j`` of systems (rows of ``matrix``), with Holm-adjusted p-values.
 
@@ -190,5 +211,28 @@ def holm(p_values: Sequence[float]) -> list[float]:
     running = 0.0
     for rank, i in enumerate(order):
         running = max(running, min(1.0, (m - rank) * p[i]))
+        out[i] = running
+    return out
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg step-up adjustment (false discovery rate), in the input order.
+
+    Sort the m p-values ascending; the k-th smallest (k = 1..m) becomes
+    ``min over j >= k of min(1, m * p_(j) / j)``. Rejecting where the adjusted p is
+    below alpha controls the expected share of false rejections among the rejections
+    at alpha (independent or positively dependent tests), not the chance of any.
+    """
+    p = [float(v) for v in p_values]
+    for v in p:
+        if not 0.0 <= v <= 1.0:
+            raise InputError(f"p-values must lie in [0, 1], got {v}")
+    m = len(p)
+    order = sorted(range(m), key=lambda i: p[i])
+    out = [0.0] * m
+    running = 1.0
+    for rank in range(m - 1, -1, -1):
+        i = order[rank]
+        running = min(running, min(1.0, m * p[i] / (rank + 1)))
         out[i] = running
     return out

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ragmeter import stats
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 
 __all__ = [
@@ -232,8 +233,8 @@ def signflip_interval(
     a: ArrayLike,
     b: ArrayLike,
     level: float = 0.05,
-    rounds: int = 10_000,
-    seed: stats.Seed = 1,
+    rounds: int = DEFAULTS.rounds,
+    seed: stats.Seed = DEFAULTS.seed,
 ) -> tuple[float, float, float]:
     """``(p, low, high)``: sign-flip p-value of mean(a - b) = 0 and its inverted interval.
 

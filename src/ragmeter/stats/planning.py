@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.stats import SizeRow, questions_for_half_width, questions_to_separate, sample_size
 from ragmeter.stats.clusters import (
@@ -147,8 +148,8 @@ def plan_questions(
     half_width: float = 0.04,
     difference: float = 0.05,
     systems: Sequence[str] | None = None,
-    seed: int = 1,
-    rounds: int = 10_000,
+    seed: int = DEFAULTS.seed,
+    rounds: int = DEFAULTS.rounds,
     family: int | None = None,
     rule: str = "maxt",
     alpha: float = 0.05,
@@ -270,12 +271,15 @@ def plan_run(
     rounds: int | None = None,
     pairs: Sequence[tuple[str, str]] | None = None,
     own_table: bool = False,
+    family_size: int | None = None,
 ) -> Plan:
     """``ragmeter plan`` as a library call: :func:`plan_questions` under the run's own
     rule, level and family (:func:`planning_inputs`); metric, seed and rounds default to
     the run's. ``system`` plans that one system alone. ``pairs`` plans only those pairs,
-    as one family; ``own_table`` says they are the run's own table's (its grid family),
-    whose max-T first level on the run then applies (else Holm's, an upper bound)."""
+    as one family (of ``family_size`` comparisons when the family holds more than the
+    pairs planned: a grid's main effects); ``own_table`` says they are the run's own
+    table's (its grid family), whose max-T first level on the run then applies (else
+    Holm's, an upper bound)."""
     summary = run.summary
     metric = metric or summary.metric
     given = planning_inputs(run)
@@ -292,15 +296,21 @@ def plan_run(
         alpha=given.alpha,
         first=None if system else given.first,
     )
-    return found if pairs is None else _planned_as_family(run, found, pairs, own_table)
+    if pairs is None:
+        return found
+    return _planned_as_family(run, found, pairs, own_table, family_size)
 
 
 def _planned_as_family(
-    run: Any, found: Plan, pairs: Sequence[tuple[str, str]], own_table: bool
+    run: Any,
+    found: Plan,
+    pairs: Sequence[tuple[str, str]],
+    own_table: bool,
+    family_size: int | None = None,
 ) -> Plan:
-    """``found`` with only ``pairs``, planned as one family (a family of one under the
-    seed's per-pair rule)."""
-    k = 1 if found.rule == "none" else len(pairs)
+    """``found`` with only ``pairs``, planned as one family of ``family_size`` (default:
+    the pairs; a family of one under the seed's per-pair rule)."""
+    k = 1 if found.rule == "none" else (family_size or len(pairs))
     scores = {s: run.scores(s, found.metric) for s in {x for pair in pairs for x in pair}}
     clusters = getattr(run, "clusters", None)
     needs = [
@@ -341,7 +351,7 @@ def system_design_effect(scores: Any, clusters: Sequence[str] | None = None) -> 
 def questions_needed(
     scores: Any,
     half_width: float,
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
     clusters: Sequence[str] | None = None,
 ) -> int | None:
     """The questions an interval of ``± half_width`` (half the interval's width) needs,
@@ -454,6 +464,11 @@ def family_sentence(
         how = (
             f"planned at Holm's first level, {alpha:g}/{family}; max-T's is never lower, so "
             f"this is an upper bound"
+        )
+    elif rule == "fdr":
+        how = (
+            f"Benjamini-Hochberg over {family} pairs tests the first at {alpha:g}/{family} "
+            f"when it is the only difference, higher the more are found"
         )
     else:
         how = f"Holm over {family} pairs tests the first at {alpha:g}/{family}"

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.stats.bootstrap import Estimate, bootstrap, percentile_interval
 from ragmeter.stats.draws import _index_blocks, rng_name
@@ -138,7 +139,10 @@ def _check_identified(k: np.ndarray, n: int) -> None:
 
 
 def variance_shares(
-    scores: ArrayLike, rounds: int = 10_000, seed: Seed = 1, confidence: float = 0.95
+    scores: ArrayLike,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
 ) -> VarianceShares:
     """The components and shares of :func:`variance_components`, with percentile intervals.
 
@@ -212,9 +216,9 @@ def flip_rates(
     scores: ArrayLike,
     ids: Sequence[Hashable] | None = None,
     top: int = 10,
-    rounds: int = 10_000,
-    seed: Seed = 1,
-    confidence: float = 0.95,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
 ) -> FlipRates:
     """Each question's flip rate, their mean with an interval, and the ``top`` that flip most."""
     y = as_reruns(scores)

@@ -40,12 +40,13 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.stats.bootstrap import Estimate, _estimate
 from ragmeter.stats.draws import _index_blocks, _mulberry32_chunks
 from ragmeter.stats.exact import exact_interval
 from ragmeter.stats.maxt import null_p_values, step_down
-from ragmeter.stats.paired import holm, interval_verdict
+from ragmeter.stats.paired import holm, interval_verdict, verdict_text
 from ragmeter.stats.paired_tests import Flips, is_binary
 from ragmeter.stats.validate import Method, Seed, alpha_of, check_common, check_names
 
@@ -177,11 +178,11 @@ def resampled_rerun_means(
 
 def rerun_accuracy(
     scores: ArrayLike,
-    rounds: int = 10_000,
-    seed: Seed = 1,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
     within: bool = False,
     method: Method = "percentile",
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
 ) -> Estimate:
     """Mean score over questions (each question the mean of its reruns), with its interval.
 
@@ -275,12 +276,12 @@ def _compare_one(
 def rerun_difference(
     a: ArrayLike,
     b: ArrayLike,
-    rounds: int = 10_000,
-    seed: Seed = 1,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
     names: tuple[str, str] = ("A", "B"),
     within: bool = False,
     method: Method = "percentile",
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
 ) -> RerunComparison:
     """Paired comparison of two systems with reruns (``[questions, reruns]`` each).
 
@@ -314,12 +315,12 @@ def _family_p(
 def compare_reruns(
     systems: Sequence[ArrayLike],
     names: Sequence[str],
-    rounds: int = 10_000,
-    seed: Seed = 1,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
     family: Literal["maxt", "holm"] = "maxt",
     within: bool = False,
     method: Method = "percentile",
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
 ) -> list[RerunComparison]:
     """Every pair ``i < j`` of systems, each ``[questions, reruns]``, adjusted as a family.
 
@@ -361,8 +362,9 @@ def compare_reruns(
 
 
 def _family_verdict(c: RerunComparison, p_family: float, alpha: float) -> str:
+    winner = None
     if p_family < alpha and c.difference.mean > 0:
-        return f"{c.a} better"
-    if p_family < alpha and c.difference.mean < 0:
-        return f"{c.b} better"
-    return "tie (not separated)"
+        winner = c.a
+    elif p_family < alpha and c.difference.mean < 0:
+        winner = c.b
+    return verdict_text(winner, "tie (not separated)")

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.stats.bootstrap import (
     _block_sums,
@@ -54,7 +55,7 @@ class SizeRow:
     rounds: int
     seed: int | None
     rng: str
-    confidence: float = 0.95
+    confidence: float = DEFAULTS.confidence
     exact: tuple[float, float] | None = None  # 0/1 scores: the exact interval at n, if shown
 
     def to_dict(self) -> dict[str, Any]:
@@ -71,9 +72,9 @@ class SizeRow:
 def sample_size(
     scores: ArrayLike,
     sizes: Sequence[int] | None = None,
-    rounds: int = 10_000,
-    seed: Seed = 1,
-    confidence: float = 0.95,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
 ) -> list[SizeRow]:
     """Percentile intervals a larger question set would give (default n, 2n, 4n, 8n).
 
@@ -94,9 +95,9 @@ def sample_size(
 def sample_size_many(
     matrix: ArrayLike,
     sizes: Sequence[int] | None = None,
-    rounds: int = 10_000,
-    seed: Seed = 1,
-    confidence: float = 0.95,
+    rounds: int = DEFAULTS.rounds,
+    seed: Seed = DEFAULTS.seed,
+    confidence: float = DEFAULTS.confidence,
 ) -> list[list[SizeRow]]:
     """:func:`sample_size` of each row of ``matrix`` (systems x questions).
 
@@ -207,7 +208,7 @@ def _ceil(x: float) -> int:
 
 
 def questions_for_half_width(
-    scores: ArrayLike, half_width: float = 0.04, confidence: float = 0.95
+    scores: ArrayLike, half_width: float = 0.04, confidence: float = DEFAULTS.confidence
 ) -> int:
     """Questions needed for an interval of +/- ``half_width`` around the mean.
 
@@ -230,7 +231,7 @@ def questions_to_separate(
     a: ArrayLike,
     b: ArrayLike,
     difference: float = 0.05,
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
     power: float = 0.8,
 ) -> int:
     """Questions needed to tell two systems apart when they differ by ``difference``.

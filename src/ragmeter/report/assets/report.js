@@ -218,6 +218,12 @@
         }
         append(line, el("span", { class: "hl" }, cost));
       }
+      if (h.ranks) {
+        const link = DATA.ranks && DATA.ranks.systems.length > 2
+          ? [" (", el("a", { href: "#ranks", text: "Ranks" }), ")."] : ["."];
+        append(line, el("span", { class: "hl", id: "headline-ranks" }, [" By the verdicts on ",
+          el("b", { text: m }), ": " + h.ranks].concat(link)));
+      }
       if (h.cheapest_tied) {
         append(line, el("span", { class: "hl" }, [" ", el("b", { text: h.cheapest_tied }),
           " is not separated from the highest and sends " + int(words(h.cheapest_tied)) + " words."]));
@@ -447,8 +453,8 @@
   function comparisonTable(target, comps, rule, share, separate) {
     const unit = share ? " (points)" : "";
     const adjust = rule ? rule.adjust : "legacy";
-    const ruleName = adjust === "maxt" ? "max-T" : "Holm";
-    const ci = adjust === "holm" || adjust === "maxt" ? (rule.pairs === 1 ? "[" +
+    const ruleName = { maxt: "max-T", fdr: "BH" }[adjust] || "Holm";
+    const ci = ["holm", "maxt", "fdr"].includes(adjust) ? (rule.pairs === 1 ? "[" +
       Math.round((1 - rule.alpha) * 100) + "% CI]" : "[" + ruleName + "-level CI]") : "[" + LEVEL + " CI]";
     const pLabel = adjust === "none" ? null : (rule && rule.pairs === 1 ? "p" :
       "p (" + ruleName + ")");
@@ -467,8 +473,8 @@
         { text: shown.difference, cls: "num" },
         { text: c.wins + " / " + c.ties + " / " + c.losses, cls: "num" }];
       if (pLabel) cells.push({ text: shown.p, cls: "num" });
-      // the verdict wraps between words to fit the page; the system it names stays whole
-      const named = [c.a, c.b].find((n) => c.verdict.startsWith(n + " "));
+      // the verdict wraps between words to fit the page; the system that won stays whole
+      const named = c.winner;
       const verdict = named ? [el("span", { class: "name", text: named }), c.verdict.slice(named.length)]
         : c.verdict;
       cells.push({ cls: "verdict", node: el("span", { class: "tag " + (c.separated ? "sep" : "tie") }, verdict) });
@@ -496,6 +502,22 @@
       "The verdict reads the " + LEVEL + " paired percentile interval; p is Holm-adjusted over all pairs.") +
       (DATA.comparison_note ? " " + DATA.comparison_note : "");
     comparisonTable("compare-table", comps, rule, isShare(m), true);
+    const box = document.getElementById("compare-ranks");
+    if (box && DATA.ranks) append(box, ranksBlock(DATA.ranks, "ranks"));
+  }
+
+  // Where each system ranks (comparison.ranks): the sentence, each system's mean, its
+  // simultaneous rank range and its tie-group letters, and the line saying what they mean.
+  // Every text comes from the data; nothing is formatted here. From three systems on, as
+  // the terminal prints it (two systems' ranks are their one verdict).
+  function ranksBlock(r, id) {
+    if (r.systems.length < 3) return [];
+    const head = el("h3", { id: id, text: "Ranks on " + r.metric + ": " + r.sentence });
+    const t = el("table", { class: "data", id: id + "-table" });
+    table(t, ["system", { text: r.column, num: true },
+      { text: "rank (" + level(r.confidence) + ")", num: true }, "group"],
+      r.systems.map((x) => [x.system, { text: x.shown_mean, cls: "num" }, { text: x.rank, cls: "num" }, x.letters]));
+    return [head, el("div", { class: "scroll" }, t), el("p", { class: "muted", text: r.note })];
   }
 
   // A grid family's comparisons as grids (rows: strategies, columns: retriever pairs; then
@@ -697,6 +719,7 @@
       const tab = el("table", { class: "data", id: "answer-verdicts-" + i });
       comparisonTable(tab, t.rows, t.rule, true, false);
       append(body, el("div", { class: "scroll" }, tab));
+      if (t.ranks) append(body, ranksBlock(t.ranks, "answer-ranks-" + i));
     });
     v.notes.forEach((n) => append(body, el("p", { class: "muted", text: n })));
     append(body, el("p", { class: "muted", id: "answer-verdicts-basis", text: v.basis }));
