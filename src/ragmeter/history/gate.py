@@ -273,7 +273,7 @@ def check_answers_noninferior(
     system: str,
     measure: str,
     margin: float,
-    confidence: float = 0.95,
+    confidence: float = DEFAULTS.confidence,
     rounds: int | None = None,
     seed: int | None = None,
     baseline_system: str | None = None,
