@@ -269,6 +269,43 @@ def test_the_answer_section_shows_grades_paired_verdicts_and_flip_rates(
     assert not severe(driver)
 
 
+def test_the_judge_agreement_shows_alpha_test_retest_and_the_position_check(
+    small_example_results_copy, driver, tmp_path
+):
+    """Three judges rerun 3 times and a position check: the alpha line, a test-retest row
+    and a position-check row per judge, each number as `ragmeter judges` prints it."""
+    from test_answers_reruns import Sampling, quiet, seeded_judge, seeded_reader
+
+    from ragmeter.answers import answer_questions
+    from ragmeter.answers.judges import judge_reliability
+    from ragmeter.answers.position import position_checks
+    from ragmeter.answers.reruns import Reruns
+    from ragmeter.cli.answer_views import grade_command
+    from ragmeter.comparison.formatting import format_estimate
+
+    results = small_example_results_copy
+    answer_questions(results, Sampling("reader", seeded_reader))
+    reruns = Reruns(k=3, of="judge", temperature=0.8)
+    judges = [Sampling(name, seeded_judge) for name in ("j1", "j2", "j3")]
+    grade_command(results, judges, console=quiet(), reruns=reruns, position=(6, 2))
+    rel, checks = judge_reliability(results), position_checks(results)
+    open_report(driver, write_report(results, tmp_path / "report.html"))
+    alpha = driver.find_element(By.ID, "judge-alpha").text
+    assert alpha.startswith("Krippendorff's alpha (ordinal), all 3 judges")
+    assert format_estimate(rel.alpha, "kappa") in alpha
+    retest = driver.find_elements(By.CSS_SELECTOR, "#judge-retest tbody tr")
+    cells = [[td.text for td in r.find_elements(By.CSS_SELECTOR, "td")] for r in retest]
+    assert [c[0] for c in cells] == list(rel.retest)
+    assert [c[3] for c in cells] == [format_estimate(r.alpha, "kappa") for r in rel.retest.values()]
+    position = driver.find_elements(By.CSS_SELECTOR, "#judge-position tbody tr")
+    cells = [[td.text for td in r.find_elements(By.CSS_SELECTOR, "td")] for r in position]
+    assert [c[:3] for c in cells] == [[c.judge, str(c.pair.n), str(c.changed)] for c in checks]
+    assert [c[4] for c in cells] == [
+        format_estimate(c.pair.three_weighted, "kappa") for c in checks
+    ]
+    assert not severe(driver)
+
+
 def test_the_verdict_cell_names_the_system_the_row_says_won(driver, tmp_path):
     """The comparison table sets the winner apart from the verdict's words it reads, from
     the row's ``winner``: a tie names no system, even one called "tie"."""

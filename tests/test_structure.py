@@ -464,6 +464,8 @@ LAZY_ALLOWED: dict[str, set[tuple[str, str]]] = {
         ("report.sections", "answers.failure_counts"),
         ("report.sections", "answers.failures"),
         ("report.sections", "answers.flips"),
+        ("report.sections", "answers.judges"),
+        ("report.sections", "answers.position"),
         ("report.sections", "answers.numbers"),
         ("report.sections", "answers.paired"),
         ("report.sections", "questions.flagged"),

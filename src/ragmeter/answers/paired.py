@@ -47,7 +47,10 @@ from ragmeter.stats.reruns import question_means
 __all__ = [
     "BASIS",
     "MEASURES",
+    "AnswerScores",
     "AnswerVerdicts",
+    "answer_measure",
+    "answer_scores",
     "answer_verdicts",
     "basis_line",
     "check_choice",
@@ -371,6 +374,68 @@ def _corrected(
         if fixed is not None:
             out[measure] = fixed
     return out
+
+
+def answer_measure(name: str) -> str | None:
+    """The answer measure of :data:`MEASURES` that ``name`` names (``correct_or_partial``
+    spells ``correct or partial`` without spaces), else None."""
+    spelled = " ".join(str(name).replace("_", " ").split()).lower()
+    return spelled if spelled in MEASURES else None
+
+
+@dataclass(frozen=True)
+class AnswerScores:
+    """One system's scores on ``measure`` as the paired verdicts take them: per question
+    of ``questions`` (those with an answer ``judge`` graded, in results order), 0/1, or
+    with ``reruns`` K > 1 the mean over the question's graded reruns; an unscored answer
+    is 0 (``unscored`` counts them), an answer the judge has not graded is in no question
+    (``ungraded`` counts them)."""
+
+    system: str
+    measure: str
+    judge: str | None
+    questions: list[str]
+    scores: np.ndarray
+    unscored: int
+    ungraded: int
+    reruns: int
+
+
+def answer_scores(
+    results: Results | str | Path | AnswerSet, system: str, measure: str, judge: str | None = None
+) -> AnswerScores:
+    """``system``'s scores on ``measure`` (a name :func:`answer_measure` reads) by the
+    accuracy judge (:func:`~ragmeter.answers.analysis.accuracy_judge`), computed as the
+    paired verdicts compute them; the one way the gate reads an answer run."""
+    aset = results if isinstance(results, AnswerSet) else load_answers(results)
+    if aset is None:
+        raise InputError(
+            f"{results}: no answers; run `ragmeter answer` and `ragmeter grade` on it first"
+        )
+    wanted = answer_measure(measure)
+    if wanted is None:
+        raise InputError(
+            f"unknown answer measure {measure!r}; choose correct or correct_or_partial"
+        )
+    chosen = accuracy_judge(aset, judge)
+    graded = _graded(aset, chosen, [system]).get(system)
+    if chosen is None or graded is None or not graded["grades"]:
+        raise InputError(
+            f"{aset.results.path}: system {system!r} has no answers graded by "
+            f"{chosen or 'a judge'}; run `ragmeter answer` and `ragmeter grade` on it first"
+        )
+    questions = [q for q in aset.results.question_ids if q in graded["grades"]]
+    scores = _scores(aset, chosen, {system: graded["grades"]}, questions)[wanted][0]
+    return AnswerScores(
+        system=system,
+        measure=wanted,
+        judge=chosen,
+        questions=questions,
+        scores=scores,
+        unscored=sum(graded["grades"][q] == UNSCORED for q in questions),
+        ungraded=graded["ungraded"],
+        reruns=rerun_count(aset),
+    )
 
 
 def _compared(plan: ComparisonPlan, answered: list[str], judge: str | None) -> list[str]:

@@ -668,6 +668,44 @@
         { text: "lenient", num: true }, { text: "strict", num: true }], agRows);
       append(body, el("div", { class: "scroll" }, ag));
     }
+    renderJudgeReliability(body, a.reliability);
+  }
+
+  // What `ragmeter judges` prints beyond pairs: Krippendorff's alpha over three or more
+  // judges, each judge against itself over reruns, and each judge's position check.
+  function renderJudgeReliability(body, r) {
+    if (!r) return;
+    if (r.alpha) {
+      append(body, el("p", { class: "lead", id: "judge-alpha", text: "Krippendorff's alpha (ordinal), all " +
+        r.alpha.judges + " judges [" + LEVEL + " CI]: " + fmtEst(r.alpha) + ", over the " + r.alpha.n +
+        " answers graded by two or more." }));
+    }
+    if (r.retest) {
+      append(body, el("h3", { text: "Each judge against itself: rerun 0 vs the other " +
+        (r.retest_reruns - 1) + " reruns of the same answers" }));
+      const tab = el("table", { class: "data", id: "judge-retest" });
+      table(tab, ["judge", { text: "answers", num: true },
+        { text: "same grade [" + LEVEL + " CI]", num: true },
+        { text: "alpha, ordinal [" + LEVEL + " CI]", num: true }],
+      r.retest.map((x) => [{ text: x.judge, cls: "name" }, { text: x.answers, cls: "num" },
+        { text: fmtShare(x.percent), cls: "num" }, { text: fmtEst(x.alpha), cls: "num" }]));
+      append(body, el("div", { class: "scroll" }, tab));
+    }
+    if (r.position) {
+      const p0 = r.position[0];
+      append(body, el("h3", { text: "Position check: " + p0.sampled + " sampled answers (seed " +
+        p0.seed + ") graded again with " + p0.order }));
+      const tab = el("table", { class: "data", id: "judge-position" });
+      table(tab, ["judge", { text: "answers", num: true }, { text: "changed", num: true },
+        { text: "kappa, 3 grades [" + LEVEL + " CI]", num: true },
+        { text: "weighted kappa [" + LEVEL + " CI]", num: true },
+        { text: "given − other correct", num: true }],
+      r.position.map((x) => [{ text: x.judge, cls: "name" }, { text: x.answers, cls: "num" },
+        { text: x.changed, cls: "num" }, { text: fmtEst(x.kappa), cls: "num" },
+        { text: fmtEst(x.kappa_weighted), cls: "num" },
+        { text: (x.more_correct >= 0 ? "+" : "") + x.more_correct, cls: "num" }]));
+      append(body, el("div", { class: "scroll" }, tab));
+    }
   }
 
   // The paired verdicts on answers that `ragmeter grade` prints: one table per measure, built
