@@ -50,7 +50,6 @@ from ragmeter.answers.run import (
     _grade_from_reply,
     _judge_settings,
     _question_map,
-    _results,
     _runner_progress,
     _shared_cache,
 )
@@ -72,7 +71,7 @@ from ragmeter.errors import InputError
 from ragmeter.files.io import atomic_write_text
 from ragmeter.files.outputs import results_lock
 from ragmeter.llm import Backend, CallSettings, ReplyCache, open_backend
-from ragmeter.runs.results import Results
+from ragmeter.runs.results import Results, as_results
 
 __all__ = [
     "GIVEN",
@@ -166,7 +165,7 @@ def position_check(
     size in ``meta.json``. Only answers the reader gave are drawn. Returns one
     :class:`~ragmeter.answers.run.JudgeRun` per judge with its grades in the other order.
     """
-    res = _results(results)
+    res = as_results(results)
     check_position_size(n)
     seed = res.summary.seed if seed is None else seed
     settings = _judge_settings(res, judges, call)
