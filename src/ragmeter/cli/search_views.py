@@ -32,7 +32,7 @@ from ragmeter.comparison.summary import Summary
 from ragmeter.comparison.verdicts import Row, Rule, rule_alpha
 from ragmeter.defaults import DEFAULTS
 from ragmeter.scoring.metrics import is_share
-from ragmeter.scoring.names import shown_cutoffs
+from ragmeter.scoring.names import cutoff, difference_scale, shown_cutoffs
 from ragmeter.stats import SizeRow, format_ends, format_interval
 
 RANK_METRICS = ("mrr@10", "ndcg@10", "precision@5", "coverage@5")
@@ -46,7 +46,8 @@ _is_share = is_share
 def _cap_mark(summary: Summary, system: str, metric: str) -> str:
     """``*`` when ``metric``'s k was capped for ``system`` (fewer items than k)."""
     cap = summary.k_capped.get(system)
-    return "*" if cap is not None and "@" in metric and int(metric.split("@")[1]) > cap else ""
+    k = cutoff(metric)
+    return "*" if cap is not None and k is not None and k > cap else ""
 
 
 def cap_note(summary: Summary) -> str | None:
@@ -427,7 +428,7 @@ def format_design(d) -> str:
 
 def _scale(metric: str) -> tuple[int, int]:
     """Points with one decimal for shares, three decimals for the rest."""
-    return (100, 1) if _is_share(metric) else (1, 3)
+    return difference_scale(metric)
 
 
 def size_grid(rows: list[SizeRow], metric: str, system: str) -> Grid:

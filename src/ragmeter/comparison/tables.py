@@ -25,7 +25,7 @@ from ragmeter.comparison.formatting import (  # the one formatter
 from ragmeter.comparison.verdicts import rule_alpha
 from ragmeter.errors import MissingExtra
 from ragmeter.scoring.metrics import is_share
-from ragmeter.scoring.names import shown_cutoffs
+from ragmeter.scoring.names import cutoff, shown_cutoffs
 
 if TYPE_CHECKING:
     from ragmeter.comparison.summary import Summary
@@ -131,7 +131,7 @@ class ShowsItself:
         largest k below 5, or the smallest), and the words sent at the comparison
         metric's k."""
         metrics = list(self.metrics)
-        k = self.summary.metric.partition("@")[2]
+        k = cutoff(self.summary.metric) or ""
         recall = [m for m in metrics if m.startswith("recall@")]
         cutoffs = shown_cutoffs(metrics)
         if cutoffs is None:
