@@ -32,7 +32,7 @@ from ragmeter.comparison.summary import Summary
 from ragmeter.comparison.verdicts import Row, Rule, rule_alpha
 from ragmeter.defaults import DEFAULTS
 from ragmeter.scoring.metrics import is_share
-from ragmeter.scoring.names import cutoff, difference_scale, shown_cutoffs
+from ragmeter.scoring.names import cutoff, difference_scale, family, shown_cutoffs
 from ragmeter.stats import SizeRow, format_ends, format_interval
 
 RANK_METRICS = ("mrr@10", "ndcg@10", "precision@5", "coverage@5")
@@ -106,7 +106,7 @@ def rank_grid(summary: Summary, metrics: tuple[str, ...] | None = None) -> Grid:
     """MRR, nDCG, precision and coverage with intervals."""
     first = next(iter(summary.estimates.values()))
     present = [m for m in metrics if m in first] if metrics else _rank_metrics(first)
-    named = summary.ndcg_label if any(m.startswith("ndcg") for m in present) else ""
+    named = summary.ndcg_label if any(family(m) == "ndcg" for m in present) else ""
     grid = Grid(
         "Rank-aware scores" + (f" ({named})" if named else ""),
         ["system", *(m + (" (%)" if _is_share(m) else "") for m in present)],
@@ -131,7 +131,7 @@ def comparison_title(
 ) -> str:
     """The comparison table's title: the metric, the seed and the rule's header line;
     on nDCG also ``ndcg`` (:attr:`ragmeter.comparison.summary.Summary.ndcg_label`)."""
-    named = f"; {ndcg}" if ndcg and metric.startswith("ndcg") else ""
+    named = f"; {ndcg}" if ndcg and family(metric) == "ndcg" else ""
     title = (
         f"Paired comparisons on {metric} (A - B{', points' if _is_share(metric) else ''}; "
         f"seed {seed}, {rounds} rounds{named})"

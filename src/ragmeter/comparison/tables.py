@@ -25,7 +25,7 @@ from ragmeter.comparison.formatting import (  # the one formatter
 from ragmeter.comparison.verdicts import rule_alpha
 from ragmeter.errors import MissingExtra
 from ragmeter.scoring.metrics import is_share
-from ragmeter.scoring.names import cutoff, shown_cutoffs
+from ragmeter.scoring.names import cutoff, family, shown_cutoffs
 
 if TYPE_CHECKING:
     from ragmeter.comparison.summary import Summary
@@ -132,7 +132,7 @@ class ShowsItself:
         metric's k."""
         metrics = list(self.metrics)
         k = cutoff(self.summary.metric) or ""
-        recall = [m for m in metrics if m.startswith("recall@")]
+        recall = [m for m in metrics if family(m) == "recall" and cutoff(m) is not None]
         cutoffs = shown_cutoffs(metrics)
         if cutoffs is None:
             return recall or metrics

@@ -283,8 +283,8 @@ def difference_scale(metric: object, share: bool | None = None) -> tuple[int, in
 
 
 def metric_info(metrics: Iterable[str]) -> dict[str, dict[str, object]]:
-    """For a page's script: each name's family, cutoff, whether a share, and scale and
-    digits, so the page reads them and keeps no list of its own."""
+    """For a page's script: each name's family, cutoff, whether a share or a cost, and
+    scale and digits, so the page reads them and keeps no list of its own."""
     out: dict[str, dict[str, object]] = {}
     for m in metrics:
         scale, digits = metric_scale(m)
@@ -292,6 +292,7 @@ def metric_info(metrics: Iterable[str]) -> dict[str, dict[str, object]]:
             "family": family(m),
             "k": cutoff(m),
             "share": is_share(m),
+            "cost": is_cost(m),
             "scale": scale,
             "digits": digits,
         }

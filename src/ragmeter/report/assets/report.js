@@ -423,7 +423,7 @@
       rows.push({ group: DATA.family_titles[fam] || fam });
       DATA.metrics.filter((m) => family(m) === fam).sort((a, b) => kOf(a) - kOf(b)).forEach((m) => {
         const means = SYSTEMS.map((s) => (DATA.estimates[s][m] ? DATA.estimates[s][m].mean : -Infinity));
-        const best = fam === "words" || SYSTEMS.length < 2 ? null : Math.max.apply(null, means);
+        const best = info(m).cost || SYSTEMS.length < 2 ? null : Math.max.apply(null, means);
         rows.push([m].concat(SYSTEMS.map((s, i) => ({
           text: fmtEst(DATA.estimates[s][m], m) + capMark(s, m),
           cls: "num" + (best !== null && means[i] === best ? " best" : ""),
