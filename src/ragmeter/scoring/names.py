@@ -1,5 +1,6 @@
 """What a measure is called: :class:`Metric` names that parse and print back the same
-(``ndcg@10``, ``map``, trec_eval's ``P_10``), the families and which are shares or costs,
+(``ndcg@10``, ``map``, trec_eval's ``P_10``), :data:`FAMILIES` (every family's rules, one
+row each: cutoff, trec_eval names, share or cost, scale and digits, the report's title),
 the default cutoffs, and :func:`find_metric`, the one place a name asked for is matched to
 the name a run stores. How each measure is computed is :mod:`ragmeter.scoring.metrics`.
 """
@@ -12,6 +13,7 @@ import operator
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ragmeter.errors import InputError, did_you_mean
 
@@ -41,21 +43,21 @@ class Family:
     order: int | None = None
 
 
-def _share(name: str, title: str, order: int, trec_cut: str | None = None) -> Family:
-    return Family(name, "always", trec_cut, None, True, False, 100, 1, title, order)
-
+_SHARE: dict[str, Any] = {"cutoff": "always", "share": True, "scale": 100, "digits": 1}
+"""What every share family has in common: a cutoff, printed in percent."""
 
 FAMILIES: tuple[Family, ...] = (
-    _share("recall", "recall@k (%; the hit rate for span keys)", 1, "recall_{k}"),
-    _share("hit", "hit rate (hit@k, %)", 2, "success_{k}"),
-    _share("precision", "precision@k (%)", 6, "P_{k}"),
+    Family("recall", **_SHARE, trec_cut="recall_{k}", order=1,
+           title="recall@k (%; the hit rate for span keys)"),
+    Family("hit", **_SHARE, trec_cut="success_{k}", title="hit rate (hit@k, %)", order=2),
+    Family("precision", **_SHARE, trec_cut="P_{k}", title="precision@k (%)", order=6),
     Family("mrr", trec_whole="recip_rank", title="MRR@k", order=3),
     Family("ndcg", trec_cut="ndcg_cut_{k}", trec_whole="ndcg", title="nDCG@k", order=4),
     Family("map", trec_cut="map_cut_{k}", trec_whole="map", title="MAP@k", order=5),
-    Family("rprec", "never", trec_whole="Rprec"),
-    _share("coverage", "coverage@k (%)", 7),
-    Family("words", "always", cost=True, digits=0, title="words sent@k", order=8),
-)
+    Family("rprec", cutoff="never", trec_whole="Rprec"),  # not in the report's table
+    Family("coverage", **_SHARE, title="coverage@k (%)", order=7),
+    Family("words", cutoff="always", cost=True, digits=0, title="words sent@k", order=8),
+)  # fmt: skip
 """Every metric family and its rules, in the order :func:`score_questions` reports
 them: adding a family is one row here (and its computation in
 :mod:`ragmeter.scoring.metrics`)."""
