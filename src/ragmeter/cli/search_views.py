@@ -32,7 +32,7 @@ from ragmeter.comparison.summary import Summary
 from ragmeter.comparison.verdicts import Row, Rule, rule_alpha
 from ragmeter.defaults import DEFAULTS
 from ragmeter.scoring.metrics import is_share
-from ragmeter.scoring.names import cutoff, difference_scale, family, shown_cutoffs
+from ragmeter.scoring.names import cutoff, difference_scale, family, held, shown_cutoffs
 from ragmeter.stats import SizeRow, format_ends, format_interval
 
 RANK_METRICS = ("mrr@10", "ndcg@10", "precision@5", "coverage@5")
@@ -99,7 +99,7 @@ def _rank_metrics(available: dict) -> list[str]:
         return []
     top, mid = cutoffs
     wanted = (f"mrr@{top}", f"ndcg@{top}", f"precision@{mid}", f"coverage@{mid}")
-    return [m for m in wanted if m in available]
+    return held(available, wanted)
 
 
 def rank_grid(summary: Summary, metrics: tuple[str, ...] | None = None) -> Grid:

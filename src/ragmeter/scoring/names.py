@@ -301,6 +301,17 @@ def metric_info(metrics: Iterable[str]) -> dict[str, dict[str, object]]:
     return out
 
 
+def held(metrics: Iterable[str], wanted: Iterable[str | Metric]) -> list[str]:
+    """The names in ``metrics`` (a run's, in either vocabulary) of the ``wanted`` measures
+    it holds, in ``wanted``'s order: ``held(["P_5", "map"], ["precision@5"]) == ["P_5"]``."""
+    by: dict[Metric, str] = {}
+    for name in metrics:
+        found = metric_of(name)
+        if found is not None:
+            by.setdefault(found, str(name))
+    return [by[w] for w in map(metric_of, wanted) if w in by]
+
+
 def shown_cutoffs(metrics: Iterable[str]) -> tuple[int, int] | None:
     """The cutoffs the default views show the rank-aware measures at, ``(top, mid)``:
     MRR and nDCG at 10, else at the largest k there is; precision and coverage at 5, else
