@@ -840,7 +840,8 @@ def test_accuracy_counts_unscored_as_not_correct():
 
 
 def test_ppi_estimate_is_judge_accuracy_plus_the_rectifier():
-    est = ppi_accuracy(J_ALL, J_HAND, HAND, rounds=400, seed=3, confidence=0.9)
+    # the plain weight (1) by name; the default, PPI++'s, in tests/test_ppi_tuned.py
+    est = ppi_accuracy(J_ALL, J_HAND, HAND, rounds=400, seed=3, confidence=0.9, weight="plain")
     assert est.mean == pytest.approx(J_ALL.mean() + (HAND - J_HAND).mean())
     assert (est.n, est.rounds, est.seed, est.confidence) == (60, 400, 3, 0.9)
     assert est.method == "ppi-percentile" and est.rng == "mulberry32"
@@ -855,7 +856,7 @@ def test_ppi_interval_draws_the_hand_sample_after_the_judges_draws():
     rect = HAND - J_HAND
     means = J_ALL[j_idx].mean(axis=1) + rect[h_idx.reshape(rounds, small)].mean(axis=1)
     q = np.sort(means)
-    est = ppi_accuracy(J_ALL, J_HAND, HAND, rounds=rounds, seed=seed)
+    est = ppi_accuracy(J_ALL, J_HAND, HAND, rounds=rounds, seed=seed, weight="plain")
     low, high = stats.percentile_interval(means, est.mean, rect, "percentile", 0.95)
     assert (est.low, est.high) == pytest.approx((low, high), abs=1e-12)
     assert q[0] <= est.low < est.high <= q[-1]
@@ -869,7 +870,7 @@ def test_ppi_interval_draws_the_hand_sample_after_the_judges_draws():
 
 
 def test_a_perfect_judge_gives_the_judges_own_bootstrap_interval():
-    est = ppi_accuracy(J_ALL, J_HAND, J_HAND, rounds=500, seed=4)
+    est = ppi_accuracy(J_ALL, J_HAND, J_HAND, rounds=500, seed=4, weight="plain")
     want = stats.bootstrap(J_ALL, rounds=500, seed=4)
     assert (est.mean, est.low, est.high) == pytest.approx((want.mean, want.low, want.high))
 
@@ -896,11 +897,13 @@ def test_corrected_accuracy_leaves_out_unscored_and_uses_every_setting():
     j_all = np.array([1.0] * 6 + [0.0] * 3)
     h = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
     j_hand = np.array([1.0, 1.0, 1.0, 0.0, 0.0])
+    j_rest = np.array([1.0, 1.0, 1.0, 0.0])  # q3 q4 q5 q8: the judge's part, not hand-graded
     assert got.rectifier == pytest.approx((h - j_hand).mean())
+    assert got.weight_rule == "tuned"
     for est, want in (
         (got.raw, stats.bootstrap(j_all, rounds=300, seed=6, confidence=0.9)),
         (got.hand_only, stats.bootstrap(h, rounds=300, seed=6, confidence=0.9)),
-        (got.corrected, ppi_accuracy(j_all, j_hand, h, rounds=300, seed=6, confidence=0.9)),
+        (got.corrected, ppi_accuracy(j_rest, j_hand, h, rounds=300, seed=6, confidence=0.9)),
     ):
         assert (est.mean, est.low, est.high, est.seed, est.confidence) == (
             want.mean,

@@ -221,6 +221,27 @@ def test_the_rule_and_family_are_the_run_s_or_the_chosen_ones(three, choice, adj
         assert v.systems == sorted({s for p in pairs for s in p}, key=v.systems.index)
 
 
+def test_answers_rank_on_each_measure_and_the_ranks_are_saved_and_printed(three):
+    # whole right on every question, sentence on half, recursive on none
+    v = answer_verdicts(three)
+    for measure in MEASURES:
+        ranks = v.ranks[measure]
+        assert ranks.order == ["whole", "sentence", "recursive"]
+        assert ranks.sentence == "whole ahead of every other system; recursive below all"
+        assert [r.shown for r in ranks.ranges] == ["1", "2", "3"] and ranks.own
+    # a baseline table compares two pairs: the ranges still rest on all three, under max-T
+    based = answer_verdicts(three, baseline="recursive", adjust="holm").ranks["correct"]
+    assert not based.own and based.rule.pairs == 3 and based.rule.adjust == "maxt"
+    assert based.top == ["whole", "sentence"]  # the baseline table never compares them
+    write_answer_verdicts(v, three)
+    assert read_answer_verdicts(three).ranks == v.ranks
+    c = console()
+    print_answer_verdicts(v, c)
+    out = printed(c)
+    assert out.count("Ranks on correct") == 2  # correct, and correct or partial
+    assert "whole ahead of every other system; recursive below all" in out
+
+
 def test_the_run_s_rule_is_the_search_s_and_a_wrong_choice_is_one_line(three):
     res = Results(three)
     v = answer_verdicts(three)

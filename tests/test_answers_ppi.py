@@ -12,6 +12,7 @@ from ragmeter import stats
 from ragmeter.answers.analysis import MIN_HAND, corrected_accuracy, ppi_accuracy
 from ragmeter.cli.answer_views import print_corrected
 from ragmeter.errors import InputError
+from ragmeter.stats import ppi
 
 
 def _by_hand(j_all, j_hand, hand, rounds, seed, confidence=0.95):
@@ -33,16 +34,33 @@ def _by_hand(j_all, j_hand, hand, rounds, seed, confidence=0.95):
 
 
 def test_ppi_matches_a_hand_computation():
+    # The plain weight (1), by name: the estimate and interval of PPI before PPI++.
     j_all = [1.0] * 7 + [0.0] * 3
     j_hand = [1.0, 1.0, 1.0, 0.0, 0.0]
     hand = [1.0, 0.0, 1.0, 0.0, 1.0]
-    est = ppi_accuracy(j_all, j_hand, hand, rounds=400, seed=3)
+    est = ppi_accuracy(j_all, j_hand, hand, rounds=400, seed=3, weight="plain")
     assert est.mean == pytest.approx(0.7 + (0 - 1 + 0 + 0 + 1) / 5)
     assert (est.low, est.high) == pytest.approx(_by_hand(j_all, j_hand, hand, 400, 3), abs=1e-12)
     assert (est.n, est.seed, est.rounds, est.method) == (10, 3, 400, "ppi-percentile")
     # A lenient judge: it passed two answers the hand grade failed; the correction removes them.
-    lenient = ppi_accuracy(j_all, [1.0] * 5, [1.0, 0.0, 1.0, 0.0, 1.0], rounds=200)
+    lenient = ppi_accuracy(j_all, [1.0] * 5, [1.0, 0.0, 1.0, 0.0, 1.0], rounds=200, weight=1.0)
     assert lenient.mean == pytest.approx(0.7 - 2 / 5)
+
+
+def test_tuned_ppi_matches_a_hand_computation_with_its_weight():
+    # The default weight is PPI++'s: both parts scaled by it, the same draws.
+    j_all = [1.0] * 7 + [0.0] * 3
+    j_hand = [1.0, 1.0, 1.0, 0.0, 0.0]
+    hand = [1.0, 0.0, 1.0, 0.0, 1.0]
+    lam = ppi.tuned_weight(hand, j_hand, j_all)
+    assert 0.0 < lam < 1.0
+    est = ppi_accuracy(j_all, j_hand, hand, rounds=400, seed=3)
+    rectifier = np.mean(np.subtract(hand, np.multiply(lam, j_hand)))
+    assert est.mean == pytest.approx(lam * 0.7 + rectifier)
+    scaled = [lam * x for x in j_all], [lam * x for x in j_hand]
+    assert (est.low, est.high) == pytest.approx(
+        _by_hand(scaled[0], scaled[1], hand, 400, 3), abs=1e-12
+    )
 
 
 def test_ppi_covers_the_truth_where_the_raw_judge_does_not():
@@ -57,7 +75,8 @@ def test_ppi_covers_the_truth_where_the_raw_judge_does_not():
         right = rng.random(big) < truth
         judge = np.where(right, rng.random(big) > 0.1, rng.random(big) < 0.3).astype(float)
         sample = rng.choice(big, size=small, replace=False)
-        est = ppi_accuracy(judge, judge[sample], right[sample].astype(float), 500, s + 1)
+        rest = np.delete(judge, sample)
+        est = ppi_accuracy(rest, judge[sample], right[sample].astype(float), 500, s + 1)
         raw = stats.bootstrap(judge, rounds=500, seed=s + 1)
         alone = stats.bootstrap(right[sample].astype(float), rounds=500, seed=s + 1)
         ppi_hits += est.low <= truth <= est.high
@@ -81,12 +100,15 @@ def test_corrected_accuracy_needs_hand_grades_and_skips_unscored():
     hand = {f"q{i}": "correct" for i in range(MIN_HAND - 1)}
     assert corrected_accuracy(judge, hand, rounds=100) is None  # q1 is unscored: 3 usable
     hand.update({"q10": "partial", "q11": "correct", "q12": "wrong"})
-    c = corrected_accuracy(judge, hand, "j", rounds=100)
+    c = corrected_accuracy(judge, hand, "j", rounds=100, weight="plain")
     assert c.n == 29 and c.n_hand == 6  # q0 q2 q3 q10 q11 q12
     # hand - judge on q0 q2 q3 q10 q11 q12: judge wrong/correct/wrong/correct/correct/wrong,
     # hand correct/correct/correct/partial/correct/wrong
     assert c.rectifier == pytest.approx((1 + 0 + 1 - 1 + 0 + 0) / 6)
-    assert c.corrected.mean == pytest.approx(c.raw.mean + c.rectifier)
+    # the judge's part is over the 23 scored answers not graded by hand
+    rest = [judge[f"q{i}"] == "correct" for i in range(30) if i not in (0, 1, 2, 3, 10, 11, 12)]
+    assert c.corrected.mean == pytest.approx(np.mean(rest) + c.rectifier)
+    assert (c.weight, c.weight_rule) == (1.0, "plain")
     with pytest.raises(InputError):
         ppi_accuracy([], [1.0], [1.0])
 

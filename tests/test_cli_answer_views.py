@@ -145,8 +145,8 @@ def test_grade_passes_its_limit_and_notes_a_configured_judge(monkeypatch, tmp_pa
         asked.append(kw)
         return SimpleNamespace(judges=[], settings=Reruns())
 
-    def answer_report(results, judge=None, systems=None):
-        reports.append((judge, systems))
+    def answer_report(results, judge=None, systems=None, ppi=None):
+        reports.append((judge, systems, ppi))
         return SimpleNamespace(judge=judge)
 
     monkeypatch.setattr(answer_views, "grade_answers", grade_answers)
@@ -159,8 +159,9 @@ def test_grade_passes_its_limit_and_notes_a_configured_judge(monkeypatch, tmp_pa
     console = _console()
     grade_command(tmp_path, [], accuracy_judge="test:y", systems="a, b,", limit=2, console=console)
     assert asked[0]["limit"] == 2 and asked[0]["accuracy_judge"] == "test:y"
-    assert reports == [("test:y", ["a", "b"])]
-    assert compared == [(tmp_path, "test:y", ["a", "b"], {}, console)]  # the same judge, systems
+    assert reports == [("test:y", ["a", "b"], "tuned")]  # PPI++'s weight unless --ppi plain
+    # the same judge, systems and weight
+    assert compared == [(tmp_path, "test:y", ["a", "b"], {"ppi": "tuned"}, console)]
     assert _Progress.made[0].console is console
     text = " ".join(console.export_text().split())
     assert "sets [answers] judge = 'test:x', which later reports use" in text
@@ -313,7 +314,7 @@ def test_judges_footer_has_the_run_s_seed_and_rounds(monkeypatch):
         answer_views, "print_judge_reliability", lambda rel, console: seen.append(rel)
     )
     monkeypatch.setattr(answer_views, "hand_checks", lambda a: [])
-    monkeypatch.setattr(answer_views, "corrected_by_judge", lambda a: [])
+    monkeypatch.setattr(answer_views, "corrected_by_judge", lambda a, ppi="tuned": [])
     monkeypatch.setattr(failure_counts, "failure_report", lambda a, j: SimpleNamespace(leniency=[]))
     console = _console()
     assert answer_views.judges_command("res", console=console) == ["pair"]

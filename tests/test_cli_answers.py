@@ -110,6 +110,9 @@ def test_grade_passes_the_comparison_s_rule_and_family_on(seen, tmp_path):
     _run("grade", str(tmp_path), "--judge", "ollama:a")
     none = {"adjust": None, "baseline": None, "pairs": None, "family": None}
     assert seen["grade_command"][1]["choice"] == none  # the run's own rule and family
+    assert seen["grade_command"][1]["ppi"] == "tuned"  # PPI++ unless --ppi plain
+    _run("grade", str(tmp_path), "--judge", "ollama:a", "--ppi", "plain")
+    assert seen["grade_command"][1]["ppi"] == "plain"
     _run(
         "grade", str(tmp_path), "--judge", "ollama:a", "--adjust", "holm",
         "--pairs", "a:b,b:c",
@@ -127,7 +130,9 @@ def test_judges_and_failures_print_on_the_console(seen, tmp_path):
     _run("judges", str(tmp_path), "--accuracy-judge", "ollama:j")
     (results,), kw = seen["judges_command"]
     assert results == tmp_path
-    assert kw == {"accuracy_judge": "ollama:j", "console": answers_cli.console}
+    assert kw == {"accuracy_judge": "ollama:j", "console": answers_cli.console, "ppi": "tuned"}
+    _run("judges", str(tmp_path), "--ppi", "plain")
+    assert seen["judges_command"][1]["ppi"] == "plain"
 
     _run("failures", str(tmp_path))
     (results,), kw = seen["failures_command"]

@@ -986,8 +986,9 @@ def test_summary_unchanged_on_the_example():
     def as_recorded(summary: dict) -> dict:
         """Without what summary.json has recorded since these digests were taken: the
         clusters and design effects, nDCG's ideal and gain, the sample sizes' exact ends,
-        who won each comparison."""
-        out = {k: v for k, v in summary.items() if k not in ("clusters", "design", "ndcg")}
+        who won each comparison, the ranks."""
+        recorded_since = ("clusters", "design", "ndcg", "ranks")
+        out = {k: v for k, v in summary.items() if k not in recorded_since}
         out["comparisons"] = [
             {k: v for k, v in row.items() if k != "winner"} for row in summary["comparisons"]
         ]

@@ -86,10 +86,10 @@ def test_compare_at_80_columns_lists_decisive_pairs_first_and_counts_the_rest(ma
     assert "--baseline NAME" in out.stdout
     every = runner.invoke(app, ["compare", str(many), "--all"], env={"COLUMNS": "200"})
     assert "more pairs not shown" not in every.stdout
-    firsts = [
-        line for line in every.stdout.splitlines() if line.startswith("│ ") and line[2] != " "
-    ]
+    pairs, ranks = every.stdout.split("Ranks on ")  # the ranks' table follows the pairs'
+    firsts = [line for line in pairs.splitlines() if line.startswith("│ ") and line[2] != " "]
     assert len(firsts) == 91  # one line a pair (long verdicts continue on the next)
+    assert sum(line.startswith("│ ") for line in ranks.splitlines()) == 14  # each system
 
 
 def test_compare_formats_write_only_the_table_to_stdout(many):

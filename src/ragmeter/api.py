@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ragmeter.comparison.ranks import rank_run
 from ragmeter.comparison.systems import compare_run
 from ragmeter.comparison.tables import Comparisons
 from ragmeter.errors import InputError
@@ -109,7 +110,9 @@ def compare(
     ``"retrievers"``, ``"strategies"``: one of the two; ``"all"``: every pair);
     ``adjust="none"`` the seed's per-pair rule. The list returned shows itself as a
     table and converts with ``to_pandas()`` / ``to_markdown()``; each item is a
-    :class:`ragmeter.comparison.verdicts.Row`, and ``rule`` names the rule.
+    :class:`ragmeter.comparison.verdicts.Row`, and ``rule`` names the rule; ``ranks``
+    says where each system ranks (:class:`ragmeter.comparison.ranks.Ranks`: who shares
+    the top, and each system's simultaneous rank range).
     """
     run = _open(results)
     plan = run.comparison_plan.choose(
@@ -124,4 +127,7 @@ def compare(
         family=family,
     )
     table = compare_run(run, plan)
-    return Comparisons(table.rows, plan.metric, plan.seed, plan.rounds, rule=table.rule)
+    ranks = rank_run(run, plan, table)
+    return Comparisons(
+        table.rows, plan.metric, plan.seed, plan.rounds, rule=table.rule, ranks=ranks
+    )

@@ -36,6 +36,7 @@ _LAZY = {
     ),
     **dict.fromkeys(("HandItem", "HandRun", "hand_grade"), "ragmeter.answers.hand"),
     **dict.fromkeys(("AnswerVerdicts", "answer_verdicts"), "ragmeter.answers.paired"),
+    **dict.fromkeys(("CorrectedVerdicts", "corrected_verdicts"), "ragmeter.answers.corrected"),
     **dict.fromkeys(("Reruns", "rerun_settings"), "ragmeter.answers.reruns"),
     **dict.fromkeys(("FlipReport", "flip_report", "rerun_scores"), "ragmeter.answers.flips"),
     **dict.fromkeys(
@@ -57,6 +58,7 @@ __all__ = [
     "AnswerReport",
     "AnswerSet",
     "AnswerVerdicts",
+    "CorrectedVerdicts",
     "CrossTable",
     "FlipReport",
     "Grade",
@@ -74,6 +76,7 @@ __all__ = [
     "answer_questions",
     "answer_report",
     "answer_verdicts",
+    "corrected_verdicts",
     "cross_table",
     "flip_report",
     "grade_answers",

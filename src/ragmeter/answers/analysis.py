@@ -45,6 +45,7 @@ from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results
+from ragmeter.stats import ppi as ppi_math
 from ragmeter.stats.reruns import rerun_accuracy
 
 __all__ = [
@@ -144,14 +145,19 @@ def ppi_accuracy(
     rounds: int = DEFAULTS.rounds,
     seed: int = DEFAULTS.seed,
     confidence: float = DEFAULTS.confidence,
+    weight: str | float = "tuned",
 ) -> stats.Estimate:
     """Accuracy corrected for the judge's errors: prediction-powered inference.
 
-    ``judge_all`` is the judge's 0/1 "correct" over all N scored answers; ``judge_hand``
-    and ``hand`` the judge's and the hand grade over the n hand-graded ones (a random
-    sample of the same answers). The estimate is the judge's accuracy on all answers
+    ``judge_all`` is the judge's 0/1 "correct" over the N answers not graded by hand;
+    ``judge_hand`` and ``hand`` the judge's and the hand grade over the n hand-graded ones
+    (a random sample of the answers; the two samples are disjoint, so their parts are
+    independent, as in the papers and ``ppi_py``). The estimate is the judge's accuracy
     plus the rectifier, the mean of ``hand - judge`` on the hand-graded ones:
-    ``mean(judge_all) + mean(hand - judge_hand)``.
+    ``mean(judge_all) + mean(hand - judge_hand)``. With a rectifier weight ``lam``
+    (``weight``: ``"tuned"``, the PPI++ weight of :func:`ragmeter.stats.ppi.tuned_weight`,
+    the default; ``"plain"``, 1; or a number in [0, 1]) it is ``lam * mean(judge_all) +
+    mean(hand - lam * judge_hand)``; the weight is estimated once, on all the data.
 
     Its percentile interval resamples the two parts independently with the seeded
     mulberry32 generator: the N answers with draws ``0 .. rounds*N - 1`` (the same
@@ -167,9 +173,10 @@ def ppi_accuracy(
         raise InputError("judge_hand and hand must be paired, non-empty lists of 0/1 grades")
     stats.check_common(rounds, seed, "percentile", confidence)
     big, small = j_all.size, h.size
-    rect = h - j_hand
-    observed = stats.seq_mean(j_all) + stats.seq_mean(rect)
-    judge_means = stats.resampled_means(j_all[:, None], big, rounds, seed)[:, 0]
+    lam = ppi_math.weight_of(weight, h, j_hand, j_all)
+    rect = h - lam * j_hand
+    observed = lam * stats.seq_mean(j_all) + stats.seq_mean(rect)
+    judge_means = lam * stats.resampled_means(j_all[:, None], big, rounds, seed)[:, 0]
     idx = stats.mulberry32_indices(seed, rounds * small, rounds * big, small)
     rect_means = np.take(rect, idx.reshape(rounds, small)).sum(axis=1) / small  # exact sums
     low, high = stats.percentile_interval(
@@ -188,6 +195,11 @@ def ppi_accuracy(
     )
 
 
+SAVING_BOUND = 2.0
+"""Dorner, Nastl and Hardt (ICLR 2025): when the judge is no better than the system it
+grades, no correction of its grades is worth more than twice the hand grades."""
+
+
 @dataclass(frozen=True)
 class Corrected:
     """A judge's accuracy beside the same accuracy corrected by the hand grades.
@@ -197,6 +209,12 @@ class Corrected:
     (answers both graded); ``corrected`` the prediction-powered estimate from both
     (see :func:`ppi_accuracy`); ``rectifier`` the mean of hand - judge on the sample.
     ``system`` is None for all systems together.
+
+    ``weight`` is the rectifier weight used and ``weight_rule`` how it was chosen
+    (``tuned``: PPI++, ``plain``: 1). ``effective_hand`` is the number of hand grades
+    alone that would give the corrected estimate's asymptotic variance
+    (:func:`ragmeter.stats.ppi.effective_hand`); ``agreement`` the share of the
+    hand-graded answers where the judge's correct-or-not matches the hand grade.
     """
 
     judge: str
@@ -207,9 +225,31 @@ class Corrected:
     hand_only: stats.Estimate
     corrected: stats.Estimate
     rectifier: float
+    weight: float = 1.0
+    weight_rule: str = "plain"
+    effective_hand: float = 0.0
+    agreement: float = 0.0
+
+    @property
+    def saved(self) -> float:
+        """Hand grades the judge saved: those hand grades alone would need for the same
+        width, less those used (negative: the judge cost hand grades)."""
+        return self.effective_hand - self.n_hand
+
+    @property
+    def bound(self) -> float | None:
+        """The published bound on ``effective_hand / n_hand`` (:data:`SAVING_BOUND`) when
+        it applies: the judge agrees with the hand grades no more often than the answers
+        are correct by hand; None when the judge is the better of the two."""
+        return SAVING_BOUND if self.agreement <= self.hand_only.mean else None
+
+    @property
+    def hand_as_tight(self) -> bool:
+        """Hand grades alone are as tight: the judge is worth under 5% more hand grades."""
+        return self.effective_hand < 1.05 * self.n_hand
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return asdict(self) | {"saved": self.saved, "bound": self.bound}
 
 
 def corrected_accuracy(
@@ -220,12 +260,15 @@ def corrected_accuracy(
     rounds: int = DEFAULTS.rounds,
     seed: int = DEFAULTS.seed,
     confidence: float = DEFAULTS.confidence,
+    weight: str | float = "tuned",
 ) -> Corrected | None:
     """Judge-corrected accuracy over the judge's scored answers; None with too few hand grades.
 
     ``judge`` maps every answer key to the judge's grade; ``hand`` the hand-graded keys
-    to the hand grade. Unscored answers (by either) are left out; at least
-    ``MIN_HAND`` answers graded both ways are needed.
+    to the hand grade. The judge's part is over the answers not graded by hand. Unscored
+    answers (by either) are left out; at least
+    ``MIN_HAND`` answers graded both ways are needed. ``weight`` names the rectifier
+    weight (:data:`ragmeter.stats.ppi.WEIGHTS`: ``tuned``, the default, or ``plain``).
     """
     keys = [k for k in judge if judge[k] != UNSCORED]
     both = [k for k in keys if k in hand and hand[k] != UNSCORED]
@@ -234,6 +277,11 @@ def corrected_accuracy(
     j_all = np.array([judge[k] == "correct" for k in keys], dtype=np.float64)
     j_hand = np.array([judge[k] == "correct" for k in both], dtype=np.float64)
     h = np.array([hand[k] == "correct" for k in both], dtype=np.float64)
+    graded, rule = set(both), str(weight)
+    j_rest = np.array([judge[k] == "correct" for k in keys if k not in graded], dtype=np.float64)
+    if j_rest.size == 0:  # every answer graded by hand: the judge has nothing to add
+        j_rest, weight = j_hand, 0.0
+    lam = ppi_math.weight_of(weight, h, j_hand, j_rest)
     return Corrected(
         judge=name,
         system=system,
@@ -241,8 +289,12 @@ def corrected_accuracy(
         n_hand=len(both),
         raw=stats.bootstrap(j_all, rounds=rounds, seed=seed, confidence=confidence),
         hand_only=stats.bootstrap(h, rounds=rounds, seed=seed, confidence=confidence),
-        corrected=ppi_accuracy(j_all, j_hand, h, rounds=rounds, seed=seed, confidence=confidence),
+        corrected=ppi_accuracy(j_rest, j_hand, h, rounds, seed, confidence, weight=lam),
         rectifier=stats.seq_mean(h - j_hand),
+        weight=lam,
+        weight_rule=rule,
+        effective_hand=ppi_math.effective_hand(h, j_hand, j_rest, lam),
+        agreement=float(np.mean(h == j_hand)),
     )
 
 
@@ -250,8 +302,10 @@ def corrected_by_judge(
     results: Results | str | Path | AnswerSet,
     seed: int | None = None,
     rounds: int | None = None,
+    ppi: str = "tuned",
 ) -> list[Corrected]:
-    """Each judge's corrected accuracy over all systems' answers (where hand grades allow)."""
+    """Each judge's corrected accuracy over all systems' answers (where hand grades allow),
+    with the rectifier weight ``ppi`` names (:data:`ragmeter.stats.ppi.WEIGHTS`)."""
     aset = as_answer_set(results)
     seed, rounds = interval_settings(aset.results, seed, rounds)
     hand = {k: h.hand for k, h in aset.hand.items()}
@@ -259,7 +313,7 @@ def corrected_by_judge(
     out = []
     for j in aset.judges:
         c = corrected_accuracy(
-            aset.labels(j, keys), hand, j, None, rounds, seed, run_confidence(aset.results)
+            aset.labels(j, keys), hand, j, None, rounds, seed, run_confidence(aset.results), ppi
         )
         if c is not None:
             out.append(c)
@@ -375,12 +429,14 @@ def answer_report(
     systems: Sequence[str] | None = None,
     seed: int | None = None,
     rounds: int | None = None,
+    ppi: str = "tuned",
 ) -> AnswerReport:
     """Accuracy per system by ``judge`` (default: the first in ``meta.json``).
 
     Each system gets the share correct and the share correct-or-partial with
     bootstrap intervals (scored answers only), counts of each grade, the search
     hit rate over the same questions, and the hit x grade table with question ids.
+    ``ppi`` names the judge-corrected accuracy's rectifier weight (``tuned`` or ``plain``).
     """
     aset = as_answer_set(results)
     res = aset.results
@@ -409,7 +465,7 @@ def answer_report(
                 cross=cross_table(hits_all, by_q),
                 ungraded=len(keys) - len(graded),
                 unscored_ids=[q for q, g in by_q.items() if g == UNSCORED],
-                corrected=corrected_accuracy(graded, hand, judge, system, rounds, seed, conf)
+                corrected=corrected_accuracy(graded, hand, judge, system, rounds, seed, conf, ppi)
                 if judge is not None
                 else None,
             )
@@ -418,7 +474,7 @@ def answer_report(
     if judge is not None:
         every = aset.ordered_keys(systems or res.systems)
         overall = corrected_accuracy(
-            aset.labels(judge, every), hand, judge, None, rounds, seed, conf
+            aset.labels(judge, every), hand, judge, None, rounds, seed, conf, ppi
         )
     return AnswerReport(
         aset.reader, judge, list(aset.judges), aset.k, seed, rounds, rows, overall, k

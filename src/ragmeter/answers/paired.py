@@ -29,11 +29,13 @@ from typing import Any
 import numpy as np
 
 from ragmeter.answers.analysis import accuracy_judge
+from ragmeter.answers.corrected import CorrectedVerdicts, corrected_verdicts
 from ragmeter.answers.failure_counts import load_answers
 from ragmeter.answers.flips import rerun_count, rerun_scores
 from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir
 from ragmeter.comparison.effects import main_effect_names, names_an_effect
 from ragmeter.comparison.families import GRID_FAMILIES, grid_cells, grid_pairs
+from ragmeter.comparison.ranks import Ranks, resolve_ranks
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.comparison.verdicts import Row, Rule, Verdicts
 from ragmeter.errors import InputError, did_you_mean
@@ -89,6 +91,8 @@ class AnswerVerdicts:
     ``notes`` then says why. ``notes`` also says where the run's own family could not
     apply to the systems answered. ``reruns`` is K, the times ``grade`` graded each
     answer: with K > 1 a system's score on a question is its mean over the K reruns.
+    ``corrected`` is the same family on "correct" corrected by the hand grades
+    (:mod:`ragmeter.answers.corrected`), None without enough hand grades.
     """
 
     judge: str | None
@@ -104,6 +108,8 @@ class AnswerVerdicts:
     tables: dict[str, Verdicts] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     reruns: int = 1
+    ranks: dict[str, Ranks] = field(default_factory=dict)
+    corrected: CorrectedVerdicts | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form written to ``answers/verdicts.json`` (``reruns`` and
@@ -125,6 +131,10 @@ class AnswerVerdicts:
         }
         if self.reruns > 1:
             data |= {"reruns": self.reruns, "rerun_basis": rerun_basis(self.reruns)}
+        if self.ranks:
+            data["ranks"] = {m: r.to_dict() for m, r in self.ranks.items()}
+        if self.corrected is not None:
+            data["judge_corrected"] = self.corrected.to_dict()
         return data
 
     @classmethod
@@ -150,6 +160,10 @@ class AnswerVerdicts:
             tables=tables,
             notes=[str(n) for n in data.get("notes") or []],
             reruns=int(data.get("reruns", 1)),
+            ranks={str(m): Ranks.from_dict(r) for m, r in (data.get("ranks") or {}).items()},
+            corrected=CorrectedVerdicts.from_dict(data["judge_corrected"])
+            if data.get("judge_corrected")
+            else None,
         )
 
 
@@ -270,6 +284,7 @@ def answer_verdicts(
     family: str | None = None,
     seed: int | None = None,
     rounds: int | None = None,
+    ppi: str = "tuned",
 ) -> AnswerVerdicts:
     """The paired verdicts on answers, under the run's plan or the one chosen.
 
@@ -278,7 +293,7 @@ def answer_verdicts(
     ``baseline``, ``pairs`` and ``family`` choose the rule and family as for ``ragmeter
     compare``; none given, the run's own family applies (falling back to every pair where
     the systems answered do not allow it, with a note). ``seed`` and ``rounds`` default
-    to the run's.
+    to the run's. ``ppi`` names the rectifier weight of the judge-corrected verdicts.
     """
     aset = results if isinstance(results, AnswerSet) else load_answers(results)
     if aset is None:
@@ -314,7 +329,35 @@ def answer_verdicts(
         return replace(out, notes=[*notes, why])
     matrices = _scores(aset, chosen, {s: graded[s]["grades"] for s in names}, common)
     k = rerun_count(aset)
-    return replace(out, tables=_tables(res, plan, matrices, names, common), reruns=k)
+    tables, ranks = _tables(res, plan, matrices, names, common)
+    fixed = _corrected(aset, tables, {s: graded[s]["grades"] for s in names}, common, plan, ppi)
+    return replace(out, tables=tables, reruns=k, ranks=ranks, corrected=fixed)
+
+
+def _corrected(
+    aset: AnswerSet,
+    tables: dict[str, Verdicts],
+    grades: dict[str, dict[str, str]],
+    common: list[str],
+    plan: ComparisonPlan,
+    ppi: str,
+) -> CorrectedVerdicts | None:
+    """The judge's family on "correct", corrected by the hand grades where they allow."""
+    if not aset.hand:
+        return None
+    table = tables[MEASURES[0]]
+    return corrected_verdicts(
+        grades,
+        {k: h.hand for k, h in aset.hand.items()},
+        common,
+        [(r.a, r.b) for r in table.rows],
+        adjust=table.rule.adjust,
+        alpha=table.rule.alpha,
+        family=table.rule.family,
+        seed=plan.seed,
+        rounds=plan.rounds,
+        weight=ppi,
+    )
 
 
 def _compared(plan: ComparisonPlan, answered: list[str], judge: str | None) -> list[str]:
@@ -384,14 +427,16 @@ def _tables(
     matrices: dict[str, np.ndarray],
     names: list[str],
     common: list[str],
-) -> dict[str, Verdicts]:
-    """One comparison per measure, through the search half's one comparison."""
+) -> tuple[dict[str, Verdicts], dict[str, Ranks]]:
+    """One comparison per measure, through the search half's one comparison, and the
+    ranks it gives (:func:`ragmeter.comparison.ranks.resolve_ranks`)."""
     clusters = None
     if res.clusters is not None:  # each compared question's cluster, as the search had it
         label = dict(zip(res.question_ids, res.clusters, strict=True))
         clusters = tuple(label[q] for q in common)
-    plan = replace(plan, clusters=clusters)
-    return {m: compare_systems(matrices, names, replace(plan, metric=m)) for m in MEASURES}
+    plans = {m: replace(plan, clusters=clusters, metric=m) for m in MEASURES}
+    tables = {m: compare_systems(matrices, names, plans[m]) for m in MEASURES}
+    return tables, {m: resolve_ranks(matrices, names, plans[m], tables[m]) for m in MEASURES}
 
 
 def write_answer_verdicts(verdicts: AnswerVerdicts, results: Results | str | Path) -> Path:

@@ -1,6 +1,7 @@
 """The paired verdicts on answers that ``ragmeter grade`` prints: the search half's
 comparison table (:func:`ragmeter.cli.search_views.comparison_views`: the same columns,
-wording, rule line and notes) once per answer measure, and the lines saying what the
+wording, rule line and notes) once per answer measure, each followed by where each
+system ranks on it (:mod:`ragmeter.cli.rank_views`), and the lines saying what the
 pairs are over; one sentence instead when there is nothing to compare."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ragmeter.answers.paired import AnswerVerdicts, basis_line
+from ragmeter.cli.rank_views import print_ranks
 from ragmeter.cli.search_views import comparison_views
 
 __all__ = ["basis_line", "print_answer_verdicts"]
@@ -35,6 +37,11 @@ def print_answer_verdicts(v: AnswerVerdicts, console: Console) -> None:
             console.print(renderable)
         for line in notes:
             console.print(Text(line, style="dim"))
+        print_ranks(v.ranks.get(measure), console)
     for note in v.notes:
         console.print(Text(note, style="yellow"))
     console.print(Text(basis_line(v), style="dim"))
+    if v.corrected is not None:
+        from ragmeter.cli.corrected_views import print_corrected_verdicts
+
+        print_corrected_verdicts(v.corrected, console)

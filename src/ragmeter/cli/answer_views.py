@@ -55,6 +55,7 @@ from ragmeter.comparison.formatting import exact_note, format_estimate, level_la
 from ragmeter.defaults import DEFAULTS
 from ragmeter.inputs.config import answers_judge
 from ragmeter.runs.results import Results
+from ragmeter.stats.ppi import check_weight
 
 __all__ = [
     "accuracy_footer",
@@ -186,6 +187,7 @@ def grade_command(
     progress_bar: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
     choice: dict[str, Any] | None = None,
     reruns: Any = None,
+    ppi: str = "tuned",
     **call: Any,
 ) -> AnswerReport:
     """``ragmeter grade RESULTS --judge SPEC [--judge SPEC ...]``: grade, then report.
@@ -199,10 +201,12 @@ def grade_command(
     ``reruns`` (:class:`ragmeter.answers.reruns.Reruns`, or flags completed from the
     run's config, else from what the answer step recorded) grades K reruns per answer;
     with K > 1 the flip rates are printed and kept (``answers/reruns.json``).
+    ``ppi`` (``--ppi``): the judge-corrected numbers' weight, ``tuned`` or ``plain``.
     """
     console = console or Console()
     reruns = rerun_settings_of(results, reruns, recorded=True)
     choice = {k: v for k, v in (choice or {}).items() if v is not None}
+    check_weight(ppi)
     if choice:
         from ragmeter.answers.paired import check_choice
 
@@ -248,11 +252,25 @@ def grade_command(
                     style="yellow",
                 )
             )
-    report = answer_report(results, judge=accuracy_judge, systems=_system_list(results, systems))
+    listed = _system_list(results, systems)
+    choice = {**choice, "ppi": ppi}
+    return _report_after_grading(results, accuracy_judge, listed, choice, run, console)
+
+
+def _report_after_grading(
+    results: str | Path,
+    judge: str | None,
+    systems: list[str] | None,
+    choice: dict[str, Any],
+    run: GradeRun,
+    console: Console,
+) -> AnswerReport:
+    """The accuracy table, the failure counts, the paired verdicts and the flip rates."""
+    report = answer_report(results, judge=judge, systems=systems, ppi=choice["ppi"])
     print_answer_report(report, console)
     _failures_after_grading(results, report.judge, console)
-    _verdicts_after_grading(results, report.judge, _system_list(results, systems), choice, console)
-    flips_after_grading(results, report.judge, _system_list(results, systems), run, console)
+    _verdicts_after_grading(results, report.judge, systems, choice, console)
+    flips_after_grading(results, report.judge, systems, run, console)
     return report
 
 
@@ -315,6 +333,12 @@ def print_answer_report(report: AnswerReport, console: Console) -> None:
     print_grids(console, grid)
     if report.corrected is not None:
         print_corrected([report.corrected], console, "All systems together")
+    fixed = [r.corrected for r in report.systems if r.corrected is not None]
+    if fixed or report.corrected is not None:
+        from ragmeter.cli.corrected_views import print_saving
+
+        whole = [report.corrected] if report.corrected is not None else []
+        print_saving([*fixed, *whole], console, "per system and all together")
     for row in report.systems:
         cross = Grid(
             f"{row.system}: whole passage in the top {report.k} x answer grade",
@@ -371,7 +395,11 @@ def accuracy_footer(report: AnswerReport) -> str:
 
 
 def judges_command(
-    results: str | Path, *, accuracy_judge: str | None = None, console: Console | None = None
+    results: str | Path,
+    *,
+    accuracy_judge: str | None = None,
+    console: Console | None = None,
+    ppi: str = "tuned",
 ) -> list[JudgePair]:
     """``ragmeter judges RESULTS``: agreement and leniency of every pair of judges.
 
@@ -380,6 +408,7 @@ def judges_command(
     judge-corrected table.
     """
     console = console or Console()
+    check_weight(ppi)
     aset = load_answer_set(results)
     chosen = choose_accuracy_judge(aset, accuracy_judge)
     if chosen is not None:
@@ -401,9 +430,12 @@ def judges_command(
     checks = hand_checks(aset)
     if any(c.n for c in checks):
         print_hand_checks(checks, console)
-    corrected = corrected_by_judge(aset)
+    corrected = corrected_by_judge(aset, ppi=ppi)
     if corrected:
+        from ragmeter.cli.corrected_views import print_saving
+
         print_corrected(corrected, console, "Each judge, all systems together", chosen)
+        print_saving(corrected, console, "each judge, all systems together")
     from ragmeter.answers.failure_counts import failure_report
     from ragmeter.cli.failure_views import print_leniency
 
@@ -421,8 +453,9 @@ def print_corrected(
         ["judge", "judge's accuracy", "hand grades alone", "judge-corrected", "answers / by hand"],
         right={1, 2, 3, 4},
         caption=(
-            "judge-corrected = the judge's accuracy on all answers + mean(hand - judge) on "
-            "the hand-graded ones (prediction-powered inference)"
+            "judge-corrected = w x the judge's accuracy on all answers + mean(hand - w x "
+            "judge) on the hand-graded ones (prediction-powered inference; w, the rectifier "
+            "weight, is tuned to the least variance (PPI++) or 1 with --ppi plain)"
         ),
         key="corrected",
     )

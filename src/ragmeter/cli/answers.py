@@ -31,6 +31,13 @@ from ragmeter.defaults import DEFAULTS
 
 Systems = Annotated[str | None, typer.Option(help="Comma-separated systems (default: all)")]
 Limit = Annotated[int | None, typer.Option(help="Only the first N questions")]
+PpiWeight = Annotated[
+    str,
+    typer.Option(
+        help="Rectifier weight of judge-corrected numbers: tuned (PPI++, least variance) "
+        "or plain (1)"
+    ),
+]
 Concurrency = Annotated[int, typer.Option(help="Model calls at once")]
 MaxTokens = Annotated[int, typer.Option(help="Longest reply, in tokens")]
 Timeout = Annotated[float, typer.Option(help="Seconds per call")]
@@ -112,11 +119,26 @@ def answer(
     reruns_of: RerunsOf = None,
     temperature: Temperature = None,
     top_p: TopP = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Print the plan (calls, tokens, money) and call no model"),
+    ] = False,
 ) -> None:
     """A reader model answers each question from its top k items (cached, resumable)."""
     from ragmeter.cli.answer_views import answer_command
 
     again = _reruns(reruns, reruns_of, temperature, top_p)
+    if dry_run:  # what plan --answers prints for this run
+        from ragmeter.cli.answer_plan_views import answer_plan_command
+        from ragmeter.llm import parse_options
+
+        answer_plan_command(
+            results, console, reader=reader, options=parse_options(model_options(option)),
+            k=k, max_tokens=max_tokens, limit=limit,
+            systems=systems.split(",") if systems else None,
+            **{name: v for name, v in again.items() if v is not None},
+        )  # fmt: skip
+        return
     settings = _settings(
         reader, option, cache, concurrency, timeout, max_tokens, engine, engine_address
     )
@@ -160,6 +182,7 @@ def grade(
     reruns_of: RerunsOf = None,
     temperature: Temperature = None,
     top_p: TopP = None,
+    ppi: PpiWeight = "tuned",
 ) -> None:
     """Judge models grade each answer correct / partial / wrong against the answer key,
     then systems are compared on their answers, pair by pair, under the run's rule."""
@@ -187,6 +210,7 @@ def grade(
             progress_bar=calls_bar,
             choice={"adjust": adjust, "baseline": baseline, "pairs": pairs, "family": family},
             reruns=again,
+            ppi=ppi,
         )
     refresh_report(results, accuracy_judge=chosen)
 
@@ -196,11 +220,12 @@ def grade(
 def judges(
     results: Annotated[Path, typer.Argument(help="A results directory with grades")],
     accuracy_judge: AccuracyJudge = None,
+    ppi: PpiWeight = "tuned",
 ) -> None:
     """Agreement (percent, kappa) and leniency of every pair of judges, and of the hand grades."""
     from ragmeter.cli.answer_views import judges_command
 
-    judges_command(results, accuracy_judge=judge_name(accuracy_judge), console=console)
+    judges_command(results, accuracy_judge=judge_name(accuracy_judge), console=console, ppi=ppi)
 
 
 @app.command()

@@ -13,6 +13,7 @@ from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import _names, _progress, app, console, err, handle_errors, refresh_report
 from ragmeter.cli.history import NoHistory, record_run
 from ragmeter.cli.layout import FORMAT_HELP, Grid, check_format, print_grids, render
+from ragmeter.cli.rank_views import print_ranks
 from ragmeter.comparison.formatting import format_estimate, level_label
 from ragmeter.defaults import DEFAULTS
 from ragmeter.files.outputs import check_results_target, results_lock
@@ -219,6 +220,7 @@ def _print_scores(result, summary, chosen: str) -> None:
             summary.comparison_rule,
             ndcg=summary.ndcg_label,
         )
+        print_ranks(summary.ranks, console, terminal.terminal_width())
     if summary.sample_size:  # one table, a row per run
         print_grids(console, terminal.sample_sizes_grid(summary.sample_size, summary.metric))
     console.print(terminal.interval_note(summary))

@@ -13,6 +13,7 @@ from rich.text import Text
 from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import console
 from ragmeter.cli.layout import render
+from ragmeter.cli.rank_views import ranks_grid, shows_ranks
 from ragmeter.comparison.summary import Summary
 
 
@@ -87,4 +88,6 @@ def summary_text(summary: Summary, ks: list[int], chosen: str) -> str:
                 summary.ndcg_label,
             )
         )
+    if shows_ranks(summary.ranks):
+        grids.append(ranks_grid(summary.ranks))
     return render(grids, chosen, terminal.estimate_records(summary), summary.to_json())

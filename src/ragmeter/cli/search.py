@@ -18,6 +18,7 @@ from ragmeter.cli.app import PAIRS_OPTION as _PAIRS
 from ragmeter.cli.app import (
     REPORT_STATUS,
     AccuracyJudge,
+    ModelOptions,
     _ints,
     _names,
     app,
@@ -26,6 +27,7 @@ from ragmeter.cli.app import (
     handle_errors,
     hint,
     judge_name,
+    model_options,
     plural,
     points,
     refresh_report,
@@ -50,7 +52,9 @@ from ragmeter.cli.plan_views import (
     planned_pairs,
 )
 from ragmeter.cli.progress import status, step_bar
+from ragmeter.cli.rank_views import print_ranks, ranks_grid, shows_ranks
 from ragmeter.comparison.families import check_config_family
+from ragmeter.comparison.ranks import rank_run
 from ragmeter.comparison.summary import Summary, summarize_run
 from ragmeter.comparison.systems import compare_run
 from ragmeter.defaults import DEFAULTS
@@ -85,6 +89,7 @@ def _print_summary(summary: Summary, ks: list[int], out: Path | None, every: boo
             every=every,
             ndcg=summary.ndcg_label,
         )
+        print_ranks(summary.ranks, console, terminal.terminal_width())
     console.print(terminal.interval_note(summary))
     if out is not None:
         console.print(Text.assemble("Results: ", (shown_path(out), "bold")))
@@ -337,17 +342,21 @@ def compare(
         family=family,
     )
     table = compare_run(res, plan)
+    ranks = rank_run(res, plan, table)
     metric, seed, rounds = plan.metric, plan.seed, plan.rounds
     if chosen != "table":
         grid = terminal.comparison_grid(
             table.rows, metric, seed, rounds, table.rule, res.summary.ndcg_label
         )
         records = terminal.comparison_records(table.rows, metric)
-        emit(render([grid], chosen, records, {"metric": metric, **table.to_dict()}))
+        data = {"metric": metric, **table.to_dict(), "ranks": ranks.to_dict()}
+        grids = [grid, ranks_grid(ranks)] if shows_ranks(ranks) else [grid]
+        emit(render(grids, chosen, records, data))
         return
     print_comparisons(
         table.rows, metric, seed, rounds, table.rule, every=every, ndcg=res.summary.ndcg_label
     )
+    print_ranks(ranks, console, terminal.terminal_width())
 
 
 @app.command()
@@ -369,15 +378,44 @@ def plan(
     family: Annotated[str | None, _FAMILY] = None,
     every: Annotated[bool, _ALL] = False,
     format_: Annotated[str | None, _FORMAT] = None,
+    answers: Annotated[
+        bool, typer.Option("--answers", help="Plan the answer accuracy: questions, reruns, spend")
+    ] = False,
+    reader: Annotated[str | None, typer.Option(help="--answers: the reader model spec")] = None,
+    judge: Annotated[
+        list[str] | None, typer.Option(help="--answers: a judge model spec (repeatable)")
+    ] = None,
+    option: ModelOptions = None,
+    reruns: Annotated[int | None, typer.Option(help="--answers: reruns K as set")] = None,
+    reruns_of: Annotated[str | None, typer.Option(help="--answers: reader, judge or both")] = None,
+    limit: Annotated[int | None, typer.Option(help="--answers: only the first N questions")] = None,
+    prices: Annotated[
+        Path | None, typer.Option(help="--answers: a TOML file with [prices] (default: the run's)")
+    ] = None,
 ) -> None:
     """How many questions would settle it: intervals at n, 2n, 4n, 8n and targets.
 
     --half-width and --difference are points, as check's --margin: hundredths of the
-    metric's scale (4 is 4 points of a share, 0.04 of MRR).
+    metric's scale (4 is 4 points of a share, 0.04 of MRR). With --answers: the answer
+    accuracy's plan (questions, reruns, model calls, tokens, money); nothing is called.
     """
     chosen = check_format(format_)
     half_width = points(half_width, "--half-width")
     difference = points(difference, "--difference")
+    if answers:
+        from ragmeter.cli.answer_plan_views import answer_plan_command
+        from ragmeter.llm import parse_options
+
+        flags = {"reruns": reruns, "reruns_of": reruns_of}
+        text = answer_plan_command(
+            results, console, chosen, reader=reader, judges=judge,
+            options=parse_options(model_options(option)), systems=_names(system, "--system", "A,B"),
+            limit=limit, half_width=half_width, difference=difference, prices=prices,
+            **{k: v for k, v in flags.items() if v is not None},
+        )  # fmt: skip
+        if text is not None:
+            emit(text)
+        return
     res = Results(results)
     metric, seed, rounds = _run_settings(res, metric, seed, rounds)
     rule = res.summary.comparison_rule

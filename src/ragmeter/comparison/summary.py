@@ -20,6 +20,7 @@ import numpy as np
 
 from ragmeter import stats
 from ragmeter.comparison import verdicts
+from ragmeter.comparison.ranks import Ranks, resolve_ranks
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.defaults import DEFAULTS, EARLIER
 from ragmeter.errors import InputError
@@ -65,6 +66,8 @@ class Summary:
     cluster_labels: tuple[str, ...] | None = field(default=None, compare=False)
     # per system, the questions it matched nothing for (:func:`unmatched_questions`)
     unmatched: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # where each system ranks on the metric (:mod:`ragmeter.comparison.ranks`)
+    ranks: Ranks | None = None
 
     @property
     def compared_by(self) -> tuple[str, ...] | None:
@@ -146,6 +149,8 @@ class Summary:
             out["ndcg"] = dict(self.ndcg)
         if self.unmatched:
             out["unmatched"] = {s: list(ids) for s, ids in self.unmatched.items()}
+        if self.ranks is not None:
+            out["ranks"] = self.ranks.to_dict()
         return out
 
     @classmethod
@@ -187,6 +192,7 @@ class Summary:
                     str(s): tuple(str(q) for q in ids)
                     for s, ids in (data.get("unmatched") or {}).items()
                 },
+                ranks=None if data.get("ranks") is None else Ranks.from_dict(data["ranks"]),
             )
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise InputError(
@@ -311,7 +317,9 @@ def summarize(
         plan.confidence,
     )
     estimates = _estimates(matrices, systems, plan, method, codes)
-    comparisons, rule = _comparisons(matrices, systems, plan, None if codes is None else labels)
+    comparisons, rule, ranks = _comparisons(
+        matrices, systems, plan, None if codes is None else labels
+    )
     every_size = stats.sample_size_many(  # one pass over the draws for every system
         matrices[plan.metric], rounds=plan.rounds, seed=plan.seed, confidence=plan.confidence
     )
@@ -334,6 +342,7 @@ def summarize(
         else {},
         ndcg=dict(ndcg or {}),
         unmatched=dict(unmatched or {}),
+        ranks=ranks,
     )
 
 
@@ -389,17 +398,16 @@ def _comparisons(
     systems: list[str],
     plan: ComparisonPlan,
     labels: Sequence[Any] | None,
-) -> tuple[list[verdicts.Row], verdicts.Rule | None]:
-    """The paired comparisons on the plan's metric and their rule (none for one system);
-    ``labels``: each question's cluster when the summary made its numbers
-    cluster-aware (decided already, so the comparisons flip them as given)."""
+) -> tuple[list[verdicts.Row], verdicts.Rule | None, Ranks | None]:
+    """The paired comparisons on the plan's metric, their rule and the ranks they give
+    (none for one system); ``labels``: each question's cluster when the summary made its
+    numbers cluster-aware (decided already, so the comparisons flip them as given)."""
     if len(systems) < 2:
-        return [], None
+        return [], None, None
     clusters = None if labels is None else tuple(str(x) for x in labels)
-    table = compare_systems(
-        matrices, systems, replace(plan, clusters=clusters, cluster_mode="document")
-    )
-    return list(table.rows), table.rule
+    plan = replace(plan, clusters=clusters, cluster_mode="document")
+    table = compare_systems(matrices, systems, plan)
+    return list(table.rows), table.rule, resolve_ranks(matrices, systems, plan, table)
 
 
 class ScoredRun(Protocol):

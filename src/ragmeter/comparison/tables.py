@@ -206,17 +206,25 @@ class ShowsItself:
 
 class Comparisons(list):
     """Paired comparisons (:class:`ragmeter.comparison.verdicts.Row`) on one metric under one
-    decision rule (``rule``), with the seed and rounds they were drawn with; shows
-    itself like :class:`ShowsItself`."""
+    decision rule (``rule``), with the seed and rounds they were drawn with, and where
+    each system ranks (``ranks``, :class:`ragmeter.comparison.ranks.Ranks`, when given);
+    shows itself like :class:`ShowsItself`."""
 
     def __init__(
-        self, items: Iterable[Any], metric: str, seed: int, rounds: int, rule: Any = None
+        self,
+        items: Iterable[Any],
+        metric: str,
+        seed: int,
+        rounds: int,
+        rule: Any = None,
+        ranks: Any = None,
     ) -> None:
         super().__init__(items)
         self.metric = metric
         self.seed = seed
         self.rounds = rounds
         self.rule = rule
+        self.ranks = ranks
 
     def _rows(self) -> list[list[str]]:
 

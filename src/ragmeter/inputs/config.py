@@ -37,6 +37,7 @@ from typing import Any
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.files.safe_text import redact
+from ragmeter.inputs.prices import PRICE_TYPES
 from ragmeter.inputs.reruns import check_reruns
 from ragmeter.scoring.names import Metric, check_ks, metric_names
 from ragmeter.stats.clusters import CLUSTER_MODES
@@ -157,8 +158,6 @@ class Config:
             raise InputError("ideal must be 'returned' (as the seed), 'index' or 'judged'")
         if self.gain not in ("exponential", "linear"):
             raise InputError("gain must be 'exponential' (2^grade - 1, the seed) or 'linear'")
-        if self.depth < 1:
-            raise InputError(f"depth must be at least 1, got {self.depth}")
         check_seed(self.seed)
         check_rounds(self.rounds)
         check_confidence(self.confidence, 0.5)
@@ -274,7 +273,7 @@ _SECTIONS = {
 }
 
 
-EXTRA_SECTIONS: dict[str, dict[str, Any]] = {}
+EXTRA_SECTIONS: dict[str, dict[str, Any]] = {"prices": PRICE_TYPES}  # read by plan --answers
 """Sections read by later stages: ``{section: {key: type}}``, declared with
 :func:`declare_section`. A section or key declared nowhere is an error."""
 

@@ -27,7 +27,7 @@ from ragmeter.report.chartlayout import (
     system_style,
 )
 from ragmeter.report.common import FAMILY_ORDER, FAMILY_TITLE, _family, _k
-from ragmeter.scoring.names import difference_scale, is_cost, metric_scale
+from ragmeter.scoring.names import difference_scale, lower_is_better, metric_scale
 
 # the HTML report needs the ``report`` extra (altair and vl-convert-python)
 ReportDependencyError = MissingExtra
@@ -178,7 +178,7 @@ def _forest_chart(alt, data: dict) -> dict | None:
     for s in systems:
         for m, e in data["estimates"][s].items():
             fam, k = _family(m), _k(m)
-            if is_cost(m) or k is None or fam not in FAMILY_TITLE:
+            if lower_is_better(m) or k is None or fam not in FAMILY_TITLE:
                 continue
             if one and fam == "hit":
                 continue

@@ -77,6 +77,8 @@ def report_data(
     )
     shown = [*data["metrics"], metric, data["headline"]["words_key"]]
     data["metric_info"] = metric_info(dict.fromkeys(shown))  # the page keeps no rules
+    data["ranks"] = None if summary.ranks is None else summary.ranks.to_dict()
+    data["headline"]["ranks"] = None if summary.ranks is None else summary.ranks.sentence
     data["grid"] = strategy_grid(data["systems"])
     data["k_capped"] = dict(summary.k_capped)
     data["unmatched"] = {s: list(ids) for s, ids in summary.unmatched.items()}

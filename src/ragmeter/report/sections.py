@@ -117,8 +117,15 @@ def answer_verdict_data(aset: Any, judge: str | None) -> dict[str, Any] | None:
             for r in table.rows
         ]
         note = decided_note(table.rows)
+        ranks = v.ranks.get(measure)
         tables.append(
-            {"measure": measure, "rule": table.rule.to_dict(), "rows": rows, "note": note}
+            {
+                "measure": measure,
+                "rule": table.rule.to_dict(),
+                "rows": rows,
+                "note": note,
+                "ranks": None if ranks is None else ranks.to_dict(),
+            }
         )
     return {
         "judge": v.judge,

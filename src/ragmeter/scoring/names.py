@@ -262,8 +262,8 @@ def is_share(metric: str | Metric) -> bool:
     return row.share if row else str(metric) in ANSWER_SHARES
 
 
-def is_cost(metric: str | Metric) -> bool:
-    """Whether lower is better for ``metric`` (words sent): a cost, not a score."""
+def lower_is_better(metric: str | Metric) -> bool:
+    """Whether a lower score is the better one (a cost, not a score: words sent)."""
     row = _row(metric)
     return row is not None and row.cost
 
@@ -294,7 +294,7 @@ def metric_info(metrics: Iterable[str]) -> dict[str, dict[str, object]]:
             "family": family(m),
             "k": cutoff(m),
             "share": is_share(m),
-            "cost": is_cost(m),
+            "cost": lower_is_better(m),
             "scale": scale,
             "digits": digits,
         }

@@ -221,6 +221,12 @@
         }
         append(line, el("span", { class: "hl" }, cost));
       }
+      if (h.ranks) {
+        const link = DATA.ranks && DATA.ranks.systems.length > 2
+          ? [" (", el("a", { href: "#ranks", text: "Ranks" }), ")."] : ["."];
+        append(line, el("span", { class: "hl", id: "headline-ranks" }, [" By the verdicts on ",
+          el("b", { text: m }), ": " + h.ranks].concat(link)));
+      }
       if (h.cheapest_tied) {
         append(line, el("span", { class: "hl" }, [" ", el("b", { text: h.cheapest_tied }),
           " is not separated from the highest and sends " + int(words(h.cheapest_tied)) + " words."]));
@@ -499,6 +505,22 @@
       "The verdict reads the " + LEVEL + " paired percentile interval; p is Holm-adjusted over all pairs.") +
       (DATA.comparison_note ? " " + DATA.comparison_note : "");
     comparisonTable("compare-table", comps, rule, isShare(m), true);
+    const box = document.getElementById("compare-ranks");
+    if (box && DATA.ranks) append(box, ranksBlock(DATA.ranks, "ranks"));
+  }
+
+  // Where each system ranks (comparison.ranks): the sentence, each system's mean, its
+  // simultaneous rank range and its tie-group letters, and the line saying what they mean.
+  // Every text comes from the data; nothing is formatted here. From three systems on, as
+  // the terminal prints it (two systems' ranks are their one verdict).
+  function ranksBlock(r, id) {
+    if (r.systems.length < 3) return [];
+    const head = el("h3", { id: id, text: "Ranks on " + r.metric + ": " + r.sentence });
+    const t = el("table", { class: "data", id: id + "-table" });
+    table(t, ["system", { text: r.column, num: true },
+      { text: "rank (" + level(r.confidence) + ")", num: true }, "group"],
+      r.systems.map((x) => [x.system, { text: x.shown_mean, cls: "num" }, { text: x.rank, cls: "num" }, x.letters]));
+    return [head, el("div", { class: "scroll" }, t), el("p", { class: "muted", text: r.note })];
   }
 
   // A grid family's comparisons as grids (rows: strategies, columns: retriever pairs; then
@@ -662,6 +684,7 @@
       const tab = el("table", { class: "data", id: "answer-verdicts-" + i });
       comparisonTable(tab, t.rows, t.rule, true, false);
       append(body, el("div", { class: "scroll" }, tab));
+      if (t.ranks) append(body, ranksBlock(t.ranks, "answer-ranks-" + i));
     });
     v.notes.forEach((n) => append(body, el("p", { class: "muted", text: n })));
     append(body, el("p", { class: "muted", id: "answer-verdicts-basis", text: v.basis }));
