@@ -216,19 +216,29 @@ COPIES = (
         "comparison.summary.unmatched_questions",
         ("comparison/summary.py",),
     ),
+    # a metric's name read again (split on its ``@``) or a family's rule written again (a
+    # list of the share families, a share's x100 chosen by hand), in Python or the report's
+    # script: the family table and the metric read from a name are the one home
+    (
+        r"\.(r?split|r?partition)\(\s*[\"']@[\"']|[\"']@[\"'] (not )?in \w"
+        r"|\bin (SHARE|COST)_FAMILIES\b|\b100(\.0)? if \w*(is_share\(|share\b)"
+        r"|[\"'](recall|hit|precision|coverage)[\"'],\s*[\"'](recall|hit|precision|coverage)[\"']",
+        "scoring.names.FAMILIES / metric_of / metric_scale / difference_scale",
+        ("scoring/names.py",),
+    ),
 )
 
 
 def copies_of_rules(package: Path = PACKAGE) -> list[str]:
     """Lines that re-implement a rule outside its home (:data:`COPIES`)."""
     found = []
-    for path in sorted(package.rglob("*.py")):
+    for path in sorted([*package.rglob("*.py"), *package.rglob("*.js")]):
         rel = path.relative_to(package).as_posix()
         for pattern, home, allowed in COPIES:
             if any(rel.startswith(a) for a in allowed):
                 continue
             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                if re.search(pattern, line) and not line.lstrip().startswith("#"):
+                if re.search(pattern, line) and not line.lstrip().startswith(("#", "//")):
                     found.append(f"{rel}:{number}: belongs to {home}")
     return found
 
@@ -245,6 +255,32 @@ def test_no_rule_is_written_again_outside_its_home(tmp_path):
         "view.py:2",
         "view.py:3",
     ]
+
+
+def test_a_metric_name_read_again_or_a_share_rule_written_again_is_a_copy(tmp_path):
+    # the copies this rule's home replaced, in the views and the report's script
+    (tmp_path / "view.py").write_text(
+        'k = self.summary.metric.partition("@")[2]\n'
+        'cap = int(metric.split("@")[1])\n'
+        'if key == "depth" and "@" in metric:\n'
+        "scale = 100 if is_share(metric) else 1\n"
+        "if family(metric) in COST_FAMILIES:\n"
+        'SHARE_FAMILIES = ("recall", "hit", "precision", "coverage")\n'
+        "k = cutoff(metric)  # the one reading\n"
+        'email = "a@b"\n'
+    )
+    (tmp_path / "report.js").write_text(
+        'const family = (m) => m.split("@")[0];\n'
+        'const isShare = (m) => ["recall", "hit", "precision", "coverage"].indexOf(m) >= 0;\n'
+        "const family = (m) => info(m).family || m;\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [x.split(": ")[0] for x in found] == [
+        "report.js:1",
+        "report.js:2",
+        *(f"view.py:{n}" for n in range(1, 7)),
+    ]
+    assert all("scoring.names.FAMILIES" in x for x in found)
 
 
 def test_a_second_sort_of_run_lines_is_a_copy(tmp_path):

@@ -320,3 +320,52 @@ def test_the_verdict_cell_names_the_system_the_row_says_won(driver, tmp_path):
     named = [[e.text for e in c.find_elements(By.CSS_SELECTOR, ".name")] for c in cells]
     assert named == [[r["winner"]] if r["winner"] else [] for r in rows]
     assert any(named) and not all(named)  # a pair with a winner and a tie
+
+
+def _trec_files(root: Path) -> list[str]:
+    """A qrels file and two run files of 30 queries (seeded), for ``ragmeter evaluate``."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    qrels, runs = [], {"bm25": [], "dense": []}
+    for q in range(30):
+        docs = [f"D{j:03d}" for j in rng.choice(500, size=40, replace=False)]
+        qrels += [f"{q} 0 {d} {int(rng.integers(0, 3))}\n" for d in docs[:8]]
+        for name, order in (("bm25", docs[2:32]), ("dense", list(rng.permutation(docs)[:30]))):
+            runs[name] += [f"{q} Q0 {d} {i} {30 - i} {name}\n" for i, d in enumerate(order, 1)]
+    (root / "qrels.txt").write_text("".join(qrels))
+    for name, lines in runs.items():
+        (root / f"{name}.run").write_text("".join(lines))
+    return [str(root / "qrels.txt"), str(root / "bm25.run"), str(root / "dense.run")]
+
+
+def test_trec_eval_names_are_drawn_as_their_families(driver, tmp_path):
+    """A run of ``evaluate --trec-eval-compat`` stores ``P_5``: the page reads its family,
+    cutoff and percent from the data Python sends (no list of its own), so the measures
+    table groups it under precision, in percent, as it does ``precision@5``."""
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+    from ragmeter.comparison.formatting import format_estimate
+    from ragmeter.runs.results import Results
+
+    qrels, *runs = _trec_files(tmp_path)
+    out = tmp_path / "compat"
+    args = ["evaluate", "--qrels", qrels, *runs, "--trec-eval-compat", "--rounds", "200"]
+    args += ["--measures", "P_10,P_5,ndcg_cut_10,map", "--metric", "P_5", "--out", str(out)]
+    r = CliRunner().invoke(app, [*args, "--no-history"])
+    assert r.exit_code == 0, r.output
+    open_report(driver, out / "report.html")
+    assert severe(driver) == []
+    rows = [
+        [c.text for c in tr.find_elements(By.CSS_SELECTOR, "th, td")]
+        for tr in driver.find_elements(By.CSS_SELECTOR, "#measures-table tbody tr")
+    ]
+    est = Results(out).summary.estimates["bm25"]
+    firsts = [row[0] for row in rows]
+    assert firsts.index("precision@k (%)") < firsts.index("P_5") < firsts.index("P_10")
+    p5 = rows[firsts.index("P_5")]
+    assert p5[1] == format_estimate(est["P_5"], "precision@5")  # percent
+    assert "ndcg_cut_10" in firsts and "map" in firsts
+    headline = driver.find_element(By.ID, "headline").text
+    assert format_estimate(est["P_5"], "precision@5") in headline

@@ -24,7 +24,7 @@ from ragmeter.history.systems import pair_systems
 from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results, as_results
 from ragmeter.scoring import measurement
-from ragmeter.scoring.metrics import COST_FAMILIES, family
+from ragmeter.scoring.names import lower_is_better
 from ragmeter.stats.paired_tests import is_binary
 
 __all__ = [
@@ -426,7 +426,7 @@ def _same_measurement(base: Results, cand: Results, metric: str | None) -> None:
             raise InputError(
                 f"{res.path}: no metric {metric!r} in the {label} run; it has {res.metrics}"
             )
-    if metric is not None and family(metric) in COST_FAMILIES:
+    if metric is not None and lower_is_better(metric):
         raise InputError(
             f"{metric} is a cost (lower is better), not a score a margin protects; check a "
             f"score such as recall@5, and read {metric} beside it"

@@ -60,9 +60,12 @@
     }
   }
 
-  const family = (m) => m.split("@")[0];
-  const kOf = (m) => Number(m.split("@")[1]);
-  const isShare = (m) => ["recall", "hit", "precision", "coverage"].indexOf(family(m)) >= 0;
+  // Each measure's family, cutoff and whether it is a share come with the data
+  // (ragmeter.scoring.names.metric_info): the page keeps no list of its own.
+  const info = (m) => (DATA.metric_info || {})[m] || {};
+  const family = (m) => info(m).family || m;
+  const kOf = (m) => (info(m).k == null ? NaN : info(m).k);
+  const isShare = (m) => info(m).share === true;
   const int = (x) => Math.round(x).toLocaleString("en-US");
   // the run's interval level, as every table header names it ("95%" by default)
   const level = (c) => Math.round((c || 0.95) * 1000) / 10 + "%";
@@ -426,7 +429,7 @@
       rows.push({ group: DATA.family_titles[fam] || fam });
       DATA.metrics.filter((m) => family(m) === fam).sort((a, b) => kOf(a) - kOf(b)).forEach((m) => {
         const means = SYSTEMS.map((s) => (DATA.estimates[s][m] ? DATA.estimates[s][m].mean : -Infinity));
-        const best = fam === "words" || SYSTEMS.length < 2 ? null : Math.max.apply(null, means);
+        const best = info(m).cost || SYSTEMS.length < 2 ? null : Math.max.apply(null, means);
         rows.push([m].concat(SYSTEMS.map((s, i) => ({
           text: fmtEst(DATA.estimates[s][m], m) + capMark(s, m),
           cls: "num" + (best !== null && means[i] === best ? " best" : ""),
