@@ -138,19 +138,23 @@ def test_grade_output_and_verdicts_file_carry_the_corrected_family(tmp_path):
 
     res, _, _ = search_with_lenient_answers(tmp_path)
     v = answer_verdicts(res)
-    assert v.corrected is not None and v.corrected.rows
-    assert all(r.hand_a == 12 and r.hand_b == 12 for r in v.corrected.rows)
+    assert list(v.corrected) == ["correct", "correct or partial"]
+    fixed = v.corrected["correct"]
+    assert fixed.measure == "correct" and fixed.rows
+    assert all(r.hand_a == 12 and r.hand_b == 12 for r in fixed.rows)
     write_answer_verdicts(v, res)
     assert read_answer_verdicts(res).corrected == v.corrected
     console = Console(width=80, record=True)
     print_answer_verdicts(v, console)
     text = console.export_text()
-    assert "judge-corrected by hand grades" in text and "12/12/12" in text
-    assert all(r.judge_corrected and r.verdict in text for r in v.corrected.rows)
+    assert "Paired verdicts on correct, judge-corrected by hand" in text
+    assert "Paired verdicts on correct or partial, judge-corrected by hand" in text
+    assert "12/12/12" in text and "share correct or partial = weight" in text
+    assert all(r.judge_corrected and r.verdict in text for r in fixed.rows)
     assert "random sample" in text
     assert max(len(line) for line in text.splitlines()) <= 80
     plain = answer_verdicts(res, ppi="plain").corrected
-    assert set(plain.weights.values()) == {1.0}
+    assert {w for c in plain.values() for w in c.weights.values()} == {1.0}
 
 
 def test_saving_table_shows_weight_worth_bound_and_warns_when_hand_is_as_tight():
@@ -190,3 +194,40 @@ def test_an_unknown_weight_is_one_line_and_exit_code_2(tmp_path):
     done = CliRunner().invoke(app, ["judges", str(tmp_path), "--ppi", "best"])
     assert done.exit_code == 2
     assert "--ppi: unknown rectifier weight 'best'; use one of tuned, plain" in done.output
+
+
+def test_correct_or_partial_is_the_same_correction_with_partial_passing():
+    # Correcting "correct or partial" is correcting "correct" once every partial grade (by
+    # the judge and by hand) is read as correct; it differs from "correct" itself.
+    judge, hand = _biased_run(9)
+    grades, by_hand, questions = _grades(judge, hand)
+    rng = np.random.default_rng(9)
+    half = {q for q in questions if rng.random() < 0.3}
+
+    def partial(g, q):
+        return "partial" if g == "correct" and q in half else g
+
+    mixed = {s: {q: partial(g, q) for q, g in row.items()} for s, row in grades.items()}
+    mixed_hand = {(s, q): partial(g, q) for (s, q), g in by_hand.items()}
+    got = corrected_verdicts(
+        mixed, mixed_hand, questions, [("a", "b")], measure="correct or partial", seed=2
+    )
+    same = corrected_verdicts(grades, by_hand, questions, [("a", "b")], seed=2)
+    assert got.measure == "correct or partial"
+    assert got.rows[0].difference.mean == pytest.approx(same.rows[0].difference.mean, abs=1e-12)
+    assert (got.rows[0].difference.low, got.rows[0].difference.high) == pytest.approx(
+        (same.rows[0].difference.low, same.rows[0].difference.high), abs=1e-12
+    )
+    strict = corrected_verdicts(mixed, mixed_hand, questions, [("a", "b")], seed=2)
+    assert strict.rows[0].difference.mean != pytest.approx(got.rows[0].difference.mean)
+
+
+def test_a_verdicts_file_with_one_corrected_family_still_reads():
+    from ragmeter.answers.paired import _read_corrected
+
+    judge, hand = _biased_run(4)
+    grades, by_hand, questions = _grades(judge, hand)
+    v = corrected_verdicts(grades, by_hand, questions, [("a", "b")], rounds=200)
+    assert _read_corrected(v.to_dict()) == {"correct": v}
+    assert _read_corrected({"correct": v.to_dict()}) == {"correct": v}
+    assert _read_corrected(None) == {}

@@ -130,19 +130,121 @@ COPIES = (
         "defaults.DEFAULTS / defaults.EARLIER",
         ("defaults.py",),
     ),
+    # the digest a record keeps of a run's scores.json, hashed again beside the store
+    (
+        r"\bblake2b\([\w\[\]\"'.]+, digest_size=16\)\.hexdigest\(",
+        "history.store.scores_digest_of",
+        ("history/store.py",),
+    ),
+    # the family names listed again, or what a family compares worded again
+    (
+        r"[\"']all[\"'],\s*[\"']grid[\"']|[\"']grid[\"'],\s*[\"']retrievers[\"']"
+        r"|[\"'](retrievers within each strateg|strategies within each retriev)",
+        "inputs.family_names.FAMILY_LABELS",
+        ("inputs/family_names.py",),
+    ),
+    # a run or its folder told apart by hand where a function takes either
+    (
+        r"\bisinstance\(\w+, Results\) else (Results|Path)\(",
+        "runs.results.as_results / runs.results.results_path",
+        ("runs/results.py",),
+    ),
+    # a recorded baseline found and written back beside its one home (as the CLI once did)
+    (
+        r"\b(resolve_ref|materialise)\(",
+        "history.baseline.recorded_baseline",
+        ("history/baseline.py",),
+    ),
+    # points typed by a person converted to a fraction and back, or an old fraction told
+    # apart from points again, beside the command line's one reading of points
+    (
+        r"\bpoints\([^)]*\)\s*\*\s*100|^\s*if 0 < (value|margin|half_width|difference) < 1:",
+        "cli.app.points / cli.app.given_points",
+        ("cli/app.py",),
+    ),
+    # the nearest name suggested again
+    (r"\bget_close_matches\(", "errors.did_you_mean", ("errors.py",)),
+    # a CSV written by another writer than the one that neutralises formulas
+    (r"\bcsv\.(writer|DictWriter)\(", "files.safe_text.csv_text", ("files/safe_text.py",)),
+    # a name escaped for Markdown by hand
+    (r"[\"']&lt;[\"']", "files.safe_text.markdown_text", ("files/safe_text.py",)),
+    # a manifest entry sealed or checked beside the manifest
+    (
+        r"\bhmac\.",
+        "files.manifest.is_recorded / files.manifest.manifest_key",
+        ("files/manifest.py",),
+    ),
+    # a saved run's relevance level read from meta.json by hand
+    (
+        r"\.get\(\s*[\"']relevant_grade[\"'],",
+        "scoring.measurement.relevance_level_of",
+        ("scoring/measurement.py",),
+    ),
+    # a confidence level checked by hand
+    (
+        r"\b0(\.0)? < \w*confidence\w* < 1|confidence\w* must be between",
+        "stats.validate.check_confidence",
+        ("stats/validate.py",),
+    ),
+    # whether questions cluster decided again (the auto threshold or its pre-test)
+    (
+        r"\bAUTO_CLUSTERS\b|\bclusters_matter\(",
+        "stats.clusters.decide_clusters",
+        ("stats/clusters.py",),
+    ),
+    # the choice between the exact interval and the bootstrap's made again
+    (
+        r"\bmin\(\w+, \w+ - \w+\) >= FEW|>= SMALL\b",
+        "stats.exact.exact_for",
+        ("stats/exact.py",),
+    ),
+    # an interval end set by the decision found again
+    (
+        r"\b_AT_ZERO\b|\babs\(\w+\) < 1e-300",
+        "comparison.formatting.decided_end",
+        ("comparison/formatting.py",),
+    ),
+    # control characters matched by hand instead of through printable
+    (
+        r"\\x00-\\x(08|1f)|\\x7f-\\x9f|\bunicodedata\.category\(",
+        "files.safe_text.printable",
+        ("files/safe_text.py",),
+    ),
+    # a flip rate computed again
+    (
+        r"\(\w*pairs - \w*agree\w*\) /",
+        "stats.rerun_variance.question_flip_rates",
+        ("stats/rerun_variance.py",),
+    ),
+    # a question matched by nothing decided again (its best item's score)
+    (
+        r"\bmax\(\(\w+\.score for \w+ in \w+\), default=",
+        "comparison.summary.unmatched_questions",
+        ("comparison/summary.py",),
+    ),
+    # a metric's name read again (split on its ``@``) or a family's rule written again (a
+    # list of the share families, a share's x100 chosen by hand), in Python or the report's
+    # script: the family table and the metric read from a name are the one home
+    (
+        r"\.(r?split|r?partition)\(\s*[\"']@[\"']|[\"']@[\"'] (not )?in \w"
+        r"|\bin (SHARE|COST)_FAMILIES\b|\b100(\.0)? if \w*(is_share\(|share\b)"
+        r"|[\"'](recall|hit|precision|coverage)[\"'],\s*[\"'](recall|hit|precision|coverage)[\"']",
+        "scoring.names.FAMILIES / metric_of / metric_scale / difference_scale",
+        ("scoring/names.py",),
+    ),
 )
 
 
 def copies_of_rules(package: Path = PACKAGE) -> list[str]:
     """Lines that re-implement a rule outside its home (:data:`COPIES`)."""
     found = []
-    for path in sorted(package.rglob("*.py")):
+    for path in sorted([*package.rglob("*.py"), *package.rglob("*.js")]):
         rel = path.relative_to(package).as_posix()
         for pattern, home, allowed in COPIES:
             if any(rel.startswith(a) for a in allowed):
                 continue
             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                if re.search(pattern, line) and not line.lstrip().startswith("#"):
+                if re.search(pattern, line) and not line.lstrip().startswith(("#", "//")):
                     found.append(f"{rel}:{number}: belongs to {home}")
     return found
 
@@ -159,6 +261,32 @@ def test_no_rule_is_written_again_outside_its_home(tmp_path):
         "view.py:2",
         "view.py:3",
     ]
+
+
+def test_a_metric_name_read_again_or_a_share_rule_written_again_is_a_copy(tmp_path):
+    # the copies this rule's home replaced, in the views and the report's script
+    (tmp_path / "view.py").write_text(
+        'k = self.summary.metric.partition("@")[2]\n'
+        'cap = int(metric.split("@")[1])\n'
+        'if key == "depth" and "@" in metric:\n'
+        "scale = 100 if is_share(metric) else 1\n"
+        "if family(metric) in COST_FAMILIES:\n"
+        'SHARE_FAMILIES = ("recall", "hit", "precision", "coverage")\n'
+        "k = cutoff(metric)  # the one reading\n"
+        'email = "a@b"\n'
+    )
+    (tmp_path / "report.js").write_text(
+        'const family = (m) => m.split("@")[0];\n'
+        'const isShare = (m) => ["recall", "hit", "precision", "coverage"].indexOf(m) >= 0;\n'
+        "const family = (m) => info(m).family || m;\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [x.split(": ")[0] for x in found] == [
+        "report.js:1",
+        "report.js:2",
+        *(f"view.py:{n}" for n in range(1, 7)),
+    ]
+    assert all("scoring.names.FAMILIES" in x for x in found)
 
 
 def test_a_second_sort_of_run_lines_is_a_copy(tmp_path):
@@ -266,4 +394,127 @@ def test_an_answer_set_read_again_beside_its_conversion_is_a_copy(tmp_path):
     )
     assert copies_of_rules(tmp_path) == [
         "view.py:1: belongs to answers.store.as_answer_set / answers.store.graded_answers"
+    ]
+
+
+def test_the_scores_digest_hashed_again_is_a_copy(tmp_path):
+    # the copies history/store.py and history/baseline.py held before one function kept it
+    (tmp_path / "record.py").write_text(
+        'digest = blake2b(files["scores.json"], digest_size=16).hexdigest()\n'
+        "    return blake2b(data, digest_size=16).hexdigest()\n"
+        '    key = hashlib.blake2b(p.encode("utf-8"), digest_size=16)\n'
+        "    h = hashlib.blake2b(digest_size=16)\n"
+        'digest = scores_digest_of(files["scores.json"])\n'
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == ["record.py:1", "record.py:2"]
+    assert all(f.endswith("history.store.scores_digest_of") for f in found)
+
+
+def test_the_family_names_listed_again_are_a_copy(tmp_path):
+    # the copies inputs/config.py, comparison/families.py and cli/search_views.py held
+    (tmp_path / "families.py").write_text(
+        'FAMILY_CHOICES = ("auto", "all", "grid", "retrievers", "strategies")\n'
+        "GRID_LABELS = {\n"
+        '    "grid": "retrievers within each strategy and strategies within each retriever",\n'
+        '    "retrievers": "retrievers within each strategy",\n'
+        '    "strategies": "strategies within each retriever",\n'
+        "}\n"
+        '            f"retrievers within each strategy and strategies within each retriever "\n'
+        '        if family != "grid" and family != ("retrievers", "strategies")[axis]:\n'
+        "GRID_LABELS = {f: FAMILY_LABELS[f] for f in GRID_FAMILIES}\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == [f"families.py:{n}" for n in (1, 3, 4, 5, 7)]
+    assert all(f.endswith("inputs.family_names.FAMILY_LABELS") for f in found)
+
+
+def test_a_run_or_its_folder_told_apart_by_hand_is_a_copy(tmp_path):
+    # the copies answers/, history/gate.py and questions/flagged.py held before one helper
+    (tmp_path / "reader.py").write_text(
+        "    res = results if isinstance(results, Results) else Results(results)\n"
+        "    base = results.path if isinstance(results, Results) else Path(results)\n"
+        "    cand = candidate if isinstance(candidate, Results) else Results(candidate)\n"
+        "    res = as_results(results)\n"
+        "    if isinstance(results, SearchRun | Results):\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == ["reader.py:1", "reader.py:2", "reader.py:3"]
+    assert all(f.endswith("runs.results.results_path") for f in found)
+
+
+def test_a_recorded_baseline_found_outside_its_home_is_a_copy(tmp_path):
+    # the copy cli/history.py held before the baseline moved into history/
+    (tmp_path / "history.py").write_text(
+        "        run = resolve_ref(\n"
+        '        path = materialise(store, run.id, Path(folder.name) / f"run-{run.id}")\n'
+        "        found = recorded_baseline(store, ref, candidate, folder.name, system=system)\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == ["history.py:1", "history.py:2"]
+    assert all(f.endswith("history.baseline.recorded_baseline") for f in found)
+
+
+def test_points_converted_to_a_fraction_and_back_are_a_copy(tmp_path):
+    # the copy cli/check.py held before the command line converted once at its edge
+    (tmp_path / "check.py").write_text(
+        '    margin_points = points(margin, "--margin") * 100.0  # read as plan reads\n'
+        "    if 0 < margin < 1:\n"
+        '    margin_points = given_points(margin, "--margin")\n'
+        "    level = 1.0 - alpha if 0 < alpha < 1 else 0.5\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == ["check.py:1", "check.py:2"]
+    assert all(f.endswith("cli.app.given_points") for f in found)
+
+
+def test_a_copy_of_each_remaining_rule_is_found(tmp_path):
+    # one copy of each rule as a view would write it again beside its home; the line
+    # after each calls the home and is no copy
+    copies = [
+        ("close = difflib.get_close_matches(name, names, n=1)", "errors.did_you_mean"),
+        ("writer = csv.writer(out)", "files.safe_text.csv_text"),
+        ('name = name.replace("<", "&lt;")', "files.safe_text.markdown_text"),
+        ("seal = hmac.new(key, name.encode(), hashlib.sha256).hexdigest()", "manifest_key"),
+        ('level = int(meta.get("relevant_grade", 2))', "relevance_level_of"),
+        ("if not 0 < confidence < 1:", "stats.validate.check_confidence"),
+        ("used = groups >= AUTO_CLUSTERS or clusters_matter(x, codes)", "decide_clusters"),
+        ("if n >= SMALL and min(hits, n - hits) >= FEW:", "stats.exact.exact_for"),
+        ("starred = mean > 0 and abs(low) < 1e-300", "comparison.formatting.decided_end"),
+    ]
+    homes = [
+        "suggestion = did_you_mean(name, names)",
+        "text = csv_text(columns, rows)",
+        "name = markdown_text(name)",
+        "ours = is_recorded(path)",
+        "level = relevance_level_of(meta)",
+        "check_confidence(confidence)",
+        "used, reason = decide_clusters(x, labels, mode)",
+        "exact = exact_for(hits, n, low, high)",
+        "starred = decided_end(row)",
+    ]
+    (tmp_path / "view.py").write_text(
+        "".join(f"{copy}\n{home}\n" for (copy, _), home in zip(copies, homes, strict=True))
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == [f"view.py:{2 * i + 1}" for i in range(9)]
+    for line, (_, home) in zip(found, copies, strict=True):
+        assert line.endswith(home) or home in line.split("belongs to ")[1], line
+
+
+def test_a_copy_of_printing_flip_rates_or_unmatched_questions_is_found(tmp_path):
+    (tmp_path / "view.py").write_text(
+        'CONTROL = re.compile(r"[\\x00-\\x1f\\x7f]")\n'
+        "text = printable(name)\n"
+        "rate = (pairs - agreeing) / pairs\n"
+        "rate = question_flip_rates(coded)\n"
+        'best = [max((it.score for it in row), default=float("-inf")) for row in rows]\n'
+        "missed = unmatched_questions(run.systems, run.questions)\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == ["view.py:1", "view.py:3", "view.py:5"]
+    assert [f.rsplit(" ", 1)[1] for f in found] == [
+        "files.safe_text.printable",
+        "stats.rerun_variance.question_flip_rates",
+        "comparison.summary.unmatched_questions",
     ]

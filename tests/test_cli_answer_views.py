@@ -319,6 +319,7 @@ def test_judges_footer_has_the_run_s_seed_and_rounds(monkeypatch):
     monkeypatch.setattr(
         answer_views, "print_judge_reliability", lambda rel, console: seen.append(rel)
     )
+    monkeypatch.setattr(answer_views, "position_checks", lambda a: [])
     monkeypatch.setattr(answer_views, "hand_checks", lambda a: [])
     monkeypatch.setattr(answer_views, "corrected_by_judge", lambda a, ppi="tuned": [])
     monkeypatch.setattr(failure_counts, "failure_report", lambda a, j: SimpleNamespace(leniency=[]))

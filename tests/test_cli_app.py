@@ -265,3 +265,20 @@ def test_the_accuracy_judge_is_named_as_grades_are_saved():
     assert judge_name(None) is None and judge_name("  ") is None
     assert judge_name("gguf:/models/judge-7b.gguf") == "gguf:judge-7b.gguf"
     assert judge_name(" ollama:qwen ") == "ollama:qwen"
+
+
+@pytest.mark.parametrize("given", [1.0, 2.0, 3.0, 7.0, 29.0, 57.0, 100.0])
+def test_a_margin_in_points_reaches_the_gate_as_typed_not_through_a_fraction(given):
+    from ragmeter.cli.app import given_points, points
+
+    assert given_points(given, "--margin") == given  # one conversion: none
+    assert points(given, "--difference") == given / 100.0  # the planner's fraction
+
+
+def test_an_old_fraction_reads_as_points_with_one_warning_either_way(capsys):
+    from ragmeter.cli.app import given_points, points
+
+    assert given_points(0.03, "--margin") == 0.03 * 100.0
+    assert points(0.04, "--difference") == 0.04  # kept as typed, not via points
+    said = " ".join(capsys.readouterr().err.split())
+    assert said.count("is read as a fraction") == 2

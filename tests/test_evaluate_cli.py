@@ -576,3 +576,42 @@ def test_the_report_sample_size_plans_a_flat_share_as_plan_does(tmp_path):
     assert flat["needed"] == questions_for_exact_half_width(30, 30, 0.04)  # was 1
     assert flat["rows"][0]["low"] == pytest.approx(clopper_pearson(30, 30)[0], abs=1e-3)
     assert flat["rows"][0]["half_width"] > 0  # never ± 0
+
+
+def test_compat_mode_prints_trec_eval_shares_in_percent(files, tmp_path):
+    """``P_10`` is precision@10 under trec_eval's name: a share, so its comparisons print
+    in points (evaluate's and compare's) and an estimate of it in percent, as for
+    ``precision@10`` (evaluate's own table of means keeps trec_eval's 0-1)."""
+    from ragmeter.comparison.formatting import format_estimate, shown_difference
+
+    root, _, _ = files
+    out = tmp_path / "compat"
+    r = runner.invoke(
+        app,
+        [
+            "evaluate",
+            "--qrels",
+            str(root / "qrels.txt"),
+            str(root / "bm25.run"),
+            str(root / "dense.run"),
+            "--trec-eval-compat",
+            "--measures",
+            "P_10,map",
+            "--metric",
+            "P_10",
+            "--rounds",
+            "200",
+            "--out",
+            str(out),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    summary = Results(out).summary
+    assert "Paired comparisons on P_10 (A - B, points;" in r.stdout, r.stdout
+    assert shown_difference(summary.comparisons[0], "precision@10") in r.stdout, r.stdout
+    shown = runner.invoke(app, ["compare", str(out)])
+    assert shown.exit_code == 0, shown.output
+    assert shown_difference(summary.comparisons[0], "precision@10") in shown.stdout
+    est = summary.estimates["dense"]["P_10"]
+    assert format_estimate(est, "P_10") == format_estimate(est, "precision@10")
+    assert format_estimate(est, "P_10").startswith(f"{est.mean * 100:.1f} [")

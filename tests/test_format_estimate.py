@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from types import SimpleNamespace as S
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
@@ -208,3 +209,49 @@ def test_under_the_per_pair_rule_the_interval_is_the_decision_and_no_end_is_mark
     assert f.decided_end(better)
     # printed as fmt_end prints it, never rounded onto 0, so it still excludes 0
     assert f.shown_difference(better, "recall@5") == "+10.0 [+4.9e-322*, +20.0]"
+
+
+@pytest.mark.parametrize(
+    ("name", "fam", "k", "scale"),
+    [
+        ("P_5", "precision", 5, (100, 1)),
+        ("recall_100", "recall", 100, (100, 1)),
+        ("success_10", "hit", 10, (100, 1)),
+        ("ndcg_cut_10", "ndcg", 10, (1, 3)),
+        ("map_cut_5", "map", 5, (1, 3)),
+        ("map", "map", None, (1, 3)),
+        ("recip_rank", "mrr", None, (1, 3)),
+        ("Rprec", "rprec", None, (1, 3)),
+        ("ndcg@10", "ndcg", 10, (1, 3)),
+        ("words@5", "words", 5, (1, 0)),
+    ],
+)
+def test_a_trec_eval_name_reads_as_its_family_in_every_rule(name, fam, k, scale):
+    """trec_eval's names have the family, cutoff, share and scale of ragmeter's: one
+    reading of a name (``scoring.names.metric_of``), no split on ``@``."""
+    from ragmeter.scoring.names import cutoff, difference_scale, family, is_share
+
+    assert (family(name), cutoff(name), f.metric_scale(name)) == (fam, k, scale)
+    assert is_share(name) == (scale == (100, 1))
+    assert difference_scale(name) == ((100, 1) if is_share(name) else (1, 3))
+
+
+def test_every_rule_of_a_family_comes_from_its_row():
+    """The families, their cutoff rules, trec_eval names, shares, costs and the report's
+    titles and order are read off one table, so a family is added as one row."""
+    from ragmeter.report.common import FAMILY_ORDER, FAMILY_TITLE
+    from ragmeter.scoring import names
+
+    rows = names.FAMILIES
+    assert names.METRIC_NAMES == tuple(r.name for r in rows)
+    assert set(names.SHARE_FAMILIES) == {r.name for r in rows if r.share}
+    assert names.COST_FAMILIES == {r.name for r in rows if r.cost}
+    assert names.NEEDS_K == {r.name for r in rows if r.cutoff == "always"}
+    ordered = sorted((r for r in rows if r.order), key=lambda r: r.order or 0)
+    assert tuple(r.name for r in ordered) == FAMILY_ORDER
+    assert all(FAMILY_TITLE[r.name] == r.title for r in rows if r.order)
+    for r in rows:
+        if r.trec_cut:
+            assert names.Metric.parse(r.trec_cut.format(k=7)) == names.Metric(r.name, 7)
+        m = names.Metric(r.name) if r.cutoff == "never" else names.Metric(r.name, 3)
+        assert f.metric_scale(m) == (r.scale, r.digits) and m.share == r.share

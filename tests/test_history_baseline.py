@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from ragmeter.cli import app
 from ragmeter.errors import InputError
 from ragmeter.history.ancestry import Ancestry
-from ragmeter.history.baseline import materialise, resolve_ref, scores_digest
+from ragmeter.history.baseline import materialise, recorded_baseline, resolve_ref, scores_digest
 from ragmeter.history.store import HistoryStore
 
 MEASURED = {"corpus": "c1", "testset": "t1", "relevant_grade": 2, "depth": 10}
@@ -184,3 +184,31 @@ def test_a_baseline_of_another_branch_is_named_as_such(tmp_path, monkeypatch):
         done = CliRunner().invoke(app, [*args, "--baseline-from-history", ref])
         line = next(x for x in done.output.splitlines() if x.startswith("Baseline:"))
         assert ("not in the checked-out commit's history" in line) is elsewhere, line
+
+
+def test_the_recorded_baseline_is_found_written_back_and_placed_by_the_library(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    questions = b"".join(
+        json.dumps({"id": q, "question": f"{q}?", "answers": []}).encode() + b"\n"
+        for q in ("q1", "q2")
+    )
+    kept = {"config.toml": b"[stats]\nseed = 1\n", "questions.jsonl": questions}
+    with HistoryStore(tmp_path / "hist") as store:
+        for branch in ("main", "docs"):
+            git = {"commit": _commit(repo, branch), "branch": branch}
+            store.add(_files(["s"], ["recall@5"], extra=kept), command="search",
+                      results=f"r/{branch}", git=git)  # fmt: skip
+        candidate = materialise(store, 1, tmp_path / "candidate")
+        _git(repo, "checkout", "-q", "main")
+        for n, (ref, elsewhere) in enumerate((("#2", True), ("latest:main", False))):
+            (tmp_path / f"b{n}").mkdir()
+            found = recorded_baseline(
+                store, ref, candidate, tmp_path / f"b{n}", system="s", ancestry=Ancestry(repo)
+            )
+            assert found.elsewhere is elsewhere and found.system == "s"
+            assert found.path == tmp_path / f"b{n}" / f"run-{found.run.id}"
+            assert (found.path / "scores.json").read_bytes() == store.files(found.run.id)[
+                "scores.json"
+            ]

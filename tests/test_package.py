@@ -113,6 +113,34 @@ def test_a_name_a_package_held_as_one_module_resolves_and_says_where_it_moved(pa
     assert value is getattr(importlib.import_module(home), name)
 
 
+# The internals ragmeter.stats re-exported before it kept them in their modules.
+STATS_INTERNALS = (
+    "_kappa_from_counts _block_sums _estimate _order_stat _plan _tails _BLOCK _CHUNK "
+    "_DRAW_CACHE_BYTES _DRAWS _draw_indices _DrawCache _index_blocks _sign_blocks _TIE "
+    "_flip_p_values _shared_stream_means _as_vector _check_int _check_seed _finite"
+).split()
+
+
+def test_the_stats_package_holds_no_internal_of_its_modules():
+    from ragmeter import stats
+
+    assert [n for n in vars(stats) if n.startswith("_") and not n.endswith("__")] == []
+    assert not set(stats.__all__) & set(STATS_INTERNALS)
+
+
+@pytest.mark.parametrize("name", STATS_INTERNALS)
+def test_a_stats_internal_the_package_once_re_exported_forwards_with_a_warning(name):
+    import importlib
+
+    from ragmeter import stats
+    from ragmeter._compat import MOVED_NAMES
+
+    home = MOVED_NAMES[f"ragmeter.stats.{name}"]
+    with pytest.warns(DeprecationWarning, match=rf"ragmeter\.stats\.{name} has moved to {home}"):
+        value = getattr(stats, name)
+    assert value is getattr(importlib.import_module(home), name)
+
+
 def test_a_name_no_package_ever_held_is_still_an_attribute_error():
     import warnings
 

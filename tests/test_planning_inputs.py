@@ -118,3 +118,37 @@ def test_plan_and_the_report_read_one_set_of_planning_inputs(saved):
     assert (found.alpha, found.family, found.first) == (given.alpha, given.family, given.first)
     sentence = report_data(saved)["sample_size"]["family"]
     assert sentence is not None and f"{given.pairs} pairs" in sentence
+
+
+def _members(protocol: type) -> set[str]:
+    """The members a planning protocol declares: its fields and its methods/properties."""
+    declared = set(getattr(protocol, "__annotations__", {}))
+    return declared | {n for n in vars(protocol) if not n.startswith("_")}
+
+
+def test_a_saved_run_and_its_summary_have_every_member_planning_reads(saved):
+    from ragmeter.stats import plan_inputs as p
+
+    summary = saved.summary
+    rows = [r for r in summary.comparisons if not r.identical]
+    assert rows and summary.comparison_rule is not None and summary.clusters is not None
+    for protocol, value in (
+        (p.PlannedRun, saved),
+        (p.PlannedSummary, summary),
+        (p.PlannedRule, summary.comparison_rule),
+        (p.PlannedRow, rows[0]),
+        (p.PlannedClusters, summary.clusters),
+    ):
+        members = _members(protocol)
+        assert members, protocol
+        missing = sorted(m for m in members if not hasattr(value, m))
+        assert missing == [], (protocol.__name__, missing)
+
+
+def test_planning_takes_its_inputs_typed_by_its_own_layer_not_as_any():
+    from pathlib import Path
+
+    import ragmeter.stats.planning as planning
+
+    text = Path(planning.__file__).read_text(encoding="utf-8")
+    assert ": Any" not in text and "[Any]" not in text

@@ -269,6 +269,43 @@ def test_the_answer_section_shows_grades_paired_verdicts_and_flip_rates(
     assert not severe(driver)
 
 
+def test_the_judge_agreement_shows_alpha_test_retest_and_the_position_check(
+    small_example_results_copy, driver, tmp_path
+):
+    """Three judges rerun 3 times and a position check: the alpha line, a test-retest row
+    and a position-check row per judge, each number as `ragmeter judges` prints it."""
+    from test_answers_reruns import Sampling, quiet, seeded_judge, seeded_reader
+
+    from ragmeter.answers import answer_questions
+    from ragmeter.answers.judges import judge_reliability
+    from ragmeter.answers.position import position_checks
+    from ragmeter.answers.reruns import Reruns
+    from ragmeter.cli.answer_views import grade_command
+    from ragmeter.comparison.formatting import format_estimate
+
+    results = small_example_results_copy
+    answer_questions(results, Sampling("reader", seeded_reader))
+    reruns = Reruns(k=3, of="judge", temperature=0.8)
+    judges = [Sampling(name, seeded_judge) for name in ("j1", "j2", "j3")]
+    grade_command(results, judges, console=quiet(), reruns=reruns, position=(6, 2))
+    rel, checks = judge_reliability(results), position_checks(results)
+    open_report(driver, write_report(results, tmp_path / "report.html"))
+    alpha = driver.find_element(By.ID, "judge-alpha").text
+    assert alpha.startswith("Krippendorff's alpha (ordinal), all 3 judges")
+    assert format_estimate(rel.alpha, "kappa") in alpha
+    retest = driver.find_elements(By.CSS_SELECTOR, "#judge-retest tbody tr")
+    cells = [[td.text for td in r.find_elements(By.CSS_SELECTOR, "td")] for r in retest]
+    assert [c[0] for c in cells] == list(rel.retest)
+    assert [c[3] for c in cells] == [format_estimate(r.alpha, "kappa") for r in rel.retest.values()]
+    position = driver.find_elements(By.CSS_SELECTOR, "#judge-position tbody tr")
+    cells = [[td.text for td in r.find_elements(By.CSS_SELECTOR, "td")] for r in position]
+    assert [c[:3] for c in cells] == [[c.judge, str(c.pair.n), str(c.changed)] for c in checks]
+    assert [c[4] for c in cells] == [
+        format_estimate(c.pair.three_weighted, "kappa") for c in checks
+    ]
+    assert not severe(driver)
+
+
 def test_the_verdict_cell_names_the_system_the_row_says_won(driver, tmp_path):
     """The comparison table sets the winner apart from the verdict's words it reads, from
     the row's ``winner``: a tie names no system, even one called "tie"."""
@@ -283,3 +320,52 @@ def test_the_verdict_cell_names_the_system_the_row_says_won(driver, tmp_path):
     named = [[e.text for e in c.find_elements(By.CSS_SELECTOR, ".name")] for c in cells]
     assert named == [[r["winner"]] if r["winner"] else [] for r in rows]
     assert any(named) and not all(named)  # a pair with a winner and a tie
+
+
+def _trec_files(root: Path) -> list[str]:
+    """A qrels file and two run files of 30 queries (seeded), for ``ragmeter evaluate``."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    qrels, runs = [], {"bm25": [], "dense": []}
+    for q in range(30):
+        docs = [f"D{j:03d}" for j in rng.choice(500, size=40, replace=False)]
+        qrels += [f"{q} 0 {d} {int(rng.integers(0, 3))}\n" for d in docs[:8]]
+        for name, order in (("bm25", docs[2:32]), ("dense", list(rng.permutation(docs)[:30]))):
+            runs[name] += [f"{q} Q0 {d} {i} {30 - i} {name}\n" for i, d in enumerate(order, 1)]
+    (root / "qrels.txt").write_text("".join(qrels))
+    for name, lines in runs.items():
+        (root / f"{name}.run").write_text("".join(lines))
+    return [str(root / "qrels.txt"), str(root / "bm25.run"), str(root / "dense.run")]
+
+
+def test_trec_eval_names_are_drawn_as_their_families(driver, tmp_path):
+    """A run of ``evaluate --trec-eval-compat`` stores ``P_5``: the page reads its family,
+    cutoff and percent from the data Python sends (no list of its own), so the measures
+    table groups it under precision, in percent, as it does ``precision@5``."""
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+    from ragmeter.comparison.formatting import format_estimate
+    from ragmeter.runs.results import Results
+
+    qrels, *runs = _trec_files(tmp_path)
+    out = tmp_path / "compat"
+    args = ["evaluate", "--qrels", qrels, *runs, "--trec-eval-compat", "--rounds", "200"]
+    args += ["--measures", "P_10,P_5,ndcg_cut_10,map", "--metric", "P_5", "--out", str(out)]
+    r = CliRunner().invoke(app, [*args, "--no-history"])
+    assert r.exit_code == 0, r.output
+    open_report(driver, out / "report.html")
+    assert severe(driver) == []
+    rows = [
+        [c.text for c in tr.find_elements(By.CSS_SELECTOR, "th, td")]
+        for tr in driver.find_elements(By.CSS_SELECTOR, "#measures-table tbody tr")
+    ]
+    est = Results(out).summary.estimates["bm25"]
+    firsts = [row[0] for row in rows]
+    assert firsts.index("precision@k (%)") < firsts.index("P_5") < firsts.index("P_10")
+    p5 = rows[firsts.index("P_5")]
+    assert p5[1] == format_estimate(est["P_5"], "precision@5")  # percent
+    assert "ndcg_cut_10" in firsts and "map" in firsts
+    headline = driver.find_element(By.ID, "headline").text
+    assert format_estimate(est["P_5"], "precision@5") in headline

@@ -951,7 +951,6 @@ def test_summary_unchanged_on_the_example():
 
     import json
 
-    from ragmeter import stats
     from ragmeter.runs.results import summarize_run
 
     LIMITED = ", each step over the pairs that can be true together"
@@ -1007,14 +1006,16 @@ def test_summary_unchanged_on_the_example():
     holm = run_search(cfg.with_overrides(adjust="holm"), docs, testset)
     holm_summary = as_recorded(summarize_run(holm).to_json())
     assert digest(as_then(holm_summary, exact=False)) == "4b9f76a517607b655abe3b50"
-    assert stats._DRAWS._items  # the draws were kept
+    from ragmeter.stats import draws as stats_draws
+
+    assert stats_draws._DRAWS._items  # the draws were kept
 
 
 def test_shared_draws_equal_fresh_draws_and_stay_bounded(monkeypatch):
     from ragmeter import stats
     from ragmeter.stats import draws as stats_draws
 
-    monkeypatch.setattr(stats_draws, "_DRAWS", stats._DrawCache(max_bytes=3 * 50 * 2))
+    monkeypatch.setattr(stats_draws, "_DRAWS", stats_draws._DrawCache(max_bytes=3 * 50 * 2))
     fresh = stats.mulberry32_indices(5, 50 * 3, 0, 50).reshape(3, 50)
     first = stats.resample_indices(50, 3, seed=5)
     again = stats.resample_indices(50, 3, seed=5)
@@ -1035,6 +1036,7 @@ def test_shared_draws_equal_fresh_draws_and_stay_bounded(monkeypatch):
 def test_sample_sizes_from_one_stream_equal_one_stream_per_size(monkeypatch, sizes, block):
     from ragmeter import stats
     from ragmeter.stats import draws as stats_draws
+    from ragmeter.stats import size as stats_size
 
     monkeypatch.setattr(stats_draws, "_BLOCK", block)
     x = np.array([0.1, 1 / 3, 0.5, 0.0, 1.0, 2 / 7, 0.25])  # sums that round: sequential
@@ -1043,4 +1045,4 @@ def test_sample_sizes_from_one_stream_equal_one_stream_per_size(monkeypatch, siz
         means = stats.resampled_means(x[:, None], m, 300, 3)[:, 0]
         low, high = stats.percentile_interval(means, stats.seq_mean(x), x, "percentile", 0.95)
         assert (row.n, row.low, row.high) == (m, low, high)
-    assert stats._shared_stream_means(x, [7, 21, 14], 300, 3) is None  # 14 does not divide 21
+    assert stats_size._shared_stream_means(x, [7, 21, 14], 300, 3) is None  # 14 does not divide 21

@@ -464,10 +464,13 @@ LAZY_ALLOWED: dict[str, set[tuple[str, str]]] = {
         ("report.sections", "answers.failure_counts"),
         ("report.sections", "answers.failures"),
         ("report.sections", "answers.flips"),
+        ("report.sections", "answers.judges"),
+        ("report.sections", "answers.position"),
         ("report.sections", "answers.numbers"),
         ("report.sections", "answers.paired"),
         ("report.sections", "answers.store"),
         ("report.sections", "questions.flagged"),
+        ("report.sections", "report.corrected"),
     },
     "a retriever kind (and torch) only when the config names it": {
         ("retrieval.dense", "retrieval.remote"),

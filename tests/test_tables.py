@@ -65,6 +65,14 @@ def test_default_metrics_without_cutoffs_are_every_metric():
     assert _Stub(["map", "rprec"]).default_metrics() == ["map", "rprec"]
 
 
+def test_default_metrics_read_trec_eval_names_as_their_measures():
+    # a run of ``evaluate --trec-eval-compat`` stores trec_eval's names: the same columns
+    # as for ragmeter's names (recall at each k, precision at 5, nDCG at 10), not only recall
+    compat = ["map", "recall_5", "recall_10", "P_5", "ndcg_cut_10", "recip_rank"]
+    stub = _Stub(compat, compared_on="P_5")
+    assert stub.default_metrics() == ["recall_5", "recall_10", "P_5", "ndcg_cut_10"]
+
+
 class _Fixed(_Stub):
     def _table(self, metrics):
         return ["system", "recall@5", "mrr@10"], [["bm25", "80.0%", "0.61"]]

@@ -471,6 +471,9 @@ def test_answer_tables_fit_every_width(run_dir, tmp_path, monkeypatch, width):  
     monkeypatch.setitem(backends.KINDS, "test", FixedJudge)
     graded = _cli(["grade", str(results), "--judge", "test:c", "--no-history"], width)
     _check_fit(graded, width, whole=[*whole, "passage found", "passage missed"])
+    if width == 80:  # the judge-corrected tables are among those that fit
+        assert "What the judge saved" in graded  # titles whole on one line:
+        assert "Paired verdicts on correct or partial, judge-corrected by hand (A" in graded
 
 
 @pytest.mark.parametrize("width", WIDTHS)

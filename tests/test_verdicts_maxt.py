@@ -7,15 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragmeter import stats
 from ragmeter.comparison.formatting import column_labels
 from ragmeter.comparison.verdicts import compare_family
+from ragmeter.stats.draws import _sign_blocks
 from ragmeter.stats.maxt import null_p_values, step_down
 from ragmeter.stats.paired_tests import Flips, mcnemar_exact
 
 
 def _signs(n: int, rounds: int, seed: int) -> np.ndarray:
-    return np.concatenate([s for _, s in stats._sign_blocks(n, rounds, seed)])
+    return np.concatenate([s for _, s in _sign_blocks(n, rounds, seed)])
 
 
 def _set_partitions(items):

@@ -79,6 +79,20 @@ MOVED_NAMES = {
         f"ragmeter.scoring.{name}": "ragmeter.runs.scoring"
         for name in ("Found", "grade_items", "grade_rankings", "score_system")
     },
+    # stats' internals, re-exported by the package before it kept them in their modules
+    **{
+        f"ragmeter.stats.{name}": f"ragmeter.stats.{module}"
+        for module, names in {
+            "agreement": "_kappa_from_counts",
+            "bootstrap": "_block_sums _estimate _order_stat _plan _tails",
+            "draws": "_BLOCK _CHUNK _DRAW_CACHE_BYTES _DRAWS _draw_indices _DrawCache "
+            "_index_blocks _sign_blocks",
+            "paired": "_TIE _flip_p_values",
+            "size": "_shared_stream_means",
+            "validate": "_as_vector _check_int _check_seed _finite",
+        }.items()
+        for name in names.split()
+    },
 }
 """Public names that a package held when it was one module -> the module holding them
 now (:func:`lazy_getattr` forwards them with a warning)."""

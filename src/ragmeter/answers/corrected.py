@@ -26,9 +26,12 @@ handgrade --random-order``; the flagged-first order seeks out the judge's errors
 no such sample), and the intervals are asymptotic (normal), so they want tens of hand
 grades per system (the bench in docs/answers.md shows coverage from 40).
 
-The family is the judge's own (the same pairs as the table of paired verdicts on
-"correct", under its rule): max-T (single step, the maximum |z| simulated from the joint
-normal with seeded mulberry32 draws, ``rounds`` of them), Holm, or none.
+Both answer measures are corrected the same way: "correct" scores an answer 1 when it
+was graded correct, "correct or partial" when it was graded correct or partial, by the
+judge and by hand alike (:data:`PASSING`). The family is the judge's own (the same
+pairs as the table of paired verdicts on the measure, under its rule): max-T (single
+step, the maximum |z| simulated from the joint normal with seeded mulberry32 draws,
+``rounds`` of them), Holm, or none.
 """
 
 from __future__ import annotations
@@ -41,15 +44,28 @@ from typing import Any
 import numpy as np
 
 from ragmeter import stats
-from ragmeter.answers.analysis import MIN_HAND
+from ragmeter.answers.analysis import MIN_HAND, SAVING_BOUND, AnswerReport, Corrected
 from ragmeter.answers.store import UNSCORED
+from ragmeter.comparison.formatting import format_difference
 from ragmeter.defaults import DEFAULTS
 from ragmeter.stats import ppi
 from ragmeter.stats.paired import verdict_text
 
-__all__ = ["CorrectedRow", "CorrectedVerdicts", "corrected_verdicts", "corrected_lines"]
+__all__ = [
+    "PASSING",
+    "SAVING_CAPTION",
+    "CorrectedRow",
+    "CorrectedVerdicts",
+    "corrected_cells",
+    "corrected_lines",
+    "corrected_verdicts",
+    "saving_cells",
+    "saving_lines",
+    "saving_rows",
+]
 
-MEASURE = "correct"
+PASSING = {"correct": ("correct",), "correct or partial": ("correct", "partial")}
+"""Per answer measure, the grades that score 1 (by the judge and by hand alike)."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +102,8 @@ class CorrectedRow:
 
 @dataclass(frozen=True)
 class CorrectedVerdicts:
-    """The judge-corrected family on the share correct: ``weight_rule`` (``tuned`` or
+    """The judge-corrected family on one answer ``measure`` (a key of :data:`PASSING`):
+    ``weight_rule`` (``tuned`` or
     ``plain``) and each system's ``weights`` and hand grades ``n_hand``; the rule
     ``adjust`` at level ``alpha`` over the ``family`` of the judge's verdicts, with
     ``seed`` and ``rounds`` (max-T's draws); ``rows``; ``notes`` where a pair could not
@@ -122,19 +139,21 @@ def _matrices(
     hand: Mapping[tuple[str, str], str],
     names: Sequence[str],
     questions: Sequence[str],
+    passing: Sequence[str],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(judge, hand)`` as ``[systems, questions]``: the judge's 0/1 correct (unscored
-    counts as not correct, as in the paired verdicts), the hand's 0/1 correct with NaN
-    where an answer has no hand grade or the judge or the hand left it unscored."""
+    """``(judge, hand)`` as ``[systems, questions]``: the judge's 0/1 score (1 for a grade
+    in ``passing``; unscored counts as 0, as in the paired verdicts), the hand's 0/1
+    score with NaN where an answer has no hand grade or the judge or the hand left it
+    unscored."""
     judge = np.array(
-        [[float(grades[s][q] == "correct") for q in questions] for s in names], dtype=np.float64
+        [[float(grades[s][q] in passing) for q in questions] for s in names], dtype=np.float64
     )
     by_hand = np.full(judge.shape, np.nan)
     for i, s in enumerate(names):
         for k, q in enumerate(questions):
             h = hand.get((s, q))
             if h is not None and h != UNSCORED and grades[s][q] != UNSCORED:
-                by_hand[i, k] = float(h == "correct")
+                by_hand[i, k] = float(h in passing)
     return judge, by_hand
 
 
@@ -156,15 +175,17 @@ def corrected_verdicts(
     seed: int = DEFAULTS.seed,
     rounds: int = DEFAULTS.rounds,
     weight: str = "tuned",
+    measure: str = "correct",
 ) -> CorrectedVerdicts | None:
     """The judge-corrected verdicts of ``pairs`` over ``questions``; None when no pair has
     two systems with enough hand grades.
 
     ``grades`` maps each system to ``{question: the judge's grade}``; ``hand`` maps
     ``(system, question)`` to the hand grade. ``adjust``, ``alpha`` and ``family`` are the
-    judge's family rule; ``weight`` the rectifier weight (``tuned`` or ``plain``)."""
+    judge's family rule; ``weight`` the rectifier weight (``tuned`` or ``plain``);
+    ``measure`` the answer measure (a key of :data:`PASSING`)."""
     names = sorted({s for p in pairs for s in p}, key=[s for p in pairs for s in p].index)
-    judge, by_hand = _matrices(grades, hand, names, questions)
+    judge, by_hand = _matrices(grades, hand, names, questions, PASSING[measure])
     counts = {s: int((~np.isnan(by_hand[i])).sum()) for i, s in enumerate(names)}
     few = [s for s in names if counts[s] < MIN_HAND]
     kept = [p for p in pairs if p[0] not in few and p[1] not in few]
@@ -197,7 +218,7 @@ def corrected_verdicts(
     weights = {s: float(joint.weights[at[s]]) for s in use}
     hand_counts = {s: counts[s] for s in use}
     return CorrectedVerdicts(
-        MEASURE,
+        measure,
         weight,
         adjust,
         alpha,
@@ -265,7 +286,7 @@ def corrected_lines(v: CorrectedVerdicts) -> list[str]:
     return [
         "judge: the judge's own difference; corrected: with its interval at the family's "
         "level; hand: hand grades of A / of B / of questions graded for both.",
-        f"Judge-corrected: each system's share correct = weight x the judge's share over "
+        f"Judge-corrected: each system's share {v.measure} = weight x the judge's share over "
         f"the {v.questions} questions + mean(hand - weight x judge) over its hand-graded "
         f"answers (prediction-powered, {v.weight_rule} weight: {weights}).",
         f"Rule: {rule}, alpha {v.alpha:g}, family {v.family}; normal intervals; "
@@ -273,3 +294,86 @@ def corrected_lines(v: CorrectedVerdicts) -> list[str]:
         "grades are a random sample of its answers (handgrade --random-order).",
         *v.notes,
     ]
+
+
+# --- the texts the terminal and the report show ------------------------------------------
+
+CORRECTED_HEAD = ["pair", "judge", "corrected", "p", "hand", "verdict"]
+"""The judge-corrected table's columns, in the terminal and the report."""
+
+
+def _points(x: float) -> str:
+    return f"{x * 100:+.1f}"
+
+
+def corrected_title(v: CorrectedVerdicts) -> str:
+    """The judge-corrected table's title."""
+    return f"Paired verdicts on {v.measure}, judge-corrected by hand (A - B, points)"
+
+
+def corrected_cells(v: CorrectedVerdicts) -> list[list[str]]:
+    """Per pair the cells of :data:`CORRECTED_HEAD`: the judge's difference, the corrected
+    one with its interval, the rule's p, the hand grades (of A / of B / of both) and the
+    verdict."""
+    return [
+        [
+            f"{r.a} - {r.b}",
+            _points(r.judge),
+            format_difference(r.difference),
+            f"{r.p:.3f}",
+            f"{r.hand_a}/{r.hand_b}/{r.hand_both}",
+            r.verdict,
+        ]
+        for r in v.rows
+    ]
+
+
+SAVING_HEAD = ["", "weight", "agree", "by hand", "worth", "saved", "bound"]
+"""The saving table's columns, in the terminal and the report."""
+
+SAVING_CAPTION = (
+    "worth: hand grades alone for the same interval width (by hand x hand-only "
+    "variance / corrected variance); bound: at most x"
+    f"{SAVING_BOUND:g} when the judge agrees no more often than answers are "
+    "correct (Dorner, Nastl and Hardt, ICLR 2025)"
+)
+
+
+def saving_cells(rows: Sequence[Corrected]) -> list[list[str]]:
+    """Per corrected accuracy the cells of :data:`SAVING_HEAD`: the rectifier weight, the
+    agreement, the hand grades used, what the corrected interval is worth in hand grades
+    alone, the saving, and the bound where it applies."""
+    return [
+        [
+            c.system or f"all ({c.judge})",
+            f"{c.weight:.2f} {c.weight_rule}",
+            f"{c.agreement:.0%}",
+            str(c.n_hand),
+            f"{c.effective_hand:.0f}",
+            f"{c.saved:+.0f} (x{c.effective_hand / c.n_hand:.2f})",
+            f"x{c.bound:g}" if c.bound is not None else "-",
+        ]
+        for c in rows
+    ]
+
+
+def saving_lines(rows: Sequence[Corrected]) -> list[str]:
+    """The warnings under the saving table: where hand grades alone are as tight."""
+    return [
+        f"Warning: {c.system or 'all systems'}: hand grades alone are as tight as the "
+        f"judge-corrected accuracy (the judge agrees on {c.agreement:.0%}); read the "
+        "hand-only accuracy, or grade more by hand."
+        for c in rows
+        if c.hand_as_tight
+    ]
+
+
+def saving_rows(report: AnswerReport) -> list[Corrected]:
+    """The rows of ``grade``'s saving table (:data:`SAVING_SCOPE`): each system's
+    corrected accuracy, then all systems together."""
+    whole = [report.corrected] if report.corrected is not None else []
+    return [*(r.corrected for r in report.systems if r.corrected is not None), *whole]
+
+
+SAVING_SCOPE = "per system and all together"
+"""What ``grade``'s saving table covers, as its title says it."""

@@ -43,7 +43,7 @@ from ragmeter.comparison.verdicts import Verdicts
 from ragmeter.errors import InputError
 from ragmeter.files.io import dumps
 from ragmeter.files.outputs import results_lock, write_output
-from ragmeter.runs.results import Results
+from ragmeter.runs.results import Results, results_path
 
 __all__ = [
     "ANY",
@@ -316,7 +316,7 @@ def write_failures(report: FailureReport, results: Results | str | Path) -> Path
     """Write ``answers/failures.json`` atomically, under the results lock, over
     nothing or over the ``failures.json`` ragmeter wrote there (never a file of
     the user's at that name: that is an :class:`InputError`)."""
-    base = results.path if isinstance(results, Results) else Path(results)
+    base = results_path(results)
     path = answers_dir(base) / "failures.json"
     with results_lock(base):
         write_output(path, dumps(report.to_dict()), "failure count", flag=None)

@@ -31,7 +31,7 @@ from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir, update_meta
 from ragmeter.errors import InputError
 from ragmeter.files.io import dumps
 from ragmeter.files.outputs import results_lock, write_output
-from ragmeter.runs.results import Results
+from ragmeter.runs.results import Results, results_path
 from ragmeter.stats.bootstrap import format_interval
 from ragmeter.stats.rerun_variance import VarianceShares, question_flip_rates, variance_shares
 
@@ -311,7 +311,7 @@ def flip_rows(report: FlipReport) -> list[dict[str, Any]]:
 def write_flips(report: FlipReport, results: Results | str | Path) -> Path:
     """``answers/reruns.json`` (everything) and ``flip_rates`` in ``answers/meta.json``
     (the means and the questions that flip most), under the results lock."""
-    base = results.path if isinstance(results, Results) else Path(results)
+    base = results_path(results)
     path = answers_dir(base) / FILE
     data = report.to_dict()
     with results_lock(base):
@@ -323,7 +323,7 @@ def write_flips(report: FlipReport, results: Results | str | Path) -> Path:
 
 def clear_flips(results: Results | str | Path) -> None:
     """Remove what :func:`write_flips` wrote (a grade without reruns leaves none)."""
-    base = results.path if isinstance(results, Results) else Path(results)
+    base = results_path(results)
     with results_lock(base):
         (answers_dir(base) / FILE).unlink(missing_ok=True)
         if (answers_dir(base) / "meta.json").is_file():

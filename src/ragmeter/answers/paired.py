@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.answers.analysis import accuracy_judge
-from ragmeter.answers.corrected import CorrectedVerdicts, corrected_verdicts
+from ragmeter.answers.corrected import PASSING, CorrectedVerdicts, corrected_verdicts
 from ragmeter.answers.flips import rerun_count, rerun_scores
 from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir, graded_answers
 from ragmeter.comparison.effects import main_effect_names, names_an_effect
@@ -40,13 +40,16 @@ from ragmeter.comparison.verdicts import Row, Rule, Verdicts
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.files.io import dumps, read_json
 from ragmeter.files.outputs import results_lock, write_output
-from ragmeter.runs.results import Results
+from ragmeter.runs.results import Results, as_results, results_path
 from ragmeter.stats.reruns import question_means
 
 __all__ = [
     "BASIS",
     "MEASURES",
+    "AnswerScores",
     "AnswerVerdicts",
+    "answer_measure",
+    "answer_scores",
     "answer_verdicts",
     "basis_line",
     "check_choice",
@@ -55,9 +58,8 @@ __all__ = [
     "write_answer_verdicts",
 ]
 
-MEASURES = ("correct", "correct or partial")
+MEASURES = tuple(PASSING)
 """The answer measures compared, as the accuracy table names its columns."""
-_PASSING = {"correct": ("correct",), "correct or partial": ("correct", "partial")}
 
 BASIS = (
     "per question, 1 when the answer was graded correct (correct or partial), else 0; "
@@ -90,8 +92,8 @@ class AnswerVerdicts:
     ``notes`` then says why. ``notes`` also says where the run's own family could not
     apply to the systems answered. ``reruns`` is K, the times ``grade`` graded each
     answer: with K > 1 a system's score on a question is its mean over the K reruns.
-    ``corrected`` is the same family on "correct" corrected by the hand grades
-    (:mod:`ragmeter.answers.corrected`), None without enough hand grades.
+    ``corrected`` maps each measure to the same family corrected by the hand grades
+    (:mod:`ragmeter.answers.corrected`); empty without enough hand grades.
     """
 
     judge: str | None
@@ -108,7 +110,7 @@ class AnswerVerdicts:
     notes: list[str] = field(default_factory=list)
     reruns: int = 1
     ranks: dict[str, Ranks] = field(default_factory=dict)
-    corrected: CorrectedVerdicts | None = None
+    corrected: dict[str, CorrectedVerdicts] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form written to ``answers/verdicts.json`` (``reruns`` and
@@ -132,8 +134,8 @@ class AnswerVerdicts:
             data |= {"reruns": self.reruns, "rerun_basis": rerun_basis(self.reruns)}
         if self.ranks:
             data["ranks"] = {m: r.to_dict() for m, r in self.ranks.items()}
-        if self.corrected is not None:
-            data["judge_corrected"] = self.corrected.to_dict()
+        if self.corrected:
+            data["judge_corrected"] = {m: c.to_dict() for m, c in self.corrected.items()}
         return data
 
     @classmethod
@@ -160,10 +162,18 @@ class AnswerVerdicts:
             notes=[str(n) for n in data.get("notes") or []],
             reruns=int(data.get("reruns", 1)),
             ranks={str(m): Ranks.from_dict(r) for m, r in (data.get("ranks") or {}).items()},
-            corrected=CorrectedVerdicts.from_dict(data["judge_corrected"])
-            if data.get("judge_corrected")
-            else None,
+            corrected=_read_corrected(data.get("judge_corrected")),
         )
+
+
+def _read_corrected(data: dict[str, Any] | None) -> dict[str, CorrectedVerdicts]:
+    """``judge_corrected`` per measure; a file written before "correct or partial" was
+    corrected holds the one family on "correct" itself."""
+    if not data:
+        return {}
+    if "rows" in data:
+        data = {data["measure"]: data}
+    return {str(m): CorrectedVerdicts.from_dict(c) for m, c in data.items()}
 
 
 def _counted(counts: dict[str, int]) -> str:
@@ -209,7 +219,7 @@ def check_choice(
     """The run's plan with the choices made (``ComparisonPlan.choose``, as ``compare``
     makes them), each system named checked against the run's systems: one line before
     any model is called."""
-    res = results if isinstance(results, Results) else Results(results)
+    res = as_results(results)
     plan = res.comparison_plan.choose(adjust=adjust, baseline=baseline, pairs=pairs, family=family)
     if baseline:
         if plan.baseline not in res.systems:
@@ -340,22 +350,90 @@ def _corrected(
     common: list[str],
     plan: ComparisonPlan,
     ppi: str,
-) -> CorrectedVerdicts | None:
-    """The judge's family on "correct", corrected by the hand grades where they allow."""
+) -> dict[str, CorrectedVerdicts]:
+    """Per measure, the judge's family corrected by the hand grades where they allow."""
     if not aset.hand:
-        return None
-    table = tables[MEASURES[0]]
-    return corrected_verdicts(
-        grades,
-        {k: h.hand for k, h in aset.hand.items()},
-        common,
-        [(r.a, r.b) for r in table.rows],
-        adjust=table.rule.adjust,
-        alpha=table.rule.alpha,
-        family=table.rule.family,
-        seed=plan.seed,
-        rounds=plan.rounds,
-        weight=ppi,
+        return {}
+    hand = {k: h.hand for k, h in aset.hand.items()}
+    out = {}
+    for measure, table in tables.items():
+        fixed = corrected_verdicts(
+            grades,
+            hand,
+            common,
+            [(r.a, r.b) for r in table.rows],
+            adjust=table.rule.adjust,
+            alpha=table.rule.alpha,
+            family=table.rule.family,
+            seed=plan.seed,
+            rounds=plan.rounds,
+            weight=ppi,
+            measure=measure,
+        )
+        if fixed is not None:
+            out[measure] = fixed
+    return out
+
+
+def answer_measure(name: str) -> str | None:
+    """The answer measure of :data:`MEASURES` that ``name`` names (``correct_or_partial``
+    spells ``correct or partial`` without spaces), else None."""
+    spelled = " ".join(str(name).replace("_", " ").split()).lower()
+    return spelled if spelled in MEASURES else None
+
+
+@dataclass(frozen=True)
+class AnswerScores:
+    """One system's scores on ``measure`` as the paired verdicts take them: per question
+    of ``questions`` (those with an answer ``judge`` graded, in results order), 0/1, or
+    with ``reruns`` K > 1 the mean over the question's graded reruns; an unscored answer
+    is 0 (``unscored`` counts them), an answer the judge has not graded is in no question
+    (``ungraded`` counts them)."""
+
+    system: str
+    measure: str
+    judge: str | None
+    questions: list[str]
+    scores: np.ndarray
+    unscored: int
+    ungraded: int
+    reruns: int
+
+
+def answer_scores(
+    results: Results | str | Path | AnswerSet, system: str, measure: str, judge: str | None = None
+) -> AnswerScores:
+    """``system``'s scores on ``measure`` (a name :func:`answer_measure` reads) by the
+    accuracy judge (:func:`~ragmeter.answers.analysis.accuracy_judge`), computed as the
+    paired verdicts compute them; the one way the gate reads an answer run."""
+    aset = graded_answers(results)
+    if aset is None:
+        raise InputError(
+            f"{results}: no answers; run `ragmeter answer` and `ragmeter grade` on it first"
+        )
+    wanted = answer_measure(measure)
+    if wanted is None:
+        raise InputError(
+            f"unknown answer measure {measure!r}; choose correct or correct_or_partial"
+        )
+    chosen = accuracy_judge(aset, judge)
+    graded = _graded(aset, chosen, [system]).get(system)
+    if chosen is None or graded is None or not graded["grades"]:
+        raise InputError(
+            f"{aset.results.path}: system {system!r} has no answers graded by "
+            f"{chosen or 'a judge'}; run `ragmeter answer` and `ragmeter grade` on it first"
+        )
+    questions = [q for q in aset.results.question_ids if q in graded["grades"]]
+    scores = _scores(aset, chosen, {system: graded["grades"]}, questions)[wanted][0]
+    return AnswerScores(
+        system=system,
+        measure=wanted,
+        judge=chosen,
+        questions=questions,
+        scores=scores,
+        unscored=sum(graded["grades"][q] == UNSCORED for q in questions),
+        ungraded=graded["ungraded"],
+        reruns=rerun_count(aset),
     )
 
 
@@ -406,7 +484,7 @@ def _scores(
     if rerun_count(aset) < 2:
         return {
             m: np.array(
-                [[float(grades[s][q] in _PASSING[m]) for q in common] for s in names],
+                [[float(grades[s][q] in PASSING[m]) for q in common] for s in names],
                 dtype=np.float64,
             )
             for m in MEASURES
@@ -441,7 +519,7 @@ def _tables(
 def write_answer_verdicts(verdicts: AnswerVerdicts, results: Results | str | Path) -> Path:
     """Write ``answers/verdicts.json`` atomically, under the results lock, over nothing or
     over the file ragmeter wrote there (never a file of the user's at that name)."""
-    base = results.path if isinstance(results, Results) else Path(results)
+    base = results_path(results)
     path = answers_dir(base) / FILE
     with results_lock(base):
         write_output(path, dumps(verdicts.to_dict()), "paired verdicts on answers", flag=None)
@@ -450,7 +528,7 @@ def write_answer_verdicts(verdicts: AnswerVerdicts, results: Results | str | Pat
 
 def read_answer_verdicts(results: Results | str | Path) -> AnswerVerdicts | None:
     """``answers/verdicts.json`` read back; None when ``grade`` has not written one."""
-    base = results.path if isinstance(results, Results) else Path(results)
+    base = results_path(results)
     path = answers_dir(base) / FILE
     if not path.is_file():
         return None

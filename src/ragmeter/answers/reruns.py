@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ragmeter.defaults import DEFAULTS, EARLIER
 from ragmeter.errors import InputError
 from ragmeter.inputs.config import answers_reruns, check_reruns
-from ragmeter.runs.results import Results
+from ragmeter.runs.results import Results, as_results
 
 if TYPE_CHECKING:  # a type only: reading reruns back loads no model code
     from ragmeter.llm import ChatRequest
@@ -139,7 +139,7 @@ def rerun_settings(
     if unknown:
         raise TypeError(f"unknown reruns setting {sorted(unknown)[0]!r}")
     check_reruns(**given, prefix="--")
-    res = results if isinstance(results, Results) else Results(results)
+    res = as_results(results)
     config = answers_reruns(res.path / "config.toml")
     old = Reruns.from_meta(recorded)
     earlier = (

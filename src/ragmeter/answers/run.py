@@ -57,7 +57,7 @@ from ragmeter.llm import (
     open_backend,
     parse_options,
 )
-from ragmeter.runs.results import Results
+from ragmeter.runs.results import Results, as_results
 from ragmeter.scoring.metrics import check_k
 
 __all__ = [
@@ -95,10 +95,6 @@ def _with_cache(settings: CallSettings, results: Results) -> CallSettings:
     if settings.cache is not None:
         return settings
     return settings.replace(cache=answers_dir(results) / "cache.sqlite")
-
-
-def _results(results: Results | str | Path) -> Results:
-    return results if isinstance(results, Results) else Results(results)
 
 
 def _systems(results: Results, systems: str | Sequence[str] | None) -> list[str]:
@@ -250,7 +246,7 @@ def answer_questions(
     :class:`ragmeter.errors.ServerUnavailable` when the server goes away; the
     replies had by then are in the cache, so a rerun resumes.
     """
-    res = _results(results)
+    res = as_results(results)
     k = check_k(k, depth=res.meta.get("depth"), what="--k")
     reruns = reruns if reruns is not None else rerun_settings(res)
     settings = _with_cache(_settings(reader, call), res)
@@ -433,7 +429,7 @@ def grade_answers(
     1..K-1 go to ``answers/grade_reruns.jsonl``; a reader rerun not made yet is an
     error before any call.
     """
-    res = _results(results)
+    res = as_results(results)
     settings = _judge_settings(res, judges, call)
     labels = [s.label for s in settings]
     folder = answers_dir(res)

@@ -35,7 +35,7 @@ from ragmeter.errors import InputError
 from ragmeter.files.io import atomic_write_text, dumps, read_json, read_jsonl
 from ragmeter.files.outputs import results_lock, write_output
 from ragmeter.files.schemas import describe_error, normalize
-from ragmeter.runs.results import Results, as_results
+from ragmeter.runs.results import Results, as_results, results_path
 
 GRADES: tuple[str, str, str] = ("correct", "partial", "wrong")
 """The three grades a judge gives; ``unscored`` marks a reply that could not be read."""
@@ -72,7 +72,7 @@ Key = tuple[str, str]  # (system, question)
 
 def answers_dir(results: Results | str | Path) -> Path:
     """``<results>/answers``."""
-    base = results.path if isinstance(results, Results) else Path(results)
+    base = results_path(results)
     return base / "answers"
 
 
@@ -337,7 +337,7 @@ class AnswerSet:
 
 def load_answer_set(results: Results | str | Path) -> AnswerSet:
     """Read ``reader.jsonl``, ``grades.jsonl``, ``hand.jsonl`` and ``meta.json``."""
-    res = results if isinstance(results, Results) else Results(results)
+    res = as_results(results)
     folder = answers_dir(res)
     meta = read_meta(folder)
     answers = read_answers(folder)
@@ -427,7 +427,7 @@ def load_merged_answer_set(results: Results | str | Path) -> AnswerSet | None:
     ``judges`` and ``k``. A line naming a system or question that is not in the
     results is a one-line error with its line number.
     """
-    res = results if isinstance(results, Results) else Results(results)
+    res = as_results(results)
     folder = answers_dir(res)
     path = folder / "answers.jsonl"
     if not path.is_file():
@@ -510,7 +510,7 @@ def reference_text(results: Results, question: str) -> str:
 
 def write_merged(results: Results | str | Path) -> Path:
     """Rewrite ``answers/answers.jsonl`` (atomically, under the lock) from the files beside it."""
-    base = results.path if isinstance(results, Results) else Path(results)
+    base = results_path(results)
     with results_lock(base):
         aset = load_answer_set(results)
         path = aset.folder / "answers.jsonl"

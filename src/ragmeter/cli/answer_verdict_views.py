@@ -41,7 +41,8 @@ def print_answer_verdicts(v: AnswerVerdicts, console: Console) -> None:
     for note in v.notes:
         console.print(Text(note, style="yellow"))
     console.print(Text(basis_line(v), style="dim"))
-    if v.corrected is not None:
+    if v.corrected:
         from ragmeter.cli.corrected_views import print_corrected_verdicts
 
-        print_corrected_verdicts(v.corrected, console)
+        for fixed in v.corrected.values():
+            print_corrected_verdicts(fixed, console)

@@ -34,6 +34,7 @@ from ragmeter.answers.analysis import (
 )
 from ragmeter.answers.hand import HandRun
 from ragmeter.answers.judges import judge_reliability
+from ragmeter.answers.position import check_position_size, position_check, position_checks
 from ragmeter.answers.run import (
     DEFAULT_K,
     GradeRun,
@@ -43,7 +44,12 @@ from ragmeter.answers.run import (
 )
 from ragmeter.answers.store import AnswerSet, load_answer_set
 from ragmeter.cli.hand_views import grade_by_hand
-from ragmeter.cli.judge_views import print_hand_checks, print_judge_pairs, print_judge_reliability
+from ragmeter.cli.judge_views import (
+    print_hand_checks,
+    print_judge_pairs,
+    print_judge_reliability,
+    print_position_checks,
+)
 from ragmeter.cli.layout import Grid, print_grids
 from ragmeter.cli.rerun_views import (
     flips_after_grading,
@@ -188,6 +194,7 @@ def grade_command(
     choice: dict[str, Any] | None = None,
     reruns: Any = None,
     ppi: str = "tuned",
+    position: tuple[int, int | None] | None = None,
     **call: Any,
 ) -> AnswerReport:
     """``ragmeter grade RESULTS --judge SPEC [--judge SPEC ...]``: grade, then report.
@@ -202,8 +209,13 @@ def grade_command(
     run's config, else from what the answer step recorded) grades K reruns per answer;
     with K > 1 the flip rates are printed and kept (``answers/reruns.json``).
     ``ppi`` (``--ppi``): the judge-corrected numbers' weight, ``tuned`` or ``plain``.
+    ``position`` (``--position-check N``, ``--position-seed``: size and seed of the sample)
+    then has each judge grade a sample again in the other order
+    (:func:`ragmeter.answers.position.position_check`) and prints how the orders agree.
     """
     console = console or Console()
+    if position is not None:
+        check_position_size(position[0])
     res = as_results(results)  # the search run, read once and handed on
     reruns = rerun_settings_of(res, reruns, recorded=True)
     choice = {k: v for k, v in (choice or {}).items() if v is not None}
@@ -224,6 +236,32 @@ def grade_command(
             reruns=reruns,
             **call,
         )
+        if position is not None:
+            n, seed = position
+            position_check(res, list(judges), n=n, seed=seed, progress=progress, **call)
+    _print_grade_run(run, console)
+    config = res.path / "config.toml"
+    if accuracy_judge is not None:
+        configured = answers_judge(config)
+        if configured and configured != accuracy_judge:
+            console.print(
+                Text(
+                    f"Note: {config} sets [answers] judge = {configured!r}, which later "
+                    "reports use unless given --accuracy-judge.",
+                    style="yellow",
+                )
+            )
+    listed = _system_list(systems)
+    choice = {**choice, "ppi": ppi}
+    graded = load_answer_set(res)  # the answers as grading left them, read once
+    report = _report_after_grading(graded, accuracy_judge, listed, choice, run, console)
+    if position is not None:
+        print_position_checks(position_checks(graded), console)
+    return report
+
+
+def _print_grade_run(run: GradeRun, console: Console) -> None:
+    """The reruns line, then each judge's grade counts, calls and first unscored replies."""
     line = grade_reruns_line(run.settings)
     if line:
         console.print(Text(line))
@@ -242,21 +280,6 @@ def grade_command(
                 Text(f"  unscored {g.system}/{g.question}: {g.error}; raw: {g.raw[:120]!r}"),
                 style="dim",
             )
-    config = res.path / "config.toml"
-    if accuracy_judge is not None:
-        configured = answers_judge(config)
-        if configured and configured != accuracy_judge:
-            console.print(
-                Text(
-                    f"Note: {config} sets [answers] judge = {configured!r}, which later "
-                    "reports use unless given --accuracy-judge.",
-                    style="yellow",
-                )
-            )
-    listed = _system_list(systems)
-    choice = {**choice, "ppi": ppi}
-    graded = load_answer_set(res)  # the answers as grading left them, read once
-    return _report_after_grading(graded, accuracy_judge, listed, choice, run, console)
 
 
 def _report_after_grading(
@@ -336,12 +359,13 @@ def print_answer_report(report: AnswerReport, console: Console) -> None:
     print_grids(console, grid)
     if report.corrected is not None:
         print_corrected([report.corrected], console, "All systems together")
-    fixed = [r.corrected for r in report.systems if r.corrected is not None]
-    if fixed or report.corrected is not None:
+    from ragmeter.answers.corrected import SAVING_SCOPE, saving_rows
+
+    saved = saving_rows(report)
+    if saved:
         from ragmeter.cli.corrected_views import print_saving
 
-        whole = [report.corrected] if report.corrected is not None else []
-        print_saving([*fixed, *whole], console, "per system and all together")
+        print_saving(saved, console, SAVING_SCOPE)
     for row in report.systems:
         cross = Grid(
             f"{row.system}: whole passage in the top {report.k} x answer grade",
@@ -430,6 +454,7 @@ def judges_command(
     pairs = judge_pairs(aset)
     print_judge_pairs(pairs, console, seed_rounds=_seed_rounds(aset.results))
     print_judge_reliability(judge_reliability(aset), console)
+    print_position_checks(position_checks(aset), console)
     checks = hand_checks(aset)
     if any(c.n for c in checks):
         print_hand_checks(checks, console)

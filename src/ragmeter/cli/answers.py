@@ -62,6 +62,19 @@ TopP = Annotated[
         "--top-p", help="Nucleus sampling of the rerun model, in (0, 1] (default: the model's)"
     ),
 ]
+PositionCheckSize = Annotated[
+    int | None,
+    typer.Option(
+        "--position-check",
+        help="Also grade a seeded sample of N answers again with the answer before the "
+        "reference (the judges' position check; `ragmeter judges` compares the two)",
+        metavar="N",
+    ),
+]
+PositionSeed = Annotated[
+    int | None,
+    typer.Option(help="Seed of the position check's sample (default: the run's seed)"),
+]
 
 
 def _reruns(reruns, reruns_of, temperature, top_p) -> dict:
@@ -183,14 +196,21 @@ def grade(
     temperature: Temperature = None,
     top_p: TopP = None,
     ppi: PpiWeight = "tuned",
+    position_check: PositionCheckSize = None,
+    position_seed: PositionSeed = None,
 ) -> None:
     """Judge models grade each answer correct / partial / wrong against the answer key,
     then systems are compared on their answers, pair by pair, under the run's rule."""
+    from ragmeter.answers.position import check_position_size
     from ragmeter.cli.answer_views import grade_command
-    from ragmeter.inputs.config import check_family
+    from ragmeter.inputs.config import check_family, check_seed
 
     if family is not None:  # given, even empty: the flag is named, not the config
         check_family(family, "--family")
+    if position_check is not None:
+        check_position_size(position_check)
+    if position_seed is not None:
+        check_seed(position_seed, "--position-seed")
     again = _reruns(reruns, reruns_of, temperature, top_p)
 
     settings = [
@@ -211,6 +231,7 @@ def grade(
             choice={"adjust": adjust, "baseline": baseline, "pairs": pairs, "family": family},
             reruns=again,
             ppi=ppi,
+            position=None if position_check is None else (position_check, position_seed),
         )
     refresh_report(results, accuracy_judge=chosen)
 

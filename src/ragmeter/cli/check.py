@@ -7,12 +7,12 @@ from typing import Annotated
 
 import typer
 
-from ragmeter.cli.app import app, console, handle_errors, points, warn
+from ragmeter.cli.app import app, console, given_points, handle_errors, warn
 from ragmeter.cli.history import HistoryDir, history_baseline
 from ragmeter.cli.layout import wrap_words
 from ragmeter.errors import InputError
 from ragmeter.files.outputs import check_output_file, results_inputs, write_output
-from ragmeter.history.gate import check_noninferior, checked_margin
+from ragmeter.history.gate import check_answers_noninferior, check_noninferior, checked_margin
 from ragmeter.inputs.config import check_rounds, check_seed
 
 _Baseline = Annotated[
@@ -65,7 +65,13 @@ def check(
     baseline: _Baseline,
     system: _System,
     candidate: _Candidate = None,
-    metric: Annotated[str | None, typer.Option(help="Default: the baseline run's metric")] = None,
+    metric: Annotated[
+        str | None,
+        typer.Option(
+            help="Default: the baseline run's metric; correct or correct_or_partial checks "
+            "the graded answers of both runs"
+        ),
+    ] = None,
     margin: _Margin = 2.0,
     markdown: Annotated[
         Path | None, typer.Option(help="Also write a summary for a pull-request comment")
@@ -83,16 +89,26 @@ def check(
 
     The lower end of the 95% paired interval of candidate - baseline (questions
     paired by id) must lie above -margin; exit 1 when it does not, 2 on bad input.
+    With --metric correct (or correct_or_partial) the answers are checked: each run's
+    answers as its accuracy judge graded them, reruns averaged per question.
     """
+    from ragmeter.answers.paired import answer_measure
     from ragmeter.runs.results import Results
 
+    on_answers = bool(metric) and answer_measure(metric) is not None
+    if on_answers and baseline_from_history is not None:
+        raise InputError(
+            f"--metric {metric}: the history keeps search scores, not answers; give the "
+            "baseline's results directory (with its answers/) instead of "
+            "--baseline-from-history"
+        )
     if baseline_from_history is not None:
         baseline, candidate, system = history_baseline(
             baseline_from_history, baseline, candidate, system, metric, history, baseline_system
         )
     elif candidate is None:
         raise InputError("give the baseline's and the candidate's results directories")
-    margin_points = points(margin, "--margin") * 100.0  # read as plan reads its points
+    margin_points = given_points(margin, "--margin")  # read as plan reads its points
     wide = checked_margin(margin_points)  # before any work
     if wide is not None:
         warn(f"--margin {margin:g}: {wide}")
@@ -105,7 +121,8 @@ def check(
     inputs = [*results_inputs(base.path, base.meta), *results_inputs(cand.path, cand.meta)]
     if markdown is not None:  # before any work, and again when writing
         check_output_file(markdown, "Markdown summary", inputs, "--markdown")
-    result = check_noninferior(
+    gate = check_answers_noninferior if on_answers else check_noninferior
+    result = gate(
         base,
         cand,
         system,

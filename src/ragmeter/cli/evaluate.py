@@ -17,6 +17,7 @@ from ragmeter.cli.rank_views import print_ranks
 from ragmeter.comparison.formatting import format_estimate, level_label
 from ragmeter.defaults import DEFAULTS
 from ragmeter.files.outputs import check_results_target, results_lock
+from ragmeter.scoring.names import family
 from ragmeter.scoring.trec import COMPAT_MEASURES
 
 
@@ -195,7 +196,7 @@ def _print_scores(result, summary, chosen: str) -> None:
     sizes; in another format, the means alone."""
     from ragmeter.cli.output import emit, print_comparisons
 
-    named = summary.ndcg_label if any(m.startswith("ndcg") for m in result.measures) else ""
+    named = summary.ndcg_label if any(family(m) == "ndcg" for m in result.measures) else ""
     level = level_label(est[m] for est in summary.estimates.values() for m in result.measures)
     grid = Grid(
         f"Mean over queries [{level} interval]" + (f" ({named})" if named else ""),

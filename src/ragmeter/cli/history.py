@@ -387,36 +387,25 @@ def history_baseline(
     name in the candidate (``system`` may be a name it had in earlier runs)."""
     import tempfile
 
-    from ragmeter.history.ancestry import Ancestry
-    from ragmeter.history.baseline import candidate_name, materialise, resolve_ref, scores_digest
+    from ragmeter.history.baseline import recorded_baseline
     from ragmeter.runs.results import Results
 
     if second is not None:
         raise InputError("with --baseline-from-history give only the candidate's results directory")
-    candidate = first
-    res = Results(candidate)
-    like = res.meta.measurement  # a RunMeta: {} for a run that did not record it
-    own = (str(candidate.resolve()), scores_digest(candidate))
-    line = Ancestry()  # git where the check runs: the checked-out commit's history
+    candidate = Results(first)  # a results directory, or its one-line error first
     with _store(history) as store:
-        if baseline_system is None:
-            system = candidate_name(store, system, (res.meta, res.systems))
-        run = resolve_ref(
-            store,
-            ref,
-            system=system,
-            metric=metric,
-            exclude=own,
-            like=like,
-            candidate=(res.meta, res.systems),
-            baseline_system=baseline_system,
-            ancestry=line,
-        )
         folder = tempfile.TemporaryDirectory(prefix="ragmeter-baseline-")
         _KEPT.append(folder)
-        path = materialise(store, run.id, Path(folder.name) / f"run-{run.id}")
-    head = line.head()
-    elsewhere = head is not None and line.before(run.commit, head) is False
+        found = recorded_baseline(
+            store,
+            ref,
+            candidate,
+            folder.name,
+            system=system,
+            metric=metric,
+            baseline_system=baseline_system,
+        )
+    run, elsewhere = found.run, found.elsewhere
     where = ", ".join(
         x
         for x in (
@@ -428,4 +417,4 @@ def history_baseline(
         if x
     )
     err.print(Text(f"Baseline: history run {run.id} ({where}; {run.results})"), soft_wrap=True)
-    return path, candidate, system
+    return found.path, first, found.system

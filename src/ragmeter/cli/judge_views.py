@@ -5,7 +5,9 @@ Each pair shows percent agreement and Cohen's kappa on correct-or-not and on the
 grades, and beside the latter the kappa weighted linearly over correct / partial /
 wrong (:data:`ragmeter.answers.judges.WEIGHTS`); :func:`print_judge_reliability` adds
 Krippendorff's alpha over three or more judges and each judge's test-retest agreement
-when ``grade`` reran the judges. The numbers come from :mod:`ragmeter.answers.judges`.
+when ``grade`` reran the judges, and :func:`print_position_checks` each judge's grades
+of a sample in the given order against the other order (``grade --position-check``).
+The numbers come from :mod:`ragmeter.answers.judges` and :mod:`ragmeter.answers.position`.
 """
 
 from __future__ import annotations
@@ -17,10 +19,17 @@ from rich.console import Console
 from rich.text import Text
 
 from ragmeter.answers.judges import HandCheck, JudgePair, JudgeReliability
+from ragmeter.answers.position import PositionCheck
 from ragmeter.cli.layout import Grid, print_grids
 from ragmeter.comparison.formatting import format_estimate, level_label
 
-__all__ = ["WEIGHTED_NOTE", "print_hand_checks", "print_judge_pairs", "print_judge_reliability"]
+__all__ = [
+    "WEIGHTED_NOTE",
+    "print_hand_checks",
+    "print_judge_pairs",
+    "print_judge_reliability",
+    "print_position_checks",
+]
 
 WEIGHTED_NOTE = (
     "weighted kappa: linear weights over correct / partial / wrong, one step apart "
@@ -174,3 +183,52 @@ def print_judge_reliability(rel: JudgeReliability, console: Console) -> None:
         f"[dim]{level} percentile bootstrap intervals over the answers, seed "
         f"{first.percent.seed}, {first.percent.rounds} rounds.[/]"
     )
+
+
+def print_position_checks(checks: Sequence[PositionCheck], console: Console) -> None:
+    """Each judge's sampled answers graded in the given order and in the other: answers,
+    grades changed, kappa and weighted kappa on the three grades; then which order marked
+    more answers correct and the answers whose grade changed. Nothing without a check."""
+    if not checks:
+        return
+    level = _level(*(c.pair for c in checks))
+    first = checks[0]
+    grid = Grid(
+        f"Position check: {first.sampled} sampled answers (seed {first.seed}) graded again "
+        f"with {first.order}",
+        ["judge", "answers", "changed", f"kappa [{level} CI]", f"weighted kappa [{level} CI]"],
+        [
+            [
+                c.judge,
+                str(c.pair.n),
+                str(c.changed),
+                _agree(c.pair.three)[1],
+                _kappa(c.pair.three_weighted),
+            ]
+            for c in checks
+        ],
+        right={1, 2, 3, 4},
+        caption="kappa on correct / partial / wrong, given order against the other; "
+        "weighted: linear, partial half a disagreement",
+        key="position",
+    )
+    print_grids(console, grid)
+    for c in checks:
+        p = c.pair
+        if p.lenient is not None:
+            console.print(
+                Text(
+                    f"{c.judge}: the {p.lenient} marked {p.margin} more answers correct "
+                    f"({p.correct_a} in the given order, {p.correct_b} in the other)."
+                )
+            )
+        for d in p.differ:
+            console.print(
+                Text(f"  {c.judge} {d.key}: {d.a} in the given order, {d.b} in the other")
+            )
+    seeds = first.pair.three.kappa if first.pair.three is not None else None
+    if seeds is not None:
+        console.print(
+            f"[dim]{level} percentile bootstrap intervals over the answers, seed "
+            f"{seeds.seed}, {seeds.rounds} rounds; the sample's seed is its own.[/]"
+        )

@@ -12,6 +12,7 @@ from ragmeter.cli.layout import render
 from ragmeter.comparison.formatting import shown_half_width, shown_interval
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.scoring.metrics import is_share
+from ragmeter.scoring.names import difference_scale
 from ragmeter.stats.planning import Plan, undecided_first
 
 
@@ -73,7 +74,7 @@ def pair_need_grid(found: Plan, shown: list, caption: str | None = None, narrow:
     from ragmeter.cli.layout import Grid
 
     share = is_share(found.metric)
-    scale = 100 if share else 1
+    scale = difference_scale(found.metric)[0]
     family = f"in this table ({plural(found.family, 'pair')})"
     deffs = {p.deff for p in found.pairs if p.needed is not None}
     at = (
@@ -135,7 +136,9 @@ def plan_text(found: Plan, chosen: str) -> str:
     """The plan as markdown (its two tables), csv (one row per system and pair) or
     json (every number)."""
     share = is_share(found.metric)
-    target = f"± {found.half_width * (100 if share else 1):g}{' points' if share else ''}"
+    target = (
+        f"± {found.half_width * difference_scale(found.metric)[0]:g}{' points' if share else ''}"
+    )
     systems = terminal.sizes_grid(found.systems, found.metric, target)
     pairs = pair_need_grid(found, found.pairs)
     records = [

@@ -65,6 +65,7 @@ from ragmeter.runs import warnings as checks
 from ragmeter.runs.pipeline import run_search
 from ragmeter.runs.results import Results, save_results
 from ragmeter.scoring.metrics import find_metric, is_share
+from ragmeter.scoring.names import difference_scale
 from ragmeter.stats.planning import Plan, cluster_sentence, plan_run
 
 _CLUSTERS = typer.Option(
@@ -446,7 +447,7 @@ def _print_system_needs(found: Plan) -> None:
     """Each system's intervals at more questions and the questions its half-width
     needs; a line for each system scoring the same on every question."""
     metric, share = found.metric, is_share(found.metric)
-    scale = 100 if share else 1
+    scale = difference_scale(metric)[0]
     need = Grid(
         f"Questions needed on {metric}",
         ["system", f"for ± {found.half_width * scale:g}{' points' if share else ''} (half-width)"],
@@ -531,9 +532,7 @@ def _print_pair_needs(found: Plan, every: bool) -> None:
     print_grids(console, sep)
     if rest:
         print_tables([], [rest])
-    documents = cluster_sentence(
-        found.pairs, found.difference, 100 if is_share(found.metric) else 1
-    )
+    documents = cluster_sentence(found.pairs, found.difference, difference_scale(found.metric)[0])
     if documents:
         print_tables([], [documents])
     same = [(p.a, p.b) for p in found.pairs if p.identical]

@@ -15,7 +15,14 @@ from rich.text import Text
 from ragmeter.cli.layout import Grid, as_table, fit
 from ragmeter.cli.layout import terminal_width as layout_width
 from ragmeter.comparison import tables
-from ragmeter.comparison.families import grid_cells, grid_pairs, grid_views, kind_of, short_verdict
+from ragmeter.comparison.families import (
+    GRID_LABELS,
+    grid_cells,
+    grid_pairs,
+    grid_views,
+    kind_of,
+    short_verdict,
+)
 from ragmeter.comparison.formatting import (
     EXACT,
     EXACT_MARK,
@@ -32,7 +39,7 @@ from ragmeter.comparison.summary import Summary
 from ragmeter.comparison.verdicts import Row, Rule, rule_alpha
 from ragmeter.defaults import DEFAULTS
 from ragmeter.scoring.metrics import is_share
-from ragmeter.scoring.names import shown_cutoffs
+from ragmeter.scoring.names import cutoff, difference_scale, family, held, shown_cutoffs
 from ragmeter.stats import SizeRow, format_ends, format_interval
 
 RANK_METRICS = ("mrr@10", "ndcg@10", "precision@5", "coverage@5")
@@ -46,7 +53,8 @@ _is_share = is_share
 def _cap_mark(summary: Summary, system: str, metric: str) -> str:
     """``*`` when ``metric``'s k was capped for ``system`` (fewer items than k)."""
     cap = summary.k_capped.get(system)
-    return "*" if cap is not None and "@" in metric and int(metric.split("@")[1]) > cap else ""
+    k = cutoff(metric)
+    return "*" if cap is not None and k is not None and k > cap else ""
 
 
 def cap_note(summary: Summary) -> str | None:
@@ -98,14 +106,14 @@ def _rank_metrics(available: dict) -> list[str]:
         return []
     top, mid = cutoffs
     wanted = (f"mrr@{top}", f"ndcg@{top}", f"precision@{mid}", f"coverage@{mid}")
-    return [m for m in wanted if m in available]
+    return held(available, wanted)
 
 
 def rank_grid(summary: Summary, metrics: tuple[str, ...] | None = None) -> Grid:
     """MRR, nDCG, precision and coverage with intervals."""
     first = next(iter(summary.estimates.values()))
     present = [m for m in metrics if m in first] if metrics else _rank_metrics(first)
-    named = summary.ndcg_label if any(m.startswith("ndcg") for m in present) else ""
+    named = summary.ndcg_label if any(family(m) == "ndcg" for m in present) else ""
     grid = Grid(
         "Rank-aware scores" + (f" ({named})" if named else ""),
         ["system", *(m + (" (%)" if _is_share(m) else "") for m in present)],
@@ -130,7 +138,7 @@ def comparison_title(
 ) -> str:
     """The comparison table's title: the metric, the seed and the rule's header line;
     on nDCG also ``ndcg`` (:attr:`ragmeter.comparison.summary.Summary.ndcg_label`)."""
-    named = f"; {ndcg}" if ndcg and metric.startswith("ndcg") else ""
+    named = f"; {ndcg}" if ndcg and family(metric) == "ndcg" else ""
     title = (
         f"Paired comparisons on {metric} (A - B{', points' if _is_share(metric) else ''}; "
         f"seed {seed}, {rounds} rounds{named})"
@@ -332,9 +340,8 @@ def comparison_views(
     if rule is not None and rule.family == "all pairs" and grid_cells(names) is not None:
         notes.append(
             f"These systems form a strategy x retriever grid: --family grid compares only "
-            f"retrievers within each strategy and strategies within each retriever "
-            f"({len(grid_pairs(names, 'grid'))} pairs, each with more power than among "
-            f"{rule.pairs})"
+            f"{GRID_LABELS['grid']} ({len(grid_pairs(names, 'grid'))} pairs, each with more "
+            f"power than among {rule.pairs})"
         )
     tables, rest = _listed(comparisons, metric, seed, rounds, rule, width, limit, ndcg)
     return tables, ([rest] if rest else []) + notes
@@ -427,7 +434,7 @@ def format_design(d) -> str:
 
 def _scale(metric: str) -> tuple[int, int]:
     """Points with one decimal for shares, three decimals for the rest."""
-    return (100, 1) if _is_share(metric) else (1, 3)
+    return difference_scale(metric)
 
 
 def size_grid(rows: list[SizeRow], metric: str, system: str) -> Grid:

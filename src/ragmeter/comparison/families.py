@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter.errors import InputError
-from ragmeter.inputs.config import FAMILY_CHOICES, Config
+from ragmeter.inputs.config import Config
+from ragmeter.inputs.family_names import FAMILY_CHOICES, FAMILY_LABELS
 from ragmeter.stats.paired import verdict_text
 
 __all__ = [
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 #: Every family kind a comparison can be asked for by name (besides a baseline or pairs);
-#: "auto" (:data:`ragmeter.inputs.config.FAMILY_CHOICES`) is resolved before it comes here.
+#: "auto" (:data:`ragmeter.inputs.family_names.FAMILY_CHOICES`) is resolved before it comes here.
 FAMILIES = tuple(f for f in FAMILY_CHOICES if f != "auto")
 #: The families of a strategy x retriever grid: both questions (one family), or one.
 GRID_FAMILIES = tuple(f for f in FAMILIES if f != "all")
@@ -50,13 +51,7 @@ GRID_FAMILIES = tuple(f for f in FAMILIES if f != "all")
 MAIN_EFFECTS = "main-effects"
 #: The strategy (or retriever) of an averaged row: ``*/dense`` is dense over every strategy.
 EVERY = "*"
-GRID_LABELS = {
-    "grid": "retrievers within each strategy and strategies within each retriever",
-    "retrievers": "retrievers within each strategy",
-    "strategies": "strategies within each retriever",
-    MAIN_EFFECTS: "the grid's pairs, each retriever over all strategies (*/R) and each "
-    "strategy over all retrievers (S/*)",
-}
+GRID_LABELS = {f: FAMILY_LABELS[f] for f in GRID_FAMILIES}
 #: The row and column a grid view gives the main effects.
 _ALL_STRATEGIES, _ALL_RETRIEVERS = "all strategies", "all retrievers"
 

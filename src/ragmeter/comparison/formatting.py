@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ragmeter.defaults import EARLIER
-from ragmeter.scoring.metrics import family, is_share
+from ragmeter.scoring.names import difference_scale, metric_scale
 from ragmeter.stats.bootstrap import format_interval
 
 __all__ = [
@@ -61,16 +61,6 @@ def level_label(estimates: Iterable[Any]) -> str:
             level = _getter(est)("confidence")
             levels.add(round(float(EARLIER.confidence if level is None else level), 12))
     return f"{levels.pop() * 100:g}%" if len(levels) == 1 else ""
-
-
-def metric_scale(metric: Any) -> tuple[float, int]:
-    """Scale and digits a metric prints with: percent for shares, whole words, else 3
-    decimals."""
-    if is_share(metric):
-        return 100, 1
-    if family(metric) == "words":
-        return 1, 0
-    return 1, 3
 
 
 NO_SPREAD = "no spread: interval not estimable"
@@ -237,7 +227,7 @@ def shown_difference(row: Any, metric: str, *, share: bool | None = None) -> str
     as :func:`fmt_end` prints it, ``+4.9e-322*``), explained by :data:`DECIDED_NOTE`."""
     if row.identical:
         return "identical"
-    scale, digits = (100, 1) if (is_share(metric) if share is None else share) else (1, 3)
+    scale, digits = difference_scale(metric, share)
     if decided_end(row):  # the end at 0 as fmt_end prints it (never rounded onto 0), marked
         d = row.difference
         low, high = fmt_end(d.low, scale, digits), fmt_end(d.high, scale, digits)

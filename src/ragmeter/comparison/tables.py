@@ -25,7 +25,7 @@ from ragmeter.comparison.formatting import (  # the one formatter
 from ragmeter.comparison.verdicts import rule_alpha
 from ragmeter.errors import MissingExtra
 from ragmeter.scoring.metrics import is_share
-from ragmeter.scoring.names import shown_cutoffs
+from ragmeter.scoring.names import cutoff, family, held, shown_cutoffs
 
 if TYPE_CHECKING:
     from ragmeter.comparison.summary import Summary
@@ -131,14 +131,14 @@ class ShowsItself:
         largest k below 5, or the smallest), and the words sent at the comparison
         metric's k."""
         metrics = list(self.metrics)
-        k = self.summary.metric.partition("@")[2]
-        recall = [m for m in metrics if m.startswith("recall@")]
+        k = cutoff(self.summary.metric)
+        recall = [m for m in metrics if family(m) == "recall" and cutoff(m) is not None]
         cutoffs = shown_cutoffs(metrics)
         if cutoffs is None:
             return recall or metrics
         top, mid = cutoffs
         wanted = (f"precision@{mid}", f"mrr@{top}", f"ndcg@{top}", f"coverage@{mid}", f"words@{k}")
-        return recall + [m for m in wanted if m in metrics] or metrics
+        return recall + held(metrics, wanted) or metrics
 
     def _caption(self) -> str:
         s = self.summary

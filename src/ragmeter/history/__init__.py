@@ -5,7 +5,7 @@ Public names, imported on first use::
 
     store:        HistoryStore, RunRecord, open_history, locate, record
     trend:        Trend
-    baseline:     resolve_ref, materialise
+    baseline:     resolve_ref, materialise, recorded_baseline, RecordedBaseline
     gate:         Check, check_noninferior
 """
 
@@ -22,6 +22,8 @@ _LAZY = {
     "Trend": "ragmeter.history.trend",
     "resolve_ref": "ragmeter.history.baseline",
     "materialise": "ragmeter.history.baseline",
+    "recorded_baseline": "ragmeter.history.baseline",
+    "RecordedBaseline": "ragmeter.history.baseline",
     "Check": "ragmeter.history.gate",
     "check_noninferior": "ragmeter.history.gate",
 }

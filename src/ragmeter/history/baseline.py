@@ -9,18 +9,26 @@ its kept files back as a results directory, which
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from hashlib import blake2b
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import InputError
 from ragmeter.files.io import write_folder
 from ragmeter.history.ancestry import Ancestry
-from ragmeter.history.store import HistoryStore, RunRecord
+from ragmeter.history.store import HistoryStore, RunRecord, scores_digest_of
 from ragmeter.history.systems import match_system
+from ragmeter.runs.results import Results, as_results
 from ragmeter.scoring import measurement
 
-__all__ = ["candidate_name", "materialise", "resolve_ref", "scores_digest"]
+__all__ = [
+    "RecordedBaseline",
+    "candidate_name",
+    "materialise",
+    "recorded_baseline",
+    "resolve_ref",
+    "scores_digest",
+]
 
 
 def resolve_ref(
@@ -226,5 +234,51 @@ def materialise(store: HistoryStore, run_id: int, folder: str | Path) -> Path:
 
 def scores_digest(results_dir: str | Path) -> str:
     """The digest a record keeps of a results directory's ``scores.json``."""
-    data = (Path(results_dir) / "scores.json").read_bytes()
-    return blake2b(data, digest_size=16).hexdigest()
+    return scores_digest_of((Path(results_dir) / "scores.json").read_bytes())
+
+
+@dataclass(frozen=True)
+class RecordedBaseline:
+    """The baseline ``check --baseline-from-history`` compares a candidate with."""
+
+    run: RunRecord  # the history record the reference named
+    path: Path  # that record written back as a results directory
+    system: str  # the system's name in the candidate (it may have had another name before)
+    elsewhere: bool  # the record's commit is not in the checked-out commit's history
+
+
+def recorded_baseline(
+    store: HistoryStore,
+    ref: str,
+    candidate: Results | str | Path,
+    folder: str | Path,
+    *,
+    system: str,
+    metric: str | None = None,
+    baseline_system: str | None = None,
+    ancestry: Ancestry | None = None,
+) -> RecordedBaseline:
+    """The history run ``ref`` names for the run ``candidate`` (never the
+    candidate's own record; the run that measured what the candidate did preferred),
+    written back under the empty ``folder`` (:func:`materialise`). ``system`` may be a
+    name the system had in earlier runs unless ``baseline_system`` names it there."""
+    line = ancestry if ancestry is not None else Ancestry()
+    res = as_results(candidate)
+    own = (str(res.path.resolve()), scores_digest(res.path))
+    if baseline_system is None:
+        system = candidate_name(store, system, (res.meta, res.systems))
+    run = resolve_ref(
+        store,
+        ref,
+        system=system,
+        metric=metric,
+        exclude=own,
+        like=res.meta.measurement,  # a RunMeta: {} for a run that did not record it
+        candidate=(res.meta, res.systems),
+        baseline_system=baseline_system,
+        ancestry=line,
+    )
+    path = materialise(store, run.id, Path(folder) / f"run-{run.id}")
+    head = line.head()
+    elsewhere = head is not None and line.before(run.commit, head) is False
+    return RecordedBaseline(run, path, system, elsewhere)

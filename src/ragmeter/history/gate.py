@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter import stats
+from ragmeter.answers.paired import answer_measure, answer_scores
 from ragmeter.comparison.formatting import difference_interval, format_difference
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.defaults import DEFAULTS
@@ -21,15 +22,16 @@ from ragmeter.errors import InputError
 from ragmeter.files.safe_text import markdown_text
 from ragmeter.history.systems import pair_systems
 from ragmeter.runs.meta import RunMeta
-from ragmeter.runs.results import Results
+from ragmeter.runs.results import Results, as_results
 from ragmeter.scoring import measurement
-from ragmeter.scoring.metrics import COST_FAMILIES, family
+from ragmeter.scoring.names import lower_is_better
 from ragmeter.stats.paired_tests import is_binary
 
 __all__ = [
     "MAX_MARGIN",
     "WIDE_MARGIN",
     "Check",
+    "check_answers_noninferior",
     "check_noninferior",
     "checked_margin",
     "supported_margin",
@@ -83,6 +85,9 @@ class Check:
     #: every per-question score of the candidate equals the baseline's: the check passes
     #: without its interval (nothing was lost, whatever the questions could show)
     identical: bool = False
+    #: what the scores are when they are not the run's own (an answer measure: the judge,
+    #: the reruns, the questions left out), said after the verdict
+    note: str = ""
 
     @property
     def shown_system(self) -> str:
@@ -146,7 +151,7 @@ class Check:
             return (
                 f"PASS {self.metric} {self.shown_system}: candidate - baseline = +0.0 "
                 f"points, {self._identical()} (each question scores as in the baseline: "
-                f"no loss to test against the margin of {self.margin:g})"
+                f"no loss to test against the margin of {self.margin:g})" + self._note()
             )
         verdict = "PASS" if self.passed else "FAIL"
         rel = ">" if self.passed else "<="
@@ -154,8 +159,13 @@ class Check:
             f"{verdict} {self.metric} {self.shown_system}: candidate - baseline = "
             f"{format_difference(d)} points "
             f"({d.confidence * 100:g}% {self.interval}, {d.n} questions, seed {d.seed}, "
-            f"{d.rounds} rounds); lower end {rel} -{self.margin:g} (margin)" + self._tail()
+            f"{d.rounds} rounds); lower end {rel} -{self.margin:g} (margin)"
+            + self._tail()
+            + self._note()
         )
+
+    def _note(self) -> str:
+        return f"; {self.note}" if self.note else ""
 
     def markdown(self) -> str:
         d = self.difference
@@ -178,6 +188,8 @@ class Check:
                 f"{d.n} questions paired by id; seed {d.seed}, {d.rounds} rounds"
                 + _sentence(self._tail())
             )
+        if self.note:
+            note += _sentence(f"; {self.note}").removeprefix(".")
         return "\n".join(
             [
                 f"### ragmeter check {head}: {title}",
@@ -236,8 +248,8 @@ def check_noninferior(
     passes (``identical``); any other is decided by the interval. The margin is read
     by :func:`checked_margin`: 0 to 100 points.
     """
-    base = baseline if isinstance(baseline, Results) else Results(baseline)
-    cand = candidate if isinstance(candidate, Results) else Results(candidate)
+    base = as_results(baseline)
+    cand = as_results(candidate)
     checked_margin(margin)
     b_name, c_name = pair_systems(
         system,
@@ -251,13 +263,105 @@ def check_noninferior(
     order = {q: i for i, q in enumerate(ids_c)}
     y = base.scores(b_name, metric)
     x = cand.scores(c_name, metric)[[order[q] for q in ids_b]]
-    plan = ComparisonPlan(
+    plan = _plan(base, metric, confidence, rounds, seed)
+    return _decided(x, y, plan, margin, (b_name, c_name))
+
+
+def check_answers_noninferior(
+    baseline: Any,
+    candidate: Any,
+    system: str,
+    measure: str,
+    margin: float,
+    confidence: float = DEFAULTS.confidence,
+    rounds: int | None = None,
+    seed: int | None = None,
+    baseline_system: str | None = None,
+) -> Check:
+    """:func:`check_noninferior` on an answer measure (``correct``, ``correct_or_partial``):
+    does the candidate's system answer no worse than the baseline's?
+
+    Each run's scores are its paired verdicts' (:func:`ragmeter.answers.paired.
+    answer_scores`): per question 0/1 by the run's accuracy judge, unscored as not
+    correct, and with reruns (K > 1) each question's mean over its graded reruns, so the
+    interval resamples whole questions with their reruns (:mod:`ragmeter.stats.reruns`).
+    The questions are those both runs have a graded answer for; the others are left out
+    and said. Both runs must have asked the same questions of the same corpus and been
+    graded by the same judge; the rule is :func:`check_noninferior`'s.
+    """
+    base = as_results(baseline)
+    cand = as_results(candidate)
+    checked_margin(margin)
+    b_name, c_name = pair_systems(
+        system,
+        (base.meta, base.systems, str(base.path)),
+        (cand.meta, cand.systems, str(cand.path)),
+        baseline_system,
+    )
+    _same_measurement(base, cand, None)
+    _same_questions(base, cand)
+    sb = answer_scores(base, b_name, measure)
+    sc = answer_scores(cand, c_name, measure)
+    if sb.judge != sc.judge:
+        raise InputError(
+            f"baseline {base.path} is graded by {sb.judge}, candidate {cand.path} by "
+            f"{sc.judge}: a change of judge changes the measurement; grade both with the "
+            f"same judge (`ragmeter grade RESULTS --judge SPEC --accuracy-judge NAME`)"
+        )
+    have_c = set(sc.questions)
+    common = [q for q in sb.questions if q in have_c]
+    if not common:
+        raise InputError(
+            f"no question has a graded answer of {system!r} in both {base.path} and "
+            f"{cand.path}: nothing to check"
+        )
+    y = sb.scores[[sb.questions.index(q) for q in common]]
+    x = sc.scores[[sc.questions.index(q) for q in common]]
+    plan = _plan(base, answer_measure(measure) or measure, confidence, rounds, seed)
+    return _decided(x, y, plan, margin, (b_name, c_name), _answer_note(sb, sc, len(common)))
+
+
+def _answer_note(sb: Any, sc: Any, common: int) -> str:
+    """What the answer scores are, said after the gate's verdict."""
+    k = max(sb.reruns, sc.reruns)
+    parts = [f"answers graded by {sb.judge}"]
+    if k > 1:
+        parts.append(f"each question's mean over its reruns (K = {sb.reruns} / {sc.reruns})")
+    left = len(set(sb.questions) | set(sc.questions)) - common
+    if left:
+        parts.append(f"{left} questions without a graded answer in one run left out")
+    unscored = sb.unscored + sc.unscored
+    if unscored:
+        parts.append(f"{unscored} unscored answers count as not correct")
+    return ", ".join(parts)
+
+
+def _plan(
+    base: Results, metric: str, confidence: float, rounds: int | None, seed: int | None
+) -> ComparisonPlan:
+    """The gate's plan: candidate against baseline, a family of one, the baseline run's
+    seed and rounds unless given."""
+    return ComparisonPlan(
         metric,
         base.summary.seed if seed is None else seed,
         base.summary.rounds if rounds is None else rounds,
         confidence,
         pairs=(("candidate", "baseline"),),
     )
+
+
+def _decided(
+    x: np.ndarray,
+    y: np.ndarray,
+    plan: ComparisonPlan,
+    margin: float,
+    names: tuple[str, str],
+    note: str = "",
+) -> Check:
+    """The gate's rule on candidate scores ``x`` against baseline scores ``y`` (paired by
+    question): identical passes, else the interval's lower end must lie above -margin.
+    ``names`` are the system's names in the baseline and the candidate."""
+    metric = plan.metric
     # two runs of one system: never folded as "identical", however alike
     table = compare_systems(
         {metric: np.stack([x, y])}, ["candidate", "baseline"], plan, fold_identical=False
@@ -269,6 +373,7 @@ def check_noninferior(
     identical = bool(np.array_equal(x, y))
     passed = identical or bool(diff.low > -margin / 100.0)
     supported, basis = supported_margin(x, y, plan) if not passed else (None, "unchanged")
+    b_name, c_name = names
     return Check(
         system=c_name,
         metric=metric,
@@ -285,6 +390,7 @@ def check_noninferior(
         support_basis=basis,
         baseline_system=None if b_name == c_name else b_name,
         identical=identical,
+        note=note,
     )
 
 
@@ -310,20 +416,25 @@ def checked_margin(margin: float) -> str | None:
     return None
 
 
-def _same_measurement(base: Results, cand: Results, metric: str) -> None:
-    """Both runs hold ``metric``, a score (not a cost), and measured the same thing."""
+def _same_measurement(base: Results, cand: Results, metric: str | None) -> None:
+    """Both runs hold ``metric``, a score (not a cost), and measured the same thing
+    (``metric`` None: an answer measure, which no search metric's settings touch)."""
     for res, label in ((base, "baseline"), (cand, "candidate")):
+        if metric is None:
+            break
         if metric not in res.metrics:
             raise InputError(
                 f"{res.path}: no metric {metric!r} in the {label} run; it has {res.metrics}"
             )
-    if family(metric) in COST_FAMILIES:
+    if metric is not None and lower_is_better(metric):
         raise InputError(
             f"{metric} is a cost (lower is better), not a score a margin protects; check a "
             f"score such as recall@5, and read {metric} beside it"
         )
     differ = measurement.differences(
-        RunMeta.from_json(base.meta).measurement, RunMeta.from_json(cand.meta).measurement, metric
+        RunMeta.from_json(base.meta).measurement,
+        RunMeta.from_json(cand.meta).measurement,
+        metric or "answers@k",  # the reader reads its own k: the ranking depth is not compared
     )
     if differ:
         raise InputError(

@@ -56,6 +56,7 @@ __all__ = [
     "locate",
     "open_history",
     "record",
+    "scores_digest_of",
 ]
 
 FILE_NAME = "history.sqlite"
@@ -328,7 +329,7 @@ class HistoryStore:
             json.dumps(list(scores.get("metrics", []))),
             len(scores.get("questions", [])),
             json.dumps(dict(meta.measurement), sort_keys=True),
-            blake2b(files["scores.json"], digest_size=16).hexdigest(),
+            scores_digest_of(files["scores.json"]),
             __version__,
         )
         try:
@@ -424,6 +425,11 @@ def _insert(conn: sqlite3.Connection, row: tuple[Any, ...], files: dict[str, byt
             "INSERT INTO run_files (run, name, data) VALUES (?, ?, ?)", (run_id, name, _pack(data))
         )
     return run_id
+
+
+def scores_digest_of(data: bytes) -> str:
+    """The digest a record keeps of a results directory's ``scores.json`` (its bytes)."""
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 def _pack(data: bytes) -> bytes:

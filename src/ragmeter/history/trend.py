@@ -41,7 +41,7 @@ from ragmeter.history.store import HistoryStore, RunRecord, damaged
 from ragmeter.history.systems import match_system
 from ragmeter.runs.meta import RunMeta
 from ragmeter.scoring import measurement
-from ragmeter.scoring.metrics import COST_FAMILIES, family
+from ragmeter.scoring.names import lower_is_better
 
 __all__ = [
     "Break",
@@ -334,7 +334,7 @@ def trend(
         named = follow(store, runs, system)
     if last is not None:
         named = named[-last:] if last > 0 else []
-    if family(metric) in COST_FAMILIES:
+    if lower_is_better(metric):
         raise InputError(
             f"{metric} is a cost (lower is better), not a score a verdict reads as better or "
             f"worse; follow a score such as recall@5 (`ragmeter history export` lists {metric})"

@@ -37,6 +37,7 @@ from typing import Any
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.files.safe_text import redact
+from ragmeter.inputs.family_names import FAMILY_CHOICES, FAMILY_LABELS
 from ragmeter.inputs.prices import PRICE_TYPES
 from ragmeter.inputs.reruns import check_reruns
 from ragmeter.scoring.names import Metric, check_ks, metric_names
@@ -210,19 +211,14 @@ class Config:
 #: The rules a table can name (``--adjust``): max-T, Holm, Benjamini-Hochberg ("fdr"), none.
 ADJUST_CHOICES = ("holm", "maxt", "fdr", "none")
 
-#: The comparison families a run can name (``[stats] family``, ``--family``): "auto" is
-#: "grid" on a strategy x retriever grid and "all" (every pair) otherwise; "main-effects"
-#: adds each retriever over all strategies and each strategy over all retrievers.
-FAMILY_CHOICES = ("auto", "all", "grid", "retrievers", "strategies", "main-effects")
-
 
 def check_family(family: str, what: str = "family") -> str:
     """``family`` when it is one of :data:`FAMILY_CHOICES`, else one line naming them."""
     if family not in FAMILY_CHOICES:
         raise InputError(
-            f"{what} must be one of {', '.join(FAMILY_CHOICES)} (grid: retrievers within each "
-            f"strategy and strategies within each retriever; main-effects: those and each "
-            f"retriever over all strategies, each strategy over all retrievers), got {family!r}"
+            f"{what} must be one of {', '.join(FAMILY_CHOICES)} (grid: {FAMILY_LABELS['grid']}; "
+            f"main-effects: those and each retriever over all strategies, each strategy over "
+            f"all retrievers), got {family!r}"
         )
     return family
 

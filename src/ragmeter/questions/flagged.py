@@ -17,7 +17,7 @@ import numpy as np
 
 from ragmeter import stats
 from ragmeter.questions.audit import Flagged, read_audit
-from ragmeter.runs.results import Results
+from ragmeter.runs.results import Results, as_results
 
 __all__ = ["AuditScores", "SystemSplit", "audit_scores", "results_audit"]
 
@@ -98,7 +98,7 @@ def results_audit(results: Results | str | Path) -> AuditScores | None:
 
     A row naming a question that is not in the results is an error naming its line.
     """
-    res = results if isinstance(results, Results) else Results(results)
+    res = as_results(results)
     path = res.path / "audit" / "flags.jsonl"
     if not path.is_file():
         return None

@@ -27,7 +27,7 @@ from ragmeter.report.chartlayout import (
     system_style,
 )
 from ragmeter.report.common import FAMILY_ORDER, FAMILY_TITLE, _family, _k
-from ragmeter.scoring.metrics import is_share
+from ragmeter.scoring.names import difference_scale, lower_is_better, metric_scale
 
 # the HTML report needs the ``report`` extra (altair and vl-convert-python)
 ReportDependencyError = MissingExtra
@@ -178,7 +178,7 @@ def _forest_chart(alt, data: dict) -> dict | None:
     for s in systems:
         for m, e in data["estimates"][s].items():
             fam, k = _family(m), _k(m)
-            if fam == "words" or k is None or fam not in FAMILY_TITLE:
+            if lower_is_better(m) or k is None or fam not in FAMILY_TITLE:
                 continue
             if one and fam == "hit":
                 continue
@@ -189,7 +189,7 @@ def _forest_chart(alt, data: dict) -> dict | None:
                     "k": k,
                     "family": titles[fam],
                     "order": FAMILY_ORDER.index(fam),
-                    **_drawn(e, 100 if is_share(m) else 1),
+                    **_drawn(e, metric_scale(m)[0]),
                     "label": format_estimate(e, m),
                 }
             )
@@ -408,7 +408,7 @@ def _numbered_key(alt, key: list[tuple[int, str]]):
 
 def _compare_chart(alt, data: dict) -> dict:
     metric = data["metric"]
-    scale = 100 if is_share(metric) else 1
+    scale = difference_scale(metric)[0]
     rows = []
     for c in data["comparisons"]:
         d = c["difference"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragmeter.comparison.formatting import format_estimate
+from ragmeter.scoring.names import FAMILY, REPORT_ORDER, cutoff, family
 
 TOP_ITEMS = 5
 """Ranked items shown per system in the drill-down (the cut a reader model gets)."""
@@ -19,17 +20,10 @@ PAGE_SIZE = 50
 TARGET_HALF_WIDTH = 0.04
 """Default target for the sample-size reading: an interval of +/- 4 points."""
 
-FAMILY_ORDER = ("recall", "hit", "mrr", "ndcg", "map", "precision", "coverage", "words")
-FAMILY_TITLE = {
-    "recall": "recall@k (%; the hit rate for span keys)",
-    "hit": "hit rate (hit@k, %)",
-    "map": "MAP@k",
-    "precision": "precision@k (%)",
-    "coverage": "coverage@k (%)",
-    "mrr": "MRR@k",
-    "ndcg": "nDCG@k",
-    "words": "words sent@k",
-}
+FAMILY_ORDER = REPORT_ORDER
+"""The families the measures table groups rows by, in order (:data:`FAMILIES`' ``order``)."""
+FAMILY_TITLE = {f: FAMILY[f].title or f for f in REPORT_ORDER}
+"""Each family's title over its rows (:data:`FAMILIES`' ``title``)."""
 GRADE_LABELS = ("correct", "partial", "wrong", "unscored")
 
 
@@ -61,10 +55,8 @@ def _r(x: float) -> float:
     return round(float(x), 6)
 
 
-def _k(metric: str) -> int | None:
-    _, _, k = metric.partition("@")
-    return int(k) if k.isdigit() else None
+_k = cutoff
+"""A metric name's cutoff (:func:`ragmeter.scoring.names.cutoff`)."""
 
-
-def _family(metric: str) -> str:
-    return metric.partition("@")[0]
+_family = family
+"""A metric name's family (:func:`ragmeter.scoring.names.family`)."""

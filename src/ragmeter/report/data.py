@@ -46,7 +46,7 @@ from ragmeter.report.sections import (
     shared_answers,
 )
 from ragmeter.runs.results import Results
-from ragmeter.scoring.metrics import is_share
+from ragmeter.scoring.names import difference_scale, metric_info
 from ragmeter.stats.planning import (
     family_sentence,
     pair_needs,
@@ -79,6 +79,8 @@ def report_data(
     data["headline"].update(
         headline_extras(systems, estimates, data["comparisons"], metric, data["main_k"])
     )
+    shown = [*data["metrics"], metric, data["headline"]["words_key"]]
+    data["metric_info"] = metric_info(dict.fromkeys(shown))  # the page keeps no rules
     data["ranks"] = None if summary.ranks is None else summary.ranks.to_dict()
     data["headline"]["ranks"] = None if summary.ranks is None else summary.ranks.sentence
     data["grid"] = strategy_grid(data["systems"])
@@ -461,7 +463,7 @@ def _family_need(results: Results, metric: str) -> str | None:
         clusters=getattr(results, "clusters", None),
         clustered=info is not None and info.used,
     )
-    scale = 100.0 if is_share(metric) else 1.0
+    scale = difference_scale(metric)[0]
     return family_sentence(
         needs, 0.05, given.pairs, given.rule, given.alpha, scale, first=given.first
     )

@@ -21,7 +21,7 @@ from ragmeter.errors import RagmeterError
 from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results
 from ragmeter.scoring import measurement
-from ragmeter.scoring.metrics import is_share
+from ragmeter.scoring.names import is_share, metric_scale
 
 MAX_RUNS = 20
 """The newest comparable runs shown per system (``ragmeter history trend`` shows all)."""
@@ -72,7 +72,7 @@ def load_history(results: Results, folder: str | Path | None = None) -> dict[str
 
 def _point(p: Any, metric: str, own: tuple[str, str]) -> dict[str, Any]:
     r, e, c = p.run, p.estimate, p.change
-    scale = 100 if is_share(metric) else 1
+    scale = metric_scale(metric)[0]
     low, high, which = shown_interval(e)  # the band is the interval the table shows
     out: dict[str, Any] = {
         "run": r.id,

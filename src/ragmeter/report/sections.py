@@ -91,10 +91,14 @@ def load_answers(
                 "accuracy; run `ragmeter answer` and `ragmeter grade` first"
             )
         return None
+    from ragmeter.report.corrected import saving_table
+
     report = figures.report
     reruns = {"reruns": report.reruns} if report.reruns > 1 else {}  # K = 1: as it was
+    reliability = judge_reliability_data(figures.answers)
     return {
         **reruns,
+        **({"reliability": reliability} if reliability else {}),  # none: as it was
         "reader": report.reader,
         "judges": report.judges,
         "primary": report.judge,
@@ -106,6 +110,7 @@ def load_answers(
         "cross": [_cross_row(row) for row in report.systems],
         "agreement": [_agreement_row(pair) for pair in figures.pairs],
         "hand": [_hand_row(check) for check in figures.hand if check.n],
+        "saving": saving_table(report),
         "verdicts": answer_verdict_data(figures.answers, report.judge),
         "flips": answer_flip_data(figures.answers, report.judge) if report.reruns > 1 else None,
         "per_question": _answers_per_question(figures.answers, results.systems),
@@ -120,6 +125,7 @@ def answer_verdict_data(aset: Any, judge: str | None) -> dict[str, Any] | None:
     and :func:`~ragmeter.answers.paired.basis_line`. None when there is nothing to
     compare (no grades, or one system)."""
     from ragmeter.answers.paired import answer_verdicts, basis_line
+    from ragmeter.report.corrected import corrected_tables
 
     v = answer_verdicts(aset, judge)
     if not v.tables:
@@ -152,7 +158,50 @@ def answer_verdict_data(aset: Any, judge: str | None) -> dict[str, Any] | None:
         "tables": tables,
         "notes": list(v.notes),
         "basis": basis_line(v),
+        "corrected": corrected_tables(v.corrected),
     }
+
+
+def judge_reliability_data(aset: Any) -> dict[str, Any] | None:
+    """What ``ragmeter judges`` prints beyond pairs of judges: Krippendorff's alpha over
+    three or more judges, each judge's test-retest agreement when the judges were rerun
+    (:func:`ragmeter.answers.judges.judge_reliability`) and each judge's position check
+    (:func:`ragmeter.answers.position.position_checks`); None when there is none."""
+    from ragmeter.answers.judges import judge_reliability
+    from ragmeter.answers.position import position_checks
+
+    rel = judge_reliability(aset)
+    out: dict[str, Any] = {}
+    if rel.alpha is not None:
+        out["alpha"] = {**_est(rel.alpha, RATIO), "judges": len(rel.judges)}
+    if rel.retest:
+        out["retest_reruns"] = rel.reruns
+        out["retest"] = [
+            {
+                "judge": j,
+                "answers": r.items,
+                "percent": _est(r.percent, SHARE),
+                "alpha": _est(r.alpha, RATIO),
+            }
+            for j, r in rel.retest.items()
+        ]
+    checks = position_checks(aset)
+    if checks:
+        out["position"] = [
+            {
+                "judge": c.judge,
+                "answers": c.pair.n,
+                "changed": c.changed,
+                "sampled": c.sampled,
+                "seed": c.seed,
+                "order": c.order,
+                "kappa": _est_or_none(c.pair.three.kappa if c.pair.three else None, RATIO),
+                "kappa_weighted": _est_or_none(c.pair.three_weighted, RATIO),
+                "more_correct": c.pair.correct_a - c.pair.correct_b,
+            }
+            for c in checks
+        ]
+    return out or None
 
 
 def answer_flip_data(aset: Any, judge: str | None) -> dict[str, Any]:

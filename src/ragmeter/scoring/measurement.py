@@ -18,6 +18,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ragmeter.scoring.names import cutoff
+
 __all__ = [
     "corpus_fingerprint",
     "describe",
@@ -117,7 +119,7 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any], metric: str = "") ->
     only one record has (an older run) is not compared."""
     out = []
     for key, name in _NAMES.items():
-        if key == "depth" and "@" in metric:
+        if key == "depth" and cutoff(metric) is not None:
             continue
         if key in a and key in b and a[key] != b[key]:
             shown = "" if key in ("corpus", "testset") else f": {a[key]!r} vs {b[key]!r}"

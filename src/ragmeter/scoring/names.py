@@ -1,5 +1,6 @@
 """What a measure is called: :class:`Metric` names that parse and print back the same
-(``ndcg@10``, ``map``, trec_eval's ``P_10``), the families and which are shares or costs,
+(``ndcg@10``, ``map``, trec_eval's ``P_10``), :data:`FAMILIES` (every family's rules, one
+row each: cutoff, trec_eval names, share or cost, scale and digits, the report's title),
 the default cutoffs, and :func:`find_metric`, the one place a name asked for is matched to
 the name a run stores. How each measure is computed is :mod:`ragmeter.scoring.metrics`.
 """
@@ -7,29 +8,73 @@ the name a run stores. How each measure is computed is :mod:`ragmeter.scoring.me
 from __future__ import annotations
 
 import contextlib
+import functools
 import operator
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ragmeter.errors import InputError, did_you_mean
 
-METRIC_NAMES: tuple[str, ...] = (
-    "recall",
-    "hit",
-    "precision",
-    "mrr",
-    "ndcg",
-    "map",
-    "rprec",
-    "coverage",
-    "words",
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One metric family and every rule a view needs about it: one row of :data:`FAMILIES`.
+
+    ``cutoff`` is ``"always"`` (``recall@5``), ``"never"`` (``rprec``) or ``"either"``
+    (``map`` over the whole list, ``map@10`` over the top 10); ``trec_cut`` and
+    ``trec_whole`` are trec_eval's names at a cutoff (``{k}`` filled in) and over the
+    whole list; a ``share`` (of questions or characters) prints in percent, a ``cost`` is
+    where lower is better; ``scale`` and ``digits`` are how a value prints; ``title``
+    heads the family's rows in the report and ``order`` places them there (``None``: the
+    report's measures table leaves the family out).
+    """
+
+    name: str
+    cutoff: str = "either"
+    trec_cut: str | None = None
+    trec_whole: str | None = None
+    share: bool = False
+    cost: bool = False
+    scale: int = 1
+    digits: int = 3
+    title: str | None = None
+    order: int | None = None
+
+
+_SHARE: dict[str, Any] = {"cutoff": "always", "share": True, "scale": 100, "digits": 1}
+"""What every share family has in common: a cutoff, printed in percent."""
+
+FAMILIES: tuple[Family, ...] = (
+    Family("recall", **_SHARE, trec_cut="recall_{k}", order=1,
+           title="recall@k (%; the hit rate for span keys)"),
+    Family("hit", **_SHARE, trec_cut="success_{k}", title="hit rate (hit@k, %)", order=2),
+    Family("precision", **_SHARE, trec_cut="P_{k}", title="precision@k (%)", order=6),
+    Family("mrr", trec_whole="recip_rank", title="MRR@k", order=3),
+    Family("ndcg", trec_cut="ndcg_cut_{k}", trec_whole="ndcg", title="nDCG@k", order=4),
+    Family("map", trec_cut="map_cut_{k}", trec_whole="map", title="MAP@k", order=5),
+    Family("rprec", cutoff="never", trec_whole="Rprec"),  # not in the report's table
+    Family("coverage", **_SHARE, title="coverage@k (%)", order=7),
+    Family("words", cutoff="always", cost=True, digits=0, title="words sent@k", order=8),
+)  # fmt: skip
+"""Every metric family and its rules, in the order :func:`score_questions` reports
+them: adding a family is one row here (and its computation in
+:mod:`ragmeter.scoring.metrics`)."""
+
+FAMILY: dict[str, Family] = {f.name: f for f in FAMILIES}
+
+REPORT_ORDER: tuple[str, ...] = tuple(
+    f.name for f in sorted(FAMILIES, key=lambda f: f.order or 0) if f.order is not None
 )
+"""The families the report's measures table groups rows by, in its order."""
+
+METRIC_NAMES: tuple[str, ...] = tuple(FAMILY)
 """Every metric family, in the order :func:`score_questions` reports them."""
 
-NEEDS_K = frozenset({"recall", "hit", "precision", "coverage", "words"})
+NEEDS_K = frozenset(f.name for f in FAMILIES if f.cutoff == "always")
 """Families that always take a cutoff (``recall@5``)."""
-NO_K = frozenset({"rprec"})
+NO_K = frozenset(f.name for f in FAMILIES if f.cutoff == "never")
 """Families that never take one (``rprec``); the others work both ways
 (``map`` over the whole returned list, ``map@10`` over the top 10)."""
 
@@ -38,14 +83,8 @@ DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
 GAINS = ("exponential", "linear")
 
 # trec_eval's names (ir_measures and ranx names are in docs/metrics.md).
-_TREC = {
-    "recall": "recall_{k}",
-    "hit": "success_{k}",
-    "precision": "P_{k}",
-    "ndcg": "ndcg_cut_{k}",
-    "map": "map_cut_{k}",
-}
-_TREC_NO_K = {"map": "map", "mrr": "recip_rank", "ndcg": "ndcg", "rprec": "Rprec"}
+_TREC = {f.name: f.trec_cut for f in FAMILIES if f.trec_cut}
+_TREC_NO_K = {f.name: f.trec_whole for f in FAMILIES if f.trec_whole}
 _FROM_TREC_CUT = {_TREC[name].partition("_{")[0]: name for name in _TREC}  # P: precision
 _TREC_PATTERN = re.compile(rf"^({'|'.join(_FROM_TREC_CUT)})[_.]([0-9]+)$")  # P_5, -m's P.5
 _FROM_TREC = {v: k for k, v in _TREC_NO_K.items()}
@@ -96,9 +135,19 @@ class Metric:
         return self.name
 
     @property
+    def rules(self) -> Family:
+        """Its family's row of :data:`FAMILIES`: every rule a view reads about it."""
+        return FAMILY[self.name]
+
+    @property
     def share(self) -> bool:
         """Whether it is a share of questions or characters (printed in percent)."""
-        return self.name in SHARE_FAMILIES
+        return self.rules.share
+
+    @property
+    def cost(self) -> bool:
+        """Whether lower is better (what a result costs, not how good it is)."""
+        return self.rules.cost
 
     @property
     def trec_name(self) -> str | None:
@@ -157,22 +206,49 @@ def find_metric(text: str, available: Iterable[str]) -> str:
     )
 
 
-SHARE_FAMILIES = ("recall", "hit", "precision", "coverage")
+SHARE_FAMILIES = tuple(f.name for f in FAMILIES if f.share)
 """Families that are shares of questions or characters: shown in percent."""
 
 
-COST_FAMILIES = frozenset({"words"})
+COST_FAMILIES = frozenset(f.name for f in FAMILIES if f.cost)
 """Families where lower is better: what a result costs, not how good it is."""
 
 
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str) -> Metric | None:
+    try:
+        return Metric.parse(text)
+    except InputError:
+        return None
+
+
+def metric_of(metric: str | Metric) -> Metric | None:
+    """The :class:`Metric` a stored name means, in either vocabulary (``"ndcg@10"``,
+    ``"P_5"``), or ``None`` for a name that is no retrieval measure (``"correct"``): the
+    one reading of a name every view goes through, so none splits it on ``@`` again."""
+    return metric if isinstance(metric, Metric) else _parsed(str(metric))
+
+
+def _row(metric: object) -> Family | None:
+    """The rules of the family ``metric`` names; a bare family name (``"hit"``) or an
+    odd cutoff reads as its family's."""
+    found = metric_of(metric) if isinstance(metric, str | Metric) else None
+    return found.rules if found else FAMILY.get(str(metric).partition("@")[0])
+
+
 def family(metric: str | Metric) -> str:
-    """The family of a metric name: ``"ndcg"`` for ``"ndcg@10"``, ``"map"`` for ``"map"``."""
-    return metric.name if isinstance(metric, Metric) else str(metric).partition("@")[0]
+    """The family of a metric name: ``"ndcg"`` for ``"ndcg@10"``, ``"precision"`` for
+    trec_eval's ``"P_5"``, ``"map"`` for ``"map"``; a name that is no measure's, up to
+    its ``@``."""
+    found = metric_of(metric)
+    return found.name if found else str(metric).partition("@")[0]
 
 
-def lower_is_better(metric: str | Metric) -> bool:
-    """Whether a lower score is the better one (:data:`COST_FAMILIES`: words sent)."""
-    return family(metric) in COST_FAMILIES
+def cutoff(metric: str | Metric) -> int | None:
+    """The cutoff of a metric name: ``10`` for ``"ndcg@10"`` and for ``"ndcg_cut_10"``;
+    ``None`` over the whole list (``"map"``) or for a name that is no measure's."""
+    found = metric_of(metric)
+    return found.k if found else None
 
 
 ANSWER_SHARES = frozenset({"correct", "correct or partial"})
@@ -180,17 +256,67 @@ ANSWER_SHARES = frozenset({"correct", "correct or partial"})
 
 
 def is_share(metric: str | Metric) -> bool:
-    """Whether ``metric`` is a share (recall, hit rate, precision, coverage, or an answer
-    measure of :data:`ANSWER_SHARES`): percent."""
-    return family(metric) in SHARE_FAMILIES or str(metric) in ANSWER_SHARES
+    """Whether ``metric`` is a share (recall, hit rate, precision, coverage, in either
+    vocabulary, or an answer measure of :data:`ANSWER_SHARES`): percent."""
+    row = _row(metric)
+    return row.share if row else str(metric) in ANSWER_SHARES
+
+
+def lower_is_better(metric: str | Metric) -> bool:
+    """Whether a lower score is the better one (a cost, not a score: words sent)."""
+    row = _row(metric)
+    return row is not None and row.cost
+
+
+def metric_scale(metric: object) -> tuple[int, int]:
+    """Scale and digits a metric prints with: percent for shares, whole words, else 3
+    decimals (an answer share prints in percent; any other name with 3 decimals)."""
+    row = _row(metric)
+    if row is not None:
+        return row.scale, row.digits
+    return (100, 1) if str(metric) in ANSWER_SHARES else (1, 3)
+
+
+def difference_scale(metric: object, share: bool | None = None) -> tuple[int, int]:
+    """Scale and digits a difference (or a margin) of ``metric`` prints with: points,
+    one decimal, for a share (``share``, when given, says whether it is one); three
+    decimals for the rest (words sent included)."""
+    return (100, 1) if (is_share(metric) if share is None else share) else (1, 3)
+
+
+def metric_info(metrics: Iterable[str]) -> dict[str, dict[str, object]]:
+    """For a page's script: each name's family, cutoff, whether a share or a cost, and
+    scale and digits, so the page reads them and keeps no list of its own."""
+    out: dict[str, dict[str, object]] = {}
+    for m in metrics:
+        scale, digits = metric_scale(m)
+        out[str(m)] = {
+            "family": family(m),
+            "k": cutoff(m),
+            "share": is_share(m),
+            "cost": lower_is_better(m),
+            "scale": scale,
+            "digits": digits,
+        }
+    return out
+
+
+def held(metrics: Iterable[str], wanted: Iterable[str | Metric]) -> list[str]:
+    """The names in ``metrics`` (a run's, in either vocabulary) of the ``wanted`` measures
+    it holds, in ``wanted``'s order: ``held(["P_5", "map"], ["precision@5"]) == ["P_5"]``."""
+    by: dict[Metric, str] = {}
+    for name in metrics:
+        found = metric_of(name)
+        if found is not None:
+            by.setdefault(found, str(name))
+    return [by[w] for w in map(metric_of, wanted) if w in by]
 
 
 def shown_cutoffs(metrics: Iterable[str]) -> tuple[int, int] | None:
     """The cutoffs the default views show the rank-aware measures at, ``(top, mid)``:
     MRR and nDCG at 10, else at the largest k there is; precision and coverage at 5, else
     at the largest k below 5 (or the smallest k). None when no metric has a cutoff."""
-    cuts = (str(m).partition("@")[2] for m in metrics)
-    ks = sorted({int(k) for k in cuts if k.isascii() and k.isdigit()})
+    ks = sorted({k for k in map(cutoff, metrics) if k is not None})
     if not ks:
         return None
     top = 10 if 10 in ks else ks[-1]

@@ -34,22 +34,11 @@ See ``docs/statistics.md`` for what the numbers mean.
 
 from __future__ import annotations
 
-# The private names imported here are the shared internals of these rooms, which
-# ragmeter.comparison.verdicts, ragmeter.answers.analysis and the tests reach for as ``stats._x``.
+from ragmeter._compat import lazy_getattr
 from ragmeter.errors import InputError  # noqa: F401
-from ragmeter.stats.agreement import (  # noqa: F401
-    Agreement,
-    _kappa_from_counts,
-    agreement,
-    cohen_kappa,
-)
+from ragmeter.stats.agreement import Agreement, agreement, cohen_kappa  # noqa: F401
 from ragmeter.stats.bootstrap import (  # noqa: F401
     Estimate,
-    _block_sums,
-    _estimate,
-    _order_stat,
-    _plan,
-    _tails,
     bootstrap,
     bootstrap_many,
     format_ends,
@@ -60,14 +49,6 @@ from ragmeter.stats.bootstrap import (  # noqa: F401
     seq_mean,
 )
 from ragmeter.stats.draws import (  # noqa: F401
-    _BLOCK,
-    _CHUNK,
-    _DRAW_CACHE_BYTES,
-    _DRAWS,
-    _draw_indices,
-    _DrawCache,
-    _index_blocks,
-    _sign_blocks,
     mulberry32,
     mulberry32_indices,
     resample_indices,
@@ -75,9 +56,7 @@ from ragmeter.stats.draws import (  # noqa: F401
 )
 from ragmeter.stats.exact import clopper_pearson  # noqa: F401
 from ragmeter.stats.paired import (  # noqa: F401
-    _TIE,
     Comparison,
-    _flip_p_values,
     benjamini_hochberg,
     compare_all,
     compare_pairs,
@@ -90,20 +69,14 @@ from ragmeter.stats.paired import (  # noqa: F401
 )
 from ragmeter.stats.size import (  # noqa: F401
     SizeRow,
-    _shared_stream_means,
     questions_for_half_width,
     questions_to_separate,
     sample_size,
     sample_size_many,
 )
 from ragmeter.stats.validate import (  # noqa: F401
-    # noqa: F401
     Method,
     Seed,
-    _as_vector,
-    _check_int,
-    _check_seed,
-    _finite,
     alpha_of,
     as_matrix,
     check_common,
@@ -134,3 +107,7 @@ __all__ = [
     "sample_size",
     "sample_size_many",
 ]
+
+# The internals of these rooms stay in their modules; the names this package once re-exported
+# (``stats._sign_blocks``, ...) forward there with a warning (``_compat.MOVED_NAMES``).
+__getattr__ = lazy_getattr(__name__, {})

@@ -33,6 +33,7 @@ from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.stats.rerun_variance import variance_components
 from ragmeter.stats.reruns import as_reruns
+from ragmeter.stats.validate import check_confidence
 
 __all__ = [
     "ASSUMED_ACCURACY",
@@ -105,8 +106,7 @@ def _check_counts(n: int, k: int) -> None:
 
 
 def _z(confidence: float) -> float:
-    if not 0 < confidence < 1:
-        raise InputError(f"confidence must be between 0 and 1, got {confidence!r}")
+    check_confidence(confidence)
     return NormalDist().inv_cdf(0.5 + confidence / 2.0)
 
 

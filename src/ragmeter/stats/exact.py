@@ -25,6 +25,7 @@ from numpy.typing import ArrayLike
 
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
+from ragmeter.stats.validate import check_confidence
 
 __all__ = [
     "FEW",
@@ -101,8 +102,7 @@ def clopper_pearson(
     """
     if n < 1 or not 0 <= hits <= n:
         raise InputError(f"hits must lie between 0 and n >= 1, got {hits} of {n}")
-    if not 0.0 < confidence < 1.0:
-        raise InputError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+    check_confidence(confidence)
     tail = (1.0 - confidence) / 2.0
     log_c = _log_comb(n)
     low = 0.0
@@ -154,8 +154,7 @@ def clopper_pearson_effective(
     is :func:`clopper_pearson`'s interval (to rounding)."""
     if not n > 0 or not 0.0 <= hits <= n:
         raise InputError(f"hits must lie between 0 and n > 0, got {hits} of {n}")
-    if not 0.0 < confidence < 1.0:
-        raise InputError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+    check_confidence(confidence)
     tail = (1.0 - confidence) / 2.0
     low = 0.0
     if hits > 0:

@@ -17,6 +17,8 @@ from numpy.typing import ArrayLike
 from ragmeter import stats
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
+from ragmeter.stats.draws import _sign_blocks
+from ragmeter.stats.paired import _TIE
 
 __all__ = [
     "Flips",
@@ -206,7 +208,7 @@ class Flips:
             rows_of = np.zeros((groups, k))
             np.add.at(rows_of, codes, diffs)
             weights = np.bincount(codes, minlength=groups).astype(np.float64)
-        for row0, signs in stats._sign_blocks(rows_of.shape[0], rounds, seed):
+        for row0, signs in _sign_blocks(rows_of.shape[0], rounds, seed):
             rows = signs.shape[0]
             self.a[row0 : row0 + rows] = signs @ rows_of
             self.b[row0 : row0 + rows] = signs @ weights if clusters is not None else signs.sum(1)
@@ -224,7 +226,7 @@ class Flips:
             observed = np.abs(self.total[idx] - self.n * delta)
             spread = np.sum(np.abs(d - delta), axis=0)
             flipped = np.abs(a - self.b[:, None] * delta)
-        threshold = observed - stats._TIE * spread
+        threshold = observed - _TIE * spread
         hits = np.count_nonzero(flipped >= threshold, axis=0)
         return (hits + 1) / (self.rounds + 1)
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
@@ -27,6 +27,7 @@ from ragmeter.stats.clusters import (
     pair_design_effect,
 )
 from ragmeter.stats.exact import exact_interval, questions_for_exact_half_width
+from ragmeter.stats.plan_inputs import PlannedRow, PlannedRule, PlannedRun
 
 __all__ = [
     "PairNeed",
@@ -59,7 +60,7 @@ def family_level(pairs: int, alpha: float = 0.05) -> float:
     return alpha / pairs
 
 
-def first_level(rule: Any, rows: Sequence[Any]) -> float | None:
+def first_level(rule: PlannedRule | None, rows: Sequence[PlannedRow]) -> float | None:
     """The level the first step of a run's max-T table tested at, or None.
 
     Max-T's first step rejects the pair with the smallest p exactly when that p is
@@ -142,7 +143,7 @@ class Plan:
 
 
 def plan_questions(
-    run: Any,
+    run: PlannedRun,
     metric: str,
     *,
     half_width: float = 0.04,
@@ -212,13 +213,13 @@ def plan_questions(
     return plan
 
 
-def _clustered(run: Any) -> bool:
+def _clustered(run: PlannedRun) -> bool:
     """Whether a run's own comparisons resampled whole clusters (its summary says)."""
     info = getattr(getattr(run, "summary", None), "clusters", None)
     return bool(info is not None and info.used)
 
 
-def _with_verdicts(run: Any, needs: list[PairNeed]) -> list[PairNeed]:
+def _with_verdicts(run: PlannedRun, needs: list[PairNeed]) -> list[PairNeed]:
     """``needs`` with the verdict of each pair the run's own table separated."""
     rows = getattr(getattr(run, "summary", None), "comparisons", None) or []
     found = {
@@ -245,7 +246,7 @@ class PlanningInputs:
         return 1 if self.rule == "none" else self.pairs
 
 
-def planning_inputs(run: Any) -> PlanningInputs:
+def planning_inputs(run: PlannedRun) -> PlanningInputs:
     """A run's planning inputs (a :class:`ragmeter.runs.results.Results` or a
     :class:`ragmeter.runs.search_run.SearchRun`), read from its summary: ``plan`` and the
     report's sample-size section both plan with these."""
@@ -261,7 +262,7 @@ def planning_inputs(run: Any) -> PlanningInputs:
 
 
 def plan_run(
-    run: Any,
+    run: PlannedRun,
     metric: str | None = None,
     *,
     half_width: float = 0.04,
@@ -302,7 +303,7 @@ def plan_run(
 
 
 def _planned_as_family(
-    run: Any,
+    run: PlannedRun,
     found: Plan,
     pairs: Sequence[tuple[str, str]],
     own_table: bool,
@@ -331,13 +332,13 @@ def _planned_as_family(
     return replace(found, family=k, first=first, pairs=_with_verdicts(run, needs))
 
 
-def run_clusters(run: Any) -> Sequence[str] | None:
+def run_clusters(run: PlannedRun) -> Sequence[str] | None:
     """Each question's document when the run's own comparisons resampled documents
     (its summary's ``clusters.used``), else None: what every planner plans with."""
     return getattr(run, "clusters", None) if _clustered(run) else None
 
 
-def system_design_effect(scores: Any, clusters: Sequence[str] | None = None) -> float:
+def system_design_effect(scores: ArrayLike, clusters: Sequence[str] | None = None) -> float:
     """The design effect a system's mean is planned at: the one of
     :func:`ragmeter.stats.clusters.pair_design_effect` over its scores when
     ``clusters`` (each question's document) are given and the scores vary, else 1."""
@@ -349,7 +350,7 @@ def system_design_effect(scores: Any, clusters: Sequence[str] | None = None) -> 
 
 
 def questions_needed(
-    scores: Any,
+    scores: ArrayLike,
     half_width: float,
     confidence: float = DEFAULTS.confidence,
     clusters: Sequence[str] | None = None,

@@ -60,9 +60,12 @@
     }
   }
 
-  const family = (m) => m.split("@")[0];
-  const kOf = (m) => Number(m.split("@")[1]);
-  const isShare = (m) => ["recall", "hit", "precision", "coverage"].indexOf(family(m)) >= 0;
+  // Each measure's family, cutoff and whether it is a share come with the data
+  // (ragmeter.scoring.names.metric_info): the page keeps no list of its own.
+  const info = (m) => (DATA.metric_info || {})[m] || {};
+  const family = (m) => info(m).family || m;
+  const kOf = (m) => (info(m).k == null ? NaN : info(m).k);
+  const isShare = (m) => info(m).share === true;
   const int = (x) => Math.round(x).toLocaleString("en-US");
   // the run's interval level, as every table header names it ("95%" by default)
   const level = (c) => Math.round((c || 0.95) * 1000) / 10 + "%";
@@ -426,7 +429,7 @@
       rows.push({ group: DATA.family_titles[fam] || fam });
       DATA.metrics.filter((m) => family(m) === fam).sort((a, b) => kOf(a) - kOf(b)).forEach((m) => {
         const means = SYSTEMS.map((s) => (DATA.estimates[s][m] ? DATA.estimates[s][m].mean : -Infinity));
-        const best = fam === "words" || SYSTEMS.length < 2 ? null : Math.max.apply(null, means);
+        const best = info(m).cost || SYSTEMS.length < 2 ? null : Math.max.apply(null, means);
         rows.push([m].concat(SYSTEMS.map((s, i) => ({
           text: fmtEst(DATA.estimates[s][m], m) + capMark(s, m),
           cls: "num" + (best !== null && means[i] === best ? " best" : ""),
@@ -624,6 +627,7 @@
       " times: a share is the mean over questions of each question's mean over its " + a.reruns +
       " reruns, and its interval resamples whole questions with their " + a.reruns +
       " reruns; the grade counts are rerun 0's." }));
+    renderSaving(body, a.saving);
     renderAnswerVerdicts(body, a.verdicts);
     renderAnswerFlips(body, a.flips);
 
@@ -667,6 +671,44 @@
         { text: "lenient", num: true }, { text: "strict", num: true }], agRows);
       append(body, el("div", { class: "scroll" }, ag));
     }
+    renderJudgeReliability(body, a.reliability);
+  }
+
+  // What `ragmeter judges` prints beyond pairs: Krippendorff's alpha over three or more
+  // judges, each judge against itself over reruns, and each judge's position check.
+  function renderJudgeReliability(body, r) {
+    if (!r) return;
+    if (r.alpha) {
+      append(body, el("p", { class: "lead", id: "judge-alpha", text: "Krippendorff's alpha (ordinal), all " +
+        r.alpha.judges + " judges [" + LEVEL + " CI]: " + fmtEst(r.alpha) + ", over the " + r.alpha.n +
+        " answers graded by two or more." }));
+    }
+    if (r.retest) {
+      append(body, el("h3", { text: "Each judge against itself: rerun 0 vs the other " +
+        (r.retest_reruns - 1) + " reruns of the same answers" }));
+      const tab = el("table", { class: "data", id: "judge-retest" });
+      table(tab, ["judge", { text: "answers", num: true },
+        { text: "same grade [" + LEVEL + " CI]", num: true },
+        { text: "alpha, ordinal [" + LEVEL + " CI]", num: true }],
+      r.retest.map((x) => [{ text: x.judge, cls: "name" }, { text: x.answers, cls: "num" },
+        { text: fmtShare(x.percent), cls: "num" }, { text: fmtEst(x.alpha), cls: "num" }]));
+      append(body, el("div", { class: "scroll" }, tab));
+    }
+    if (r.position) {
+      const p0 = r.position[0];
+      append(body, el("h3", { text: "Position check: " + p0.sampled + " sampled answers (seed " +
+        p0.seed + ") graded again with " + p0.order }));
+      const tab = el("table", { class: "data", id: "judge-position" });
+      table(tab, ["judge", { text: "answers", num: true }, { text: "changed", num: true },
+        { text: "kappa, 3 grades [" + LEVEL + " CI]", num: true },
+        { text: "weighted kappa [" + LEVEL + " CI]", num: true },
+        { text: "given − other correct", num: true }],
+      r.position.map((x) => [{ text: x.judge, cls: "name" }, { text: x.answers, cls: "num" },
+        { text: x.changed, cls: "num" }, { text: fmtEst(x.kappa), cls: "num" },
+        { text: fmtEst(x.kappa_weighted), cls: "num" },
+        { text: (x.more_correct >= 0 ? "+" : "") + x.more_correct, cls: "num" }]));
+      append(body, el("div", { class: "scroll" }, tab));
+    }
   }
 
   // The paired verdicts on answers that `ragmeter grade` prints: one table per measure, built
@@ -685,6 +727,35 @@
     });
     v.notes.forEach((n) => append(body, el("p", { class: "muted", text: n })));
     append(body, el("p", { class: "muted", id: "answer-verdicts-basis", text: v.basis }));
+    (v.corrected || []).forEach((t, i) => renderCorrected(body, t, "answer-corrected-" + i));
+  }
+
+  // A table `grade` prints, sent whole from Python (answers.corrected): its title, columns,
+  // each row's cells and the lines under it; the first column names, the rest are numbers
+  // up to `last` (the verdict, when there is one, is drawn as the comparisons draw it).
+  function textTable(body, t, id, last) {
+    append(body, el("h3", { id: id + "-title", text: t.title }));
+    const tab = el("table", { class: "data", id: id });
+    table(tab, t.head.map((h, j) => ({ text: h, num: j > 0 && j <= last })),
+      t.rows.map((r) => r.cells.map((c, j) => (j === 0 ? { text: c, cls: "name" } :
+        j <= last ? { text: c, cls: "num" } : { cls: "verdict", node: el("span",
+          { class: "tag " + (r.separated ? "sep" : "tie") }, r.winner ? [el("span",
+            { class: "name", text: r.winner }), c.slice(r.winner.length)] : c) }))));
+    append(body, el("div", { class: "scroll" }, tab));
+  }
+
+  // The paired verdicts on one measure, corrected by the hand grades.
+  function renderCorrected(body, t, id) {
+    textTable(body, t, id, t.head.length - 2);
+    t.lines.forEach((line) => append(body, el("p", { class: "muted", text: line })));
+  }
+
+  // What the judge saved: the weight, the hand grades used and what they are worth, the bound.
+  function renderSaving(body, s) {
+    if (!s) return;
+    textTable(body, s, "answer-saving", s.head.length - 1);
+    append(body, el("p", { class: "muted", text: s.caption.charAt(0).toUpperCase() + s.caption.slice(1) + "." }));
+    s.warnings.forEach((w) => append(body, el("p", { class: "warn", text: w })));
   }
 
   // With reruns: each system's mean flip rate and the reruns' share of its accuracy's variance.
