@@ -8,12 +8,14 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
-from conftest import SMALL_EXAMPLE_QUESTIONS, SMALL_EXAMPLE_SETTINGS, save_example
+from conftest import SMALL_EXAMPLE_QUESTIONS
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
+from ragmeter.cli.app import example_dir
 from ragmeter.scoring import names
 
 runner = CliRunner()
@@ -31,9 +33,20 @@ def with_success(monkeypatch):
 
 
 @pytest.fixture
-def success_results(with_success, tmp_path):
-    settings = SMALL_EXAMPLE_SETTINGS | {"metric": "success@5"}
-    return save_example(tmp_path / "results", SMALL_EXAMPLE_QUESTIONS, **settings)
+def searched(with_success, tmp_path, monkeypatch):
+    """``ragmeter search`` on the shipped example's first 8 questions at success@5: the
+    results folder and what the search printed (recorded in a history of its own)."""
+    blog = Path(example_dir())
+    lines = (blog / "questions.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "q.jsonl").write_text("".join(lines[:SMALL_EXAMPLE_QUESTIONS]))
+    monkeypatch.setenv("RAGMETER_HISTORY", str(tmp_path / "history"))
+    out = tmp_path / "results"
+    args = ["search", "--corpus", str(blog / "posts"), "--testset", str(tmp_path / "q.jsonl"),
+            "--strategies", "sentence,recursive", "--ks", "1,5", "--metric", "success@5",
+            "--rounds", "200", "-o", str(out)]  # fmt: skip
+    got = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert got.exit_code == 0, got.output
+    return out, got.output
 
 
 def test_an_alias_row_is_a_metric_name_while_the_table_holds_it(with_success):
@@ -57,36 +70,55 @@ def test_the_alias_is_scored_as_hit_at_every_cutoff(with_success):
         assert got[f"success@{k}"].tolist() == got[f"hit@{k}"].tolist()
 
 
-def test_a_search_stores_the_alias_in_scores_csv_and_summary_json(success_results):
-    with (success_results / "scores.csv").open() as f:
+def _invoke(*args):
+    got = runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "200"})
+    assert got.exit_code == 0, got.output
+    return got.output
+
+
+def test_the_search_compares_systems_on_the_alias_in_points(searched):
+    _, printed = searched
+    assert "Paired comparisons on success@5 (A - B, points;" in printed
+    assert "-12.5 [-47.1, +24.0]" in printed  # hit@5's difference, in points
+
+
+def test_scores_csv_and_summary_json_hold_the_alias_with_hits_values(searched):
+    out, _ = searched
+    with (out / "scores.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert rows and all(r["success@5"] == r["hit@5"] for r in rows)
-    assert any(float(r["success@5"]) > 0 for r in rows)
-    summary = json.loads((success_results / "summary.json").read_text())
+    assert {r["success@5"] for r in rows} == {"0.0", "1.0"}
+    summary = json.loads((out / "summary.json").read_text())
     assert summary["metric"] == "success@5"
-    assert "success@5" in json.dumps(summary)
+    for system, est in summary["estimates"].items():
+        assert est["success@5"] == est["hit@5"], system
 
 
-def test_compare_and_check_show_and_gate_the_alias(success_results):
-    shown = runner.invoke(app, ["compare", str(success_results)], env={"COLUMNS": "200"})
-    assert shown.exit_code == 0, shown.output
-    assert "success@5" in shown.output
-    gate = runner.invoke(
-        app,
-        ["check", str(success_results), str(success_results), "--metric", "success@5",
-         "--system", "sentence", "--rounds", "200"],
-        env={"COLUMNS": "200"},
-    )  # fmt: skip
-    assert gate.exit_code == 0, gate.output
-    assert "success@5" in gate.output
-    assert "%" in gate.output or "point" in gate.output  # a share: in points, not 0.xxx
+def test_compare_on_the_alias_prints_what_compare_on_hit_prints(searched):
+    out, _ = searched
+    alias = _invoke("compare", out)
+    assert "success@5" in alias
+    assert alias.replace("success@5", "hit@5") == _invoke("compare", out, "--metric", "hit@5")
 
 
-def test_the_report_page_is_told_the_alias_is_a_share(success_results):
+def test_check_gates_the_alias_in_points(searched):
+    out, _ = searched
+    gate = _invoke("check", out, out, "--metric", "success@5", "--system", "sentence")
+    assert "PASS success@5 sentence: candidate - baseline = +0.0 points" in gate
+
+
+def test_the_history_shows_the_recorded_alias_in_percent(searched):
+    assert "success@5" in _invoke("history", "list")
+    shown = _invoke("history", "show", "1")
+    assert "75.0 [34.9, 96.8]" in shown and "87.5 [47.3, 99.7]" in shown
+
+
+def test_the_report_page_is_told_the_alias_is_a_share(searched):
     from ragmeter.report.data import report_data
     from ragmeter.runs.results import Results
 
-    data = report_data(Results(success_results))
-    info = data["metric_info"]["success@5"]
+    out, _ = searched
+    info = report_data(Results(out))["metric_info"]["success@5"]
     assert (info["family"], info["k"], info["share"], info["cost"]) == ("success", 5, True, False)
     assert (info["scale"], info["digits"]) == (100, 1)
+    assert '"success@5"' in (out / "report.html").read_text()
