@@ -21,7 +21,7 @@ from ragmeter.scoring import names
 runner = CliRunner()
 
 SUCCESS = dataclasses.replace(
-    names.FAMILY["hit"], name="success", trec_cut=None, title="success@k (%)", order=None,
+    names.FAMILY["hit"], name="success", trec_cut=None, title="success@k (%)", order=9,
     computed_as="hit",
 )  # fmt: skip
 """trec_eval's ``success_5`` stays hit@5's name; the row is only an alias family."""
@@ -105,6 +105,8 @@ def test_check_gates_the_alias_in_points(searched):
     out, _ = searched
     gate = _invoke("check", out, out, "--metric", "success@5", "--system", "sentence")
     assert "PASS success@5 sentence: candidate - baseline = +0.0 points" in gate
+    hit = _invoke("check", out, out, "--metric", "hit@5", "--system", "sentence")
+    assert gate.replace("success@5", "hit@5") == hit
 
 
 def test_the_history_shows_the_recorded_alias_in_percent(searched):
@@ -118,7 +120,10 @@ def test_the_report_page_is_told_the_alias_is_a_share(searched):
     from ragmeter.runs.results import Results
 
     out, _ = searched
-    info = report_data(Results(out))["metric_info"]["success@5"]
+    data = report_data(Results(out))
+    info = data["metric_info"]["success@5"]
     assert (info["family"], info["k"], info["share"], info["cost"]) == ("success", 5, True, False)
     assert (info["scale"], info["digits"]) == (100, 1)
+    assert data["families"][-1] == "success"  # its row's order: after words sent
+    assert data["family_titles"]["success"] == "success@k (%)"
     assert '"success@5"' in (out / "report.html").read_text()

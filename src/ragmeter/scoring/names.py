@@ -84,6 +84,7 @@ class _Table:
         self.no_k = frozenset(f.name for f in rows if f.cutoff == "never")
         ordered = sorted((f for f in rows if f.order is not None), key=lambda f: f.order)
         self.report_order = tuple(f.name for f in ordered)
+        self.titles = {f.name: f.title or f.name for f in ordered}
         self.trec = {f.name: f.trec_cut for f in rows if f.trec_cut}
         self.trec_no_k = {f.name: f.trec_whole for f in rows if f.trec_whole}
         self.from_trec_cut = {p.partition("_{")[0]: n for n, p in self.trec.items()}  # P
