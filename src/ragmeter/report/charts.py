@@ -26,7 +26,7 @@ from ragmeter.report.chartlayout import (
     place_labels,
     system_style,
 )
-from ragmeter.report.common import FAMILY_ORDER, FAMILY_TITLE, _family, _k
+from ragmeter.report.common import _family, _k, family_order, family_titles
 from ragmeter.scoring.names import difference_scale, lower_is_better, metric_scale
 
 # the HTML report needs the ``report`` extra (altair and vl-convert-python)
@@ -174,11 +174,12 @@ def _forest_chart(alt, data: dict) -> dict | None:
     rows = []
     systems = [s["name"] for s in data["systems"]]
     one = recall_is_hit(data)
-    titles = dict(FAMILY_TITLE, recall=COINCIDE_TITLE) if one else FAMILY_TITLE
+    order, own = family_order(), family_titles()
+    titles = dict(own, recall=COINCIDE_TITLE) if one else own
     for s in systems:
         for m, e in data["estimates"][s].items():
             fam, k = _family(m), _k(m)
-            if lower_is_better(m) or k is None or fam not in FAMILY_TITLE:
+            if lower_is_better(m) or k is None or fam not in own:
                 continue
             if one and fam == "hit":
                 continue
@@ -188,7 +189,7 @@ def _forest_chart(alt, data: dict) -> dict | None:
                     "metric": m,
                     "k": k,
                     "family": titles[fam],
-                    "order": FAMILY_ORDER.index(fam),
+                    "order": order.index(fam),
                     **_drawn(e, metric_scale(m)[0]),
                     "label": format_estimate(e, m),
                 }
@@ -217,7 +218,7 @@ def _forest_chart(alt, data: dict) -> dict | None:
     point = base.mark_point(filled=True, size=70, color="#1d3f6e").encode(
         x="mean:Q", y=y, tooltip=tooltip
     )
-    families = [titles[f] for f in FAMILY_ORDER if f != "words" and not (one and f == "hit")]
+    families = [titles[f] for f in order if f != "words" and not (one and f == "hit")]
     chart = (
         alt.layer(rule, point, data=alt.Data(values=rows))
         .properties(width=250, height=max(60, 24 * len(systems)))

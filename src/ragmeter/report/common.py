@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragmeter.comparison.formatting import format_estimate
-from ragmeter.scoring.names import FAMILY, REPORT_ORDER, cutoff, family
+from ragmeter.scoring.names import cutoff, family, table
 
 TOP_ITEMS = 5
 """Ranked items shown per system in the drill-down (the cut a reader model gets)."""
@@ -20,10 +20,22 @@ PAGE_SIZE = 50
 TARGET_HALF_WIDTH = 0.04
 """Default target for the sample-size reading: an interval of +/- 4 points."""
 
-FAMILY_ORDER = REPORT_ORDER
-"""The families the measures table groups rows by, in order (:data:`FAMILIES`' ``order``)."""
-FAMILY_TITLE = {f: FAMILY[f].title or f for f in REPORT_ORDER}
-"""Each family's title over its rows (:data:`FAMILIES`' ``title``)."""
+
+def family_order() -> tuple[str, ...]:
+    """The families the measures table groups rows by, in order (:data:`FAMILIES`'
+    ``order``, read as the table stands)."""
+    return table().report_order
+
+
+def family_titles() -> dict[str, str]:
+    """Each family's title over its rows (:data:`FAMILIES`' ``title``)."""
+    return dict(table().titles)
+
+
+FAMILY_ORDER = family_order()
+""":func:`family_order` as the table stood at import (the views call the function)."""
+FAMILY_TITLE = family_titles()
+""":func:`family_titles` as the table stood at import (the views call the function)."""
 GRADE_LABELS = ("correct", "partial", "wrong", "unscored")
 
 

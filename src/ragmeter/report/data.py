@@ -29,8 +29,6 @@ from ragmeter.comparison.formatting import (
 from ragmeter.comparison.summary import Summary
 from ragmeter.errors import InputError
 from ragmeter.report.common import (
-    FAMILY_ORDER,
-    FAMILY_TITLE,
     PAGE_SIZE,
     TARGET_HALF_WIDTH,
     TOP_ITEMS,
@@ -38,6 +36,8 @@ from ragmeter.report.common import (
     _family,
     _k,
     _r,
+    family_order,
+    family_titles,
 )
 from ragmeter.report.drilldown import drilldown
 from ragmeter.report.sections import (
@@ -113,6 +113,7 @@ def _overview(results: Results, page_size: int, top: int) -> dict[str, Any]:
     ks = [int(k) for k in meta.get("ks", sorted({_k(m) for m in metrics if _k(m)}))]
     main_k = _k(metric) or (5 if 5 in ks else ks[-1])
     named = f" ({summary.ndcg_label})" if summary.ndcg_label else ""  # nDCG's ideal and gain
+    titles = family_titles()
     return {
         "title": f"ragmeter report: {len(results.question_ids)} questions, {len(systems)} systems",
         "metric": metric,
@@ -120,8 +121,8 @@ def _overview(results: Results, page_size: int, top: int) -> dict[str, Any]:
         "main_k": main_k,
         "ks": ks,
         "metrics": metrics,
-        "families": [f for f in FAMILY_ORDER if any(_family(m) == f for m in metrics)],
-        "family_titles": {**FAMILY_TITLE, "ndcg": FAMILY_TITLE["ndcg"] + named},
+        "families": [f for f in family_order() if any(_family(m) == f for m in metrics)],
+        "family_titles": {**titles, "ndcg": titles["ndcg"] + named},
         "systems": [
             {
                 "name": s,

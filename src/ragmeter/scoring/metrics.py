@@ -269,9 +269,10 @@ def score_questions(
     cutoffs = _ks(ks)
     if gain not in GAINS:
         raise InputError(f"gain must be one of {', '.join(GAINS)}, not {gain!r}")
-    wanted = _wanted(
+    asked = _wanted(
         measures, metric_names(cutoffs, coverage=coverage is not None, words=words is not None)
     )
+    wanted = [_basis(m) for m in asked]
     g = _int_matrix(grades, "grades")
     level = _level(relevant_grade)
     filled = g >= 0
@@ -282,7 +283,7 @@ def score_questions(
     cols.dcg, cols.best = _ndcg_sums(cols, wanted, g, gain, ideal, units)
     cols.coverage = _coverage_matrix(coverage, cols)
     cols.cum_words = _cum_words(words, filled, cols)
-    return {str(m): _measure(m, cols) for m in wanted}
+    return {str(a): _measure(m, cols) for a, m in zip(asked, wanted, strict=True)}
 
 
 def _level(relevant_grade: object) -> int:
@@ -413,42 +414,65 @@ def _cum_words(words: object | None, filled: np.ndarray, cols: _Columns) -> np.n
     return np.cumsum(np.where(filled, w, 0.0), axis=1)
 
 
+def _hit(m: Metric, k: int, cols: _Columns) -> np.ndarray:
+    return cols.rel[:, :k].any(axis=1).astype(np.float64)
+
+
+def _precision(m: Metric, k: int, cols: _Columns) -> np.ndarray:
+    return cols.rel[:, :k].sum(axis=1).astype(np.float64) / m.k
+
+
+def _recall(m: Metric, k: int, cols: _Columns) -> np.ndarray:
+    return cols.per_unit(cols.found_at(k))
+
+
+def _mrr(m: Metric, k: int, cols: _Columns) -> np.ndarray:
+    top = cols.rel[:, :k]
+    v = np.zeros(cols.n, dtype=np.float64)
+    if top.shape[1]:
+        hit = top.any(axis=1)
+        v[hit] = 1.0 / (top[hit].argmax(axis=1) + 1.0)
+    return v
+
+
+def _map(m: Metric, k: int, cols: _Columns) -> np.ndarray:
+    return cols.per_unit(_at(cols.ap_cum, k, cols.n))
+
+
+def _rprec(m: Metric, k: int, cols: _Columns) -> np.ndarray:
+    r = np.minimum(cols.total, cols.depth).astype(np.int64)
+    fa = np.zeros(cols.n, dtype=np.float64)
+    ok = r > 0
+    if cols.found is not None and ok.any():
+        fa[ok] = cols.found[ok, r[ok] - 1]
+    return cols.per_unit(fa)
+
+
+def _coverage(m: Metric, k: int, cols: _Columns) -> np.ndarray:
+    if cols.coverage is None or m.k not in cols.cutoffs:
+        raise InputError(f"{m} needs coverage computed at k={m.k}")
+    return cols.coverage[:, cols.cutoffs.index(m.k)].copy()
+
+
+def _words(m: Metric, k: int, cols: _Columns) -> np.ndarray:
+    if cols.cum_words is None:
+        raise InputError(f"{m} needs the words of each item")
+    return _at(cols.cum_words, k).copy()
+
+
+def _basis(m: Metric) -> Metric:
+    """The measure whose computation gives ``m``'s values: itself, or, for a family row
+    ``computed_as`` another (``success@5`` as ``hit@5``), that family's at its cutoff."""
+    basis = m.rules.basis
+    return m if basis == m.name else Metric(basis, m.k)
+
+
 def _measure(m: Metric, cols: _Columns) -> np.ndarray:
-    """One measure per question, read from ``cols``: one case per family."""
-    k, n, rel = cols.eff(m), cols.n, cols.rel
-    if m.name == "hit":
-        return rel[:, :k].any(axis=1).astype(np.float64)
-    if m.name == "precision":
-        return rel[:, :k].sum(axis=1).astype(np.float64) / m.k
-    if m.name == "recall":
-        return cols.per_unit(cols.found_at(k))
-    if m.name == "mrr":
-        top = rel[:, :k]
-        v = np.zeros(n, dtype=np.float64)
-        if top.shape[1]:
-            hit = top.any(axis=1)
-            v[hit] = 1.0 / (top[hit].argmax(axis=1) + 1.0)
-        return v
-    if m.name == "map":
-        return cols.per_unit(_at(cols.ap_cum, k, n))
-    if m.name == "rprec":
-        r = np.minimum(cols.total, cols.depth).astype(np.int64)
-        fa = np.zeros(n, dtype=np.float64)
-        ok = r > 0
-        if cols.found is not None and ok.any():
-            fa[ok] = cols.found[ok, r[ok] - 1]
-        return cols.per_unit(fa)
-    if m.name == "ndcg":
-        return _ndcg(m, k, cols)
-    if m.name == "coverage":
-        if cols.coverage is None or m.k not in cols.cutoffs:
-            raise InputError(f"{m} needs coverage computed at k={m.k}")
-        return cols.coverage[:, cols.cutoffs.index(m.k)].copy()
-    if m.name == "words":
-        if cols.cum_words is None:
-            raise InputError(f"{m} needs the words of each item")
-        return _at(cols.cum_words, k).copy()
-    raise _bad_metric(str(m))  # pragma: no cover - Metric rejects other names
+    """One measure per question, read from ``cols`` by its family's computation."""
+    compute = _COMPUTE.get(m.name)
+    if compute is None:  # pragma: no cover - a row names no computation there is
+        raise _bad_metric(str(m))
+    return compute(m, cols.eff(m), cols)
 
 
 def _ndcg(m: Metric, k: int, cols: _Columns) -> np.ndarray:
@@ -460,3 +484,18 @@ def _ndcg(m: Metric, k: int, cols: _Columns) -> np.ndarray:
     v = np.zeros(cols.n, dtype=np.float64)
     np.divide(num, den, out=v, where=den != 0)
     return v
+
+
+_COMPUTE = {
+    "hit": _hit,
+    "precision": _precision,
+    "recall": _recall,
+    "mrr": _mrr,
+    "map": _map,
+    "rprec": _rprec,
+    "ndcg": _ndcg,
+    "coverage": _coverage,
+    "words": _words,
+}
+"""Each family's computation, by the name a row of
+:data:`~ragmeter.scoring.names.FAMILIES` gives it (its own, or its ``computed_as``)."""

@@ -41,6 +41,14 @@ class Family:
     digits: int = 3
     title: str | None = None
     order: int | None = None
+    computed_as: str | None = None
+    """Another family whose computation this one reuses (``success``, computed as
+    ``hit``): an alias family is one row, with no code of its own."""
+
+    @property
+    def basis(self) -> str:
+        """The family whose computation gives this one's values."""
+        return self.computed_as or self.name
 
 
 _SHARE: dict[str, Any] = {"cutoff": "always", "share": True, "scale": 100, "digits": 1}
@@ -59,22 +67,53 @@ FAMILIES: tuple[Family, ...] = (
     Family("words", cutoff="always", cost=True, digits=0, title="words sent@k", order=8),
 )  # fmt: skip
 """Every metric family and its rules, in the order :func:`score_questions` reports
-them: adding a family is one row here (and its computation in
-:mod:`ragmeter.scoring.metrics`)."""
+them: adding a family is one row here (its computation is in
+:mod:`ragmeter.scoring.metrics`, or another family's, named by ``computed_as``).
+Every rule reads the table through :func:`table`; the constants below are the table
+as it stood at import."""
 
-FAMILY: dict[str, Family] = {f.name: f for f in FAMILIES}
 
-REPORT_ORDER: tuple[str, ...] = tuple(
-    f.name for f in sorted(FAMILIES, key=lambda f: f.order or 0) if f.order is not None
-)
+class _Table:
+    """Every lookup derived from one :data:`FAMILIES` tuple, built once per tuple, so a
+    row added to the table (a test's, say) reaches every lookup at once."""
+
+    def __init__(self, rows: tuple[Family, ...]) -> None:
+        self.rows = rows
+        self.by_name = {f.name: f for f in rows}
+        self.needs_k = frozenset(f.name for f in rows if f.cutoff == "always")
+        self.no_k = frozenset(f.name for f in rows if f.cutoff == "never")
+        ordered = sorted((f for f in rows if f.order is not None), key=lambda f: f.order)
+        self.report_order = tuple(f.name for f in ordered)
+        self.titles = {f.name: f.title or f.name for f in ordered}
+        self.trec = {f.name: f.trec_cut for f in rows if f.trec_cut}
+        self.trec_no_k = {f.name: f.trec_whole for f in rows if f.trec_whole}
+        self.from_trec_cut = {p.partition("_{")[0]: n for n, p in self.trec.items()}  # P
+        self.trec_pattern = re.compile(rf"^({'|'.join(self.from_trec_cut)})[_.]([0-9]+)$")
+        self.from_trec = {v: k for k, v in self.trec_no_k.items()}
+
+
+_CURRENT: list[_Table] = []
+
+
+def table() -> _Table:
+    """The lookups of :data:`FAMILIES` as it stands now: every rule here reads them."""
+    if not _CURRENT or _CURRENT[0].rows is not FAMILIES:
+        _CURRENT[:] = [_Table(FAMILIES)]
+    return _CURRENT[0]
+
+
+FAMILY: dict[str, Family] = table().by_name
+"""Each family's row by name (as the table stood at import: rules read :func:`table`)."""
+
+REPORT_ORDER: tuple[str, ...] = table().report_order
 """The families the report's measures table groups rows by, in its order."""
 
 METRIC_NAMES: tuple[str, ...] = tuple(FAMILY)
 """Every metric family, in the order :func:`score_questions` reports them."""
 
-NEEDS_K = frozenset(f.name for f in FAMILIES if f.cutoff == "always")
+NEEDS_K = table().needs_k
 """Families that always take a cutoff (``recall@5``)."""
-NO_K = frozenset(f.name for f in FAMILIES if f.cutoff == "never")
+NO_K = table().no_k
 """Families that never take one (``rprec``); the others work both ways
 (``map`` over the whole returned list, ``map@10`` over the top 10)."""
 
@@ -82,17 +121,12 @@ DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
 
 GAINS = ("exponential", "linear")
 
-# trec_eval's names (ir_measures and ranx names are in docs/metrics.md).
-_TREC = {f.name: f.trec_cut for f in FAMILIES if f.trec_cut}
-_TREC_NO_K = {f.name: f.trec_whole for f in FAMILIES if f.trec_whole}
-_FROM_TREC_CUT = {_TREC[name].partition("_{")[0]: name for name in _TREC}  # P: precision
-_TREC_PATTERN = re.compile(rf"^({'|'.join(_FROM_TREC_CUT)})[_.]([0-9]+)$")  # P_5, -m's P.5
-_FROM_TREC = {v: k for k, v in _TREC_NO_K.items()}
+# trec_eval's names (ir_measures and ranx names are in docs/metrics.md) are in table().
 
 
 def _bad_metric(text: object) -> InputError:
     return InputError(
-        f"unknown metric {text!r}: use NAME@K, NAME one of {', '.join(METRIC_NAMES)}"
+        f"unknown metric {text!r}: use NAME@K, NAME one of {', '.join(table().by_name)}"
         " and K a whole number >= 1 (e.g. ndcg@10), or map, mrr, ndcg, rprec without a"
         " cutoff, or a trec_eval name (P_10 or P.10, ndcg_cut_10, recip_rank, Rprec)"
     )
@@ -107,13 +141,14 @@ class Metric:
     k: int | None = None
 
     def __post_init__(self) -> None:
-        if self.name not in METRIC_NAMES or isinstance(self.k, bool):
+        t = table()
+        if self.name not in t.by_name or isinstance(self.k, bool):
             raise _bad_metric(self._text())
         if self.k is None:
-            if self.name in NEEDS_K:
+            if self.name in t.needs_k:
                 raise _bad_metric(self._text())
             return
-        if self.name in NO_K:
+        if self.name in t.no_k:
             raise _bad_metric(self._text())
         try:
             k = operator.index(self.k)
@@ -137,7 +172,7 @@ class Metric:
     @property
     def rules(self) -> Family:
         """Its family's row of :data:`FAMILIES`: every rule a view reads about it."""
-        return FAMILY[self.name]
+        return table().by_name[self.name]
 
     @property
     def share(self) -> bool:
@@ -153,8 +188,8 @@ class Metric:
     def trec_name(self) -> str | None:
         """trec_eval's name for this measure (``P_10``), or ``None`` when it has none."""
         if self.k is None:
-            return _TREC_NO_K.get(self.name)
-        pattern = _TREC.get(self.name)
+            return table().trec_no_k.get(self.name)
+        pattern = table().trec.get(self.name)
         return pattern.format(k=self.k) if pattern else None
 
     @classmethod
@@ -163,18 +198,18 @@ class Metric:
         case are accepted, and so are trec_eval's names, in its case (``P_10``, ``P.10``)."""
         if not isinstance(text, str):
             raise _bad_metric(text)
-        raw = text.strip()
-        if raw in _FROM_TREC:
-            return cls(_FROM_TREC[raw])
-        m = _TREC_PATTERN.match(raw)
+        raw, t = text.strip(), table()
+        if raw in t.from_trec:
+            return cls(t.from_trec[raw])
+        m = t.trec_pattern.match(raw)
         if m:
-            return cls(_FROM_TREC_CUT[m.group(1)], int(m.group(2)))
+            return cls(t.from_trec_cut[m.group(1)], int(m.group(2)))
         name, sep, k = raw.partition("@")
         name, k = name.strip().lower(), k.strip()
-        if name not in METRIC_NAMES:
+        if name not in t.by_name:
             raise _bad_metric(text)
         if not sep:
-            if name in NEEDS_K:
+            if name in t.needs_k:
                 raise _bad_metric(text)
             return cls(name)
         if not k.isascii() or not k.isdigit():
@@ -215,7 +250,7 @@ COST_FAMILIES = frozenset(f.name for f in FAMILIES if f.cost)
 
 
 @functools.lru_cache(maxsize=4096)
-def _parsed(text: str) -> Metric | None:
+def _parsed(text: str, _table: _Table) -> Metric | None:
     try:
         return Metric.parse(text)
     except InputError:
@@ -226,14 +261,14 @@ def metric_of(metric: str | Metric) -> Metric | None:
     """The :class:`Metric` a stored name means, in either vocabulary (``"ndcg@10"``,
     ``"P_5"``), or ``None`` for a name that is no retrieval measure (``"correct"``): the
     one reading of a name every view goes through, so none splits it on ``@`` again."""
-    return metric if isinstance(metric, Metric) else _parsed(str(metric))
+    return metric if isinstance(metric, Metric) else _parsed(str(metric), table())
 
 
 def _row(metric: object) -> Family | None:
     """The rules of the family ``metric`` names; a bare family name (``"hit"``) or an
     odd cutoff reads as its family's."""
     found = metric_of(metric) if isinstance(metric, str | Metric) else None
-    return found.rules if found else FAMILY.get(str(metric).partition("@")[0])
+    return found.rules if found else table().by_name.get(str(metric).partition("@")[0])
 
 
 def family(metric: str | Metric) -> str:
@@ -338,15 +373,16 @@ def metric_names(
     """The names :func:`score_questions` returns for these cutoffs, in its order:
     each family at every cutoff, then the family over the whole list when it is
     in ``whole``."""
-    ks = _ks(ks)
+    ks, t = _ks(ks), table()
     whole = set(whole)
     out = []
-    for name in METRIC_NAMES:
-        if (name == "coverage" and not coverage) or (name == "words" and not words):
+    for row in t.rows:
+        name, basis = row.name, row.basis
+        if (basis == "coverage" and not coverage) or (basis == "words" and not words):
             continue
-        if name not in NO_K:
+        if name not in t.no_k:
             out.extend(str(Metric(name, k)) for k in ks)
-        if name in whole and name not in NEEDS_K:
+        if name in whole and name not in t.needs_k:
             out.append(name)
     return out
 
