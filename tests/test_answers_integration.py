@@ -282,3 +282,54 @@ def test_server_stopped_mid_grading_raises_and_the_rerun_resumes(answered, llama
     assert llama_server.wait_served(served + 2) == served + 2
     assert cache_size(path) == saved + 2
     assert all(g.grade in GRADES for g in jr.grades)
+
+
+@needs_server
+def test_cli_reruns_through_the_server_resume_after_a_kill_and_flip_some_grades(
+    clean_results, llama_server, tmp_path
+):
+    """`answer` and `grade` with reruns at temperature 1, from the command line, against
+    the OpenAI-compatible server: killed mid-run, the command resumes asking only what is
+    missing; the reruns sample (the reader's answers differ), and every question gets a
+    flip rate. This judge grades the same at any temperature (gemma-3 270M puts nearly
+    all its weight on one grade), so its flip rates are 0 here: a rerun does not
+    invent disagreement a model does not have."""
+    from ragmeter.answers.flips import flip_report
+
+    path = fresh_copy(clean_results, tmp_path / "results")
+    env = {**os.environ, "RAGMETER_OPENAI_BASE_URL": llama_server.base_url}
+    model = ["openai:gemma3-270m-reruns", "--concurrency", "1", "--timeout", "600"]
+    again = ["--reruns", "3", "--reruns-of", "both", "--temperature", "1.0"]
+    answer = [sys.executable, "-m", "ragmeter.cli", "answer", str(path), "--reader", *model]
+    answer += ["--k", str(K), "--max-tokens", str(READER_TOKENS), *again]
+    calls = 3 * QUESTIONS  # one system, three reruns of each question
+    served = llama_server.completions_served()
+    proc = subprocess.Popen(answer, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert llama_server.wait_served(served + 2, timeout_s=CALL_TIMEOUT_S) >= served + 2
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    saved = cache_size(path)
+    assert 2 <= saved < calls
+    served = llama_server.completions_served()
+    done = subprocess.run(answer, env=env, capture_output=True, text=True, timeout=CALL_TIMEOUT_S)
+    assert done.returncode == 0, done.stderr
+    assert llama_server.wait_served(served + calls - saved) == served + calls - saved
+    assert cache_size(path) == calls  # each rerun of each question asked exactly once
+
+    grade = [sys.executable, "-m", "ragmeter.cli", "grade", str(path), "--judge", *model]
+    grade += ["--max-tokens", str(JUDGE_TOKENS), *again, "--no-history"]
+    graded = subprocess.run(grade, env=env, capture_output=True, text=True, timeout=CALL_TIMEOUT_S)
+    assert graded.returncode == 0, graded.stderr
+    assert cache_size(path) == 2 * calls
+    from ragmeter.answers.rerun_store import read_answer_reruns
+    from ragmeter.answers.reruns import rerun_seed
+
+    texts: dict[str, set[str]] = {}
+    for (_, question, rerun), a in read_answer_reruns(answers_dir(path)).items():
+        assert a.temperature == 1.0 and a.seed == rerun_seed(1, rerun)
+        texts.setdefault(question, set()).add(a.answer)
+    assert len(texts) == QUESTIONS and max(len(t) for t in texts.values()) == 2  # they sample
+    rates = [q.rate for q in flip_report(path).questions]
+    assert len(rates) == QUESTIONS and all(0 <= r <= 1 for r in rates), rates
