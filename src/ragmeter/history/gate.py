@@ -248,6 +248,27 @@ def check_noninferior(
     passes (``identical``); any other is decided by the interval. The margin is read
     by :func:`checked_margin`: 0 to 100 points.
     """
+    base, cand, b_name, c_name = _paired_runs(
+        baseline, candidate, system, baseline_system, margin, metric
+    )
+    ids_b, ids_c = base.question_ids, cand.question_ids
+    order = {q: i for i, q in enumerate(ids_c)}
+    y = base.scores(b_name, metric)
+    x = cand.scores(c_name, metric)[[order[q] for q in ids_b]]
+    plan = _plan(base, metric, confidence, rounds, seed)
+    return _decided(x, y, plan, margin, (b_name, c_name))
+
+
+def _paired_runs(
+    baseline: Any,
+    candidate: Any,
+    system: str,
+    baseline_system: str | None,
+    margin: float,
+    metric: str | None,
+) -> tuple[Results, Results, str, str]:
+    """Both runs read, the margin checked, the system named in each, and the runs shown
+    to have measured the same thing on the same questions (``metric`` None: answers)."""
     base = as_results(baseline)
     cand = as_results(candidate)
     checked_margin(margin)
@@ -259,12 +280,7 @@ def check_noninferior(
     )
     _same_measurement(base, cand, metric)
     _same_questions(base, cand)
-    ids_b, ids_c = base.question_ids, cand.question_ids
-    order = {q: i for i, q in enumerate(ids_c)}
-    y = base.scores(b_name, metric)
-    x = cand.scores(c_name, metric)[[order[q] for q in ids_b]]
-    plan = _plan(base, metric, confidence, rounds, seed)
-    return _decided(x, y, plan, margin, (b_name, c_name))
+    return base, cand, b_name, c_name
 
 
 def check_answers_noninferior(
@@ -289,17 +305,9 @@ def check_answers_noninferior(
     and said. Both runs must have asked the same questions of the same corpus and been
     graded by the same judge; the rule is :func:`check_noninferior`'s.
     """
-    base = as_results(baseline)
-    cand = as_results(candidate)
-    checked_margin(margin)
-    b_name, c_name = pair_systems(
-        system,
-        (base.meta, base.systems, str(base.path)),
-        (cand.meta, cand.systems, str(cand.path)),
-        baseline_system,
+    base, cand, b_name, c_name = _paired_runs(
+        baseline, candidate, system, baseline_system, margin, None
     )
-    _same_measurement(base, cand, None)
-    _same_questions(base, cand)
     sb = answer_scores(base, b_name, measure)
     sc = answer_scores(cand, c_name, measure)
     if sb.judge != sc.judge:

@@ -195,16 +195,22 @@ def _with_holm(c: Comparison, p: float) -> Comparison:
     return replace(c, p_holm=p)
 
 
+def _checked_p_values(p_values: Sequence[float]) -> list[float]:
+    """The p-values as floats, or one line naming the first outside [0, 1]."""
+    p = [float(v) for v in p_values]
+    for v in p:
+        if not 0.0 <= v <= 1.0:
+            raise InputError(f"p-values must lie in [0, 1], got {v}")
+    return p
+
+
 def holm(p_values: Sequence[float]) -> list[float]:
     """Holm step-down adjustment, returned in the input order.
 
     Sort the m p-values ascending; the k-th smallest (k = 1..m) becomes
     ``max over j <= k of min(1, (m - j + 1) * p_(j))``.
     """
-    p = [float(v) for v in p_values]
-    for v in p:
-        if not 0.0 <= v <= 1.0:
-            raise InputError(f"p-values must lie in [0, 1], got {v}")
+    p = _checked_p_values(p_values)
     m = len(p)
     order = sorted(range(m), key=lambda i: p[i])
     out = [0.0] * m
@@ -223,10 +229,7 @@ def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
     below alpha controls the expected share of false rejections among the rejections
     at alpha (independent or positively dependent tests), not the chance of any.
     """
-    p = [float(v) for v in p_values]
-    for v in p:
-        if not 0.0 <= v <= 1.0:
-            raise InputError(f"p-values must lie in [0, 1], got {v}")
+    p = _checked_p_values(p_values)
     m = len(p)
     order = sorted(range(m), key=lambda i: p[i])
     out = [0.0] * m
