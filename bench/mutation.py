@@ -930,7 +930,7 @@ EQUIVALENT: set[tuple] = {
     ("chunking/strategies.py", "BATCH_CHARS = 200_000", 14, "200000 -> 200001"),
     ("chunking/strategies.py", "BATCH_CHARS = 200_000", 14, "200000 -> 199999"),
     # scoring/metrics.py: np.zeros is float64 by default
-    ("scoring/metrics.py", "v = np.zeros(n, dtype=np.float64)", 4, "keyword `dtype=` dropped"),
+    ("scoring/metrics.py", "return np.zeros(n, dtype=np.float64)", 7, "keyword `dtype=` dropped"),
     # a SQuAD question has exactly one answer span
     (
         "inputs/testset.py",
@@ -1098,7 +1098,12 @@ EQUIVALENT: set[tuple] = {
     ),
     ("cli/progress.py", "if settings.quiet or not bars.is_terminal:", 0, "`if` branch removed"),
     # cli/search_views.py: argued in docs/testing.md
-    ("cli/search_views.py", "level = rows[0].confidence if rows else 0.95", 13, "0 -> -1"),
+    (
+        "cli/search_views.py",
+        "level = rows[0].confidence if rows else DEFAULTS.confidence",
+        13,
+        "0 -> -1",
+    ),
     # chunking/doc_index.py: argued in docs/testing.md
     ("chunking/doc_index.py", "if n < 2 or len(first) == 0:", 7, "2 -> 1"),
     ("chunking/doc_index.py", "if self.n < 2:", 12, "2 -> 3"),
