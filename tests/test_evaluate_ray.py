@@ -11,21 +11,22 @@ from test_evaluate_parallel import MEASURES, _bytes, _cli, files  # noqa: F401  
 from ragmeter.runs.evaluate import evaluate_files
 
 
-def test_runs_scored_as_ray_tasks_equal_local_scores_byte_for_byte(files, ray_engine):  # noqa: F811
+def assert_scored_as_locally(files, engine) -> None:  # noqa: F811  (files: the fixture's value)
+    """Every run file scored through ``engine`` equals the local scores byte for byte,
+    with and without trec_eval's compatibility mode."""
     root, runs = files
     for compat in (False, True):
         local = evaluate_files(
             root / "qrels.txt", runs, MEASURES, rounds=200, trec_eval_compat=compat
         )
-        on_ray = evaluate_files(
-            root / "qrels.txt",
-            runs,
-            MEASURES,
-            rounds=200,
-            trec_eval_compat=compat,
-            engine=ray_engine,
+        scored = evaluate_files(
+            root / "qrels.txt", runs, MEASURES, rounds=200, trec_eval_compat=compat, engine=engine
         )
-        assert _bytes(on_ray) == _bytes(local)
+        assert _bytes(scored) == _bytes(local)
+
+
+def test_runs_scored_as_ray_tasks_equal_local_scores_byte_for_byte(files, ray_engine):  # noqa: F811
+    assert_scored_as_locally(files, ray_engine)
 
 
 def test_evaluate_on_ray_saves_and_prints_what_the_local_engine_does(

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 from llm_fixtures import free_port
-from test_evaluate_parallel import MEASURES, _bytes, _cli, files  # noqa: F401  (a fixture)
+from test_evaluate_parallel import _cli, files  # noqa: F401  (a fixture)
+from test_evaluate_ray import assert_scored_as_locally
 
 from ragmeter import engine
-from ragmeter.runs.evaluate import evaluate_files
 
 try:
     import ray
@@ -95,19 +95,7 @@ def test_six_runs_scored_on_a_three_node_cluster_equal_local_scores_byte_for_byt
     on_cluster = engine.make_engine("ray", address=cluster)
     assert _alive() == NODES
     assert on_cluster.workers == NODES  # one task slot a node: the runs spread over all three
-    for compat in (False, True):
-        local = evaluate_files(
-            root / "qrels.txt", runs, MEASURES, rounds=200, trec_eval_compat=compat
-        )
-        remote = evaluate_files(
-            root / "qrels.txt",
-            runs,
-            MEASURES,
-            rounds=200,
-            trec_eval_compat=compat,
-            engine=on_cluster,
-        )
-        assert _bytes(remote) == _bytes(local)
+    assert_scored_as_locally(files, on_cluster)
 
 
 def test_evaluate_on_a_cluster_by_its_address_saves_what_the_local_engine_does(
