@@ -232,14 +232,13 @@ def test_plan_plans_the_cells_of_a_main_effects_family_at_its_whole_size(grid_ru
 # --------------------------------------------------------------------------- answers
 
 
-def test_answer_verdicts_take_main_effects_and_fdr_on_a_grid(tmp_path):
+def _graded_grid(path):
+    """A 2 x 2 grid of 8 questions whose answers are graded, each system differently."""
     from conftest import save_example
     from test_answers_paired import write_grades
 
-    from ragmeter.answers.paired import answer_verdicts
-
     results = save_example(
-        tmp_path / "res",
+        path,
         8,
         strategies=("sentence", "fixed-40"),
         custom_strategies=({"name": "fixed-40", "kind": "fixed", "size": 40},),
@@ -249,6 +248,13 @@ def test_answer_verdicts_take_main_effects_and_fdr_on_a_grid(tmp_path):
     )
     names = Results(results).systems
     write_grades(results, {s: "ccccwwww"[i:] + "cccc"[:i] for i, s in enumerate(names)})
+    return results
+
+
+def test_answer_verdicts_take_main_effects_and_fdr_on_a_grid(tmp_path):
+    from ragmeter.answers.paired import answer_verdicts
+
+    results = _graded_grid(tmp_path / "res")
     for adjust in ADJUSTMENTS:
         v = answer_verdicts(results, family="main-effects", adjust=adjust)
         table = v.tables["correct"]
@@ -287,22 +293,9 @@ def test_compare_takes_a_planned_main_effect(grid_run):
 
 
 def test_answer_verdicts_take_a_planned_main_effect_and_check_its_name_first(tmp_path):
-    from conftest import save_example
-    from test_answers_paired import write_grades
-
     from ragmeter.answers.paired import answer_verdicts, check_choice
 
-    results = save_example(
-        tmp_path / "res",
-        8,
-        strategies=("sentence", "fixed-40"),
-        custom_strategies=({"name": "fixed-40", "kind": "fixed", "size": 40},),
-        retrievers=("bm25", {"name": "b03", "kind": "bm25", "b": 0.3}),
-        ks=(1, 5),
-        rounds=200,
-    )
-    names = Results(results).systems
-    write_grades(results, {s: "ccccwwww"[i:] + "cccc"[:i] for i, s in enumerate(names)})
+    results = _graded_grid(tmp_path / "res")
     table = answer_verdicts(results, pairs="*/b03:*/bm25").tables["correct"]
     assert table.rule.pairs == 1 and [(r.a, r.b) for r in table.rows] == [("*/b03", "*/bm25")]
     assert check_choice(results, pairs="*/b03:*/bm25").pairs == (("*/b03", "*/bm25"),)
