@@ -98,6 +98,46 @@ def test_reading_in_blocks_changes_nothing(tmp_path, monkeypatch):
         read_run(rp)
 
 
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    lines=st.lists(st.text("ab \t", min_size=0, max_size=9), min_size=0, max_size=12),
+    ends=st.lists(st.sampled_from([b"\n", b"\r\n", b"\r"]), min_size=1, max_size=3),
+    size=st.integers(1, 12),
+    gz=st.booleans(),
+)
+def test_file_read_block_by_block_is_the_whole_file_with_lone_cr_as_lf(
+    tmp_path, lines, ends, size, gz
+):
+    """A run is read from disk a block at a time, never whole; a CR LF cut by a block's
+    end is still one line end, and a lone CR one too: the pieces are exactly the whole
+    file's (lone CRs read as LF), each ends after a newline, and each says how many
+    lines came before it."""
+    import gzip
+
+    from ragmeter.scoring.trec_bytes import _file_blocks, _lone_cr
+
+    data = b"".join(line.encode() + ends[i % len(ends)] for i, line in enumerate(lines))
+    path = tmp_path / ("r.txt.gz" if gz else "r.txt")
+    path.write_bytes(gzip.compress(data) if gz else data)
+    pieces = list(_file_blocks(path, "run", size))
+    assert b"".join(block for _, block in pieces) == _lone_cr(data)
+    seen = 0
+    for before, block in pieces:
+        assert before == seen and block
+        seen += block.count(b"\n")
+    assert all(block.endswith(b"\n") for _, block in pieces[:-1])
+
+
+def test_a_run_file_that_cannot_be_read_is_one_line_naming_it(tmp_path):
+    (tmp_path / "cut.txt.gz").write_bytes(b"\x1f\x8b\x08\x00not gzip at all")
+    with pytest.raises(InputError, match=r"cannot read run file .*cut\.txt\.gz"):
+        read_run(tmp_path / "cut.txt.gz")
+    with pytest.raises(InputError, match=r"cannot read run file .*missing\.txt"):
+        read_run(tmp_path / "missing.txt")
+
+
 def test_run_named_by_file_when_tags_differ(tmp_path):
     rp = tmp_path / "fused.run"
     rp.write_text("1 Q0 a 1 2 x\n1 Q0 b 2 1 y\n")

@@ -92,9 +92,12 @@ class Matrix:
     scores: np.ndarray | None = None  # float64 (queries x keep): their scores
 
 
-CHUNK = 1 << 20
+CHUNK = 1 << 17
 """Run lines graded and ordered at a time (cut where a query starts), so that the
 temporary arrays stay small."""
+
+CELLS = 1 << 19
+"""Ranked documents (queries x depth) scored at a time by :func:`evaluate_run`."""
 
 
 def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int = 0) -> Matrix:
@@ -179,7 +182,9 @@ def _chunk_cuts(q_all: np.ndarray, counts: np.ndarray) -> tuple[list[int], bool]
     and whether each query's lines are contiguous (if not, the lines are one chunk)."""
     n = q_all.size
     # cut into chunks where a query starts, when each query's lines are contiguous
-    heads = np.flatnonzero(np.diff(q_all, prepend=-1) != 0) if n else np.zeros(0, np.int64)
+    heads = np.zeros(0, np.int64)
+    if n:  # no (n,) integer temporary: one byte a line
+        heads = np.concatenate(([0], np.flatnonzero(q_all[1:] != q_all[:-1]) + 1))
     contiguous = heads.size == int(np.count_nonzero(counts))
     cuts = [0]
     if contiguous:
@@ -312,8 +317,8 @@ def _query_rows(run_qids: np.ndarray, qids: np.ndarray) -> tuple[np.ndarray, np.
     else:
         idx_c = np.zeros(hv.size, dtype=np.int64)
         known = np.zeros(hv.size, dtype=bool)
-    group = np.cumsum(head) - 1
-    return idx_c.astype(np.int64)[group], known[group]
+    lengths = np.diff(np.append(heads, n))  # lines in each run of equal ids
+    return np.repeat(idx_c.astype(np.int64), lengths), np.repeat(known, lengths)
 
 
 def _raise_duplicate(run, run_doc, q, run_w, line, qrels) -> None:
@@ -475,10 +480,13 @@ def evaluate_run(
     gain: str | None = None,
     ideal: str = "judged",
     trec_eval_compat: bool = False,
-    block: int = 4096,
+    block: int | None = None,
     keep: int = 0,
 ) -> Evaluation:
     """Score one run against qrels, one value per judged query per measure.
+
+    Queries are scored ``block`` at a time (default: as many as make about
+    :data:`CELLS` ranked documents, so the temporaries stay small at any depth).
 
     ``gain`` defaults to ``exponential`` (``linear`` in compat mode, and compat
     mode takes the judged ideal); ``ideal`` is ``judged`` (the qrels' grades,
@@ -511,6 +519,7 @@ def evaluate_run(
         whole = any(x.name == "ndcg" and x.k is None for x in wanted)
         ideal_m = qrels.ideal(None if whole else max(x.k for x in wanted if x.name == "ndcg"))
     parts: dict[str, list[np.ndarray]] = {n: [] for n in names}
+    block = block or max(1, CELLS // max(depth, 1))
     for lo in range(0, max(nq, 1), block):
         hi = min(lo + block, nq)
         if hi <= lo:

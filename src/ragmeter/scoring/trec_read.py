@@ -28,8 +28,8 @@ from ragmeter.errors import InputError
 from ragmeter.files.io import refuse_lone_surrogates
 from ragmeter.files.schemas import MAX_GRADE, whole_grade
 from ragmeter.scoring.trec_bytes import (
-    _blocks,
     _check_numbers,
+    _file_blocks,
     _Lines,
     _lone_cr,
     _numbers,
@@ -37,6 +37,7 @@ from ragmeter.scoring.trec_bytes import (
     _strings,
     _tokenize,
     decode_ids,
+    give_back_freed_memory,
 )
 
 PathLike = str | os.PathLike[str]
@@ -238,6 +239,14 @@ class Run:
         )
 
 
+def _joined(cols: dict[str, list[np.ndarray]], key: str) -> np.ndarray:
+    """``cols[key]``'s pieces as one array; the pieces are let go."""
+    out = np.concatenate(cols[key])
+    cols[key].clear()
+    give_back_freed_memory()
+    return out
+
+
 def read_run(path: PathLike, format: str = "auto", ranks: bool = True) -> Run:
     """Read a TREC run (6 or more fields per line) or ranx/ir_measures JSON.
 
@@ -259,11 +268,10 @@ def read_run(path: PathLike, format: str = "auto", ranks: bool = True) -> Run:
         return Run.from_dict(data, stem, str(path))
     if format != "trec":
         raise InputError(f"unknown run format {format!r}; choose trec or json")
-    data = _lone_cr(_read_bytes(path, "run"))
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("qid", "doc", "score", "rank", "line")}
     name: str | None = None
     one_tag = True
-    for before, block in _blocks(data):
+    for before, block in _file_blocks(path, "run"):
         lines = _tokenize(block)
         lines.line = lines.line + before
         short = np.flatnonzero(lines.count < 6)
@@ -290,8 +298,8 @@ def read_run(path: PathLike, format: str = "auto", ranks: bool = True) -> Run:
             one_tag = one_tag and bool(np.all(tags == name.encode()))
     if not cols["line"] or not sum(x.size for x in cols["line"]):
         raise InputError(f"{path}: no lines; the run file is empty")
-    qid, doc = np.concatenate(cols["qid"]), np.concatenate(cols["doc"])
-    score, line = np.concatenate(cols["score"]), np.concatenate(cols["line"])
-    rank = np.concatenate(cols["rank"]) if ranks else None
+    # one column at a time, each block's pieces let go as its column is joined
+    qid, doc, score, line = (_joined(cols, k) for k in ("qid", "doc", "score", "line"))
+    rank = _joined(cols, "rank") if ranks else None
     name = name if one_tag and name else stem
     return Run(qid, doc, score, rank, line, name, str(path))
