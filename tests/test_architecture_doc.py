@@ -159,7 +159,7 @@ COPIES = (
     # apart from points again, beside the command line's one reading of points
     (
         r"\bpoints\([^)]*\)\s*\*\s*100|^\s*if 0 < (value|margin|half_width|difference) < 1:",
-        "cli.app.points / cli.app.given_points",
+        "cli.app.points",
         ("cli/app.py",),
     ),
     # the nearest name suggested again
@@ -460,12 +460,12 @@ def test_points_converted_to_a_fraction_and_back_are_a_copy(tmp_path):
     (tmp_path / "check.py").write_text(
         '    margin_points = points(margin, "--margin") * 100.0  # read as plan reads\n'
         "    if 0 < margin < 1:\n"
-        '    margin_points = given_points(margin, "--margin")\n'
+        '    margin = points(margin, "--margin")\n'
         "    level = 1.0 - alpha if 0 < alpha < 1 else 0.5\n"
     )
     found = copies_of_rules(tmp_path)
     assert [f.split(": ")[0] for f in found] == ["check.py:1", "check.py:2"]
-    assert all(f.endswith("cli.app.given_points") for f in found)
+    assert all(f.endswith("cli.app.points") for f in found)
 
 
 def test_a_copy_of_each_remaining_rule_is_found(tmp_path):
