@@ -155,11 +155,13 @@ COPIES = (
         "history.baseline.recorded_baseline",
         ("history/baseline.py",),
     ),
-    # points typed by a person converted to a fraction and back, or an old fraction told
-    # apart from points again, beside the command line's one reading of points
+    # points typed by a person converted to a fraction and back, an old fraction told
+    # apart from points again, or a margin, half-width or difference turned between points
+    # and a fraction by hand (the library holds fractions; the command line converts once)
     (
-        r"\bpoints\([^)]*\)\s*\*\s*100|^\s*if 0 < (value|margin|half_width|difference) < 1:",
-        "cli.app.points / cli.app.given_points",
+        r"\bpoints\([^)]*\)\s*\*\s*100|^\s*if 0 < (value|margin|half_width|difference) < 1:"
+        r"|\b(margin|half_width|difference)\w*\s*/\s*100(\.0)?\b|\bmargin\w*\s*\*\s*100(\.0)?\b",
+        "cli.app.points",
         ("cli/app.py",),
     ),
     # the nearest name suggested again
@@ -230,6 +232,14 @@ COPIES = (
         r"|\bin (SHARE|COST)_FAMILIES\b|\b100(\.0)? if \w*(is_share\(|share\b)"
         r"|[\"'](recall|hit|precision|coverage)[\"'],\s*[\"'](recall|hit|precision|coverage)[\"']",
         "scoring.names.FAMILIES / metric_of / metric_scale / difference_scale",
+        ("scoring/names.py",),
+    ),
+    # a difference or half-width scaled to points by hand where its scale comes with the
+    # metric: a share asked again in the report's script, or its x100 written there or in
+    # the report's charts (the page reads metric_info's difference scale, digits and unit)
+    (
+        r"\bisShare\(|\*\s*100\)\.toFixed\(|\b(half_width|target)\W*\*\s*100\b",
+        "scoring.names.difference_scale / metric_info (difference_scale, difference_unit)",
         ("scoring/names.py",),
     ),
 )
@@ -460,12 +470,12 @@ def test_points_converted_to_a_fraction_and_back_are_a_copy(tmp_path):
     (tmp_path / "check.py").write_text(
         '    margin_points = points(margin, "--margin") * 100.0  # read as plan reads\n'
         "    if 0 < margin < 1:\n"
-        '    margin_points = given_points(margin, "--margin")\n'
+        '    margin = points(margin, "--margin")\n'
         "    level = 1.0 - alpha if 0 < alpha < 1 else 0.5\n"
     )
     found = copies_of_rules(tmp_path)
     assert [f.split(": ")[0] for f in found] == ["check.py:1", "check.py:2"]
-    assert all(f.endswith("cli.app.given_points") for f in found)
+    assert all(f.endswith("cli.app.points") for f in found)
 
 
 def test_a_copy_of_each_remaining_rule_is_found(tmp_path):
@@ -518,3 +528,43 @@ def test_a_copy_of_printing_flip_rates_or_unmatched_questions_is_found(tmp_path)
         "stats.rerun_variance.question_flip_rates",
         "comparison.summary.unmatched_questions",
     ]
+
+
+def test_a_margin_turned_between_points_and_a_fraction_by_hand_is_a_copy(tmp_path):
+    # the copies history/gate.py held while the gate took points: the margin divided into
+    # a fraction at the decision and multiplied back for a message
+    (tmp_path / "gate.py").write_text(
+        "    passed = identical or bool(diff.low > -margin / 100.0)\n"
+        "    shown = margin_fraction * 100.0\n"
+        "    passed = identical or bool(diff.low > -margin)\n"
+        "    return round(self.margin * POINTS, 9) + 0.0\n"
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == ["gate.py:1", "gate.py:2"]
+    assert all(f.endswith("cli.app.points") for f in found)
+
+
+def test_a_difference_scaled_to_points_by_hand_in_the_report_is_a_copy(tmp_path):
+    # the copies the report's script and charts held before metric_info carried each
+    # metric's difference scale, digits and unit; the lines after them read those
+    (tmp_path / "report.js").write_text(
+        '      return isShare(m) ? (d * 100).toFixed(1) + " points" : d.toFixed(3);\n'
+        "    const target = ss.target * 100;\n"
+        '        " carries ± " + (first.half_width * 100).toFixed(1) + " points on " +\n'
+        '      text: by[n] === undefined ? "" : (by[n] * 100).toFixed(1), cls: "num" }\n'
+        "    comparisonTable(tab, t.rows, t.rule, t.difference_unit, false);\n"
+        "    const target = diffScaled(m, ss.target) + unit;\n"
+        '      text: by[n] === undefined ? "" : diffNum(m, by[n]), cls: "num" }\n'
+    )
+    (tmp_path / "charts.py").write_text(
+        '    target = ss["target"] * 100\n'
+        '                    "hw": row["half_width"] * 100,\n'
+        '    target = ss["target"] * difference_scale(ss["metric"])[0]\n'
+    )
+    found = copies_of_rules(tmp_path)
+    assert [f.split(": ")[0] for f in found] == [
+        "charts.py:1",
+        "charts.py:2",
+        *(f"report.js:{n}" for n in range(1, 5)),
+    ]
+    assert all(f.endswith("metric_info (difference_scale, difference_unit)") for f in found)

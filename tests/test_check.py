@@ -108,7 +108,7 @@ check {d}/base {d}/reworded --system sentence --margin 2
 
 
 def test_gate_pairs_by_id_and_uses_the_exact_interval(runs):
-    res = check_noninferior(runs["base"], runs["better"], "sentence", "recall@5", 2)
+    res = check_noninferior(runs["base"], runs["better"], "sentence", "recall@5", 0.02)
     assert (res.wins, res.ties, res.losses) == (6, N - 6, 0)
     low, high = tango_interval(6, 0, N, 0.05, reject_zero=True)
     assert res.difference.low == pytest.approx(low) and res.difference.high == pytest.approx(high)
@@ -116,20 +116,35 @@ def test_gate_pairs_by_id_and_uses_the_exact_interval(runs):
     # The margin is what decides: the same runs fail a margin below the lower end.
     strict = check_noninferior(runs["base"], runs["worse"], "sentence", "recall@5", 0)
     assert not strict.passed and strict.difference.high < 0
-    lenient = check_noninferior(runs["base"], runs["worse"], "sentence", "recall@5", 20)
+    lenient = check_noninferior(runs["base"], runs["worse"], "sentence", "recall@5", 0.2)
     assert lenient.passed and lenient.difference.low > -0.2
 
 
 def test_gate_rejects_a_negative_margin(runs):
     with pytest.raises(InputError, match="margin"):
-        check_noninferior(Results(runs["base"]), runs["base"], "sentence", "recall@5", -1)
+        check_noninferior(Results(runs["base"]), runs["base"], "sentence", "recall@5", -0.01)
 
 
-def test_gate_rejects_a_margin_above_the_whole_scale(runs):
-    # 101 points would pass a candidate that lost every question; 100 is the whole scale
-    with pytest.raises(InputError, match=r"margin must be at most 100 points .*got 101"):
-        check_noninferior(runs["base"], runs["worse"], "sentence", "recall@5", 101)
-    assert check_noninferior(runs["base"], runs["worse"], "sentence", "recall@5", 100).passed
+def test_the_library_gate_takes_its_margin_as_a_fraction_of_the_scale(runs):
+    # 0.02 is 2 points, as every difference the library holds: the worse run (-10 points)
+    # fails it, and passes 0.2 (20 points); the margin prints in points
+    strict = check_noninferior(runs["base"], runs["worse"], "sentence", "recall@5", 0.02)
+    assert not strict.passed and strict.margin == 0.02 and "lower end <= -2 (margin)" in strict.line
+    lenient = check_noninferior(runs["base"], runs["worse"], "sentence", "recall@5", 0.2)
+    assert lenient.passed and "lower end > -20 (margin)" in lenient.line
+    assert "| margin | -20 |" in lenient.markdown() and lenient.to_dict()["margin"] == 0.2
+
+
+@pytest.mark.parametrize("old", [1, 2, 3.0, 20, 100])
+def test_a_margin_in_points_is_refused_naming_the_fraction(runs, old):
+    # a margin of 1 or more is the whole scale or more as a fraction: points written the
+    # old way (2 for 2 points) are refused in one line, never read as 200 points
+    with pytest.raises(InputError) as raised:
+        check_noninferior(runs["base"], runs["worse"], "sentence", "recall@5", old)
+    (line,) = str(raised.value).splitlines()
+    assert line.startswith(f"margin {old:g} ({old * 100:g} points) is the whole scale or more")
+    assert line.endswith("margins are fractions now: 0.02 for 2 points")
+    assert check_noninferior(runs["base"], runs["worse"], "sentence", "recall@5", 0.99).passed
 
 
 def test_a_margin_below_one_is_read_as_a_fraction_with_plans_warning(runs):
@@ -167,7 +182,7 @@ def test_the_markdown_heading_shows_a_system_name_as_text(tmp_path):
     name = "<script>alert(1)</script>*x*"
     base = _results(tmp_path / "b", {name: BASE.tolist()}, IDS)
     cand = _results(tmp_path / "c", {name: BASE.tolist()}, IDS)
-    heading = check_noninferior(base, cand, name, "recall@5", 2).markdown().splitlines()[0]
+    heading = check_noninferior(base, cand, name, "recall@5", 0.02).markdown().splitlines()[0]
     assert "<script>" not in heading and "&lt;script&gt;alert(1)&lt;/script&gt;\\*x\\*" in heading
 
 

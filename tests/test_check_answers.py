@@ -50,7 +50,7 @@ def test_an_identical_answer_run_passes_and_one_that_lost_answers_fails(pair):
     base, cand = pair
     _graded(base, wrong_on("Raft"))
     _graded(cand, wrong_on("Raft"))
-    same = check_answers_noninferior(base, cand, SYSTEM, "correct", 2.0, rounds=300)
+    same = check_answers_noninferior(base, cand, SYSTEM, "correct", 0.02, rounds=300)
     assert same.passed and same.identical and same.metric == "correct"
     assert "answers graded by test:judge" in same.line
 
@@ -59,7 +59,7 @@ def test_an_identical_answer_run_passes_and_one_that_lost_answers_fails(pair):
     lost = set(_questions_with(worse, "Bloom")) | set(_questions_with(worse, "filter"))
     lost -= set(_questions_with(worse, "Raft"))
     assert lost, "the example has questions the candidate's judge marks wrong"
-    check = check_answers_noninferior(base, worse, SYSTEM, "correct", 2.0, rounds=300)
+    check = check_answers_noninferior(base, worse, SYSTEM, "correct", 0.02, rounds=300)
     assert not check.passed and check.line.startswith("FAIL correct sentence")
     assert check.difference.n == 8 and check.losses == len(lost) and check.wins == 0
     assert check.difference.mean == pytest.approx(-len(lost) / 8)
@@ -72,7 +72,7 @@ def test_the_answer_gate_decides_by_the_search_gates_rule_on_the_same_scores(pai
     base, cand = pair
     _graded(base, wrong_on("Raft"))
     _graded(cand, wrong_on("Raft", "Bloom"))
-    answers = check_answers_noninferior(base, cand, SYSTEM, "correct", 30.0, rounds=300)
+    answers = check_answers_noninferior(base, cand, SYSTEM, "correct", 0.3, rounds=300)
     x = answer_scores(cand, SYSTEM, "correct").scores
     y = answer_scores(base, SYSTEM, "correct").scores
     # the search gate on runs whose metric holds those scores gives the same interval
@@ -80,7 +80,7 @@ def test_the_answer_gate_decides_by_the_search_gates_rule_on_the_same_scores(pai
     fake_base.scores = lambda system, metric: y  # type: ignore[method-assign]
     fake_cand.scores = lambda system, metric: x  # type: ignore[method-assign]
     metric = fake_base.metrics[0]
-    search = check_noninferior(fake_base, fake_cand, SYSTEM, metric, 30.0, rounds=300)
+    search = check_noninferior(fake_base, fake_cand, SYSTEM, metric, 0.3, rounds=300)
     assert (answers.difference.low, answers.difference.high) == (
         search.difference.low,
         search.difference.high,
@@ -99,7 +99,7 @@ def test_with_reruns_each_question_scores_its_mean_over_its_reruns(pair):
         Sampling("judge", seeded_judge),
         reruns=Reruns(k=3, of="judge", temperature=0.7, seed=7),
     )
-    check = check_answers_noninferior(base, cand, SYSTEM, "correct", 50.0, rounds=300)
+    check = check_answers_noninferior(base, cand, SYSTEM, "correct", 0.5, rounds=300)
     means = {
         p: np.nanmean(rerun_scores(p, measure="correct").scores[SYSTEM], axis=1)
         for p in (base, cand)
@@ -115,9 +115,9 @@ def test_correct_or_partial_counts_partial_and_both_spellings_name_it(pair):
     _graded(cand, judge_by_question({"Bloom": "partial"}))
     assert answer_measure("correct_or_partial") == answer_measure("Correct or partial")
     assert answer_measure("recall@5") is None
-    cp = check_answers_noninferior(base, cand, SYSTEM, "correct_or_partial", 2.0, rounds=300)
+    cp = check_answers_noninferior(base, cand, SYSTEM, "correct_or_partial", 0.02, rounds=300)
     assert cp.identical and cp.metric == "correct or partial"
-    strict = check_answers_noninferior(base, cand, SYSTEM, "correct", 2.0, rounds=300)
+    strict = check_answers_noninferior(base, cand, SYSTEM, "correct", 0.02, rounds=300)
     assert not strict.identical and strict.losses == len(_questions_with(cand, "Bloom"))
 
 
@@ -126,14 +126,14 @@ def test_runs_graded_by_different_judges_are_refused(pair):
     _graded(base, judge_by_question({}), name="judge")
     _graded(cand, judge_by_question({}), name="other")
     with pytest.raises(InputError, match="a change of judge changes the measurement"):
-        check_answers_noninferior(base, cand, SYSTEM, "correct", 2.0)
+        check_answers_noninferior(base, cand, SYSTEM, "correct", 0.02)
 
 
 def test_a_run_without_answers_is_a_one_line_error(pair):
     base, cand = pair
     _graded(base, judge_by_question({}))
     with pytest.raises(InputError, match="no answers; run `ragmeter answer`"):
-        check_answers_noninferior(base, cand, SYSTEM, "correct", 2.0)
+        check_answers_noninferior(base, cand, SYSTEM, "correct", 0.02)
 
 
 def test_questions_graded_in_one_run_only_are_left_out_and_said(pair):
@@ -141,7 +141,7 @@ def test_questions_graded_in_one_run_only_are_left_out_and_said(pair):
     _graded(base, judge_by_question({}))
     answer_questions(cand, Scripted("reader", reader))
     grade_answers(cand, Scripted("judge", judge_by_question({})), limit=5)
-    check = check_answers_noninferior(base, cand, SYSTEM, "correct", 2.0, rounds=300)
+    check = check_answers_noninferior(base, cand, SYSTEM, "correct", 0.02, rounds=300)
     assert check.difference.n == 5 and check.identical
     assert "3 questions without a graded answer in one run left out" in check.line
 
@@ -159,7 +159,7 @@ def test_the_cli_gates_on_correct_with_exit_codes_and_markdown(pair, tmp_path):
     assert "answers graded by test:judge" in failed.stdout
     assert "### ragmeter check failed: correct, sentence" in md.read_text()
     assert "Answers graded by test:judge" in md.read_text()
-    passed = runner.invoke(app, [*args, "--margin", "100"], env={"COLUMNS": "1000"})
+    passed = runner.invoke(app, [*args, "--margin", "99"], env={"COLUMNS": "1000"})
     assert passed.exit_code == 0, passed.output
     bad = runner.invoke(app, [*args[:-1], "correct_or_wrong"], env={"COLUMNS": "1000"})
     assert bad.exit_code == 2

@@ -43,7 +43,7 @@ def base(tmp_path_factory) -> Path:
 def test_the_same_measurement_is_compared(base, tmp_path):
     again = _save(tmp_path, "again", EXAMPLE / "posts", EXAMPLE / "questions.jsonl")
     # no question differs; on 135 questions the interval's lower end is about -2.8 points
-    result = check_noninferior(base, again, "fixed", "recall@5", 3.0)
+    result = check_noninferior(base, again, "fixed", "recall@5", 0.03)
     assert result.passed and result.difference.mean == 0.0
     meta = json.loads((base / "meta.json").read_text())
     assert set(meta["measurement"]) >= {"corpus", "testset", "relevant_grade", "ideal", "gain"}
@@ -54,7 +54,7 @@ def test_a_lenient_relevant_grade_is_refused(base, tmp_path):
         tmp_path, "lenient", EXAMPLE / "posts", EXAMPLE / "questions.jsonl", relevant_grade=1
     )
     with pytest.raises(InputError, match=r"measured different things \(relevant_grade: 2 vs 1\)"):
-        check_noninferior(base, lenient, "fixed", "recall@5", 2.0)
+        check_noninferior(base, lenient, "fixed", "recall@5", 0.02)
 
 
 def test_another_corpus_is_refused(base, tmp_path):
@@ -63,7 +63,7 @@ def test_another_corpus_is_refused(base, tmp_path):
     (posts / "extra.md").write_text("A post that the baseline never saw.\n", encoding="utf-8")
     other = _save(tmp_path, "other", posts, EXAMPLE / "questions.jsonl")
     with pytest.raises(InputError, match=r"the corpus \(document ids or texts\)"):
-        check_noninferior(base, other, "fixed", "recall@5", 2.0)
+        check_noninferior(base, other, "fixed", "recall@5", 0.02)
 
 
 def test_another_answer_key_is_refused(base, tmp_path):
@@ -77,12 +77,12 @@ def test_another_answer_key_is_refused(base, tmp_path):
     questions.write_text("\n".join(lines) + "\n", encoding="utf-8")
     other = _save(tmp_path, "key", EXAMPLE / "posts", questions)
     with pytest.raises(InputError, match=r"the test set \(questions or answer keys\)"):
-        check_noninferior(base, other, "fixed", "recall@5", 2.0)
+        check_noninferior(base, other, "fixed", "recall@5", 0.02)
 
 
 def test_a_cost_is_not_checked_as_a_score(base):
     with pytest.raises(InputError, match="words@5 is a cost"):
-        check_noninferior(base, base, "fixed", "words@5", 2.0)
+        check_noninferior(base, base, "fixed", "words@5", 0.02)
     out = CliRunner().invoke(
         app, ["check", str(base), str(base), "--system", "fixed", "--metric", "words@5"]
     )

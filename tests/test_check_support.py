@@ -25,7 +25,7 @@ def test_an_identical_candidate_passes_saying_so_where_its_interval_would_fail(t
     copy = _results(tmp_path / "copy", {"sentence": base.tolist()}, IDS)
     low, _ = tango_interval(0, 0, N, 0.05)
     assert -low * 100 > 1.0
-    res = check_noninferior(path, copy, "sentence", "recall@5", margin=1.0)
+    res = check_noninferior(path, copy, "sentence", "recall@5", margin=0.01)
     assert res.passed and res.identical and res.supported_margin is None
     assert res.line == (
         f"PASS recall@5 sentence: candidate - baseline = +0.0 points, identical on all {N} "
@@ -51,13 +51,13 @@ def test_a_candidate_differing_on_any_question_goes_through_the_interval(tmp_pat
     cand[changed] = 1.0 - cand[changed]  # q0 scored 0, q1 scored 1
     b = _results(tmp_path / "b", {"s": base.tolist()}, IDS)
     c = _results(tmp_path / "c", {"s": cand.tolist()}, IDS)
-    res = check_noninferior(b, c, "s", "recall@5", margin=1.0)
+    res = check_noninferior(b, c, "s", "recall@5", margin=0.01)
     low = res.difference.low  # Tango's interval of 1 win and 0 or 1 loss: below -1 point
     assert low * 100 < -1.0 and (res.wins, res.losses) == (1, len(changed) - 1)
     assert not res.passed and not res.identical and res.line.startswith("FAIL")
     assert "identical" not in res.line and "identical" not in res.markdown()
     assert f"these {N} questions support a margin above" in res.line  # no loss: the support
-    wide = check_noninferior(b, c, "s", "recall@5", margin=-low * 100 + 0.5)
+    wide = check_noninferior(b, c, "s", "recall@5", margin=-low + 0.005)
     assert wide.passed and not wide.identical and "lower end > -" in wide.line
 
 
@@ -80,13 +80,13 @@ def test_a_graded_fail_names_a_margin_the_spread_of_its_differences_supports(tmp
     # would contradict a FAIL with no observed loss; the margin named is what a candidate
     # with these differences moved to a mean of 0 would pass
     b, c = _graded_pair(tmp_path, 30, 12, 3)
-    res = check_noninferior(b, c, "s", "recall@5", margin=5)
+    res = check_noninferior(b, c, "s", "recall@5", margin=0.05)
     d = res.difference
     assert not res.passed and d.mean > 0 and res.support_basis == "spread"
-    assert res.supported_margin > 5
-    assert abs(res.supported_margin - (d.mean - d.low) * 100) < 0.05  # the interval, moved
+    assert res.supported_margin > 0.05
+    assert abs(res.supported_margin - (d.mean - d.low)) < 0.0005  # the interval, moved
     assert "any margin above 0" not in res.line
-    assert f"support a margin above {res.supported_margin:.1f} points" in res.line
+    assert f"support a margin above {res.supported_margin * 100:.1f} points" in res.line
     assert "per-question differences spread as these do" in res.line
 
 
@@ -105,7 +105,7 @@ def test_a_fail_never_names_a_supported_margin_below_the_margin_it_failed(tmp_pa
         x[:k] = (rng.random(k) < 0.6).astype(float) if binary else rng.choice([0, 0.5, 1.0], k)
         b = _results(tmp_path / f"b{seed}", {"s": y.tolist()}, ids)
         c = _results(tmp_path / f"c{seed}", {"s": x.tolist()}, ids)
-        for margin in (0.5, 2, 5, 10):
+        for margin in (0.005, 0.02, 0.05, 0.10):
             res = check_noninferior(b, c, "s", "recall@5", margin=margin)
             if res.passed or res.difference.mean < 0:
                 continue
@@ -119,8 +119,8 @@ def test_too_few_questions_support_no_margin_and_say_so(tmp_path):
     ids = ["q0", "q1", "q2", "q3"]
     b = _results(tmp_path / "b", {"s": [0.5, 0.25, 1.0, 0.0]}, ids)
     c = _results(tmp_path / "c", {"s": [1.0, 0.0, 0.5, 0.25]}, ids)
-    res = check_noninferior(b, c, "s", "recall@5", margin=5)
-    assert not res.passed and res.supported_margin >= 100
+    res = check_noninferior(b, c, "s", "recall@5", margin=0.05)
+    assert not res.passed and res.supported_margin >= 1
     assert "these 4 questions support no margin below the whole scale" in res.line
     assert "add questions" in res.line
 
@@ -134,14 +134,14 @@ def test_a_binary_fail_with_changed_questions_counts_them(tmp_path):
     x[np.flatnonzero(y == 1)[:8]] = 0.0  # 8 losses
     b = _results(tmp_path / "b", {"s": y.tolist()}, ids)
     c = _results(tmp_path / "c", {"s": x.tolist()}, ids)
-    res = check_noninferior(b, c, "s", "recall@5", margin=3)
+    res = check_noninferior(b, c, "s", "recall@5", margin=0.03)
     # an unchanged candidate's interval (0 of 200 changed) reaches about -1.9: naming that
     # would say 3 points is supported while this check fails at 3
     unchanged, _ = tango_interval(0, 0, n, 0.05)
     assert -unchanged * 100 < 3
     even, _ = tango_interval(9, 9, n, 0.05)
-    assert not res.passed and abs(res.supported_margin + even * 100) < 1e-9
-    assert res.supported_margin > 3 and res.support_basis == "changed"
+    assert not res.passed and abs(res.supported_margin + even) < 1e-11
+    assert res.supported_margin > 0.03 and res.support_basis == "changed"
     assert "changes as many questions, with no net change, reaches" in res.line
 
 
@@ -149,7 +149,7 @@ def test_a_supported_margin_just_under_the_whole_scale_is_named_as_a_number(tmp_
     ids = ["q0", "q1", "q2", "q3"]
     b = _results(tmp_path / "b", {"s": [0.5, 0.25, 1.0, 0.0]}, ids)
     c = _results(tmp_path / "c", {"s": [1.0, 0.0, 0.5, 0.25]}, ids)
-    res = check_noninferior(b, c, "s", "recall@5", margin=5)
-    near = replace(res, supported_margin=99.5)
+    res = check_noninferior(b, c, "s", "recall@5", margin=0.05)
+    near = replace(res, supported_margin=0.995)
     assert "below the whole scale" not in near.line and "-99.5" in near.line
-    assert "below the whole scale" in replace(res, supported_margin=100.0).line
+    assert "below the whole scale" in replace(res, supported_margin=1.0).line

@@ -268,17 +268,18 @@ def test_the_accuracy_judge_is_named_as_grades_are_saved():
 
 
 @pytest.mark.parametrize("given", [1.0, 2.0, 3.0, 7.0, 29.0, 57.0, 100.0])
-def test_a_margin_in_points_reaches_the_gate_as_typed_not_through_a_fraction(given):
-    from ragmeter.cli.app import given_points, points
+def test_points_typed_reach_the_library_as_its_fraction_by_one_division(given):
+    from ragmeter.cli.app import points
 
-    assert given_points(given, "--margin") == given  # one conversion: none
-    assert points(given, "--difference") == given / 100.0  # the planner's fraction
+    # the gate's margin and the planner's difference alike: one division, no round trip
+    assert points(given, "--margin") == given / 100.0
+    assert points(given, "--difference") == given / 100.0
 
 
 def test_an_old_fraction_reads_as_points_with_one_warning_either_way(capsys):
-    from ragmeter.cli.app import given_points, points
+    from ragmeter.cli.app import points
 
-    assert given_points(0.03, "--margin") == 0.03 * 100.0
-    assert points(0.04, "--difference") == 0.04  # kept as typed, not via points
+    assert points(0.03, "--margin") == 0.03  # kept as typed, not via points
+    assert points(0.04, "--difference") == 0.04
     said = " ".join(capsys.readouterr().err.split())
     assert said.count("is read as a fraction") == 2

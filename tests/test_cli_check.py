@@ -79,11 +79,13 @@ def test_the_verdict_is_plain_text_wrapped_between_words_with_intervals_whole(ru
         assert joined.endswith("lower end > -4 (margin)" if code == 0 else "pass one)")
 
 
-def test_a_margin_above_100_points_is_refused_in_one_line(runs):
-    result = _check(runs, "--margin", "101")
+@pytest.mark.parametrize("typed", ["100", "101"])
+def test_a_margin_of_100_points_or_more_is_refused_in_one_line_in_points(runs, typed):
+    result = _check(runs, "--margin", typed)
     assert result.exit_code == 2 and result.stdout == ""
     (line,) = result.stderr.splitlines()
-    assert line.startswith("error: margin must be at most 100 points (the whole scale), got 101")
+    assert line.startswith(f"error: --margin {typed} is the whole scale or more")
+    assert line.endswith("give less than 100 points")  # points, as typed: no fraction
 
 
 def test_a_margin_above_20_points_warns_and_20_does_not(runs):

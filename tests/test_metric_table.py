@@ -124,6 +124,9 @@ def test_the_report_page_is_told_the_alias_is_a_share(searched):
     info = data["metric_info"]["success@5"]
     assert (info["family"], info["k"], info["share"], info["cost"]) == ("success", 5, True, False)
     assert (info["scale"], info["digits"]) == (100, 1)
+    # and what its differences print in: the page reads it, with no share list of its own
+    assert (info["difference_scale"], info["difference_digits"]) == (100, 1)
+    assert info["difference_unit"] == "points"
     assert data["families"][-1] == "success"  # its row's order: after words sent
     assert data["family_titles"]["success"] == "success@k (%)"
     assert '"success@5"' in (out / "report.html").read_text()

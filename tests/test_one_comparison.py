@@ -103,7 +103,7 @@ def test_one_pair_is_the_same_row_in_the_notebook_and_the_terminal(saved):
 
 def test_check_compares_at_the_baseline_s_confidence(saved):
     result = check_noninferior(
-        saved, saved, "sentence", "recall@5", 2.0, confidence=saved.summary.confidence
+        saved, saved, "sentence", "recall@5", 0.02, confidence=saved.summary.confidence
     )
     assert result.difference.confidence == pytest.approx(0.90)
     assert result.difference.mean == 0.0 and result.ties == len(saved.question_ids)

@@ -260,6 +260,7 @@ def test_the_answer_section_shows_grades_paired_verdicts_and_flip_rates(
         table = driver.find_element(By.ID, f"answer-verdicts-{i}")
         heads = [h.get_attribute("textContent") for h in table.find_elements(By.CSS_SELECTOR, "th")]
         assert heads[:2] == ["A", "B"] and "wins / ties / losses" in heads and "verdict" in heads
+        assert heads[2].startswith("A − B (points) ")  # an answer share: its unit from the data
         (row,) = table.find_elements(By.CSS_SELECTOR, "tbody tr")
         assert row.find_element(By.CSS_SELECTOR, ".verdict").text == verdicts.rows[0].verdict
     basis = driver.find_element(By.ID, "answer-verdicts-basis").text
@@ -369,3 +370,43 @@ def test_trec_eval_names_are_drawn_as_their_families(driver, tmp_path):
     assert "ndcg_cut_10" in firsts and "map" in firsts
     headline = driver.find_element(By.ID, "headline").text
     assert format_estimate(est["P_5"], "precision@5") in headline
+
+
+@pytest.mark.parametrize(
+    ("metric", "family", "scale", "digits", "unit"),
+    [("P_5", "precision@5", 100, 1, " points"), ("ndcg_cut_10", "ndcg@10", 1, 3, "")],
+    ids=["share", "graded"],
+)
+def test_the_page_prints_differences_at_the_scale_the_data_gives(
+    driver, tmp_path, metric, family, scale, digits, unit
+):
+    """The page keeps no factor of its own: a share's half-widths and differences print in
+    points, nDCG's in its own scale, as the terminal prints them (the scale, digits and
+    unit come with the data: ``metric_info``)."""
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+    from ragmeter.scoring.names import difference_scale
+
+    assert difference_scale(family) == (scale, digits)
+    qrels, *runs = _trec_files(tmp_path)
+    out = tmp_path / "compat"
+    args = ["evaluate", "--qrels", qrels, *runs, "--trec-eval-compat", "--rounds", "200"]
+    args += ["--measures", "P_5,ndcg_cut_10", "--metric", metric, "--out", str(out)]
+    r = CliRunner().invoke(app, [*args, "--no-history"])
+    assert r.exit_code == 0, r.output
+    open_report(driver, out / "report.html")
+    assert severe(driver) == []
+    ss = embedded_data((out / "report.html").read_text(encoding="utf-8"))["sample_size"]
+    target = f"± {ss['target'] * scale:g}{unit}"  # ± 4 points; ± 0.04
+    lead = driver.find_element(By.ID, "size-lead").text
+    assert f"The questions needed for {target} are" in lead
+    first = next(s for s in ss["systems"] if s["half_width"] is not None)
+    assert f"carries ± {first['half_width'] * scale:.{digits}f}{unit} on {metric}" in lead
+    head = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "#size-table th")]
+    assert head[-1] == f"questions for {target}"
+    cells = driver.find_elements(By.CSS_SELECTOR, "#size-table tbody tr td")
+    shown = {c.text for c in cells}
+    assert {f"{row['half_width'] * scale:.{digits}f}" for row in first["rows"]} <= shown
+    compare = driver.find_element(By.CSS_SELECTOR, "#compare-table th:nth-child(3)").text
+    assert compare.startswith("A − B (points)" if unit else "A − B [")

@@ -225,27 +225,20 @@ def _one_line(message: str) -> None:
 
 
 def points(value: float, flag: str) -> float:
-    """A flag given in points (plan's --half-width and --difference), as the fraction of
-    the metric's scale the planner takes: 4 -> 0.04.
+    """A flag given in points (plan's --half-width and --difference, check's --margin),
+    as the fraction of the metric's scale the library takes: 4 -> 0.04. The one
+    conversion between what a person types and what the library holds.
 
     A value between 0 and 1 is read as a fraction (0.04 is 4 points), with a warning
-    that says how to write it in points: every such flag reads its unit this one way
-    (:func:`given_points`).
+    that says how to write it in points: every such flag reads its unit this one way.
     """
-    given = given_points(value, flag)
-    return float(value) if 0 < value < 1 else given / 100.0
-
-
-def given_points(value: float, flag: str) -> float:
-    """A flag given in points, as points (check's --margin: the gate takes points): 2 -> 2;
-    a value between 0 and 1 is read as a fraction (0.03 is 3 points), with the warning."""
     if 0 < value < 1:
         warn(
             f"{flag} {value:g} is read as a fraction ({value * 100:g} points); {flag} takes "
             f"points (hundredths of the metric's scale): write {flag} {value * 100:g}"
         )
-        return value * 100.0
-    return float(value)
+        return float(value)
+    return value / 100.0
 
 
 def _csv(value: str | None) -> tuple[str, ...] | None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ragmeter.cli.app import app, console, given_points, handle_errors, warn
+from ragmeter.cli.app import app, console, handle_errors, points, warn
 from ragmeter.cli.history import HistoryDir, history_baseline
 from ragmeter.cli.layout import wrap_words
 from ragmeter.errors import InputError
@@ -108,8 +108,8 @@ def check(
         )
     elif candidate is None:
         raise InputError("give the baseline's and the candidate's results directories")
-    margin_points = given_points(margin, "--margin")  # read as plan reads its points
-    wide = checked_margin(margin_points)  # before any work
+    margin_fraction = points(margin, "--margin")  # points typed, the library's fraction
+    wide = checked_margin(margin_fraction, f"--margin {margin:g}")  # before any work
     if wide is not None:
         warn(f"--margin {margin:g}: {wide}")
     if seed is not None:
@@ -127,7 +127,7 @@ def check(
         cand,
         system,
         metric or base.summary.metric,
-        margin_points,
+        margin_fraction,
         confidence=base.summary.confidence,
         rounds=rounds,
         seed=seed,

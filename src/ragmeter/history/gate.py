@@ -29,6 +29,7 @@ from ragmeter.stats.paired_tests import is_binary
 
 __all__ = [
     "MAX_MARGIN",
+    "POINTS",
     "WIDE_MARGIN",
     "Check",
     "check_answers_noninferior",
@@ -37,11 +38,17 @@ __all__ = [
     "supported_margin",
 ]
 
-#: points: the whole scale. A larger margin would pass a candidate that lost every question
-MAX_MARGIN = 100.0
-#: points: a margin above this lets a candidate lose more than a fifth of the scale and
-#: pass; it is accepted with a warning
-WIDE_MARGIN = 20.0
+#: the whole scale: a margin this large would pass a candidate that lost every question.
+#: Margins are fractions of the metric's scale (0.02 is 2 points), as every difference the
+#: library holds; one of 1 or more is refused, so a margin written in points (2 for 2
+#: points) is never read as twice the scale
+MAX_MARGIN = 1.0
+#: a margin above this (20 points) lets a candidate lose more than a fifth of the scale
+#: and pass; it is accepted with a warning
+WIDE_MARGIN = 0.20
+#: how the gate prints a margin or a difference, whatever the metric: in points,
+#: hundredths of the metric's scale (what ``ragmeter check --margin`` takes)
+POINTS = 100.0
 
 _WHO = {
     "unchanged": "an unchanged candidate",
@@ -57,9 +64,10 @@ class Check:
 
     ``difference`` is candidate - baseline, paired by question id, with its two-sided
     interval (a family of one under the default rule); the check passes when the
-    interval's lower end is above ``-margin`` (``margin`` in points: hundredths of
-    the metric's scale), or when the candidate is ``identical``: every per-question
-    score as in the baseline, so nothing was lost whatever the interval's width.
+    interval's lower end is above ``-margin`` (``margin`` a fraction of the metric's
+    scale, as ``difference`` is: 0.02 for 2 points), or when the candidate is
+    ``identical``: every per-question score as in the baseline, so nothing was lost
+    whatever the interval's width.
     """
 
     system: str
@@ -73,8 +81,9 @@ class Check:
     losses: int
     interval: str
     passed: bool
-    #: points: the smallest margin a candidate with no net change would pass on these
-    #: questions (:func:`supported_margin`); set on FAIL, ``inf`` when none would
+    #: the smallest margin (a fraction, as ``margin``) a candidate with no net change
+    #: would pass on these questions (:func:`supported_margin`); set on FAIL, ``inf``
+    #: when none would
     supported_margin: float | None = None
     #: how that candidate differs: ``unchanged``, ``changed`` (0/1 scores: as many
     #: questions changed each way as this candidate changed) or ``spread`` (graded
@@ -102,15 +111,15 @@ class Check:
         if self.passed:
             return ""
         d = self.difference
-        if d.mean * 100 <= -0.05:  # a loss that prints as one
-            need = -d.low * 100
+        if d.mean * POINTS <= -0.05:  # a loss that prints as one
+            need = -d.low
             passes = (
-                f"only a margin above {need:.1f} points would pass it"
+                f"only a margin above {need * POINTS:.1f} points would pass it"
                 if math.isfinite(need) and need < MAX_MARGIN
                 else "no margin up to the whole scale would pass it"
             )
             return (
-                f"; observed loss {-d.mean * 100:.1f} points: {passes} (a margin is set "
+                f"; observed loss {-d.mean * POINTS:.1f} points: {passes} (a margin is set "
                 f"before the result, never raised to pass one)"
             )
         return self._support()
@@ -126,19 +135,19 @@ class Check:
                 f"unbounded (too few questions differ for the test to reach "
                 f"{self.difference.confidence * 100:g}%); add questions (`ragmeter plan`)"
             )
-        if s >= 100:
+        if s >= MAX_MARGIN:
             return (
                 f"; these {n} questions support no margin below the whole scale: the "
-                f"interval of {who} reaches -{s:.1f}; add questions (`ragmeter plan`)"
+                f"interval of {who} reaches -{s * POINTS:.1f}; add questions (`ragmeter plan`)"
             )
         if s == 0:
             return f"; these {n} questions support any margin above 0"
         reach = (
-            f"an unchanged candidate's interval reaches -{s:.1f}"
+            f"an unchanged candidate's interval reaches -{s * POINTS:.1f}"
             if self.support_basis == "unchanged"
-            else f"the interval of {who} reaches -{s:.1f}"
+            else f"the interval of {who} reaches -{s * POINTS:.1f}"
         )
-        return f"; these {n} questions support a margin above {s:.1f} points ({reach})"
+        return f"; these {n} questions support a margin above {s * POINTS:.1f} points ({reach})"
 
     def _identical(self) -> str:
         n = self.difference.n
@@ -151,18 +160,23 @@ class Check:
             return (
                 f"PASS {self.metric} {self.shown_system}: candidate - baseline = +0.0 "
                 f"points, {self._identical()} (each question scores as in the baseline: "
-                f"no loss to test against the margin of {self.margin:g})" + self._note()
+                f"no loss to test against the margin of {self.margin_points:g})" + self._note()
             )
         verdict = "PASS" if self.passed else "FAIL"
         rel = ">" if self.passed else "<="
         return (
             f"{verdict} {self.metric} {self.shown_system}: candidate - baseline = "
-            f"{format_difference(d)} points "
+            f"{format_difference(d, POINTS)} points "
             f"({d.confidence * 100:g}% {self.interval}, {d.n} questions, seed {d.seed}, "
-            f"{d.rounds} rounds); lower end {rel} -{self.margin:g} (margin)"
+            f"{d.rounds} rounds); lower end {rel} -{self.margin_points:g} (margin)"
             + self._tail()
             + self._note()
         )
+
+    @property
+    def margin_points(self) -> float:
+        """The margin as the gate prints it: in points (0.02 prints as 2)."""
+        return round(self.margin * POINTS, 9) + 0.0  # 0.29 prints 29, never 28.999...
 
     def _note(self) -> str:
         return f"; {self.note}" if self.note else ""
@@ -174,7 +188,7 @@ class Check:
         interval = (
             []
             if self.identical
-            else [f"| {d.confidence * 100:g}% interval | {difference_interval(d)} |"]
+            else [f"| {d.confidence * 100:g}% interval | {difference_interval(d, POINTS)} |"]
         )
         if self.identical:
             note = (
@@ -184,7 +198,7 @@ class Check:
         else:
             note = (
                 f"Non-inferiority: the check passes when the lower end of the paired interval "
-                f"is above -{self.margin:g} points. Interval: {self.interval}; "
+                f"is above -{self.margin_points:g} points. Interval: {self.interval}; "
                 f"{d.n} questions paired by id; seed {d.seed}, {d.rounds} rounds"
                 + _sentence(self._tail())
             )
@@ -196,11 +210,11 @@ class Check:
                 "",
                 "| | value |",
                 "|---|--:|",
-                f"| baseline | {self.baseline * 100:.1f} |",
-                f"| candidate | {self.candidate * 100:.1f} |",
-                f"| candidate - baseline | {d.mean * 100:+.1f} |",
+                f"| baseline | {self.baseline * POINTS:.1f} |",
+                f"| candidate | {self.candidate * POINTS:.1f} |",
+                f"| candidate - baseline | {d.mean * POINTS:+.1f} |",
                 *interval,
-                f"| margin | -{self.margin:g} |",
+                f"| margin | -{self.margin_points:g} |",
                 f"| questions better / same / worse | {self.wins} / {self.ties} / {self.losses} |",
                 "",
                 note,
@@ -234,7 +248,7 @@ def check_noninferior(
     seed: int | None = None,
     baseline_system: str | None = None,
 ) -> Check:
-    """Is the candidate run no worse than the baseline by more than ``margin`` points?
+    """Is the candidate run no worse than the baseline by more than ``margin``?
 
     ``baseline`` and ``candidate`` are :class:`ragmeter.runs.results.Results` (or their
     paths). Both runs must have measured the same thing (corpus, questions, answer
@@ -245,8 +259,9 @@ def check_noninferior(
     its systems has the same strategy and retriever settings
     (:func:`ragmeter.history.systems.pair_systems`); ``baseline_system`` names it in
     the baseline outright. A candidate identical to the baseline on every question
-    passes (``identical``); any other is decided by the interval. The margin is read
-    by :func:`checked_margin`: 0 to 100 points.
+    passes (``identical``); any other is decided by the interval. ``margin`` is a
+    fraction of the metric's scale, as every difference the library holds (0.02 for 2
+    points of recall@5, 0.02 of MRR), read by :func:`checked_margin`: from 0 to below 1.
     """
     base, cand, b_name, c_name = _paired_runs(
         baseline, candidate, system, baseline_system, margin, metric
@@ -379,7 +394,7 @@ def _decided(
     # nothing changed on any question: no loss for an interval to bound (a change to the
     # docs passes whatever the questions could show); any change goes to the interval
     identical = bool(np.array_equal(x, y))
-    passed = identical or bool(diff.low > -margin / 100.0)
+    passed = identical or bool(diff.low > -margin)
     supported, basis = supported_margin(x, y, plan) if not passed else (None, "unchanged")
     b_name, c_name = names
     return Check(
@@ -402,24 +417,32 @@ def _decided(
     )
 
 
-def checked_margin(margin: float) -> str | None:
-    """Refuse a margin (points) that is not a number from 0 to :data:`MAX_MARGIN`
-    (:class:`InputError`); the warning a margin above :data:`WIDE_MARGIN` earns, else
-    None. Every way in to the gate reads its margin through this one rule."""
+def checked_margin(margin: float, typed: str | None = None) -> str | None:
+    """Refuse a margin that is not a fraction of the metric's scale from 0 to below
+    :data:`MAX_MARGIN` (:class:`InputError`: a margin of 1 or more is the whole scale,
+    or points written where a fraction is taken); the warning a margin above
+    :data:`WIDE_MARGIN` earns, else None. Every way in to the gate reads its margin
+    through this one rule; ``typed`` (``"--margin 100"``) is how a person wrote it in
+    points, named in the refusal instead of the fraction."""
+    said = typed or f"margin {margin:g} ({margin * POINTS:g} points)"
     if not margin >= 0 or not math.isfinite(margin):
-        raise InputError(f"margin must be a non-negative number of points, got {margin}")
-    if margin > MAX_MARGIN:
+        unit = "number of points" if typed else "fraction of the metric's scale (0.02 for 2)"
+        raise InputError(f"{said}: a margin must be a non-negative {unit}")
+    if margin >= MAX_MARGIN:
+        how = (
+            "give less than 100 points" if typed else "margins are fractions now: 0.02 for 2 points"
+        )
         raise InputError(
-            f"margin must be at most {MAX_MARGIN:g} points (the whole scale), got {margin:g}: "
-            f"a candidate that lost every question would pass; give the most you would "
-            f"accept to lose, in points"
+            f"{said} is the whole scale or more: a candidate that lost every question would "
+            f"pass; {how}"
         )
     if margin > WIDE_MARGIN:
+        shown = round(margin * POINTS, 9)
         return (
-            f"a margin of {margin:g} points passes a candidate up to {margin:g} points "
-            f"worse; above {WIDE_MARGIN:g} the gate lets large regressions through (set the "
-            f"margin before the result; `ragmeter plan` says how many questions a tighter "
-            f"one needs)"
+            f"a margin of {shown:g} points passes a candidate up to {shown:g} points "
+            f"worse; above {WIDE_MARGIN * POINTS:g} the gate lets large regressions through "
+            f"(set the margin before the result; `ragmeter plan` says how many questions a "
+            f"tighter one needs)"
         )
     return None
 
@@ -481,9 +504,10 @@ def _same_questions(base: Results, cand: Results) -> None:
 
 
 def supported_margin(x: np.ndarray, y: np.ndarray, plan: ComparisonPlan) -> tuple[float, str]:
-    """The smallest margin (points) that candidate scores ``x`` against baseline scores
-    ``y`` could pass with no net change, and how that candidate is made: the lower end
-    of its interval under ``plan``, negated (``inf`` when unbounded).
+    """The smallest margin (a fraction of the metric's scale, as the gate takes) that
+    candidate scores ``x`` against baseline scores ``y`` could pass with no net change,
+    and how that candidate is made: the lower end of its interval under ``plan``,
+    negated (``inf`` when unbounded).
 
     0/1 scores: a candidate that changes as many questions as ``x`` does, half each
     way (Tango's interval depends on those counts alone; none changed: ``unchanged``).
@@ -512,7 +536,7 @@ def supported_margin(x: np.ndarray, y: np.ndarray, plan: ComparisonPlan) -> tupl
     )
     if not math.isfinite(low):
         return math.inf, basis
-    return max(0.0, -low * 100.0), basis
+    return max(0.0, -low), basis
 
 
 def _question_texts(res: Any) -> dict[str, str] | None:

@@ -27,7 +27,12 @@ from ragmeter.report.chartlayout import (
     system_style,
 )
 from ragmeter.report.common import _family, _k, family_order, family_titles
-from ragmeter.scoring.names import difference_scale, lower_is_better, metric_scale
+from ragmeter.scoring.names import (
+    difference_scale,
+    difference_unit,
+    lower_is_better,
+    metric_scale,
+)
 
 # the HTML report needs the ``report`` extra (altair and vl-convert-python)
 ReportDependencyError = MissingExtra
@@ -467,7 +472,8 @@ def _size_chart(alt, data: dict) -> dict | None:
     rows, curve = _size_rows(ss)
     if not rows:
         return None
-    target = ss["target"] * 100
+    unit = difference_unit(ss["metric"])  # points for a share, as the rows are scaled
+    target = ss["target"] * difference_scale(ss["metric"])[0]
     listed = [s["name"] for s in data["systems"]]
     shown = {r["system"] for r in rows}
     systems = [s for s in listed if s in shown]
@@ -482,7 +488,8 @@ def _size_chart(alt, data: dict) -> dict | None:
     y = alt.Y(
         "hw:Q",
         scale=alt.Scale(domain=ydom, nice=False),
-        title=f"± half-width of the {_level(data)} interval on {ss['metric']} (points)",
+        title=f"± half-width of the {_level(data)} interval on {ss['metric']}"
+        + (f" ({unit})" if unit else ""),
     )
     columns = 1 if len(systems) <= 20 else 2
     legend = alt.Legend(symbolOpacity=1, symbolStrokeWidth=1.5, columns=columns, labelLimit=WHOLE)
@@ -490,7 +497,7 @@ def _size_chart(alt, data: dict) -> dict | None:
     tooltip = [
         alt.Tooltip("system:N"),
         alt.Tooltip("n:Q", format=",.0f", title="questions"),
-        alt.Tooltip("hw:Q", format=".2f", title="± points"),
+        alt.Tooltip("hw:Q", format=".2f", title=f"± {unit}".strip()),
     ]
     lines = (
         alt.Chart(alt.Data(values=rows))
@@ -523,7 +530,7 @@ def _size_chart(alt, data: dict) -> dict | None:
         .encode(y=alt.Y("hw:Q", scale=alt.Scale(domain=ydom, nice=False)))
     )
     label = (
-        alt.Chart(alt.Data(values=[{"hw": target, "text": f"target ± {target:g} points"}]))
+        alt.Chart(alt.Data(values=[{"hw": target, "text": f"target ± {target:g} {unit}".strip()}]))
         # at the right end, where the curves have fallen below most targets
         .mark_text(align="right", dy=-7, x=SIZE_WIDTH - 5, color="#c0392b")
         .encode(y=alt.Y("hw:Q", scale=alt.Scale(domain=ydom, nice=False)), text="text:N")
@@ -537,9 +544,11 @@ def _size_chart(alt, data: dict) -> dict | None:
 
 
 def _size_rows(ss: dict) -> tuple[list[dict], list[dict]]:
-    """The sample-size chart's points (each system's half-width, in points, at each
-    number of questions resampled) and its dashed curves (1/sqrt(n) from the observed n)."""
+    """The sample-size chart's points (each system's half-width, at each number of
+    questions resampled, in points for a share: :func:`difference_scale`) and its dashed
+    curves (1/sqrt(n) from the observed n)."""
     rows, curve = [], []
+    scale = difference_scale(ss["metric"])[0]
     for r in ss["systems"]:
         if not r["rows"]:
             continue
@@ -548,7 +557,7 @@ def _size_rows(ss: dict) -> tuple[list[dict], list[dict]]:
                 {
                     "system": r["system"],
                     "n": row["n"],
-                    "hw": row["half_width"] * 100,
+                    "hw": row["half_width"] * scale,
                     "kind": "bootstrap",
                 }
             )
@@ -563,7 +572,7 @@ def _size_rows(ss: dict) -> tuple[list[dict], list[dict]]:
                 {
                     "system": r["system"],
                     "n": round(n, 2),
-                    "hw": h0 * 100 * math.sqrt(n0 / n),
+                    "hw": h0 * scale * math.sqrt(n0 / n),
                     "kind": "1/√n from the observed n",
                 }
             )

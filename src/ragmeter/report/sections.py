@@ -22,6 +22,7 @@ from ragmeter.files.io import read_json
 from ragmeter.report.common import GRADE_LABELS, RATIO, SHARE, _est
 from ragmeter.report.history import load_history
 from ragmeter.runs.results import Results
+from ragmeter.scoring.names import difference_unit
 
 if TYPE_CHECKING:
     from ragmeter.answers.store import AnswerSet
@@ -145,6 +146,7 @@ def answer_verdict_data(aset: Any, judge: str | None) -> dict[str, Any] | None:
         tables.append(
             {
                 "measure": measure,
+                "difference_unit": difference_unit(measure),  # what A - B is in
                 "rule": table.rule.to_dict(),
                 "rows": rows,
                 "note": note,

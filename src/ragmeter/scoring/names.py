@@ -319,12 +319,20 @@ def difference_scale(metric: object, share: bool | None = None) -> tuple[int, in
     return (100, 1) if (is_share(metric) if share is None else share) else (1, 3)
 
 
+def difference_unit(metric: object, share: bool | None = None) -> str:
+    """What a difference of ``metric`` printed at :func:`difference_scale` is in:
+    ``"points"`` (hundredths of the scale) for a share, nothing for the rest."""
+    return "points" if difference_scale(metric, share)[0] == 100 else ""
+
+
 def metric_info(metrics: Iterable[str]) -> dict[str, dict[str, object]]:
-    """For a page's script: each name's family, cutoff, whether a share or a cost, and
-    scale and digits, so the page reads them and keeps no list of its own."""
+    """For a page's script: each name's family, cutoff, whether a share or a cost,
+    scale and digits, and the scale, digits and unit a difference of it prints with, so
+    the page reads them and keeps no list or factor of its own."""
     out: dict[str, dict[str, object]] = {}
     for m in metrics:
         scale, digits = metric_scale(m)
+        d_scale, d_digits = difference_scale(m)
         out[str(m)] = {
             "family": family(m),
             "k": cutoff(m),
@@ -332,6 +340,9 @@ def metric_info(metrics: Iterable[str]) -> dict[str, dict[str, object]]:
             "cost": lower_is_better(m),
             "scale": scale,
             "digits": digits,
+            "difference_scale": d_scale,
+            "difference_digits": d_digits,
+            "difference_unit": difference_unit(m),
         }
     return out
 

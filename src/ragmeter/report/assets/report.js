@@ -60,12 +60,18 @@
     }
   }
 
-  // Each measure's family, cutoff and whether it is a share come with the data
-  // (ragmeter.scoring.names.metric_info): the page keeps no list of its own.
+  // Each measure's family, cutoff, and the scale, digits and unit its differences print
+  // with come with the data (ragmeter.scoring.names.metric_info): the page keeps no list
+  // of shares and no factor of its own.
   const info = (m) => (DATA.metric_info || {})[m] || {};
   const family = (m) => info(m).family || m;
   const kOf = (m) => (info(m).k == null ? NaN : info(m).k);
-  const isShare = (m) => info(m).share === true;
+  const diffUnit = (m) => info(m).difference_unit || "";
+  // a difference (or half-width) of measure m in the unit its differences print in:
+  // points for a share (0.04 -> 4), the measure's own scale otherwise
+  const diffScaled = (m, d) => d * info(m).difference_scale;
+  const diffNum = (m, d) => diffScaled(m, d).toFixed(info(m).difference_digits);
+  const fmtDiff = (m, d) => diffNum(m, d) + (diffUnit(m) ? " " + diffUnit(m) : "");
   const int = (x) => Math.round(x).toLocaleString("en-US");
   // the run's interval level, as every table header names it ("95%" by default)
   const level = (c) => Math.round((c || 0.95) * 1000) / 10 + "%";
@@ -181,7 +187,7 @@
     const words = (s) => (DATA.estimates[s][wk] ? DATA.estimates[s][wk].mean : null);
     const gap = (a, b) => {
       const d = DATA.estimates[a][m].mean - DATA.estimates[b][m].mean;
-      return isShare(m) ? (d * 100).toFixed(1) + " points" : d.toFixed(3);
+      return fmtDiff(m, d);
     };
     if (h.best) {
       const e = DATA.estimates[h.best][m];
@@ -450,11 +456,11 @@
   // ------------------------------------------------------------------ comparisons
 
   // The table of paired comparisons, the search's and the answers': A, B, A − B with its
-  // interval (in points for a share), wins / ties / losses, the rule's p and the verdict,
-  // as the terminal prints them (`shown`); `separate` adds the search's column of the
-  // questions a tie would need.
-  function comparisonTable(target, comps, rule, share, separate) {
-    const unit = share ? " (points)" : "";
+  // interval (in `unit`, points for a share), wins / ties / losses, the rule's p and the
+  // verdict, as the terminal prints them (`shown`); `separate` adds the search's column of
+  // the questions a tie would need.
+  function comparisonTable(target, comps, rule, unit, separate) {
+    unit = unit ? " (" + unit + ")" : "";
     const adjust = rule ? rule.adjust : "legacy";
     const ruleName = { maxt: "max-T", fdr: "BH" }[adjust] || "Holm";
     const ci = ["holm", "maxt", "fdr"].includes(adjust) ? (rule.pairs === 1 ? "[" +
@@ -504,7 +510,7 @@
       ", " + st.rounds + " rounds). " + (rule ? rule.header + "." :
       "The verdict reads the " + LEVEL + " paired percentile interval; p is Holm-adjusted over all pairs.") +
       (DATA.comparison_note ? " " + DATA.comparison_note : "");
-    comparisonTable("compare-table", comps, rule, isShare(m), true);
+    comparisonTable("compare-table", comps, rule, diffUnit(m), true);
     const box = document.getElementById("compare-ranks");
     if (box && DATA.ranks) append(box, ranksBlock(DATA.ranks, "ranks"));
   }
@@ -534,7 +540,7 @@
     const box = el("div", { id: "compare-grids" });
     grids.forEach((g) => {
       const title = g.title.charAt(0).toUpperCase() + g.title.slice(1);
-      box.append(el("h3", { text: title + " on " + m + " (A − B" + (isShare(m) ? ", points" : "") + ")" }));
+      box.append(el("h3", { text: title + " on " + m + " (A − B" + (diffUnit(m) ? ", " + diffUnit(m) : "") + ")" }));
       if (rule) box.append(el("p", { class: "muted", text: rule.header + "." }));
       const t = el("table", { class: "data grid-compare" });
       table(t, [g.corner].concat(g.columns.map((c) => ({ text: c, num: true }))),
@@ -556,20 +562,22 @@
 
   function renderSampleSize() {
     const ss = DATA.sample_size;
-    const target = ss.target * 100;
+    const m = ss.metric;
+    const unit = diffUnit(m) ? " " + diffUnit(m) : "";
+    const target = diffScaled(m, ss.target) + unit;
     const lead = document.getElementById("size-lead");
     const best = DATA.headline.best;
     const first = ss.systems.find((r) => r.system === best && r.half_width !== null) ||
       ss.systems.find((r) => r.half_width !== null);
     let text = "Resampling the questions up to larger sets shows the interval each size would give " +
       "(solid). The half-width shrinks with 1/√n (dashed): halving it costs four times the " +
-      "questions. The questions needed for ± " + target + " points are n = ⌈(1.96·sd / h)²⌉ " +
+      "questions. The questions needed for ± " + target + " are n = ⌈(1.96·sd / h)²⌉ " +
       "with sd the spread of the per-question scores.";
     lead.textContent = text;
     if (first) {
       append(lead, [" On " + first.n + " questions, ", el("span", { text: first.system }),
-        " carries ± " + (first.half_width * 100).toFixed(1) + " points on " + ss.metric + "; ± " +
-        target + " points would take about " + int(first.needed || 0) + "."]);
+        " carries ± " + fmtDiff(m, first.half_width) + " on " + m + "; ± " +
+        target + " would take about " + int(first.needed || 0) + "."]);
     }
     if (ss.family) append(lead, [" " + ss.family]);
     const sizes = [];
@@ -577,12 +585,12 @@
     sizes.sort((a, b) => a - b);
     const head = ["system", { text: "sd", num: true }]
       .concat(sizes.map((n) => ({ text: "± at " + int(n), num: true })))
-      .concat([{ text: "questions for ± " + target + " points", num: true }]);
+      .concat([{ text: "questions for ± " + target, num: true }]);
     table("size-table", head, ss.systems.map((r) => {
       const by = {};
       r.rows.forEach((row) => { by[row.n] = row.half_width; });
       return [{ text: r.system, cls: "name" }, { text: r.sd.toFixed(3), cls: "num" }]
-        .concat(sizes.map((n) => ({ text: by[n] === undefined ? "" : (by[n] * 100).toFixed(1), cls: "num" })))
+        .concat(sizes.map((n) => ({ text: by[n] === undefined ? "" : diffNum(m, by[n]), cls: "num" })))
         .concat([{ text: r.needed ? int(r.needed) : "–", cls: "num best" }]);
     }));
   }
@@ -721,7 +729,7 @@
         t.measure + " (judged by " + v.judge + ", seed " + v.seed + ", " + v.rounds + " rounds). " +
         t.rule.header + "." + (t.note ? " " + t.note : "") }));
       const tab = el("table", { class: "data", id: "answer-verdicts-" + i });
-      comparisonTable(tab, t.rows, t.rule, true, false);
+      comparisonTable(tab, t.rows, t.rule, t.difference_unit, false);
       append(body, el("div", { class: "scroll" }, tab));
       if (t.ranks) append(body, ranksBlock(t.ranks, "answer-ranks-" + i));
     });
