@@ -20,6 +20,56 @@ from ragmeter.errors import InputError
 # --- the local engine -----------------------------------------------------------------------
 
 
+def test_thread_map_keeps_the_order_and_takes_at_most_two_items_a_thread_ahead():
+    import threading
+    import time
+
+    taken = []
+    lock = threading.Lock()
+
+    def items():
+        for i in range(40):
+            with lock:
+                taken.append(i)
+            yield i
+
+    def slow(i: int) -> int:
+        time.sleep(0.001 * ((7 * i) % 5))  # later items often finish first
+        return i * i
+
+    out = []
+    for value in engine.thread_map(slow, items(), threads=3):
+        out.append(value)
+        assert len(taken) <= len(out) + 2 * 3  # never the whole input at once
+    assert out == [i * i for i in range(40)]
+    assert list(engine.thread_map(slow, range(5), threads=1)) == [0, 1, 4, 9, 16]
+
+
+def test_thread_map_raises_the_first_items_error_in_order():
+    def check(i: int) -> int:
+        if i in (3, 7):
+            raise InputError(f"bad item {i}")
+        return i
+
+    got = []
+    with pytest.raises(InputError, match="bad item 3"):
+        for value in engine.thread_map(check, range(10), threads=4):
+            got.append(value)
+    assert got == [0, 1, 2]
+
+
+def test_threads_from_the_environment(monkeypatch):
+    monkeypatch.setattr(engine, "THREADS", None)
+    monkeypatch.setenv("RAGMETER_THREADS", "3")
+    assert engine.thread_count() == 3
+    monkeypatch.delenv("RAGMETER_THREADS")
+    assert engine.thread_count() == min(8, engine.available_cpus())
+    for bad, says in (("0", "at least 1"), ("two", "a whole number")):
+        monkeypatch.setenv("RAGMETER_THREADS", bad)
+        with pytest.raises(InputError, match=f"RAGMETER_THREADS must be {says}"):
+            engine.thread_count()
+
+
 def test_one_worker_from_the_environment(monkeypatch):
     monkeypatch.setenv("RAGMETER_WORKERS", "1")
     assert engine.LocalEngine().workers == 1

@@ -138,6 +138,31 @@ def test_a_run_file_that_cannot_be_read_is_one_line_naming_it(tmp_path):
         read_run(tmp_path / "missing.txt")
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+def test_blocks_read_on_threads_give_the_same_run_and_the_first_bad_line(
+    tmp_path, monkeypatch, threads
+):
+    from ragmeter import engine
+    from ragmeter.scoring import trec_bytes as module
+
+    rp = tmp_path / "r.txt"
+    rp.write_text("".join(f"q{i % 7} Q0 d{i} {i} {i / 3:.5f} run\n" for i in range(500)))
+    whole = read_run(rp)
+    monkeypatch.setattr(module, "BLOCK", 64)
+    monkeypatch.setattr(engine, "THREADS", threads)
+    small = read_run(rp)
+    for field in ("qid", "doc", "score", "rank", "line"):
+        assert getattr(small, field).tolist() == getattr(whole, field).tolist()
+    assert small.name == "run"
+    lines = [f"q Q0 d{i} {i} 1.0 {'run' if i != 300 else 'other'}\n" for i in range(400)]
+    rp.write_text("".join(lines))
+    assert read_run(rp).name == "r"  # one line's tag differs, deep in the file
+    lines[120], lines[350] = "q Q0 x 1 oops run\n", "q Q0 y\n"
+    rp.write_text("".join(lines))
+    with pytest.raises(InputError, match=r"r\.txt:121: score 'oops'"):
+        read_run(rp)
+
+
 def test_run_named_by_file_when_tags_differ(tmp_path):
     rp = tmp_path / "fused.run"
     rp.write_text("1 Q0 a 1 2 x\n1 Q0 b 2 1 y\n")

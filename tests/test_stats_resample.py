@@ -83,6 +83,20 @@ def test_tiled_sums_equal_the_blocked_sums_bit_for_bit(case):
     assert np.array_equal(_bits(got), _bits(expected))
 
 
+@pytest.mark.parametrize("threads", [1, 2, 5])
+def test_rounds_shared_among_threads_sum_as_one_thread_does(threads, monkeypatch):
+    """Tiles of rounds go to several threads; every round's sum is the blocked path's,
+    bit for bit, however many threads share them."""
+    from ragmeter import engine
+
+    rng = np.random.default_rng(11)
+    values = np.stack([rng.random(60), rng.normal(0, 1e6, 60), rng.integers(0, 7, 60) / 6], 1)
+    monkeypatch.setattr(engine, "THREADS", threads)
+    monkeypatch.setattr(resample, "LONG", 1 << 40)  # every round long: by tiles
+    got = stats.resampled_means(values, 150, 1800, 23)
+    assert np.array_equal(_bits(got), _bits(_blocked(values, 150, 1800, 23)))
+
+
 @given(
     seed=st.integers(0, 2**32 - 1),
     n=st.sampled_from([1, 7, 1000, (1 << 21) - 1, 1 << 21, 3_000_000]),

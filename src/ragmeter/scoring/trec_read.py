@@ -20,10 +20,12 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from ragmeter.engine import thread_map
 from ragmeter.errors import InputError
 from ragmeter.files.io import refuse_lone_surrogates
 from ragmeter.files.schemas import MAX_GRADE, whole_grade
@@ -247,6 +249,37 @@ def _joined(cols: dict[str, list[np.ndarray]], key: str) -> np.ndarray:
     return out
 
 
+def _run_block(
+    path: Path, ranks: bool, item: tuple[int, bytes]
+) -> tuple[dict[str, np.ndarray], bytes | None, bool]:
+    """One block of a run file's lines as columns, with its first tag and whether every
+    tag of the block is that one (None, True when the block has no line). Blocks are
+    read on several threads (:func:`ragmeter.engine.thread_map`), in file order."""
+    before, block = item
+    lines = _tokenize(block)
+    lines.line = lines.line + before
+    short = np.flatnonzero(lines.count < 6)
+    if short.size:
+        i = int(short[0])
+        raise InputError(
+            f"{path}:{lines.line[i]}: expected 6 fields 'qid Q0 docid rank score tag', "
+            f"found {lines.count[i]}"
+        )
+    piece = {"qid": _strings(lines.buf, *lines.field(0))}
+    piece["doc"] = _strings(lines.buf, *lines.field(2))
+    piece["score"], ok = _numbers(lines.buf, *lines.field(4), integer=False)
+    _check_numbers(ok, lines, 4, path, "score", "a finite number")
+    if ranks:
+        rank_f, ok = _numbers(lines.buf, *lines.field(3), integer=True)
+        _check_numbers(ok, lines, 3, path, "rank", "an integer")
+        piece["rank"] = rank_f.astype(np.int64)
+    piece["line"] = lines.line.astype(np.int64)
+    if not lines.first.size:
+        return piece, None, True
+    tags = _strings(lines.buf, *lines.field(5))
+    return piece, bytes(tags[0]), bool(np.all(tags == tags[0]))
+
+
 def read_run(path: PathLike, format: str = "auto", ranks: bool = True) -> Run:
     """Read a TREC run (6 or more fields per line) or ranx/ir_measures JSON.
 
@@ -271,31 +304,14 @@ def read_run(path: PathLike, format: str = "auto", ranks: bool = True) -> Run:
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("qid", "doc", "score", "rank", "line")}
     name: str | None = None
     one_tag = True
-    for before, block in _file_blocks(path, "run"):
-        lines = _tokenize(block)
-        lines.line = lines.line + before
-        short = np.flatnonzero(lines.count < 6)
-        if short.size:
-            i = int(short[0])
-            raise InputError(
-                f"{path}:{lines.line[i]}: expected 6 fields 'qid Q0 docid rank score tag', "
-                f"found {lines.count[i]}"
-            )
-        cols["qid"].append(_strings(lines.buf, *lines.field(0)))
-        cols["doc"].append(_strings(lines.buf, *lines.field(2)))
-        score, ok = _numbers(lines.buf, *lines.field(4), integer=False)
-        _check_numbers(ok, lines, 4, path, "score", "a finite number")
-        cols["score"].append(score)
-        if ranks:
-            rank_f, ok = _numbers(lines.buf, *lines.field(3), integer=True)
-            _check_numbers(ok, lines, 3, path, "rank", "an integer")
-            cols["rank"].append(rank_f.astype(np.int64))
-        cols["line"].append(lines.line.astype(np.int64))
-        if lines.first.size:
-            tags = _strings(lines.buf, *lines.field(5))
+    blocks = _file_blocks(path, "run")
+    for piece, first_tag, same in thread_map(partial(_run_block, path, ranks), blocks):
+        for key, value in piece.items():
+            cols[key].append(value)
+        if first_tag is not None:
             if name is None:
-                name = tags[0].decode("utf-8", "replace")
-            one_tag = one_tag and bool(np.all(tags == name.encode()))
+                name = first_tag.decode("utf-8", "replace")
+            one_tag = one_tag and same and first_tag == name.encode()
     if not cols["line"] or not sum(x.size for x in cols["line"]):
         raise InputError(f"{path}: no lines; the run file is empty")
     # one column at a time, each block's pieces let go as its column is joined

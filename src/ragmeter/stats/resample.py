@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter.engine import thread_count, thread_map
 from ragmeter.stats.draws import _rows_per_block, tile_indices
 from ragmeter.stats.validate import Seed
 
@@ -62,20 +63,24 @@ def tiled_sums(
     ``values`` (n, k), each bit-identical to the reference's left-to-right sum.
 
     ``words`` (packed exact columns) and ``other`` (columns added draw by draw) are
-    :func:`ragmeter.stats.bootstrap._plan`'s split of the columns.
+    :func:`ragmeter.stats.bootstrap._plan`'s split of the columns. The tiles of rounds
+    are shared among threads (:func:`ragmeter.engine.thread_map`; numpy lets go of the
+    interpreter while it draws, gathers and adds): a round's sum is the same whichever
+    thread adds it and however the rounds are cut into tiles.
     """
-    n = values.shape[0]
     out = np.empty((rounds, values.shape[1]))
     vals = np.ascontiguousarray(values[:, other])
-    step = min(ROWS[1], max(ROWS[0], SUMS // max(1, len(other))))
+    workers = max(1, min(thread_count(), rounds // ROWS[0]))
+    step = min(ROWS[1], max(ROWS[0], SUMS // max(1, len(other))), -(-rounds // workers))
     stretch = max(1, TILE // step)
-    for row0 in range(0, rounds, step):
+
+    def tile(row0: int) -> None:
         rows = min(step, rounds - row0)
         acc = np.zeros((rows, len(other)))  # each round's running sum, from 0 as the loop
         buf = np.empty_like(acc)
         totals = np.zeros((rows, len(words)), dtype=np.uint64)
         for i0 in range(0, m, stretch):
-            idx = tile_indices(seed, n, m, row0, rows, i0, min(stretch, m - i0))
+            idx = tile_indices(seed, values.shape[0], m, row0, rows, i0, min(stretch, m - i0))
             for c, word in enumerate(words):
                 totals[:, c] += np.take(word.words, idx).sum(axis=1, dtype=np.uint64)
             if other:
@@ -87,4 +92,8 @@ def tiled_sums(
             unpack(block, word, totals[:, c], m)
         if other:
             block[:, other] = acc
+
+    starts = range(0, rounds, step)
+    for _ in thread_map(tile, starts, min(workers, len(starts))):
+        pass  # each tile writes its own rows of ``out``
     return out
