@@ -317,7 +317,7 @@ COPIES = (
         ("scoring/names.py",),
     ),
     # a grid family's pairs grouped again by a cell's strategy or retriever, or "auto"
-    # resolved again (the main effects average by cell, and stay)
+    # resolved again (the main effects, which average rows by cell, are no copy)
     (
         r"\.setdefault\(\w*cells\[\w+\]\[|[\"']grid[\"'] if grid_cells\(",
         "comparison.systems.family_of / comparison.families.grid_pairs",
