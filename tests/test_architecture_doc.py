@@ -241,7 +241,8 @@ COPIES = (
     # intervals or the differing questions a tie needs, called from a view, or a tie worded
     # again (the paired tests themselves live in stats/)
     (
-        r"\b(decide|tango_ends|flip_ends|min_differing)\(|too few differing questions",
+        r"\bdecide\(\s*\w*flips\b|\b(tango_ends|flip_ends|min_differing)\("
+        r"|too few differing questions",
         "comparison.verdicts.compare_family",
         ("stats/", "comparison/verdicts.py"),
     ),
@@ -325,7 +326,8 @@ COPIES = (
     ),
     # one system's identity across runs made again from its strategy and retriever
     (
-        r"(\.get\(|\[)[\"']strategy[\"'](\)|\]).{0,60}(\.get\(|\[)[\"']retriever[\"']",
+        r"\bjson\.dumps\(\[?[^)]*strategy[^)]*retriever"
+        r"|(\.get\(|\[)[\"']strategy[\"'](\)|\])\s*==.{0,60}(\.get\(|\[)[\"']retriever[\"']",
         "history.systems.system_identity / history.systems.match_system",
         ("history/systems.py",),
     ),
@@ -368,7 +370,8 @@ COPIES = (
     ),
     # a prompt's tokens counted or estimated beside the one counter
     (
-        r"\bCHARS_PER_TOKEN\b|\blen\(\w+\) ?//? ?4(\.0)?\b|\.tokenize\(\w*\.?\w*\.encode\("
+        r"\bCHARS_PER_TOKEN\b|\blen\(\w*(text|prompt|content|message)\w*\) ?//? ?4(\.0)?\b"
+        r"|\.tokenize\(\w*\.?\w*\.encode\("
         r"|vocab_only=True|\btiktoken\.",
         "llm.tokens.token_counter",
         ("llm/tokens.py",),
@@ -727,7 +730,7 @@ def test_a_table_decided_ranked_or_planned_beside_its_home_is_a_copy(tmp_path):
     ]
     others = [
         "table = compare_family(m, names, adjust=adjust, alpha=alpha, rounds=rounds)",
-        "rows = table.rows",
+        "verdict = gate.decide(baseline, candidate)",
         "verdict = stats.verdict_text(winner, tie)",
         "ranks = resolve_ranks(matrices, systems, plan, table)",
         "ranks = resolve_ranks(matrices, systems, plan, table)",
@@ -805,7 +808,7 @@ def test_a_run_read_scored_or_measured_beside_its_home_is_a_copy(tmp_path):
         "best = min(means) if lower_is_better(metric) else max(means)",
         "if lower_is_better(m):",
         "key = system_identity(entry)",
-        '"strategy": sys_meta.get(s, {}).get("strategy") or {},',
+        "label = f\"{s['strategy']['name']} x {s['retriever']['name']}\"",
         "WHOLE_LIST = tuple(f.name for f in FAMILIES if f.cutoff != 'always')",
         "NOT_IN_TREC = not_in_trec()",
     ]
@@ -897,7 +900,7 @@ def test_an_answer_plan_token_count_or_price_worked_out_again_is_a_copy(tmp_path
         "need = hand_grades_for_half_width(noise.variance(1, 1), rectifier, n, target, conf)",
         "counter = token_counter(spec, options)",
         "tokens = bm25s.tokenize(texts, stopwords=None)",
-        "tokens = counter.count(prompt)",
+        "quarter = len(items) // 4",
         'prices = check_prices(raw["prices"], f"{path}: [prices]")',
         'usd = prices.cost("reader", prompt_tokens, completion_tokens)',
     ]
