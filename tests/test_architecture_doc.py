@@ -225,12 +225,17 @@ COPIES = (
         ("comparison/summary.py",),
     ),
     # a metric's name read again (split on its ``@``) or a family's rule written again (a
-    # list of the share families, a share's x100 chosen by hand), in Python or the report's
-    # script: the family table and the metric read from a name are the one home
+    # list of the share families, a share's x100 chosen by hand, any module-level tuple or
+    # set of family names), in Python or the report's script: the family table and the
+    # metric read from a name are the one home
     (
         r"\.(r?split|r?partition)\(\s*[\"']@[\"']|[\"']@[\"'] (not )?in \w"
         r"|\bin (SHARE|COST)_FAMILIES\b|\b100(\.0)? if \w*(is_share\(|share\b)"
-        r"|[\"'](recall|hit|precision|coverage)[\"'],\s*[\"'](recall|hit|precision|coverage)[\"']",
+        r"|[\"'](recall|hit|precision|coverage)[\"'],\s*[\"'](recall|hit|precision|coverage)[\"']"
+        # a snapshot of the table kept as a view's constant (family names in a tuple or a
+        # set): a row added to the table would not reach it
+        r"|^[A-Z_]+\s*(:[^=]+)?=\s*(frozenset\(|set\(|tuple\()?[(\[{]\s*"
+        r"[\"'](recall|hit|precision|mrr|ndcg|map|rprec|coverage|words)[\"'],",
         "scoring.names.FAMILIES / metric_of / metric_scale / difference_scale",
         ("scoring/names.py",),
     ),
@@ -241,6 +246,152 @@ COPIES = (
         r"\bisShare\(|\*\s*100\)\.toFixed\(|\b(half_width|target)\W*\*\s*100\b",
         "scoring.names.difference_scale / metric_info (difference_scale, difference_unit)",
         ("scoring/names.py",),
+    ),
+    # a table decided beside its one decision: the step-down decision, the inverted
+    # intervals or the differing questions a tie needs, called from a view, or a tie worded
+    # again (the paired tests themselves live in stats/)
+    (
+        r"\bdecide\(\s*\w*flips\b|\b(tango_ends|flip_ends|min_differing)\("
+        r"|too few differing questions",
+        "comparison.verdicts.compare_family",
+        ("stats/", "comparison/verdicts.py"),
+    ),
+    # what a run measured fingerprinted again, or two measurements compared by hand
+    (
+        r"\b(corpus|testset)_fingerprint\(|\.measurement\s*[!=]=\s*\w+\.measurement\b"
+        r"|\[[\"']measurement[\"']\]\s*[!=]=|[\"']corpus[\"'],\s*[\"']testset[\"']\)",
+        "scoring.measurement.describe / scoring.measurement.differences",
+        ("scoring/measurement.py",),
+    ),
+    # a file of the user's told apart from ragmeter's by hand (an empty one counts as
+    # free), or an empty folder found again, beside the output rule (whether ragmeter wrote
+    # a file is the manifest's is_recorded, and anyone may ask it)
+    (
+        r"\bis_empty_file\(|\bnot any\(\w+\.iterdir\(\)\)"
+        r"|is not a [\w{}]+ written by ragmeter",
+        "files.outputs.check_output_file / files.outputs.check_results_target",
+        ("files/",),
+    ),
+    # a results directory locked by hand (an flock, or a lock file made exclusively); the
+    # manifest's own flock guards the manifest, not the directory
+    (
+        r"\bfcntl\.(flock|lockf)\(|\bLOCK_EX\b|\bos\.open\([^,]*lock[^,]*,[^)]*\bO_EXCL\b",
+        "files.outputs.results_lock",
+        ("files/outputs.py", "files/manifest.py"),
+    ),
+    # ranks found beside their one home: the rank ranges read from a table, or every pair
+    # compared again under max-T for them
+    (
+        r"\branks_of\(|\bin FAMILYWISE\b|adjust in \([\"']maxt[\"'], [\"']holm[\"']\)"
+        r"|adjust=[\"']maxt[\"'][^)]*family=[\"']all[\"']",
+        "comparison.ranks.resolve_ranks",
+        ("comparison/ranks.py",),
+    ),
+    # a cost told apart from a score by its name (words sent) instead of by its family's row
+    (
+        r"[!=]==?\s*[\"']words[\"']|\.startswith\(\s*[\"']words|[\"']words[\"'] (not )?in \w"
+        r"|\.indexOf\([\"']words",
+        "scoring.names.lower_is_better",
+        ("scoring/names.py",),
+    ),
+    # a system's rankings graded and scored beside the one scorer (found units, the span
+    # index of the ideal ranking)
+    (
+        r"\bfound_units\(|\bSpanIndex\(",
+        "runs.scoring.score_system",
+        ("runs/scoring.py", "scoring/"),
+    ),
+    # a run's (systems x questions) matrix stacked by hand from its scores
+    (
+        r"\b(np\.)?(vstack|stack|array)\(\s*\[\s*\w+\.scores\(",
+        "runs.reading.ReadableRun / runs.reading.RunReading",
+        ("runs/reading.py",),
+    ),
+    # a run's meta.json read by its raw keys where the typed field (with the defaults of
+    # older files) holds it (the relevance level given a default is relevance_level_of's)
+    (
+        r"\b\w*meta\.get\(\s*([\"'](ks|depth|ideal|gain|measurement|metrics)[\"']"
+        r"|[\"']relevant_grade[\"']\s*\))",
+        "runs.meta.RunMeta",
+        ("runs/meta.py", "scoring/measurement.py"),
+    ),
+    # how many questions would settle a pair worked out beside the planner
+    (
+        r"\bquestions_to_separate\(\s*\w+\[\w+\],|\bdocuments_to_separate\(",
+        "stats.planning.plan_questions / stats.planning.pair_needs",
+        ("stats/planning.py", "stats/clusters.py"),
+    ),
+    # a measure found in a run's names by parsing and comparing them again
+    (
+        r"\bMetric\.parse\([^()]*\)\s*==|==\s*Metric\.parse\(",
+        "scoring.names.find_metric",
+        ("scoring/names.py",),
+    ),
+    # a grid family's pairs grouped again by a cell's strategy or retriever, or "auto"
+    # resolved again (the main effects, which average rows by cell, are no copy)
+    (
+        r"\.setdefault\(\w*cells\[\w+\]\[|[\"']grid[\"'] if grid_cells\(",
+        "comparison.systems.family_of / comparison.families.grid_pairs",
+        ("comparison/families.py", "comparison/systems.py"),
+    ),
+    # one system's identity across runs made again from its strategy and retriever
+    (
+        r"\bjson\.dumps\(\[?[^)]*strategy[^)]*retriever"
+        r"|(\.get\(|\[)[\"']strategy[\"'](\)|\])\s*==.{0,60}(\.get\(|\[)[\"']retriever[\"']",
+        "history.systems.system_identity / history.systems.match_system",
+        ("history/systems.py",),
+    ),
+    # a run's planning inputs read from its summary again (the rule's pairs, else every
+    # pair; its adjustment, else Holm; max-T's first level)
+    (
+        r"\.pairs if \w+ is not None else|\.adjust if \w+ is not None else|\bfirst_level\(",
+        "stats.planning.planning_inputs",
+        ("stats/planning.py",),
+    ),
+    # a summary.json read by hand: its drawn settings given an older file's defaults again
+    (
+        r"\.get\(\s*[\"']method[\"'],\s*[\"']percentile[\"']"
+        r"|json\.loads?\(.*summary\.json.*\)\[[\"']",
+        "comparison.summary.Summary (from_json)",
+        ("comparison/summary.py",),
+    ),
+    # a secret hidden by hand: the mark written again, or secret names listed again
+    (
+        r"[\"']\*{3}[\"']|\bis_secret_name\("
+        r"|(api_?key|secret|password|token)\|(api_?key|secret|password|token)"
+        r"|[\"'](api_key|secret|password|token)[\"'],\s*[\"'](api_key|secret|password|token)[\"']",
+        "files.safe_text.redact",
+        ("files/safe_text.py",),
+    ),
+    # JSON text searched for a lone surrogate's escape by hand (a regex of ``\\uD800``, the
+    # code points compared, the refusal worded again); a segmenter's own character class of
+    # surrogates (ICU's input) is no check of JSON
+    (
+        r"\\\\u\[?[dD]|\b0x[dD][89a-fA-F]00\b|lone surrogate escape",
+        "files.io.refuse_lone_surrogates",
+        ("files/io.py",),
+    ),
+    # an answer plan's half-width or questions worked out again from its noise
+    (
+        r"sqrt\(\(?\w*between\w* \+ \w*within\w* / \w+\)? / \w+"
+        r"|\bsqrt\(\w+\.variance\(\w+, \w+\)\)|\*\* ?2 \* \w+\.variance\(",
+        "stats.answer_plan.predicted_half_width / questions_for_half_width",
+        ("stats/answer_plan.py",),
+    ),
+    # a prompt's tokens counted or estimated beside the one counter
+    (
+        r"\bCHARS_PER_TOKEN\b|\blen\(\w*(text|prompt|content|message)\w*\) ?//? ?4(\.0)?\b"
+        r"|\.tokenize\(\w*\.?\w*\.encode\("
+        r"|vocab_only=True|\btiktoken\.",
+        "llm.tokens.token_counter",
+        ("llm/tokens.py",),
+    ),
+    # prices read or priced per million tokens beside [prices]
+    (
+        r"[\"'](reader|judge)_(prompt|completion)[\"']"
+        r"|tokens\w*\)? ?/ ?(1e6|1_000_000)\b|per million tokens, got",
+        "inputs.prices.check_prices",
+        ("inputs/prices.py",),
     ),
 )
 
@@ -568,3 +719,241 @@ def test_a_difference_scaled_to_points_by_hand_in_the_report_is_a_copy(tmp_path)
         *(f"report.js:{n}" for n in range(1, 5)),
     ]
     assert all(f.endswith("metric_info (difference_scale, difference_unit)") for f in found)
+def test_every_rule_in_the_table_has_a_copy_pattern():
+    # a rule with no pattern could be written again unseen: each row of the one-home
+    # table names a home that some pattern of COPIES reports
+    section = DOC.split("## One home for each rule", 1)[1].split("\n## ", 1)[0]
+    reported = " ".join(home for _, home, _ in COPIES)
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "`" in line]
+    assert len(rows) >= 40
+    unwatched = []
+    for row in rows:
+        homes = re.findall(r"`[a-z_.]+\.([A-Za-z_]+)`", row.rsplit(" | ", 1)[1])
+        if not any(re.search(rf"\b{name}\b", reported) for name in homes):
+            unwatched.append(homes)
+    assert unwatched == []
+
+
+def _found(tmp_path: Path, lines: list[str], name: str = "view.py") -> list[str]:
+    (tmp_path / name).write_text("".join(f"{line}\n" for line in lines))
+    return copies_of_rules(tmp_path)
+
+
+def _by_line(found: list[str]) -> list[str]:
+    """Findings in line order (copies_of_rules lists them pattern by pattern)."""
+    return sorted(found, key=lambda f: int(f.split(":")[1]))
+
+
+def test_a_table_decided_ranked_or_planned_beside_its_home_is_a_copy(tmp_path):
+    # each rule's copy as a view would write it again, then the call of its home (and,
+    # where one stands in the tree, a line that looks alike and is no copy)
+    copies = [
+        (
+            "p_raw, p_adj, reject, levels = decide(flips, binary, counts, pairs, alpha, rule)",
+            "comparison.verdicts.compare_family",
+        ),
+        ("needed = min_differing(float(levels[c]))", "comparison.verdicts.compare_family"),
+        ('tie = f"tie: too few differing questions ({differ} of {n})"', "compare_family"),
+        (
+            'own = table.rule.family == "all pairs" and table.rule.adjust in ("maxt", "holm")',
+            "comparison.ranks.resolve_ranks",
+        ),
+        (
+            'every = compare_systems(mats, names, replace(plan, adjust="maxt", family="all"))',
+            "comparison.ranks.resolve_ranks",
+        ),
+        (
+            "need = questions_to_separate(scores[a], scores[b], difference, 1.0 - alpha)",
+            "stats.planning.pair_needs",
+        ),
+        ("docs = documents_to_separate(diff, codes, difference, level)", "pair_needs"),
+        (
+            "pairs = rule.pairs if rule is not None else m * (m - 1) // 2",
+            "stats.planning.planning_inputs",
+        ),
+        ('adjust = rule.adjust if rule is not None else "holm"', "planning_inputs"),
+        ("first = first_level(rule, summary.comparisons)", "stats.planning.planning_inputs"),
+        ("groups.setdefault(cells[n][axis], []).append(i)", "comparison.families.grid_pairs"),
+        ('kind = "grid" if grid_cells(systems) is not None else "all"', "family_of"),
+    ]
+    others = [
+        "table = compare_family(m, names, adjust=adjust, alpha=alpha, rounds=rounds)",
+        "verdict = gate.decide(baseline, candidate)",
+        "verdict = stats.verdict_text(winner, tie)",
+        "ranks = resolve_ranks(matrices, systems, plan, table)",
+        "ranks = resolve_ranks(matrices, systems, plan, table)",
+        "needs = pair_needs(scores, names, difference, family, alpha)",
+        "need = questions_to_separate(pair_noise, reruns, difference, level, power)",
+        "inputs = planning_inputs(results)",
+        "inputs = planning_inputs(results)",
+        "inputs = planning_inputs(results)",
+        "members = [i for i, n in enumerate(names) if cells[n][axis] == level]",
+        "kind = family_of(plan, systems)",
+    ]
+    lines = [x for (copy, _), other in zip(copies, others, strict=True) for x in (copy, other)]
+    found = _by_line(_found(tmp_path, lines))
+    assert [f.split(": ")[0] for f in found] == [f"view.py:{2 * i + 1}" for i in range(12)]
+    for line, (_, home) in zip(found, copies, strict=True):
+        assert home in line.split("belongs to ")[1], line
+
+
+def test_a_run_read_scored_or_measured_beside_its_home_is_a_copy(tmp_path):
+    copies = [
+        ("m = np.vstack([results.scores(s, metric) for s in systems])", "runs.reading"),
+        ("m = np.array([run.scores(name, metric) for name in names])", "runs.reading"),
+        ('depth = res.meta.get("depth")', "runs.meta.RunMeta"),
+        ('ks = [int(k) for k in meta.get("ks", [])]', "runs.meta.RunMeta"),
+        ('ideal = run.meta.get("ideal") or "returned"', "runs.meta.RunMeta"),
+        ('"relevant_grade": meta.get("relevant_grade"),', "runs.meta.RunMeta"),
+        ('method = str(data.get("method", "percentile"))', "comparison.summary.Summary"),
+        (
+            'means = json.loads((folder / "summary.json").read_text())["estimates"]',
+            "comparison.summary.Summary",
+        ),
+        (
+            "f = found_units([(it.doc, it.start, it.end) for it in row], grades, 2, by_doc)",
+            "runs.scoring.score_system",
+        ),
+        ("index = SpanIndex([(c.doc_id, c.start, c.end) for c in chunks])", "score_system"),
+        (
+            "name = next(n for n in run.metrics if Metric.parse(n) == Metric.parse(text))",
+            "scoring.names.find_metric",
+        ),
+        ('"corpus": corpus_fingerprint(documents),', "scoring.measurement.describe"),
+        ("if a.measurement != b.measurement:", "scoring.measurement.differences"),
+        ('same = run["measurement"] == other["measurement"]', "measurement.differences"),
+        ('for key in ("relevant_grade", "ideal", "depth", "corpus", "testset"):', "differences"),
+        (
+            'best = min(means) if metric.startswith("words") else max(means)',
+            "scoring.names.lower_is_better",
+        ),
+        ('if m.family == "words":', "scoring.names.lower_is_better"),
+        ('key = json.dumps([entry["strategy"], entry["retriever"]], sort_keys=True)', "identity"),
+        (
+            'same = a.get("strategy") == b.get("strategy") and a.get("retriever") == b.get('
+            '"retriever")',
+            "history.systems.match_system",
+        ),
+        ('WHOLE_LIST = ("map", "rprec")', "scoring.names.FAMILIES"),
+        ('NOT_IN_TREC = ("coverage", "words")', "scoring.names.FAMILIES"),
+    ]
+    others = [
+        "m = results.matrix(metric, systems)",
+        "m = run.matrix(metric, names)",
+        "depth = res.meta.depth",
+        "ks = list(meta.ks)",
+        'ideal = run.meta.ideal or "returned"',
+        '"relevant_grade": meta.relevant_grade,',
+        "summary = Summary.from_json(data, where)",
+        "saved = SavedSummary.from_json(store.file_json(r.id, name), where)",
+        "vectors = score_system(items, questions, config, index_items)",
+        "vectors = score_system(items, questions, config, index_items)",
+        "family = [x for x in every if Metric.parse(x).family == metric.family]",
+        "record = describe(config, documents, questions)",
+        "reasons = measurement.differences(a.measurement, b.measurement, metric)",
+        "reasons = measurement.differences(a.measurement, b.measurement, metric)",
+        "reasons = measurement.differences(a.measurement, b.measurement, metric)",
+        "best = min(means) if lower_is_better(metric) else max(means)",
+        "if lower_is_better(m):",
+        "key = system_identity(entry)",
+        "label = f\"{s['strategy']['name']} x {s['retriever']['name']}\"",
+        "WHOLE_LIST = tuple(f.name for f in FAMILIES if f.cutoff != 'always')",
+        "NOT_IN_TREC = not_in_trec()",
+    ]
+    lines = [x for (copy, _), other in zip(copies, others, strict=True) for x in (copy, other)]
+    found = _by_line(_found(tmp_path, lines))
+    assert [f.split(": ")[0] for f in found] == [f"view.py:{2 * i + 1}" for i in range(21)]
+    for line, (_, home) in zip(found, copies, strict=True):
+        assert home in line.split("belongs to ")[1], line
+
+
+def test_a_cost_told_apart_by_its_name_in_the_reports_script_is_a_copy(tmp_path):
+    found = _found(
+        tmp_path,
+        [
+            'const lower = m.indexOf("words") === 0;',
+            "const lower = info(m).cost;",
+            'if (fam === "words") continue;',
+        ],
+        "report.js",
+    )
+    assert [f.split(": ")[0] for f in found] == ["report.js:1", "report.js:3"]
+    assert all(f.endswith("scoring.names.lower_is_better") for f in found)
+
+
+def test_a_file_written_locked_redacted_or_read_beside_its_home_is_a_copy(tmp_path):
+    copies = [
+        (
+            "if path.exists() and not is_empty_file(path) and not is_recorded(path, names):",
+            "files.outputs.check_output_file",
+        ),
+        ("if folder.is_dir() and not any(folder.iterdir()):", "check_results_target"),
+        (
+            'raise InputError(f"{path}: exists and is not a file written by ragmeter")',
+            "files.outputs.check_output_file",
+        ),
+        ("fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)", "files.outputs.results_lock"),
+        (
+            'fd = os.open(folder / ".lock", os.O_CREAT | os.O_EXCL | os.O_WRONLY)',
+            "files.outputs.results_lock",
+        ),
+        (
+            'safe = {k: "***" if is_secret_name(k) else v for k, v in config.items()}',
+            "files.safe_text.redact",
+        ),
+        ('SECRET = re.compile(r"(api_?key|token|secret|password)", re.I)', "redact"),
+        ('HIDDEN = ("api_key", "token", "password")', "files.safe_text.redact"),
+        (
+            'LONE = re.compile(r"\\\\u[dD][89abAB][0-9a-fA-F]{2}")',
+            "files.io.refuse_lone_surrogates",
+        ),
+        ("if any(0xD800 <= ord(c) <= 0xDFFF for c in text):", "refuse_lone_surrogates"),
+    ]
+    others = [
+        'check_output_file(path, "CSV table", inputs, "--out")',
+        "check_results_target(folder, inputs, overwrite=True)",
+        "history = folder.exists() and any(folder.iterdir())",
+        'with results_lock(results, "ragmeter grade"):',
+        "fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)",
+        "text = toml_text(redact(config))",
+        "text = redact_text(line)",
+        'SECRET_NAMES = ("api_key",)',
+        'ICU_SAFE = re.compile("[\\ud800-\\udfff]")  # a segmenter\'s input, not JSON',
+        "refuse_lone_surrogates(obj, line, path, number)",
+    ]
+    lines = [x for (copy, _), other in zip(copies, others, strict=True) for x in (copy, other)]
+    found = _by_line(_found(tmp_path, lines))
+    assert [f.split(": ")[0] for f in found] == [f"view.py:{2 * i + 1}" for i in range(10)]
+    for line, (_, home) in zip(found, copies, strict=True):
+        assert home in line.split("belongs to ")[1], line
+
+
+def test_an_answer_plan_token_count_or_price_worked_out_again_is_a_copy(tmp_path):
+    copies = [
+        ("half = z * math.sqrt((between + within / k) / n)", "predicted_half_width"),
+        ("n = math.ceil(z**2 * noise.variance(1, k) / h**2)", "questions_for_half_width"),
+        ("half = z * math.sqrt(noise.variance(n, k))", "predicted_half_width"),
+        ("tokens = math.ceil(len(prompt) / 4) + 8", "llm.tokens.token_counter"),
+        ('tokens = len(llama.tokenize(prompt.encode("utf-8")))', "llm.tokens.token_counter"),
+        ("enc = tiktoken.encoding_for_model(model)", "llm.tokens.token_counter"),
+        (
+            'cost = (p["reader_prompt"] * tokens_in + p["reader_completion"] * tokens_out) / 1e6',
+            "inputs.prices.check_prices",
+        ),
+        ("usd = price * (prompt_tokens + completion_tokens) / 1_000_000", "check_prices"),
+    ]
+    others = [
+        "hw = predicted_half_width(noise, n, k, confidence)",
+        "need = questions_for_half_width(noise, reruns, half_width, confidence)",
+        "need = hand_grades_for_half_width(noise.variance(1, 1), rectifier, n, target, conf)",
+        "counter = token_counter(spec, options)",
+        "tokens = bm25s.tokenize(texts, stopwords=None)",
+        "quarter = len(items) // 4",
+        'prices = check_prices(raw["prices"], f"{path}: [prices]")',
+        'usd = prices.cost("reader", prompt_tokens, completion_tokens)',
+    ]
+    lines = [x for (copy, _), other in zip(copies, others, strict=True) for x in (copy, other)]
+    found = _by_line(_found(tmp_path, lines))
+    assert [f.split(": ")[0] for f in found] == [f"view.py:{2 * i + 1}" for i in range(8)]
+    for line, (_, home) in zip(found, copies, strict=True):
+        assert home in line.split("belongs to ")[1], line

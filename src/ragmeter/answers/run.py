@@ -247,7 +247,7 @@ def answer_questions(
     replies had by then are in the cache, so a rerun resumes.
     """
     res = as_results(results)
-    k = check_k(k, depth=res.meta.get("depth"), what="--k")
+    k = check_k(k, depth=res.meta.depth, what="--k")
     reruns = reruns if reruns is not None else rerun_settings(res)
     settings = _with_cache(_settings(reader, call), res)
     max_tokens = settings.tokens(DEFAULT_MAX_TOKENS)

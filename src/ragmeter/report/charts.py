@@ -223,7 +223,7 @@ def _forest_chart(alt, data: dict) -> dict | None:
     point = base.mark_point(filled=True, size=70, color="#1d3f6e").encode(
         x="mean:Q", y=y, tooltip=tooltip
     )
-    families = [titles[f] for f in order if f != "words" and not (one and f == "hit")]
+    families = [titles[f] for f in order if not lower_is_better(f) and not (one and f == "hit")]
     chart = (
         alt.layer(rule, point, data=alt.Data(values=rows))
         .properties(width=250, height=max(60, 24 * len(systems)))

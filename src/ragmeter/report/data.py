@@ -45,6 +45,7 @@ from ragmeter.report.sections import (
     _attach_optional_to_questions,
     shared_answers,
 )
+from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results
 from ragmeter.scoring.names import difference_scale, metric_info
 from ragmeter.stats.planning import (
@@ -110,7 +111,7 @@ def _overview(results: Results, page_size: int, top: int) -> dict[str, Any]:
         s: {m: _est(e, m) for m, e in summary.estimates.get(s, {}).items()} for s in systems
     }
     sys_meta = {s["name"]: s for s in meta.get("systems", [])}
-    ks = [int(k) for k in meta.get("ks", sorted({_k(m) for m in metrics if _k(m)}))]
+    ks = list(meta.ks) or sorted({k for m in metrics if (k := _k(m))})
     main_k = _k(metric) or (5 if 5 in ks else ks[-1])
     named = f" ({summary.ndcg_label})" if summary.ndcg_label else ""  # nDCG's ideal and gain
     titles = family_titles()
@@ -142,9 +143,9 @@ def _overview(results: Results, page_size: int, top: int) -> dict[str, Any]:
         "config": {
             "corpus": meta.get("corpus", {}),
             "testset": meta.get("testset", {}),
-            "depth": meta.get("depth"),
-            "relevant_grade": meta.get("relevant_grade"),
-            "ideal": meta.get("ideal"),
+            "depth": meta.depth,
+            "relevant_grade": meta.relevant_grade,  # an older run's default too
+            "ideal": meta.ideal,
             "n_questions": len(results.question_ids),
         },
         "versions": {"ragmeter": __version__, **meta.get("versions", {})},
@@ -470,7 +471,7 @@ def _family_need(results: Results, metric: str) -> str | None:
     )
 
 
-def _route(data: dict, meta: dict) -> dict[str, Any]:
+def _route(data: dict, meta: RunMeta) -> dict[str, Any]:
     """The steps the run actually took, lane by lane, for the diagram."""
     lanes = [
         {
@@ -509,7 +510,7 @@ def _route(data: dict, meta: dict) -> dict[str, Any]:
     return {"lanes": lanes}
 
 
-def _search_steps(data: dict, meta: dict) -> list[dict[str, Any]]:
+def _search_steps(data: dict, meta: RunMeta) -> list[dict[str, Any]]:
     """The search lane: questions, chunking, ranking, grading, scoring, resampling."""
     n = data["config"]["n_questions"]
     systems = data["systems"]
@@ -537,7 +538,8 @@ def _search_steps(data: dict, meta: dict) -> list[dict[str, Any]]:
         },
         {
             "label": "Rank",
-            "detail": f"{', '.join(retrievers) or 'retriever'}, top {meta.get('depth', 10)}",
+            "detail": f"{', '.join(retrievers) or 'retriever'}"
+            + (f", top {meta.depth}" if meta.depth is not None else ""),
             "ran": True,
         },
         {"label": "Grade items", "detail": "against the key: 2 whole, 1 part, 0", "ran": True},

@@ -36,6 +36,7 @@ from ragmeter.retrieval.trec import ordered_scores, write_qrels, write_run
 from ragmeter.runs.results import Results
 from ragmeter.scoring.measurement import relevance_level_of
 from ragmeter.scoring.metrics import Metric
+from ragmeter.scoring.names import table
 from ragmeter.scoring.trec import Qrels, Run, evaluate_run
 
 __all__ = [
@@ -47,12 +48,20 @@ __all__ = [
     "export_trec",
     "item_id",
     "merged_judgments",
+    "not_in_trec",
     "run_paths",
     "system_path",
 ]
 
-NOT_IN_TREC = ("coverage", "words")
-"""Families a TREC file cannot carry: character overlap with the answer, words sent."""
+
+def not_in_trec() -> tuple[str, ...]:
+    """Families a TREC file cannot carry, read from the family table: those trec_eval has
+    no measure for (character overlap with the answer, words sent)."""
+    return tuple(f.name for f in table().rows if f.trec_cut is None and f.trec_whole is None)
+
+
+NOT_IN_TREC = not_in_trec()
+""":func:`not_in_trec` as the table stood at import (the export calls the function)."""
 
 TOLERANCE = 1e-9
 """How far an evaluated score may be from the search's and still count as the same."""
@@ -224,7 +233,7 @@ def _settings(
         # a system's own judgments hold exactly what it returned: their ideal is the returned one
         ideal=("returned" if ideal == "returned" else "judged") if documents else "judged",
         documents=documents,
-        measures=[m for m in res.metrics if Metric.parse(m).family not in NOT_IN_TREC],
+        measures=[m for m in res.metrics if Metric.parse(m).family not in not_in_trec()],
         document_keys=any(q.qrels for q in res.questions),
         search_ideal=ideal,
         from_runs=any(
