@@ -48,9 +48,7 @@ def test_tuned_weight_estimate_and_interval_equal_ppi_py(seed):
         _one(ppi_py.ppi_mean_pointestimate(h, jh, ja)), rel=1e-12
     )
     low, high = ppi_py.ppi_mean_ci(h, jh, ja, alpha=0.05)
-    assert ppi.ppi_interval(h, jh, ja, mine) == pytest.approx(
-        (_one(low), _one(high)), rel=1e-10
-    )
+    assert ppi.ppi_interval(h, jh, ja, mine) == pytest.approx((_one(low), _one(high)), rel=1e-10)
     for lam in (0.0, 1.0):  # hand grades alone, and plain PPI
         low, high = ppi_py.ppi_mean_ci(h, jh, ja, alpha=0.1, lam=lam)
         assert ppi.ppi_interval(h, jh, ja, lam, 0.9) == pytest.approx(
