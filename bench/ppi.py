@@ -16,16 +16,20 @@ Per cell (judge quality x hand grades n x null or effect) it measures:
 * **family-wise false "better"** with no true difference (every accuracy 60%) under
   max-T over the three pairs: judge-corrected, and the judge alone;
 * per system, the **mean width** of the hand-only, plain (weight 1) and PPI++ (tuned)
-  intervals, and the PPI++ interval's coverage.
+  asymptotic intervals; the coverage of the PPI++ interval as ``ppi_py`` computes it,
+  and of the one ``ragmeter grade`` prints (:func:`ragmeter.answers.analysis.ppi_accuracy`:
+  the paired verdicts' rule for one system, adjusted rectifier variance and z widened
+  for few hand grades).
 
     python bench/ppi.py --quick          # four cells, a few seconds
     nice python bench/ppi.py             # the full grid (32 cells)
     python bench/ppi.py --reps 500 --only poor:40
 
-Goal: judge-corrected paired intervals cover at 93-97% in every cell with at least 40
-hand grades; family-wise false "better" at or below 5%; PPI++ no wider on average than
-hand grades alone in any cell, and narrower than weight 1 in at least 90% of the cells
-where the judge agrees with hand grades on 80% or less.
+Goal: judge-corrected paired intervals, and one system's interval as ``grade`` prints
+it, cover at 93-97% in every cell with at least 40 hand grades; family-wise false
+"better" at or below 5%; PPI++ no wider on average than hand grades alone in any cell,
+and narrower than weight 1 in at least 90% of the cells where the judge agrees with
+hand grades on 80% or less.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from statistics import NormalDist  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from ragmeter.answers.analysis import ppi_accuracy  # noqa: E402
 from ragmeter.stats import ppi  # noqa: E402
 
 # judge quality: (sens, fpr) for systems B and C; A's fpr is larger by BIAS
@@ -92,7 +97,7 @@ def _cell(quality: str, n: int, p: tuple[float, ...], reps: int, rounds: int, se
     true_diff = {(a, b): p[a] - p[b] for a, b in PAIRS}
     cover = judge_cover = fwer = judge_fwer = 0
     width = {"hand": 0.0, "plain": 0.0, "tuned": 0.0}
-    sys_cover, adj_cover, agree = 0, 0, 0.0
+    sys_cover, grade_cover, agree = 0, 0, 0.0
     for r in range(reps):
         right = _truth(p, Q, rng)
         judge = _judge(right, quality, rng)
@@ -120,8 +125,8 @@ def _cell(quality: str, n: int, p: tuple[float, ...], reps: int, rounds: int, se
             lo, hi = ppi.ppi_interval(*args, lam)
             width["tuned"] += hi - lo
             sys_cover += lo <= p[s] <= hi
-            lo, hi = ppi.ppi_interval(*args, lam, adjusted=True)
-            adj_cover += lo <= p[s] <= hi
+            printed = ppi_accuracy(args[2], args[1], args[0])  # what `grade` prints
+            grade_cover += printed.low <= p[s] <= printed.high
     pairs, systems = reps * len(PAIRS), reps * len(p)
     return {
         "cover": cover / pairs,
@@ -130,7 +135,7 @@ def _cell(quality: str, n: int, p: tuple[float, ...], reps: int, rounds: int, se
         "judge_fwer": judge_fwer / reps if p == NULL else None,
         "agree": agree / systems,
         "sys_cover": sys_cover / systems,
-        "adj_cover": adj_cover / systems,
+        "grade_cover": grade_cover / systems,
         **{f"w_{k}": v / systems for k, v in width.items()},
     }
 
@@ -159,7 +164,7 @@ def main() -> None:
     )
     print(
         "judge   n   agree  scen   cover  judge-cov  FWER  judge-FWER  "
-        "w-hand w-plain w-tuned cov cov-adj"
+        "w-hand w-plain w-tuned cov cov-grade"
     )
     start, tuned_ok, tuned_cells, beat, beat_cells = time.time(), 0, 0, 0, 0
     for quality in judges:
@@ -170,7 +175,7 @@ def main() -> None:
                     f"{quality:6} {n:4} {c['agree'] * 100:5.1f}%  {name:6} {_fmt(c['cover'])}"
                     f"  {_fmt(c['judge_cover'])}  {_fmt(c['fwer'])}  {_fmt(c['judge_fwer'])}"
                     f"   {c['w_hand'] * 100:5.1f}  {c['w_plain'] * 100:5.1f}  "
-                    f"{c['w_tuned'] * 100:5.1f} {_fmt(c['sys_cover'])} {_fmt(c['adj_cover'])}"
+                    f"{c['w_tuned'] * 100:5.1f} {_fmt(c['sys_cover'])} {_fmt(c['grade_cover'])}"
                 )
                 tuned_cells += 1
                 tuned_ok += c["w_tuned"] <= c["w_hand"]

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import threading
 import time
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -59,6 +61,7 @@ from ragmeter.errors import InputError
 from ragmeter.llm import Completion, ReplyCache, parse_options
 from ragmeter.llm.fence import fenced
 from ragmeter.runs.results import Results
+from ragmeter.stats import ppi
 
 # --- a scripted backend ---------------------------------------------------------------------
 
@@ -844,35 +847,22 @@ def test_ppi_estimate_is_judge_accuracy_plus_the_rectifier():
     est = ppi_accuracy(J_ALL, J_HAND, HAND, rounds=400, seed=3, confidence=0.9, weight="plain")
     assert est.mean == pytest.approx(J_ALL.mean() + (HAND - J_HAND).mean())
     assert (est.n, est.rounds, est.seed, est.confidence) == (60, 400, 3, 0.9)
-    assert est.method == "ppi-percentile" and est.rng == "mulberry32"
+    assert est.method == "ppi-normal" and est.rng == "mulberry32"
     default = ppi_accuracy(J_ALL, J_HAND, HAND)
     assert (default.seed, default.rounds, default.confidence) == (1, 10_000, 0.95)
 
 
-def test_ppi_interval_draws_the_hand_sample_after_the_judges_draws():
-    rounds, seed, big, small = 400, 3, J_ALL.size, HAND.size
-    j_idx = stats.mulberry32_indices(seed, rounds * big, 0, big).reshape(rounds, big)
-    h_idx = stats.mulberry32_indices(seed, rounds * small, rounds * big, small)
-    rect = HAND - J_HAND
-    means = J_ALL[j_idx].mean(axis=1) + rect[h_idx.reshape(rounds, small)].mean(axis=1)
-    q = np.sort(means)
-    est = ppi_accuracy(J_ALL, J_HAND, HAND, rounds=rounds, seed=seed, weight="plain")
-    low, high = stats.percentile_interval(means, est.mean, rect, "percentile", 0.95)
-    assert (est.low, est.high) == pytest.approx((low, high), abs=1e-12)
-    assert q[0] <= est.low < est.high <= q[-1]
-    # reusing the judge's own draws for the hand sample would give another interval
-    reused = stats.mulberry32_indices(seed, rounds * small, 0, small)
-    other = J_ALL[j_idx].mean(axis=1) + rect[reused.reshape(rounds, small)].mean(axis=1)
-    assert stats.percentile_interval(other, est.mean, rect, "percentile", 0.95) != (
-        est.low,
-        est.high,
-    )
-
-
-def test_a_perfect_judge_gives_the_judges_own_bootstrap_interval():
+def test_a_perfect_judge_leaves_only_the_quarter_answers_room_for_its_errors():
+    # The hand grades equal the judge's: the rectifier never varies, and only the quarter
+    # answer in each hand x judge cell keeps it off 0 (a variance of 0.5 / (n + 1)).
     est = ppi_accuracy(J_ALL, J_HAND, J_HAND, rounds=500, seed=4, weight="plain")
-    want = stats.bootstrap(J_ALL, rounds=500, seed=4)
-    assert (est.mean, est.low, est.high) == pytest.approx((want.mean, want.low, want.high))
+    n = J_HAND.size
+    var = np.var(J_ALL) / J_ALL.size + 0.5 / (n + 1) / n
+    half = NormalDist().inv_cdf(0.975) * ppi.widening_for(n) * math.sqrt(var)
+    assert est.mean == pytest.approx(J_ALL.mean(), abs=1e-12)
+    assert (est.low, est.high) == pytest.approx((est.mean - half, est.mean + half), abs=1e-12)
+    judge_alone = NormalDist().inv_cdf(0.975) * math.sqrt(np.var(J_ALL) / J_ALL.size)
+    assert est.high - est.mean > judge_alone
 
 
 def test_ppi_refuses_unpaired_or_empty_grades():

@@ -36,6 +36,37 @@ def test_one_system_joint_variance_is_ppi_variance():
     assert joint.cov[0, 0] == pytest.approx(ppi.ppi_variance(*args, lam))
 
 
+def test_one_systems_printed_interval_is_the_paired_verdicts_rule_for_one_system():
+    # What `grade` prints for one system: the joint estimate and its variance (adjusted),
+    # z widened for its hand grades as a pair's is for the fewer of its two systems'.
+    from statistics import NormalDist
+
+    from ragmeter.answers.analysis import ppi_accuracy
+
+    judge, hand = _biased_run(1)
+    joint = ppi.joint_ppi(judge, hand)
+    for s in range(judge.shape[0]):
+        seen = ~np.isnan(hand[s])
+        n = int(seen.sum())
+        est = ppi_accuracy(judge[s, ~seen], judge[s, seen], hand[s, seen])
+        half = NormalDist().inv_cdf(0.975) * ppi.widening_for(n) * np.sqrt(joint.cov[s, s])
+        assert est.mean == pytest.approx(joint.means[s], abs=1e-12)
+        assert (est.low, est.high) == pytest.approx((est.mean - half, est.mean + half), abs=1e-12)
+        assert (est.low, est.high) == ppi.ppi_interval(
+            hand[s, seen],
+            judge[s, seen],
+            judge[s, ~seen],
+            joint.weights[s],
+            adjusted=True,
+            widen=True,
+        )
+        assert est.method == "ppi-normal"
+    pairs = ppi.pair_tests(joint, [(0, 1)], adjust="none")
+    one = NormalDist().inv_cdf(0.975) * ppi.widening_for(min(joint.n_hand[:2]))
+    var = joint.cov[0, 0] + joint.cov[1, 1] - 2 * joint.cov[0, 1]
+    assert pairs[0].high - pairs[0].difference == pytest.approx(one * np.sqrt(var), rel=1e-12)
+
+
 def test_same_questions_hand_graded_pair_their_rectifiers():
     # Both systems hand-graded on the same questions: the difference's variance is that
     # of the paired differences of each part.

@@ -15,52 +15,65 @@ from ragmeter.errors import InputError
 from ragmeter.stats import ppi
 
 
-def _by_hand(j_all, j_hand, hand, rounds, seed, confidence=0.95):
-    """The documented algorithm, one draw at a time."""
+def _by_hand(j_all, j_hand, hand, lam, confidence=0.95):
+    """The documented interval, written out: the judge part's population variance over
+    N, the rectifier's over the hand x judge table with a quarter answer added to each
+    cell, over n; z widened by Student's t on n - 1 degrees of freedom (scipy's)."""
+    from scipy.stats import t
+
     big, small = len(j_all), len(hand)
-    u = stats.mulberry32(seed, rounds * (big + small))
-    means = []
-    for r in range(rounds):
-        s1 = 0.0
-        for i in range(big):
-            s1 += j_all[math.floor(u[r * big + i] * big)]
-        s2 = 0.0
-        for i in range(small):
-            k = math.floor(u[rounds * big + r * small + i] * small)
-            s2 += hand[k] - j_hand[k]
-        means.append(s1 / big + s2 / small)
-    means.sort()
-    return means[math.floor(rounds * 0.025)], means[math.floor(rounds * 0.975)]
+    judge_mean = sum(j_all) / big
+    judge_var = sum((lam * x - lam * judge_mean) ** 2 for x in j_all) / big
+    cells = {(a, b): 0.25 for a in (0, 1) for b in (0, 1)}
+    for h, j in zip(hand, j_hand, strict=True):
+        cells[(int(h), int(j))] += 1
+    total = sum(cells.values())
+    rect_mean = sum(w * (a - lam * b) for (a, b), w in cells.items()) / total
+    rect_var = sum(w * (a - lam * b - rect_mean) ** 2 for (a, b), w in cells.items()) / total
+    mean = lam * judge_mean + sum(h - lam * j for h, j in zip(hand, j_hand, strict=True)) / small
+    q = 0.5 + confidence / 2
+    half = t.ppf(q, small - 1) * math.sqrt(small / (small - 1))
+    half *= math.sqrt(judge_var / big + rect_var / small)
+    return mean, max(0.0, mean - half), min(1.0, mean + half)
+
+
+J_ALL = [1.0] * 28 + [0.0] * 12
+J_HAND = [1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0] * 2
+HAND = [1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0] * 2
 
 
 def test_ppi_matches_a_hand_computation():
-    # The plain weight (1), by name: the estimate and interval of PPI before PPI++.
-    j_all = [1.0] * 7 + [0.0] * 3
-    j_hand = [1.0, 1.0, 1.0, 0.0, 0.0]
-    hand = [1.0, 0.0, 1.0, 0.0, 1.0]
-    est = ppi_accuracy(j_all, j_hand, hand, rounds=400, seed=3, weight="plain")
-    assert est.mean == pytest.approx(0.7 + (0 - 1 + 0 + 0 + 1) / 5)
-    assert (est.low, est.high) == pytest.approx(_by_hand(j_all, j_hand, hand, 400, 3), abs=1e-12)
-    assert (est.n, est.seed, est.rounds, est.method) == (10, 3, 400, "ppi-percentile")
+    # The plain weight (1), by name: the estimate of PPI before PPI++, its normal interval.
+    est = ppi_accuracy(J_ALL, J_HAND, HAND, rounds=400, seed=3, weight="plain")
+    assert est.mean == pytest.approx(0.7 + 2 * (0 - 1 + 0 + 0 + 1) / 20)
+    want = _by_hand(J_ALL, J_HAND, HAND, 1.0)
+    assert (est.mean, est.low, est.high) == pytest.approx(want, abs=1e-12)
+    assert 0.0 < est.low < est.high < 1.0  # not clipped: the formula decides both ends
+    # no draws, yet the run's seed and rounds are recorded beside it
+    assert (est.n, est.seed, est.rounds, est.method) == (40, 3, 400, "ppi-normal")
+    assert ppi_accuracy(J_ALL, J_HAND, HAND, rounds=100, seed=9, weight="plain").low == est.low
     # A lenient judge: it passed two answers the hand grade failed; the correction removes them.
-    lenient = ppi_accuracy(j_all, [1.0] * 5, [1.0, 0.0, 1.0, 0.0, 1.0], rounds=200, weight=1.0)
+    lenient = ppi_accuracy(J_ALL, [1.0] * 5, [1.0, 0.0, 1.0, 0.0, 1.0], rounds=200, weight=1.0)
     assert lenient.mean == pytest.approx(0.7 - 2 / 5)
 
 
 def test_tuned_ppi_matches_a_hand_computation_with_its_weight():
-    # The default weight is PPI++'s: both parts scaled by it, the same draws.
-    j_all = [1.0] * 7 + [0.0] * 3
-    j_hand = [1.0, 1.0, 1.0, 0.0, 0.0]
-    hand = [1.0, 0.0, 1.0, 0.0, 1.0]
-    lam = ppi.tuned_weight(hand, j_hand, j_all)
+    # The default weight is PPI++'s: both parts scaled by it, in the estimate and the variance.
+    lam = ppi.tuned_weight(HAND, J_HAND, J_ALL)
     assert 0.0 < lam < 1.0
-    est = ppi_accuracy(j_all, j_hand, hand, rounds=400, seed=3)
-    rectifier = np.mean(np.subtract(hand, np.multiply(lam, j_hand)))
+    est = ppi_accuracy(J_ALL, J_HAND, HAND, rounds=400, seed=3, confidence=0.9)
+    rectifier = np.mean(np.subtract(HAND, np.multiply(lam, J_HAND)))
     assert est.mean == pytest.approx(lam * 0.7 + rectifier)
-    scaled = [lam * x for x in j_all], [lam * x for x in j_hand]
-    assert (est.low, est.high) == pytest.approx(
-        _by_hand(scaled[0], scaled[1], hand, 400, 3), abs=1e-12
-    )
+    want = _by_hand(J_ALL, J_HAND, HAND, lam, 0.9)
+    assert (est.mean, est.low, est.high) == pytest.approx(want, abs=1e-12)
+    assert est.confidence == 0.9
+
+
+def test_an_interval_past_a_share_is_kept_within_0_and_1():
+    # five hand grades, every one correct: the normal interval runs past 100%
+    mean, _, _ = _by_hand([1.0] * 20, [1.0] * 5, [1.0] * 5, 1.0)
+    est = ppi_accuracy([1.0] * 20, [1.0] * 5, [1.0] * 5, weight="plain")
+    assert est.mean == mean == 1.0 and est.high == 1.0 and est.low < 1.0
 
 
 def test_ppi_covers_the_truth_where_the_raw_judge_does_not():

@@ -48,9 +48,7 @@ def test_tuned_weight_estimate_and_interval_equal_ppi_py(seed):
         _one(ppi_py.ppi_mean_pointestimate(h, jh, ja)), rel=1e-12
     )
     low, high = ppi_py.ppi_mean_ci(h, jh, ja, alpha=0.05)
-    assert ppi.ppi_interval(h, jh, ja, mine) == pytest.approx(
-        (_one(low), _one(high)), rel=1e-10
-    )
+    assert ppi.ppi_interval(h, jh, ja, mine) == pytest.approx((_one(low), _one(high)), rel=1e-10)
     for lam in (0.0, 1.0):  # hand grades alone, and plain PPI
         low, high = ppi_py.ppi_mean_ci(h, jh, ja, alpha=0.1, lam=lam)
         assert ppi.ppi_interval(h, jh, ja, lam, 0.9) == pytest.approx(
@@ -96,20 +94,30 @@ def test_tuned_interval_is_never_wider_than_hand_alone_on_average():
     assert np.mean(widths["tuned"]) < np.mean(widths["plain"])
 
 
-def test_resampled_interval_agrees_with_the_asymptotic_one():
-    h, jh, ja = _draw(7, n=200, big=2000)
+@pytest.mark.parametrize("seed", [7, 8])
+def test_printed_interval_is_ppi_pys_widened_and_on_the_adjusted_variance(seed):
+    # What `grade` prints: ppi_py's estimate, and ppi_py's half-width scaled by the
+    # widening for n hand grades and by the adjusted over the plain standard error.
+    ppi_py = _ppi_py()
+    h, jh, ja = _draw(seed, n=40, big=600)
     lam = ppi.tuned_weight(h, jh, ja)
     est = ppi_accuracy(ja, jh, h, rounds=4000, seed=1)
-    low, high = ppi.ppi_interval(h, jh, ja, lam, est.confidence)
-    assert est.mean == pytest.approx(ppi.ppi_mean(h, jh, ja, lam), abs=1e-12)
-    assert (est.high - est.low) == pytest.approx(high - low, rel=0.08)
-    assert est.low == pytest.approx(low, abs=0.01) and est.high == pytest.approx(high, abs=0.01)
+    assert est.mean == pytest.approx(_one(ppi_py.ppi_mean_pointestimate(h, jh, ja)), rel=1e-12)
+    low, high = ppi_py.ppi_mean_ci(h, jh, ja, alpha=0.05)
+    scale = ppi.widening_for(40) * np.sqrt(
+        ppi.ppi_variance(h, jh, ja, lam, adjusted=True) / ppi.ppi_variance(h, jh, ja, lam)
+    )
+    half = (_one(high) - _one(low)) / 2 * scale
+    assert (est.low, est.high) == pytest.approx((est.mean - half, est.mean + half), rel=1e-10)
+    assert (est.low, est.high) == ppi.ppi_interval(h, jh, ja, lam, adjusted=True, widen=True)
+    assert scale > 1.0  # wider than ppi_py's: 40 hand grades are few
 
 
 def test_rectifier_variance_leaves_room_for_errors_never_seen():
     h = np.array([1.0] * 30 + [0.0] * 10)
     assert np.var(h - h) == 0.0  # the judge never caught wrong: no spread at all
-    assert ppi.rectifier_variance(h, h, 1.0) > 0.01
+    # a quarter answer in each cell: the two error cells hold 0.25 of 41 answers each
+    assert ppi.rectifier_variance(h, h, 1.0) == pytest.approx(0.5 / 41, rel=1e-12)
     # with many grades the half answers no longer matter
     rng = np.random.default_rng(0)
     h, j = (rng.random(5000) < 0.6).astype(float), (rng.random(5000) < 0.5).astype(float)

@@ -47,6 +47,7 @@ from ragmeter.stats import ppi as ppi_math
 from ragmeter.stats.reruns import rerun_accuracy
 
 __all__ = [
+    "CORRECTED_INTERVALS",
     "AnswerFigures",
     "AnswerReport",
     "Corrected",
@@ -135,6 +136,9 @@ def accuracy(
 
 MIN_HAND = 5  # hand grades needed before a corrected accuracy is shown
 
+CORRECTED_INTERVALS = "judge-corrected: normal intervals (no draws), widened for few hand grades"
+"""How :func:`ppi_accuracy`'s intervals are made, as the footers under them say it."""
+
 
 def ppi_accuracy(
     judge_all: Sequence[float],
@@ -157,10 +161,13 @@ def ppi_accuracy(
     the default; ``"plain"``, 1; or a number in [0, 1]) it is ``lam * mean(judge_all) +
     mean(hand - lam * judge_hand)``; the weight is estimated once, on all the data.
 
-    Its percentile interval resamples the two parts independently with the seeded
-    mulberry32 generator: the N answers with draws ``0 .. rounds*N - 1`` (the same
-    draws as :func:`ragmeter.stats.bootstrap` of ``judge_all``), the n hand-graded
-    ones with the draws that follow. The estimate records ``n = N``, seed and rounds.
+    Its interval is the rule of the judge-corrected paired verdicts for one system
+    (:func:`ragmeter.stats.ppi.ppi_interval` with ``adjusted`` and ``widen``): normal,
+    on the variance :func:`ragmeter.stats.ppi.joint_ppi` gives the system (the
+    rectifier's with a quarter answer per hand x judge cell), z widened for n hand
+    grades; kept within [0, 1]. It needs no draws: the estimate records ``n = N`` and
+    the seed and rounds of the run's other intervals, so every interval beside it
+    still says how it was made (``method`` "ppi-normal").
     """
     j_all = np.asarray(judge_all, dtype=np.float64)
     j_hand = np.asarray(judge_hand, dtype=np.float64)
@@ -170,24 +177,16 @@ def ppi_accuracy(
     if j_hand.shape != h.shape or j_hand.ndim != 1 or h.size == 0:
         raise InputError("judge_hand and hand must be paired, non-empty lists of 0/1 grades")
     stats.check_common(rounds, seed, "percentile", confidence)
-    big, small = j_all.size, h.size
     lam = ppi_math.weight_of(weight, h, j_hand, j_all)
-    rect = h - lam * j_hand
-    observed = lam * stats.seq_mean(j_all) + stats.seq_mean(rect)
-    judge_means = lam * stats.resampled_means(j_all[:, None], big, rounds, seed)[:, 0]
-    idx = stats.mulberry32_indices(seed, rounds * small, rounds * big, small)
-    rect_means = np.take(rect, idx.reshape(rounds, small)).sum(axis=1) / small  # exact sums
-    low, high = stats.percentile_interval(
-        judge_means + rect_means, observed, rect, "percentile", confidence
-    )
+    low, high = ppi_math.ppi_interval(h, j_hand, j_all, lam, confidence, adjusted=True, widen=True)
     return stats.Estimate(
-        mean=observed,
-        low=low,
-        high=high,
-        n=big,
+        mean=ppi_math.ppi_mean(h, j_hand, j_all, lam),
+        low=max(0.0, low),
+        high=min(1.0, high),
+        n=j_all.size,
         rounds=rounds,
         seed=stats.seed_record(seed),
-        method="ppi-percentile",
+        method="ppi-normal",
         rng=stats.rng_name(seed),
         confidence=confidence,
     )

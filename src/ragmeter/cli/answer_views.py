@@ -21,6 +21,7 @@ from rich.text import Text
 from ragmeter.answers.analysis import (
     ACCURACY_BASIS,
     COLUMNS,
+    CORRECTED_INTERVALS,
     AnswerReport,
     Corrected,
     JudgePair,
@@ -406,6 +407,8 @@ def accuracy_footer(report: AnswerReport) -> str:
         how = f"{e.confidence * 100:g}% {e.method} bootstrap intervals, {drawn}"
     else:
         how = drawn
+    if any(row.corrected is not None for row in report.systems):
+        how += f"; {CORRECTED_INTERVALS}"
     exact = exact_note(shown)
     line = f"{ACCURACY_BASIS}; {how}." + (f" {exact}" if exact else "")
     if report.reruns > 1:
@@ -502,8 +505,7 @@ def print_corrected(
     first = rows[0].corrected
     console.print(
         f"[dim]{level_label([first])} percentile bootstrap intervals, seed {first.seed}, "
-        f"{first.rounds} rounds "
-        f"(mulberry32).[/]"
+        f"{first.rounds} rounds (mulberry32); {CORRECTED_INTERVALS}.[/]"
     )
 
 

@@ -616,7 +616,8 @@
     const anyFixed = a.accuracy.some((r) => r.corrected);
     const accHead = ["system", { text: "correct (%) [" + LEVEL + " CI]", num: true }];
     if (anyFixed) accHead.push({ text: "judge-corrected (%) [" + LEVEL + " CI]", num: true,
-      title: "judge's accuracy on all answers + mean(hand − judge) on the hand-graded ones" });
+      title: "judge's accuracy on all answers + mean(hand − judge) on the hand-graded ones; " +
+        "a normal interval (no draws), widened for few hand grades" });
     table(acc, accHead.concat([{ text: "correct", num: true },
       { text: "partial", num: true }, { text: "wrong", num: true }, { text: "unscored", num: true },
       { text: "passage in top " + a.k + " (%)", num: true,
