@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
 from rich.console import Console
 from test_answers import Scripted, reader
 from test_answers_paired import by_answer
@@ -17,6 +18,7 @@ from ragmeter.answers.hand import hand_grade
 from ragmeter.answers.paired import read_answer_verdicts
 from ragmeter.answers.store import answers_dir, load_answers
 from ragmeter.cli.answer_views import answer_command, grade_command
+from ragmeter.errors import InputError
 from ragmeter.report.corrected import saving_table
 
 
@@ -53,6 +55,15 @@ def test_the_accuracy_file_is_the_report_as_data_and_reads_back(tmp_path):
     assert path == answers_dir(res) / FILE == res.path / "answers" / "accuracy.json"
     assert json.loads(path.read_text()) == json.loads(json.dumps(report.to_dict()))
     write_answer_report(report, res)  # over the file it wrote: no refusal
+
+
+def test_an_accuracy_json_of_the_user_s_is_never_written_over(tmp_path):
+    res, _, _ = search_with_lenient_answers(tmp_path)
+    mine = answers_dir(res) / FILE
+    mine.write_text("my notes\n")
+    with pytest.raises(InputError, match="accuracy.json"):
+        write_answer_report(answer_report(load_answers(res)), res)
+    assert mine.read_text() == "my notes\n"
 
 
 def test_grade_keeps_the_accuracy_and_its_judge_correction_beside_the_verdicts(
