@@ -144,8 +144,8 @@ def test_one_rerun_writes_the_files_and_sends_the_requests_of_a_run_without_reru
         grade_command(path, [Sampling("j", seeded_judge)], console=quiet(), reruns=reruns)
     assert _tree(twin) == _tree(results)
     assert sorted(_tree(results)) == [
-        "answers.jsonl", "failures.json", "grades.jsonl", "meta.json", "reader.jsonl",
-        "verdicts.json",
+        "accuracy.json", "answers.jsonl", "failures.json", "grades.jsonl", "meta.json",
+        "reader.jsonl", "verdicts.json",
     ]  # fmt: skip
     assert _cache_keys(twin) == _cache_keys(results)
     assert len(_cache_keys(results)) == 2 * 2 * QUESTIONS  # one reader and one judge call each

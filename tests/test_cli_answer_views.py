@@ -152,6 +152,8 @@ def test_grade_passes_its_limit_and_notes_a_configured_judge(monkeypatch, tmp_pa
     monkeypatch.setattr(answer_views, "grade_answers", grade_answers)
     monkeypatch.setattr(answer_views, "answer_report", answer_report)
     monkeypatch.setattr(answer_views, "print_answer_report", lambda report, console: None)
+    written = []  # answers/accuracy.json: the report printed, kept in the run graded
+    monkeypatch.setattr(answer_views, "write_answer_report", lambda *a: written.append(a))
     monkeypatch.setattr(answer_views, "_failures_after_grading", lambda *a: None)
     compared = []
     monkeypatch.setattr(answer_views, "_verdicts_after_grading", lambda *a: compared.append(a))
@@ -168,6 +170,7 @@ def test_grade_passes_its_limit_and_notes_a_configured_judge(monkeypatch, tmp_pa
     assert reports == [("test:y", ["a", "b"], "tuned")]  # PPI++'s weight unless --ppi plain
     # the same judge, systems and weight, on the one answer set read after grading
     assert compared == [(graded, "test:y", ["a", "b"], {"ppi": "tuned"}, console)]
+    assert [(report.judge, where) for report, where in written] == [("test:y", run)]
     assert _Progress.made[0].console is console
     text = " ".join(console.export_text().split())
     assert "sets [answers] judge = 'test:x', which later reports use" in text

@@ -292,6 +292,36 @@ def test_compare_takes_a_planned_main_effect(grid_run):
     ]
 
 
+def test_plan_takes_the_planned_main_effect_compare_takes_and_plans_its_averaged_rows(grid_run):
+    from ragmeter.comparison.effects import averaged_scores
+    from ragmeter.stats.planning import pair_needs
+
+    _, saved = grid_run
+    got = runner.invoke(
+        app, ["plan", str(saved.path), "--pairs", "*/b03:*/bm25", "--format", "json"]
+    )
+    assert got.exit_code == 0, got.output
+    data = json.loads(got.stdout)
+    assert data["family"] == 1 and [(p["a"], p["b"]) for p in data["pairs"]] == [
+        ("*/b03", "*/bm25")
+    ]
+    # planned on the averaged rows compare compares, not on any one cell
+    metric = saved.summary.metric
+    rows = averaged_scores(saved.matrix(metric), saved.systems, [("*/b03", "*/bm25")])
+    assert sorted(rows) == ["*/b03", "*/bm25", "fixed/*", "parent-400/*", "sentence/*"]
+    cells = [saved.scores(s, metric) for s in saved.systems if s.endswith("/b03")]
+    assert np.array_equal(rows["*/b03"], np.mean(cells, axis=0))
+    [need] = pair_needs(rows, ["*/b03", "*/bm25"], data["difference"], 1, data["alpha"])
+    assert data["pairs"][0]["needed"] == need.needed
+    table = runner.invoke(app, ["plan", str(saved.path), "--pairs", "*/b03:*/bm25"])
+    assert table.exit_code == 0 and "*/b03" in table.stdout
+    # a misspelt averaged row: one line naming the names there are, as compare says it
+    for command in ("plan", "compare"):
+        refused = runner.invoke(app, [command, str(saved.path), "--pairs", "*/b3:*/bm25"])
+        assert refused.exit_code == 2, refused.output
+        assert "unknown system '*/b3'" in refused.stderr and "*/b03" in refused.stderr
+
+
 def test_answer_verdicts_take_a_planned_main_effect_and_check_its_name_first(tmp_path):
     from ragmeter.answers.paired import answer_verdicts, check_choice
 

@@ -159,6 +159,59 @@ def test_family_with_reruns_uses_sign_flip_p_of_question_means():
     assert row.p_value == alone.p_value and row.difference == alone.difference
 
 
+def _bh_by_hand(p: list[float]) -> list[float]:
+    """Benjamini-Hochberg written out: the k-th smallest p times m / k, made monotone from
+    the largest down, capped at 1."""
+    m = len(p)
+    order = sorted(range(m), key=lambda i: p[i])
+    out, running = [0.0] * m, 1.0
+    for rank in range(m - 1, -1, -1):
+        running = min(running, p[order[rank]] * m / (rank + 1))
+        out[order[rank]] = running
+    return out
+
+
+def _five_systems() -> list[np.ndarray]:
+    """Five systems, three reruns: a at 80%, the rest from 72% to 62%, so the pairs' p
+    spread from tiny to large and Benjamini-Hochberg rejects pairs Holm keeps."""
+    return [
+        _binary(s, 160, 3, p) for s, p in ((11, 0.8), (12, 0.72), (13, 0.7), (14, 0.66), (15, 0.62))
+    ]
+
+
+def test_an_fdr_family_adjusts_the_pairs_own_p_values_by_benjamini_hochberg():
+    from statsmodels.stats.multitest import multipletests
+
+    names = ["a", "b", "c", "d", "e"]
+    rows = compare_reruns(_five_systems(), names, rounds=2000, seed=4, family="fdr")
+    raw = [r.p_value for r in rows]
+    expect = multipletests(raw, method="fdr_bh")[1]
+    assert [r.p_family for r in rows] == pytest.approx(list(expect), rel=1e-12)
+    assert [r.p_family for r in rows] == pytest.approx(_bh_by_hand(raw), rel=1e-12)
+    holm = compare_reruns(_five_systems(), names, rounds=2000, seed=4, family="holm")
+    assert [r.p_value for r in holm] == raw  # the same tests, adjusted otherwise
+    better = [r for r in rows if r.verdict.endswith("better")]
+    assert len(better) > sum(r.verdict.endswith("better") for r in holm)  # BH rejects more
+    for r in rows:
+        assert r.verdict.endswith("better") == (r.p_family < 0.05)
+        assert r.family == "fdr"
+
+
+def test_each_family_says_what_it_guarantees_in_the_tables_words():
+    from ragmeter.comparison.verdicts import FDR_GUARANTEE
+    from ragmeter.stats.adjust import FAMILY_WISE
+
+    systems = _five_systems()[:3]
+    for family, words in (("fdr", FDR_GUARANTEE), ("maxt", FAMILY_WISE), ("holm", FAMILY_WISE)):
+        row = compare_reruns(systems, ["a", "b", "c"], rounds=500, seed=1, family=family)[0]
+        assert row.guarantee == words and row.to_dict()["guarantee"] == words
+    fdr = compare_reruns(systems, ["a", "b", "c"], rounds=500, seed=1, family="fdr")[0]
+    assert "false discovery rate" in fdr.guarantee and "family-wise" not in fdr.guarantee
+    assert "guarantee" not in rerun_difference(*systems[:2], rounds=500).to_dict()
+    with pytest.raises(stats.InputError, match="'maxt', 'holm', 'fdr'"):
+        compare_reruns(systems, ["a", "b", "c"], family="bonferroni")
+
+
 # --- variance shares and flip rates --------------------------------------------------------
 
 

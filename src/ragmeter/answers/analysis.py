@@ -37,12 +37,15 @@ from ragmeter.answers.store import (
     GRADES,
     UNSCORED,
     AnswerSet,
+    answers_dir,
     graded_answers,
 )
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
+from ragmeter.files.io import dumps
+from ragmeter.files.outputs import results_lock, write_output
 from ragmeter.runs.meta import RunMeta
-from ragmeter.runs.results import Results
+from ragmeter.runs.results import Results, results_path
 from ragmeter.stats import ppi as ppi_math
 from ragmeter.stats.reruns import rerun_accuracy
 
@@ -68,6 +71,7 @@ __all__ = [
     "judge_pairs",
     "ppi_accuracy",
     "search_hits",
+    "write_answer_report",
 ]
 
 COLUMNS = (*GRADES, UNSCORED)
@@ -246,7 +250,13 @@ class Corrected:
         return self.effective_hand < 1.05 * self.n_hand
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self) | {"saved": self.saved, "bound": self.bound}
+        """Every field, with what the judge saved: ``saved``, ``bound`` and
+        ``hand_as_tight`` (the saving table's figures, as data)."""
+        return asdict(self) | {
+            "saved": self.saved,
+            "bound": self.bound,
+            "hand_as_tight": self.hand_as_tight,
+        }
 
 
 def corrected_accuracy(
@@ -417,7 +427,32 @@ class AnswerReport:
     reruns: int = 1  # K: each answer graded K times, the intervals resampling whole questions
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """JSON-ready, as ``answers/accuracy.json`` keeps it: every field, each
+        judge-corrected accuracy (per system, and all together) through
+        :meth:`Corrected.to_dict`, so with what the judge saved."""
+        data = asdict(self)
+        for row, system in zip(data["systems"], self.systems, strict=True):
+            row["corrected"] = _corrected_dict(system.corrected)
+        data["corrected"] = _corrected_dict(self.corrected)
+        return data
+
+
+def _corrected_dict(c: Corrected | None) -> dict[str, Any] | None:
+    return None if c is None else c.to_dict()
+
+
+FILE = "accuracy.json"
+
+
+def write_answer_report(report: AnswerReport, results: Results | str | Path) -> Path:
+    """Write ``answers/accuracy.json`` (:meth:`AnswerReport.to_dict`) atomically, under the
+    results lock, over nothing or over the file ragmeter wrote there (never a file of the
+    user's at that name: that is an :class:`InputError`)."""
+    base = results_path(results)
+    path = answers_dir(base) / FILE
+    with results_lock(base):
+        write_output(path, dumps(report.to_dict()), "answer accuracy", flag=None)
+    return path
 
 
 def answer_report(

@@ -32,7 +32,7 @@ from ragmeter.answers.analysis import accuracy_judge
 from ragmeter.answers.corrected import PASSING, CorrectedVerdicts, corrected_verdicts
 from ragmeter.answers.flips import rerun_count, rerun_scores
 from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir, graded_answers
-from ragmeter.comparison.effects import main_effect_names, names_an_effect
+from ragmeter.comparison.effects import names_an_effect, pair_names
 from ragmeter.comparison.families import GRID_FAMILIES, grid_cells, grid_pairs
 from ragmeter.comparison.ranks import Ranks, resolve_ranks
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
@@ -224,9 +224,7 @@ def check_choice(
     if baseline:
         if plan.baseline not in res.systems:
             raise _unknown(str(plan.baseline), res.systems, "--baseline")
-    known = list(res.systems)
-    if names_an_effect(plan.pairs if pairs else None):  # averaged rows: */R, S/*
-        known += [n for p in main_effect_names(res.systems) for n in p]
+    known = pair_names(res.systems, plan.pairs if pairs else None)  # and */R, S/*
     for a, b in plan.pairs if pairs else ():
         for name in (a, b):
             if name not in known:

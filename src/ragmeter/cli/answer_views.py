@@ -29,6 +29,7 @@ from ragmeter.answers.analysis import (
     corrected_by_judge,
     hand_checks,
     judge_pairs,
+    write_answer_report,
 )
 from ragmeter.answers.analysis import (
     accuracy_judge as choose_accuracy_judge,
@@ -291,10 +292,11 @@ def _report_after_grading(
     run: GradeRun,
     console: Console,
 ) -> AnswerReport:
-    """The accuracy table, the failure counts, the paired verdicts and the flip rates,
-    each from the one answer set read after grading."""
+    """The accuracy table (kept as ``answers/accuracy.json``), the failure counts, the
+    paired verdicts and the flip rates, each from the one answer set read after grading."""
     report = answer_report(graded, judge=judge, systems=systems, ppi=choice["ppi"])
     print_answer_report(report, console)
+    write_answer_report(report, graded.results)
     _failures_after_grading(graded, report.judge, console)
     _verdicts_after_grading(graded, report.judge, systems, choice, console)
     flips_after_grading(graded, report.judge, systems, run, console)

@@ -399,7 +399,11 @@ ADJUST_OPTION = typer.Option(
     "any; none: the seed's per-pair rule"
 )
 BASELINE_OPTION = typer.Option(help="Compare every system with this one (m - 1 pairs)")
-PAIRS_OPTION = typer.Option(help="Only these planned comparisons, e.g. A:B,C:D")
+PAIRS_OPTION = typer.Option(
+    help="Only these planned comparisons, e.g. A:B,C:D; on a strategy x retriever grid "
+    "'*/R' is retriever R over all strategies and 'S/*' strategy S over all retrievers "
+    "(quote them: '*/A:*/B')"
+)
 FAMILY_OPTION = typer.Option(
     help="On a strategy x retriever grid: grid (default there): retrievers within each "
     "strategy and strategies within each retriever, one family; retrievers or strategies: "

@@ -20,6 +20,7 @@ def planned_pairs(
     systems: Sequence[str], baseline: str | None, pairs: str | None, family: str | None = None
 ) -> list[tuple[str, str]] | None:
     """The pairs --baseline, --pairs or a grid --family choose (None: every pair)."""
+    from ragmeter.comparison.effects import pair_names
     from ragmeter.comparison.families import GRID_FAMILIES, grid_pairs
     from ragmeter.comparison.verdicts import parse_pairs
     from ragmeter.inputs.config import check_family, one_family
@@ -36,15 +37,17 @@ def planned_pairs(
         if family == "auto" and grid_family(names) is not None:
             return planned_pairs(names, None, None, "grid")
         return None
-    chosen = [baseline] if baseline else [x for p in parse_pairs(pairs) for x in p] if pairs else []
+    given = parse_pairs(pairs) if pairs else None
+    chosen = [baseline] if baseline else [x for p in given or () for x in p]
+    known = pair_names(names, given)  # the systems, and a grid's averaged rows: */R, S/*
     for name in chosen:
-        if name not in names:
+        if name not in known:
             raise InputError(
-                f"unknown system {name!r}{did_you_mean(name, names)}; choose one of {names}"
+                f"unknown system {name!r}{did_you_mean(name, known)}; choose one of {known}"
             )
     if baseline:
         return [(s, baseline) for s in names if s != baseline]
-    return parse_pairs(pairs) if pairs else None
+    return given
 
 
 def effects_family_size(

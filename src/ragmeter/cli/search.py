@@ -53,6 +53,7 @@ from ragmeter.cli.plan_views import (
 )
 from ragmeter.cli.progress import status, step_bar
 from ragmeter.cli.rank_views import print_ranks, ranks_grid, shows_ranks
+from ragmeter.comparison.effects import averaged_scores
 from ragmeter.comparison.families import check_config_family
 from ragmeter.comparison.ranks import rank_run
 from ragmeter.comparison.summary import Summary, summarize_run
@@ -434,6 +435,7 @@ def plan(
         pairs=planned,
         own_table=own,
         family_size=effects_family_size(res.systems, planned, family),
+        averaged=averaged_scores(res.matrix(metric), res.systems, planned),  # */R, S/*
     )
     if chosen != "table":
         emit(plan_text(found, chosen))

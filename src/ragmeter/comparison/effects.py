@@ -32,7 +32,14 @@ import numpy as np
 from ragmeter.comparison.families import EVERY, MAIN_EFFECTS, effect_name, grid_cells
 from ragmeter.errors import InputError
 
-__all__ = ["MAIN_EFFECTS", "main_effect_names", "names_an_effect", "with_main_effects"]
+__all__ = [
+    "MAIN_EFFECTS",
+    "averaged_scores",
+    "main_effect_names",
+    "names_an_effect",
+    "pair_names",
+    "with_main_effects",
+]
 
 
 def _levels(names: Sequence[str]) -> tuple[dict[str, tuple[str, str]], list[str], list[str]]:
@@ -93,3 +100,27 @@ def with_main_effects(
     index = {n: i for i, n in enumerate(every)}
     pairs = [(index[a], index[b]) for a, b in main_effect_names(names)]
     return np.vstack([m, np.array(rows)]), every, pairs
+
+
+def pair_names(names: Sequence[str], pairs: Sequence[Sequence[str]] | None) -> list[str]:
+    """The names planned ``pairs`` may use over the systems ``names``: the systems, and
+    when a pair names an averaged row (:func:`names_an_effect`), the grid's averaged rows
+    (``*/R``, ``S/*``; one line when the systems form no grid). Every command that takes
+    ``--pairs`` checks the names it is given against these."""
+    known = [str(n) for n in names]
+    if names_an_effect(pairs):
+        known += list(dict.fromkeys(n for pair in main_effect_names(known) for n in pair))
+    return known
+
+
+def averaged_scores(
+    matrix: np.ndarray, names: Sequence[str], pairs: Sequence[Sequence[str]] | None
+) -> dict[str, np.ndarray]:
+    """The per-question scores of the averaged rows (``*/R``, ``S/*``) of the grid
+    ``names`` (rows of ``matrix``), as :func:`with_main_effects` makes them, when
+    ``pairs`` name one; else none."""
+    if not names_an_effect(pairs):
+        return {}
+    m, every, _ = with_main_effects(matrix, names)
+    own = {str(n) for n in names}
+    return {n: m[i] for i, n in enumerate(every) if n not in own}

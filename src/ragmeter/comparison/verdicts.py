@@ -46,7 +46,7 @@ from ragmeter.comparison.formatting import column_labels, fmt_end, fmt_p, shown_
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.inputs.config import ADJUST_CHOICES
-from ragmeter.stats.adjust import decide
+from ragmeter.stats.adjust import FDR_GUARANTEE, decide
 from ragmeter.stats.clusters import cluster_bootstrap_many
 from ragmeter.stats.maxt import constrained
 from ragmeter.stats.paired_tests import (
@@ -84,11 +84,6 @@ __all__ = [
 
 Adjust = Literal["holm", "maxt", "fdr", "none"]
 ADJUSTMENTS = ADJUST_CHOICES
-#: What an ``fdr`` table guarantees, as its header and docs say it: not family-wise.
-FDR_GUARANTEE = (
-    "controls the expected share of false 'better' among the 'better' verdicts "
-    "(false discovery rate), not the chance of any false 'better'"
-)
 
 
 def identical_groups(matrices: Sequence[ArrayLike], names: Sequence[str]) -> list[list[str]]:

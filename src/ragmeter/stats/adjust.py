@@ -28,7 +28,32 @@ from ragmeter.stats.maxt import null_p_values, step_down
 from ragmeter.stats.paired import benjamini_hochberg, holm
 from ragmeter.stats.paired_tests import Flips, mcnemar_exact
 
-__all__ = ["bh_levels", "decide", "holm_levels"]
+__all__ = [
+    "FAMILY_WISE",
+    "FDR_GUARANTEE",
+    "RULES",
+    "bh_levels",
+    "decide",
+    "guarantee",
+    "holm_levels",
+]
+
+RULES = ("maxt", "holm", "fdr")
+"""The adjustments :func:`decide` applies over a family of pairs."""
+
+#: What an ``fdr`` table guarantees, as its header and docs say it: not family-wise.
+FDR_GUARANTEE = (
+    "controls the expected share of false 'better' among the 'better' verdicts "
+    "(false discovery rate), not the chance of any false 'better'"
+)
+
+#: What a max-T or Holm table guarantees.
+FAMILY_WISE = "controls the chance of any false 'better' among the family's verdicts (family-wise)"
+
+
+def guarantee(rule: str) -> str:
+    """What a family adjusted by ``rule`` (one of :data:`RULES`) guarantees, in words."""
+    return FDR_GUARANTEE if rule == "fdr" else FAMILY_WISE
 
 
 def holm_levels(p_adj: list[float], p_raw: list[float], alpha: float) -> list[float]:

@@ -11,7 +11,7 @@ differ are named, since no number of questions narrows or separates them.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -273,6 +273,7 @@ def plan_run(
     pairs: Sequence[tuple[str, str]] | None = None,
     own_table: bool = False,
     family_size: int | None = None,
+    averaged: Mapping[str, ArrayLike] | None = None,
 ) -> Plan:
     """``ragmeter plan`` as a library call: :func:`plan_questions` under the run's own
     rule, level and family (:func:`planning_inputs`); metric, seed and rounds default to
@@ -280,7 +281,9 @@ def plan_run(
     as one family (of ``family_size`` comparisons when the family holds more than the
     pairs planned: a grid's main effects); ``own_table`` says they are the run's own
     table's (its grid family), whose max-T first level on the run then applies (else
-    Holm's, an upper bound)."""
+    Holm's, an upper bound). ``averaged``: per-question scores on ``metric`` of rows the
+    pairs name beside the run's systems (a grid's averaged rows, ``*/R`` and ``S/*``:
+    :func:`ragmeter.comparison.effects.averaged_scores`)."""
     summary = run.summary
     metric = metric or summary.metric
     given = planning_inputs(run)
@@ -299,7 +302,7 @@ def plan_run(
     )
     if pairs is None:
         return found
-    return _planned_as_family(run, found, pairs, own_table, family_size)
+    return _planned_as_family(run, found, pairs, own_table, family_size, averaged)
 
 
 def _planned_as_family(
@@ -308,11 +311,17 @@ def _planned_as_family(
     pairs: Sequence[tuple[str, str]],
     own_table: bool,
     family_size: int | None = None,
+    averaged: Mapping[str, ArrayLike] | None = None,
 ) -> Plan:
     """``found`` with only ``pairs``, planned as one family of ``family_size`` (default:
-    the pairs; a family of one under the seed's per-pair rule)."""
+    the pairs; a family of one under the seed's per-pair rule); a name of ``averaged``
+    reads its scores there."""
     k = 1 if found.rule == "none" else (family_size or len(pairs))
-    scores = {s: run.scores(s, found.metric) for s in {x for pair in pairs for x in pair}}
+    rows = averaged or {}
+    scores = {
+        s: np.asarray(rows[s], dtype=np.float64) if s in rows else run.scores(s, found.metric)
+        for s in {x for pair in pairs for x in pair}
+    }
     clusters = getattr(run, "clusters", None)
     needs = [
         need

@@ -42,11 +42,11 @@ from numpy.typing import ArrayLike
 
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
+from ragmeter.stats.adjust import RULES, decide, guarantee
 from ragmeter.stats.bootstrap import Estimate, _estimate
 from ragmeter.stats.draws import _index_blocks, _mulberry32_chunks
 from ragmeter.stats.exact import exact_interval
-from ragmeter.stats.maxt import null_p_values, step_down
-from ragmeter.stats.paired import holm, interval_verdict, verdict_text
+from ragmeter.stats.paired import interval_verdict, verdict_text
 from ragmeter.stats.paired_tests import Flips, is_binary
 from ragmeter.stats.validate import Method, Seed, alpha_of, check_common, check_names
 
@@ -229,9 +229,16 @@ class RerunComparison:
     reruns_b: int
     verdict: str
 
+    @property
+    def guarantee(self) -> str | None:
+        """What the family's verdicts guarantee, in the words of every table's header
+        (:func:`ragmeter.stats.adjust.guarantee`); None for a single comparison."""
+        return None if self.family is None else guarantee(self.family)
+
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict (JSON-ready)."""
-        return asdict(self)
+        """Plain dict (JSON-ready), with ``guarantee`` in a family."""
+        data = asdict(self)
+        return data | {"guarantee": self.guarantee} if self.family is not None else data
 
 
 def _paired_arrays(systems: Sequence[ArrayLike], names: Sequence[str]) -> list[np.ndarray]:
@@ -301,15 +308,14 @@ def rerun_difference(
 def _family_p(
     diffs: np.ndarray, pairs: list[tuple[int, int]], rounds: int, seed: Seed, family: str, alpha
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(raw p, adjusted p)`` of every pair from one set of whole-question sign flips."""
+    """``(raw p, adjusted p)`` of every pair from one set of whole-question sign flips,
+    adjusted by ``family`` where every table's adjustment is applied
+    (:func:`ragmeter.stats.adjust.decide`)."""
     flips = Flips(diffs, rounds, seed)
     counts = [(int(np.sum(c > 0)), int(np.sum(c == 0)), int(np.sum(c < 0))) for c in diffs.T]
     binary = is_binary(np.abs(diffs))  # one rerun of 0/1 scores: McNemar's exact p, as today
-    raw, p_null = null_p_values(flips, binary, counts)
-    if family == "holm":
-        return raw, np.array(holm(raw.tolist()))
-    adjusted, _, _ = step_down(raw, p_null, alpha, pairs)
-    return raw, adjusted
+    raw, adjusted, _, _ = decide(flips, binary, counts, pairs, alpha, family)
+    return np.array(raw, dtype=np.float64), np.array(adjusted, dtype=np.float64)
 
 
 def compare_reruns(
@@ -317,7 +323,7 @@ def compare_reruns(
     names: Sequence[str],
     rounds: int = DEFAULTS.rounds,
     seed: Seed = DEFAULTS.seed,
-    family: Literal["maxt", "holm"] = "maxt",
+    family: Literal["maxt", "holm", "fdr"] = "maxt",
     within: bool = False,
     method: Method = "percentile",
     confidence: float = DEFAULTS.confidence,
@@ -327,15 +333,17 @@ def compare_reruns(
     ``p_family`` is the pair's p adjusted by the step-down max-T (``"maxt"``: the
     joint null of every pair's p from one set of sign flips of whole questions, each
     question's row of mean differences flipped together, with logical constraints
-    from 3 to 8 systems) or by Holm (``"holm"``). Each pair's p is the sign-flip p of
-    its question mean differences, or McNemar's exact p when every question mean is
-    0 or 1 (one rerun of 0/1 scores). A family calls "better" where ``p_family <
-    1 - confidence`` and the difference points that way.
+    from 3 to 8 systems), by Holm (``"holm"``) or by Benjamini-Hochberg (``"fdr"``:
+    the false discovery rate, not family-wise; each row's ``guarantee`` says which),
+    through :func:`ragmeter.stats.adjust.decide`, as every comparison table. Each
+    pair's p is the sign-flip p of its question mean differences, or McNemar's exact p
+    when every question mean is 0 or 1 (one rerun of 0/1 scores). A family calls
+    "better" where ``p_family < 1 - confidence`` and the difference points that way.
     """
     if len(systems) < 2:
         raise InputError("compare_reruns needs at least two systems")
-    if family not in ("maxt", "holm"):
-        raise InputError(f"family must be 'maxt' or 'holm', got {family!r}")
+    if family not in RULES:
+        raise InputError(f"family must be one of {', '.join(map(repr, RULES))}, got {family!r}")
     check_names(names, len(systems))
     check_common(rounds, seed, method, confidence)
     arrays = _paired_arrays(systems, names)

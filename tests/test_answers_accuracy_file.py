@@ -1,0 +1,80 @@
+"""The answer numbers as data: ``answer_report(...).to_dict()`` and ``answers/accuracy.json``
+carry each judge-corrected accuracy with what the judge saved, and ``grade`` keeps the file
+beside ``answers/verdicts.json`` (which holds the judge-corrected paired verdicts)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from rich.console import Console
+from test_answers import Scripted, reader
+from test_answers_paired import by_answer
+from test_answers_ppi import search_with_lenient_answers
+
+from ragmeter.answers.analysis import FILE, answer_report, write_answer_report
+from ragmeter.answers.hand import hand_grade
+from ragmeter.answers.paired import read_answer_verdicts
+from ragmeter.answers.store import answers_dir, load_answers
+from ragmeter.cli.answer_views import answer_command, grade_command
+from ragmeter.errors import InputError
+from ragmeter.report.corrected import saving_table
+
+
+def _console() -> Console:
+    return Console(file=io.StringIO(), width=120, force_terminal=False)
+
+
+def test_the_report_as_data_carries_what_the_judge_saved_per_system_and_all_together(
+    tmp_path,
+):
+    res, _, _ = search_with_lenient_answers(tmp_path)
+    report = answer_report(load_answers(res))  # the hand-made answers.jsonl
+    data = json.loads(json.dumps(report.to_dict()))  # JSON-ready as it is
+    fixed = [row["corrected"] for row in data["systems"]] + [data["corrected"]]
+    assert all(c is not None for c in fixed)
+    objects = [r.corrected for r in report.systems] + [report.corrected]
+    for got, c in zip(fixed, objects, strict=True):
+        assert got["saved"] == c.saved and got["bound"] == c.bound
+        assert got["hand_as_tight"] == c.hand_as_tight
+        assert got["effective_hand"] == c.effective_hand and got["n_hand"] == 12 * (
+            1 if c.system else 2
+        )
+    # the same figures as the saving table grade prints and the report draws
+    table = saving_table(report)
+    assert [(r["saved"], r["bound"]) for r in table["rows"]] == [
+        (c["saved"], c["bound"]) for c in fixed
+    ]
+
+
+def test_the_accuracy_file_is_the_report_as_data_and_reads_back(tmp_path):
+    res, _, _ = search_with_lenient_answers(tmp_path)
+    report = answer_report(load_answers(res))
+    path = write_answer_report(report, res)
+    assert path == answers_dir(res) / FILE == res.path / "answers" / "accuracy.json"
+    assert json.loads(path.read_text()) == json.loads(json.dumps(report.to_dict()))
+    write_answer_report(report, res)  # over the file it wrote: no refusal
+
+
+def test_an_accuracy_json_of_the_user_s_is_never_written_over(tmp_path):
+    res, _, _ = search_with_lenient_answers(tmp_path)
+    mine = answers_dir(res) / FILE
+    mine.write_text("my notes\n")
+    with pytest.raises(InputError, match="accuracy.json"):
+        write_answer_report(answer_report(load_answers(res)), res)
+    assert mine.read_text() == "my notes\n"
+
+
+def test_grade_keeps_the_accuracy_and_its_judge_correction_beside_the_verdicts(
+    small_example_results_copy,
+):
+    results = small_example_results_copy
+    answer_command(results, Scripted("reader", reader), console=_console())
+    hand_grade(results, 12, seed=3, ask=lambda item: "correct", flagged_first=False)
+    grade_command(results, [Scripted("j", by_answer)], console=_console())
+    data = json.loads((answers_dir(results) / "accuracy.json").read_text())
+    assert data == json.loads(json.dumps(answer_report(results).to_dict()))
+    assert data["judge"] == "test:j" and [r["system"] for r in data["systems"]]
+    assert data["corrected"] is not None and "saved" in data["corrected"]
+    assert read_answer_verdicts(results) is not None  # the paired half, as before
