@@ -170,11 +170,16 @@ class _Judgments:
 
 
 def _judgments(qrels: Qrels, width: int) -> _Judgments:
-    judged_w = _words(qrels.doc, width)
-    qkey = _pair_hash(qrels.q, judged_w)
-    exact = np.unique(qkey).size != qkey.size  # two judgments share a hash
-    slot_of = None if exact or not qkey.size else _table(qkey)
-    return _Judgments(qrels, judged_w, qkey, exact, slot_of)
+    """The qrels indexed for documents ids ``width`` bytes wide: made once per qrels and
+    width (kept on the qrels), since every run scored against them needs the same."""
+    made = qrels.__dict__.setdefault("_indexed", {})
+    if width not in made:
+        judged_w = _words(qrels.doc, width)
+        qkey = _pair_hash(qrels.q, judged_w)
+        exact = np.unique(qkey).size != qkey.size  # two judgments share a hash
+        slot_of = None if exact or not qkey.size else _table(qkey)
+        made[width] = _Judgments(qrels, judged_w, qkey, exact, slot_of)
+    return made[width]
 
 
 def _chunk_cuts(q_all: np.ndarray, counts: np.ndarray) -> tuple[list[int], bool]:
@@ -541,5 +546,5 @@ def evaluate_run(
     }
     qids = [x.decode("utf-8", "replace") for x in qrels.qids.tolist()]
     missing = [qids[i] for i in np.flatnonzero(m.missing)]
-    top = Matrix(g[:, :keep], m.missing, m.unjudged, m.docs, m.scores) if keep else None
+    top = Matrix(g[:, :keep].copy(), m.missing, m.unjudged, m.docs, m.scores) if keep else None
     return Evaluation(run.name, qids, scores, missing, m.unjudged, depth, top)

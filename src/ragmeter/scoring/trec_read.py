@@ -33,7 +33,6 @@ from ragmeter.scoring.trec_bytes import (
     _check_numbers,
     _file_blocks,
     _Lines,
-    _lone_cr,
     _numbers,
     _read_bytes,
     _strings,
@@ -144,46 +143,73 @@ def read_qrels(path: PathLike, format: str = "auto") -> Qrels:
         return Qrels.from_dict(_read_json_mapping(path, "qrels"), str(path))
     if format not in ("text", "trec", "beir"):
         raise InputError(f"unknown qrels format {format!r}; choose trec, beir or json")
-    lines = _tokenize(_lone_cr(_read_bytes(path, "qrels")))
-    if lines.first.size == 0:
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("qid", "doc", "grade", "line")}
+    fields: tuple[int, int, int] | None = None
+    first: tuple[int, int] | None = None  # the first judgment's line and field count
+    seen = 0
+    for before, block in _file_blocks(path, "qrels"):
+        lines = _tokenize(block)
+        lines.line = lines.line + before
+        keep = np.ones(lines.first.size, dtype=bool)
+        if not seen and lines.first.size:
+            # BEIR: a header line "query-id corpus-id score", then 3 fields per line
+            s, e = lines.field(0)
+            if bytes(lines.buf[s[0] : e[0]]).lower() in _BEIR_HEADS:
+                keep[0] = False
+        seen += lines.first.size
+        sub = _Lines(
+            lines.buf, lines.starts, lines.ends, lines.first[keep], lines.count[keep],
+            lines.line[keep],
+        )  # fmt: skip
+        if first is None and sub.first.size:
+            first = int(sub.line[0]), int(sub.count[0])
+            fields = (0, 1, 2) if np.all(sub.count == 3) else (0, 2, 3)
+        if fields is not None:
+            _check_fields(path, sub, fields, first)
+            qid, doc, grade = _judgment_fields(path, sub, fields)
+            for key, value in (("qid", qid), ("doc", doc), ("grade", grade), ("line", sub.line)):
+                cols[key].append(value)
+    if not seen:
         raise InputError(f"{path}: no judgments; the qrels file is empty")
-    keep = np.ones(lines.first.size, dtype=bool)
-    # BEIR: a header line "query-id corpus-id score", then 3 fields per line
-    s, e = lines.field(0)
-    head = bytes(lines.buf[s[0] : e[0]]).lower()
-    if head in (b"query-id", b"query_id", b"qid", b"query"):
-        keep[0] = False
-    counts = lines.count[keep]
-    if counts.size and np.all(counts == 3):
-        fields = (0, 1, 2)
-    else:
-        bad = np.flatnonzero(keep & (lines.count != 4))
-        if bad.size:
-            i = int(bad[0])
-            raise InputError(
-                f"{path}:{lines.line[i]}: expected 4 fields 'qid 0 docid grade' (TREC) or 3 "
-                f"'query-id corpus-id score' (BEIR TSV), found {lines.count[i]}"
-            )
-        fields = (0, 2, 3)
-    sub = _Lines(
-        lines.buf,
-        lines.starts,
-        lines.ends,
-        lines.first[keep],
-        lines.count[keep],
-        lines.line[keep],
-    )
-    qid = _strings(lines.buf, *sub.field(fields[0]))
-    doc = _strings(lines.buf, *sub.field(fields[1]))
-    grade, ok = _numbers(lines.buf, *sub.field(fields[2]), integer=True)
+    if fields is None:  # a header and nothing else
+        cols = {k: [np.zeros(0, "S1" if k in ("qid", "doc") else np.int64)] for k in cols}
+    qid, doc, grade, line = (_joined(cols, k) for k in ("qid", "doc", "grade", "line"))
+    return Qrels._build(qid, doc, grade, line, str(path))
+
+
+_BEIR_HEADS = (b"query-id", b"query_id", b"qid", b"query")
+
+
+def _check_fields(
+    path: Path, sub: _Lines, fields: tuple[int, int, int], first: tuple[int, int] | None
+) -> None:
+    """Every judgment has 4 fields (TREC), or every one 3 (BEIR, as the first block said):
+    else one line naming the first line that has not 4 (the first judgment, when a BEIR
+    file turns out to hold a line of another count)."""
+    want = 3 if fields == (0, 1, 2) else 4
+    bad = np.flatnonzero(sub.count != want)
+    if bad.size:
+        line, count = first if want == 3 else (int(sub.line[bad[0]]), int(sub.count[bad[0]]))
+        raise InputError(
+            f"{path}:{line}: expected 4 fields 'qid 0 docid grade' (TREC) or 3 "
+            f"'query-id corpus-id score' (BEIR TSV), found {count}"
+        )
+
+
+def _judgment_fields(path: Path, sub: _Lines, fields: tuple[int, int, int]) -> tuple:
+    """A block's query ids, document ids and whole grades (an error names the line of a
+    grade that is not a whole number, or is too large)."""
+    qid = _strings(sub.buf, *sub.field(fields[0]))
+    doc = _strings(sub.buf, *sub.field(fields[1]))
+    grade, ok = _numbers(sub.buf, *sub.field(fields[2]), integer=True)
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])
         s, e = sub.field(fields[2])
-        tok = bytes(lines.buf[s[i] : e[i]]).decode("utf-8", "replace")
+        tok = bytes(sub.buf[s[i] : e[i]]).decode("utf-8", "replace")
         raise InputError(f"{path}:{sub.line[i]}: grade {tok!r} is not an integer")
     for i in np.flatnonzero(np.abs(grade) > MAX_GRADE)[:1].tolist():  # never wrapped
         whole_grade(float(grade[i]), f"{path}:{sub.line[i]}: grade")
-    return Qrels._build(qid, doc, grade.astype(np.int64), sub.line, str(path))
+    return qid, doc, grade.astype(np.int64)
 
 
 def _read_json_mapping(path: Path, what: str) -> dict:
