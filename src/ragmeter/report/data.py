@@ -47,7 +47,7 @@ from ragmeter.report.sections import (
 )
 from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results
-from ragmeter.scoring.names import difference_scale, metric_info
+from ragmeter.scoring.names import difference_scale, metric_info, shown_cutoffs
 from ragmeter.stats.planning import (
     family_sentence,
     pair_needs,
@@ -112,7 +112,8 @@ def _overview(results: Results, page_size: int, top: int) -> dict[str, Any]:
     }
     sys_meta = {s["name"]: s for s in meta.get("systems", [])}
     ks = list(meta.ks) or sorted({k for m in metrics if (k := _k(m))})
-    main_k = _k(metric) or (5 if 5 in ks else ks[-1])
+    cutoffs = shown_cutoffs(metrics)  # the terminal's: 5, else the largest k below 5
+    main_k = _k(metric) or (cutoffs[1] if cutoffs else None)
     named = f" ({summary.ndcg_label})" if summary.ndcg_label else ""  # nDCG's ideal and gain
     titles = family_titles()
     return {
