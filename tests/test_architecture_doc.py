@@ -241,9 +241,11 @@ COPIES = (
     ),
     # a difference or half-width scaled to points by hand where its scale comes with the
     # metric: a share asked again in the report's script, or its x100 written there or in
-    # the report's charts (the page reads metric_info's difference scale, digits and unit)
+    # the report's charts (the page reads metric_info's difference scale, digits and unit),
+    # or a difference printed in points whatever the metric (as the gate once printed MRR)
     (
-        r"\bisShare\(|\*\s*100\)\.toFixed\(|\b(half_width|target)\W*\*\s*100\b",
+        r"\bisShare\(|\*\s*100\)\.toFixed\(|\b(half_width|target)\W*\*\s*100\b"
+        r"|\b(format_difference|difference_interval)\([^)]*\bPOINTS\b|\* POINTS:\.1f\b",
         "scoring.names.difference_scale / metric_info (difference_scale, difference_unit)",
         ("scoring/names.py",),
     ),
@@ -713,13 +715,26 @@ def test_a_difference_scaled_to_points_by_hand_in_the_report_is_a_copy(tmp_path)
         '                    "hw": row["half_width"] * 100,\n'
         '    target = ss["target"] * difference_scale(ss["metric"])[0]\n'
     )
+    # the gate's copies: every metric's difference, loss and margin printed in points
+    (tmp_path / "gate.py").write_text(
+        '            f"{format_difference(d, POINTS)} points "\n'
+        '    else [f"| {d.confidence * 100:g}% interval | {difference_interval(d, POINTS)} |"]\n'
+        '        f"; observed loss {-d.mean * POINTS:.1f} points: {passes} (a margin is set "\n'
+        '            f"{format_difference(d, *difference_scale(self.metric))}{self._unit()} "\n'
+        "        return round(self.margin * POINTS, 9) + 0.0  # what --margin took\n"
+    )
     found = copies_of_rules(tmp_path)
     assert [f.split(": ")[0] for f in found] == [
         "charts.py:1",
         "charts.py:2",
+        "gate.py:1",
+        "gate.py:2",
+        "gate.py:3",
         *(f"report.js:{n}" for n in range(1, 5)),
     ]
     assert all(f.endswith("metric_info (difference_scale, difference_unit)") for f in found)
+
+
 def test_every_rule_in_the_table_has_a_copy_pattern():
     # a rule with no pattern could be written again unseen: each row of the one-home
     # table names a home that some pattern of COPIES reports

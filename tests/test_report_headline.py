@@ -216,9 +216,7 @@ def test_the_report_s_main_cutoff_is_the_terminal_s_for_ks_without_5(tmp_path):
     # the largest k below 5); the report once picked 10 by a rule of its own
     from ragmeter.scoring.names import shown_cutoffs
 
-    path = save_example(
-        tmp_path / "run", 8, strategies=("sentence",), ks=(1, 3, 10), metric="map"
-    )
+    path = save_example(tmp_path / "run", 8, strategies=("sentence",), ks=(1, 3, 10), metric="map")
     res = Results(path)
     data = report_data(res)
     assert shown_cutoffs(res.metrics) == (10, 3)
