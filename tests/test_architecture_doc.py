@@ -120,10 +120,14 @@ COPIES = (
     ),
     # a default written again as a literal: rounds or confidence in a signature, a field, a
     # constant or a fallback (``x: int = 10_000``, ``.get("confidence", 0.95)``, ``else
-    # 0.95``); a seed, a cluster mode or a segmenter in a signature
+    # 0.95``, the report's script's ``|| 0.95``); a seed, a cluster mode or a segmenter in a
+    # signature; the reader's k as a literal fallback or constant; a level printed with a
+    # fallback of its own where the data it reads always holds the run's
     (
         r"(:\s*[\w.| ]+|\])\s*=\s*(10_?000|0\.95)\b(?![\d_.])"
-        r"|(\.get\([^)]*,|\belse|\bor)\s*(10_?000|0\.95)\b(?![\d_.])"
+        r"|(\.get\([^)]*,|\belse|\bor|\|\|)\s*(10_?000|0\.95)\b(?![\d_.])"
+        r"|\.get\(\s*[\"']k[\"']\s*\)\s*or\s*\d+\b|^DEFAULT_K = \d+\b"
+        r"|\.get\(\s*[\"']confidence[\"'],[^)]*\)\s*\*\s*100\b"
         r"|\b(10_?000|0\.95) if\b|^[A-Z_]+ = (10_?000|0\.95)\b(?![\d_.])"
         r"|\bseed: [\w.| ]+ = 1\b|\bseed\W*\]\s*=\s*1\b|[\"']seed[\"'], 1\)"
         r"|\b(segmenter|segmenter_name|cluster_mode|clusters): str = [\"']",
@@ -546,8 +550,33 @@ def test_a_default_written_again_as_a_literal_is_a_copy(tmp_path):
         "    seed: int | None = 0  # a model's sampling seed, not a draw's\n"
         '            f"{what} must be between {lowest:g} and 1, got {confidence}; e.g. 0.95"\n'
     )
+    # the copies answers/, report/ and the report's script held before the reader's k and
+    # the report's level came from the record (the lines after each are no copy)
+    (tmp_path / "more.py").write_text(
+        '    k = check_k(k if k is not None else int(meta.get("k") or 5), depth=depth)\n'
+        '                k=meta.get("k", 1),  # the reruns, K\n'
+        "DEFAULT_K = 5\n"
+        "return f\"{(data.get('stats') or {}).get('confidence', EARLIER.confidence) * 100:g}%\"\n"
+        "title=f\"{h['metric']} [{h.get('confidence', EARLIER.confidence) * 100:g}% CI]\",\n"
+        "    k = check_k(k if k is not None else aset.k, depth=depth)\n"
+        "DEFAULT_K = DEFAULTS.reader_k\n"
+        '    return int(meta.get("k") or EARLIER.reader_k)\n'
+        "    return f\"{data['stats']['confidence'] * 100:g}%\"\n"
+    )
+    (tmp_path / "report.js").write_text(
+        '  const level = (c) => Math.round((c || 0.95) * 1000) / 10 + "%";\n'
+        '      item("intervals", Math.round((st.confidence || 0.95) * 100) +\n'
+        '  const level = (c) => Math.round(c * 1000) / 10 + "%";\n'
+        '  const n = DATA.rounds || "?";\n'
+    )
     found = copies_of_rules(tmp_path)
-    assert [f.split(": ")[0] for f in found] == [f"view.py:{n}" for n in range(1, 12)]
+    where = sorted((f.split(":")[0], int(f.split(":")[1])) for f in found)
+    assert [f"{name}:{n}" for name, n in where] == [
+        *(f"more.py:{n}" for n in (1, 3, 4, 5)),
+        "report.js:1",
+        "report.js:2",
+        *(f"view.py:{n}" for n in range(1, 12)),
+    ]
     assert all(f.endswith("defaults.DEFAULTS / defaults.EARLIER") for f in found)
 
 

@@ -117,3 +117,40 @@ def test_older_files_read_with_what_they_were_made_with_not_today_s_defaults():
         EARLIER.rounds,
         EARLIER.confidence,
     )
+
+
+_READER_K = textwrap.dedent(
+    """
+    import dataclasses, inspect, json
+    import ragmeter.defaults as d
+    d.DEFAULTS = dataclasses.replace(d.DEFAULTS, reader_k=3)
+    d.EARLIER = dataclasses.replace(d.EARLIER, reader_k=4)
+    from ragmeter.answers import run, store
+    from ragmeter.cli import answers, answer_views
+    def default(fn):
+        p = inspect.signature(fn).parameters["k"].default
+        return getattr(p, "default", p)  # typer's OptionInfo
+    print(json.dumps({
+        "signatures": [default(run.answer_questions), default(answer_views.answer_command),
+                       default(answers.answer)],
+        "recorded": store.reader_k_of({"k": 2}),
+        "unrecorded": [store.reader_k_of({}), store.reader_k_of({"k": None})],
+    }))
+    """
+)
+
+
+def test_the_readers_k_comes_from_the_record_and_older_answers_from_earlier():
+    # answer's k was a literal 5 in the library and on the command line, and an answer
+    # record without a k read as a literal 5 in three places (answers.store twice,
+    # answers.cost): now DEFAULTS gives new answers theirs, EARLIER the older records'
+    out = subprocess.run(
+        [sys.executable, "-c", _READER_K],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+    )
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    assert found == {"signatures": [3, 3, 3], "recorded": 2, "unrecorded": [4, 4]}
+    assert DEFAULTS.reader_k == EARLIER.reader_k == 5  # today's, and what older files used

@@ -8,7 +8,8 @@ writes these values as literals (``tests/test_architecture_doc.py`` looks for co
 :data:`EARLIER` is a second record, and it never changes: what a file written before a
 setting was recorded used (a summary without ``rounds`` was made with 10,000 rounds, a
 strategy described without a segmenter was cut with syntok's sentences, a saved run that
-names no family compared every pair), whatever the defaults of new runs become.
+names no family compared every pair, answers whose record names no k were made from the
+top 5 passages), whatever the defaults of new runs become.
 
 Imports nothing, so every layer may read it.
 """
@@ -30,6 +31,7 @@ class Defaults:
     clusters: str  # whether questions cluster by document: "auto", "none", "document", "field"
     segmenter: str  # whose sentences the sentence strategies cut at: "icu", "syntok", "blingfire"
     family: str  # the comparison family: "auto" (a grid's families on a grid run, else "all")
+    reader_k: int  # the top k passages a reader answers from
 
 
 DEFAULTS = Defaults(
@@ -39,6 +41,7 @@ DEFAULTS = Defaults(
     clusters="auto",
     segmenter="icu",
     family="auto",
+    reader_k=5,
 )
 """The defaults of new runs, comparisons and intervals."""
 
@@ -49,6 +52,7 @@ EARLIER = Defaults(
     clusters="auto",
     segmenter="syntok",
     family="all",
+    reader_k=5,
 )
 """What files written before a setting was recorded used; fixed, whatever :data:`DEFAULTS`
 become."""

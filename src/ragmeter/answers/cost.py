@@ -199,7 +199,7 @@ def plan_answers(
     res = aset.results
     meta = aset.meta
     settings = rerun_settings(res, recorded=meta.get("answer_reruns"), **reruns)
-    k = check_k(k if k is not None else int(meta.get("k") or 5), depth=res.meta.depth)
+    k = check_k(k if k is not None else aset.k, depth=res.meta.depth)  # the pilot's k
     names = _chosen_systems(res, systems)
     qids = res.question_ids if limit is None else res.question_ids[: _check_limit(limit)]
     reader = reader or meta.get("reader")

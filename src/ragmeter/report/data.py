@@ -55,6 +55,7 @@ from ragmeter.stats.planning import (
     questions_needed,
     run_clusters,
 )
+from ragmeter.stats.validate import alpha_of
 
 
 def report_data(
@@ -233,7 +234,7 @@ def _observed_need(results: Results, summary: Summary, metric: str, a: str, b: s
     cluster-aware (as ``plan`` plans)."""
     scores = {a: results.scores(a, metric), b: results.scores(b, metric)}
     labels = run_clusters(results)
-    alpha = 1.0 - summary.confidence
+    alpha = alpha_of(summary.confidence)  # the run's level, as plan takes it
     return pair_needs(scores, [a, b], gap, 1, alpha, clusters=labels, clustered=labels is not None)[
         0
     ]
