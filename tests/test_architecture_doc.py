@@ -122,12 +122,14 @@ COPIES = (
     # constant or a fallback (``x: int = 10_000``, ``.get("confidence", 0.95)``, ``else
     # 0.95``, the report's script's ``|| 0.95``); a seed, a cluster mode or a segmenter in a
     # signature; the reader's k as a literal fallback or constant; a level printed with a
-    # fallback of its own where the data it reads always holds the run's
+    # fallback of its own where the data it reads always holds the run's; planning's target
+    # half-width, difference or power in a signature
     (
         r"(:\s*[\w.| ]+|\])\s*=\s*(10_?000|0\.95)\b(?![\d_.])"
         r"|(\.get\([^)]*,|\belse|\bor|\|\|)\s*(10_?000|0\.95)\b(?![\d_.])"
         r"|\.get\(\s*[\"']k[\"']\s*\)\s*or\s*\d+\b|^DEFAULT_K = \d+\b"
         r"|\.get\(\s*[\"']confidence[\"'],[^)]*\)\s*\*\s*100\b"
+        r"|\b(half_width|difference|power)\s*:\s*float\s*=\s*\d|^TARGET_HALF_WIDTH = \d"
         r"|\b(10_?000|0\.95) if\b|^[A-Z_]+ = (10_?000|0\.95)\b(?![\d_.])"
         r"|\bseed: [\w.| ]+ = 1\b|\bseed\W*\]\s*=\s*1\b|[\"']seed[\"'], 1\)"
         r"|\b(segmenter|segmenter_name|cluster_mode|clusters): str = [\"']",
@@ -562,6 +564,12 @@ def test_a_default_written_again_as_a_literal_is_a_copy(tmp_path):
         "DEFAULT_K = DEFAULTS.reader_k\n"
         '    return int(meta.get("k") or EARLIER.reader_k)\n'
         "    return f\"{data['stats']['confidence'] * 100:g}%\"\n"
+        "    scores: ArrayLike, half_width: float = 0.04, confidence: float = 0.9\n"
+        "    difference: float = 0.05,\n"
+        "    noise: NoiseModel, k: int, difference: float, alpha: float, power: float = 0.8\n"
+        "TARGET_HALF_WIDTH = 0.04\n"
+        "    half_width: float = DEFAULTS.half_width,\n"
+        "    half_width: float | None = None,\n"
     )
     (tmp_path / "report.js").write_text(
         '  const level = (c) => Math.round((c || 0.95) * 1000) / 10 + "%";\n'
@@ -572,7 +580,7 @@ def test_a_default_written_again_as_a_literal_is_a_copy(tmp_path):
     found = copies_of_rules(tmp_path)
     where = sorted((f.split(":")[0], int(f.split(":")[1])) for f in found)
     assert [f"{name}:{n}" for name, n in where] == [
-        *(f"more.py:{n}" for n in (1, 3, 4, 5)),
+        *(f"more.py:{n}" for n in (1, 3, 4, 5, 10, 11, 12, 13)),
         "report.js:1",
         "report.js:2",
         *(f"view.py:{n}" for n in range(1, 12)),

@@ -24,7 +24,12 @@ _CHANGED = textwrap.dedent(
     """
     import dataclasses, importlib, inspect, json, pkgutil, sys
     import ragmeter, ragmeter.defaults as d
-    d.DEFAULTS = dataclasses.replace(d.DEFAULTS, rounds=2_000, confidence=0.9, seed=7)
+    d.DEFAULTS = dataclasses.replace(
+        d.DEFAULTS, rounds=2_000, confidence=0.9, seed=7, half_width=0.03, difference=0.06,
+        power=0.9,
+    )
+    CHANGED = {"rounds": 2_000, "confidence": 0.9, "seed": 7, "half_width": 0.03,
+               "difference": 0.06, "power": 0.9}
     checked, wrong = 0, []
     for info in pkgutil.walk_packages(ragmeter.__path__, "ragmeter."):
         if info.name.startswith("ragmeter.examples") or info.name.endswith("__main__"):
@@ -41,9 +46,11 @@ _CHANGED = textwrap.dedent(
             except (TypeError, ValueError):
                 continue
             for p in params.values():
-                want = {"rounds": 2_000, "confidence": 0.9, "seed": 7}.get(p.name)
+                want = CHANGED.get(p.name)
                 if want is None or p.default in (inspect.Parameter.empty, None):
                     continue
+                if info.name.startswith("ragmeter.cli") and p.name in ("half_width", "difference"):
+                    want = round(want * 100, 9)  # a flag in points, as a person types it
                 if p.name == "seed" and info.name.startswith("ragmeter.llm"):
                     continue  # a model's sampling seed (0), not a draw's
                 checked += 1
@@ -52,8 +59,9 @@ _CHANGED = textwrap.dedent(
                     wrong.append(f"{info.name}.{name}({p.name}={default!r})")
     from ragmeter.inputs.config import Config
     from ragmeter.comparison.summary import DEFAULT_ROUNDS, Summary
+    from ragmeter.report.common import TARGET_HALF_WIDTH
     c = Config()
-    print(json.dumps({"checked": checked, "wrong": wrong,
+    print(json.dumps({"checked": checked, "wrong": wrong, "target": TARGET_HALF_WIDTH,
                       "config": [c.rounds, c.confidence, c.seed],
                       "summary": [Summary().rounds, Summary().confidence, DEFAULT_ROUNDS]}))
     """
@@ -73,6 +81,7 @@ def test_changing_the_record_changes_every_signature_the_config_and_the_summary(
     assert found["checked"] > 80  # the stats, the comparison, answers, audits, the CLI
     assert found["config"] == [2_000, 0.9, 7]
     assert found["summary"] == [2_000, 0.9, 2_000]
+    assert found["target"] == 0.03  # the report's sample-size target is planning's
 
 
 def test_the_record_holds_today_s_defaults():

@@ -32,6 +32,9 @@ class Defaults:
     segmenter: str  # whose sentences the sentence strategies cut at: "icu", "syntok", "blingfire"
     family: str  # the comparison family: "auto" (a grid's families on a grid run, else "all")
     reader_k: int  # the top k passages a reader answers from
+    half_width: float  # planning's target ± half-width, a fraction of the scale (4 points)
+    difference: float  # the paired difference planning separates, a fraction (5 points)
+    power: float  # the power planning separates it with
 
 
 DEFAULTS = Defaults(
@@ -42,6 +45,9 @@ DEFAULTS = Defaults(
     segmenter="icu",
     family="auto",
     reader_k=5,
+    half_width=0.04,
+    difference=0.05,
+    power=0.8,
 )
 """The defaults of new runs, comparisons and intervals."""
 
@@ -53,6 +59,9 @@ EARLIER = Defaults(
     segmenter="syntok",
     family="all",
     reader_k=5,
+    half_width=0.04,  # never read from a file: planning targets are not recorded
+    difference=0.05,
+    power=0.8,
 )
 """What files written before a setting was recorded used; fixed, whatever :data:`DEFAULTS`
 become."""

@@ -42,6 +42,7 @@ from ragmeter.answers.store import (
     as_answer_set,
     reference_text,
 )
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.inputs.prices import Prices, read_prices
 from ragmeter.llm.tokens import TokenCounter, token_counter
@@ -178,9 +179,9 @@ def plan_answers(
     max_tokens: int | None = None,
     systems: Sequence[str] | None = None,
     limit: int | None = None,
-    half_width: float = 0.04,
-    difference: float = 0.05,
-    power: float = 0.8,
+    half_width: float = DEFAULTS.half_width,
+    difference: float = DEFAULTS.difference,
+    power: float = DEFAULTS.power,
     prices: Prices | str | Path | None = None,
     **reruns: Any,
 ) -> AnswerPlan:

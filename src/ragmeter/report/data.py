@@ -27,6 +27,7 @@ from ragmeter.comparison.formatting import (
     shown_p,
 )
 from ragmeter.comparison.summary import Summary
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.report.common import (
     PAGE_SIZE,
@@ -442,6 +443,7 @@ def _sample_size(results: Results, summary: Summary, metric: str, target: float)
         "metric": metric,
         "target": target,
         "confidence": confidence,
+        "power": DEFAULTS.power,  # the power the questions to separate a tie are planned at
         "systems": out_rows,
         "family": _family_need(results, metric),
     }

@@ -181,7 +181,11 @@ def questions_for_half_width(
 
 
 def questions_to_separate(
-    noise: NoiseModel, k: int, difference: float, alpha: float = 0.05, power: float = 0.8
+    noise: NoiseModel,
+    k: int,
+    difference: float,
+    alpha: float = 0.05,
+    power: float = DEFAULTS.power,
 ) -> int:
     """Questions at ``k`` reruns each for a paired difference of ``difference`` to be
     separated with ``power`` at two-sided level ``alpha`` (``noise``: the components of

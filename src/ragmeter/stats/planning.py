@@ -146,8 +146,8 @@ def plan_questions(
     run: PlannedRun,
     metric: str,
     *,
-    half_width: float = 0.04,
-    difference: float = 0.05,
+    half_width: float = DEFAULTS.half_width,
+    difference: float = DEFAULTS.difference,
     systems: Sequence[str] | None = None,
     seed: int = DEFAULTS.seed,
     rounds: int = DEFAULTS.rounds,
@@ -265,8 +265,8 @@ def plan_run(
     run: PlannedRun,
     metric: str | None = None,
     *,
-    half_width: float = 0.04,
-    difference: float = 0.05,
+    half_width: float = DEFAULTS.half_width,
+    difference: float = DEFAULTS.difference,
     system: str | None = None,
     seed: int | None = None,
     rounds: int | None = None,
@@ -392,7 +392,8 @@ def pair_needs(
     clustered: bool = False,
 ) -> list[PairNeed]:
     """Every pair of ``names``: questions to separate ``difference`` alone and as one of
-    ``family`` pairs (at ``level``, by default :func:`family_level`), at power 0.8; with
+    ``family`` pairs (at ``level``, by default :func:`family_level`), at the record's power
+    (:data:`ragmeter.defaults.DEFAULTS`, 0.8); with
     ``clusters`` (each question's document) also the documents that would settle it in
     the family (:func:`ragmeter.stats.clusters.documents_to_separate`). ``clustered``
     (the run's comparisons resample documents) plans both numbers at the pair's design
@@ -461,8 +462,8 @@ def family_sentence(
     if rule == "none":
         return (
             f"Separating a difference of {difference * scale:g}{unit} takes about "
-            f"{alone[len(alone) // 2]:,} questions per pair at power 0.8 (median over the "
-            f"pairs); the seed's per-pair rule makes no adjustment for the "
+            f"{alone[len(alone) // 2]:,} questions per pair at power {DEFAULTS.power:g} "
+            f"(median over the pairs); the seed's per-pair rule makes no adjustment for the "
             f"{family} pairs, so its tables show false differences."
         )
     if rule == "maxt" and first is not None:
@@ -488,7 +489,8 @@ def family_sentence(
         else ""
     )
     return (
-        f"Separating a difference of {difference * scale:g}{unit} at power 0.8 takes about "
+        f"Separating a difference of {difference * scale:g}{unit} at power {DEFAULTS.power:g} "
+        f"takes about "
         f"{wide[len(wide) // 2]:,} questions per pair in this table of {family} pairs ({how}), "
         f"against {alone[len(alone) // 2]:,} for one pair planned in advance (median over "
         f"the pairs{' not yet separated' if some_separated else ''}).{at}"

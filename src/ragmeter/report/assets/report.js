@@ -474,7 +474,8 @@
     head.push("verdict");
     if (separate) head.push({ text: "questions to separate the observed difference", num: true, wrap: true,
       title: "for a tie: questions a paired test of this pair alone would need to separate a true " +
-        "difference as large as the observed one (power 0.8), at the pair's design effect when " +
+        "difference as large as the observed one (power " + DATA.sample_size.power +
+        "), at the pair's design effect when " +
         "questions share documents and the comparisons resample them (else 1); ragmeter plan " +
         "plans a difference you choose, in the run's family" });
     return table(target, head, comps.map((c) => {
