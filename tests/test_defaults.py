@@ -163,3 +163,33 @@ def test_the_readers_k_comes_from_the_record_and_older_answers_from_earlier():
     found = json.loads(out.stdout.strip().splitlines()[-1])
     assert found == {"signatures": [3, 3, 3], "recorded": 2, "unrecorded": [4, 4]}
     assert DEFAULTS.reader_k == EARLIER.reader_k == 5  # today's, and what older files used
+
+
+_LEVELS = textwrap.dedent(
+    """
+    import dataclasses, inspect, json
+    import ragmeter.defaults as d
+    d.DEFAULTS = dataclasses.replace(d.DEFAULTS, confidence=0.9)
+    from ragmeter.comparison import formatting, verdicts
+    from ragmeter.stats import answer_plan, planning, ppi
+    fns = [formatting.fmt_p, verdicts.compare_family, planning.family_level,
+           planning.plan_questions, planning.pair_needs, planning.family_sentence,
+           answer_plan.questions_to_separate, ppi.pair_tests, planning.Plan]
+    print(json.dumps({f.__qualname__: inspect.signature(f).parameters["alpha"].default
+                      for f in fns}))
+    """
+)
+
+
+def test_a_level_taken_by_default_is_the_records_confidence_not_a_literal():
+    # the statistics and planning took alpha = 0.05 as a literal of their own: a run at 90%
+    # planned, formatted and decided its defaults at 5%
+    out = subprocess.run(
+        [sys.executable, "-c", _LEVELS],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+    )
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    assert len(found) == 9 and set(found.values()) == {0.1}, found

@@ -28,6 +28,7 @@ from ragmeter.stats.clusters import (
 )
 from ragmeter.stats.exact import exact_interval, questions_for_exact_half_width
 from ragmeter.stats.plan_inputs import PlannedRow, PlannedRule, PlannedRun
+from ragmeter.stats.validate import alpha_of
 
 __all__ = [
     "PairNeed",
@@ -47,7 +48,7 @@ __all__ = [
 ]
 
 
-def family_level(pairs: int, alpha: float = 0.05) -> float:
+def family_level(pairs: int, alpha: float = alpha_of(DEFAULTS.confidence)) -> float:
     """The level one true difference must pass in a family of ``pairs`` pairs.
 
     Holm tests the smallest p-value first, at ``alpha / pairs``; when one pair truly
@@ -122,7 +123,7 @@ class Plan:
     pairs: list[PairNeed] = field(default_factory=list)
     family: int = 1  # pairs in the family the run's table decides on together
     rule: str = "maxt"
-    alpha: float = 0.05
+    alpha: float = alpha_of(DEFAULTS.confidence)
     first: float | None = None  # max-T: the level the run's first step tested at
 
     @property
@@ -153,7 +154,7 @@ def plan_questions(
     rounds: int = DEFAULTS.rounds,
     family: int | None = None,
     rule: str = "maxt",
-    alpha: float = 0.05,
+    alpha: float = alpha_of(DEFAULTS.confidence),
     first: float | None = None,
     clustered: bool | None = None,
 ) -> Plan:
@@ -386,7 +387,7 @@ def pair_needs(
     names: Sequence[str],
     difference: float,
     family: int,
-    alpha: float = 0.05,
+    alpha: float = alpha_of(DEFAULTS.confidence),
     level: float | None = None,
     clusters: Sequence[str] | None = None,
     clustered: bool = False,
@@ -445,7 +446,7 @@ def family_sentence(
     difference: float,
     family: int,
     rule: str,
-    alpha: float = 0.05,
+    alpha: float = alpha_of(DEFAULTS.confidence),
     scale: float = 100.0,
     first: float | None = None,
 ) -> str | None:
