@@ -6,7 +6,9 @@ then times, each tool in its own process:
 
 - ``ragmeter evaluate`` end to end (read, score, intervals on every measure and run,
   paired comparisons, sample sizes, the results directory and report; ``--rounds``,
-  default 1000), with ``--workers 1`` and with ``--workers W``;
+  default 1000), with ``--workers 1`` and with ``--workers W``, and with one thread
+  (``RAGMETER_THREADS=1``: the blocks of a run and the resampled rounds not shared among
+  threads);
 - ragmeter's scoring alone (``read_qrels``, then ``read_run`` + ``evaluate_run`` per run,
   through ``score_runs``), in one process and with W workers;
 - pytrec_eval: ``parse_qrel`` once, then ``parse_run`` + ``evaluate`` per run;
@@ -14,9 +16,11 @@ then times, each tool in its own process:
   compiled on a tiny input first).
 
 All compute MAP, nDCG@10, P@10, recall@100 and MRR in trec_eval's mode. Peak memory is
-each process's own (VmHWM), and for ``--workers`` also the largest worker's.
+each process's own (VmHWM), and for ``--workers`` also the largest worker's; it is
+shown beside the bound ``2 x the largest run file + the qrels``.
 
 Run: python bench/trec_scale.py [--queries 10000] [--depth 100] [--runs 4] [--workers 2]
+                                [--tools evaluate,pytrec_eval]
 """
 
 from __future__ import annotations
@@ -56,6 +60,21 @@ def make_files(folder: Path, n_queries: int, depth: int, runs: int) -> tuple[Pat
         sub.rmdir()
     (folder / "qrels.txt").write_text("".join(lines))
     return folder / "qrels.txt", paths
+
+
+def _files(args: argparse.Namespace, tmp: Path) -> tuple[Path, list[Path]]:
+    """The qrels and run files: made in a temporary folder, or with ``--folder`` made there
+    once (``--runs`` of them) and read again by later runs with as many or fewer."""
+    if not args.folder:
+        return make_files(tmp, args.queries, args.depth, args.runs)
+    folder = Path(args.folder)
+    runs = [folder / f"run{i}.txt" for i in range(args.runs)]
+    if not all(path.exists() for path in [folder / "qrels.txt", *runs]):
+        folder.mkdir(parents=True, exist_ok=True)
+        if any(folder.iterdir()):
+            raise SystemExit(f"{folder} holds other files: give an empty or a new --folder")
+        return make_files(folder, args.queries, args.depth, args.runs)
+    return folder / "qrels.txt", runs
 
 
 def _children_peak_mb() -> float:
@@ -114,9 +133,13 @@ def worker(tool: str, qrels: str, runs: list[str], rounds: int, workers: int) ->
     }
 
 
-def run_tool(tool: str, qrels: Path, runs: list[Path], rounds: int, workers: int) -> dict | None:
+def run_tool(
+    tool: str, qrels: Path, runs: list[Path], rounds: int, workers: int, env: dict
+) -> dict | None:
     cmd = [sys.executable, __file__, "--worker", tool, str(qrels), str(rounds), str(workers)]
-    proc = subprocess.run([*cmd, *map(str, runs)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [*cmd, *map(str, runs)], capture_output=True, text=True, env={**os.environ, **env}
+    )
     if proc.returncode != 0:
         print(f"  {tool}: failed ({proc.returncode}): {proc.stderr.strip().splitlines()[-1:]}")
         return None
@@ -130,6 +153,8 @@ def main() -> int:
     p.add_argument("--runs", type=int, default=4)
     p.add_argument("--workers", type=int, default=2, help="workers for the parallel evaluate")
     p.add_argument("--rounds", type=int, default=1000, help="bootstrap rounds")
+    p.add_argument("--folder", help="keep the files here and read them again next time")
+    p.add_argument("--tools", help="only these rows (labels or tools, comma-separated)")
     p.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
@@ -142,31 +167,44 @@ def main() -> int:
         f"documents; measures {TREC_NAMES}; {args.rounds} rounds"
     )
     with tempfile.TemporaryDirectory() as tmp:
-        qrels, runs = make_files(Path(tmp), args.queries, args.depth, args.runs)
+        qrels, runs = _files(args, Path(tmp))
         rows = [
-            ("ragmeter evaluate --workers 1", "evaluate", 1),
-            (f"ragmeter evaluate --workers {args.workers}", "evaluate", args.workers),
-            ("ragmeter scoring only", "scoring", 1),
-            (f"ragmeter scoring, {args.workers} workers", "scoring", args.workers),
-            ("pytrec_eval", "pytrec_eval", 1),
-            ("ranx", "ranx", 1),
+            ("ragmeter evaluate --workers 1", "evaluate", 1, {}),
+            ("ragmeter evaluate, 1 thread", "evaluate", 1, {"RAGMETER_THREADS": "1"}),
+            (f"ragmeter evaluate --workers {args.workers}", "evaluate", args.workers, {}),
+            ("ragmeter scoring only", "scoring", 1, {}),
+            (f"ragmeter scoring, {args.workers} workers", "scoring", args.workers, {}),
+            ("pytrec_eval", "pytrec_eval", 1, {}),
+            ("ranx", "ranx", 1, {}),
         ]
-        found = {label: run_tool(tool, qrels, runs, args.rounds, w) for label, tool, w in rows}
-    print(f"{'':<32} {'seconds':>8} {'peak MB':>8} {'worker MB':>9}")
+        wanted = set(args.tools.split(",")) if args.tools else None
+        largest = max(path.stat().st_size for path in runs) / 2**20
+        bound = 2 * largest + qrels.stat().st_size / 2**20
+        found = {
+            label: run_tool(tool, qrels, runs, args.rounds, w, env)
+            if wanted is None or label in wanted or tool in wanted
+            else None
+            for label, tool, w, env in rows
+        }
+    print(f"largest run file {largest:.0f} MB; bound 2 x run + qrels = {bound:.0f} MB")
+    print(f"{'':<32} {'seconds':>8} {'peak MB':>8} {'worker MB':>9} {'in bound':>8}")
     for label, res in found.items():
         if res is not None:
+            inside = max(res["peak_mb"], res["worker_peak_mb"]) <= bound
             print(
                 f"{label:<32} {res['seconds']:8.2f} {res['peak_mb']:8.0f} "
-                f"{res['worker_peak_mb']:9.0f}"
+                f"{res['worker_peak_mb']:9.0f} {'yes' if inside else 'no':>8}"
             )
     pairs = [
         ("pytrec_eval", "ragmeter scoring only"),
         ("ranx", "ragmeter scoring only"),
+        ("pytrec_eval", "ragmeter evaluate --workers 1"),
+        ("ragmeter evaluate, 1 thread", "ragmeter evaluate --workers 1"),
         ("ragmeter evaluate --workers 1", f"ragmeter evaluate --workers {args.workers}"),
         ("ragmeter scoring only", f"ragmeter scoring, {args.workers} workers"),
     ]
     for slow, fast in pairs:
-        if found[slow] and found[fast]:
+        if found.get(slow) and found.get(fast):
             ratio = found[slow]["seconds"] / found[fast]["seconds"]
             print(f"{slow} / {fast}: {ratio:.2f}x")
     return 0

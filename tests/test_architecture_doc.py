@@ -255,6 +255,20 @@ COPIES = (
         "scoring.names.difference_scale / metric_info (difference_scale, difference_unit)",
         ("scoring/names.py",),
     ),
+    # what a family's adjustment guarantees worded again, or Benjamini-Hochberg's step-up
+    # written again beside the one decision
+    (
+        r"false 'better' among the 'better'|\bmultipletests\("
+        r"|\(\s*\w+\s*\+\s*1\s*\)\s*\*\s*\w*alpha\w*\s*/\s*\w+\b",
+        "stats.adjust.decide / stats.adjust.guarantee",
+        ("stats/adjust.py", "stats/paired.py"),
+    ),
+    # the names --pairs may use made again: the grid's averaged rows added by hand
+    (
+        r"\+=\s*(list\()?(dict\.fromkeys\()?[^#]*\bmain_effect_names\(",
+        "comparison.effects.pair_names",
+        ("comparison/effects.py",),
+    ),
     # a table decided beside its one decision: the step-down decision, the inverted
     # intervals or the differing questions a tie needs, called from a view, or a tie worded
     # again (the paired tests themselves live in stats/)
@@ -770,6 +784,27 @@ def test_a_difference_scaled_to_points_by_hand_in_the_report_is_a_copy(tmp_path)
         *(f"report.js:{n}" for n in range(1, 5)),
     ]
     assert all(f.endswith("metric_info (difference_scale, difference_unit)") for f in found)
+
+
+def test_a_guarantee_worded_again_or_pair_names_made_again_are_copies(tmp_path):
+    # the copies the command line's --adjust help and grade's own check of --pairs held
+    found = _found(
+        tmp_path,
+        [
+            "    \"controls the share of false 'better' among the 'better' verdicts, not the \"",
+            "    reject = p_sorted <= (ranks + 1) * alpha / m",
+            "    known += list(dict.fromkeys(n for p in main_effect_names(names) for n in p))",
+            '    f"{FDR_GUARANTEE}; none: the seed\'s per-pair rule"',
+            "    known = pair_names(systems, pairs)",
+            "    return len(planned) + len(main_effect_names([str(s) for s in systems]))",
+        ],
+    )
+    assert [f.split(": ")[0] for f in _by_line(found)] == ["view.py:1", "view.py:2", "view.py:3"]
+    assert [f.rsplit(" to ", 1)[1] for f in _by_line(found)] == [
+        "stats.adjust.decide / stats.adjust.guarantee",
+        "stats.adjust.decide / stats.adjust.guarantee",
+        "comparison.effects.pair_names",
+    ]
 
 
 def test_every_rule_in_the_table_has_a_copy_pattern():

@@ -20,6 +20,7 @@ from ragmeter.cli.safe_console import SafeConsole, TerminalConsole
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, OutputError, RagmeterError
 from ragmeter.files.safe_text import printable, redact_text
+from ragmeter.stats.adjust import FDR_GUARANTEE
 
 # click's exception base, whether typer uses click or its own copy of it
 _ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -402,8 +403,7 @@ AccuracyJudge = Annotated[
 ADJUST_OPTION = typer.Option(
     help="maxt (default): step-down max-T over the table's pairs (more power when pairs "
     "share questions); holm: Holm over the same pairs; fdr: Benjamini-Hochberg, which "
-    "controls the share of false 'better' among the 'better' verdicts, not the chance of "
-    "any; none: the seed's per-pair rule"
+    f"{FDR_GUARANTEE}; none: the seed's per-pair rule"
 )
 BASELINE_OPTION = typer.Option(help="Compare every system with this one (m - 1 pairs)")
 PAIRS_OPTION = typer.Option(

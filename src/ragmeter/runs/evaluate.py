@@ -31,6 +31,7 @@ from ragmeter.scoring.trec import (
     read_qrels,
     read_run,
 )
+from ragmeter.scoring.trec_bytes import give_back_freed_memory
 
 TOP = 5
 """Documents kept per query and system for the report's drill-down."""
@@ -145,9 +146,8 @@ def score_file(task: tuple[str, Scoring, Qrels | None]) -> Evaluation:
     """One run file's scores: the file read once, as it streams, and scored against the
     task's qrels (or the shared ones). A task of an engine: a pure function of its input."""
     path, how, qrels = task
-    run = read_run(path, ranks=not how.trec_eval_compat)
-    return evaluate_run(
-        run,
+    scored = evaluate_run(
+        read_run(path, ranks=not how.trec_eval_compat),
         qrels if qrels is not None else _SHARED["qrels"],
         list(how.wanted),
         level=how.level,
@@ -156,6 +156,8 @@ def score_file(task: tuple[str, Scoring, Qrels | None]) -> Evaluation:
         trec_eval_compat=how.trec_eval_compat,
         keep=TOP,
     )
+    give_back_freed_memory()  # the run's lines, before the next run is read
+    return scored
 
 
 def score_runs(

@@ -273,7 +273,9 @@ def _run_block(
         rank_f, ok = _numbers(lines.buf, *lines.field(3), integer=True)
         _check_numbers(ok, lines, 3, path, "rank", "an integer")
         piece["rank"] = rank_f.astype(np.int64)
-    piece["line"] = lines.line.astype(np.int64)
+    # line numbers, for the errors that name them: 4 bytes each while they fit
+    wide = lines.line.size and int(lines.line[-1]) > np.iinfo(np.int32).max
+    piece["line"] = lines.line.astype(np.int64 if wide else np.int32)
     if not lines.first.size:
         return piece, None, True
     tags = _strings(lines.buf, *lines.field(5))
