@@ -105,7 +105,7 @@ COPIES = (
     ),
     # the cutoffs a default view shows rank-aware measures at, chosen again by hand
     (
-        r"\b10 if 10 in \w+\b|\b5 if 5 in \w+ else max\(",
+        r"\b10 if 10 in \w+\b|\b5 if 5 in \w+ else\b",
         "scoring.names.shown_cutoffs",
         ("scoring/names.py",),
     ),
@@ -120,10 +120,16 @@ COPIES = (
     ),
     # a default written again as a literal: rounds or confidence in a signature, a field, a
     # constant or a fallback (``x: int = 10_000``, ``.get("confidence", 0.95)``, ``else
-    # 0.95``); a seed, a cluster mode or a segmenter in a signature
+    # 0.95``, the report's script's ``|| 0.95``); a seed, a cluster mode or a segmenter in a
+    # signature; the reader's k as a literal fallback or constant; a level printed with a
+    # fallback of its own where the data it reads always holds the run's; planning's target
+    # half-width, difference or power in a signature
     (
         r"(:\s*[\w.| ]+|\])\s*=\s*(10_?000|0\.95)\b(?![\d_.])"
-        r"|(\.get\([^)]*,|\belse|\bor)\s*(10_?000|0\.95)\b(?![\d_.])"
+        r"|(\.get\([^)]*,|\belse|\bor|\|\|)\s*(10_?000|0\.95)\b(?![\d_.])"
+        r"|\.get\(\s*[\"']k[\"']\s*\)\s*or\s*\d+\b|^DEFAULT_K = \d+\b"
+        r"|\.get\(\s*[\"']confidence[\"'],[^)]*\)\s*\*\s*100\b"
+        r"|\b(half_width|difference|power)\s*:\s*float\s*=\s*\d|^TARGET_HALF_WIDTH = \d"
         r"|\b(10_?000|0\.95) if\b|^[A-Z_]+ = (10_?000|0\.95)\b(?![\d_.])"
         r"|\bseed: [\w.| ]+ = 1\b|\bseed\W*\]\s*=\s*1\b|[\"']seed[\"'], 1\)"
         r"|\b(segmenter|segmenter_name|cluster_mode|clusters): str = [\"']",
@@ -241,9 +247,11 @@ COPIES = (
     ),
     # a difference or half-width scaled to points by hand where its scale comes with the
     # metric: a share asked again in the report's script, or its x100 written there or in
-    # the report's charts (the page reads metric_info's difference scale, digits and unit)
+    # the report's charts (the page reads metric_info's difference scale, digits and unit),
+    # or a difference printed in points whatever the metric (as the gate once printed MRR)
     (
-        r"\bisShare\(|\*\s*100\)\.toFixed\(|\b(half_width|target)\W*\*\s*100\b",
+        r"\bisShare\(|\*\s*100\)\.toFixed\(|\b(half_width|target)\W*\*\s*100\b"
+        r"|\b(format_difference|difference_interval)\([^)]*\bPOINTS\b|\* POINTS:\.1f\b",
         "scoring.names.difference_scale / metric_info (difference_scale, difference_unit)",
         ("scoring/names.py",),
     ),
@@ -512,10 +520,11 @@ def test_the_default_views_cutoffs_chosen_again_are_a_copy(tmp_path):
     (tmp_path / "view.py").write_text(
         "top = 10 if 10 in ks else ks[-1]\n"
         "mid = 5 if 5 in ks else max([k for k in ks if k < 5] or [ks[0]])\n"
+        "main_k = _k(metric) or (5 if 5 in ks else ks[-1])  # the report's own, once\n"
         "top, mid = shown_cutoffs(metrics)\n"
     )
     found = copies_of_rules(tmp_path)
-    assert [f.split(": ")[0] for f in found] == ["view.py:1", "view.py:2"]
+    assert [f.split(": ")[0] for f in found] == ["view.py:1", "view.py:2", "view.py:3"]
     assert all(f.endswith("scoring.names.shown_cutoffs") for f in found)
 
 
@@ -557,8 +566,39 @@ def test_a_default_written_again_as_a_literal_is_a_copy(tmp_path):
         "    seed: int | None = 0  # a model's sampling seed, not a draw's\n"
         '            f"{what} must be between {lowest:g} and 1, got {confidence}; e.g. 0.95"\n'
     )
+    # the copies answers/, report/ and the report's script held before the reader's k and
+    # the report's level came from the record (the lines after each are no copy)
+    (tmp_path / "more.py").write_text(
+        '    k = check_k(k if k is not None else int(meta.get("k") or 5), depth=depth)\n'
+        '                k=meta.get("k", 1),  # the reruns, K\n'
+        "DEFAULT_K = 5\n"
+        "return f\"{(data.get('stats') or {}).get('confidence', EARLIER.confidence) * 100:g}%\"\n"
+        "title=f\"{h['metric']} [{h.get('confidence', EARLIER.confidence) * 100:g}% CI]\",\n"
+        "    k = check_k(k if k is not None else aset.k, depth=depth)\n"
+        "DEFAULT_K = DEFAULTS.reader_k\n"
+        '    return int(meta.get("k") or EARLIER.reader_k)\n'
+        "    return f\"{data['stats']['confidence'] * 100:g}%\"\n"
+        "    scores: ArrayLike, half_width: float = 0.04, confidence: float = 0.9\n"
+        "    difference: float = 0.05,\n"
+        "    noise: NoiseModel, k: int, difference: float, alpha: float, power: float = 0.8\n"
+        "TARGET_HALF_WIDTH = 0.04\n"
+        "    half_width: float = DEFAULTS.half_width,\n"
+        "    half_width: float | None = None,\n"
+    )
+    (tmp_path / "report.js").write_text(
+        '  const level = (c) => Math.round((c || 0.95) * 1000) / 10 + "%";\n'
+        '      item("intervals", Math.round((st.confidence || 0.95) * 100) +\n'
+        '  const level = (c) => Math.round(c * 1000) / 10 + "%";\n'
+        '  const n = DATA.rounds || "?";\n'
+    )
     found = copies_of_rules(tmp_path)
-    assert [f.split(": ")[0] for f in found] == [f"view.py:{n}" for n in range(1, 12)]
+    where = sorted((f.split(":")[0], int(f.split(":")[1])) for f in found)
+    assert [f"{name}:{n}" for name, n in where] == [
+        *(f"more.py:{n}" for n in (1, 3, 4, 5, 10, 11, 12, 13)),
+        "report.js:1",
+        "report.js:2",
+        *(f"view.py:{n}" for n in range(1, 12)),
+    ]
     assert all(f.endswith("defaults.DEFAULTS / defaults.EARLIER") for f in found)
 
 
@@ -726,10 +766,21 @@ def test_a_difference_scaled_to_points_by_hand_in_the_report_is_a_copy(tmp_path)
         '                    "hw": row["half_width"] * 100,\n'
         '    target = ss["target"] * difference_scale(ss["metric"])[0]\n'
     )
+    # the gate's copies: every metric's difference, loss and margin printed in points
+    (tmp_path / "gate.py").write_text(
+        '            f"{format_difference(d, POINTS)} points "\n'
+        '    else [f"| {d.confidence * 100:g}% interval | {difference_interval(d, POINTS)} |"]\n'
+        '        f"; observed loss {-d.mean * POINTS:.1f} points: {passes} (a margin is set "\n'
+        '            f"{format_difference(d, *difference_scale(self.metric))}{self._unit()} "\n'
+        "        return round(self.margin * POINTS, 9) + 0.0  # what --margin took\n"
+    )
     found = copies_of_rules(tmp_path)
     assert [f.split(": ")[0] for f in found] == [
         "charts.py:1",
         "charts.py:2",
+        "gate.py:1",
+        "gate.py:2",
+        "gate.py:3",
         *(f"report.js:{n}" for n in range(1, 5)),
     ]
     assert all(f.endswith("metric_info (difference_scale, difference_unit)") for f in found)

@@ -18,8 +18,11 @@ from ragmeter.runs.results import Results
 from ragmeter.stats.paired_tests import tango_interval
 
 
-def _results(path: Path, scores: dict[str, list[float]], ids: list[str], texts=None) -> Path:
-    """A minimal results directory: per-question recall@5 scores of some systems."""
+def _results(
+    path: Path, scores: dict[str, list[float]], ids: list[str], texts=None, metric="recall@5"
+) -> Path:
+    """A minimal results directory: per-question scores of some systems on one metric
+    (recall@5 unless named)."""
     path.mkdir(parents=True)
     systems = list(scores)
     (path / "scores.json").write_text(
@@ -27,14 +30,14 @@ def _results(path: Path, scores: dict[str, list[float]], ids: list[str], texts=N
             {
                 "systems": systems,
                 "questions": ids,
-                "metrics": ["recall@5"],
-                "values": {s: {"recall@5": scores[s]} for s in systems},
+                "metrics": [metric],
+                "values": {s: {metric: scores[s]} for s in systems},
             }
         )
     )
     (path / "meta.json").write_text(json.dumps({"seed": 1, "rounds": 1000}))
     (path / "summary.json").write_text(
-        json.dumps({"metric": "recall@5", "seed": 1, "rounds": 1000, "confidence": 0.95})
+        json.dumps({"metric": metric, "seed": 1, "rounds": 1000, "confidence": 0.95})
     )
     texts = texts or {q: f"question {q}?" for q in ids}
     with (path / "questions.jsonl").open("w") as fh:

@@ -153,3 +153,59 @@ def test_a_supported_margin_just_under_the_whole_scale_is_named_as_a_number(tmp_
     near = replace(res, supported_margin=0.995)
     assert "below the whole scale" not in near.line and "-99.5" in near.line
     assert "below the whole scale" in replace(res, supported_margin=1.0).line
+
+
+def test_mrr_is_checked_at_its_table_scale_and_a_share_in_points(tmp_path):
+    # MRR's scale is not a share: its differences, losses and margins print as the metric
+    # table says (three decimals, no unit), as the report prints them; the gate once
+    # printed every metric in points (+5.6 points of MRR)
+    ids = [f"q{i}" for i in range(40)]
+    rng = np.random.default_rng(5)
+    ranks = np.array([0.0, 1.0, 1 / 2, 1 / 3, 1 / 4])
+    y = rng.choice(ranks, len(ids))
+    x = y.copy()
+    x[:16] = rng.choice(ranks, 16)
+    lost = y.copy()
+    lost[np.flatnonzero(y > 0)[:15]] = 0.0  # a candidate that finds nothing on 15
+    found = {}
+    for metric in ("mrr@10", "recall@5"):
+        where = tmp_path / metric
+        b = _results(where / "b", {"s": y.tolist()}, ids, metric=metric)
+        c = _results(where / "c", {"s": x.tolist()}, ids, metric=metric)
+        w = _results(where / "w", {"s": lost.tolist()}, ids, metric=metric)
+        found[metric] = (
+            check_noninferior(b, c, "s", metric, margin=0.02),
+            check_noninferior(b, w, "s", metric, margin=0.02),
+            check_noninferior(b, b, "s", metric, margin=0.02),
+        )
+    spread, loss, same = found["mrr@10"]
+    d = spread.difference
+    assert not spread.passed and spread.support_basis == "spread"
+    assert f"candidate - baseline = {d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}] (95% " in (
+        spread.line
+    )
+    assert "lower end <= -0.02 (margin)" in spread.line
+    s = spread.supported_margin
+    assert (
+        f"support a margin above {s:.3f} (" in spread.line and f"reaches -{s:.3f})" in spread.line
+    )
+    assert "points" not in spread.line and "points" not in spread.markdown()
+    md = spread.markdown()
+    assert f"| baseline | {spread.baseline:.3f} |" in md and "| margin | -0.02 |" in md
+    assert f"| candidate - baseline | {d.mean:+.3f} |" in md
+    assert "is above -0.02. Interval" in md
+    ld = loss.difference
+    assert f"observed loss {-ld.mean:.3f}: only a margin above {-ld.low:.3f} would" in loss.line
+    assert "points" not in loss.line
+    assert same.line.startswith("PASS mrr@10 s: candidate - baseline = +0.000, identical")
+    assert same.line.endswith("no loss to test against the margin of 0.02)")
+    # the same scores as a share print in points, as they always did
+    spread, loss, same = found["recall@5"]
+    d = spread.difference
+    assert f"= {d.mean * 100:+.1f} [{d.low * 100:+.1f}, {d.high * 100:+.1f}] points (95% " in (
+        spread.line
+    )
+    assert "lower end <= -2 (margin)" in spread.line
+    assert f"observed loss {-loss.difference.mean * 100:.1f} points: only" in loss.line
+    assert "+0.0 points, identical" in same.line and same.line.endswith("margin of 2)")
+    assert "is above -2 points. Interval" in spread.markdown()

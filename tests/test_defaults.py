@@ -24,7 +24,12 @@ _CHANGED = textwrap.dedent(
     """
     import dataclasses, importlib, inspect, json, pkgutil, sys
     import ragmeter, ragmeter.defaults as d
-    d.DEFAULTS = dataclasses.replace(d.DEFAULTS, rounds=2_000, confidence=0.9, seed=7)
+    d.DEFAULTS = dataclasses.replace(
+        d.DEFAULTS, rounds=2_000, confidence=0.9, seed=7, half_width=0.03, difference=0.06,
+        power=0.9,
+    )
+    CHANGED = {"rounds": 2_000, "confidence": 0.9, "seed": 7, "half_width": 0.03,
+               "difference": 0.06, "power": 0.9}
     checked, wrong = 0, []
     for info in pkgutil.walk_packages(ragmeter.__path__, "ragmeter."):
         if info.name.startswith("ragmeter.examples") or info.name.endswith("__main__"):
@@ -41,9 +46,11 @@ _CHANGED = textwrap.dedent(
             except (TypeError, ValueError):
                 continue
             for p in params.values():
-                want = {"rounds": 2_000, "confidence": 0.9, "seed": 7}.get(p.name)
+                want = CHANGED.get(p.name)
                 if want is None or p.default in (inspect.Parameter.empty, None):
                     continue
+                if info.name.startswith("ragmeter.cli") and p.name in ("half_width", "difference"):
+                    want = round(want * 100, 9)  # a flag in points, as a person types it
                 if p.name == "seed" and info.name.startswith("ragmeter.llm"):
                     continue  # a model's sampling seed (0), not a draw's
                 checked += 1
@@ -52,8 +59,9 @@ _CHANGED = textwrap.dedent(
                     wrong.append(f"{info.name}.{name}({p.name}={default!r})")
     from ragmeter.inputs.config import Config
     from ragmeter.comparison.summary import DEFAULT_ROUNDS, Summary
+    from ragmeter.report.common import TARGET_HALF_WIDTH
     c = Config()
-    print(json.dumps({"checked": checked, "wrong": wrong,
+    print(json.dumps({"checked": checked, "wrong": wrong, "target": TARGET_HALF_WIDTH,
                       "config": [c.rounds, c.confidence, c.seed],
                       "summary": [Summary().rounds, Summary().confidence, DEFAULT_ROUNDS]}))
     """
@@ -73,6 +81,7 @@ def test_changing_the_record_changes_every_signature_the_config_and_the_summary(
     assert found["checked"] > 80  # the stats, the comparison, answers, audits, the CLI
     assert found["config"] == [2_000, 0.9, 7]
     assert found["summary"] == [2_000, 0.9, 2_000]
+    assert found["target"] == 0.03  # the report's sample-size target is planning's
 
 
 def test_the_record_holds_today_s_defaults():
@@ -117,3 +126,70 @@ def test_older_files_read_with_what_they_were_made_with_not_today_s_defaults():
         EARLIER.rounds,
         EARLIER.confidence,
     )
+
+
+_READER_K = textwrap.dedent(
+    """
+    import dataclasses, inspect, json
+    import ragmeter.defaults as d
+    d.DEFAULTS = dataclasses.replace(d.DEFAULTS, reader_k=3)
+    d.EARLIER = dataclasses.replace(d.EARLIER, reader_k=4)
+    from ragmeter.answers import run, store
+    from ragmeter.cli import answers, answer_views
+    def default(fn):
+        p = inspect.signature(fn).parameters["k"].default
+        return getattr(p, "default", p)  # typer's OptionInfo
+    print(json.dumps({
+        "signatures": [default(run.answer_questions), default(answer_views.answer_command),
+                       default(answers.answer)],
+        "recorded": store.reader_k_of({"k": 2}),
+        "unrecorded": [store.reader_k_of({}), store.reader_k_of({"k": None})],
+    }))
+    """
+)
+
+
+def test_the_readers_k_comes_from_the_record_and_older_answers_from_earlier():
+    # answer's k was a literal 5 in the library and on the command line, and an answer
+    # record without a k read as a literal 5 in three places (answers.store twice,
+    # answers.cost): now DEFAULTS gives new answers theirs, EARLIER the older records'
+    out = subprocess.run(
+        [sys.executable, "-c", _READER_K],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+    )
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    assert found == {"signatures": [3, 3, 3], "recorded": 2, "unrecorded": [4, 4]}
+    assert DEFAULTS.reader_k == EARLIER.reader_k == 5  # today's, and what older files used
+
+
+_LEVELS = textwrap.dedent(
+    """
+    import dataclasses, inspect, json
+    import ragmeter.defaults as d
+    d.DEFAULTS = dataclasses.replace(d.DEFAULTS, confidence=0.9)
+    from ragmeter.comparison import formatting, verdicts
+    from ragmeter.stats import answer_plan, planning, ppi
+    fns = [formatting.fmt_p, verdicts.compare_family, planning.family_level,
+           planning.plan_questions, planning.pair_needs, planning.family_sentence,
+           answer_plan.questions_to_separate, ppi.pair_tests, planning.Plan]
+    print(json.dumps({f.__qualname__: inspect.signature(f).parameters["alpha"].default
+                      for f in fns}))
+    """
+)
+
+
+def test_a_level_taken_by_default_is_the_records_confidence_not_a_literal():
+    # the statistics and planning took alpha = 0.05 as a literal of their own: a run at 90%
+    # planned, formatted and decided its defaults at 5%
+    out = subprocess.run(
+        [sys.executable, "-c", _LEVELS],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+    )
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    assert len(found) == 9 and set(found.values()) == {0.1}, found

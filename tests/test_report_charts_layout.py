@@ -112,6 +112,7 @@ def _words_spec(systems: list[tuple[str, float, float, float, float]]) -> dict:
     """The words chart of hand-made systems: (name, words, hit, low, high) each."""
     data = {
         "main_k": 5,
+        "stats": {"confidence": 0.95},  # as report_data gives every page
         "systems": [{"name": name} for name, *_ in systems],
         "estimates": {
             name: {

@@ -209,3 +209,16 @@ def test_frontier_names_every_system_no_other_beats_on_both_and_ties_at_the_top(
     assert h["top"] == ["whole", "twin"]
     # The identical pair is not one of the compared pairs, as the rule counts them.
     assert (h["tie_count"], h["pair_count"], h["identical_count"]) == (1, 2, 1)
+
+
+def test_the_report_s_main_cutoff_is_the_terminal_s_for_ks_without_5(tmp_path):
+    # ks 1, 3 and 10 and a measure without a cutoff: the terminal shows k = 3 (5, else
+    # the largest k below 5); the report once picked 10 by a rule of its own
+    from ragmeter.scoring.names import shown_cutoffs
+
+    path = save_example(tmp_path / "run", 8, strategies=("sentence",), ks=(1, 3, 10), metric="map")
+    res = Results(path)
+    data = report_data(res)
+    assert shown_cutoffs(res.metrics) == (10, 3)
+    assert data["main_k"] == 3
+    assert data["hit_metric"] == "recall@3"

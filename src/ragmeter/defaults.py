@@ -8,7 +8,8 @@ writes these values as literals (``tests/test_architecture_doc.py`` looks for co
 :data:`EARLIER` is a second record, and it never changes: what a file written before a
 setting was recorded used (a summary without ``rounds`` was made with 10,000 rounds, a
 strategy described without a segmenter was cut with syntok's sentences, a saved run that
-names no family compared every pair), whatever the defaults of new runs become.
+names no family compared every pair, answers whose record names no k were made from the
+top 5 passages), whatever the defaults of new runs become.
 
 Imports nothing, so every layer may read it.
 """
@@ -30,6 +31,10 @@ class Defaults:
     clusters: str  # whether questions cluster by document: "auto", "none", "document", "field"
     segmenter: str  # whose sentences the sentence strategies cut at: "icu", "syntok", "blingfire"
     family: str  # the comparison family: "auto" (a grid's families on a grid run, else "all")
+    reader_k: int  # the top k passages a reader answers from
+    half_width: float  # planning's target ± half-width, a fraction of the scale (4 points)
+    difference: float  # the paired difference planning separates, a fraction (5 points)
+    power: float  # the power planning separates it with
 
 
 DEFAULTS = Defaults(
@@ -39,6 +44,10 @@ DEFAULTS = Defaults(
     clusters="auto",
     segmenter="icu",
     family="auto",
+    reader_k=5,
+    half_width=0.04,
+    difference=0.05,
+    power=0.8,
 )
 """The defaults of new runs, comparisons and intervals."""
 
@@ -49,6 +58,10 @@ EARLIER = Defaults(
     clusters="auto",
     segmenter="syntok",
     family="all",
+    reader_k=5,
+    half_width=0.04,  # never read from a file: planning targets are not recorded
+    difference=0.05,
+    power=0.8,
 )
 """What files written before a setting was recorded used; fixed, whatever :data:`DEFAULTS`
 become."""

@@ -42,6 +42,7 @@ from ragmeter.answers.store import (
     as_answer_set,
     reference_text,
 )
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.inputs.prices import Prices, read_prices
 from ragmeter.llm.tokens import TokenCounter, token_counter
@@ -178,9 +179,9 @@ def plan_answers(
     max_tokens: int | None = None,
     systems: Sequence[str] | None = None,
     limit: int | None = None,
-    half_width: float = 0.04,
-    difference: float = 0.05,
-    power: float = 0.8,
+    half_width: float = DEFAULTS.half_width,
+    difference: float = DEFAULTS.difference,
+    power: float = DEFAULTS.power,
     prices: Prices | str | Path | None = None,
     **reruns: Any,
 ) -> AnswerPlan:
@@ -199,7 +200,7 @@ def plan_answers(
     res = aset.results
     meta = aset.meta
     settings = rerun_settings(res, recorded=meta.get("answer_reruns"), **reruns)
-    k = check_k(k if k is not None else int(meta.get("k") or 5), depth=res.meta.depth)
+    k = check_k(k if k is not None else aset.k, depth=res.meta.depth)  # the pilot's k
     names = _chosen_systems(res, systems)
     qids = res.question_ids if limit is None else res.question_ids[: _check_limit(limit)]
     reader = reader or meta.get("reader")

@@ -43,6 +43,7 @@ from ragmeter.answers.store import (
     write_grades,
     write_merged,
 )
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.files.outputs import results_lock
 from ragmeter.inputs.config import answers_judge
@@ -76,7 +77,7 @@ __all__ = [
 Progress = Callable[[str, int, int], None]
 """``progress(label, done, total)``, called in the calling thread after each reply."""
 
-DEFAULT_K = 5
+DEFAULT_K = DEFAULTS.reader_k  # the top k passages a reader answers from
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_TOKENS = 256
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragmeter.defaults import EARLIER
 from ragmeter.errors import InputError
 from ragmeter.files.io import atomic_write_text, dumps, read_json, read_jsonl
 from ragmeter.files.outputs import results_lock, write_output
@@ -59,6 +60,7 @@ __all__ = [
     "read_grades",
     "read_hand",
     "read_meta",
+    "reader_k_of",
     "update_meta",
     "write_answers",
     "write_grades",
@@ -285,6 +287,13 @@ def read_meta(folder: Path) -> dict[str, Any]:
     return data
 
 
+def reader_k_of(meta: dict[str, Any]) -> int:
+    """The top k passages the reader answered from, as ``answers/meta.json`` records it;
+    a record without one (an earlier version's, or a hand-made answers.jsonl's) was made
+    from :data:`ragmeter.defaults.EARLIER`'s."""
+    return int(meta.get("k") or EARLIER.reader_k)
+
+
 def update_meta(folder: Path, **changes: Any) -> dict[str, Any]:
     """Merge ``changes`` into ``meta.json`` (``None`` values remove a key), under the lock."""
     with results_lock(folder.parent):
@@ -374,7 +383,7 @@ def load_answer_set(results: Results | str | Path) -> AnswerSet:
         hand=hand,
         hand_seen=seen,
         reader=meta.get("reader"),
-        k=int(meta.get("k") or 5),
+        k=reader_k_of(meta),
         meta=meta,
     )
 
@@ -434,7 +443,7 @@ def load_merged_answer_set(results: Results | str | Path) -> AnswerSet | None:
         return None
     meta = read_meta(folder)
     reader = meta.get("reader")
-    k = int(meta.get("k") or 5)
+    k = reader_k_of(meta)
     known_s, known_q = set(res.systems), set(res.question_ids)
     judges: list[str] = [str(j) for j in meta.get("judges") or []]
     answers: dict[Key, Answer] = {}

@@ -118,7 +118,7 @@ def _settings(
 def answer(
     results: Annotated[Path, typer.Argument(help="A results directory")],
     reader: Annotated[str, typer.Option(help=f"The reader model: {MODEL_SPEC}")],
-    k: Annotated[int, typer.Option(help="Items given to the reader")] = 5,
+    k: Annotated[int, typer.Option(help="Items given to the reader")] = DEFAULTS.reader_k,
     systems: Systems = None,
     limit: Limit = None,
     concurrency: Concurrency = 4,

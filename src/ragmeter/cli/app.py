@@ -242,6 +242,13 @@ def points(value: float, flag: str) -> float:
     return value / 100.0
 
 
+def in_points(fraction: float) -> float:
+    """A fraction of the metric's scale as the points a person types (0.04 -> 4.0): a
+    flag's default, taken from :data:`ragmeter.defaults.DEFAULTS`, shown as the flag
+    reads it; :func:`points` converts it back."""
+    return round(fraction * 100.0, 9) + 0.0
+
+
 def _csv(value: str | None) -> tuple[str, ...] | None:
     return tuple(v.strip() for v in value.split(",") if v.strip()) if value else None
 

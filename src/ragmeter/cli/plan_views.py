@@ -10,6 +10,7 @@ from ragmeter.cli import search_views as terminal
 from ragmeter.cli.app import plural
 from ragmeter.cli.layout import render
 from ragmeter.comparison.formatting import shown_half_width, shown_interval
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError, did_you_mean
 from ragmeter.scoring.metrics import is_share
 from ragmeter.scoring.names import difference_scale
@@ -91,7 +92,8 @@ def pair_need_grid(found: Plan, shown: list, caption: str | None = None, narrow:
     first = len(head)
     grid = Grid(
         f"Questions needed to separate the planned difference of "
-        f"{found.difference * scale:g}{' points' if share else ''} (power 0.8), {at}",
+        f"{found.difference * scale:g}{' points' if share else ''} (power {DEFAULTS.power:g}), "
+        f"{at}",
         [*head, *numbers],
         right=set(range(first, first + len(numbers))),
         caption=caption,

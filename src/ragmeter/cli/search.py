@@ -26,6 +26,7 @@ from ragmeter.cli.app import (
     example_dir,
     handle_errors,
     hint,
+    in_points,
     judge_name,
     model_options,
     plural,
@@ -367,10 +368,10 @@ def plan(
     metric: Annotated[str | None, typer.Option(help="Default: the run's metric")] = None,
     half_width: Annotated[
         float, typer.Option(help="Target ± half-width in points (hundredths of the scale)")
-    ] = 4.0,
+    ] = in_points(DEFAULTS.half_width),
     difference: Annotated[
         float, typer.Option(help="Paired difference to separate, in points")
-    ] = 5.0,
+    ] = in_points(DEFAULTS.difference),
     system: Annotated[str | None, typer.Option(help="One system (default: all)")] = None,
     seed: Annotated[int | None, typer.Option()] = None,
     rounds: Annotated[int | None, typer.Option()] = None,

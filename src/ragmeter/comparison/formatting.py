@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ragmeter.defaults import EARLIER
+from ragmeter.defaults import DEFAULTS, EARLIER
 from ragmeter.scoring.names import difference_scale, metric_scale
 from ragmeter.stats.bootstrap import format_interval
+from ragmeter.stats.validate import alpha_of
 
 __all__ = [
     "BOOTSTRAP",
@@ -160,7 +161,7 @@ def fmt_end(x: float, scale: float = 100.0, digits: int = 1) -> str:
     return text if float(text) != 0.0 else f"{v:+.1e}"
 
 
-def fmt_p(p: float | None, alpha: float = 0.05) -> str:
+def fmt_p(p: float | None, alpha: float = alpha_of(DEFAULTS.confidence)) -> str:
     """A p-value to 3 significant digits, with more when rounding would cross ``alpha``."""
     if p is None:
         return ""

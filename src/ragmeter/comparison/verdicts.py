@@ -354,7 +354,7 @@ def compare_family(
     baseline: str | None = None,
     pairs: Sequence[tuple[str, str]] | None = None,
     identical: list[list[str]] | None = None,
-    alpha: float = 0.05,
+    alpha: float = stats.alpha_of(DEFAULTS.confidence),
     rounds: int = DEFAULTS.rounds,
     seed: stats.Seed = DEFAULTS.seed,
     binary: bool | None = None,

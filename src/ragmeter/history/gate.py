@@ -24,7 +24,7 @@ from ragmeter.history.systems import pair_systems
 from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results, as_results
 from ragmeter.scoring import measurement
-from ragmeter.scoring.names import lower_is_better
+from ragmeter.scoring.names import difference_scale, difference_unit, lower_is_better, metric_scale
 from ragmeter.stats.paired_tests import is_binary
 
 __all__ = [
@@ -46,8 +46,10 @@ MAX_MARGIN = 1.0
 #: a margin above this (20 points) lets a candidate lose more than a fifth of the scale
 #: and pass; it is accepted with a warning
 WIDE_MARGIN = 0.20
-#: how the gate prints a margin or a difference, whatever the metric: in points,
-#: hundredths of the metric's scale (what ``ragmeter check --margin`` takes)
+#: points: hundredths of the metric's scale (what ``ragmeter check --margin`` takes); the
+#: gate prints a difference, a loss and a margin as the metric table says a difference of
+#: its metric prints (:func:`ragmeter.scoring.names.difference_scale`): in points for a
+#: share, at the metric's own scale and three decimals for MRR, nDCG or MAP
 POINTS = 100.0
 
 _WHO = {
@@ -104,6 +106,26 @@ class Check:
             return self.system
         return f"{self.system} (baseline: {self.baseline_system})"
 
+    def _amount(self, x: float, unit: bool = True) -> str:
+        """A loss, a margin or an interval's reach (``x``, a fraction of the scale) as a
+        difference of the metric prints (the metric table's scale, digits and unit):
+        ``4.1 points`` of recall@5, ``0.041`` of MRR."""
+        scale, digits = difference_scale(self.metric)
+        named = difference_unit(self.metric) if unit else ""
+        return f"{x * scale:.{digits}f}" + (f" {named}" if named else "")
+
+    @property
+    def margin_shown(self) -> str:
+        """The margin as the gate prints it, at the scale a difference of the metric
+        prints at, without trailing zeros: ``2`` (points) of recall@5, ``0.02`` of MRR."""
+        scale = difference_scale(self.metric)[0]
+        return f"{round(self.margin * scale, 9) + 0.0:g}"  # 0.29 prints 29, never 28.999...
+
+    def _unit(self) -> str:
+        """`` points`` after a difference of a share; nothing after one of MRR, nDCG, MAP."""
+        named = difference_unit(self.metric)
+        return f" {named}" if named else ""
+
     def _tail(self) -> str:
         """What a FAIL line adds: with an observed loss, the loss and the smallest margin
         this candidate passes (never advice to raise the margin); without one, the margin
@@ -111,15 +133,16 @@ class Check:
         if self.passed:
             return ""
         d = self.difference
-        if d.mean * POINTS <= -0.05:  # a loss that prints as one
+        scale, digits = difference_scale(self.metric)
+        if d.mean * scale <= -0.5 * 10.0**-digits:  # a loss that prints as one
             need = -d.low
             passes = (
-                f"only a margin above {need * POINTS:.1f} points would pass it"
+                f"only a margin above {self._amount(need)} would pass it"
                 if math.isfinite(need) and need < MAX_MARGIN
                 else "no margin up to the whole scale would pass it"
             )
             return (
-                f"; observed loss {-d.mean * POINTS:.1f} points: {passes} (a margin is set "
+                f"; observed loss {self._amount(-d.mean)}: {passes} (a margin is set "
                 f"before the result, never raised to pass one)"
             )
         return self._support()
@@ -138,16 +161,17 @@ class Check:
         if s >= MAX_MARGIN:
             return (
                 f"; these {n} questions support no margin below the whole scale: the "
-                f"interval of {who} reaches -{s * POINTS:.1f}; add questions (`ragmeter plan`)"
+                f"interval of {who} reaches -{self._amount(s, False)}; add questions "
+                f"(`ragmeter plan`)"
             )
         if s == 0:
             return f"; these {n} questions support any margin above 0"
         reach = (
-            f"an unchanged candidate's interval reaches -{s * POINTS:.1f}"
+            f"an unchanged candidate's interval reaches -{self._amount(s, False)}"
             if self.support_basis == "unchanged"
-            else f"the interval of {who} reaches -{s * POINTS:.1f}"
+            else f"the interval of {who} reaches -{self._amount(s, False)}"
         )
-        return f"; these {n} questions support a margin above {s * POINTS:.1f} points ({reach})"
+        return f"; these {n} questions support a margin above {self._amount(s)} ({reach})"
 
     def _identical(self) -> str:
         n = self.difference.n
@@ -157,25 +181,27 @@ class Check:
     def line(self) -> str:
         d = self.difference
         if self.identical:
+            zero = f"{0.0:+.{difference_scale(self.metric)[1]}f}{self._unit()}"
             return (
-                f"PASS {self.metric} {self.shown_system}: candidate - baseline = +0.0 "
-                f"points, {self._identical()} (each question scores as in the baseline: "
-                f"no loss to test against the margin of {self.margin_points:g})" + self._note()
+                f"PASS {self.metric} {self.shown_system}: candidate - baseline = {zero}, "
+                f"{self._identical()} (each question scores as in the baseline: no loss to "
+                f"test against the margin of {self.margin_shown})" + self._note()
             )
         verdict = "PASS" if self.passed else "FAIL"
         rel = ">" if self.passed else "<="
         return (
             f"{verdict} {self.metric} {self.shown_system}: candidate - baseline = "
-            f"{format_difference(d, POINTS)} points "
+            f"{format_difference(d, *difference_scale(self.metric))}{self._unit()} "
             f"({d.confidence * 100:g}% {self.interval}, {d.n} questions, seed {d.seed}, "
-            f"{d.rounds} rounds); lower end {rel} -{self.margin_points:g} (margin)"
+            f"{d.rounds} rounds); lower end {rel} -{self.margin_shown} (margin)"
             + self._tail()
             + self._note()
         )
 
     @property
     def margin_points(self) -> float:
-        """The margin as the gate prints it: in points (0.02 prints as 2)."""
+        """The margin in points, hundredths of the scale, as ``--margin`` takes it (0.02
+        is 2, of any metric)."""
         return round(self.margin * POINTS, 9) + 0.0  # 0.29 prints 29, never 28.999...
 
     def _note(self) -> str:
@@ -183,12 +209,17 @@ class Check:
 
     def markdown(self) -> str:
         d = self.difference
+        scale, digits = metric_scale(self.metric)
+        d_scale, d_digits = difference_scale(self.metric)
         head = "passed" if self.passed else "failed"
         title = markdown_text(f"{self.metric}, {self.shown_system}")  # names: text, never HTML
         interval = (
             []
             if self.identical
-            else [f"| {d.confidence * 100:g}% interval | {difference_interval(d, POINTS)} |"]
+            else [
+                f"| {d.confidence * 100:g}% interval | "
+                f"{difference_interval(d, *difference_scale(self.metric))} |"
+            ]
         )
         if self.identical:
             note = (
@@ -198,7 +229,7 @@ class Check:
         else:
             note = (
                 f"Non-inferiority: the check passes when the lower end of the paired interval "
-                f"is above -{self.margin_points:g} points. Interval: {self.interval}; "
+                f"is above -{self.margin_shown}{self._unit()}. Interval: {self.interval}; "
                 f"{d.n} questions paired by id; seed {d.seed}, {d.rounds} rounds"
                 + _sentence(self._tail())
             )
@@ -210,11 +241,11 @@ class Check:
                 "",
                 "| | value |",
                 "|---|--:|",
-                f"| baseline | {self.baseline * POINTS:.1f} |",
-                f"| candidate | {self.candidate * POINTS:.1f} |",
-                f"| candidate - baseline | {d.mean * POINTS:+.1f} |",
+                f"| baseline | {self.baseline * scale:.{digits}f} |",
+                f"| candidate | {self.candidate * scale:.{digits}f} |",
+                f"| candidate - baseline | {d.mean * d_scale:+.{d_digits}f} |",
                 *interval,
-                f"| margin | -{self.margin_points:g} |",
+                f"| margin | -{self.margin_shown} |",
                 f"| questions better / same / worse | {self.wins} / {self.ties} / {self.losses} |",
                 "",
                 note,

@@ -16,7 +16,6 @@ from importlib import metadata
 from pathlib import Path
 
 from ragmeter.comparison.formatting import format_estimate, shown_interval
-from ragmeter.defaults import EARLIER
 from ragmeter.errors import MissingExtra
 from ragmeter.files.io import atomic_write_text
 from ragmeter.report.chartlayout import (
@@ -134,8 +133,10 @@ def chart_specs(data: dict, alt=None) -> dict[str, dict]:
 
 
 def _level(data: dict) -> str:
-    """The run's interval level as the headers name it: ``95%`` by default."""
-    return f"{(data.get('stats') or {}).get('confidence', EARLIER.confidence) * 100:g}%"
+    """The run's interval level as the headers name it (``95%``): the data's, which
+    :func:`ragmeter.report.data.report_data` takes from the run's summary (where an older
+    run gets its default)."""
+    return f"{data['stats']['confidence'] * 100:g}%"
 
 
 def recall_is_hit(data: dict) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragmeter.comparison.formatting import format_estimate
+from ragmeter.defaults import DEFAULTS
 from ragmeter.scoring.names import cutoff, family, table
 
 TOP_ITEMS = 5
@@ -17,8 +18,8 @@ TOP_ITEMS = 5
 PAGE_SIZE = 50
 """Questions per page in the drill-down."""
 
-TARGET_HALF_WIDTH = 0.04
-"""Default target for the sample-size reading: an interval of +/- 4 points."""
+TARGET_HALF_WIDTH = DEFAULTS.half_width
+"""Default target for the sample-size reading: planning's (an interval of +/- 4 points)."""
 
 
 def family_order() -> tuple[str, ...]:

@@ -27,6 +27,7 @@ from ragmeter.comparison.formatting import (
     shown_p,
 )
 from ragmeter.comparison.summary import Summary
+from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.report.common import (
     PAGE_SIZE,
@@ -47,7 +48,7 @@ from ragmeter.report.sections import (
 )
 from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results
-from ragmeter.scoring.names import difference_scale, metric_info
+from ragmeter.scoring.names import difference_scale, metric_info, shown_cutoffs
 from ragmeter.stats.planning import (
     family_sentence,
     pair_needs,
@@ -55,6 +56,7 @@ from ragmeter.stats.planning import (
     questions_needed,
     run_clusters,
 )
+from ragmeter.stats.validate import alpha_of
 
 
 def report_data(
@@ -112,7 +114,8 @@ def _overview(results: Results, page_size: int, top: int) -> dict[str, Any]:
     }
     sys_meta = {s["name"]: s for s in meta.get("systems", [])}
     ks = list(meta.ks) or sorted({k for m in metrics if (k := _k(m))})
-    main_k = _k(metric) or (5 if 5 in ks else ks[-1])
+    cutoffs = shown_cutoffs(metrics)  # the terminal's: 5, else the largest k below 5
+    main_k = _k(metric) or (cutoffs[1] if cutoffs else None)
     named = f" ({summary.ndcg_label})" if summary.ndcg_label else ""  # nDCG's ideal and gain
     titles = family_titles()
     return {
@@ -232,7 +235,7 @@ def _observed_need(results: Results, summary: Summary, metric: str, a: str, b: s
     cluster-aware (as ``plan`` plans)."""
     scores = {a: results.scores(a, metric), b: results.scores(b, metric)}
     labels = run_clusters(results)
-    alpha = 1.0 - summary.confidence
+    alpha = alpha_of(summary.confidence)  # the run's level, as plan takes it
     return pair_needs(scores, [a, b], gap, 1, alpha, clusters=labels, clustered=labels is not None)[
         0
     ]
@@ -440,6 +443,7 @@ def _sample_size(results: Results, summary: Summary, metric: str, target: float)
         "metric": metric,
         "target": target,
         "confidence": confidence,
+        "power": DEFAULTS.power,  # the power the questions to separate a tie are planned at
         "systems": out_rows,
         "family": _family_need(results, metric),
     }

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.comparison.formatting import format_estimate, shown_difference, shown_interval
-from ragmeter.defaults import EARLIER
 from ragmeter.errors import RagmeterError
 from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results
@@ -149,7 +148,7 @@ def history_chart(alt: Any, data: dict) -> dict | None:
         alt.Tooltip("run:N"),
         alt.Tooltip(
             "shown:N",
-            title=f"{h['metric']} [{h.get('confidence', EARLIER.confidence) * 100:g}% interval]",
+            title=f"{h['metric']} [{h['confidence'] * 100:g}% interval]",  # the run's own
         ),
         alt.Tooltip("change:N", title="paired change"),
     ]

@@ -33,7 +33,7 @@ from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.stats.rerun_variance import variance_components
 from ragmeter.stats.reruns import as_reruns
-from ragmeter.stats.validate import check_confidence
+from ragmeter.stats.validate import alpha_of, check_confidence
 
 __all__ = [
     "ASSUMED_ACCURACY",
@@ -181,7 +181,11 @@ def questions_for_half_width(
 
 
 def questions_to_separate(
-    noise: NoiseModel, k: int, difference: float, alpha: float = 0.05, power: float = 0.8
+    noise: NoiseModel,
+    k: int,
+    difference: float,
+    alpha: float = alpha_of(DEFAULTS.confidence),
+    power: float = DEFAULTS.power,
 ) -> int:
     """Questions at ``k`` reruns each for a paired difference of ``difference`` to be
     separated with ``power`` at two-sided level ``alpha`` (``noise``: the components of

@@ -467,7 +467,7 @@ def documents_to_separate(
     codes: ArrayLike,
     difference: float,
     confidence: float = DEFAULTS.confidence,
-    power: float = 0.8,
+    power: float = DEFAULTS.power,
     questions: int | None = None,
 ) -> ClusterNeed:
     """Clusters (at the observed questions per cluster), or questions on the same

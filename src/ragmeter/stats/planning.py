@@ -28,6 +28,7 @@ from ragmeter.stats.clusters import (
 )
 from ragmeter.stats.exact import exact_interval, questions_for_exact_half_width
 from ragmeter.stats.plan_inputs import PlannedRow, PlannedRule, PlannedRun
+from ragmeter.stats.validate import alpha_of
 
 __all__ = [
     "PairNeed",
@@ -47,7 +48,7 @@ __all__ = [
 ]
 
 
-def family_level(pairs: int, alpha: float = 0.05) -> float:
+def family_level(pairs: int, alpha: float = alpha_of(DEFAULTS.confidence)) -> float:
     """The level one true difference must pass in a family of ``pairs`` pairs.
 
     Holm tests the smallest p-value first, at ``alpha / pairs``; when one pair truly
@@ -122,7 +123,7 @@ class Plan:
     pairs: list[PairNeed] = field(default_factory=list)
     family: int = 1  # pairs in the family the run's table decides on together
     rule: str = "maxt"
-    alpha: float = 0.05
+    alpha: float = alpha_of(DEFAULTS.confidence)
     first: float | None = None  # max-T: the level the run's first step tested at
 
     @property
@@ -146,14 +147,14 @@ def plan_questions(
     run: PlannedRun,
     metric: str,
     *,
-    half_width: float = 0.04,
-    difference: float = 0.05,
+    half_width: float = DEFAULTS.half_width,
+    difference: float = DEFAULTS.difference,
     systems: Sequence[str] | None = None,
     seed: int = DEFAULTS.seed,
     rounds: int = DEFAULTS.rounds,
     family: int | None = None,
     rule: str = "maxt",
-    alpha: float = 0.05,
+    alpha: float = alpha_of(DEFAULTS.confidence),
     first: float | None = None,
     clustered: bool | None = None,
 ) -> Plan:
@@ -265,8 +266,8 @@ def plan_run(
     run: PlannedRun,
     metric: str | None = None,
     *,
-    half_width: float = 0.04,
-    difference: float = 0.05,
+    half_width: float = DEFAULTS.half_width,
+    difference: float = DEFAULTS.difference,
     system: str | None = None,
     seed: int | None = None,
     rounds: int | None = None,
@@ -386,13 +387,14 @@ def pair_needs(
     names: Sequence[str],
     difference: float,
     family: int,
-    alpha: float = 0.05,
+    alpha: float = alpha_of(DEFAULTS.confidence),
     level: float | None = None,
     clusters: Sequence[str] | None = None,
     clustered: bool = False,
 ) -> list[PairNeed]:
     """Every pair of ``names``: questions to separate ``difference`` alone and as one of
-    ``family`` pairs (at ``level``, by default :func:`family_level`), at power 0.8; with
+    ``family`` pairs (at ``level``, by default :func:`family_level`), at the record's power
+    (:data:`ragmeter.defaults.DEFAULTS`, 0.8); with
     ``clusters`` (each question's document) also the documents that would settle it in
     the family (:func:`ragmeter.stats.clusters.documents_to_separate`). ``clustered``
     (the run's comparisons resample documents) plans both numbers at the pair's design
@@ -444,7 +446,7 @@ def family_sentence(
     difference: float,
     family: int,
     rule: str,
-    alpha: float = 0.05,
+    alpha: float = alpha_of(DEFAULTS.confidence),
     scale: float = 100.0,
     first: float | None = None,
 ) -> str | None:
@@ -461,8 +463,8 @@ def family_sentence(
     if rule == "none":
         return (
             f"Separating a difference of {difference * scale:g}{unit} takes about "
-            f"{alone[len(alone) // 2]:,} questions per pair at power 0.8 (median over the "
-            f"pairs); the seed's per-pair rule makes no adjustment for the "
+            f"{alone[len(alone) // 2]:,} questions per pair at power {DEFAULTS.power:g} "
+            f"(median over the pairs); the seed's per-pair rule makes no adjustment for the "
             f"{family} pairs, so its tables show false differences."
         )
     if rule == "maxt" and first is not None:
@@ -488,7 +490,8 @@ def family_sentence(
         else ""
     )
     return (
-        f"Separating a difference of {difference * scale:g}{unit} at power 0.8 takes about "
+        f"Separating a difference of {difference * scale:g}{unit} at power {DEFAULTS.power:g} "
+        f"takes about "
         f"{wide[len(wide) // 2]:,} questions per pair in this table of {family} pairs ({how}), "
         f"against {alone[len(alone) // 2]:,} for one pair planned in advance (median over "
         f"the pairs{' not yet separated' if some_separated else ''}).{at}"

@@ -44,6 +44,7 @@ from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.stats.clusters import widening
 from ragmeter.stats.draws import mulberry32
+from ragmeter.stats.validate import alpha_of
 
 __all__ = [
     "WEIGHTS",
@@ -356,7 +357,7 @@ def pair_tests(
     pairs: Sequence[tuple[int, int]],
     *,
     adjust: str = "maxt",
-    alpha: float = 0.05,
+    alpha: float = alpha_of(DEFAULTS.confidence),
     seed: int = DEFAULTS.seed,
     rounds: int = DEFAULTS.rounds,
     widen: bool = True,

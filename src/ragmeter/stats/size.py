@@ -208,7 +208,9 @@ def _ceil(x: float) -> int:
 
 
 def questions_for_half_width(
-    scores: ArrayLike, half_width: float = 0.04, confidence: float = DEFAULTS.confidence
+    scores: ArrayLike,
+    half_width: float = DEFAULTS.half_width,
+    confidence: float = DEFAULTS.confidence,
 ) -> int:
     """Questions needed for an interval of +/- ``half_width`` around the mean.
 
@@ -230,9 +232,9 @@ def questions_for_half_width(
 def questions_to_separate(
     a: ArrayLike,
     b: ArrayLike,
-    difference: float = 0.05,
+    difference: float = DEFAULTS.difference,
     confidence: float = DEFAULTS.confidence,
-    power: float = 0.8,
+    power: float = DEFAULTS.power,
 ) -> int:
     """Questions needed to tell two systems apart when they differ by ``difference``.
 

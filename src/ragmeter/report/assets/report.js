@@ -73,9 +73,10 @@
   const diffNum = (m, d) => diffScaled(m, d).toFixed(info(m).difference_digits);
   const fmtDiff = (m, d) => diffNum(m, d) + (diffUnit(m) ? " " + diffUnit(m) : "");
   const int = (x) => Math.round(x).toLocaleString("en-US");
-  // the run's interval level, as every table header names it ("95%" by default)
-  const level = (c) => Math.round((c || 0.95) * 1000) / 10 + "%";
-  const LEVEL = level(DATA.stats && DATA.stats.confidence);
+  // an interval level as every table header names it ("95%"): each section's data carries
+  // its own, from the run's summary (where an older run gets its default)
+  const level = (c) => Math.round(c * 1000) / 10 + "%";
+  const LEVEL = level(DATA.stats.confidence);
 
   // Every estimate arrives with `shown`, the text the terminal prints for it
   // (ragmeter.formatting.format_estimate): the page never formats a number itself.
@@ -274,8 +275,8 @@
         (c.corpus.path ? " · " + c.corpus.path : "")),
       item("test set", c.testset.path || "–"),
       item("metric compared", m),
-      item("intervals", Math.round((st.confidence || 0.95) * 100) +
-        (DATA.clusters && DATA.clusters.used ? "% cluster bootstrap, " : "% bootstrap, ") +
+      item("intervals", level(st.confidence) +
+        (DATA.clusters && DATA.clusters.used ? " cluster bootstrap, " : " bootstrap, ") +
         st.rounds + " rounds, seed " + st.seed + (st.rng ? " (" + st.rng + ")" : "")),
       item("ranked depth", "top " + c.depth + ", relevant grade " + c.relevant_grade),
     ]);
@@ -473,7 +474,8 @@
     head.push("verdict");
     if (separate) head.push({ text: "questions to separate the observed difference", num: true, wrap: true,
       title: "for a tie: questions a paired test of this pair alone would need to separate a true " +
-        "difference as large as the observed one (power 0.8), at the pair's design effect when " +
+        "difference as large as the observed one (power " + DATA.sample_size.power +
+        "), at the pair's design effect when " +
         "questions share documents and the comparisons resample them (else 1); ragmeter plan " +
         "plans a difference you choose, in the run's family" });
     return table(target, head, comps.map((c) => {
