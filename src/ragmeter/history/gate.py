@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter import stats
-from ragmeter.answers.paired import answer_measure, answer_scores
+from ragmeter.answers.paired import answer_scores
 from ragmeter.comparison.formatting import difference_interval, format_difference
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.defaults import DEFAULTS
@@ -24,7 +24,7 @@ from ragmeter.history.systems import pair_systems
 from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results, as_results
 from ragmeter.scoring import measurement
-from ragmeter.scoring.names import lower_is_better
+from ragmeter.scoring.names import answer_measure, lower_is_better, metric_label, points_digits
 from ragmeter.stats.paired_tests import is_binary
 
 __all__ = [
@@ -99,6 +99,17 @@ class Check:
     note: str = ""
 
     @property
+    def shown_metric(self) -> str:
+        """The measure as the line names it: its row's title for an answer measure
+        (:func:`ragmeter.scoring.names.metric_label`), the stored name otherwise."""
+        return metric_label(self.metric)
+
+    @property
+    def digits(self) -> int:
+        """Decimals the points print with (:func:`ragmeter.scoring.names.points_digits`)."""
+        return points_digits(self.metric)
+
+    @property
     def shown_system(self) -> str:
         if self.baseline_system is None:
             return self.system
@@ -158,15 +169,16 @@ class Check:
         d = self.difference
         if self.identical:
             return (
-                f"PASS {self.metric} {self.shown_system}: candidate - baseline = +0.0 "
-                f"points, {self._identical()} (each question scores as in the baseline: "
-                f"no loss to test against the margin of {self.margin_points:g})" + self._note()
+                f"PASS {self.shown_metric} {self.shown_system}: candidate - baseline = "
+                f"{0.0:+.{self.digits}f} points, {self._identical()} (each question scores as "
+                f"in the baseline: no loss to test against the margin of {self.margin_points:g})"
+                + self._note()
             )
         verdict = "PASS" if self.passed else "FAIL"
         rel = ">" if self.passed else "<="
         return (
-            f"{verdict} {self.metric} {self.shown_system}: candidate - baseline = "
-            f"{format_difference(d, POINTS)} points "
+            f"{verdict} {self.shown_metric} {self.shown_system}: candidate - baseline = "
+            f"{format_difference(d, POINTS, self.digits)} points "
             f"({d.confidence * 100:g}% {self.interval}, {d.n} questions, seed {d.seed}, "
             f"{d.rounds} rounds); lower end {rel} -{self.margin_points:g} (margin)"
             + self._tail()
@@ -182,13 +194,13 @@ class Check:
         return f"; {self.note}" if self.note else ""
 
     def markdown(self) -> str:
-        d = self.difference
+        d, dp = self.difference, self.digits
         head = "passed" if self.passed else "failed"
-        title = markdown_text(f"{self.metric}, {self.shown_system}")  # names: text, never HTML
+        title = markdown_text(f"{self.shown_metric}, {self.shown_system}")  # text, never HTML
         interval = (
             []
             if self.identical
-            else [f"| {d.confidence * 100:g}% interval | {difference_interval(d, POINTS)} |"]
+            else [f"| {d.confidence * 100:g}% interval | {difference_interval(d, POINTS, dp)} |"]
         )
         if self.identical:
             note = (
@@ -210,9 +222,9 @@ class Check:
                 "",
                 "| | value |",
                 "|---|--:|",
-                f"| baseline | {self.baseline * POINTS:.1f} |",
-                f"| candidate | {self.candidate * POINTS:.1f} |",
-                f"| candidate - baseline | {d.mean * POINTS:+.1f} |",
+                f"| baseline | {self.baseline * POINTS:.{dp}f} |",
+                f"| candidate | {self.candidate * POINTS:.{dp}f} |",
+                f"| candidate - baseline | {d.mean * POINTS:+.{dp}f} |",
                 *interval,
                 f"| margin | -{self.margin_points:g} |",
                 f"| questions better / same / worse | {self.wins} / {self.ties} / {self.losses} |",
