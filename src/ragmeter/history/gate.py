@@ -121,22 +121,22 @@ class Check:
         the questions support."""
         if self.passed:
             return ""
-        d = self.difference
-        if d.mean * POINTS <= -0.05:  # a loss that prints as one
+        d, dp = self.difference, self.digits
+        if d.mean * POINTS <= -0.5 * 10.0**-dp:  # a loss that prints as one
             need = -d.low
             passes = (
-                f"only a margin above {need * POINTS:.1f} points would pass it"
+                f"only a margin above {need * POINTS:.{dp}f} points would pass it"
                 if math.isfinite(need) and need < MAX_MARGIN
                 else "no margin up to the whole scale would pass it"
             )
             return (
-                f"; observed loss {-d.mean * POINTS:.1f} points: {passes} (a margin is set "
+                f"; observed loss {-d.mean * POINTS:.{dp}f} points: {passes} (a margin is set "
                 f"before the result, never raised to pass one)"
             )
         return self._support()
 
     def _support(self) -> str:
-        s, n = self.supported_margin, self.difference.n
+        s, n, dp = self.supported_margin, self.difference.n, self.digits
         if s is None:
             return ""
         who = _WHO[self.support_basis]
@@ -149,16 +149,16 @@ class Check:
         if s >= MAX_MARGIN:
             return (
                 f"; these {n} questions support no margin below the whole scale: the "
-                f"interval of {who} reaches -{s * POINTS:.1f}; add questions (`ragmeter plan`)"
+                f"interval of {who} reaches -{s * POINTS:.{dp}f}; add questions (`ragmeter plan`)"
             )
         if s == 0:
             return f"; these {n} questions support any margin above 0"
         reach = (
-            f"an unchanged candidate's interval reaches -{s * POINTS:.1f}"
+            f"an unchanged candidate's interval reaches -{s * POINTS:.{dp}f}"
             if self.support_basis == "unchanged"
-            else f"the interval of {who} reaches -{s * POINTS:.1f}"
+            else f"the interval of {who} reaches -{s * POINTS:.{dp}f}"
         )
-        return f"; these {n} questions support a margin above {s * POINTS:.1f} points ({reach})"
+        return f"; these {n} questions support a margin above {s * POINTS:.{dp}f} points ({reach})"
 
     def _identical(self) -> str:
         n = self.difference.n

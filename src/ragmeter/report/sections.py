@@ -22,7 +22,7 @@ from ragmeter.files.io import read_json
 from ragmeter.report.common import GRADE_LABELS, RATIO, SHARE, _est
 from ragmeter.report.history import load_history
 from ragmeter.runs.results import Results
-from ragmeter.scoring.names import difference_unit, metric_label
+from ragmeter.scoring.names import answer_measures, difference_unit, metric_label
 
 if TYPE_CHECKING:
     from ragmeter.answers.store import AnswerSet
@@ -105,6 +105,7 @@ def load_answers(
         "primary": report.judge,
         "k": report.k,
         "hit_metric": f"recall@{report.k}",
+        "titles": {m: metric_label(m) for m in answer_measures()},  # the table's rows
         "seed": report.seed,
         "rounds": report.rounds,
         "accuracy": [_accuracy_row(row, report.judge) for row in report.systems],
@@ -147,6 +148,7 @@ def answer_verdict_data(aset: Any, judge: str | None) -> dict[str, Any] | None:
             {
                 "measure": measure,
                 "difference_unit": difference_unit(measure),  # what A - B is in
+                "title": metric_label(measure),
                 "rule": table.rule.to_dict(),
                 "rows": rows,
                 "note": note,
