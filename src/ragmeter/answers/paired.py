@@ -410,7 +410,8 @@ def answer_scores(
     wanted = answer_measure(measure)
     if wanted is None:
         raise InputError(
-            f"unknown answer measure {measure!r}; choose correct or correct_or_partial"
+            f"unknown answer measure {measure!r}; choose "
+            + " or ".join(m.replace(" ", "_") for m in answer_measures())
         )
     chosen = accuracy_judge(aset, judge)
     graded = _graded(aset, chosen, [system]).get(system)
