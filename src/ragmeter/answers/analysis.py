@@ -96,6 +96,11 @@ class Accuracy:
     unscored: int
     correct_if_unscored: stats.Estimate | None = None
 
+    def share(self, measure: str) -> stats.Estimate | None:
+        """The share on an answer measure of the metric table (``correct``, ``correct or
+        partial``: :func:`ragmeter.scoring.names.answer_measures`)."""
+        return {"correct": self.correct, "correct or partial": self.correct_or_partial}[measure]
+
 
 ACCURACY_BASIS = "Shares over every answer, an unscored one counted as not correct"
 """What :func:`accuracy`'s shares are over, as the tables under them say it."""

@@ -48,6 +48,7 @@ from ragmeter.answers.analysis import MIN_HAND, SAVING_BOUND, AnswerReport, Corr
 from ragmeter.answers.store import UNSCORED
 from ragmeter.comparison.formatting import format_difference
 from ragmeter.defaults import DEFAULTS
+from ragmeter.scoring.names import difference_scale, metric_label
 from ragmeter.stats import ppi
 from ragmeter.stats.paired import verdict_text
 
@@ -286,9 +287,9 @@ def corrected_lines(v: CorrectedVerdicts) -> list[str]:
     return [
         "judge: the judge's own difference; corrected: with its interval at the family's "
         "level; hand: hand grades of A / of B / of questions graded for both.",
-        f"Judge-corrected: each system's share {v.measure} = weight x the judge's share over "
-        f"the {v.questions} questions + mean(hand - weight x judge) over its hand-graded "
-        f"answers (prediction-powered, {v.weight_rule} weight: {weights}).",
+        f"Judge-corrected: each system's share {metric_label(v.measure)} = weight x the "
+        f"judge's share over the {v.questions} questions + mean(hand - weight x judge) "
+        f"over its hand-graded answers (prediction-powered, {v.weight_rule} weight: {weights}).",
         f"Rule: {rule}, alpha {v.alpha:g}, family {v.family}; normal intervals; "
         f"seed {v.seed}, {v.rounds} rounds (mulberry32). Assumes each system's hand "
         "grades are a random sample of its answers (handgrade --random-order).",
@@ -302,24 +303,21 @@ CORRECTED_HEAD = ["pair", "judge", "corrected", "p", "hand", "verdict"]
 """The judge-corrected table's columns, in the terminal and the report."""
 
 
-def _points(x: float) -> str:
-    return f"{x * 100:+.1f}"
-
-
 def corrected_title(v: CorrectedVerdicts) -> str:
-    """The judge-corrected table's title."""
-    return f"Paired verdicts on {v.measure}, judge-corrected by hand (A - B, points)"
+    """The judge-corrected table's title, naming the measure as its row does."""
+    return f"Paired verdicts on {metric_label(v.measure)}, judge-corrected by hand (A - B, points)"
 
 
 def corrected_cells(v: CorrectedVerdicts) -> list[list[str]]:
     """Per pair the cells of :data:`CORRECTED_HEAD`: the judge's difference, the corrected
     one with its interval, the rule's p, the hand grades (of A / of B / of both) and the
-    verdict."""
+    verdict, in points as the measure's row prints a difference."""
+    scale, digits = difference_scale(v.measure, share=True)
     return [
         [
             f"{r.a} - {r.b}",
-            _points(r.judge),
-            format_difference(r.difference),
+            f"{r.judge * scale:+.{digits}f}",
+            format_difference(r.difference, scale, digits),
             f"{r.p:.3f}",
             f"{r.hand_a}/{r.hand_b}/{r.hand_both}",
             r.verdict,

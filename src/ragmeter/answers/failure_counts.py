@@ -26,7 +26,6 @@ from ragmeter.answers.analysis import accuracy_judge, search_hits
 from ragmeter.answers.failures import (
     DEFAULT,
     FAILURES,
-    LABELS,
     AnswerCheck,
     CheckSettings,
     check_answer,
@@ -44,6 +43,7 @@ from ragmeter.errors import InputError
 from ragmeter.files.io import dumps
 from ragmeter.files.outputs import results_lock, write_output
 from ragmeter.runs.results import Results, results_path
+from ragmeter.scoring.names import metric_label
 
 __all__ = [
     "ANY",
@@ -135,7 +135,7 @@ class FailureReport:
             "rounds": self.rounds,
             "confidence": self.confidence,
             "method": "percentile bootstrap over answers (mulberry32)",
-            "failures": {f: LABELS[f] for f in FAILURES},
+            "failures": {f: metric_label(f) for f in FAILURES},
             "settings": asdict(self.settings),
             "systems": [
                 {

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from ragmeter.answers.numbers import Number, numbers, same_as_written, same_number, stated_in
 from ragmeter.errors import InputError
+from ragmeter.scoring.names import metric_label
 
 __all__ = [
     "FAILURES",
@@ -56,13 +57,10 @@ __all__ = [
 FAILURES = ("refused", "number_changed", "number_left_out", "unsupported", "without_passage")
 """The failure types, in the order every view shows them."""
 
-LABELS = {
-    "refused": "refused with the passage",
-    "number_changed": "number changed",
-    "number_left_out": "number left out",
-    "unsupported": "unsupported statement",
-    "without_passage": "correct without the passage",
-}
+LABELS = {f: metric_label(f) for f in FAILURES}
+"""Each failure type's title, as the metric table stood at import (its rate is a row of
+:data:`ragmeter.scoring.names.FAMILIES`, whose ``title`` the views read through
+:func:`~ragmeter.scoring.names.metric_label`)."""
 
 REFUSAL_PATTERNS: tuple[str, ...] = (
     # English

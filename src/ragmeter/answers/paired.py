@@ -41,6 +41,7 @@ from ragmeter.errors import InputError, did_you_mean
 from ragmeter.files.io import dumps, read_json
 from ragmeter.files.outputs import results_lock, write_output
 from ragmeter.runs.results import Results, as_results, results_path
+from ragmeter.scoring.names import answer_measure, answer_measures
 from ragmeter.stats.reruns import question_means
 
 __all__ = [
@@ -58,8 +59,11 @@ __all__ = [
     "write_answer_verdicts",
 ]
 
-MEASURES = tuple(PASSING)
-"""The answer measures compared, as the accuracy table names its columns."""
+MEASURES = answer_measures()
+"""The answer measures compared, as the table stood at import: the answer half's rows
+of :data:`ragmeter.scoring.names.FAMILIES` that are scores (the comparisons read
+:func:`~ragmeter.scoring.names.answer_measures`); each one's passing grades are
+:data:`~ragmeter.answers.corrected.PASSING`."""
 
 BASIS = (
     "per question, 1 when the answer was graded correct (correct or partial), else 0; "
@@ -86,14 +90,15 @@ class AnswerVerdicts:
     has a graded answer for (the pairs are over these). Per system, ``unscored`` counts
     its unscored answers among ``questions`` (each scored 0, not correct), ``left_out``
     its graded answers to other questions and ``ungraded`` its answers the judge has not
-    graded yet (both in no pair). ``tables`` maps each measure of :data:`MEASURES` to
-    its :class:`~ragmeter.comparison.verdicts.Verdicts` (the rule with its family, seed
-    and rounds, and a row per pair); it is empty when there is nothing to compare, and
-    ``notes`` then says why. ``notes`` also says where the run's own family could not
-    apply to the systems answered. ``reruns`` is K, the times ``grade`` graded each
-    answer: with K > 1 a system's score on a question is its mean over the K reruns.
-    ``corrected`` maps each measure to the same family corrected by the hand grades
-    (:mod:`ragmeter.answers.corrected`); empty without enough hand grades.
+    graded yet (both in no pair). ``tables`` maps each measure of :data:`MEASURES` (as
+    the table stands) to its :class:`~ragmeter.comparison.verdicts.Verdicts` (the rule
+    with its family, seed and rounds, and a row per pair); it is empty when there is
+    nothing to compare, and ``notes`` then says why. ``notes`` also says where the run's
+    own family could not apply to the systems answered. ``reruns`` is K, the times
+    ``grade`` graded each answer: with K > 1 a system's score on a question is its mean
+    over the K reruns. ``corrected`` maps each measure to the same family corrected by
+    the hand grades (:mod:`ragmeter.answers.corrected`); empty without enough hand
+    grades.
     """
 
     judge: str | None
@@ -373,13 +378,6 @@ def _corrected(
     return out
 
 
-def answer_measure(name: str) -> str | None:
-    """The answer measure of :data:`MEASURES` that ``name`` names (``correct_or_partial``
-    spells ``correct or partial`` without spaces), else None."""
-    spelled = " ".join(str(name).replace("_", " ").split()).lower()
-    return spelled if spelled in MEASURES else None
-
-
 @dataclass(frozen=True)
 class AnswerScores:
     """One system's scores on ``measure`` as the paired verdicts take them: per question
@@ -412,7 +410,8 @@ def answer_scores(
     wanted = answer_measure(measure)
     if wanted is None:
         raise InputError(
-            f"unknown answer measure {measure!r}; choose correct or correct_or_partial"
+            f"unknown answer measure {measure!r}; choose "
+            + " or ".join(m.replace(" ", "_") for m in answer_measures())
         )
     chosen = accuracy_judge(aset, judge)
     graded = _graded(aset, chosen, [system]).get(system)
@@ -485,10 +484,10 @@ def _scores(
                 [[float(grades[s][q] in PASSING[m]) for q in common] for s in names],
                 dtype=np.float64,
             )
-            for m in MEASURES
+            for m in answer_measures()
         }
     out = {}
-    for m in MEASURES:
+    for m in answer_measures():
         scores = rerun_scores(aset, judge, systems=names, measure=m.replace(" ", "_"))
         where = {q: i for i, q in enumerate(scores.questions)}
         rows = [where[q] for q in common]
@@ -509,9 +508,10 @@ def _tables(
     if res.clusters is not None:  # each compared question's cluster, as the search had it
         label = dict(zip(res.question_ids, res.clusters, strict=True))
         clusters = tuple(label[q] for q in common)
-    plans = {m: replace(plan, clusters=clusters, metric=m) for m in MEASURES}
-    tables = {m: compare_systems(matrices, names, plans[m]) for m in MEASURES}
-    return tables, {m: resolve_ranks(matrices, names, plans[m], tables[m]) for m in MEASURES}
+    measures = answer_measures()
+    plans = {m: replace(plan, clusters=clusters, metric=m) for m in measures}
+    tables = {m: compare_systems(matrices, names, plans[m]) for m in measures}
+    return tables, {m: resolve_ranks(matrices, names, plans[m], tables[m]) for m in measures}
 
 
 def write_answer_verdicts(verdicts: AnswerVerdicts, results: Results | str | Path) -> Path:

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from ragmeter.answers.cost import AnswerPlan, PlanOption, plan_answers
 from ragmeter.cli.layout import Grid, print_grids, render
+from ragmeter.scoring.names import difference_scale
 
 __all__ = ["answer_plan_command", "options_grid", "plan_lines"]
 
@@ -24,7 +25,9 @@ LABELS = {
 
 
 def _points(x: float) -> str:
-    return f"{x * 100:.1f}"
+    """A half-width of the accuracy (``correct``) in points, as its row prints one."""
+    scale, digits = difference_scale("correct")
+    return f"{x * scale:.{digits}f}"
 
 
 def _tokens(x: float) -> str:

@@ -63,6 +63,7 @@ from ragmeter.comparison.formatting import exact_note, format_estimate, level_la
 from ragmeter.defaults import DEFAULTS
 from ragmeter.inputs.config import answers_judge
 from ragmeter.runs.results import Results, as_results
+from ragmeter.scoring.names import answer_measures, metric_label
 from ragmeter.stats.ppi import check_weight
 
 __all__ = [
@@ -100,8 +101,10 @@ def _bar(console: Console) -> Iterator[Any]:
         yield update
 
 
-def _est(est: Any) -> str:
-    return format_estimate(est, "hit") if est is not None else "-"  # never [x, x]
+def _est(est: Any, measure: str = "correct") -> str:
+    """An answer share as its row of the metric table prints it (``measure``: hit@k is
+    a share printed as the answer measures are); ``-`` for none."""
+    return format_estimate(est, measure) if est is not None else "-"  # never [x, x]
 
 
 def _calls(stats: Any, seconds: float) -> str:
@@ -340,8 +343,9 @@ def _system_list(systems: str | Sequence[str] | None) -> list[str] | None:
 def print_answer_report(report: AnswerReport, console: Console) -> None:
     """Accuracy per system beside the hit rate, then each system's hit x grade table."""
     corrected = any(r.corrected is not None for r in report.systems)
-    header = ["system", f"hit@{report.k}", "correct", "correct or partial"]
-    header += ["correct, judge-corrected"] if corrected else []
+    measures = answer_measures()
+    header = ["system", f"hit@{report.k}", *map(metric_label, measures)]
+    header += [f"{metric_label('correct')}, judge-corrected"] if corrected else []
     grid = Grid(
         f"Answer accuracy (%), judged by {report.judge}, reader {report.reader}, top {report.k}",
         [*header, "scored", "unscored"],
@@ -354,7 +358,8 @@ def print_answer_report(report: AnswerReport, console: Console) -> None:
         unscored = str(acc.unscored) + (f" (+{row.ungraded} ungraded)" if row.ungraded else "")
         if acc.correct_if_unscored is not None:  # counted as not correct; this if all were
             unscored += f", not correct (up to {acc.correct_if_unscored.mean:.0%} if correct)"
-        cells = [row.system, _est(row.hit), _est(acc.correct), _est(acc.correct_or_partial)]
+        cells = [row.system, _est(row.hit, f"hit@{report.k}")]
+        cells += [_est(acc.share(m), m) for m in measures]
         if corrected:
             c = row.corrected
             cells.append(f"{_est(c.corrected)} ({c.n_hand} by hand)" if c else "-")

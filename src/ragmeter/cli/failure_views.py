@@ -23,7 +23,6 @@ from ragmeter.answers.failure_counts import (
 from ragmeter.answers.failures import (
     DEFAULT,
     FAILURES,
-    LABELS,
     AnswerCheck,
     CheckSettings,
     check_pattern,
@@ -37,6 +36,7 @@ from ragmeter.comparison.formatting import (
     shown_p,
 )
 from ragmeter.errors import InputError
+from ragmeter.scoring.names import metric_label
 
 __all__ = [
     "check_settings",
@@ -89,12 +89,11 @@ def print_failure_table(report: FailureReport, console: Console) -> None:
         key="failures",
     )
     for kind in (*FAILURES, ANY):
-        label = LABELS.get(kind, "any failure")
         grid.rows.append(
             [
-                label,
+                metric_label(kind),
                 *(
-                    f"{row.counts[kind]}: {format_estimate(row.rates[kind], 'hit')}"
+                    f"{row.counts[kind]}: {format_estimate(row.rates[kind], kind)}"
                     for row in report.systems
                 ),
             ]
@@ -107,7 +106,7 @@ def print_failure_summary(report: FailureReport, console: Console) -> None:
     """One line per system with each failure type's count (what ``grade`` prints)."""
     console.print(Text("Answer failures (checked without a model; details: ragmeter failures):"))
     for row in report.systems:
-        parts = [f"{row.counts[k]} {LABELS[k]}" for k in FAILURES]
+        parts = [f"{row.counts[k]} {metric_label(k)}" for k in FAILURES]
         console.print(Text(f"  {row.system} ({row.n} answers): " + ", ".join(parts)))
 
 
@@ -129,7 +128,7 @@ def print_failure_details(report: FailureReport, console: Console, show: int = 1
         failing = report.failing(kind)
         if not failing:
             continue
-        console.print(Text(f"{LABELS[kind]} ({len(failing)}):", style="bold"))
+        console.print(Text(f"{metric_label(kind)} ({len(failing)}):", style="bold"))
         for check in failing[: show or None]:
             console.print(Text(f"  {check.system}/{check.question}: {_describe(check, kind)}"))
         if show and len(failing) > show:
@@ -229,7 +228,7 @@ def print_precision(report: FailureReport, console: Console) -> None:
     )
     for p in report.precision:
         value = "-" if p.precision is None else f"{p.precision:.0%}"
-        grid.rows.append([LABELS[p.failure], str(p.hand_graded), str(p.confirmed), value])
+        grid.rows.append([metric_label(p.failure), str(p.hand_graded), str(p.confirmed), value])
     print_grids(console, grid)
 
 

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from ragmeter.cli.layout import Grid, fit
 from ragmeter.comparison.ranks import Ranks
+from ragmeter.scoring.names import metric_label
 
 __all__ = ["print_ranks", "rank_views", "ranks_grid", "shows_ranks"]
 
@@ -26,7 +27,7 @@ def ranks_grid(ranks: Ranks, title: str = "") -> Grid:
     """Each system, best mean first: its mean, its rank range and its group letters."""
     level = f"{ranks.confidence * 100:g}%"
     grid = Grid(
-        title or f"Ranks on {ranks.metric}: {ranks.sentence}",
+        title or f"Ranks on {metric_label(ranks.metric)}: {ranks.sentence}",
         ["system", ranks.column, f"rank ({level})", "group"],
         right={1, 2},
         key="ranks",

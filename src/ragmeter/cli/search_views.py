@@ -39,7 +39,14 @@ from ragmeter.comparison.summary import Summary
 from ragmeter.comparison.verdicts import Row, Rule, rule_alpha
 from ragmeter.defaults import DEFAULTS
 from ragmeter.scoring.metrics import is_share
-from ragmeter.scoring.names import cutoff, difference_scale, family, held, shown_cutoffs
+from ragmeter.scoring.names import (
+    cutoff,
+    difference_scale,
+    family,
+    held,
+    metric_label,
+    shown_cutoffs,
+)
 from ragmeter.stats import SizeRow, format_ends, format_interval
 
 RANK_METRICS = ("mrr@10", "ndcg@10", "precision@5", "coverage@5")
@@ -140,7 +147,8 @@ def comparison_title(
     on nDCG also ``ndcg`` (:attr:`ragmeter.comparison.summary.Summary.ndcg_label`)."""
     named = f"; {ndcg}" if ndcg and family(metric) == "ndcg" else ""
     title = (
-        f"Paired comparisons on {metric} (A - B{', points' if _is_share(metric) else ''}; "
+        f"Paired comparisons on {metric_label(metric)} "
+        f"(A - B{', points' if _is_share(metric) else ''}; "
         f"seed {seed}, {rounds} rounds{named})"
     )
     return title + ("\n" + rule.header if rule is not None else "")
@@ -232,8 +240,8 @@ def grid_comparison_grids(comparisons: list[Row], metric: str, rule: Rule | None
     grids = []
     for view in views:
         grid = Grid(
-            f"{view.title[0].upper()}{view.title[1:]} on {metric}: each cell is {ci}{unit}, "
-            f"over its verdict\n{rule.header}",
+            f"{view.title[0].upper()}{view.title[1:]} on {metric_label(metric)}: each cell is "
+            f"{ci}{unit}, over its verdict\n{rule.header}",
             [view.corner, *view.columns],
             right=set(range(1, len(view.columns) + 1)),
             key=f"comparisons_{view.axis}",

@@ -43,7 +43,7 @@ from ragmeter import stats
 from ragmeter.comparison.formatting import metric_scale
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.comparison.verdicts import Row, Rule, Verdicts
-from ragmeter.scoring.names import is_share, lower_is_better
+from ragmeter.scoring.names import is_share, lower_is_better, metric_label
 
 __all__ = [
     "FAMILYWISE",
@@ -195,8 +195,9 @@ class Ranks:
 
     @property
     def column(self) -> str:
-        """The heading of the means' column: the measure, ``(%)`` for a share."""
-        return self.metric + (" (%)" if is_share(self.metric) else "")
+        """The heading of the means' column: the measure as its row names it
+        (:func:`~ragmeter.scoring.names.metric_label`), ``(%)`` for a share."""
+        return metric_label(self.metric) + (" (%)" if is_share(self.metric) else "")
 
     def shown_mean(self, system: str) -> str:
         scale, digits = metric_scale(self.metric)

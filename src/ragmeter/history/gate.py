@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter import stats
-from ragmeter.answers.paired import answer_measure, answer_scores
+from ragmeter.answers.paired import answer_scores
 from ragmeter.comparison.formatting import difference_interval, format_difference
 from ragmeter.comparison.systems import ComparisonPlan, compare_systems
 from ragmeter.defaults import DEFAULTS
@@ -24,7 +24,15 @@ from ragmeter.history.systems import pair_systems
 from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results, as_results
 from ragmeter.scoring import measurement
-from ragmeter.scoring.names import difference_scale, difference_unit, lower_is_better, metric_scale
+from ragmeter.scoring.names import (
+    answer_measure,
+    difference_scale,
+    difference_unit,
+    lower_is_better,
+    metric_label,
+    metric_scale,
+    points_digits,
+)
 from ragmeter.stats.paired_tests import is_binary
 
 __all__ = [
@@ -99,6 +107,17 @@ class Check:
     #: what the scores are when they are not the run's own (an answer measure: the judge,
     #: the reruns, the questions left out), said after the verdict
     note: str = ""
+
+    @property
+    def shown_metric(self) -> str:
+        """The measure as the line names it: its row's title for an answer measure
+        (:func:`ragmeter.scoring.names.metric_label`), the stored name otherwise."""
+        return metric_label(self.metric)
+
+    @property
+    def digits(self) -> int:
+        """Decimals the points print with (:func:`ragmeter.scoring.names.points_digits`)."""
+        return points_digits(self.metric)
 
     @property
     def shown_system(self) -> str:
@@ -183,14 +202,14 @@ class Check:
         if self.identical:
             zero = f"{0.0:+.{difference_scale(self.metric)[1]}f}{self._unit()}"
             return (
-                f"PASS {self.metric} {self.shown_system}: candidate - baseline = {zero}, "
+                f"PASS {self.shown_metric} {self.shown_system}: candidate - baseline = {zero}, "
                 f"{self._identical()} (each question scores as in the baseline: no loss to "
                 f"test against the margin of {self.margin_shown})" + self._note()
             )
         verdict = "PASS" if self.passed else "FAIL"
         rel = ">" if self.passed else "<="
         return (
-            f"{verdict} {self.metric} {self.shown_system}: candidate - baseline = "
+            f"{verdict} {self.shown_metric} {self.shown_system}: candidate - baseline = "
             f"{format_difference(d, *difference_scale(self.metric))}{self._unit()} "
             f"({d.confidence * 100:g}% {self.interval}, {d.n} questions, seed {d.seed}, "
             f"{d.rounds} rounds); lower end {rel} -{self.margin_shown} (margin)"
@@ -212,7 +231,7 @@ class Check:
         scale, digits = metric_scale(self.metric)
         d_scale, d_digits = difference_scale(self.metric)
         head = "passed" if self.passed else "failed"
-        title = markdown_text(f"{self.metric}, {self.shown_system}")  # names: text, never HTML
+        title = markdown_text(f"{self.shown_metric}, {self.shown_system}")  # text, never HTML
         interval = (
             []
             if self.identical

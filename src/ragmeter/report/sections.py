@@ -22,7 +22,7 @@ from ragmeter.files.io import read_json
 from ragmeter.report.common import GRADE_LABELS, RATIO, SHARE, _est
 from ragmeter.report.history import load_history
 from ragmeter.runs.results import Results
-from ragmeter.scoring.names import difference_unit
+from ragmeter.scoring.names import answer_measures, difference_unit, metric_label
 
 if TYPE_CHECKING:
     from ragmeter.answers.store import AnswerSet
@@ -105,6 +105,7 @@ def load_answers(
         "primary": report.judge,
         "k": report.k,
         "hit_metric": f"recall@{report.k}",
+        "titles": {m: metric_label(m) for m in answer_measures()},  # the table's rows
         "seed": report.seed,
         "rounds": report.rounds,
         "accuracy": [_accuracy_row(row, report.judge) for row in report.systems],
@@ -147,6 +148,7 @@ def answer_verdict_data(aset: Any, judge: str | None) -> dict[str, Any] | None:
             {
                 "measure": measure,
                 "difference_unit": difference_unit(measure),  # what A - B is in
+                "title": metric_label(measure),
                 "rule": table.rule.to_dict(),
                 "rows": rows,
                 "note": note,
@@ -230,12 +232,12 @@ def _accuracy_row(row: Any, judge: str) -> dict[str, Any]:
         "judge": judge,
         "n": row.n,
         "ungraded": row.ungraded,
-        "correct": _est_or_none(row.accuracy.correct),
+        "correct": _est_or_none(row.accuracy.correct, "correct"),
         "counts": dict(row.accuracy.counts),
         "found": _est_or_none(row.hit),
         "corrected": None
         if fixed is None
-        else {**_est(fixed.corrected, SHARE), "n_hand": fixed.n_hand},
+        else {**_est(fixed.corrected, "correct"), "n_hand": fixed.n_hand},
     }
 
 
@@ -359,7 +361,7 @@ def load_failures(
     if aset is None:
         return None
     from ragmeter.answers.failure_counts import ANY, failure_report
-    from ragmeter.answers.failures import FAILURES, LABELS
+    from ragmeter.answers.failures import FAILURES
 
     report = failure_report(aset, judge)
     texts = {q.id: q for q in results.questions}
@@ -378,14 +380,14 @@ def load_failures(
         "seed": report.seed,
         "rounds": report.rounds,
         "order": [*FAILURES, ANY],
-        "labels": {**LABELS, ANY: "any failure"},
+        "labels": {f: metric_label(f) for f in (*FAILURES, ANY)},
         "threshold": report.settings.threshold,
         "systems": [
             {
                 "system": row.system,
                 "n": row.n,
                 "counts": row.counts,
-                "rates": {k: _est(e, SHARE) for k, e in row.rates.items()},
+                "rates": {k: _est(e, k) for k, e in row.rates.items()},  # k: a row's name
             }
             for row in report.systems
         ],

@@ -1,6 +1,7 @@
 """What a measure is called: :class:`Metric` names that parse and print back the same
 (``ndcg@10``, ``map``, trec_eval's ``P_10``), :data:`FAMILIES` (every family's rules, one
-row each: cutoff, trec_eval names, share or cost, scale and digits, the report's title),
+row each: cutoff, trec_eval names, share or cost, scale and digits, the report's title;
+the answer half's measures, ``correct`` and the failure rates, are rows of it too),
 the default cutoffs, and :func:`find_metric`, the one place a name asked for is matched to
 the name a run stores. How each measure is computed is :mod:`ragmeter.scoring.metrics`.
 """
@@ -28,7 +29,10 @@ class Family:
     whole list; a ``share`` (of questions or characters) prints in percent, a ``cost`` is
     where lower is better; ``scale`` and ``digits`` are how a value prints; ``title``
     heads the family's rows in the report and ``order`` places them there (``None``: the
-    report's measures table leaves the family out).
+    report's measures table leaves the family out). ``half`` is ``"search"`` for a
+    retrieval measure and ``"answers"`` for an answer measure (``correct``, a failure
+    rate): scored per answer, never at a cutoff, named by its ``title`` wherever it is
+    shown, and no name a search computes or lists.
     """
 
     name: str
@@ -44,6 +48,7 @@ class Family:
     computed_as: str | None = None
     """Another family whose computation this one reuses (``success``, computed as
     ``hit``): an alias family is one row, with no code of its own."""
+    half: str = "search"
 
     @property
     def basis(self) -> str:
@@ -53,6 +58,10 @@ class Family:
 
 _SHARE: dict[str, Any] = {"cutoff": "always", "share": True, "scale": 100, "digits": 1}
 """What every share family has in common: a cutoff, printed in percent."""
+
+_ANSWER: dict[str, Any] = {"half": "answers", "cutoff": "never", "share": True,
+                           "scale": 100, "digits": 1}  # fmt: skip
+"""What every answer measure has in common: a share of answers, in percent, no cutoff."""
 
 FAMILIES: tuple[Family, ...] = (
     Family("recall", **_SHARE, trec_cut="recall_{k}", order=1,
@@ -65,10 +74,23 @@ FAMILIES: tuple[Family, ...] = (
     Family("rprec", cutoff="never", trec_whole="Rprec"),  # not in the report's table
     Family("coverage", **_SHARE, title="coverage@k (%)", order=7),
     Family("words", cutoff="always", cost=True, digits=0, title="words sent@k", order=8),
+    # the answer half: shares of answers, per answer, never at a cutoff
+    Family("correct", **_ANSWER, title="correct"),
+    Family("correct or partial", **_ANSWER, title="correct or partial"),
+    # each failure rate: a share of answers where lower is better
+    Family("refused", **_ANSWER, cost=True, title="refused with the passage"),
+    Family("number_changed", **_ANSWER, cost=True, title="number changed"),
+    Family("number_left_out", **_ANSWER, cost=True, title="number left out"),
+    Family("unsupported", **_ANSWER, cost=True, title="unsupported statement"),
+    Family("without_passage", **_ANSWER, cost=True, title="correct without the passage"),
+    Family("any", **_ANSWER, cost=True, title="any failure"),
 )  # fmt: skip
 """Every metric family and its rules, in the order :func:`score_questions` reports
-them: adding a family is one row here (its computation is in
-:mod:`ragmeter.scoring.metrics`, or another family's, named by ``computed_as``).
+them (the search half's) and the answer views show them (the answer half's): adding a
+family is one row here (a search family's computation is in
+:mod:`ragmeter.scoring.metrics`, or another family's, named by ``computed_as``; an
+answer measure's is :data:`ragmeter.answers.corrected.PASSING`, a failure rate's
+:mod:`ragmeter.answers.failures`).
 Every rule reads the table through :func:`table`; the constants below are the table
 as it stood at import."""
 
@@ -80,6 +102,8 @@ class _Table:
     def __init__(self, rows: tuple[Family, ...]) -> None:
         self.rows = rows
         self.by_name = {f.name: f for f in rows}
+        self.search = tuple(f.name for f in rows if f.half == "search")
+        self.answers = tuple(f.name for f in rows if f.half == "answers")
         self.needs_k = frozenset(f.name for f in rows if f.cutoff == "always")
         self.no_k = frozenset(f.name for f in rows if f.cutoff == "never")
         ordered = sorted((f for f in rows if f.order is not None), key=lambda f: f.order)
@@ -108,8 +132,8 @@ FAMILY: dict[str, Family] = table().by_name
 REPORT_ORDER: tuple[str, ...] = table().report_order
 """The families the report's measures table groups rows by, in its order."""
 
-METRIC_NAMES: tuple[str, ...] = tuple(FAMILY)
-"""Every metric family, in the order :func:`score_questions` reports them."""
+METRIC_NAMES: tuple[str, ...] = table().search
+"""Every search metric family, in the order :func:`score_questions` reports them."""
 
 NEEDS_K = table().needs_k
 """Families that always take a cutoff (``recall@5``)."""
@@ -126,7 +150,7 @@ GAINS = ("exponential", "linear")
 
 def _bad_metric(text: object) -> InputError:
     return InputError(
-        f"unknown metric {text!r}: use NAME@K, NAME one of {', '.join(table().by_name)}"
+        f"unknown metric {text!r}: use NAME@K, NAME one of {', '.join(table().search)}"
         " and K a whole number >= 1 (e.g. ndcg@10), or map, mrr, ndcg, rprec without a"
         " cutoff, or a trec_eval name (P_10 or P.10, ndcg_cut_10, recip_rank, Rprec)"
     )
@@ -241,12 +265,12 @@ def find_metric(text: str, available: Iterable[str]) -> str:
     )
 
 
-SHARE_FAMILIES = tuple(f.name for f in FAMILIES if f.share)
-"""Families that are shares of questions or characters: shown in percent."""
+SHARE_FAMILIES = tuple(f.name for f in FAMILIES if f.share and f.half == "search")
+"""Search families that are shares of questions or characters: shown in percent."""
 
 
-COST_FAMILIES = frozenset(f.name for f in FAMILIES if f.cost)
-"""Families where lower is better: what a result costs, not how good it is."""
+COST_FAMILIES = frozenset(f.name for f in FAMILIES if f.cost and f.half == "search")
+"""Search families where lower is better: what a result costs, not how good it is."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -259,8 +283,9 @@ def _parsed(text: str, _table: _Table) -> Metric | None:
 
 def metric_of(metric: str | Metric) -> Metric | None:
     """The :class:`Metric` a stored name means, in either vocabulary (``"ndcg@10"``,
-    ``"P_5"``), or ``None`` for a name that is no retrieval measure (``"correct"``): the
-    one reading of a name every view goes through, so none splits it on ``@`` again."""
+    ``"P_5"``), an answer measure's row (``"correct"``), or ``None`` for a name that is
+    no measure's: the one reading of a name every view goes through, so none splits it
+    on ``@`` again."""
     return metric if isinstance(metric, Metric) else _parsed(str(metric), table())
 
 
@@ -286,37 +311,70 @@ def cutoff(metric: str | Metric) -> int | None:
     return found.k if found else None
 
 
-ANSWER_SHARES = frozenset({"correct", "correct or partial"})
-"""The answer measures ``ragmeter grade`` compares systems on: shares of answers."""
+def answer_measures(*, costs: bool = False) -> tuple[str, ...]:
+    """The answer half's rows of the table, in its order: the measures ``ragmeter grade``
+    compares systems on (``correct``, ``correct or partial``: higher is better), or with
+    ``costs`` the failure rates (lower is better)."""
+    t = table()
+    return tuple(n for n in t.answers if t.by_name[n].cost == costs)
+
+
+def answer_measure(name: str) -> str | None:
+    """The answer measure (:func:`answer_measures`) that ``name`` names, as the table
+    spells it (``correct_or_partial`` spells ``correct or partial`` without spaces),
+    else None."""
+    spelled = " ".join(str(name).replace("_", " ").split()).lower()
+    return spelled if spelled in answer_measures() else None
+
+
+ANSWER_SHARES = frozenset(answer_measures())
+"""The answer measures ``ragmeter grade`` compares systems on, as the table stood at
+import (the views call :func:`answer_measures`)."""
+
+
+def metric_label(metric: str | Metric) -> str:
+    """What a view calls ``metric``: an answer measure by its row's ``title``
+    (``correct or partial``), any other name as it is written (``ndcg@10``, ``P_5``)."""
+    row = _row(metric)
+    if row is not None and row.half == "answers" and row.title:
+        return row.title
+    return str(metric)
 
 
 def is_share(metric: str | Metric) -> bool:
     """Whether ``metric`` is a share (recall, hit rate, precision, coverage, in either
-    vocabulary, or an answer measure of :data:`ANSWER_SHARES`): percent."""
+    vocabulary, or an answer measure): percent."""
     row = _row(metric)
-    return row.share if row else str(metric) in ANSWER_SHARES
+    return row is not None and row.share
 
 
 def lower_is_better(metric: str | Metric) -> bool:
-    """Whether a lower score is the better one (a cost, not a score: words sent)."""
+    """Whether a lower score is the better one (a cost, not a score: words sent, a
+    failure rate)."""
     row = _row(metric)
     return row is not None and row.cost
 
 
 def metric_scale(metric: object) -> tuple[int, int]:
-    """Scale and digits a metric prints with: percent for shares, whole words, else 3
-    decimals (an answer share prints in percent; any other name with 3 decimals)."""
+    """Scale and digits a metric prints with: its row's (percent for shares, whole
+    words); any other name with 3 decimals."""
     row = _row(metric)
-    if row is not None:
-        return row.scale, row.digits
-    return (100, 1) if str(metric) in ANSWER_SHARES else (1, 3)
+    return (row.scale, row.digits) if row is not None else (1, 3)
+
+
+def points_digits(metric: object) -> int:
+    """Decimals a difference in points (hundredths of the scale) prints with: a
+    share's own digits (its row's), one for the rest."""
+    row = _row(metric)
+    return row.digits if row is not None and row.share else 1
 
 
 def difference_scale(metric: object, share: bool | None = None) -> tuple[int, int]:
-    """Scale and digits a difference (or a margin) of ``metric`` prints with: points,
-    one decimal, for a share (``share``, when given, says whether it is one); three
-    decimals for the rest (words sent included)."""
-    return (100, 1) if (is_share(metric) if share is None else share) else (1, 3)
+    """Scale and digits a difference (or a margin) of ``metric`` prints with: points
+    (:func:`points_digits` decimals) for a share (``share``, when given, says whether it
+    is one); three decimals for the rest (words sent included)."""
+    shared = is_share(metric) if share is None else share
+    return (100, points_digits(metric)) if shared else (1, 3)
 
 
 def difference_unit(metric: object, share: bool | None = None) -> str:
@@ -388,6 +446,8 @@ def metric_names(
     whole = set(whole)
     out = []
     for row in t.rows:
+        if row.half != "search":
+            continue
         name, basis = row.name, row.basis
         if (basis == "coverage" and not coverage) or (basis == "words" and not words):
             continue

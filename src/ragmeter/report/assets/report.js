@@ -616,7 +616,8 @@
     append(body, el("h3", { text: "Answer accuracy" }));
     const acc = el("table", { class: "data", id: "answers-table" });
     const anyFixed = a.accuracy.some((r) => r.corrected);
-    const accHead = ["system", { text: "correct (%) [" + LEVEL + " CI]", num: true }];
+    const correct = (a.titles || {}).correct || "correct"; // the metric table's title
+    const accHead = ["system", { text: correct + " (%) [" + LEVEL + " CI]", num: true }];
     if (anyFixed) accHead.push({ text: "judge-corrected (%) [" + LEVEL + " CI]", num: true,
       title: "judge's accuracy on all answers + mean(hand − judge) on the hand-graded ones; " +
         "a normal interval (no draws), widened for few hand grades" });
@@ -729,7 +730,7 @@
     append(body, el("h3", { text: "Paired verdicts on the answers" }));
     v.tables.forEach((t, i) => {
       append(body, el("p", { class: "lead", text: "Systems compared on the same questions, on " +
-        t.measure + " (judged by " + v.judge + ", seed " + v.seed + ", " + v.rounds + " rounds). " +
+        (t.title || t.measure) + " (judged by " + v.judge + ", seed " + v.seed + ", " + v.rounds + " rounds). " +
         t.rule.header + "." + (t.note ? " " + t.note : "") }));
       const tab = el("table", { class: "data", id: "answer-verdicts-" + i });
       comparisonTable(tab, t.rows, t.rule, t.difference_unit, false);
