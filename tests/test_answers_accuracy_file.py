@@ -13,9 +13,9 @@ from test_answers import Scripted, reader
 from test_answers_paired import by_answer
 from test_answers_ppi import search_with_lenient_answers
 
-from ragmeter.answers.analysis import FILE, answer_report, write_answer_report
+from ragmeter.answers.analysis import FILE, answer_report, corrected_by_judge, write_answer_report
 from ragmeter.answers.hand import hand_grade
-from ragmeter.answers.paired import read_answer_verdicts
+from ragmeter.answers.paired import answer_verdicts, read_answer_verdicts
 from ragmeter.answers.store import answers_dir, load_answers
 from ragmeter.cli.answer_views import answer_command, grade_command
 from ragmeter.errors import InputError
@@ -78,3 +78,21 @@ def test_grade_keeps_the_accuracy_and_its_judge_correction_beside_the_verdicts(
     assert data["judge"] == "test:j" and [r["system"] for r in data["systems"]]
     assert data["corrected"] is not None and "saved" in data["corrected"]
     assert read_answer_verdicts(results) is not None  # the paired half, as before
+
+
+def test_the_report_reads_a_hand_made_answers_file_as_the_verdicts_do(tmp_path):
+    res, _, _ = search_with_lenient_answers(tmp_path)  # answers.jsonl alone, no reader.jsonl
+    report = answer_report(res.path)  # the folder, not a set read beforehand
+    verdicts = answer_verdicts(res.path)
+    assert [r.system for r in report.systems] == verdicts.systems == list(res.systems)
+    assert report.to_dict() == answer_report(load_answers(res)).to_dict()
+    assert [c.judge for c in corrected_by_judge(res.path)] == ["judge-a"]
+
+
+def test_a_report_on_results_without_answers_is_one_line_naming_what_to_run(
+    small_example_results,
+):
+    with pytest.raises(InputError, match="no answers to report; run `ragmeter answer` first"):
+        answer_report(small_example_results)
+    with pytest.raises(InputError, match="no answers to correct; run `ragmeter answer`"):
+        corrected_by_judge(small_example_results)

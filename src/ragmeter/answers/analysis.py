@@ -25,7 +25,6 @@ from ragmeter.answers.judges import (
     HandCheck,
     JudgePair,
     accuracy_judge,
-    as_answer_set,
     check_against_hand,
     compare_judges,
     hand_checks,
@@ -38,6 +37,7 @@ from ragmeter.answers.store import (
     UNSCORED,
     AnswerSet,
     answers_dir,
+    answers_or_refuse,
     graded_answers,
 )
 from ragmeter.defaults import DEFAULTS
@@ -313,7 +313,7 @@ def corrected_by_judge(
 ) -> list[Corrected]:
     """Each judge's corrected accuracy over all systems' answers (where hand grades allow),
     with the rectifier weight ``ppi`` names (:data:`ragmeter.stats.ppi.WEIGHTS`)."""
-    aset = as_answer_set(results)
+    aset = answers_or_refuse(results, " to correct")
     seed, rounds = interval_settings(aset.results, seed, rounds)
     hand = {k: h.hand for k, h in aset.hand.items()}
     keys = aset.ordered_keys()
@@ -470,7 +470,7 @@ def answer_report(
     hit rate over the same questions, and the hit x grade table with question ids.
     ``ppi`` names the judge-corrected accuracy's rectifier weight (``tuned`` or ``plain``).
     """
-    aset = as_answer_set(results)
+    aset = answers_or_refuse(results, " to report")
     res = aset.results
     seed, rounds = interval_settings(res, seed, rounds)
     conf = run_confidence(res)

@@ -31,7 +31,7 @@ import numpy as np
 from ragmeter.answers.analysis import accuracy_judge
 from ragmeter.answers.corrected import PASSING, CorrectedVerdicts, corrected_verdicts
 from ragmeter.answers.flips import rerun_count, rerun_scores
-from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir, graded_answers
+from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir, answers_or_refuse
 from ragmeter.comparison.effects import names_an_effect, pair_names
 from ragmeter.comparison.families import GRID_FAMILIES, grid_cells, grid_pairs
 from ragmeter.comparison.ranks import Ranks, resolve_ranks
@@ -302,9 +302,7 @@ def answer_verdicts(
     the systems answered do not allow it, with a note). ``seed`` and ``rounds`` default
     to the run's. ``ppi`` names the rectifier weight of the judge-corrected verdicts.
     """
-    aset = graded_answers(results)
-    if aset is None:
-        raise InputError(f"{results}: no answers to compare; run `ragmeter answer` first")
+    aset = answers_or_refuse(results, " to compare")
     res = aset.results
     chosen = accuracy_judge(aset, judge)
     graded = _graded(aset, chosen, list(systems) if systems else res.systems)
@@ -404,11 +402,7 @@ def answer_scores(
     """``system``'s scores on ``measure`` (a name :func:`answer_measure` reads) by the
     accuracy judge (:func:`~ragmeter.answers.analysis.accuracy_judge`), computed as the
     paired verdicts compute them; the one way the gate reads an answer run."""
-    aset = graded_answers(results)
-    if aset is None:
-        raise InputError(
-            f"{results}: no answers; run `ragmeter answer` and `ragmeter grade` on it first"
-        )
+    aset = answers_or_refuse(results, then="`ragmeter answer` and `ragmeter grade` on it")
     wanted = answer_measure(measure)
     if wanted is None:
         raise InputError(

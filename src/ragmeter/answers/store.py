@@ -52,6 +52,7 @@ __all__ = [
     "append_hand",
     "as_answer_set",
     "graded_answers",
+    "answers_or_refuse",
     "load_answers",
     "load_answer_set",
     "load_merged_answer_set",
@@ -402,6 +403,19 @@ def graded_answers(results: AnswerSet | Results | str | Path) -> AnswerSet | Non
     """The answers a report on them reads: an :class:`AnswerSet` as it is, else
     :func:`load_answers` (None when there are none)."""
     return results if isinstance(results, AnswerSet) else load_answers(results)
+
+
+def answers_or_refuse(
+    results: AnswerSet | Results | str | Path, doing: str = "", then: str = "`ragmeter answer`"
+) -> AnswerSet:
+    """:func:`graded_answers`, the one reader of every report on an answer run (the
+    accuracy, the paired verdicts, the gate's scores): ``answers/reader.jsonl`` with its
+    grades, else a hand-made ``answers.jsonl``; with neither, one line naming the
+    results and what to run (``then``) to make some."""
+    aset = graded_answers(results)
+    if aset is None:
+        raise InputError(f"{results}: no answers{doing}; run {then} first")
+    return aset
 
 
 def _merged_grade(value: Any) -> str:
