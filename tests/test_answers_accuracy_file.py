@@ -16,8 +16,15 @@ from test_answers_ppi import search_with_lenient_answers
 from ragmeter.answers.analysis import FILE, answer_report, corrected_by_judge, write_answer_report
 from ragmeter.answers.hand import hand_grade
 from ragmeter.answers.paired import answer_verdicts, read_answer_verdicts
-from ragmeter.answers.store import answers_dir, load_answers
-from ragmeter.cli.answer_views import answer_command, grade_command
+from ragmeter.answers.store import (
+    HAND_BUILT,
+    answers_dir,
+    hand_stamp,
+    load_answer_set,
+    load_answers,
+    stale_hand_files,
+)
+from ragmeter.cli.answer_views import answer_command, grade_command, handgrade_command
 from ragmeter.errors import InputError
 from ragmeter.report.corrected import saving_table
 
@@ -96,3 +103,50 @@ def test_a_report_on_results_without_answers_is_one_line_naming_what_to_run(
         answer_report(small_example_results)
     with pytest.raises(InputError, match="no answers to correct; run `ragmeter answer`"):
         corrected_by_judge(small_example_results)
+
+
+def test_the_answer_files_record_the_hand_grades_they_were_built_from(
+    small_example_results_copy,
+):
+    results = small_example_results_copy
+    answer_command(results, Scripted("reader", reader), console=_console())
+    hand_grade(results, 12, seed=3, ask=lambda item: "correct", flagged_first=False)
+    grade_command(results, [Scripted("j", by_answer)], console=_console())
+    stamp = hand_stamp(load_answer_set(results))
+    assert stamp["count"] == 12 and len(stamp["digest"]) == 64
+    for name in HAND_BUILT:
+        assert json.loads((answers_dir(results) / name).read_text())["hand_grades"] == stamp
+    assert read_answer_verdicts(results).hand_grades == stamp  # and reads back
+    assert stale_hand_files(results) == []
+
+
+def test_hand_grades_after_grade_mark_the_answer_files_stale_until_grade_runs_again(
+    small_example_results_copy,
+):
+    results = small_example_results_copy
+    answer_command(results, Scripted("reader", reader), console=_console())
+    grade_command(results, [Scripted("j", by_answer)], console=_console())
+    before = (answers_dir(results) / "accuracy.json").read_text()
+    out = _console()
+    handgrade_command(results, n=6, seed=2, input=io.StringIO("c\nw\nc\nc\nw\nc\n"),
+                      console=out, flagged_first=False)  # fmt: skip
+    said = " ".join(out.file.getvalue().split())
+    assert "answers/accuracy.json and answers/verdicts.json hold judge-corrected numbers " \
+        "from other hand grades" in said and f"ragmeter grade {results}" in said
+    assert stale_hand_files(results) == list(HAND_BUILT)
+    assert (answers_dir(results) / "accuracy.json").read_text() == before  # not rewritten
+    grade_command(results, [Scripted("j", by_answer)], console=_console())
+    assert stale_hand_files(results) == []
+    data = json.loads((answers_dir(results) / "accuracy.json").read_text())
+    assert data["hand_grades"]["count"] == 6 and data["corrected"]["n_hand"] == 6
+
+
+def test_handgrade_says_nothing_is_stale_before_grade_wrote_any_file(
+    small_example_results_copy,
+):
+    results = small_example_results_copy
+    answer_command(results, Scripted("reader", reader), console=_console())
+    out = _console()
+    handgrade_command(results, n=2, seed=2, input=io.StringIO("c\nw\n"), console=out)
+    assert stale_hand_files(results) == [] and "stale" not in out.file.getvalue()
+    assert "judge-corrected numbers from other hand grades" not in out.file.getvalue()

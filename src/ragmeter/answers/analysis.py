@@ -39,6 +39,7 @@ from ragmeter.answers.store import (
     answers_dir,
     answers_or_refuse,
     graded_answers,
+    hand_stamp,
 )
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
@@ -425,6 +426,7 @@ class AnswerReport:
     systems: list[SystemAnswers]
     corrected: Corrected | None = None  # all systems together
     reruns: int = 1  # K: each answer graded K times, the intervals resampling whole questions
+    hand_grades: dict[str, Any] = field(default_factory=dict)  # store.hand_stamp: built from
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, as ``answers/accuracy.json`` keeps it: every field, each
@@ -509,8 +511,9 @@ def answer_report(
             aset.labels(judge, every), hand, judge, None, rounds, seed, conf, ppi
         )
     return AnswerReport(
-        aset.reader, judge, list(aset.judges), aset.k, seed, rounds, rows, overall, k
-    )
+        aset.reader, judge, list(aset.judges), aset.k, seed, rounds, rows, overall, k,
+        hand_stamp(aset),
+    )  # fmt: skip
 
 
 def _rerun_accuracies(

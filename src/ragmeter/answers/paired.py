@@ -31,7 +31,13 @@ import numpy as np
 from ragmeter.answers.analysis import accuracy_judge
 from ragmeter.answers.corrected import PASSING, CorrectedVerdicts, corrected_verdicts
 from ragmeter.answers.flips import rerun_count, rerun_scores
-from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir, answers_or_refuse
+from ragmeter.answers.store import (
+    UNSCORED,
+    AnswerSet,
+    answers_dir,
+    answers_or_refuse,
+    hand_stamp,
+)
 from ragmeter.comparison.effects import names_an_effect, pair_names
 from ragmeter.comparison.families import GRID_FAMILIES, grid_cells, grid_pairs
 from ragmeter.comparison.ranks import Ranks, resolve_ranks
@@ -111,6 +117,7 @@ class AnswerVerdicts:
     reruns: int = 1
     ranks: dict[str, Ranks] = field(default_factory=dict)
     corrected: dict[str, CorrectedVerdicts] = field(default_factory=dict)
+    hand_grades: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form written to ``answers/verdicts.json`` (``reruns`` and
@@ -129,6 +136,7 @@ class AnswerVerdicts:
             "ungraded": dict(self.ungraded),
             "comparisons": [{"measure": m, **t.to_dict()} for m, t in self.tables.items()],
             "notes": list(self.notes),
+            "hand_grades": dict(self.hand_grades),
         }
         if self.reruns > 1:
             data |= {"reruns": self.reruns, "rerun_basis": rerun_basis(self.reruns)}
@@ -163,6 +171,7 @@ class AnswerVerdicts:
             reruns=int(data.get("reruns", 1)),
             ranks={str(m): Ranks.from_dict(r) for m, r in (data.get("ranks") or {}).items()},
             corrected=_read_corrected(data.get("judge_corrected")),
+            hand_grades=dict(data.get("hand_grades") or {}),
         )
 
 
@@ -328,6 +337,7 @@ def answer_verdicts(
         left_out={s: len(graded[s]["grades"]) - len(common) for s in names},
         ungraded={s: graded[s]["ungraded"] for s in names},
         notes=notes,
+        hand_grades=hand_stamp(aset),
     )
     why = _nothing_to_compare(out, chosen)
     if why:

@@ -52,6 +52,9 @@ __all__ = [
     "append_hand",
     "as_answer_set",
     "graded_answers",
+    "HAND_BUILT",
+    "hand_stamp",
+    "stale_hand_files",
     "answers_or_refuse",
     "load_answers",
     "load_answer_set",
@@ -416,6 +419,38 @@ def answers_or_refuse(
     if aset is None:
         raise InputError(f"{results}: no answers{doing}; run {then} first")
     return aset
+
+
+HAND_BUILT = ("accuracy.json", "verdicts.json")
+"""The answer files ``grade`` writes with judge-corrected numbers, so built from the hand
+grades: each records :func:`hand_stamp` of those it was built from."""
+
+
+def hand_stamp(aset: AnswerSet) -> dict[str, Any]:
+    """The hand grades numbers are built from: ``count`` and ``digest``, the sha256 of
+    every (system, question, grade, answer sha) in key order, so a file that records it
+    can tell when ``hand.jsonl`` has moved on."""
+    rows = sorted([*k, h.hand, h.answer_sha] for k, h in aset.hand.items())
+    digest = hashlib.sha256(json.dumps(rows).encode("utf-8")).hexdigest()
+    return {"count": len(rows), "digest": digest}
+
+
+def stale_hand_files(results: AnswerSet | Results | str | Path) -> list[str]:
+    """The files of :data:`HAND_BUILT` in the answers folder whose recorded hand grades
+    (:func:`hand_stamp`) are not those the answers hold now (a file that records none
+    counts as stale): their judge-corrected numbers wait for the next ``grade``."""
+    aset = graded_answers(results)
+    if aset is None:
+        return []
+    now = hand_stamp(aset)
+    stale = []
+    for name in HAND_BUILT:
+        path = answers_dir(aset.results) / name
+        if path.is_file():
+            data = read_json(path, nan_ok=True)
+            if not isinstance(data, dict) or data.get("hand_grades") != now:
+                stale.append(name)
+    return stale
 
 
 def _merged_grade(value: Any) -> str:

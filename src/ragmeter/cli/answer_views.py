@@ -564,4 +564,24 @@ def handgrade_command(
     checks = hand_checks(results)
     if any(c.n for c in checks):
         print_hand_checks(checks, console)
+    _stale_after_hand_grading(results, console)
     return run
+
+
+def _stale_after_hand_grading(results: str | Path, console: Console) -> None:
+    """One line naming the answer files whose judge-corrected numbers were built from
+    other hand grades (:func:`ragmeter.answers.store.stale_hand_files`) and what
+    refreshes them."""
+    from ragmeter.answers.store import stale_hand_files
+
+    stale = stale_hand_files(results)
+    if stale:
+        files = " and ".join(f"answers/{name}" for name in stale)
+        console.print(
+            Text(
+                f"{files} hold judge-corrected numbers from other hand grades: run "
+                f"`ragmeter grade {results} --judge ...` again to refresh them (answers "
+                "already graded are not sent again).",
+                style="yellow",
+            )
+        )
