@@ -44,7 +44,7 @@ from ragmeter.answers.run import (
     answer_questions,
     grade_answers,
 )
-from ragmeter.answers.store import AnswerSet, load_answer_set
+from ragmeter.answers.store import AnswerSet, load_answer_set, stale_hand_files
 from ragmeter.cli.hand_views import grade_by_hand
 from ragmeter.cli.judge_views import (
     print_hand_checks,
@@ -572,8 +572,6 @@ def _stale_after_hand_grading(results: str | Path, console: Console) -> None:
     """One line naming the answer files whose judge-corrected numbers were built from
     other hand grades (:func:`ragmeter.answers.store.stale_hand_files`) and what
     refreshes them."""
-    from ragmeter.answers.store import stale_hand_files
-
     stale = stale_hand_files(results)
     if stale:
         files = " and ".join(f"answers/{name}" for name in stale)
