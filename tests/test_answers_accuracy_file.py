@@ -24,7 +24,12 @@ from ragmeter.answers.store import (
     load_answers,
     stale_hand_files,
 )
-from ragmeter.cli.answer_views import answer_command, grade_command, handgrade_command
+from ragmeter.cli.answer_views import (
+    answer_command,
+    grade_command,
+    handgrade_command,
+    judges_command,
+)
 from ragmeter.errors import InputError
 from ragmeter.report.corrected import saving_table
 
@@ -114,7 +119,7 @@ def test_the_answer_files_record_the_hand_grades_they_were_built_from(
     grade_command(results, [Scripted("j", by_answer)], console=_console())
     stamp = hand_stamp(load_answer_set(results))
     assert stamp["count"] == 12 and len(stamp["digest"]) == 64
-    for name in HAND_BUILT:
+    for name in ("accuracy.json", "verdicts.json"):  # what grade writes
         assert json.loads((answers_dir(results) / name).read_text())["hand_grades"] == stamp
     assert read_answer_verdicts(results).hand_grades == stamp  # and reads back
     assert stale_hand_files(results) == []
@@ -131,9 +136,13 @@ def test_hand_grades_after_grade_mark_the_answer_files_stale_until_grade_runs_ag
     handgrade_command(results, n=6, seed=2, input=io.StringIO("c\nw\nc\nc\nw\nc\n"),
                       console=out, flagged_first=False)  # fmt: skip
     said = " ".join(out.file.getvalue().split())
-    assert "answers/accuracy.json and answers/verdicts.json hold judge-corrected numbers " \
-        "from other hand grades" in said and f"ragmeter grade {results}" in said
-    assert stale_hand_files(results) == list(HAND_BUILT)
+    assert (
+        "answers/accuracy.json and answers/verdicts.json hold judge-corrected numbers "
+        "from other hand grades"
+        in said
+        and f"ragmeter grade {results}" in said
+    )
+    assert stale_hand_files(results) == ["accuracy.json", "verdicts.json"]
     assert (answers_dir(results) / "accuracy.json").read_text() == before  # not rewritten
     grade_command(results, [Scripted("j", by_answer)], console=_console())
     assert stale_hand_files(results) == []
@@ -150,3 +159,36 @@ def test_handgrade_says_nothing_is_stale_before_grade_wrote_any_file(
     handgrade_command(results, n=2, seed=2, input=io.StringIO("c\nw\n"), console=out)
     assert stale_hand_files(results) == [] and "stale" not in out.file.getvalue()
     assert "judge-corrected numbers from other hand grades" not in out.file.getvalue()
+
+
+def test_judges_keeps_its_saving_table_as_data_beside_the_answer_files(tmp_path):
+    res, _, _ = search_with_lenient_answers(tmp_path)
+    aset = load_answers(res)
+    printed = corrected_by_judge(aset)
+    judges_command(res.path, console=_console())
+    data = json.loads((answers_dir(res) / "by_judge.json").read_text())
+    assert data["ppi"] == "tuned" and data["hand_grades"] == hand_stamp(aset)
+    assert data["judges"] == json.loads(json.dumps([c.to_dict() for c in printed]))
+    assert [(j["judge"], j["saved"], j["n_hand"]) for j in data["judges"]] == [
+        ("judge-a", printed[0].saved, 24)
+    ]
+    assert HAND_BUILT["by_judge.json"] == "judges" and stale_hand_files(res) == []
+
+
+def test_hand_grades_after_judges_name_its_file_and_the_command_that_refreshes_it(
+    small_example_results_copy,
+):
+    results = small_example_results_copy
+    answer_command(results, Scripted("reader", reader), console=_console())
+    grade_command(results, [Scripted("j", by_answer)], console=_console())
+    judges_command(results, console=_console())
+    out = _console()
+    handgrade_command(results, n=2, seed=2, input=io.StringIO("c\nw\n"), console=out)
+    said = " ".join(out.file.getvalue().split())
+    assert stale_hand_files(results) == list(HAND_BUILT)
+    assert (
+        f"answers/by_judge.json holds judge-corrected numbers from other hand grades: "
+        f"run `ragmeter judges {results}` again" in said
+    )
+    judges_command(results, console=_console())
+    assert stale_hand_files(results) == ["accuracy.json", "verdicts.json"]

@@ -73,6 +73,7 @@ __all__ = [
     "ppi_accuracy",
     "search_hits",
     "write_answer_report",
+    "write_corrected_by_judge",
 ]
 
 COLUMNS = (*GRADES, UNSCORED)
@@ -326,6 +327,29 @@ def corrected_by_judge(
         if c is not None:
             out.append(c)
     return out
+
+
+BY_JUDGE_FILE = "by_judge.json"
+
+
+def write_corrected_by_judge(
+    corrected: Sequence[Corrected], aset: AnswerSet, ppi: str = "tuned"
+) -> Path:
+    """Write ``answers/by_judge.json``, the saving table ``ragmeter judges`` prints as
+    data: ``ppi`` (the weight rule), ``hand_grades`` (:func:`hand_stamp`: the hand
+    grades it was built from) and ``judges``, each judge's :func:`corrected_by_judge`
+    row through :meth:`Corrected.to_dict` (empty with too few hand grades). Atomically,
+    under the results lock, as :func:`write_answer_report` writes."""
+    base = results_path(aset.results)
+    path = answers_dir(base) / BY_JUDGE_FILE
+    data = {
+        "ppi": ppi,
+        "hand_grades": hand_stamp(aset),
+        "judges": [c.to_dict() for c in corrected],
+    }
+    with results_lock(base):
+        write_output(path, dumps(data), "judge-corrected accuracy by judge", flag=None)
+    return path
 
 
 # --- search hit x answer grade -------------------------------------------------------------

@@ -421,9 +421,10 @@ def answers_or_refuse(
     return aset
 
 
-HAND_BUILT = ("accuracy.json", "verdicts.json")
-"""The answer files ``grade`` writes with judge-corrected numbers, so built from the hand
-grades: each records :func:`hand_stamp` of those it was built from."""
+HAND_BUILT = {"accuracy.json": "grade", "verdicts.json": "grade", "by_judge.json": "judges"}
+"""The answer files with judge-corrected numbers, so built from the hand grades, and the
+command that writes each: each records :func:`hand_stamp` of the hand grades it was
+built from."""
 
 
 def hand_stamp(aset: AnswerSet) -> dict[str, Any]:
