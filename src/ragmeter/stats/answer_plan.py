@@ -14,6 +14,11 @@ components of the paired differences. Reruns shrink only the ``within`` part: pa
 and judge calls is often the better buy. :func:`rerun_or_question` spends the calls
 of one more rerun on questions instead and says which narrows more.
 
+The hand grades a judge-corrected accuracy needs are predicted by the rule ``grade``
+prints that interval with (:func:`predicted_corrected_half_width`, through
+:mod:`ragmeter.stats.ppi`'s own functions), on the hand x judge table expected at n
+hand grades.
+
 Where no rerun was run, the components are split by an assumed share
 (:data:`ASSUMED_RERUN_SHARE`); where nothing was graded, the accuracy is assumed at
 50% (the widest a 0/1 score can spread). Either says so (``NoiseModel.source``).
