@@ -20,6 +20,7 @@ from ragmeter.errors import InputError
 from ragmeter.inputs.config import load_config
 from ragmeter.inputs.prices import Prices, check_prices
 from ragmeter.llm.tokens import estimate_tokens
+from ragmeter.stats.answer_plan import predicted_corrected_half_width
 
 ANSWER_TOKENS = 7
 GRADE_TOKENS = 11
@@ -180,8 +181,12 @@ def test_hand_grades_are_planned_on_the_judges_measured_disagreement(
         append_hand(folder, HandGrade(a.system, a.question, "correct" if i % 2 else "wrong", a.sha))
     hand = plan_answers(results, half_width=0.2).hand
     assert hand.source == f"measured on {len(answers)} answers graded by hand and by count:judge"
-    assert hand.rectifier == pytest.approx(0.3)  # var of [-1, 0] x 3, n - 1 = 5
-    assert hand.grades is not None and hand.grades >= 1
+    assert hand.rectifier == pytest.approx(0.25)  # var of [-1, 0] x 3 (population)
+    assert hand.table == [[0.0, 0.5], [0.0, 0.5]]  # [hand][judge]
+    # 3 questions a system: even all 3 graded by hand (t on 2 degrees of freedom) are
+    # predicted wider than +/- 20 points, as grade would print them
+    every = predicted_corrected_half_width(hand.table, 0.25, hand.questions, hand.questions)
+    assert every > 0.2 and hand.grades is None and hand.half_width is None
 
 
 def test_answer_dry_run_prints_the_plan_and_calls_nothing(small_example_results, counting):

@@ -8,13 +8,18 @@ import math
 import numpy as np
 import pytest
 
+from ragmeter.answers.analysis import ppi_accuracy
 from ragmeter.errors import InputError
 from ragmeter.stats.answer_plan import (
+    ASSUMED_ACCURACY,
+    ASSUMED_JUDGE_DISAGREEMENT,
     ASSUMED_RERUN_SHARE,
     NoiseModel,
     assumed_noise,
+    assumed_table,
     hand_grades_for_half_width,
     noise_of,
+    predicted_corrected_half_width,
     predicted_half_width,
     questions_for_half_width,
     questions_to_separate,
@@ -118,15 +123,56 @@ def test_a_target_of_zero_is_refused():
         questions_for_half_width(NoiseModel(0.1, 0.1, "test"), 1, 0.0)
 
 
+def _graded(counts, rest_correct: int, rest: int):
+    """Hand and judge 0/1 grades with the hand x judge table ``counts[hand][judge]``, and
+    the judge's grades of ``rest`` other answers, ``rest_correct`` of them correct."""
+    cells = np.asarray(counts).ravel()
+    hand = np.repeat([0.0, 0.0, 1.0, 1.0], cells)
+    judge = np.repeat([0.0, 1.0, 0.0, 1.0], cells)
+    return hand, judge, np.array([1.0] * rest_correct + [0.0] * (rest - rest_correct))
+
+
+def test_the_planned_corrected_half_width_is_the_one_grade_prints_on_the_same_table():
+    counts = [[8, 0], [4, 28]]  # the judge never caught passing a wrong answer
+    hand, judge, rest = _graded(counts, 252, 360)
+    printed = ppi_accuracy(rest, judge, hand)
+    judge_variance = float(np.var(np.concatenate([judge, rest]), ddof=1))
+    predicted = predicted_corrected_half_width(counts, judge_variance, 400, 40)
+    assert predicted == pytest.approx((printed.high - printed.low) / 2, rel=1e-3)
+    # the former rule (plain z, the plain variance of hand - judge, the judge over all
+    # N) predicts another interval than grade prints
+    plain = 1.959963984540054 * math.sqrt(judge_variance / 400 + np.var(hand - judge) / 40)
+    assert abs(plain / predicted - 1) > 0.05
+
+
+def test_the_plan_predicts_from_shares_as_from_counts():
+    counts = np.array([[8.0, 0.0], [4.0, 28.0]])
+    assert predicted_corrected_half_width(counts / 40, 0.21, 400, 40) == pytest.approx(
+        predicted_corrected_half_width(counts, 0.21, 400, 40), rel=1e-12
+    )
+
+
 def test_hand_grades_reach_the_corrected_accuracys_target_and_one_fewer_does_not():
-    z2 = 1.959963984540054**2
+    table = assumed_table()
+    n = hand_grades_for_half_width(0.2, table, 400, 0.06)
+    assert n is not None
+    assert predicted_corrected_half_width(table, 0.2, 400, n) <= 0.06
+    assert predicted_corrected_half_width(table, 0.2, 400, n - 1) > 0.06
 
-    def half_width(n_hand: int) -> float:
-        return math.sqrt(z2 * (0.2 / 400 + 0.1 / n_hand))
 
-    n = hand_grades_for_half_width(0.2, 0.1, 400, 0.06)
-    assert half_width(n) <= 0.06 < half_width(n - 1)
+def test_the_assumed_table_disagrees_on_the_assumed_share_at_the_assumed_accuracy():
+    table = assumed_table()
+    assert table.sum() == pytest.approx(1.0)
+    assert table[1].sum() == pytest.approx(ASSUMED_ACCURACY)
+    assert table[0, 1] + table[1, 0] == pytest.approx(ASSUMED_JUDGE_DISAGREEMENT)
+
+
+def test_a_table_that_is_not_two_by_two_counts_is_refused():
+    with pytest.raises(InputError, match="2 x 2"):
+        predicted_corrected_half_width([[1, 2, 3]], 0.2, 100, 10)
+    with pytest.raises(InputError, match="2 x 2"):
+        hand_grades_for_half_width(0.2, [[1, -1], [0, 1]], 100, 0.05)
 
 
 def test_no_hand_grades_suffice_when_the_judges_own_noise_is_wider_than_the_target():
-    assert hand_grades_for_half_width(0.25, 0.1, 100, 0.04) is None  # 1.96 * 0.05 > 0.04
+    assert hand_grades_for_half_width(0.25, assumed_table(), 100, 0.04) is None

@@ -13,11 +13,23 @@ from test_answers import Scripted, reader
 from test_answers_paired import by_answer
 from test_answers_ppi import search_with_lenient_answers
 
-from ragmeter.answers.analysis import FILE, answer_report, write_answer_report
+from ragmeter.answers.analysis import FILE, answer_report, corrected_by_judge, write_answer_report
 from ragmeter.answers.hand import hand_grade
-from ragmeter.answers.paired import read_answer_verdicts
-from ragmeter.answers.store import answers_dir, load_answers
-from ragmeter.cli.answer_views import answer_command, grade_command
+from ragmeter.answers.paired import answer_verdicts, read_answer_verdicts
+from ragmeter.answers.store import (
+    HAND_BUILT,
+    answers_dir,
+    hand_stamp,
+    load_answer_set,
+    load_answers,
+    stale_hand_files,
+)
+from ragmeter.cli.answer_views import (
+    answer_command,
+    grade_command,
+    handgrade_command,
+    judges_command,
+)
 from ragmeter.errors import InputError
 from ragmeter.report.corrected import saving_table
 
@@ -78,3 +90,105 @@ def test_grade_keeps_the_accuracy_and_its_judge_correction_beside_the_verdicts(
     assert data["judge"] == "test:j" and [r["system"] for r in data["systems"]]
     assert data["corrected"] is not None and "saved" in data["corrected"]
     assert read_answer_verdicts(results) is not None  # the paired half, as before
+
+
+def test_the_report_reads_a_hand_made_answers_file_as_the_verdicts_do(tmp_path):
+    res, _, _ = search_with_lenient_answers(tmp_path)  # answers.jsonl alone, no reader.jsonl
+    report = answer_report(res.path)  # the folder, not a set read beforehand
+    verdicts = answer_verdicts(res.path)
+    assert [r.system for r in report.systems] == verdicts.systems == list(res.systems)
+    assert report.to_dict() == answer_report(load_answers(res)).to_dict()
+    assert [c.judge for c in corrected_by_judge(res.path)] == ["judge-a"]
+
+
+def test_a_report_on_results_without_answers_is_one_line_naming_what_to_run(
+    small_example_results,
+):
+    with pytest.raises(InputError, match="no answers to report; run `ragmeter answer` first"):
+        answer_report(small_example_results)
+    with pytest.raises(InputError, match="no answers to correct; run `ragmeter answer`"):
+        corrected_by_judge(small_example_results)
+
+
+def test_the_answer_files_record_the_hand_grades_they_were_built_from(
+    small_example_results_copy,
+):
+    results = small_example_results_copy
+    answer_command(results, Scripted("reader", reader), console=_console())
+    hand_grade(results, 12, seed=3, ask=lambda item: "correct", flagged_first=False)
+    grade_command(results, [Scripted("j", by_answer)], console=_console())
+    stamp = hand_stamp(load_answer_set(results))
+    assert stamp["count"] == 12 and len(stamp["digest"]) == 64
+    for name in ("accuracy.json", "verdicts.json"):  # what grade writes
+        assert json.loads((answers_dir(results) / name).read_text())["hand_grades"] == stamp
+    assert read_answer_verdicts(results).hand_grades == stamp  # and reads back
+    assert stale_hand_files(results) == []
+
+
+def test_hand_grades_after_grade_mark_the_answer_files_stale_until_grade_runs_again(
+    small_example_results_copy,
+):
+    results = small_example_results_copy
+    answer_command(results, Scripted("reader", reader), console=_console())
+    grade_command(results, [Scripted("j", by_answer)], console=_console())
+    before = (answers_dir(results) / "accuracy.json").read_text()
+    out = _console()
+    handgrade_command(results, n=6, seed=2, input=io.StringIO("c\nw\nc\nc\nw\nc\n"),
+                      console=out, flagged_first=False)  # fmt: skip
+    said = " ".join(out.file.getvalue().split())
+    assert (
+        "answers/accuracy.json and answers/verdicts.json hold judge-corrected numbers "
+        "from other hand grades"
+        in said
+        and f"ragmeter grade {results}" in said
+    )
+    assert stale_hand_files(results) == ["accuracy.json", "verdicts.json"]
+    assert (answers_dir(results) / "accuracy.json").read_text() == before  # not rewritten
+    grade_command(results, [Scripted("j", by_answer)], console=_console())
+    assert stale_hand_files(results) == []
+    data = json.loads((answers_dir(results) / "accuracy.json").read_text())
+    assert data["hand_grades"]["count"] == 6 and data["corrected"]["n_hand"] == 6
+
+
+def test_handgrade_says_nothing_is_stale_before_grade_wrote_any_file(
+    small_example_results_copy,
+):
+    results = small_example_results_copy
+    answer_command(results, Scripted("reader", reader), console=_console())
+    out = _console()
+    handgrade_command(results, n=2, seed=2, input=io.StringIO("c\nw\n"), console=out)
+    assert stale_hand_files(results) == [] and "stale" not in out.file.getvalue()
+    assert "judge-corrected numbers from other hand grades" not in out.file.getvalue()
+
+
+def test_judges_keeps_its_saving_table_as_data_beside_the_answer_files(tmp_path):
+    res, _, _ = search_with_lenient_answers(tmp_path)
+    aset = load_answers(res)
+    printed = corrected_by_judge(aset)
+    judges_command(res.path, console=_console())
+    data = json.loads((answers_dir(res) / "by_judge.json").read_text())
+    assert data["ppi"] == "tuned" and data["hand_grades"] == hand_stamp(aset)
+    assert data["judges"] == json.loads(json.dumps([c.to_dict() for c in printed]))
+    assert [(j["judge"], j["saved"], j["n_hand"]) for j in data["judges"]] == [
+        ("judge-a", printed[0].saved, 24)
+    ]
+    assert HAND_BUILT["by_judge.json"] == "judges" and stale_hand_files(res) == []
+
+
+def test_hand_grades_after_judges_name_its_file_and_the_command_that_refreshes_it(
+    small_example_results_copy,
+):
+    results = small_example_results_copy
+    answer_command(results, Scripted("reader", reader), console=_console())
+    grade_command(results, [Scripted("j", by_answer)], console=_console())
+    judges_command(results, console=_console())
+    out = _console()
+    handgrade_command(results, n=2, seed=2, input=io.StringIO("c\nw\n"), console=out)
+    said = " ".join(out.file.getvalue().split())
+    assert stale_hand_files(results) == list(HAND_BUILT)
+    assert (
+        f"answers/by_judge.json holds judge-corrected numbers from other hand grades: "
+        f"run `ragmeter judges {results}` again" in said
+    )
+    judges_command(results, console=_console())
+    assert stale_hand_files(results) == ["accuracy.json", "verdicts.json"]

@@ -295,6 +295,7 @@ def test_handgrade_defaults_and_its_console(monkeypatch):
 
     monkeypatch.setattr(hand, "hand_grade", hand_grade)
     monkeypatch.setattr(answer_views, "hand_checks", lambda results: [])
+    monkeypatch.setattr(answer_views, "stale_hand_files", lambda results: [])
     console = _console()
     run = handgrade_command("res", input=io.StringIO(""), console=console)
     assert asked == [(20, 1, True)] and run.target == 20
@@ -310,7 +311,8 @@ def test_judges_footer_has_the_run_s_seed_and_rounds(monkeypatch):
     summary = SimpleNamespace(seed=3, rounds=700)
     aset = SimpleNamespace(judges=["test:a", "test:b"], results=SimpleNamespace(summary=summary))
     seen = []
-    monkeypatch.setattr(answer_views, "load_answer_set", lambda results: aset)
+    monkeypatch.setattr(answer_views, "answers_or_refuse", lambda results, doing: aset)
+    monkeypatch.setattr(answer_views, "write_corrected_by_judge", lambda c, a, ppi: None)
     monkeypatch.setattr(answer_views, "choose_accuracy_judge", lambda a, chosen: "test:a")
     monkeypatch.setattr(answer_views, "judge_pairs", lambda a: ["pair"])
     monkeypatch.setattr(

@@ -25,7 +25,6 @@ from ragmeter.answers.judges import (
     HandCheck,
     JudgePair,
     accuracy_judge,
-    as_answer_set,
     check_against_hand,
     compare_judges,
     hand_checks,
@@ -38,7 +37,9 @@ from ragmeter.answers.store import (
     UNSCORED,
     AnswerSet,
     answers_dir,
+    answers_or_refuse,
     graded_answers,
+    hand_stamp,
 )
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
@@ -72,6 +73,7 @@ __all__ = [
     "ppi_accuracy",
     "search_hits",
     "write_answer_report",
+    "write_corrected_by_judge",
 ]
 
 COLUMNS = (*GRADES, UNSCORED)
@@ -318,7 +320,7 @@ def corrected_by_judge(
 ) -> list[Corrected]:
     """Each judge's corrected accuracy over all systems' answers (where hand grades allow),
     with the rectifier weight ``ppi`` names (:data:`ragmeter.stats.ppi.WEIGHTS`)."""
-    aset = as_answer_set(results)
+    aset = answers_or_refuse(results, " to correct")
     seed, rounds = interval_settings(aset.results, seed, rounds)
     hand = {k: h.hand for k, h in aset.hand.items()}
     keys = aset.ordered_keys()
@@ -330,6 +332,29 @@ def corrected_by_judge(
         if c is not None:
             out.append(c)
     return out
+
+
+BY_JUDGE_FILE = "by_judge.json"
+
+
+def write_corrected_by_judge(
+    corrected: Sequence[Corrected], aset: AnswerSet, ppi: str = "tuned"
+) -> Path:
+    """Write ``answers/by_judge.json``, the saving table ``ragmeter judges`` prints as
+    data: ``ppi`` (the weight rule), ``hand_grades`` (:func:`hand_stamp`: the hand
+    grades it was built from) and ``judges``, each judge's :func:`corrected_by_judge`
+    row through :meth:`Corrected.to_dict` (empty with too few hand grades). Atomically,
+    under the results lock, as :func:`write_answer_report` writes."""
+    base = results_path(aset.results)
+    path = answers_dir(base) / BY_JUDGE_FILE
+    data = {
+        "ppi": ppi,
+        "hand_grades": hand_stamp(aset),
+        "judges": [c.to_dict() for c in corrected],
+    }
+    with results_lock(base):
+        write_output(path, dumps(data), "judge-corrected accuracy by judge", flag=None)
+    return path
 
 
 # --- search hit x answer grade -------------------------------------------------------------
@@ -430,6 +455,7 @@ class AnswerReport:
     systems: list[SystemAnswers]
     corrected: Corrected | None = None  # all systems together
     reruns: int = 1  # K: each answer graded K times, the intervals resampling whole questions
+    hand_grades: dict[str, Any] = field(default_factory=dict)  # store.hand_stamp: built from
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, as ``answers/accuracy.json`` keeps it: every field, each
@@ -475,7 +501,7 @@ def answer_report(
     hit rate over the same questions, and the hit x grade table with question ids.
     ``ppi`` names the judge-corrected accuracy's rectifier weight (``tuned`` or ``plain``).
     """
-    aset = as_answer_set(results)
+    aset = answers_or_refuse(results, " to report")
     res = aset.results
     seed, rounds = interval_settings(res, seed, rounds)
     conf = run_confidence(res)
@@ -514,8 +540,9 @@ def answer_report(
             aset.labels(judge, every), hand, judge, None, rounds, seed, conf, ppi
         )
     return AnswerReport(
-        aset.reader, judge, list(aset.judges), aset.k, seed, rounds, rows, overall, k
-    )
+        aset.reader, judge, list(aset.judges), aset.k, seed, rounds, rows, overall, k,
+        hand_stamp(aset),
+    )  # fmt: skip
 
 
 def _rerun_accuracies(

@@ -38,6 +38,7 @@ from ragmeter.answers.rerun_store import read_answer_reruns, read_grade_reruns
 from ragmeter.answers.reruns import Reruns, rerun_settings
 from ragmeter.answers.run import top_passages
 from ragmeter.answers.store import (
+    UNSCORED,
     AnswerSet,
     as_answer_set,
     reference_text,
@@ -54,8 +55,10 @@ from ragmeter.stats.answer_plan import (
     NoiseModel,
     RerunOrQuestion,
     assumed_noise,
+    assumed_table,
     hand_grades_for_half_width,
     noise_of,
+    predicted_corrected_half_width,
     predicted_half_width,
     questions_for_half_width,
     questions_to_separate,
@@ -112,13 +115,17 @@ class PlanOption:
 class HandNeed:
     """The hand grades per system for the judge-corrected accuracy of ``questions``
     answers to reach the target (``grades``; ``None``: the judge's own noise is wider
-    than the target, so more questions come first), with the variance of ``hand -
-    judge`` it rests on and where that comes from."""
+    than the target, so more questions come first), the half-width ``grade`` is then
+    predicted to print (``half_width``), the hand x judge shares ``table[hand][judge]``
+    the prediction rests on, with the population variance of ``hand - judge`` over
+    them (``rectifier``), and where they come from."""
 
     questions: int
     grades: int | None
     rectifier: float
     source: str
+    table: list[list[float]] = field(default_factory=list)
+    half_width: float | None = None
 
 
 @dataclass(frozen=True)
@@ -332,24 +339,35 @@ def _noise(
 def _hand_need(
     aset: AnswerSet, names: list[str], noise: NoiseModel, n: int, target: float, conf: float
 ) -> HandNeed:
-    """Hand grades for the judge-corrected accuracy (``docs/answers.md``: variance
-    ``var(judge) / N + var(hand - judge) / n``), the judge's disagreement measured on the
-    answers graded both ways (correct 1, otherwise 0, as accuracy counts), else assumed."""
+    """Hand grades for the judge-corrected accuracy, predicted by the rule ``grade``
+    prints it with (:func:`ragmeter.stats.answer_plan.hand_grades_for_half_width`), on
+    the hand x judge table of the answers graded both ways (correct 1, otherwise 0, as
+    accuracy counts; unscored left out, as ``grade`` leaves them), else assumed."""
     judge = accuracy_judge(aset) if aset.grades else None
     grades = aset.grades.get(judge or "", {})
-    pairs = [
-        float(h.hand == "correct") - float(grades[key].grade == "correct")
+    both = [
+        (int(h.hand == "correct"), int(grades[key].grade == "correct"))
         for key, h in aset.hand.items()
-        if key in grades and key[0] in names
+        if key in grades and key[0] in names and UNSCORED not in (h.hand, grades[key].grade)
     ]
-    if len(pairs) >= MIN_HAND_PAIRS:
-        rectifier = float(np.var(pairs, ddof=1))
-        source = f"measured on {len(pairs)} answers graded by hand and by {judge}"
+    if len(both) >= MIN_HAND_PAIRS:
+        table = np.zeros((2, 2))
+        for hand, by_judge in both:
+            table[hand, by_judge] += 1
+        source = f"measured on {len(both)} answers graded by hand and by {judge}"
     else:
-        rectifier = ASSUMED_JUDGE_DISAGREEMENT
-        source = f"assumed: the judge disagrees with a person on {rectifier:.0%} of answers"
-    need = hand_grades_for_half_width(noise.variance(1, 1), rectifier, n, target, conf)
-    return HandNeed(n, need, rectifier, source)
+        table = assumed_table()
+        source = (
+            f"assumed: the judge disagrees with a person on {ASSUMED_JUDGE_DISAGREEMENT:.0%} "
+            "of answers"
+        )
+    shares = table / table.sum()
+    need = hand_grades_for_half_width(noise.total, shares, n, target, conf)
+    half = (
+        None if need is None else predicted_corrected_half_width(shares, noise.total, n, need, conf)
+    )
+    rectifier = float(shares[1, 0] + shares[0, 1] - (shares[1, 0] - shares[0, 1]) ** 2)
+    return HandNeed(n, need, rectifier, source, shares.tolist(), half)
 
 
 @dataclass(frozen=True)

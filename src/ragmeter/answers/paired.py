@@ -31,7 +31,13 @@ import numpy as np
 from ragmeter.answers.analysis import accuracy_judge
 from ragmeter.answers.corrected import PASSING, CorrectedVerdicts, corrected_verdicts
 from ragmeter.answers.flips import rerun_count, rerun_scores
-from ragmeter.answers.store import UNSCORED, AnswerSet, answers_dir, graded_answers
+from ragmeter.answers.store import (
+    UNSCORED,
+    AnswerSet,
+    answers_dir,
+    answers_or_refuse,
+    hand_stamp,
+)
 from ragmeter.comparison.effects import names_an_effect, pair_names
 from ragmeter.comparison.families import GRID_FAMILIES, grid_cells, grid_pairs
 from ragmeter.comparison.ranks import Ranks, resolve_ranks
@@ -116,6 +122,7 @@ class AnswerVerdicts:
     reruns: int = 1
     ranks: dict[str, Ranks] = field(default_factory=dict)
     corrected: dict[str, CorrectedVerdicts] = field(default_factory=dict)
+    hand_grades: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form written to ``answers/verdicts.json`` (``reruns`` and
@@ -134,6 +141,7 @@ class AnswerVerdicts:
             "ungraded": dict(self.ungraded),
             "comparisons": [{"measure": m, **t.to_dict()} for m, t in self.tables.items()],
             "notes": list(self.notes),
+            "hand_grades": dict(self.hand_grades),
         }
         if self.reruns > 1:
             data |= {"reruns": self.reruns, "rerun_basis": rerun_basis(self.reruns)}
@@ -168,6 +176,7 @@ class AnswerVerdicts:
             reruns=int(data.get("reruns", 1)),
             ranks={str(m): Ranks.from_dict(r) for m, r in (data.get("ranks") or {}).items()},
             corrected=_read_corrected(data.get("judge_corrected")),
+            hand_grades=dict(data.get("hand_grades") or {}),
         )
 
 
@@ -307,9 +316,7 @@ def answer_verdicts(
     the systems answered do not allow it, with a note). ``seed`` and ``rounds`` default
     to the run's. ``ppi`` names the rectifier weight of the judge-corrected verdicts.
     """
-    aset = graded_answers(results)
-    if aset is None:
-        raise InputError(f"{results}: no answers to compare; run `ragmeter answer` first")
+    aset = answers_or_refuse(results, " to compare")
     res = aset.results
     chosen = accuracy_judge(aset, judge)
     graded = _graded(aset, chosen, list(systems) if systems else res.systems)
@@ -335,6 +342,7 @@ def answer_verdicts(
         left_out={s: len(graded[s]["grades"]) - len(common) for s in names},
         ungraded={s: graded[s]["ungraded"] for s in names},
         notes=notes,
+        hand_grades=hand_stamp(aset),
     )
     why = _nothing_to_compare(out, chosen)
     if why:
@@ -402,11 +410,7 @@ def answer_scores(
     """``system``'s scores on ``measure`` (a name :func:`answer_measure` reads) by the
     accuracy judge (:func:`~ragmeter.answers.analysis.accuracy_judge`), computed as the
     paired verdicts compute them; the one way the gate reads an answer run."""
-    aset = graded_answers(results)
-    if aset is None:
-        raise InputError(
-            f"{results}: no answers; run `ragmeter answer` and `ragmeter grade` on it first"
-        )
+    aset = answers_or_refuse(results, then="`ragmeter answer` and `ragmeter grade` on it")
     wanted = answer_measure(measure)
     if wanted is None:
         raise InputError(

@@ -53,6 +53,10 @@ __all__ = [
     "append_hand",
     "as_answer_set",
     "graded_answers",
+    "HAND_BUILT",
+    "hand_stamp",
+    "stale_hand_files",
+    "answers_or_refuse",
     "load_answers",
     "load_answer_set",
     "load_merged_answer_set",
@@ -411,6 +415,52 @@ def graded_answers(results: AnswerSet | Results | str | Path) -> AnswerSet | Non
     """The answers a report on them reads: an :class:`AnswerSet` as it is, else
     :func:`load_answers` (None when there are none)."""
     return results if isinstance(results, AnswerSet) else load_answers(results)
+
+
+def answers_or_refuse(
+    results: AnswerSet | Results | str | Path, doing: str = "", then: str = "`ragmeter answer`"
+) -> AnswerSet:
+    """:func:`graded_answers`, the one reader of every report on an answer run (the
+    accuracy, the paired verdicts, the gate's scores): ``answers/reader.jsonl`` with its
+    grades, else a hand-made ``answers.jsonl``; with neither, one line naming the
+    results and what to run (``then``) to make some."""
+    aset = graded_answers(results)
+    if aset is None:
+        raise InputError(f"{results}: no answers{doing}; run {then} first")
+    return aset
+
+
+HAND_BUILT = {"accuracy.json": "grade", "verdicts.json": "grade", "by_judge.json": "judges"}
+"""The answer files with judge-corrected numbers, so built from the hand grades, and the
+command that writes each: each records :func:`hand_stamp` of the hand grades it was
+built from."""
+
+
+def hand_stamp(aset: AnswerSet) -> dict[str, Any]:
+    """The hand grades numbers are built from: ``count`` and ``digest``, the sha256 of
+    every (system, question, grade, answer sha) in key order, so a file that records it
+    can tell when ``hand.jsonl`` has moved on."""
+    rows = sorted([*k, h.hand, h.answer_sha] for k, h in aset.hand.items())
+    digest = hashlib.sha256(json.dumps(rows).encode("utf-8")).hexdigest()
+    return {"count": len(rows), "digest": digest}
+
+
+def stale_hand_files(results: AnswerSet | Results | str | Path) -> list[str]:
+    """The files of :data:`HAND_BUILT` in the answers folder whose recorded hand grades
+    (:func:`hand_stamp`) are not those the answers hold now (a file that records none
+    counts as stale): their judge-corrected numbers wait for the next ``grade``."""
+    aset = graded_answers(results)
+    if aset is None:
+        return []
+    now = hand_stamp(aset)
+    stale = []
+    for name in HAND_BUILT:
+        path = answers_dir(aset.results) / name
+        if path.is_file():
+            data = read_json(path, nan_ok=True)
+            if not isinstance(data, dict) or data.get("hand_grades") != now:
+                stale.append(name)
+    return stale
 
 
 def _merged_grade(value: Any) -> str:

@@ -104,8 +104,8 @@ def plan_lines(plan: AnswerPlan) -> list[str]:
     if hand is not None:
         reach = (
             f"{hand.grades:,} hand grades per system bring the judge-corrected accuracy of "
-            f"{hand.questions:,} questions to ± {_points(plan.half_width)}"
-            if hand.grades is not None
+            f"{hand.questions:,} questions to ± {_points(hand.half_width)}"
+            if hand.grades is not None and hand.half_width is not None
             else f"no number of hand grades brings the judge-corrected accuracy of "
             f"{hand.questions:,} questions to ± {_points(plan.half_width)}: more questions first"
         )

@@ -30,6 +30,7 @@ from ragmeter.answers.analysis import (
     hand_checks,
     judge_pairs,
     write_answer_report,
+    write_corrected_by_judge,
 )
 from ragmeter.answers.analysis import (
     accuracy_judge as choose_accuracy_judge,
@@ -44,7 +45,13 @@ from ragmeter.answers.run import (
     answer_questions,
     grade_answers,
 )
-from ragmeter.answers.store import AnswerSet, load_answer_set
+from ragmeter.answers.store import (
+    HAND_BUILT,
+    AnswerSet,
+    answers_or_refuse,
+    load_answer_set,
+    stale_hand_files,
+)
 from ragmeter.cli.hand_views import grade_by_hand
 from ragmeter.cli.judge_views import (
     print_hand_checks,
@@ -446,7 +453,7 @@ def judges_command(
     """
     console = console or Console()
     check_weight(ppi)
-    aset = load_answer_set(results)
+    aset = answers_or_refuse(results, " to compare judges on")
     chosen = choose_accuracy_judge(aset, accuracy_judge)
     if chosen is not None:
         console.print(
@@ -469,6 +476,7 @@ def judges_command(
     if any(c.n for c in checks):
         print_hand_checks(checks, console)
     corrected = corrected_by_judge(aset, ppi=ppi)
+    write_corrected_by_judge(corrected, aset, ppi)
     if corrected:
         from ragmeter.cli.corrected_views import print_saving
 
@@ -569,4 +577,28 @@ def handgrade_command(
     checks = hand_checks(results)
     if any(c.n for c in checks):
         print_hand_checks(checks, console)
+    _stale_after_hand_grading(results, console)
     return run
+
+
+def _stale_after_hand_grading(results: str | Path, console: Console) -> None:
+    """One line naming the answer files whose judge-corrected numbers were built from
+    other hand grades (:func:`ragmeter.answers.store.stale_hand_files`) and what
+    refreshes them."""
+    stale = stale_hand_files(results)
+    again = {
+        "grade": f"`ragmeter grade {results} --judge ...` (answers already graded are not "
+        "sent again)",
+        "judges": f"`ragmeter judges {results}`",
+    }
+    for command, words in again.items():
+        files = [f"answers/{name}" for name in stale if HAND_BUILT[name] == command]
+        if files:
+            console.print(
+                Text(
+                    f"{' and '.join(files)} {'hold' if len(files) > 1 else 'holds'} "
+                    f"judge-corrected numbers from other hand grades: run {words} again to "
+                    "refresh them.",
+                    style="yellow",
+                )
+            )

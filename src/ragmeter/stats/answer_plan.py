@@ -14,6 +14,11 @@ components of the paired differences. Reruns shrink only the ``within`` part: pa
 and judge calls is often the better buy. :func:`rerun_or_question` spends the calls
 of one more rerun on questions instead and says which narrows more.
 
+The hand grades a judge-corrected accuracy needs are predicted by the rule ``grade``
+prints that interval with (:func:`predicted_corrected_half_width`, through
+:mod:`ragmeter.stats.ppi`'s own functions), on the hand x judge table expected at n
+hand grades.
+
 Where no rerun was run, the components are split by an assumed share
 (:data:`ASSUMED_RERUN_SHARE`); where nothing was graded, the accuracy is assumed at
 50% (the widest a 0/1 score can spread). Either says so (``NoiseModel.source``).
@@ -31,6 +36,7 @@ from numpy.typing import ArrayLike
 
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
+from ragmeter.stats import ppi
 from ragmeter.stats.rerun_variance import variance_components
 from ragmeter.stats.reruns import as_reruns
 from ragmeter.stats.validate import alpha_of, check_confidence
@@ -44,8 +50,10 @@ __all__ = [
     "NoiseModel",
     "RerunOrQuestion",
     "assumed_noise",
+    "assumed_table",
     "hand_grades_for_half_width",
     "noise_of",
+    "predicted_corrected_half_width",
     "predicted_half_width",
     "questions_for_half_width",
     "questions_to_separate",
@@ -236,22 +244,75 @@ def rerun_or_question(
     )
 
 
+def assumed_table(
+    accuracy: float = ASSUMED_ACCURACY, disagreement: float = ASSUMED_JUDGE_DISAGREEMENT
+) -> np.ndarray:
+    """The hand x judge shares ``[hand][judge]`` (0: not correct, 1: correct) assumed with
+    too few answers graded both ways: ``accuracy`` correct by hand, the judge otherwise
+    on ``disagreement`` of answers, half each way (so ``var(hand - judge)`` is
+    ``disagreement``)."""
+    d = disagreement / 2.0
+    return np.array([[1.0 - accuracy - d, d], [d, accuracy - d]])
+
+
+def _shares(table: ArrayLike) -> np.ndarray:
+    t = np.asarray(table, dtype=np.float64)
+    if t.shape != (2, 2) or not np.all(np.isfinite(t)) or np.any(t < 0) or t.sum() <= 0:
+        raise InputError("the hand x judge table must be 2 x 2 counts or shares, not negative")
+    return t / t.sum()
+
+
+def predicted_corrected_half_width(
+    table: ArrayLike,
+    judge_variance: float,
+    questions: int,
+    hand: int,
+    confidence: float = DEFAULTS.confidence,
+) -> float:
+    """The half-width ``grade`` is expected to print for the judge-corrected accuracy of
+    ``questions`` judged answers, ``hand`` of them graded by hand
+    (:func:`ragmeter.answers.analysis.ppi_accuracy`), by the rule it prints with, on the
+    hand x judge table expected at ``hand`` grades (``hand`` x the shares of ``table``,
+    ``[hand][judge]``): the tuned weight ``lam`` (:func:`ragmeter.stats.ppi.weight_from`,
+    the judge's variance ``judge_variance``), the variance ``lam**2 judge_variance / (N -
+    n) + table_variance / n`` (:func:`ragmeter.stats.ppi.table_variance`, a quarter
+    answer per cell) and z widened for n hand grades
+    (:func:`ragmeter.stats.ppi.half_width`). With every answer graded by hand, the hand
+    grades alone (``lam = 0``), as ``grade`` does."""
+    _check_counts(questions, hand)
+    shares = _shares(table)
+    return ppi.half_width(_corrected_variance(shares, judge_variance, questions, hand),
+                          min(hand, questions), confidence)  # fmt: skip
+
+
+def _corrected_variance(shares: np.ndarray, judge_variance: float, big: int, n: int) -> float:
+    n = min(n, big)
+    rest = big - n
+    if rest < 1:
+        return ppi.table_variance(n * shares, 0.0) / n
+    cov = float(shares[1, 1] - shares[1].sum() * shares[:, 1].sum())
+    lam = ppi.weight_from(cov, judge_variance, n, rest)
+    return lam**2 * judge_variance / rest + ppi.table_variance(n * shares, lam) / n
+
+
 def hand_grades_for_half_width(
     judge_variance: float,
-    rectifier_variance: float,
+    table: ArrayLike,
     questions: int,
     half_width: float,
     confidence: float = DEFAULTS.confidence,
 ) -> int | None:
-    """Hand grades for the judge-corrected accuracy (prediction-powered inference) of
-    ``questions`` judged answers to be +/- ``half_width``: its variance is
-    ``judge_variance / N + rectifier_variance / n`` (``rectifier``: ``hand - judge``),
-    so ``n = ceil(z**2 rectifier / (h**2 - z**2 judge / N))``; ``None`` when the judge's
-    own term already reaches the target (more questions first, not more hand grades)."""
+    """The fewest hand grades (at least :data:`MIN_HAND_PAIRS`, the corrected accuracy's
+    own minimum) at which the judge-corrected accuracy of ``questions`` judged answers
+    is predicted to be +/- ``half_width`` (:func:`predicted_corrected_half_width`, the
+    rule ``grade`` prints with); ``None`` when no number up to ``questions`` is (more
+    questions first, not more hand grades)."""
     _check_counts(questions, 1)
     h = _positive(half_width, "half-width")
-    z2 = _z(confidence) ** 2
-    room = h**2 - z2 * judge_variance / questions
-    if room <= 0:
-        return None
-    return _ceil(z2 * rectifier_variance / room)
+    shares = _shares(table)
+    z = _z(confidence)
+    for n in range(min(MIN_HAND_PAIRS, questions), questions + 1):
+        var = _corrected_variance(shares, judge_variance, questions, n)
+        if z * math.sqrt(var) <= h and ppi.half_width(var, n, confidence) <= h:
+            return n  # the unwidened width first: widening only widens, and costs more
+    return None

@@ -56,10 +56,13 @@ __all__ = [
     "pair_tests",
     "PSEUDO_COUNT",
     "rectifier_variance",
+    "half_width",
     "ppi_interval",
     "ppi_mean",
     "ppi_variance",
+    "table_variance",
     "tuned_weight",
+    "weight_from",
     "weight_of",
     "widening_for",
 ]
@@ -88,13 +91,19 @@ def tuned_weight(
     N judge grades pooled (divisor n + N - 1), clipped to [0, 1]; 0 when the judge
     gives one grade to every answer (nothing to learn from it)."""
     h, jh, ja = _arrays(hand, judge_hand, judge_all)
-    n, big = h.size, ja.size
     cov = float(np.mean((h - h.mean()) * (jh - jh.mean())))
     pooled = np.concatenate([jh, ja])
     var = float(np.var(pooled, ddof=1)) if pooled.size > 1 else 0.0
-    if var <= 0.0:
+    return weight_from(cov, var, h.size, ja.size)
+
+
+def weight_from(cov: float, judge_variance: float, n: int, big: int) -> float:
+    """:func:`tuned_weight` from its moments: ``cov / ((1 + n/N) judge_variance)``
+    clipped to [0, 1], 0 when the judge does not vary; the rule a plan predicts the
+    weight by (:func:`ragmeter.stats.answer_plan.predicted_corrected_half_width`)."""
+    if judge_variance <= 0.0:
         return 0.0
-    return float(min(1.0, max(0.0, cov / ((1.0 + n / big) * var))))
+    return float(min(1.0, max(0.0, cov / ((1.0 + n / big) * judge_variance))))
 
 
 def check_weight(name: str, flag: str = "--ppi") -> str:
@@ -165,11 +174,20 @@ def ppi_interval(
     grades. Both together are the rule of the judge-corrected intervals ``grade`` prints
     (one system's here; a pair's in :func:`pair_tests`, on :func:`joint_ppi`)."""
     mean = ppi_mean(hand, judge_hand, judge_all, lam)
+    var = ppi_variance(hand, judge_hand, judge_all, lam, adjusted)
+    half = half_width(var, len(hand), confidence, widen)
+    return mean - half, mean + half
+
+
+def half_width(
+    variance: float, hand_grades: int, confidence: float = DEFAULTS.confidence, widen: bool = True
+) -> float:
+    """``z * sqrt(variance)``, z widened by :func:`widening_for` ``hand_grades`` with
+    ``widen``: :func:`ppi_interval`'s half-width, and what a plan predicts with it."""
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     if widen:
-        z *= widening_for(len(hand), confidence)
-    half = z * math.sqrt(ppi_variance(hand, judge_hand, judge_all, lam, adjusted))
-    return mean - half, mean + half
+        z *= widening_for(hand_grades, confidence)
+    return z * math.sqrt(variance)
 
 
 def effective_hand(
@@ -238,9 +256,16 @@ def rectifier_variance(hand: np.ndarray, judge_hand: np.ndarray, lam: float) -> 
     h, jh = np.asarray(hand, dtype=np.float64), np.asarray(judge_hand, dtype=np.float64)
     if not (np.isin(h, (0.0, 1.0)).all() and np.isin(jh, (0.0, 1.0)).all()):
         return float(np.var(h - lam * jh))
-    cells = np.array(
-        [[np.sum((h == a) & (jh == b)) + PSEUDO_COUNT for b in (0, 1)] for a in (0, 1)]
+    return table_variance(
+        np.array([[np.sum((h == a) & (jh == b)) for b in (0, 1)] for a in (0, 1)]), lam
     )
+
+
+def table_variance(counts: np.ndarray, lam: float) -> float:
+    """:func:`rectifier_variance` from the hand x judge table ``counts[hand][judge]`` of
+    0/1 grades (whole or expected counts, so a plan predicts it with the same rule):
+    the variance of ``hand - lam * judge`` with :data:`PSEUDO_COUNT` added to each cell."""
+    cells = np.asarray(counts, dtype=np.float64) + PSEUDO_COUNT
     w = cells / cells.sum()
     vals = np.array([[a - lam * b for b in (0, 1)] for a in (0, 1)], dtype=np.float64)
     mean = float(np.sum(w * vals))
