@@ -480,6 +480,7 @@ def test_hash_collisions_fall_back_to_exact_matching(monkeypatch):
 def test_chunks_of_queries_change_nothing(data, compat):
     # Lines are graded and ordered a chunk of queries at a time; tiny chunks must
     # give what one chunk gives (sorted and shuffled files alike).
+    from ragmeter import engine
     from ragmeter.scoring import trec as module
 
     qrels, run = data
@@ -488,16 +489,33 @@ def test_chunks_of_queries_change_nothing(data, compat):
     ordered = {k: dict(sorted(v.items(), key=lambda x: -x[1])) for k, v in run.items()}
     for r in (run, ordered):
         whole = evaluate_run(Run.from_dict(r), q, ms, trec_eval_compat=compat, keep=3)
-        old = module.CHUNK
-        module.CHUNK = 3
-        try:
-            small = evaluate_run(Run.from_dict(r), q, ms, trec_eval_compat=compat, keep=3)
-        finally:
-            module.CHUNK = old
-        for m in whole.scores:
-            np.testing.assert_array_equal(whole.scores[m], small.scores[m])
-        np.testing.assert_array_equal(whole.top.docs, small.top.docs)
-        np.testing.assert_array_equal(whole.top.scores, small.top.scores)
+        for threads in (1, 3):  # tiny chunks graded on one thread, and on several
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(module, "CHUNK", 3)
+                mp.setattr(engine, "THREADS", threads)
+                small = evaluate_run(Run.from_dict(r), q, ms, trec_eval_compat=compat, keep=3)
+            for m in whole.scores:
+                np.testing.assert_array_equal(whole.scores[m], small.scores[m])
+            np.testing.assert_array_equal(whole.top.docs, small.top.docs)
+            np.testing.assert_array_equal(whole.top.scores, small.top.scores)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_the_first_document_listed_twice_is_named_whatever_the_chunks_and_threads(
+    tmp_path, monkeypatch, threads
+):
+    from ragmeter import engine
+    from ragmeter.scoring import trec as module
+
+    lines = [f"q{i // 10} Q0 d{i % 10} {i % 10 + 1} {10 - i % 10} run\n" for i in range(200)]
+    lines[57] = "q5 Q0 d3 8 3 run\n"  # q5's d3 again (first at line 54)
+    lines[163] = "q16 Q0 d0 4 7 run\n"  # a later duplicate, in a later chunk
+    (tmp_path / "r.txt").write_text("".join(lines))
+    judged = Qrels.from_dict({f"q{i}": {"d1": 1} for i in range(20)})
+    monkeypatch.setattr(module, "CHUNK", 12)
+    monkeypatch.setattr(engine, "THREADS", threads)
+    with pytest.raises(InputError, match=r"r\.txt:58: 'd3' already listed for query 'q5' on line 54"):
+        evaluate_run(read_run(tmp_path / "r.txt"), judged, ["map"])
 
 
 def test_compat_mode_ties_scores_equal_in_single_precision():

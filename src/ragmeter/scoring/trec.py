@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ragmeter.engine import thread_map
 from ragmeter.errors import InputError
 from ragmeter.scoring import metrics
 from ragmeter.scoring.trec_bytes import BLOCK, _numbers, _tokenize, decode_ids  # noqa: F401
@@ -119,7 +120,11 @@ def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int
     if keep:
         docs = np.zeros((nq, min(keep, depth)), dtype=doc_all.dtype)
         scores = np.zeros(docs.shape, dtype=np.float64)
-    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+
+    def chunk(span: tuple[int, int]) -> tuple:
+        """A chunk's lines graded and put in rank order: (query, position, grade, doc,
+        score), with the documents only when the top ones are kept."""
+        a, b = span
         q, run_doc, score = q_all[a:b], doc_all[a:b], score_all[a:b]
         rank = None if rank_all is None else rank_all[a:b]
         run_w = _words(run_doc, width)  # (n, W) uint64: compares as the ids do
@@ -129,7 +134,11 @@ def run_matrix(run: Run, qrels: Qrels, trec_eval_compat: bool = False, keep: int
             q, grade, score = q[order], grade[order], score[order]
             if keep:
                 run_doc = run_doc[order]
-        pos = _positions(q)
+        return q, _positions(q), grade, run_doc, score
+
+    # chunks on threads, in order (the first duplicate line found is the first in the file)
+    spans = zip(cuts[:-1], cuts[1:], strict=True)
+    for q, pos, grade, run_doc, score in thread_map(chunk, spans):
         gm[q, pos] = np.maximum(grade, 0)
         if keep:
             top = pos < keep

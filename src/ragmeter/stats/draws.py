@@ -101,10 +101,10 @@ def tile_indices(
     a = base.astype(np.uint32)[:, None] + steps[None, :]
     t = _mix(a, np.empty_like(a), np.empty_like(a))
     if n < (1 << 21):  # exact: see mulberry32_indices
-        wide = t.astype(np.uint64)
-        wide *= np.uint64(n)
+        wide = np.multiply(t, np.uint64(n), dtype=np.uint64)  # widened as it multiplies
         wide >>= np.uint64(32)
-        return wide.astype(np.intp)
+        # below 2**32, so its bits read as an index as they are (one pass fewer)
+        return wide.view(np.intp) if np.dtype(np.intp).itemsize == 8 else wide.astype(np.intp)
     return np.floor(t / 4294967296.0 * n).astype(np.intp)
 
 
