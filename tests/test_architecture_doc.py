@@ -132,7 +132,8 @@ COPIES = (
         r"|\b(half_width|difference|power)\s*:\s*float\s*=\s*\d|^TARGET_HALF_WIDTH = \d"
         r"|\b(10_?000|0\.95) if\b|^[A-Z_]+ = (10_?000|0\.95)\b(?![\d_.])"
         r"|\bseed: [\w.| ]+ = 1\b|\bseed\W*\]\s*=\s*1\b|[\"']seed[\"'], 1\)"
-        r"|\b(segmenter|segmenter_name|cluster_mode|clusters): str = [\"']",
+        r"|\b(segmenter|segmenter_name|cluster_mode|clusters): str = [\"']"
+        r"|\balpha: float = 0\.0\d*\b|\bpower 0\.\d",
         "defaults.DEFAULTS / defaults.EARLIER",
         ("defaults.py",),
     ),
@@ -584,6 +585,10 @@ def test_a_default_written_again_as_a_literal_is_a_copy(tmp_path):
         "TARGET_HALF_WIDTH = 0.04\n"
         "    half_width: float = DEFAULTS.half_width,\n"
         "    half_width: float | None = None,\n"
+        "    alpha: float = 0.05,\n"
+        '+ (f"; separate: a {difference}-point paired difference, power 0.8" if plan.pairs\n'
+        "    alpha: float = 0.5,  # the fused scores' weight, no level\n"
+        '+ (f"; separate: a {difference}-point paired difference, power {DEFAULTS.power:g}"\n'
     )
     (tmp_path / "report.js").write_text(
         '  const level = (c) => Math.round((c || 0.95) * 1000) / 10 + "%";\n'
@@ -594,7 +599,7 @@ def test_a_default_written_again_as_a_literal_is_a_copy(tmp_path):
     found = copies_of_rules(tmp_path)
     where = sorted((f.split(":")[0], int(f.split(":")[1])) for f in found)
     assert [f"{name}:{n}" for name, n in where] == [
-        *(f"more.py:{n}" for n in (1, 3, 4, 5, 10, 11, 12, 13)),
+        *(f"more.py:{n}" for n in (1, 3, 4, 5, 10, 11, 12, 13, 16, 17)),
         "report.js:1",
         "report.js:2",
         *(f"view.py:{n}" for n in range(1, 12)),

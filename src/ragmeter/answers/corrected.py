@@ -171,7 +171,7 @@ def corrected_verdicts(
     pairs: Sequence[tuple[str, str]],
     *,
     adjust: str = "maxt",
-    alpha: float = 0.05,
+    alpha: float = stats.alpha_of(DEFAULTS.confidence),
     family: str = "all",
     seed: int = DEFAULTS.seed,
     rounds: int = DEFAULTS.rounds,

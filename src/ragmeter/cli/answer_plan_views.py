@@ -13,6 +13,7 @@ from rich.console import Console
 
 from ragmeter.answers.cost import AnswerPlan, PlanOption, plan_answers
 from ragmeter.cli.layout import Grid, print_grids, render
+from ragmeter.defaults import DEFAULTS
 from ragmeter.scoring.names import difference_scale
 
 __all__ = ["answer_plan_command", "options_grid", "plan_lines"]
@@ -58,7 +59,8 @@ def options_grid(plan: AnswerPlan) -> Grid:
             f"questions are per system, each asked K times; ± pts: predicted half-width of "
             f"the {plan.confidence:.0%} accuracy interval (noisiest system); reply tokens: "
             f"completion tokens"
-            + (f"; separate: a {difference}-point paired difference, power 0.8" if plan.pairs
+            + (f"; separate: a {difference}-point paired difference, power {DEFAULTS.power:g}"
+               if plan.pairs
                else "")
         ),
     )  # fmt: skip
