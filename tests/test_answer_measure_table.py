@@ -154,3 +154,26 @@ def test_a_failure_rate_is_titled_and_printed_by_its_row(graded, monkeypatch):
     rate = report.systems[0].rates["any"]
     assert f"some failure {report.systems[0].counts['any']}: {rate.mean * 100:.2f} [" in printed
     assert "any failure" not in printed
+
+
+def test_an_answer_measures_passing_grades_come_from_its_row(monkeypatch):
+    """Which grades count as a 1 is the row's rule: a row that stops counting partial
+    answers changes the scores the paired verdicts compare, with no other change."""
+    from dataclasses import replace
+
+    from ragmeter.answers import paired
+    from ragmeter.scoring import names
+
+    assert names.passing_grades("correct_or_partial") == ("correct", "partial")
+    assert names.passing_grades("correct") == ("correct",)
+    rows = tuple(
+        replace(f, passes=("correct",)) if f.name == "correct or partial" else f
+        for f in names.FAMILIES
+    )
+    monkeypatch.setattr(names, "FAMILIES", rows)
+    assert names.passing_grades("correct or partial") == ("correct",)
+    grades = {"A": {"q1": "partial", "q2": "correct"}, "B": {"q1": "wrong", "q2": "partial"}}
+    monkeypatch.setattr(paired, "rerun_count", lambda aset: 1)  # one grade an answer
+    scores = paired._scores(None, None, grades, ["q1", "q2"])
+    assert scores["correct or partial"].tolist() == [[0.0, 1.0], [0.0, 0.0]]
+    assert scores["correct"].tolist() == [[0.0, 1.0], [0.0, 0.0]]

@@ -48,7 +48,12 @@ from ragmeter.answers.analysis import MIN_HAND, SAVING_BOUND, AnswerReport, Corr
 from ragmeter.answers.store import UNSCORED
 from ragmeter.comparison.formatting import format_difference
 from ragmeter.defaults import DEFAULTS
-from ragmeter.scoring.names import difference_scale, metric_label
+from ragmeter.scoring.names import (
+    answer_measures,
+    difference_scale,
+    metric_label,
+    passing_grades,
+)
 from ragmeter.stats import ppi
 from ragmeter.stats.paired import verdict_text
 
@@ -65,7 +70,9 @@ __all__ = [
     "saving_rows",
 ]
 
-PASSING = {"correct": ("correct",), "correct or partial": ("correct", "partial")}
+PASSING = {m: passing_grades(m) for m in answer_measures()}
+"""Each answer measure's passing grades as the table stood at import (the code reads
+:func:`ragmeter.scoring.names.passing_grades`)."""
 """Per answer measure, the grades that score 1 (by the judge and by hand alike)."""
 
 
@@ -186,7 +193,7 @@ def corrected_verdicts(
     judge's family rule; ``weight`` the rectifier weight (``tuned`` or ``plain``);
     ``measure`` the answer measure (a key of :data:`PASSING`)."""
     names = sorted({s for p in pairs for s in p}, key=[s for p in pairs for s in p].index)
-    judge, by_hand = _matrices(grades, hand, names, questions, PASSING[measure])
+    judge, by_hand = _matrices(grades, hand, names, questions, passing_grades(measure))
     counts = {s: int((~np.isnan(by_hand[i])).sum()) for i, s in enumerate(names)}
     few = [s for s in names if counts[s] < MIN_HAND]
     kept = [p for p in pairs if p[0] not in few and p[1] not in few]

@@ -32,6 +32,7 @@ from ragmeter.errors import InputError
 from ragmeter.files.io import dumps
 from ragmeter.files.outputs import results_lock, write_output
 from ragmeter.runs.results import Results, results_path
+from ragmeter.scoring.names import answer_measures, passing_grades
 from ragmeter.stats.bootstrap import format_interval
 from ragmeter.stats.rerun_variance import VarianceShares, question_flip_rates, variance_shares
 
@@ -55,8 +56,7 @@ __all__ = [
 
 FILE = "reruns.json"
 MEASURES = {
-    "correct": ("correct",),
-    "correct_or_partial": ("correct", "partial"),
+    **{m.replace(" ", "_"): passing_grades(m) for m in answer_measures()},
     "correct_or_unscored": ("correct", UNSCORED),  # the most unscored answers could add
 }
 

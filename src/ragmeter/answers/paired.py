@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.answers.analysis import accuracy_judge
-from ragmeter.answers.corrected import PASSING, CorrectedVerdicts, corrected_verdicts
+from ragmeter.answers.corrected import CorrectedVerdicts, corrected_verdicts
 from ragmeter.answers.flips import rerun_count, rerun_scores
 from ragmeter.answers.store import (
     UNSCORED,
@@ -47,7 +47,7 @@ from ragmeter.errors import InputError, did_you_mean
 from ragmeter.files.io import dumps, read_json
 from ragmeter.files.outputs import results_lock, write_output
 from ragmeter.runs.results import Results, as_results, results_path
-from ragmeter.scoring.names import answer_measure, answer_measures
+from ragmeter.scoring.names import answer_measure, answer_measures, passing_grades
 from ragmeter.stats.reruns import question_means
 
 __all__ = [
@@ -485,7 +485,7 @@ def _scores(
     if rerun_count(aset) < 2:
         return {
             m: np.array(
-                [[float(grades[s][q] in PASSING[m]) for q in common] for s in names],
+                [[float(grades[s][q] in passing_grades(m)) for q in common] for s in names],
                 dtype=np.float64,
             )
             for m in answer_measures()

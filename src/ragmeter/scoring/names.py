@@ -49,6 +49,8 @@ class Family:
     """Another family whose computation this one reuses (``success``, computed as
     ``hit``): an alias family is one row, with no code of its own."""
     half: str = "search"
+    passes: tuple[str, ...] = ()
+    """An answer measure's grades that count as a 1 (``correct or partial``: both)."""
 
     @property
     def basis(self) -> str:
@@ -75,8 +77,10 @@ FAMILIES: tuple[Family, ...] = (
     Family("coverage", **_SHARE, title="coverage@k (%)", order=7),
     Family("words", cutoff="always", cost=True, digits=0, title="words sent@k", order=8),
     # the answer half: shares of answers, per answer, never at a cutoff
-    Family("correct", **_ANSWER, title="correct"),
-    Family("correct or partial", **_ANSWER, title="correct or partial"),
+    Family("correct", **_ANSWER, title="correct", passes=("correct",)),
+    Family(
+        "correct or partial", **_ANSWER, title="correct or partial", passes=("correct", "partial")
+    ),
     # each failure rate: a share of answers where lower is better
     Family("refused", **_ANSWER, cost=True, title="refused with the passage"),
     Family("number_changed", **_ANSWER, cost=True, title="number changed"),
@@ -317,6 +321,11 @@ def answer_measures(*, costs: bool = False) -> tuple[str, ...]:
     ``costs`` the failure rates (lower is better)."""
     t = table()
     return tuple(n for n in t.answers if t.by_name[n].cost == costs)
+
+
+def passing_grades(measure: str) -> tuple[str, ...]:
+    """The grades an answer measure counts as a 1 (its row's ``passes``)."""
+    return table().by_name[answer_measure(measure) or measure].passes
 
 
 def answer_measure(name: str) -> str | None:
