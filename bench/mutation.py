@@ -626,7 +626,6 @@ _PARTITION = "part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]"
 _ONE_UNIT = "return np.array([2], dtype=np.int64)  # one unit: an item holding the whole passage"
 _JUDGED = "return np.array(sorted((g for _, g in q.qrels if g > 0), reverse=True), dtype=np.int64)"
 _WIDTH = "width = max(doc_all.dtype.itemsize, qrels.doc.dtype.itemsize)"
-_HEADS = "heads = np.flatnonzero(np.diff(q_all, prepend=-1) != 0) if n else np.zeros(0, np.int64)"
 _CLIP = "p_null[:, c] = _mcnemar_table(differ)[np.clip(wins, 0, differ)]"
 _STEP_P = "step_p = np.minimum(1.0, (hits + 1) / (rounds + 1))"
 _TINY = "levels = np.maximum(levels, np.finfo(float).tiny)  # a level is a positive number"
@@ -796,16 +795,13 @@ EQUIVALENT: set[tuple] = {
     # files/manifest.py: the manifest is read to its end whatever the read size
     ("files/manifest.py", "while chunk := os.read(fd, 1 << 16):", 32, "16 -> 15"),
     ("files/manifest.py", "while chunk := os.read(fd, 1 << 16):", 32, "16 -> 17"),
-    # scoring/trec.py: max() of two ints in either order; a missed query head (prepend 1 when
-    # the first query row is 1) only turns off the contiguous fast path, and the full
-    # sort gives the same order
+    # scoring/trec.py: max() of two ints in either order
     (
         "scoring/trec.py",
         _WIDTH,
         8,
         "arguments swapped: (qrels.doc.dtype.itemsize, doc_all.dtype.itemsize, ...)",
     ),
-    ("scoring/trec.py", _HEADS, 46, "drop unary `-`"),
     # max() of two ints again: the blocks of queries evaluated
     (
         "scoring/trec.py",

@@ -420,10 +420,7 @@ def plan(
         return
     res = Results(results)
     metric, seed, rounds = _run_settings(res, metric, seed, rounds)
-    rule = res.summary.comparison_rule
-    own = not (family or baseline or pairs) and rule is not None
-    if own:  # the run's own grid family, when it has one
-        family = grid_family(res.systems, rule.family)
+    own, family = _own_family(res, family, baseline, pairs)
     planned = planned_pairs(res.systems, baseline, pairs, family)
     found = plan_run(
         res,
@@ -444,6 +441,17 @@ def plan(
     _print_system_needs(found)
     if found.pairs:
         _print_pair_needs(found, every)
+
+
+def _own_family(
+    res: Results, family: str | None, baseline: str | None, pairs: str | None
+) -> tuple[bool, str | None]:
+    """Whether ``plan`` plans the run's own table (no family, baseline or pairs asked
+    for), and the family it plans: the run's own grid family, when it has one."""
+    rule = res.summary.comparison_rule
+    if family or baseline or pairs or rule is None:
+        return False, family
+    return True, grid_family(res.systems, rule.family)
 
 
 def _print_system_needs(found: Plan) -> None:
