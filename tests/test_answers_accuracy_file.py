@@ -13,7 +13,8 @@ from test_answers import Scripted, reader
 from test_answers_paired import by_answer
 from test_answers_ppi import search_with_lenient_answers
 
-from ragmeter.answers.analysis import FILE, answer_report, corrected_by_judge, write_answer_report
+from ragmeter.answers.accuracy_files import FILE, write_answer_report
+from ragmeter.answers.analysis import answer_report, corrected_by_judge
 from ragmeter.answers.hand import hand_grade
 from ragmeter.answers.paired import answer_verdicts, read_answer_verdicts
 from ragmeter.answers.store import (

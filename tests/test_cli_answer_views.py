@@ -295,7 +295,9 @@ def test_handgrade_defaults_and_its_console(monkeypatch):
 
     monkeypatch.setattr(hand, "hand_grade", hand_grade)
     monkeypatch.setattr(answer_views, "hand_checks", lambda results: [])
-    monkeypatch.setattr(answer_views, "stale_hand_files", lambda results: [])
+    monkeypatch.setattr(
+        answer_views, "print_stale_after_hand_grading", lambda results, console: None
+    )
     console = _console()
     run = handgrade_command("res", input=io.StringIO(""), console=console)
     assert asked == [(20, 1, True)] and run.target == 20

@@ -514,7 +514,8 @@ def test_the_first_document_listed_twice_is_named_whatever_the_chunks_and_thread
     judged = Qrels.from_dict({f"q{i}": {"d1": 1} for i in range(20)})
     monkeypatch.setattr(module, "CHUNK", 12)
     monkeypatch.setattr(engine, "THREADS", threads)
-    with pytest.raises(InputError, match=r"r\.txt:58: 'd3' already listed for query 'q5' on line 54"):
+    said = r"r\.txt:58: 'd3' already listed for query 'q5' on line 54"
+    with pytest.raises(InputError, match=said):
         evaluate_run(read_run(tmp_path / "r.txt"), judged, ["map"])
 
 

@@ -36,17 +36,14 @@ from ragmeter.answers.store import (
     GRADES,
     UNSCORED,
     AnswerSet,
-    answers_dir,
     answers_or_refuse,
     graded_answers,
     hand_stamp,
 )
 from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
-from ragmeter.files.io import dumps
-from ragmeter.files.outputs import results_lock, write_output
 from ragmeter.runs.meta import RunMeta
-from ragmeter.runs.results import Results, results_path
+from ragmeter.runs.results import Results
 from ragmeter.stats import ppi as ppi_math
 from ragmeter.stats.reruns import rerun_accuracy
 
@@ -72,8 +69,6 @@ __all__ = [
     "judge_pairs",
     "ppi_accuracy",
     "search_hits",
-    "write_answer_report",
-    "write_corrected_by_judge",
 ]
 
 COLUMNS = (*GRADES, UNSCORED)
@@ -334,29 +329,6 @@ def corrected_by_judge(
     return out
 
 
-BY_JUDGE_FILE = "by_judge.json"
-
-
-def write_corrected_by_judge(
-    corrected: Sequence[Corrected], aset: AnswerSet, ppi: str = "tuned"
-) -> Path:
-    """Write ``answers/by_judge.json``, the saving table ``ragmeter judges`` prints as
-    data: ``ppi`` (the weight rule), ``hand_grades`` (:func:`hand_stamp`: the hand
-    grades it was built from) and ``judges``, each judge's :func:`corrected_by_judge`
-    row through :meth:`Corrected.to_dict` (empty with too few hand grades). Atomically,
-    under the results lock, as :func:`write_answer_report` writes."""
-    base = results_path(aset.results)
-    path = answers_dir(base) / BY_JUDGE_FILE
-    data = {
-        "ppi": ppi,
-        "hand_grades": hand_stamp(aset),
-        "judges": [c.to_dict() for c in corrected],
-    }
-    with results_lock(base):
-        write_output(path, dumps(data), "judge-corrected accuracy by judge", flag=None)
-    return path
-
-
 # --- search hit x answer grade -------------------------------------------------------------
 
 
@@ -470,20 +442,6 @@ class AnswerReport:
 
 def _corrected_dict(c: Corrected | None) -> dict[str, Any] | None:
     return None if c is None else c.to_dict()
-
-
-FILE = "accuracy.json"
-
-
-def write_answer_report(report: AnswerReport, results: Results | str | Path) -> Path:
-    """Write ``answers/accuracy.json`` (:meth:`AnswerReport.to_dict`) atomically, under the
-    results lock, over nothing or over the file ragmeter wrote there (never a file of the
-    user's at that name: that is an :class:`InputError`)."""
-    base = results_path(results)
-    path = answers_dir(base) / FILE
-    with results_lock(base):
-        write_output(path, dumps(report.to_dict()), "answer accuracy", flag=None)
-    return path
 
 
 def answer_report(

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from ragmeter.answers.accuracy_files import write_answer_report, write_corrected_by_judge
 from ragmeter.answers.analysis import (
     ACCURACY_BASIS,
     COLUMNS,
@@ -29,8 +30,6 @@ from ragmeter.answers.analysis import (
     corrected_by_judge,
     hand_checks,
     judge_pairs,
-    write_answer_report,
-    write_corrected_by_judge,
 )
 from ragmeter.answers.analysis import (
     accuracy_judge as choose_accuracy_judge,
@@ -46,13 +45,11 @@ from ragmeter.answers.run import (
     grade_answers,
 )
 from ragmeter.answers.store import (
-    HAND_BUILT,
     AnswerSet,
     answers_or_refuse,
     load_answer_set,
-    stale_hand_files,
 )
-from ragmeter.cli.hand_views import grade_by_hand
+from ragmeter.cli.hand_views import grade_by_hand, print_stale_after_hand_grading
 from ragmeter.cli.judge_views import (
     print_hand_checks,
     print_judge_pairs,
@@ -577,28 +574,5 @@ def handgrade_command(
     checks = hand_checks(results)
     if any(c.n for c in checks):
         print_hand_checks(checks, console)
-    _stale_after_hand_grading(results, console)
+    print_stale_after_hand_grading(results, console)
     return run
-
-
-def _stale_after_hand_grading(results: str | Path, console: Console) -> None:
-    """One line naming the answer files whose judge-corrected numbers were built from
-    other hand grades (:func:`ragmeter.answers.store.stale_hand_files`) and what
-    refreshes them."""
-    stale = stale_hand_files(results)
-    again = {
-        "grade": f"`ragmeter grade {results} --judge ...` (answers already graded are not "
-        "sent again)",
-        "judges": f"`ragmeter judges {results}`",
-    }
-    for command, words in again.items():
-        files = [f"answers/{name}" for name in stale if HAND_BUILT[name] == command]
-        if files:
-            console.print(
-                Text(
-                    f"{' and '.join(files)} {'hold' if len(files) > 1 else 'holds'} "
-                    f"judge-corrected numbers from other hand grades: run {words} again to "
-                    "refresh them.",
-                    style="yellow",
-                )
-            )

@@ -16,9 +16,10 @@ from rich.panel import Panel
 from rich.text import Text
 
 from ragmeter.answers.hand import PROMPT, HandItem, HandRun, hand_grade, parse_key
+from ragmeter.answers.store import HAND_BUILT, stale_hand_files
 from ragmeter.defaults import DEFAULTS
 
-__all__ = ["grade_by_hand", "show_hand_item", "terminal_ask"]
+__all__ = ["grade_by_hand", "print_stale_after_hand_grading", "show_hand_item", "terminal_ask"]
 
 
 def _is_terminal(stream: TextIO) -> bool:
@@ -77,3 +78,26 @@ def grade_by_hand(
     from ``input`` (default ``sys.stdin``)."""
     stream = input if input is not None else sys.stdin
     return hand_grade(results, n=n, seed=seed, ask=terminal_ask(console or Console(), stream))
+
+
+def print_stale_after_hand_grading(results: str | Path, console: Console) -> None:
+    """One line naming the answer files whose judge-corrected numbers were built from
+    other hand grades (:func:`ragmeter.answers.store.stale_hand_files`) and what
+    refreshes them."""
+    stale = stale_hand_files(results)
+    again = {
+        "grade": f"`ragmeter grade {results} --judge ...` (answers already graded are not "
+        "sent again)",
+        "judges": f"`ragmeter judges {results}`",
+    }
+    for command, words in again.items():
+        files = [f"answers/{name}" for name in stale if HAND_BUILT[name] == command]
+        if files:
+            console.print(
+                Text(
+                    f"{' and '.join(files)} {'hold' if len(files) > 1 else 'holds'} "
+                    f"judge-corrected numbers from other hand grades: run {words} again to "
+                    "refresh them.",
+                    style="yellow",
+                )
+            )
