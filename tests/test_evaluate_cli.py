@@ -615,3 +615,19 @@ def test_compat_mode_prints_trec_eval_shares_in_percent(files, tmp_path):
     est = summary.estimates["dense"]["P_10"]
     assert format_estimate(est, "P_10") == format_estimate(est, "precision@10")
     assert format_estimate(est, "P_10").startswith(f"{est.mean * 100:.1f} [")
+
+
+def test_no_report_leaves_the_page_for_ragmeter_report_and_changes_no_result(files, tmp_path):
+    root, _, _ = files
+    base = ["evaluate", "--qrels", str(root / "qrels.txt"), str(root / "bm25.run")]
+    base += [str(root / "dense.run"), "--rounds", "300", "--no-history"]
+    with_page, without = tmp_path / "with", tmp_path / "without"
+    assert runner.invoke(app, [*base, "--out", str(with_page)]).exit_code == 0
+    r = runner.invoke(app, [*base, "--out", str(without), "--no-report"])
+    assert r.exit_code == 0, r.output
+    assert (with_page / "report.html").exists() and not (without / "report.html").exists()
+    assert f"ragmeter report {without}" in " ".join(r.stderr.split())
+    for name in ("summary.json", "scores.json"):  # the same results, page or not
+        assert (without / name).read_bytes() == (with_page / name).read_bytes()
+    assert runner.invoke(app, ["report", str(without)]).exit_code == 0
+    assert (without / "report.html").exists()

@@ -93,6 +93,14 @@ def evaluate(
             'ray://HOST:10001, or "" to start Ray here',
         ),
     ] = "auto",
+    report: Annotated[
+        bool,
+        typer.Option(
+            "--report/--no-report",
+            help="Write the HTML report (default); --no-report leaves it for `ragmeter "
+            "report RESULTS` (its per-question drill-down grows with runs x queries)",
+        ),
+    ] = True,
 ) -> None:
     """Score run files against qrels: intervals, paired comparisons, a results directory."""
     from ragmeter.cli.output import to_stderr
@@ -101,13 +109,13 @@ def evaluate(
     with to_stderr(chosen):
         _evaluate(
             runs, qrels, measures, metric, level, gain, ideal, trec_eval_compat, seed, rounds,
-            method, out, no_history, chosen, (engine, engine_address, workers),
+            method, out, no_history, chosen, (engine, engine_address, workers), report,
         )  # fmt: skip
 
 
 def _evaluate(
     runs, qrels, measures, metric, level, gain, ideal, trec_eval_compat, seed, rounds, method,
-    out, no_history, chosen, where,
+    out, no_history, chosen, where, report=True,
 ) -> None:  # fmt: skip
     from ragmeter.cli.output import shown_path
     from ragmeter.runs.evaluate import evaluate_files, scoring_engine
@@ -144,7 +152,10 @@ def _evaluate(
     _print_scores(result, summary, chosen)
     console.print(Text.assemble("Results: ", (shown_path(path), "bold")))
     err.print("[dim]Re-compare or plan from the results: ragmeter compare / plan.[/]")
-    refresh_report(path)
+    if report:
+        refresh_report(path)
+    else:
+        err.print(f"[dim]No HTML report (--no-report): ragmeter report {escape(str(path))}[/]")
 
 
 def _save(run, out: Path, inputs: list) -> tuple:
