@@ -617,7 +617,14 @@ def test_compat_mode_prints_trec_eval_shares_in_percent(files, tmp_path):
     assert format_estimate(est, "P_10").startswith(f"{est.mean * 100:.1f} [")
 
 
-def test_no_report_leaves_the_page_for_ragmeter_report_and_changes_no_result(files, tmp_path):
+def test_no_report_leaves_the_page_for_ragmeter_report_and_changes_no_result(
+    files, tmp_path, monkeypatch
+):
+    import importlib
+
+    # the module's name sweeps turn the page off (fixture no_report): here it is on
+    real = importlib.import_module("ragmeter.cli.app").refresh_report
+    monkeypatch.setattr("ragmeter.cli.evaluate.refresh_report", real)
     root, _, _ = files
     base = ["evaluate", "--qrels", str(root / "qrels.txt"), str(root / "bm25.run")]
     base += [str(root / "dense.run"), "--rounds", "300", "--no-history"]
