@@ -92,14 +92,14 @@ def null_p_values(
             p_null[:, c] = _mcnemar_table(differ)[np.clip(wins, 0, differ)]
         return p_raw, p_null
     p_raw = flips.p_values(np.zeros(k), np.arange(k)).astype(np.float64)
-    flipped = np.abs(flips.a)
     observed = np.abs(flips.total)
     tol = _TIE * np.sum(np.abs(flips.diffs), axis=0)
     p_null = np.empty((flips.rounds, k))
-    for c in range(k):
-        srt = np.sort(flipped[:, c])
-        at_least = flips.rounds - np.searchsorted(srt, flipped[:, c] - tol[c], side="left")
-        at_least += observed[c] >= flipped[:, c] - tol[c]
+    for c in range(k):  # a pair's rounds at a time
+        flipped = np.abs(flips.a[:, c])
+        srt = np.sort(flipped)
+        at_least = flips.rounds - np.searchsorted(srt, flipped - tol[c], side="left")
+        at_least += observed[c] >= flipped - tol[c]
         p_null[:, c] = at_least / (flips.rounds + 1)
     return p_raw, p_null
 
@@ -177,13 +177,16 @@ def step_down(
     rounds, k = p_null.shape
     order = np.argsort(p_raw, kind="stable")
     # Successive minima: q[:, j] = min over the pairs order[j:] of each round's p.
-    q = np.minimum.accumulate(p_null[:, order[::-1]], axis=1)[:, ::-1]
+    q = p_null[:, order[::-1]]  # one copy, accumulated and then partitioned in place
+    np.minimum.accumulate(q, axis=1, out=q)
+    q = q[:, ::-1]
     thresholds = p_raw[order] * (1.0 + _REL)
     hits = np.count_nonzero(q <= thresholds[None, :], axis=0)
     h = _hits_needed(alpha, rounds)
     if h > 0:
         # Reject at step j exactly when fewer than h rounds reach p_raw: p_raw < q_[h].
-        crit = np.partition(q, h - 1, axis=0)[h - 1]
+        q.partition(h - 1, axis=0)
+        crit = q[h - 1].copy()
     else:  # too few rounds to reject anything: Bonferroni's levels for the intervals
         crit = alpha / (k - np.arange(k))
     if pairs is not None and constrained(pairs, rounds, alpha):

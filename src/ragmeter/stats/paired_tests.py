@@ -217,17 +217,19 @@ class Flips:
 
     def p_values(self, delta: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """p-value of ``H0: mean = delta[i]`` for pair ``idx[i]``."""
-        d, a = self.diffs[:, idx], self.a[:, idx]
+        d = self.diffs[:, idx]
         if np.all(delta == 0):
             observed = np.abs(self.total[idx])
             spread = np.sum(np.abs(d), axis=0)
-            flipped = np.abs(a)
         else:
             observed = np.abs(self.total[idx] - self.n * delta)
             spread = np.sum(np.abs(d - delta), axis=0)
-            flipped = np.abs(a - self.b[:, None] * delta)
         threshold = observed - _TIE * spread
-        hits = np.count_nonzero(flipped >= threshold, axis=0)
+        hits = np.empty(len(idx), dtype=np.int64)
+        for i, c in enumerate(np.asarray(idx).tolist()):  # a pair's rounds at a time
+            a = self.a[:, c]
+            flipped = np.abs(a if delta[i] == 0 else a - self.b * delta[i])
+            hits[i] = np.count_nonzero(flipped >= threshold[i])
         return (hits + 1) / (self.rounds + 1)
 
 
@@ -265,24 +267,24 @@ def flip_ends(flips: Flips, reject: np.ndarray, level: np.ndarray) -> tuple[np.n
     n, rounds = flips.n, flips.rounds
     total = flips.total
     est = total / n
-    a = flips.a
-    b = flips.b[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r1 = (total - a) / (n - b)
-        r2 = (total + a) / (n + b)
+    b = flips.b
     every = np.abs(b) >= n
-    low_b = np.where(every, -np.inf, np.minimum(r1, r2))
-    high_b = np.where(every, np.inf, np.maximum(r1, r2))
     span = np.maximum(1.0, np.max(np.abs(flips.diffs), axis=0))  # [0, 1] scores: |mean| <= 1
     lows = np.empty(est.size)
     highs = np.empty(est.size)
-    for c in range(est.size):
+    for c in range(est.size):  # a pair at a time: memory of one pair's rounds, not every pair's
         h = _hits_needed(float(level[c]), rounds)
         if h <= 0:
             lows[c], highs[c] = -span[c], span[c]
             continue
-        lows[c] = max(-span[c], np.partition(low_b[:, c], h - 1)[h - 1])
-        highs[c] = min(span[c], -np.partition(-high_b[:, c], h - 1)[h - 1])
+        a = flips.a[:, c]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r1 = (total[c] - a) / (n - b)
+            r2 = (total[c] + a) / (n + b)
+        low_b = np.where(every, -np.inf, np.minimum(r1, r2))
+        high_b = np.where(every, np.inf, np.maximum(r1, r2))
+        lows[c] = max(-span[c], np.partition(low_b, h - 1)[h - 1])
+        highs[c] = min(span[c], -np.partition(-high_b, h - 1)[h - 1])
     # The decision at 0 (with the tie tolerance of the p-value) fixes each end's side.
     pos, neg = est > 0, est < 0
     lows = np.where(reject & pos, np.maximum(lows, np.nextafter(0.0, 1.0)), lows)
