@@ -65,18 +65,24 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def workers_from_env() -> int | None:
-    """``$RAGMETER_WORKERS`` as a number of workers (at least 1), or None when unset."""
-    value = os.environ.get("RAGMETER_WORKERS", "").strip()
+def count_from_env(name: str) -> int | None:
+    """``$name`` as a whole number of at least 1, or None when unset; anything else is
+    one line naming the variable."""
+    value = os.environ.get(name, "").strip()
     if not value:
         return None
     try:
         n = int(value)
     except ValueError:
-        raise InputError(f"RAGMETER_WORKERS must be a whole number, got {value!r}") from None
+        raise InputError(f"{name} must be a whole number, got {value!r}") from None
     if n < 1:
-        raise InputError(f"RAGMETER_WORKERS must be at least 1, got {n}")
+        raise InputError(f"{name} must be at least 1, got {n}")
     return n
+
+
+def workers_from_env() -> int | None:
+    """``$RAGMETER_WORKERS`` as a number of workers (at least 1), or None when unset."""
+    return count_from_env("RAGMETER_WORKERS")
 
 
 THREADS: int | None = None
@@ -88,16 +94,7 @@ def thread_count() -> int:
     """:data:`THREADS`, else ``$RAGMETER_THREADS``, else the available CPUs (at most 8)."""
     if THREADS is not None:
         return max(1, THREADS)
-    value = os.environ.get("RAGMETER_THREADS", "").strip()
-    if value:
-        try:
-            n = int(value)
-        except ValueError:
-            raise InputError(f"RAGMETER_THREADS must be a whole number, got {value!r}") from None
-        if n < 1:
-            raise InputError(f"RAGMETER_THREADS must be at least 1, got {n}")
-        return n
-    return min(8, available_cpus())
+    return count_from_env("RAGMETER_THREADS") or min(8, available_cpus())
 
 
 def thread_map(fn: Callable[[T], R], items: Iterable[T], threads: int | None = None) -> Iterator[R]:
