@@ -317,6 +317,12 @@ COPIES = (
         "scoring.names.lower_is_better",
         ("scoring/names.py",),
     ),
+    # an answer measure's passing grades listed again beside its row
+    (
+        r"[\"']correct[\"']\s*,\s*[\"']partial[\"']\s*\)",
+        "scoring.names.passing_grades",
+        ("scoring/names.py",),
+    ),
     # a system's rankings graded and scored beside the one scorer (found units, the span
     # index of the ideal ranking)
     (
@@ -810,6 +816,21 @@ def test_a_guarantee_worded_again_or_pair_names_made_again_are_copies(tmp_path):
         "stats.adjust.decide / stats.adjust.guarantee",
         "comparison.effects.pair_names",
     ]
+
+
+def test_an_answer_measures_passing_grades_listed_again_are_a_copy(tmp_path):
+    # the two dicts answers/corrected.py and answers/flips.py held before the row did
+    found = _found(
+        tmp_path,
+        [
+            'PASSING = {"correct": ("correct",), "correct or partial": ("correct", "partial")}',
+            '    "correct_or_partial": ("correct", "partial"),',
+            "PASSING = {m: passing_grades(m) for m in answer_measures()}",
+            '    "correct_or_unscored": ("correct", UNSCORED),',
+        ],
+    )
+    assert [f.split(": ")[0] for f in _by_line(found)] == ["view.py:1", "view.py:2"]
+    assert all(f.endswith("scoring.names.passing_grades") for f in found)
 
 
 def test_every_rule_in_the_table_has_a_copy_pattern():

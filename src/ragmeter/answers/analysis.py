@@ -44,6 +44,7 @@ from ragmeter.defaults import DEFAULTS
 from ragmeter.errors import InputError
 from ragmeter.runs.meta import RunMeta
 from ragmeter.runs.results import Results
+from ragmeter.scoring.names import passing_grades
 from ragmeter.stats import ppi as ppi_math
 from ragmeter.stats.reruns import rerun_accuracy
 
@@ -122,8 +123,9 @@ def accuracy(
     n_scored = len(labels) - counts[UNSCORED]
     if not labels:
         return Accuracy(None, None, counts, 0, 0)
-    correct = np.array([g == "correct" for g in labels], dtype=np.float64)
-    either = np.array([g in ("correct", "partial") for g in labels], dtype=np.float64)
+    correct = np.array([g in passing_grades("correct") for g in labels], dtype=np.float64)
+    passes = passing_grades("correct or partial")
+    either = np.array([g in passes for g in labels], dtype=np.float64)
     upper = None
     if counts[UNSCORED]:
         best = np.array([g in ("correct", UNSCORED) for g in labels], dtype=np.float64)
