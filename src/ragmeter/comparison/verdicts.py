@@ -490,14 +490,13 @@ def _rows(
 ) -> list[Row]:
     n = m.shape[1]
     k = len(compared)
-    diffs = np.stack([m[i] - m[j] for i, j in compared], axis=1) + 0.0
     counts = [_counts(m[i], m[j]) for i, j in compared]
     if adjust == "none" and codes is not None:
-        return _cluster_none_rows(m, names, compared, diffs, counts, alpha, rounds, seed, codes)
+        return _cluster_none_rows(m, names, compared, counts, alpha, rounds, seed, codes)
     if adjust == "none":
         return _percentile_rows(m, names, compared, counts, alpha, rounds, seed)
     rule = adjust if k > 1 else "holm"  # a family of one is its own test under any rule
-    flips = None if binary and rule != "maxt" else Flips(diffs, rounds, seed, codes)
+    flips = None if binary and rule != "maxt" else Flips.of_pairs(m, compared, rounds, seed, codes)
     p_raw, p_adj, reject, levels = decide(flips, binary, counts, compared, alpha, rule)
     if binary:
         wins = np.array([c[0] for c in counts], dtype=np.float64)
@@ -512,7 +511,7 @@ def _rows(
     )
     out = []
     for c, (i, j) in enumerate(compared):
-        mean = stats.seq_mean(diffs[:, c])
+        mean = stats.seq_mean(m[i] - m[j] + 0.0)
         est = stats.Estimate(
             mean=mean,
             low=float(lows[c]),
@@ -554,10 +553,11 @@ def _percentile_rows(m, names, compared, counts, alpha, rounds, seed) -> list[Ro
     return out
 
 
-def _cluster_none_rows(m, names, compared, diffs, counts, alpha, rounds, seed, codes) -> list[Row]:
+def _cluster_none_rows(m, names, compared, counts, alpha, rounds, seed, codes) -> list[Row]:
     """``adjust="none"`` with clusters: the paired cluster bootstrap's interval decides."""
+    diffs = np.stack([m[i] - m[j] for i, j in compared], axis=1) + 0.0
     ests = cluster_bootstrap_many(diffs.T, codes, rounds, seed, 1.0 - alpha)
-    flips = Flips(diffs, rounds, seed, codes)
+    flips = Flips.of_pairs(m, compared, rounds, seed, codes)
     p_raw = flips.p_values(np.zeros(len(compared)), np.arange(len(compared)))
     out = []
     for c, (i, j) in enumerate(compared):

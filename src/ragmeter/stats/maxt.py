@@ -51,7 +51,7 @@ import numpy as np
 from ragmeter.stats.paired import _TIE
 from ragmeter.stats.paired_tests import Flips, _hits_needed, mcnemar_exact
 
-__all__ = ["MAX_SYSTEMS", "constrained", "null_p_values", "step_down"]
+__all__ = ["MAX_SYSTEMS", "NullP", "constrained", "null_p_values", "step_down"]
 
 _REL = 1e-9  # p-values this close (relatively) to the observed one count as equal
 MAX_SYSTEMS = 8  # partitions of 8 systems: 4,140; of 9: 21,147
@@ -72,36 +72,48 @@ def _mcnemar_table(differ: int) -> np.ndarray:
     return np.array([mcnemar_exact(k, differ - k) for k in range(differ + 1)])
 
 
+class NullP:
+    """Each pair's p in every flip round, worked out a pair at a time.
+
+    ``column(c)`` is pair ``c``'s p in each of the ``rounds`` rounds: for 0/1 scores
+    McNemar's exact p of the flipped wins; otherwise the round's rank among the
+    pair's flipped sums, counted over the rounds and the observed data (so the
+    observed p is the sign-flip p of :meth:`Flips.p_values`). Nothing of size
+    rounds x pairs is held: :func:`step_down` takes the columns one at a time.
+    """
+
+    def __init__(self, flips: Flips, binary: bool, counts: list[tuple[int, int, int]]) -> None:
+        self.flips, self.binary, self.counts = flips, binary, counts
+        self.shape = (flips.rounds, flips.pairs)
+
+    def column(self, c: int) -> np.ndarray:
+        flips = self.flips
+        if self.binary:
+            w, _, lo = self.counts[c]
+            differ = w + lo
+            wins = np.rint((differ + flips.column(c)) / 2.0).astype(np.int64)
+            return _mcnemar_table(differ)[np.clip(wins, 0, differ)]
+        flipped = np.abs(flips.column(c))
+        tol = _TIE * flips.spread[c]
+        at_least = flips.rounds - np.searchsorted(np.sort(flipped), flipped - tol, side="left")
+        at_least += abs(flips.total[c]) >= flipped - tol
+        return at_least / (flips.rounds + 1)
+
+    def matrix(self) -> np.ndarray:
+        """Every column at once, (rounds, pairs): for small families only."""
+        return np.column_stack([self.column(c) for c in range(self.shape[1])])
+
+
 def null_p_values(
     flips: Flips, binary: bool, counts: list[tuple[int, int, int]]
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(p_raw, p_null)``: each pair's observed p and its p in each flip round.
-
-    ``p_null`` is (rounds, pairs). For 0/1 scores a round's p is McNemar's exact p of
-    the flipped wins; otherwise it is the round's rank among the flipped sums of the
-    pair, counted over the rounds and the observed data (so the observed p is the
-    sign-flip p of :meth:`Flips.p_values`).
-    """
-    k = flips.diffs.shape[1]
+) -> tuple[np.ndarray, NullP]:
+    """``(p_raw, p_null)``: each pair's observed p, and its p in each flip round
+    (:class:`NullP`, a pair at a time)."""
     if binary:
         p_raw = np.array([mcnemar_exact(w, lo) for w, _, lo in counts])
-        p_null = np.empty((flips.rounds, k))
-        for c, (w, _, lo) in enumerate(counts):
-            differ = w + lo
-            wins = np.rint((differ + flips.a[:, c]) / 2.0).astype(np.int64)
-            p_null[:, c] = _mcnemar_table(differ)[np.clip(wins, 0, differ)]
-        return p_raw, p_null
-    p_raw = flips.p_values(np.zeros(k), np.arange(k)).astype(np.float64)
-    observed = np.abs(flips.total)
-    tol = _TIE * np.sum(np.abs(flips.diffs), axis=0)
-    p_null = np.empty((flips.rounds, k))
-    for c in range(k):  # a pair's rounds at a time
-        flipped = np.abs(flips.a[:, c])
-        srt = np.sort(flipped)
-        at_least = flips.rounds - np.searchsorted(srt, flipped - tol[c], side="left")
-        at_least += observed[c] >= flipped - tol[c]
-        p_null[:, c] = at_least / (flips.rounds + 1)
-    return p_raw, p_null
+    else:
+        p_raw = flips.p_values(np.zeros(flips.pairs), np.arange(flips.pairs)).astype(np.float64)
+    return p_raw, NullP(flips, binary, counts)
 
 
 def constrained(pairs: list[tuple[int, int]] | None, rounds: int, alpha: float) -> bool:
@@ -158,7 +170,7 @@ def _counts(p_null: np.ndarray, sets: np.ndarray, threshold: float, h: int):
 
 def step_down(
     p_raw: np.ndarray,
-    p_null: np.ndarray,
+    p_null: np.ndarray | NullP,
     alpha: float,
     pairs: list[tuple[int, int]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -175,27 +187,25 @@ def step_down(
     capped at ``alpha``.
     """
     rounds, k = p_null.shape
+    column = p_null.column if isinstance(p_null, NullP) else (lambda c: p_null[:, c])
     order = np.argsort(p_raw, kind="stable")
-    # Successive minima: q[:, j] = min over the pairs order[j:] of each round's p.
-    q = p_null[:, order[::-1]]  # one copy, accumulated and then partitioned in place
-    np.minimum.accumulate(q, axis=1, out=q)
-    q = q[:, ::-1]
     thresholds = p_raw[order] * (1.0 + _REL)
-    hits = np.count_nonzero(q <= thresholds[None, :], axis=0)
     h = _hits_needed(alpha, rounds)
-    if h > 0:
-        # Reject at step j exactly when fewer than h rounds reach p_raw: p_raw < q_[h].
-        q.partition(h - 1, axis=0)
-        crit = q[h - 1].copy()
-    else:  # too few rounds to reject anything: Bonferroni's levels for the intervals
-        crit = alpha / (k - np.arange(k))
+    hits = np.empty(k, dtype=np.int64)
+    crit = alpha / (k - np.arange(k))  # too few rounds to reject anything: Bonferroni's levels
+    smallest = np.full(rounds, np.inf)
+    for j in range(k - 1, -1, -1):  # smallest p over the pairs order[j:], a pair at a time
+        np.minimum(smallest, column(order[j]), out=smallest)
+        hits[j] = np.count_nonzero(smallest <= thresholds[j])
+        if h > 0:  # reject at step j exactly when fewer than h rounds reach p_raw
+            crit[j] = np.partition(smallest, h - 1)[h - 1]
     if pairs is not None and constrained(pairs, rounds, alpha):
-        hits, crit = hits.copy(), crit.copy()
+        every = p_null.matrix() if isinstance(p_null, NullP) else p_null  # <= 28 pairs
         constraints = _Constraints(pairs)
         rejected = np.zeros(k, bool)
         for j in range(k):  # up to the first pair not rejected; later steps keep plain max-T
             c = order[j]
-            hits[j], crit[j] = _counts(p_null, constraints.sets(c, rejected), thresholds[j], h)
+            hits[j], crit[j] = _counts(every, constraints.sets(c, rejected), thresholds[j], h)
             if not (hits[j] + 1) / (rounds + 1) < alpha:
                 break
             rejected[c] = True

@@ -187,6 +187,11 @@ class Flips:
     at ``delta = 0`` the p-value equals its ``p_value``. With ``clusters`` (a code
     0..G-1 per question) round ``b`` flips whole clusters: the G signs are the
     stream after ``rounds * G`` draws, and every question of a cluster takes its sign.
+
+    :meth:`of_pairs` flips the systems' own scores instead: a pair's flipped sum is
+    the difference of its two systems' (the flips are linear), so m systems cost m
+    flipped sums, not one per pair, and nothing of size rounds x pairs is held.
+    :meth:`column` and :meth:`diff` give one comparison's flipped sums and differences.
     """
 
     def __init__(
@@ -195,41 +200,76 @@ class Flips:
         rounds: int,
         seed: stats.Seed,
         clusters: np.ndarray | None = None,
+        minus: np.ndarray | None = None,
+        plus: np.ndarray | None = None,
     ) -> None:
-        n, k = diffs.shape
-        self.diffs = diffs
+        n, cols = diffs.shape
         self.rounds = rounds
-        self.a = np.empty((rounds, k))
+        self.n = n
+        self._x = diffs
+        self._plus = np.arange(cols) if plus is None else np.asarray(plus, dtype=np.intp)
+        self._minus = None if minus is None else np.asarray(minus, dtype=np.intp)
+        self._flipped = np.empty((rounds, cols))
         self.b = np.empty(rounds)
         rows_of, weights = diffs, np.ones(n)
         if clusters is not None:  # one sign per cluster: whole documents flip together
             codes = np.asarray(clusters, dtype=np.intp)
             groups = int(codes.max()) + 1
-            rows_of = np.zeros((groups, k))
+            rows_of = np.zeros((groups, cols))
             np.add.at(rows_of, codes, diffs)
             weights = np.bincount(codes, minlength=groups).astype(np.float64)
         for row0, signs in _sign_blocks(rows_of.shape[0], rounds, seed):
             rows = signs.shape[0]
-            self.a[row0 : row0 + rows] = signs @ rows_of
+            self._flipped[row0 : row0 + rows] = signs @ rows_of
             self.b[row0 : row0 + rows] = signs @ weights if clusters is not None else signs.sum(1)
-        self.total = np.cumsum(diffs, axis=0)[-1]  # left-to-right, as compare_all
-        self.n = n
+        k = self._plus.size
+        self.total = np.array([np.cumsum(self.diff(c))[-1] for c in range(k)]).reshape(k)
+        self.spread = np.array([np.sum(np.abs(self.diff(c))) for c in range(k)]).reshape(k)
+
+    @classmethod
+    def of_pairs(
+        cls,
+        matrix: np.ndarray,
+        pairs: list[tuple[int, int]],
+        rounds: int,
+        seed: stats.Seed,
+        clusters: np.ndarray | None = None,
+    ) -> Flips:
+        """Flips of every pair ``(i, j)`` of the (systems, n) ``matrix``: row i minus row j."""
+        plus = np.array([i for i, _ in pairs], dtype=np.intp)
+        minus = np.array([j for _, j in pairs], dtype=np.intp)
+        x = np.ascontiguousarray(np.asarray(matrix, dtype=np.float64).T)
+        return cls(x, rounds, seed, clusters, minus=minus, plus=plus)
+
+    @property
+    def pairs(self) -> int:
+        """How many comparisons these flips test."""
+        return int(self._plus.size)
+
+    def diff(self, c: int) -> np.ndarray:
+        """Comparison ``c``'s per-question differences (n)."""
+        if self._minus is None:
+            return self._x[:, self._plus[c]]
+        return self._x[:, self._plus[c]] - self._x[:, self._minus[c]] + 0.0
+
+    def column(self, c: int) -> np.ndarray:
+        """Comparison ``c``'s flipped sum in every round (rounds)."""
+        if self._minus is None:
+            return self._flipped[:, self._plus[c]]
+        return self._flipped[:, self._plus[c]] - self._flipped[:, self._minus[c]]
 
     def p_values(self, delta: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """p-value of ``H0: mean = delta[i]`` for pair ``idx[i]``."""
-        d = self.diffs[:, idx]
-        if np.all(delta == 0):
-            observed = np.abs(self.total[idx])
-            spread = np.sum(np.abs(d), axis=0)
-        else:
-            observed = np.abs(self.total[idx] - self.n * delta)
-            spread = np.sum(np.abs(d - delta), axis=0)
-        threshold = observed - _TIE * spread
         hits = np.empty(len(idx), dtype=np.int64)
         for i, c in enumerate(np.asarray(idx).tolist()):  # a pair's rounds at a time
-            a = self.a[:, c]
+            if delta[i] == 0:
+                observed, spread = abs(self.total[c]), self.spread[c]
+            else:
+                observed = abs(self.total[c] - self.n * delta[i])
+                spread = np.sum(np.abs(self.diff(c) - delta[i]))
+            a = self.column(c)
             flipped = np.abs(a if delta[i] == 0 else a - self.b * delta[i])
-            hits[i] = np.count_nonzero(flipped >= threshold[i])
+            hits[i] = np.count_nonzero(flipped >= observed - _TIE * spread)
         return (hits + 1) / (self.rounds + 1)
 
 
@@ -269,22 +309,22 @@ def flip_ends(flips: Flips, reject: np.ndarray, level: np.ndarray) -> tuple[np.n
     est = total / n
     b = flips.b
     every = np.abs(b) >= n
-    span = np.maximum(1.0, np.max(np.abs(flips.diffs), axis=0))  # [0, 1] scores: |mean| <= 1
     lows = np.empty(est.size)
     highs = np.empty(est.size)
     for c in range(est.size):  # a pair at a time: memory of one pair's rounds, not every pair's
+        span = max(1.0, float(np.max(np.abs(flips.diff(c)))))  # [0, 1] scores: |mean| <= 1
         h = _hits_needed(float(level[c]), rounds)
         if h <= 0:
-            lows[c], highs[c] = -span[c], span[c]
+            lows[c], highs[c] = -span, span
             continue
-        a = flips.a[:, c]
+        a = flips.column(c)
         with np.errstate(divide="ignore", invalid="ignore"):
             r1 = (total[c] - a) / (n - b)
             r2 = (total[c] + a) / (n + b)
         low_b = np.where(every, -np.inf, np.minimum(r1, r2))
         high_b = np.where(every, np.inf, np.maximum(r1, r2))
-        lows[c] = max(-span[c], np.partition(low_b, h - 1)[h - 1])
-        highs[c] = min(span[c], -np.partition(-high_b, h - 1)[h - 1])
+        lows[c] = max(-span, np.partition(low_b, h - 1)[h - 1])
+        highs[c] = min(span, -np.partition(-high_b, h - 1)[h - 1])
     # The decision at 0 (with the tie tolerance of the p-value) fixes each end's side.
     pos, neg = est > 0, est < 0
     lows = np.where(reject & pos, np.maximum(lows, np.nextafter(0.0, 1.0)), lows)
