@@ -410,3 +410,19 @@ def test_the_page_prints_differences_at_the_scale_the_data_gives(
     assert {f"{row['half_width'] * scale:.{digits}f}" for row in first["rows"]} <= shown
     compare = driver.find_element(By.CSS_SELECTOR, "#compare-table th:nth-child(3)").text
     assert compare.startswith("A − B (points)" if unit else "A − B [")
+
+
+def test_a_page_past_its_drilldown_budget_says_which_questions_it_holds(
+    example_results, driver, tmp_path, monkeypatch
+):
+    from ragmeter.report import drilldown
+
+    systems = len(json.loads((example_results / "scores.json").read_text())["systems"])
+    monkeypatch.setattr(drilldown, "DRILLDOWN_RANKINGS", 3 * systems)
+    report = write_report(example_results, tmp_path / "report.html")
+    open_report(driver, report)
+    held = driver.find_element(By.ID, "q-held").text
+    assert held.startswith("The page holds 3 of the 135 questions")
+    assert driver.find_element(By.ID, "q-count").text == "3 of 3 questions"
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#q-list details.q")) == 3
+    assert severe(driver) == []

@@ -98,7 +98,7 @@ def evaluate(
         typer.Option(
             "--report/--no-report",
             help="Write the HTML report (default); --no-report leaves it for `ragmeter "
-            "report RESULTS` (its per-question drill-down grows with runs x queries)",
+            "report RESULTS`",
         ),
     ] = True,
 ) -> None:

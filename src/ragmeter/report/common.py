@@ -18,6 +18,11 @@ TOP_ITEMS = 5
 PAGE_SIZE = 50
 """Questions per page in the drill-down."""
 
+DRILLDOWN_RANKINGS = 20_000
+"""Rankings (questions x systems) the drill-down embeds at most: past that it shows the
+questions on which the systems' scores differ most, so the page stays small enough to
+open (every question's scores stay in the results)."""
+
 TARGET_HALF_WIDTH = DEFAULTS.half_width
 """Default target for the sample-size reading: planning's (an interval of +/- 4 points)."""
 

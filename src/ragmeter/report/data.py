@@ -40,7 +40,7 @@ from ragmeter.report.common import (
     family_order,
     family_titles,
 )
-from ragmeter.report.drilldown import drilldown
+from ragmeter.report.drilldown import drilldown, drilldown_note
 from ragmeter.report.sections import (
     OPTIONAL_SECTIONS,
     _attach_optional_to_questions,
@@ -95,6 +95,7 @@ def report_data(
     docs, questions = drilldown(results, metric, data["hit_metric"], top)
     data["docs"] = docs
     data["questions"] = questions
+    data["drilldown_note"] = drilldown_note(len(questions), len(results.question_ids), metric)
     data["optional"] = _optional(results, accuracy_judge)
     _attach_optional_to_questions(data)
     data["route"] = _route(data, results.meta)

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragmeter.report.common import (
-    _r,
-)
+from ragmeter.report.common import DRILLDOWN_RANKINGS, _r
 from ragmeter.runs.results import Results
 
 
@@ -24,18 +22,55 @@ class _Utf16:
         return int(i) if self.prefix is None else int(i + self.prefix[i])
 
 
+def shown_questions(results: Results, metric: str, budget: int | None = None) -> list[int]:
+    """Which questions the drill-down shows, by number, in the results' order: all of
+    them when questions x systems is at most ``budget`` (:data:`DRILLDOWN_RANKINGS`);
+    else the ``budget // systems`` (at least one) on which the systems' ``metric``
+    scores spread most, earlier ones first among equals."""
+    budget = DRILLDOWN_RANKINGS if budget is None else budget
+    n = len(results.question_ids)
+    keep = max(1, budget // max(1, len(results.systems)))
+    if n <= keep:
+        return list(range(n))
+    scores = results.matrix(metric)
+    spread = scores.max(axis=0) - scores.min(axis=0)
+    chosen = np.argsort(-spread, kind="stable")[:keep]
+    return sorted(int(i) for i in chosen)
+
+
+def drilldown_note(
+    shown: int, questions: int, metric: str, budget: int | None = None
+) -> str | None:
+    """The page's line on a drill-down that holds only some questions (None when it holds
+    every one)."""
+    if shown >= questions:
+        return None
+    budget = DRILLDOWN_RANKINGS if budget is None else budget
+    return (
+        f"The page holds {shown:,} of the {questions:,} questions (at most "
+        f"{budget:,} rankings, questions x systems): those on which the systems' "
+        f"{metric} differs most. Every question's scores are in the results' scores.json."
+    )
+
+
 def drilldown(
-    results: Results, metric: str, hit_metric: str, top: int
+    results: Results, metric: str, hit_metric: str, top: int, budget: int | None = None
 ) -> tuple[list[dict], list[dict]]:
-    """Documents (once each) and per-question records pointing into them by index.
+    """Documents (once each) and per-question records pointing into them by index, for
+    the questions :func:`shown_questions` picks.
 
     A document is embedded only as the parts the page shows (the shown items' spans,
     overlapping ones merged): ``parts`` holds ``[start, text]`` pairs in UTF-16 offsets, so
-    the page's size follows the questions, not the corpus.
+    the page's size follows the questions shown, not the corpus. Only the shown questions'
+    rankings and documents are read.
     """
-    texts = results.documents
-    runs = results.runs
     systems = results.systems
+    picked = shown_questions(results, metric, budget)
+    questions = results.questions
+    runs = results.rankings([questions[i].id for i in picked])
+    needed = {a.doc for i in picked for a in questions[i].answers}
+    needed |= {it.doc for per in runs.values() for row in per.values() for it in row[:top]}
+    texts = results.document_texts(needed)
     doc_index: dict[str, int] = {}
     doc_ids: list[str] = []
     offsets: dict[str, _Utf16] = {}
@@ -52,7 +87,8 @@ def drilldown(
     main = {s: results.scores(s, metric) for s in systems}
     hits = {s: results.scores(s, hit_metric) for s in systems}
     out = []
-    for i, q in enumerate(results.questions):
+    for i in picked:
+        q = questions[i]
         answers = []
         for a in q.answers:
             d = ref(a.doc)

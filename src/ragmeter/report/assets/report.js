@@ -1096,6 +1096,7 @@
   }
 
   function setupQuestions() {
+    if (DATA.drilldown_note) document.getElementById("q-held").textContent = DATA.drilldown_note;
     const select = document.getElementById("q-filter");
     FILTERS.forEach((f) => select.append(el("option", { value: f[0], text: f[1] })));
     const search = document.getElementById("q-search");
