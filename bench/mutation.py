@@ -626,7 +626,7 @@ _PARTITION = "part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]"
 _ONE_UNIT = "return np.array([2], dtype=np.int64)  # one unit: an item holding the whole passage"
 _JUDGED = "return np.array(sorted((g for _, g in q.qrels if g > 0), reverse=True), dtype=np.int64)"
 _WIDTH = "width = max(doc_all.dtype.itemsize, qrels.doc.dtype.itemsize)"
-_CLIP = "p_null[:, c] = _mcnemar_table(differ)[np.clip(wins, 0, differ)]"
+_CLIP = "return _mcnemar_table(differ)[np.clip(wins, 0, differ)]"
 _STEP_P = "step_p = np.minimum(1.0, (hits + 1) / (rounds + 1))"
 _TINY = "levels = np.maximum(levels, np.finfo(float).tiny)  # a level is a positive number"
 _MCNEMAR_RAW = "p_raw = np.array([mcnemar_exact(w, lo) for w, _, lo in counts])"
@@ -829,8 +829,13 @@ EQUIVALENT: set[tuple] = {
     # stats/maxt.py: with h = 0 nothing is rejected, the procedure stops at step 0 and
     # only crit[0] = alpha / k is read (k + 0 == k - 0); flipped wins are in 0..differ,
     # so the clip's lower end never binds; np.minimum is symmetric
-    ("stats/maxt.py", "crit = alpha / (k - np.arange(k))", 16, "`-` -> `+`"),
-    ("stats/maxt.py", _CLIP, 52, "0 -> -1"),
+    (
+        "stats/maxt.py",
+        "crit = alpha / (k - np.arange(k))  # Bonferroni's levels, when h = 0",
+        16,
+        "`-` -> `+`",
+    ),
+    ("stats/maxt.py", _CLIP, 44, "0 -> -1"),
     ("stats/maxt.py", _STEP_P, 9, "arguments swapped: ((hits + 1) / (rounds + 1), 1.0, ...)"),
     # stats/maxt.py: np.maximum is symmetric
     ("stats/maxt.py", _TINY, 9, "arguments swapped: (np.finfo(float).tiny, levels, ...)"),

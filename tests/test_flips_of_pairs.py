@@ -46,7 +46,9 @@ def test_pair_flips_of_0_1_scores_are_exact():
         assert np.array_equal(by_pair.column(c), by_system.column(c))
     reject = np.array([True, False] * 3)
     levels = np.full(len(pairs), 0.05)
-    for got, want in zip(flip_ends(by_system, reject, levels), flip_ends(by_pair, reject, levels)):
+    for got, want in zip(
+        flip_ends(by_system, reject, levels), flip_ends(by_pair, reject, levels), strict=True
+    ):
         assert np.array_equal(got, want)
 
 

@@ -277,6 +277,35 @@ def test_read_jsonl_names_path_and_line(tmp_path):
         list(read_jsonl(p))
 
 
+def test_read_jsonl_reads_a_line_at_a_time(tmp_path):
+    p = tmp_path / "c.jsonl"
+    p.write_bytes(b'{"a": 1}\r\n{"b": "\xff"}\n{"c": ')
+    lines = read_jsonl(p, torn_tail_ok=True)
+    assert next(lines) == (1, {"a": 1})  # before the bad byte further on is read
+    with pytest.raises(InputError, match=r"c\.jsonl:2: not valid UTF-8 \(byte 17\)"):
+        next(lines)
+    q = tmp_path / "d.jsonl"
+    q.write_bytes(b'{"a": 1}\n{"b": \n{"c": 3}\n')  # a torn line that is not the last
+    with pytest.raises(InputError, match=r"d\.jsonl:2: malformed JSON"):
+        list(read_jsonl(q, torn_tail_ok=True))
+
+
+def test_read_jsonl_holds_one_line_not_the_file(tmp_path):
+    import tracemalloc
+
+    p = tmp_path / "big.jsonl"
+    line = json.dumps({"system": "s", "question": "q", "items": list(range(60))}) + "\n"
+    p.write_text(line * 40_000)  # about 9 MB
+    tracemalloc.start()
+    try:
+        count = sum(1 for _ in read_jsonl(p))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert count == 40_000
+    assert peak < 1_000_000  # the whole file would be 9 MB, its lines as much again
+
+
 # --- command-line values --------------------------------------------------------------------
 
 

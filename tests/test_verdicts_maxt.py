@@ -277,7 +277,9 @@ def test_flips_are_shared_by_every_pair():
     for b in (0, 17, 199):
         f = signs[b][:, None] * d
         for c in range(3):
-            assert null.column(c)[b] == mcnemar_exact(int((f[:, c] > 0).sum()), int((f[:, c] < 0).sum()))
+            assert null.column(c)[b] == mcnemar_exact(
+                int((f[:, c] > 0).sum()), int((f[:, c] < 0).sum())
+            )
 
 
 def test_pairs_that_move_together_are_paid_for_once():

@@ -61,15 +61,13 @@ def read_jsonl(
     ``nan_ok``: accept NaN and Infinity (files ragmeter wrote; never user input).
     """
 
-    text = read_text(path)
-    lines = text.split("\n")
-    for number, line in enumerate(lines, start=1):
+    for number, line, last in _lines(path):
         if not line.strip():
             continue
         try:
             obj = json.loads(line, parse_constant=None if nan_ok else _no_constant)
         except ValueError as exc:
-            if torn_tail_ok and number == len(lines):
+            if torn_tail_ok and last:
                 continue
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
             raise InputError(
@@ -79,6 +77,32 @@ def read_jsonl(
             raise InputError(f"{path}:{number}: expected a JSON object per line")
         refuse_lone_surrogates(obj, line, path, number)
         yield number, obj
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str, bool]]:
+    """``(line_number, text, unterminated)`` of each line of a UTF-8 file, read a line at
+    a time (split at ``\n`` only, as :func:`read_text` and ``str.split`` split), with
+    :func:`read_text`'s one-line errors; ``unterminated`` marks a last line without its
+    newline."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below, after the last line
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder; give the path of a file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc}); check the path") from None
+    offset = 0
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"{path}:{number}: not valid UTF-8 (byte {offset + exc.start}); "
+                    "re-save the file as UTF-8"
+                ) from None
+            offset += len(raw)
+            ended = text.endswith("\n")
+            yield number, text[:-1] if ended else text, not ended
 
 
 def read_json(path: Path, *, nan_ok: bool = False) -> object:

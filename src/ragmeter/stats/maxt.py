@@ -192,7 +192,7 @@ def step_down(
     thresholds = p_raw[order] * (1.0 + _REL)
     h = _hits_needed(alpha, rounds)
     hits = np.empty(k, dtype=np.int64)
-    crit = alpha / (k - np.arange(k))  # too few rounds to reject anything: Bonferroni's levels
+    crit = alpha / (k - np.arange(k))  # Bonferroni's levels, when h = 0
     smallest = np.full(rounds, np.inf)
     for j in range(k - 1, -1, -1):  # smallest p over the pairs order[j:], a pair at a time
         np.minimum(smallest, column(order[j]), out=smallest)
