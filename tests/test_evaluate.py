@@ -95,6 +95,19 @@ def test_drill_down_keeps_the_top_documents_as_ranked(files):
     assert out.no_relevant == ["q3"]
 
 
+def test_drill_down_rows_read_like_a_list_of_rows(files):
+    system = evaluate_files(files / "qrels.txt", [files / "a.run"], ["ndcg@3"]).run.systems[0]
+    rows = system.items
+    whole = list(rows)
+    assert len(rows) == 3 and len(whole) == 3
+    assert rows[-3] == whole[0] and rows[-1] == whole[2] == []
+    assert rows[1:] == whole[1:] and rows[::2] == [whole[0], whole[2]]
+    assert rows[0] == rows[0] and rows[0] is not rows[0]  # made when read, held by none
+    for bad in (3, -4):
+        with pytest.raises(IndexError):
+            rows[bad]
+
+
 def test_per_query_nonzero_counts_queries_above_zero_on_any_measure():
     scores = {"a": np.array([0.0, 0.5, 0.0, 0.25]), "b": np.array([0.0, 0.0, 1.0, 0.0])}
     e = Evaluation("s", ["q1", "q2", "q3", "q4"], scores)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from ragmeter.scoring import metrics
 from ragmeter.scoring.trec import (
     COMPAT_MEASURES,
     Evaluation,
+    Matrix,
     Qrels,
     evaluate_run,
     read_qrels,
@@ -230,27 +232,50 @@ def _wanted(measures: Sequence[str]) -> list[metrics.Metric]:
     return wanted
 
 
+class TopRows(Sequence[list[RankedItem]]):
+    """Each query's kept top documents as :class:`RankedItem` rows, made when a row is
+    read: the run's arrays hold them (a few bytes a document, where objects for every run
+    and query would grow with the runs)."""
+
+    def __init__(self, top: Matrix | None, n_queries: int) -> None:
+        self._top = top if top is not None and top.docs is not None else None
+        self._n = n_queries
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, qi: int) -> list[RankedItem]: ...
+
+    @overload
+    def __getitem__(self, qi: slice) -> list[list[RankedItem]]: ...
+
+    def __getitem__(self, qi):
+        if isinstance(qi, slice):
+            return [self[i] for i in range(*qi.indices(self._n))]
+        if not -self._n <= qi < self._n:
+            raise IndexError(qi)
+        top, row = self._top, []
+        if top is None:
+            return row
+        for j in range(top.docs.shape[1]):
+            grade = int(top.grades[qi, j])
+            if grade < 0:
+                break
+            doc = top.docs[qi, j].decode("utf-8", "replace")
+            row.append(RankedItem(j + 1, doc, 0, 0, float(top.scores[qi, j]), grade, 0))
+        return row
+
+
 def _system(e: Evaluation, path: str | Path, n_queries: int) -> SystemRun:
     """One run file as a system: its scores, and each query's top :data:`TOP` documents
     (ids, scores, grades; no text) for the report's drill-down."""
-    top = e.top
-    items: list[list[RankedItem]] = []
-    for qi in range(n_queries):
-        row = []
-        if top is not None and top.docs is not None:
-            for j in range(top.docs.shape[1]):
-                if top.grades[qi, j] < 0:
-                    break
-                doc = top.docs[qi, j].decode("utf-8", "replace")
-                score, grade = float(top.scores[qi, j]), int(top.grades[qi, j])
-                row.append(RankedItem(j + 1, doc, 0, 0, score, grade, 0))
-        items.append(row)
     return SystemRun(
         name=e.name,
         strategy={"name": "run file"},
         retriever={"name": e.name, "kind": "run", "path": str(path)},
         n_items=0,
-        items=items,
+        items=TopRows(e.top, n_queries),
         scores=e.scores,
     )
 

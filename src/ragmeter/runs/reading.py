@@ -66,7 +66,7 @@ class SystemRun:
     strategy: dict
     retriever: dict
     n_items: int
-    items: list[list[RankedItem]]  # per question, best first, at most `depth`
+    items: Sequence[list[RankedItem]]  # per question, best first, at most `depth`
     scores: dict[str, np.ndarray]  # metric name -> per-question vector
     k_cap: int | None = None  # set when a k was larger than n_items: scored at n_items
 

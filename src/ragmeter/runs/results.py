@@ -20,10 +20,12 @@ it all reads this directory through :class:`Results`.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
+
+import numpy as np
 
 from ragmeter.comparison.summary import Summary, summarize, summarize_run
 from ragmeter.comparison.systems import ComparisonPlan
@@ -108,7 +110,12 @@ class Results(RunReading, ShowsItself):
             ScoresFile, self._json("scores.json"), str(self.path / "scores.json"), _AGAIN
         )
         _check_scores(scores, self.path / "scores.json")
-        self._scores = scores.model_dump()
+        self._scores = scores.model_dump(exclude={"values"})
+        self._scores["values"] = {  # arrays: a tenth of the memory of lists of floats
+            s: {m: np.asarray(v, dtype=np.float64) for m, v in per.items()}
+            for s, per in scores.values.items()
+        }
+        del scores
         raw = self._json("summary.json")
         validate(ResultsSummary, raw, str(self.path / "summary.json"), _AGAIN)
         self.summary = Summary.from_json(raw, str(self.path / "summary.json"))
@@ -154,7 +161,7 @@ class Results(RunReading, ShowsItself):
         labels = self._scores.get("clusters")
         return None if labels is None else tuple(labels)
 
-    def _score_row(self, system: str) -> dict[str, list[float]] | None:
+    def _score_row(self, system: str) -> dict[str, np.ndarray] | None:
         return self._scores["values"].get(system)
 
     @cached_property
@@ -206,38 +213,55 @@ class Results(RunReading, ShowsItself):
             out[d.id] = d.text
         return out
 
+    def document_texts(self, ids: Collection[str]) -> dict[str, str]:
+        """The texts of the documents ``ids`` (those in the results), read without
+        holding the others."""
+        if "documents" in self.__dict__:  # read already
+            return {d: self.documents[d] for d in ids if d in self.documents}
+        wanted = set(ids)
+        out = {}
+        path = self.path / "documents.jsonl"
+        for number, obj in self._lines("documents.jsonl"):
+            if isinstance(obj, dict) and obj.get("id") not in wanted:
+                continue
+            d = validate(ResultsDocument, obj, f"{path}:{number}", _AGAIN)
+            out[d.id] = d.text
+        return out
+
     @cached_property
     def runs(self) -> dict[str, dict[str, list[RankedItem]]]:
         """``runs[system][question_id]``: the ranked items, best first, with text."""
-        docs = self.documents
+        return self.rankings()
+
+    def rankings(
+        self, questions: Collection[str] | None = None
+    ) -> dict[str, dict[str, list[RankedItem]]]:
+        """``[system][question_id]``: the ranked items of ``questions`` (every question by
+        default), best first, with text; the other questions' items are never held."""
+        wanted = None if questions is None else set(questions)
         out: dict[str, dict[str, list[RankedItem]]] = {s: {} for s in self.systems}
         path = self.path / "runs.jsonl"
+        read = []  # plain tuples: a model per line would be heavy
         for number, obj in self._lines("runs.jsonl"):
             where = f"{path}:{number}"
+            if wanted is not None and isinstance(obj, dict) and obj.get("question") not in wanted:
+                continue
             line = validate(RunLine, obj, where, _AGAIN)
             if line.system not in out:
                 raise InputError(f"{where}: system {line.system!r} is not in scores.json; {_AGAIN}")
-            items = []
-            for r, it in enumerate(line.items, start=1):
-                text = docs.get(it.doc)
-                if text is None or not it.start <= it.end <= len(text):
-                    raise InputError(
-                        f"{where}: item {r} points outside document {it.doc!r}; {_AGAIN}"
-                    )
-                items.append(
-                    RankedItem(
-                        r,
-                        it.doc,
-                        it.start,
-                        it.end,
-                        it.score,
-                        it.grade,
-                        it.words,
-                        text[it.start : it.end],
-                    )
-                )
-            out[line.system][line.question] = items
-        missing = [(s, q) for s in self.systems for q in self.question_ids if q not in out[s]]
+            items = [(it.doc, it.start, it.end, it.score, it.grade, it.words) for it in line.items]
+            read.append((where, line.system, line.question, items))
+        docs = self.document_texts({it[0] for *_, items in read for it in items})
+        for where, system, question, items in read:
+            ranked = []
+            for r, (doc, start, end, score, grade, words) in enumerate(items, start=1):
+                text = docs.get(doc)
+                if text is None or not start <= end <= len(text):
+                    raise InputError(f"{where}: item {r} points outside document {doc!r}; {_AGAIN}")
+                ranked.append(RankedItem(r, doc, start, end, score, grade, words, text[start:end]))
+            out[system][question] = ranked
+        ids = self.question_ids if wanted is None else [q for q in self.question_ids if q in wanted]
+        missing = [(s, q) for s in self.systems for q in ids if q not in out[s]]
         if missing:
             s, q = missing[0]
             raise InputError(
