@@ -19,8 +19,13 @@ All compute MAP, nDCG@10, P@10, recall@100 and MRR in trec_eval's mode. Peak mem
 each process's own (VmHWM), and for ``--workers`` also the largest worker's; it is
 shown beside the bound ``2 x the largest run file + the qrels``.
 
+``--growth 3,10,30`` also runs ``ragmeter evaluate`` on the first 3, 10 and 30 runs and
+prints how its time and peak grow with the runs: time per run, and the peak above the
+smallest row's beside what the per-question scores of the added runs take (runs x
+queries x measures x 8 bytes).
+
 Run: python bench/trec_scale.py [--queries 10000] [--depth 100] [--runs 4] [--workers 2]
-                                [--tools evaluate,pytrec_eval]
+                                [--tools evaluate,pytrec_eval] [--growth 3,10,30]
 """
 
 from __future__ import annotations
@@ -155,6 +160,7 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=1000, help="bootstrap rounds")
     p.add_argument("--folder", help="keep the files here and read them again next time")
     p.add_argument("--tools", help="only these rows (labels or tools, comma-separated)")
+    p.add_argument("--growth", help="run counts to time evaluate on, e.g. 3,10,30 (<= --runs)")
     p.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
@@ -186,6 +192,8 @@ def main() -> int:
             else None
             for label, tool, w, env in rows
         }
+        counts = sorted({int(n) for n in args.growth.split(",")}) if args.growth else []
+        growth = {n: run_tool("evaluate", qrels, runs[:n], args.rounds, 1, {}) for n in counts}
     print(f"largest run file {largest:.0f} MB; bound 2 x run + qrels = {bound:.0f} MB")
     print(f"{'':<32} {'seconds':>8} {'peak MB':>8} {'worker MB':>9} {'in bound':>8}")
     for label, res in found.items():
@@ -207,7 +215,31 @@ def main() -> int:
         if found.get(slow) and found.get(fast):
             ratio = found[slow]["seconds"] / found[fast]["seconds"]
             print(f"{slow} / {fast}: {ratio:.2f}x")
+    _print_growth(growth, args.queries)
     return 0
+
+
+def _print_growth(growth: dict[int, dict | None], queries: int) -> None:
+    """Time and peak of ``evaluate`` against the number of runs (``--growth``)."""
+    done = {n: r for n, r in growth.items() if r is not None}
+    if not done:
+        return
+    first = min(done)
+    base = done[first]
+    print(
+        f"\n{'evaluate on':<14} {'seconds':>8} {'s per run':>9} {'peak MB':>8} "
+        f"{'peak growth':>11} {'scores of the added runs':>25}"
+    )
+    for n, res in done.items():
+        scores = (n - first) * queries * len(TREC_NAMES.split(",")) * 8 / 2**20
+        print(
+            f"{n:>3} runs{'':<6} {res['seconds']:8.2f} {res['seconds'] / n:9.2f} "
+            f"{res['peak_mb']:8.0f} {res['peak_mb'] - base['peak_mb']:+11.0f} {scores:24.1f}"
+        )
+    last = max(done)
+    if last > first:
+        per = (done[last]["seconds"] / last) / (base["seconds"] / first)
+        print(f"time per run, {last} runs / {first} runs: {per:.2f}x (at most 1: linear or better)")
 
 
 if __name__ == "__main__":
