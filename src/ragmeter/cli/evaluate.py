@@ -10,13 +10,26 @@ from rich.markup import escape
 from rich.text import Text
 
 from ragmeter.cli import search_views as terminal
-from ragmeter.cli.app import _names, _progress, app, console, err, handle_errors, refresh_report
+from ragmeter.cli.app import (
+    ADJUST_OPTION,
+    BASELINE_OPTION,
+    PAIRS_OPTION,
+    _names,
+    _progress,
+    app,
+    console,
+    err,
+    handle_errors,
+    refresh_report,
+)
 from ragmeter.cli.history import NoHistory, record_run
 from ragmeter.cli.layout import FORMAT_HELP, Grid, check_format, print_grids, render
 from ragmeter.cli.rank_views import print_ranks
 from ragmeter.comparison.formatting import format_estimate, level_label
+from ragmeter.comparison.verdicts import parse_pairs
 from ragmeter.defaults import DEFAULTS
 from ragmeter.files.outputs import check_results_target, results_lock
+from ragmeter.inputs.config import Config
 from ragmeter.scoring.names import family
 from ragmeter.scoring.trec import COMPAT_MEASURES
 
@@ -93,6 +106,9 @@ def evaluate(
             'ray://HOST:10001, or "" to start Ray here',
         ),
     ] = "auto",
+    adjust: Annotated[str, ADJUST_OPTION] = "maxt",
+    baseline: Annotated[str | None, BASELINE_OPTION] = None,
+    pairs: Annotated[str | None, PAIRS_OPTION] = None,
     report: Annotated[
         bool,
         typer.Option(
@@ -110,17 +126,22 @@ def evaluate(
         _evaluate(
             runs, qrels, measures, metric, level, gain, ideal, trec_eval_compat, seed, rounds,
             method, out, no_history, chosen, (engine, engine_address, workers), report,
+            (adjust, baseline or "", _names(pairs, "--pairs", "A:B,C:D") or ()),
         )  # fmt: skip
 
 
 def _evaluate(
     runs, qrels, measures, metric, level, gain, ideal, trec_eval_compat, seed, rounds, method,
-    out, no_history, chosen, where, report=True,
+    out, no_history, chosen, where, report=True, family=("maxt", "", ()),
 ) -> None:  # fmt: skip
     from ragmeter.cli.output import shown_path
     from ragmeter.runs.evaluate import evaluate_files, scoring_engine
 
     names = _names(measures, "--measures", "map,P_10") or COMPAT_MEASURES
+    adjust, baseline, pairs = family
+    Config(adjust=adjust, baseline=baseline, pairs=pairs).validate()  # before any work
+    if pairs:
+        parse_pairs(pairs)
     inputs = [("qrels", qrels), *(("run file", r) for r in runs)]
     check_results_target(out, inputs)  # before any work
     engine = scoring_engine(*where)
@@ -145,6 +166,9 @@ def _evaluate(
             output=str(out),
             progress=progress,
             engine=engine,
+            adjust=adjust,
+            baseline=baseline,
+            pairs=pairs,
         )
         bar.update(task, description="intervals", completed=len(runs))
         summary, path = _save(result.run, out, inputs)

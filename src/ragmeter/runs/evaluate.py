@@ -75,9 +75,15 @@ def evaluate_files(
     output: str = "ragmeter-results",
     progress: Progress | None = None,
     engine: Engine | None = None,
+    adjust: str = "maxt",
+    baseline: str = "",
+    pairs: Sequence[str] = (),
 ) -> EvaluateRun:
     """Read qrels and runs, score every run on every judged query.
 
+    ``adjust``, ``baseline`` and ``pairs`` choose the comparison table's rule and pairs
+    (every pair by default; ``baseline``: each run against the run of that name;
+    ``pairs``: ``"A:B"`` strings), as a search's ``[stats]`` settings do.
     ``engine`` scores the run files (:func:`score_runs`): by default one after another in
     this process; a :class:`ragmeter.engine.LocalEngine` with several workers scores them in
     worker processes, a :class:`ragmeter.engine.RayEngine` as Ray tasks. Every engine gives
@@ -115,6 +121,9 @@ def evaluate_files(
         method=method,
         metric=main,
         output=output,
+        adjust=adjust,
+        baseline=baseline,
+        pairs=tuple(pairs),
     ).validate()
     judged = qrels.to_dict()
     qids = evaluations[0].query_ids
