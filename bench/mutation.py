@@ -943,7 +943,12 @@ EQUIVALENT: set[tuple] = {
     # the drill-down asks evaluate_run for the top TOP documents, so `top` and its
     # documents are always there
     ("runs/evaluate.py", "qids = evaluations[0].query_ids", 19, "0 -> -1"),
-    ("runs/evaluate.py", "if top is not None and top.docs is not None:", 3, "`and` -> `or`"),
+    (
+        "runs/evaluate.py",
+        "self._top = top if top is not None and top.docs is not None else None",
+        19,
+        "`and` -> `or`",
+    ),
     # stats/draws.py: below 2**21 questions the integer path and the reference's double
     # product give the same index (t * n < 2**53 is exact), so moving the cutover down
     # (2**20, or 0: the double product always) or to n == 2**21 changes only the speed
