@@ -141,3 +141,28 @@ def test_search_and_chunk_refuse_a_lone_surrogate_before_any_work(tmp_path):
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and "corpus.jsonl:2:" in lines[0] and "Traceback" not in lines[0]
     assert not out.exists()
+
+
+def test_json_chunks_are_dumps_in_pieces_with_arrays_as_lists():
+    import numpy as np
+
+    from ragmeter.files.io import json_chunks
+
+    listed = {"b": [0.1, float("nan"), 3.0], "a": {"z": [1.5], "é": "x"}, "n": None}
+    arrays = {"b": np.array([0.1, float("nan"), 3.0]), "a": {"z": np.array([1.5]), "é": "x"}}
+    arrays["n"] = None
+    pieces = list(json_chunks(arrays))
+    assert len(pieces) > 5  # written as encoded, not as one text
+    assert "".join(pieces) == dumps(listed)
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        list(json_chunks({"m": np.zeros((2, 2))}))  # only vectors are lists here
+
+
+def test_csv_lines_are_csv_text_a_line_at_a_time():
+    from ragmeter.files.safe_text import csv_lines, csv_text
+
+    rows = [["a", "=1+1"], {"x": "b"}, ["c", "d,e"]]
+    pieces = list(csv_lines(["x", "y"], rows))
+    assert len(pieces) == 4 and all(p.endswith("\n") for p in pieces)
+    assert "".join(pieces) == csv_text(["x", "y"], rows)
+    assert pieces[1] == "a,'=1+1\n"  # a formula is never a formula

@@ -32,6 +32,7 @@ from ragmeter.files.outputs import check_results_target, results_lock
 from ragmeter.inputs.config import Config
 from ragmeter.scoring.names import family
 from ragmeter.scoring.trec import COMPAT_MEASURES
+from ragmeter.scoring.trec_bytes import give_back_freed_memory
 
 
 def _queries(n: int, kind: str) -> str:
@@ -176,6 +177,8 @@ def _evaluate(
     _print_scores(result, summary, chosen)
     console.print(Text.assemble("Results: ", (shown_path(path), "bold")))
     err.print("[dim]Re-compare or plan from the results: ragmeter compare / plan.[/]")
+    del result, summary  # the page reads the saved results: the runs in memory go first
+    give_back_freed_memory()
     if report:
         refresh_report(path)
     else:

@@ -165,9 +165,26 @@ def _no_constant(name: str) -> object:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_CANONICAL = {"sort_keys": True, "ensure_ascii": False, "indent": 1}
+
+
 def dumps(obj: object) -> str:
     """Canonical JSON: sorted keys, UTF-8 kept, trailing newline."""
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=1) + "\n"
+    return json.dumps(obj, **_CANONICAL) + "\n"
+
+
+def json_chunks(obj: object) -> Iterator[str]:
+    """:func:`dumps`'s text in pieces, as it is encoded, with numpy arrays written as
+    the lists ``tolist()`` gives: a large object is written to a file without its whole
+    text, or every array as a list of floats, in memory at once."""
+    yield from json.JSONEncoder(**_CANONICAL, default=_array_list).iterencode(obj)
+    yield "\n"
+
+
+def _array_list(obj: object) -> list:
+    if hasattr(obj, "tolist") and hasattr(obj, "ndim") and obj.ndim == 1:
+        return obj.tolist()
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 
 @contextmanager

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -51,14 +51,29 @@ def csv_cell(value: Any) -> Any:
 def csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, Any] | Sequence[Any]]) -> str:
     """CSV with a header of ``columns`` and one line per row (a dict by column name,
     missing ones empty, or a sequence in column order), every cell through
-    :func:`csv_cell`. Every CSV writer of ragmeter calls this."""
+    :func:`csv_cell`. Every CSV writer of ragmeter calls this (or :func:`csv_lines`)."""
+    return "".join(csv_lines(columns, rows))
+
+
+def csv_lines(
+    columns: Sequence[str], rows: Iterable[Mapping[str, Any] | Sequence[Any]]
+) -> Iterator[str]:
+    """:func:`csv_text` a line at a time, for a file written as its rows are made."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
+
+    def taken() -> str:
+        text = buf.getvalue()
+        buf.seek(0)
+        buf.truncate(0)
+        return text
+
     writer.writerow([csv_cell(c) for c in columns])
+    yield taken()
     for row in rows:
         values = [row.get(c, "") for c in columns] if isinstance(row, Mapping) else row
         writer.writerow([csv_cell(v) for v in values])
-    return buf.getvalue()
+        yield taken()
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_|#~])")

@@ -267,12 +267,12 @@ class TopRows(Sequence[list[RankedItem]]):
         top, row = self._top, []
         if top is None:
             return row
-        for j in range(top.docs.shape[1]):
-            grade = int(top.grades[qi, j])
+        docs, scores = top.docs[qi].tolist(), top.scores[qi].tolist()
+        for j, grade in enumerate(top.grades[qi].tolist()):
             if grade < 0:
                 break
-            doc = top.docs[qi, j].decode("utf-8", "replace")
-            row.append(RankedItem(j + 1, doc, 0, 0, float(top.scores[qi, j]), grade, 0))
+            doc = docs[j].decode("utf-8", "replace")
+            row.append(RankedItem(j + 1, doc, 0, 0, scores[j], grade, 0))
         return row
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import platform
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +17,7 @@ import tomli_w
 
 from ragmeter import __version__
 from ragmeter.errors import InputError
-from ragmeter.files.io import atomic_directory, dumps
+from ragmeter.files.io import atomic_directory, dumps, json_chunks
 from ragmeter.files.outputs import (
     RESULTS_FILES,
     check_results_target,
@@ -25,7 +25,7 @@ from ragmeter.files.outputs import (
     results_marker,
     write_manifest,
 )
-from ragmeter.files.safe_text import csv_text, redact
+from ragmeter.files.safe_text import csv_lines, redact
 from ragmeter.runs.meta import RunMeta
 from ragmeter.scoring.measurement import describe
 
@@ -167,7 +167,7 @@ def _write_scores(folder: Path, run: SearchedRun, summary: Summary) -> None:
     """``scores.json`` and ``scores.csv``: every system's per-question scores."""
     metric_names = run.metric_names
     questions = run.questions
-    values = {s.name: {m: s.scores[m].tolist() for m in metric_names} for s in run.systems}
+    values = {s.name: {m: s.scores[m] for m in metric_names} for s in run.systems}
     record = {
         "systems": [s.name for s in run.systems],
         "questions": [q.id for q in questions],
@@ -175,13 +175,13 @@ def _write_scores(folder: Path, run: SearchedRun, summary: Summary) -> None:
         "values": values,
         **_clusters_record(summary),
     }
-    _put(folder, "scores.json", dumps(record))
+    _put_pieces(folder, "scores.json", json_chunks(record))  # a system's arrays at a time
     rows = (
         [s.name, q.id, *(repr(float(s.scores[m][i])) for m in metric_names)]
         for s in run.systems
         for i, q in enumerate(questions)
     )
-    _put(folder, "scores.csv", csv_text(["system", "question", *metric_names], rows))
+    _put_pieces(folder, "scores.csv", csv_lines(["system", "question", *metric_names], rows))
 
 
 def _clusters_record(summary: Summary) -> dict:
@@ -230,6 +230,12 @@ def _toml_safe(d: dict) -> dict:
 def _put(folder: Path, name: str, text: str) -> None:
     """One file of the results directory being built in atomic_directory's temporary."""
     (folder / name).write_text(text, "utf-8")  # ragmeter's own temporary folder
+
+
+def _put_pieces(folder: Path, name: str, pieces: Iterable[str]) -> None:
+    """:func:`_put` of a text made and written a piece at a time."""
+    with (folder / name).open("w", encoding="utf-8", newline="\n") as fh:
+        fh.writelines(pieces)
 
 
 def _write_lines(path: Path, rows) -> None:
