@@ -159,7 +159,9 @@ def main() -> int:
     p.add_argument("--workers", type=int, default=2, help="workers for the parallel evaluate")
     p.add_argument("--rounds", type=int, default=1000, help="bootstrap rounds")
     p.add_argument("--folder", help="keep the files here and read them again next time")
-    p.add_argument("--tools", help="only these rows (labels or tools, comma-separated)")
+    p.add_argument(
+        "--tools", help="only these rows (labels or tools, comma-separated; none: no row)"
+    )
     p.add_argument("--growth", help="run counts to time evaluate on, e.g. 3,10,30 (<= --runs)")
     p.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -176,10 +178,10 @@ def main() -> int:
         qrels, runs = _files(args, Path(tmp))
         rows = [
             ("ragmeter evaluate --workers 1", "evaluate", 1, {}),
-            ("ragmeter evaluate, 1 thread", "evaluate", 1, {"RAGMETER_THREADS": "1"}),
+            ("ragmeter evaluate (1 thread)", "evaluate", 1, {"RAGMETER_THREADS": "1"}),
             (f"ragmeter evaluate --workers {args.workers}", "evaluate", args.workers, {}),
             ("ragmeter scoring only", "scoring", 1, {}),
-            (f"ragmeter scoring, {args.workers} workers", "scoring", args.workers, {}),
+            (f"ragmeter scoring ({args.workers} workers)", "scoring", args.workers, {}),
             ("pytrec_eval", "pytrec_eval", 1, {}),
             ("ranx", "ranx", 1, {}),
         ]
@@ -207,9 +209,9 @@ def main() -> int:
         ("pytrec_eval", "ragmeter scoring only"),
         ("ranx", "ragmeter scoring only"),
         ("pytrec_eval", "ragmeter evaluate --workers 1"),
-        ("ragmeter evaluate, 1 thread", "ragmeter evaluate --workers 1"),
+        ("ragmeter evaluate (1 thread)", "ragmeter evaluate --workers 1"),
         ("ragmeter evaluate --workers 1", f"ragmeter evaluate --workers {args.workers}"),
-        ("ragmeter scoring only", f"ragmeter scoring, {args.workers} workers"),
+        ("ragmeter scoring only", f"ragmeter scoring ({args.workers} workers)"),
     ]
     for slow, fast in pairs:
         if found.get(slow) and found.get(fast):
