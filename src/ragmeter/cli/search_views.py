@@ -34,6 +34,7 @@ from ragmeter.comparison.formatting import (
     shown_half_width,
     shown_interval,
     shown_p,
+    unresolved_note,
 )
 from ragmeter.comparison.summary import Summary
 from ragmeter.comparison.verdicts import Row, Rule, rule_alpha
@@ -296,6 +297,8 @@ def family_notes(rows: list[Row], rule: Rule | None, systems: int) -> list[str]:
     (:func:`ragmeter.comparison.formatting.decided_note`), identical systems left out of
     the rule's count, and ``--baseline`` when every pair of many systems is compared."""
     notes = [note] if (note := decided_note(rows)) else []
+    if fine := unresolved_note(rows, rule):
+        notes.append(fine)
     same = [r for r in rows if r.identical]
     if same and rule is not None:
         shown = ", ".join(f"{r.a} = {r.b}" for r in same[:4])

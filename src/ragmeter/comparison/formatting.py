@@ -18,6 +18,7 @@ from typing import Any
 from ragmeter.defaults import DEFAULTS, EARLIER
 from ragmeter.scoring.names import difference_scale, metric_scale
 from ragmeter.stats.bootstrap import format_interval
+from ragmeter.stats.paired_tests import _hits_needed, rounds_for_level
 from ragmeter.stats.validate import alpha_of
 
 __all__ = [
@@ -217,6 +218,23 @@ def decided_note(rows: Iterable[Any]) -> str | None:
     """The footnote for comparison tables where some interval has an end set by the
     decision (:func:`decided_end`), marked ``*``."""
     return DECIDED_NOTE if any(decided_end(r) for r in rows) else None
+
+
+def unresolved_note(rows: Iterable[Any], rule: Any) -> str | None:
+    """The footnote for sign-flip intervals at a level finer than the table's rounds
+    resolve: each is the whole scale. Every rule's level is about alpha / pairs or more,
+    so the note names the rounds that resolve alpha / (pairs + 1)."""
+    if rule is None or rule.adjust == "none" or not rule.interval.startswith("sign-flip"):
+        return None
+    levels = [r.level for r in rows if not r.identical and _hits_needed(r.level, rule.rounds) < 1]
+    if not levels:
+        return None
+    them = "it" if len(levels) == 1 else "them"
+    return (
+        f"{len(levels)} of these intervals span the whole scale: the level the rule gave "
+        f"{them} (down to {min(levels):.2g}) is finer than {rule.rounds:,} rounds resolve; "
+        f"--rounds {rounds_for_level(rule.alpha / (rule.pairs + 1)):,} gives {them} ends"
+    )
 
 
 def shown_difference(row: Any, metric: str, *, share: bool | None = None) -> str:

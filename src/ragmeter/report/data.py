@@ -25,6 +25,7 @@ from ragmeter.comparison.formatting import (
     shown_half_width,
     shown_interval,
     shown_p,
+    unresolved_note,
 )
 from ragmeter.comparison.summary import Summary
 from ragmeter.defaults import DEFAULTS
@@ -74,7 +75,9 @@ def report_data(
     data = _overview(results, page_size, top)
     estimates = data["estimates"]
     data["comparisons"] = _comparisons(results, summary, metric)
-    data["comparison_note"] = decided_note(summary.comparisons)
+    rows = summary.comparisons
+    notes = (decided_note(rows), unresolved_note(rows, summary.comparison_rule))
+    data["comparison_note"] = " ".join(n for n in notes if n) or None
     rule = summary.comparison_rule
     data["comparison_rule"] = None if rule is None else rule.to_dict()
     data["comparison_grids"] = comparison_grids(summary)

@@ -26,6 +26,7 @@ __all__ = [
     "is_binary",
     "mcnemar_exact",
     "min_differing",
+    "rounds_for_level",
     "signflip_interval",
     "tango_ends",
     "tango_interval",
@@ -332,6 +333,15 @@ def flip_ends(flips: Flips, reject: np.ndarray, level: np.ndarray) -> tuple[np.n
     lows = np.where(~(reject & pos), np.minimum(lows, 0.0), lows)
     highs = np.where(~(reject & neg), np.maximum(highs, 0.0), highs)
     return lows + 0.0, highs + 0.0
+
+
+def rounds_for_level(level: float) -> int:
+    """Fewest rounds at which a sign-flip test can reject at ``level``, so that its
+    inverted interval has ends of its own (with fewer, it is the whole scale)."""
+    rounds = max(1, math.floor(1.0 / level) - 2)
+    while _hits_needed(level, rounds) < 1:
+        rounds += 1
+    return rounds
 
 
 def _hits_needed(level: float, rounds: int) -> int:
