@@ -75,3 +75,7 @@ def test_evaluate_and_its_page_say_so_at_too_few_rounds(tmp_path):
     assert f"--rounds {rounds_for_level(0.05 / 7):,} gives" in flat
     note = report_data(Results(out))["comparison_note"]
     assert "intervals span the whole scale" in note
+
+
+def test_rounds_for_a_vanishing_level_is_a_number_at_once():
+    assert rounds_for_level(np.finfo(float).tiny) > 10**300  # no search step by step

@@ -18,7 +18,7 @@ from typing import Any
 from ragmeter.defaults import DEFAULTS, EARLIER
 from ragmeter.scoring.names import difference_scale, metric_scale
 from ragmeter.stats.bootstrap import format_interval
-from ragmeter.stats.paired_tests import _hits_needed, rounds_for_level
+from ragmeter.stats.paired_tests import rounds_for_level
 from ragmeter.stats.validate import alpha_of
 
 __all__ = [
@@ -226,7 +226,7 @@ def unresolved_note(rows: Iterable[Any], rule: Any) -> str | None:
     so the note names the rounds that resolve alpha / (pairs + 1)."""
     if rule is None or rule.adjust == "none" or not rule.interval.startswith("sign-flip"):
         return None
-    levels = [r.level for r in rows if not r.identical and _hits_needed(r.level, rule.rounds) < 1]
+    levels = [r.level for r in rows if not r.identical and rule.rounds < rounds_for_level(r.level)]
     if not levels:
         return None
     them = "it" if len(levels) == 1 else "them"

@@ -339,7 +339,9 @@ def rounds_for_level(level: float) -> int:
     """Fewest rounds at which a sign-flip test can reject at ``level``, so that its
     inverted interval has ends of its own (with fewer, it is the whole scale)."""
     rounds = max(1, math.floor(1.0 / level) - 2)
-    while _hits_needed(level, rounds) < 1:
+    for _ in range(8):  # the estimate is a step or two off where floats round
+        if _hits_needed(level, rounds) >= 1:
+            break
         rounds += 1
     return rounds
 
