@@ -317,6 +317,13 @@ COPIES = (
         "scoring.names.lower_is_better",
         ("scoring/names.py",),
     ),
+    # the rounds a sign-flip test needs to resolve a level, worked out again
+    (
+        r"/ \([\w.]*rounds \+ 1\) *[<>]=? *[\w.]*level|[\w.]*level \* \([\w.]*rounds \+ 1\)"
+        r"|1(\.0)? / [\w.]*level\b",
+        "stats.paired_tests.rounds_for_level",
+        ("stats/paired_tests.py",),
+    ),
     # an answer measure's passing grades listed again beside its row
     (
         r"[\"']correct[\"']\s*,\s*[\"']partial[\"']\s*\)",
@@ -831,6 +838,20 @@ def test_an_answer_measures_passing_grades_listed_again_are_a_copy(tmp_path):
     )
     assert [f.split(": ")[0] for f in _by_line(found)] == ["view.py:1", "view.py:2"]
     assert all(f.endswith("scoring.names.passing_grades") for f in found)
+
+
+def test_the_rounds_a_level_needs_worked_out_again_are_a_copy(tmp_path):
+    found = _found(
+        tmp_path,
+        [
+            "if 1 / (rule.rounds + 1) >= r.level:",  # the check the note makes, by hand
+            "need = math.floor(1.0 / level) + 1",
+            "hits = math.ceil(row.level * (rounds + 1)) - 1",
+            "need = rounds_for_level(rule.alpha / (rule.pairs + 1))",
+        ],
+    )
+    assert [f.split(": ")[0] for f in _by_line(found)] == ["view.py:1", "view.py:2", "view.py:3"]
+    assert all(f.endswith("stats.paired_tests.rounds_for_level") for f in found)
 
 
 def test_every_rule_in_the_table_has_a_copy_pattern():

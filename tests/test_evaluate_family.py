@@ -46,31 +46,25 @@ def _table(out):
     return summary.comparison_rule, [(r.a, r.b) for r in summary.comparisons]
 
 
-@pytest.mark.parametrize("adjust", ["maxt", "holm", "fdr", "none"])
-def test_a_baseline_compares_every_run_with_it_under_each_rule(files, tmp_path, adjust):
-    r = _evaluate(files, tmp_path / "res", "--baseline", "a", "--adjust", adjust)
-    assert r.exit_code == 0, r.output
-    rule, pairs = _table(tmp_path / "res")
-    assert rule.adjust == adjust and rule.family == "every system against a"
-    assert sorted(pairs) == [("b", "a"), ("c", "a"), ("d", "a")]
-    assert "against a" in " ".join(r.stdout.split())
+FAMILIES = [
+    # flags, the family the rule names, the pairs compared (as the table orders them)
+    (["--baseline", "a"], "every system against a", [("b", "a"), ("c", "a"), ("d", "a")]),
+    (["--pairs", "d:a,b:c"], "planned pairs", [("d", "a"), ("b", "c")]),
+    ([], "all pairs", [("a", "b"), ("a", "c"), ("a", "d"), ("b", "c"), ("b", "d"), ("c", "d")]),
+]
 
 
 @pytest.mark.parametrize("adjust", ["maxt", "holm", "fdr", "none"])
-def test_planned_pairs_compare_only_those_under_each_rule(files, tmp_path, adjust):
-    r = _evaluate(files, tmp_path / "res", "--pairs", "d:a,b:c", "--adjust", adjust)
+@pytest.mark.parametrize(("flags", "family", "pairs"), FAMILIES, ids=["baseline", "pairs", "all"])
+def test_each_family_compares_its_pairs_under_each_rule(
+    files, tmp_path, flags, family, pairs, adjust
+):
+    r = _evaluate(files, tmp_path / "res", *flags, "--adjust", adjust)
     assert r.exit_code == 0, r.output
-    rule, pairs = _table(tmp_path / "res")
-    assert rule.adjust == adjust and rule.family == "planned pairs"
-    assert pairs == [("d", "a"), ("b", "c")]
-
-
-@pytest.mark.parametrize("adjust", ["maxt", "holm", "fdr", "none"])
-def test_every_pair_under_each_rule(files, tmp_path, adjust):
-    r = _evaluate(files, tmp_path / "res", "--adjust", adjust)
-    assert r.exit_code == 0, r.output
-    rule, pairs = _table(tmp_path / "res")
-    assert rule.adjust == adjust and rule.family == "all pairs" and len(pairs) == 6
+    rule, compared = _table(tmp_path / "res")
+    assert rule.adjust == adjust and rule.family == family
+    assert compared == pairs
+    assert family in " ".join(r.stdout.split())
 
 
 def test_compare_reads_the_baseline_evaluate_chose(files, tmp_path):
