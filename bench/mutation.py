@@ -206,11 +206,16 @@ TARGETS: dict[str, list[str]] = {
         "tests/test_trec.py",
         "tests/test_qrels.py",
     ],
-    "files/outputs.py": ["tests/test_outputs_recovery.py", "tests/test_outputs.py"],
+    "files/outputs.py": [
+        "tests/test_outputs_recovery.py",
+        "tests/test_outputs.py",
+        "tests/test_outputs_busy.py",
+    ],
     "files/manifest.py": [
         "tests/test_manifest.py",
         "tests/test_outputs_recovery.py",
         "tests/test_outputs.py",
+        "tests/test_outputs_busy.py",
     ],
     "files/safe_text.py": ["tests/test_safe_text.py", "tests/test_escaping.py"],
     "llm/parse.py": [

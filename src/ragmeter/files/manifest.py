@@ -31,6 +31,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import stat
 from collections.abc import Collection, Iterator
@@ -47,6 +48,8 @@ __all__ = [
     "CARRIED",
     "MANIFEST",
     "RESULTS_FILES",
+    "TMP_PREFIX",
+    "temporary_parts",
     "check_replaceable",
     "is_recorded",
     "manifest_key",
@@ -77,6 +80,19 @@ RESULTS_FILES = frozenset(
 )
 """The files ragmeter writes directly in a results directory: the only names there a
 replacement may delete."""
+
+TMP_PREFIX = ".ragmeter-tmp-"
+_TEMPORARY = re.compile(
+    r"\.ragmeter-tmp-(?P<target>[^/]+)"
+    r"\.(?P<pid>[0-9]+)\.(?P<mark>[0-9a-f]{16})\.(?P<role>new|old)-[0-9a-f]{8}"
+)
+
+
+def temporary_parts(name: str) -> re.Match[str] | None:
+    """``name`` read as a temporary's, ``.ragmeter-tmp-<target>.<pid>.<marker>.<role>-<random>``
+    (groups ``target``, ``pid``, ``mark``, ``role``), or ``None`` for any other name."""
+    return _TEMPORARY.fullmatch(name)
+
 
 _PART = 1 << 20
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -417,10 +433,13 @@ def check_replaceable(path: str | Path, flag: str = "--out") -> None:
     ragmeter writes in a results directory (:data:`RESULTS_FILES`) and unchanged;
     ``answers/`` and ``audit/`` are carried into the new directory. A
     ``meta.json`` marker alone (a folder made by hand, or by a ragmeter too old
-    to write a manifest) is not enough.
+    to write a manifest) is not enough. A temporary the manifest records (one a
+    killed writer left) is ragmeter's too, and goes with the replaced directory.
     """
     path = Path(path)
-    recorded = read_manifest(path, RESULTS_FILES)
+    state = _state(path)
+    recorded = {k: v for k, v in state["files"].items() if k in RESULTS_FILES}
+    temporaries = state["temporaries"]
     if not _matches(recorded.get("meta.json"), path / "meta.json"):
         raise InputError(
             f"{path}: has a meta.json but no record that ragmeter wrote the folder (made by "
@@ -434,6 +453,9 @@ def check_replaceable(path: str | Path, flag: str = "--out") -> None:
             continue
         if name == MANIFEST and _open_ok(entry):
             continue
+        parts = temporary_parts(name) if name in temporaries else None
+        if parts is not None and parts["target"] in RESULTS_FILES:
+            continue  # recorded as the temporary of a file of ours: a killed writer's
         if not _matches(recorded.get(name), entry):
             foreign.append(name)
     if foreign:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import secrets
 import shutil
 import socket
@@ -47,10 +46,12 @@ from ragmeter.errors import InputError, OutputError
 from ragmeter.files.manifest import (
     MANIFEST,
     RESULTS_FILES,
+    TMP_PREFIX,
     WRITE_ERRNOS,
     check_replaceable,
     is_recorded,
     record_written,
+    temporary_parts,
     updated_manifest,
     write_manifest,
 )
@@ -82,6 +83,7 @@ __all__ = [
     "lock_path",
     "pid_alive",
     "results_lock",
+    "ResultsInUse",
     "results_inputs",
     "results_marker",
     "atomic_write",
@@ -91,7 +93,6 @@ __all__ = [
 
 RESULTS_FORMAT = "ragmeter-results"
 RESULTS_FORMAT_VERSION = 1
-TMP_PREFIX = ".ragmeter-tmp-"
 LOCK_SUFFIX = ".ragmeter-lock"
 LOCK_WAIT_S = 10.0
 """How long a second writer waits for a results directory before giving up."""
@@ -184,7 +185,11 @@ def check_results_target(
     """Raise :class:`InputError` unless a results directory may be written at ``path``.
 
     Allowed: a path that does not exist, an empty folder, or (with
-    ``overwrite``) an earlier results directory.
+    ``overwrite``) an earlier results directory. What a directory holds is read
+    under its lock (:func:`results_lock`). While another writer holds that lock,
+    the directory is changing under it (a report half-written, a file renamed
+    into place and not yet recorded), so its contents are left to the check the
+    write itself makes under the lock; a check before any work then passes.
     """
     path = Path(path)
     check_not_inputs(path, inputs, folder=True, flag=flag)
@@ -200,6 +205,15 @@ def check_results_target(
             f"{path}: is a file; {flag} takes a folder that does not exist yet "
             f"(or an earlier results directory), e.g. ragmeter-results"
         )
+    try:
+        with results_lock(path, wait_s=0):
+            _check_contents(path, overwrite, flag)
+    except ResultsInUse:
+        return  # another writer is at work: the write decides, under the lock
+
+
+def _check_contents(path: Path, overwrite: bool, flag: str) -> None:
+    """Raise unless the existing folder ``path`` may be replaced by results."""
     if is_results_dir(path):
         if overwrite:
             check_replaceable(path, flag)
@@ -378,9 +392,6 @@ def _mark() -> str:
     return mark
 
 
-_TEMP_TAIL = re.compile(r"(?P<pid>[0-9]+)\.(?P<mark>[0-9a-f]{16})\.(?P<role>new|old)-[0-9a-f]{8}")
-
-
 def pid_alive(pid: int) -> bool:
     """Whether process ``pid`` runs (this one does; one of another user counts as running)."""
     if pid == os.getpid():
@@ -434,7 +445,6 @@ def clean_stale_temporaries(path: str | Path) -> list[Path]:
     if not parent.is_dir():
         return []
     removed: list[Path] = []
-    prefix = f"{TMP_PREFIX}{path.name}."
     with updated_manifest(parent, create=False) as state:
         if state is None:
             return []
@@ -443,8 +453,8 @@ def clean_stale_temporaries(path: str | Path) -> list[Path]:
         stale_old: list[Path] = []
         stale_other: list[Path] = []
         for name in sorted(temps):
-            tail = _TEMP_TAIL.fullmatch(name[len(prefix) :]) if name.startswith(prefix) else None
-            if tail is None:
+            tail = temporary_parts(name)
+            if tail is None or tail["target"] != path.name:
                 continue  # another target's, or not a name ragmeter makes: never touched
             entry = parent / name
             try:
@@ -474,6 +484,10 @@ def clean_stale_temporaries(path: str | Path) -> list[Path]:
 
 
 # --- the lock --------------------------------------------------------------------------------
+
+
+class ResultsInUse(InputError):
+    """Another process holds the lock of a results directory (:func:`results_lock`)."""
 
 
 def lock_path(results: str | Path) -> Path:
@@ -508,7 +522,7 @@ def results_lock(
     """Hold the lock of the results directory ``results`` (re-entrant within a thread).
 
     Waits up to ``wait_s`` (default :data:`LOCK_WAIT_S`) for another holder,
-    then raises :class:`InputError` naming it.
+    then raises :class:`ResultsInUse` (an :class:`InputError`) naming it.
     """
     lock = lock_path(results)
     key = (str(lock), threading.get_ident())
@@ -543,7 +557,7 @@ def results_lock(
         except BlockingIOError:
             os.close(fd)
             if time.monotonic() >= deadline:
-                raise InputError(
+                raise ResultsInUse(
                     f"{results}: in use by {_holder_text(lock)}; wait until it finishes "
                     f"(or stop it), then run again"
                 ) from None
