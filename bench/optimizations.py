@@ -16,7 +16,11 @@ ratios plain / kept (the machine is shared: compare ratios, not seconds):
   one column at a time; the draws kept between calls (as uint16) vs drawn again each
   call, or kept as drawn.
 
-Run: python bench/optimizations.py bm25|qrels|bootstrap [--size 16] [--repeat 3]
+- ``sizes``: the sample sizes (n, 2n, 4n, 8n) of ``--runs`` runs' MAP-like and P_10-like
+  scores over ``--queries`` questions, 10,000 rounds: every size from one pass over the
+  largest size's draws (each draw made and gathered once) vs each size drawn alone.
+
+Run: python bench/optimizations.py bm25|qrels|bootstrap|sizes [--size 16] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -209,18 +213,49 @@ def bench_bootstrap(args) -> None:
     )
 
 
+def bench_sizes(args) -> None:
+    from ragmeter import stats
+    from ragmeter.stats import size
+
+    rng = np.random.default_rng(5)
+    shape = (args.runs, args.queries)
+    matrices = {"MAP-like": rng.random(shape), "P_10-like": rng.integers(0, 11, shape) / 10}
+    one_pass = size.tiled_sums_sizes
+
+    def sizes(shared):
+        def run_():
+            size.tiled_sums_sizes = one_pass if shared else (lambda *a, **k: None)
+            try:
+                t = time.perf_counter()
+                out = [stats.sample_size_many(m, rounds=10_000, seed=1) for m in matrices.values()]
+                return time.perf_counter() - t, repr(out)
+            finally:
+                size.tiled_sums_sizes = one_pass
+
+        return run_
+
+    paired(
+        f"sample sizes of {args.runs} runs x {args.queries:,} questions, MAP- and P_10-like",
+        {"one pass for every size": sizes(True), "each size alone": sizes(False)},
+        args.repeat,
+    )
+
+
 def main() -> int:
-    if not CHROMA.is_dir():
-        print(f"skipped: {CHROMA} is not present")
-        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("what", choices=["bm25", "qrels", "bootstrap"])
+    ap.add_argument("what", choices=["bm25", "qrels", "bootstrap", "sizes"])
     ap.add_argument("--size", type=int, default=16, help="bm25: corpus copies")
-    ap.add_argument("--queries", type=int, default=10_000, help="qrels: queries")
+    ap.add_argument("--queries", type=int, default=10_000, help="qrels, sizes: queries")
     ap.add_argument("--depth", type=int, default=100, help="qrels: lines per query")
+    ap.add_argument("--runs", type=int, default=3, help="sizes: runs")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    {"bm25": bench_bm25, "qrels": bench_qrels, "bootstrap": bench_bootstrap}[args.what](args)
+    if args.what in ("bm25", "bootstrap") and not CHROMA.is_dir():
+        print(f"skipped: {CHROMA} is not present")
+        return 0
+    {"bm25": bench_bm25, "qrels": bench_qrels, "bootstrap": bench_bootstrap, "sizes": bench_sizes}[
+        args.what
+    ](args)
     return 0
 
 

@@ -83,6 +83,55 @@ def test_tiled_sums_equal_the_blocked_sums_bit_for_bit(case):
     assert np.array_equal(_bits(got), _bits(expected))
 
 
+@st.composite
+def _sizes_case(draw):
+    n = draw(st.integers(1, 30))
+    k = draw(st.integers(1, 5))
+    unit = draw(st.integers(1, 3 * n))
+    multiples = draw(st.lists(st.sampled_from([1, 2, 3, 4, 6, 8, 12]), min_size=1, max_size=4))
+    rounds = draw(st.integers(1, 60))
+    seed = draw(st.integers(-(2**31), 2**32 + 5))
+    rows = draw(st.integers(1, 9))
+    tile = draw(st.integers(1, 200))
+    threads = draw(st.sampled_from([1, 2, 3]))
+    sizes = [unit * q for q in multiples]
+    return _scores(draw, n, k), sizes, rounds, seed, (rows, rows + 3), tile, threads
+
+
+@given(case=_sizes_case())
+def test_every_size_from_one_pass_of_tiles_sums_as_each_size_alone(case):
+    """Sizes that divide the largest read each draw once (tiles of the largest size's
+    rounds), and every size's sums are the blocked path's for that size, bit for bit."""
+    from ragmeter import engine
+
+    values, sizes, rounds, seed, rows, tile, threads = case
+    top = max(sizes)
+    with pytest.MonkeyPatch.context() as mp:
+        _tiny_tiles(mp, rows, tile)
+        mp.setattr(engine, "THREADS", threads)
+        got = resample.tiled_sums_sizes(values, sizes, rounds, seed, *_plan(values, top))
+    if any(top % m for m in sizes):
+        assert got is None
+        return
+    assert sorted(got) == sorted(set(sizes))
+    for m in set(sizes):
+        assert np.array_equal(_bits(got[m]), _bits(_blocked_sums(values, m, rounds, seed))), m
+
+
+def _blocked_sums(values: np.ndarray, m: int, rounds: int, seed: int) -> np.ndarray:
+    words, other = _plan(values, m)
+    sums = np.empty((rounds, values.shape[1]))
+    for row0, idx in _index_blocks(values.shape[0], m, rounds, seed):
+        sums[row0 : row0 + idx.shape[0]] = _block_sums(values, idx, words, other)
+    return sums
+
+
+def test_a_round_of_too_many_segments_is_left_to_each_size_alone():
+    values = np.arange(10.0)[:, None] / 3
+    assert resample.tiled_sums_sizes(values, [1, 65], 5, 1, *_plan(values, 65)) is None
+    assert resample.tiled_sums_sizes(values, [1, 64], 5, 1, *_plan(values, 64)) is not None
+
+
 @pytest.mark.parametrize("threads", [1, 2, 5])
 def test_rounds_shared_among_threads_sum_as_one_thread_does(threads, monkeypatch):
     """Tiles of rounds go to several threads; every round's sum is the blocked path's,

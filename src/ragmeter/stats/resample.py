@@ -18,6 +18,7 @@ binary grid, which are already summed as packed integers, order-free.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -96,4 +97,80 @@ def tiled_sums(
     starts = range(0, rounds, step)
     for _ in thread_map(tile, starts, min(workers, len(starts))):
         pass  # each tile writes its own rows of ``out``
+    return out
+
+
+SEGMENTS = 64
+"""Most segments of a round of the largest size that one pass keeps running sums for."""
+
+
+def tiled_sums_sizes(
+    values: np.ndarray,
+    sizes: Sequence[int],
+    rounds: int,
+    seed: int,
+    words: Sequence[Any],
+    other: list[int],
+) -> dict[int, np.ndarray] | None:
+    """:func:`tiled_sums` for every size of ``sizes`` from one pass over the draws of the
+    largest: ``{size: sums (rounds, k)}``, each sum bit-identical to that function's.
+
+    Round ``r`` of size ``m`` reads outputs ``r*m .. r*m+m-1``, so when every size
+    divides the largest, ``top``, round ``b`` of ``top`` holds rounds ``q*b .. q*b+q-1``
+    of size ``m = top / q``, one after another. Each draw is made and gathered once and
+    added to the running sum of the round of every size that reads it, in the loop's
+    order (packed integer columns are order-free: they are summed per segment of the
+    sizes' greatest common divisor). ``words`` and ``other`` are the plan of ``top``,
+    exact for every smaller size too. None when a size does not divide ``top`` or a
+    round of ``top`` has more than :data:`SEGMENTS` segments.
+    """
+    distinct = sorted(set(sizes))
+    top = distinct[-1]
+    unit = math.gcd(*distinct)
+    if any(top % m for m in distinct) or top // unit > SEGMENTS:
+        return None
+    n, k = values.shape[0], len(other)
+    out = {m: np.empty((rounds, values.shape[1])) for m in distinct}
+    vals = np.ascontiguousarray(values[:, other])
+    # rounds of ``top`` whose draws size ``m`` reads: ceil(rounds / (top / m))
+    needed = {m: -(-rounds * m // top) for m in distinct}
+    tops = needed[top]
+    workers = max(1, min(thread_count(), tops // ROWS[0]))
+    step = min(ROWS[1], max(ROWS[0], SUMS // max(1, k)), -(-tops // workers))
+    stretch = max(1, TILE // step)
+
+    def tile(row0: int) -> None:
+        rows = min(step, tops - row0)
+        live = {m: min(rows, needed[m] - row0) for m in distinct if needed[m] > row0}
+        acc = {m: np.zeros((top // m, r, k)) for m, r in live.items()}  # [segment, round]
+        buf = np.empty((rows, k))
+        totals = np.zeros((top // unit, rows, len(words)), dtype=np.uint64)
+        for i0 in range(0, top, stretch):
+            count = min(stretch, top - i0)
+            idx = tile_indices(seed, n, top, row0, rows, i0, count)
+            for c, word in enumerate(words):
+                drawn = np.take(word.words, idx)
+                for j in range(i0 // unit, (i0 + count - 1) // unit + 1):
+                    lo, hi = max(i0, j * unit) - i0, min(i0 + count, (j + 1) * unit) - i0
+                    totals[j, :, c] += drawn[:, lo:hi].sum(axis=1, dtype=np.uint64)
+            if other:
+                for i, draw in enumerate(np.ascontiguousarray(idx.T), start=i0):
+                    np.take(vals, draw, axis=0, out=buf)
+                    for m, r in live.items():
+                        acc[m][i // m] += buf[:r]
+        for m, r in live.items():
+            q = top // m
+            first, last = q * row0, min(rounds, q * (row0 + r))
+            block = out[m][first:last]
+            if words:
+                seg = totals[:, :r].reshape(q, m // unit, r, len(words)).sum(axis=1)
+                flat = seg.transpose(1, 0, 2).reshape(q * r, len(words))[: last - first]
+                for c, word in enumerate(words):
+                    unpack(block, word, np.ascontiguousarray(flat[:, c]), m)
+            if other:
+                block[:, other] = acc[m].transpose(1, 0, 2).reshape(q * r, k)[: last - first]
+
+    starts = range(0, tops, step)
+    for _ in thread_map(tile, starts, min(workers, len(starts))):
+        pass  # each tile writes its own rows of every size's sums
     return out

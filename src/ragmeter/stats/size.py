@@ -29,7 +29,7 @@ from ragmeter.stats.bootstrap import (
 )
 from ragmeter.stats.draws import _rows_per_block, mulberry32_indices, rng_name
 from ragmeter.stats.exact import exact_for
-from ragmeter.stats.resample import long_rounds
+from ragmeter.stats.resample import long_rounds, tiled_sums_sizes
 from ragmeter.stats.validate import (
     Seed,
     _as_vector,
@@ -171,17 +171,17 @@ def _shared_stream_means(
     Round ``b`` of size ``m`` uses outputs ``b*m .. (b+1)*m - 1``, so every size reads a
     prefix of the same stream: when each size divides the largest, blocks of whole rounds
     of the largest hold whole rounds of every size, and the stream is generated once
-    instead of once per size (same draws, same sums). None when that does not apply.
+    instead of once per size (same draws, same sums). Long rounds go by tiles of the
+    largest size's rounds (:func:`ragmeter.stats.resample.tiled_sums_sizes`). None when
+    that does not apply.
     """
     top = max(sizes)
     distinct = sorted(set(sizes))
-    if (
-        isinstance(seed, np.random.Generator)
-        or len(distinct) < 2
-        or any(top % m for m in distinct)
-        or long_rounds(top, seed)  # then each size goes by tiles (resampled_means)
-    ):
+    if isinstance(seed, np.random.Generator) or len(distinct) < 2 or any(top % m for m in distinct):
         return None
+    if long_rounds(top, seed):
+        tiled = tiled_sums_sizes(values, distinct, rounds, int(seed), *_plan(values, top))
+        return None if tiled is None else {m: tiled[m] / m for m in distinct}
     n = values.shape[0]
     plans = {m: _plan(values, m) for m in distinct}
     sums = {m: np.empty((rounds, values.shape[1])) for m in distinct}
