@@ -153,11 +153,17 @@ def tiled_sums_sizes(
                 for j in range(i0 // unit, (i0 + count - 1) // unit + 1):
                     lo, hi = max(i0, j * unit) - i0, min(i0 + count, (j + 1) * unit) - i0
                     totals[j, :, c] += drawn[:, lo:hi].sum(axis=1, dtype=np.uint64)
-            if other:
-                for i, draw in enumerate(np.ascontiguousarray(idx.T), start=i0):
+            if not other:
+                continue
+            draws = np.ascontiguousarray(idx.T)
+            for j in range(i0 // unit, (i0 + count - 1) // unit + 1):
+                lo, hi = max(i0, j * unit) - i0, min(i0 + count, (j + 1) * unit) - i0
+                # the running sums these draws go to: one round of each live size
+                sums = [(acc[m][j * unit // m], buf[:r]) for m, r in live.items()]
+                for draw in draws[lo:hi]:
                     np.take(vals, draw, axis=0, out=buf)
-                    for m, r in live.items():
-                        acc[m][i // m] += buf[:r]
+                    for total, drawn in sums:
+                        total += drawn
         for m, r in live.items():
             q = top // m
             first, last = q * row0, min(rounds, q * (row0 + r))
