@@ -24,8 +24,14 @@ prints how its time and peak grow with the runs: time per run, and the peak abov
 smallest row's beside what the per-question scores of the added runs take (runs x
 queries x measures x 8 bytes).
 
+``--repeat 5`` runs the chosen rows that many times, in turn and in the reverse order
+every other time (so neither tool always reads the files after the other), and prints
+each row's median and the median of the ratios of the same repetition: the machine is
+shared, so one run's seconds say little.
+
 Run: python bench/trec_scale.py [--queries 10000] [--depth 100] [--runs 4] [--workers 2]
                                 [--tools evaluate,pytrec_eval] [--growth 3,10,30]
+                                [--repeat 1]
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -163,6 +170,7 @@ def main() -> int:
         "--tools", help="only these rows (labels or tools, comma-separated; none: no row)"
     )
     p.add_argument("--growth", help="run counts to time evaluate on, e.g. 3,10,30 (<= --runs)")
+    p.add_argument("--repeat", type=int, default=1, help="times each row runs (medians)")
     p.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
@@ -188,12 +196,14 @@ def main() -> int:
         wanted = set(args.tools.split(",")) if args.tools else None
         largest = max(path.stat().st_size for path in runs) / 2**20
         bound = 2 * largest + qrels.stat().st_size / 2**20
-        found = {
-            label: run_tool(tool, qrels, runs, args.rounds, w, env)
-            if wanted is None or label in wanted or tool in wanted
-            else None
-            for label, tool, w, env in rows
-        }
+        chosen = [r for r in rows if wanted is None or r[0] in wanted or r[1] in wanted]
+        every: dict[str, list[dict]] = {r[0]: [] for r in chosen}
+        for rep in range(args.repeat):
+            for label, tool, w, env in chosen if rep % 2 == 0 else chosen[::-1]:
+                result = run_tool(tool, qrels, runs, args.rounds, w, env)
+                if result is not None:
+                    every[label].append(result)
+        found = {label: _median_run(every.get(label, [])) for label, *_ in rows}
         counts = sorted({int(n) for n in args.growth.split(",")}) if args.growth else []
         growth = {n: run_tool("evaluate", qrels, runs[:n], args.rounds, 1, {}) for n in counts}
     print(f"largest run file {largest:.0f} MB; bound 2 x run + qrels = {bound:.0f} MB")
@@ -214,11 +224,24 @@ def main() -> int:
         ("ragmeter scoring only", f"ragmeter scoring ({args.workers} workers)"),
     ]
     for slow, fast in pairs:
-        if found.get(slow) and found.get(fast):
-            ratio = found[slow]["seconds"] / found[fast]["seconds"]
-            print(f"{slow} / {fast}: {ratio:.2f}x")
+        a, b = every.get(slow, []), every.get(fast, [])
+        if a and b and len(a) == len(b):
+            ratios = [x["seconds"] / y["seconds"] for x, y in zip(a, b, strict=True)]
+            each = f" (each: {', '.join(f'{r:.2f}' for r in ratios)})" if len(ratios) > 1 else ""
+            print(f"{slow} / {fast}: {statistics.median(ratios):.2f}x{each}")
     _print_growth(growth, args.queries)
     return 0
+
+
+def _median_run(results: list[dict]) -> dict | None:
+    """A row's figures over its repetitions: the median seconds, the largest peaks."""
+    if not results:
+        return None
+    return {
+        "seconds": statistics.median(r["seconds"] for r in results),
+        "peak_mb": max(r["peak_mb"] for r in results),
+        "worker_peak_mb": max(r["worker_peak_mb"] for r in results),
+    }
 
 
 def _print_growth(growth: dict[int, dict | None], queries: int) -> None:
