@@ -118,6 +118,14 @@ COPIES = (
         "comparison.verdicts.Row (winner) / stats.paired.verdict_text",
         ("stats/paired.py",),
     ),
+    # who won decided again from the sign of a row's difference (and so the direction of
+    # the measure taken for granted): the row carries its winner, the direction is the
+    # measure's
+    (
+        r"\bif\s+\w+\.difference\.mean\s*[<>]=?\s*0\s+else\b",
+        "comparison.verdicts.Row (winner) / comparison.ranks.ahead_pairs",
+        ("stats/paired.py",),
+    ),
     # a default written again as a literal: rounds or confidence in a signature, a field, a
     # constant or a fallback (``x: int = 10_000``, ``.get("confidence", 0.95)``, ``else
     # 0.95``, the report's script's ``|| 0.95``); a seed, a cluster mode or a segmenter in a
@@ -558,6 +566,21 @@ def test_a_verdict_read_back_from_its_words_or_worded_again_is_a_copy(tmp_path):
     found = copies_of_rules(tmp_path)
     assert [f.split(": ")[0] for f in found] == [f"view.py:{n}" for n in range(1, 6)]
     assert all(f.endswith("stats.paired.verdict_text") for f in found)
+
+
+def test_a_winner_decided_from_a_differences_sign_is_a_copy(tmp_path):
+    # the copy cli/failure_views.py held: "fails less" from the sign, the direction assumed
+    found = _found(
+        tmp_path,
+        [
+            'verdict = f"{row.b if row.difference.mean > 0 else row.a} fails less"',
+            "ahead = ahead_pairs([row], lower_better=lower_is_better(ANY))",
+            "best = r.a if r.difference.mean >= 0 else r.b",
+            "low, high = (low + MARK, high) if d.mean > 0 else (low, high + MARK)",
+        ],
+    )
+    assert [f.split(": ")[0] for f in found] == ["view.py:1", "view.py:3"]
+    assert all(f.endswith("comparison.ranks.ahead_pairs") for f in found)
 
 
 def test_a_default_written_again_as_a_literal_is_a_copy(tmp_path):

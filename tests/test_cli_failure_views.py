@@ -159,6 +159,18 @@ def test_a_separated_pair_names_the_system_that_fails_less_right_aligned():
     assert diff.strip().startswith("+60.0") and diff.endswith("] ") and diff.startswith("  ")
 
 
+@pytest.mark.parametrize("failing", ["a", "b"])
+def test_the_verdict_names_the_system_with_fewer_failures_either_way(failing):
+    n = 40
+    any_by_q = {s: {f"q{i}": float(s == failing and i < 24) for i in range(n)} for s in ("a", "b")}
+    verdicts = _comparisons(any_by_q, 2000, 3, 0.95, "holm")
+    console = _console()
+    print_comparisons(_report(comparisons=verdicts), console)
+    [line] = [x for x in console.export_text().splitlines() if x.startswith("│ a ")]
+    better = "b" if failing == "a" else "a"
+    assert line.split("│")[-2].strip() == f"{better} fails less"
+
+
 def test_leniency_is_shown_only_when_a_judge_scored_flagged_answers():
     console = _console()
     print_leniency([Leniency("test:j", 0, [], None)], console)

@@ -35,8 +35,9 @@ from ragmeter.comparison.formatting import (
     shown_difference,
     shown_p,
 )
+from ragmeter.comparison.ranks import ahead_pairs
 from ragmeter.errors import InputError
-from ragmeter.scoring.names import metric_label
+from ragmeter.scoring.names import lower_is_better, metric_label
 
 __all__ = [
     "check_settings",
@@ -170,12 +171,13 @@ def print_comparisons(report: FailureReport, console: Console) -> None:
         groups=[list(range(1, len(header) - 1))],
         labels=False,
     )
+    lower = lower_is_better(ANY)  # a failure share: the verdict names the lower one
     for row in verdicts.rows:
-        # fewer failures is better: the verdict names the system with the lower share
+        ahead = ahead_pairs([row], lower_better=lower)
         if row.identical:
             verdict = "identical"
-        elif row.separated:
-            verdict = f"{row.b if row.difference.mean > 0 else row.a} fails less"
+        elif ahead:
+            verdict = f"{next(iter(ahead))[0]} fails less"
         else:
             verdict = "tie"
         cells = [shown_difference(row, ANY, share=True)]
