@@ -22,12 +22,18 @@ class _Utf16:
         return int(i) if self.prefix is None else int(i + self.prefix[i])
 
 
+def drilldown_budget(budget: int | None = None) -> int:
+    """The rankings the drill-down holds at most: ``budget``, else
+    :data:`DRILLDOWN_RANKINGS`."""
+    return DRILLDOWN_RANKINGS if budget is None else budget
+
+
 def shown_questions(results: Results, metric: str, budget: int | None = None) -> list[int]:
     """Which questions the drill-down shows, by number, in the results' order: all of
     them when questions x systems is at most ``budget`` (:data:`DRILLDOWN_RANKINGS`);
     else the ``budget // systems`` (at least one) on which the systems' ``metric``
     scores spread most, earlier ones first among equals."""
-    budget = DRILLDOWN_RANKINGS if budget is None else budget
+    budget = drilldown_budget(budget)
     n = len(results.question_ids)
     keep = max(1, budget // max(1, len(results.systems)))
     if n <= keep:
@@ -45,7 +51,7 @@ def drilldown_note(
     every one)."""
     if shown >= questions:
         return None
-    budget = DRILLDOWN_RANKINGS if budget is None else budget
+    budget = drilldown_budget(budget)
     return (
         f"The page holds {shown:,} of the {questions:,} questions (at most "
         f"{budget:,} rankings, questions x systems): those on which the systems' "
