@@ -107,8 +107,16 @@ def test_the_check_before_work_leaves_a_directory_being_written_to_its_writer(sa
     assert report.read_text() == "<html>two, not yet recorded"
 
 
-def test_a_busy_directory_still_refuses_what_never_depends_on_its_contents(saved, tmp_path):
-    _, out = saved
-    with Holder(out):
+def test_a_busy_directory_still_refuses_what_a_writer_never_changes(saved, tmp_path):
+    run, out = saved
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("keep")
+    with Holder(out), Holder(mine):
         with pytest.raises(InputError, match="is the corpus"):
             check_results_target(out, [("corpus", out)])
+        with pytest.raises(InputError, match="already holds ragmeter results"):
+            check_results_target(out, overwrite=False)  # results stay results
+        with pytest.raises(InputError, match="does not hold ragmeter results"):
+            check_results_target(mine)
+    assert (mine / "thesis.tex").read_text() == "keep"

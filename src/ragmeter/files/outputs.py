@@ -187,9 +187,9 @@ def check_results_target(
     Allowed: a path that does not exist, an empty folder, or (with
     ``overwrite``) an earlier results directory. What a directory holds is read
     under its lock (:func:`results_lock`). While another writer holds that lock,
-    the directory is changing under it (a report half-written, a file renamed
-    into place and not yet recorded), so its contents are left to the check the
-    write itself makes under the lock; a check before any work then passes.
+    the files in it are changing (a report half-written, a file renamed into
+    place and not yet recorded), so whether each is ragmeter's is left to the
+    check the write itself makes under the lock; the rest is checked at once.
     """
     path = Path(path)
     check_not_inputs(path, inputs, folder=True, flag=flag)
@@ -207,16 +207,19 @@ def check_results_target(
         )
     try:
         with results_lock(path, wait_s=0):
-            _check_contents(path, overwrite, flag)
-    except ResultsInUse:
-        return  # another writer is at work: the write decides, under the lock
+            _check_contents(path, overwrite, flag, settled=True)
+    except ResultsInUse:  # another writer is at work: which files are ours is decided later
+        _check_contents(path, overwrite, flag, settled=False)
 
 
-def _check_contents(path: Path, overwrite: bool, flag: str) -> None:
-    """Raise unless the existing folder ``path`` may be replaced by results."""
+def _check_contents(path: Path, overwrite: bool, flag: str, *, settled: bool) -> None:
+    """Raise unless the existing folder ``path`` may be replaced by results. Whether it
+    holds results does not change while a writer works on it; whether each of its files
+    is ragmeter's does, so that is read only when ``settled`` (under the lock)."""
     if is_results_dir(path):
         if overwrite:
-            check_replaceable(path, flag)
+            if settled:
+                check_replaceable(path, flag)
             return
         raise InputError(
             f"{path}: already holds ragmeter results; pass overwrite=True to replace them, "
