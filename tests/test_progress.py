@@ -11,7 +11,7 @@ from rich.progress import Progress
 from typer.testing import CliRunner
 
 from ragmeter import __version__
-from ragmeter.answers.run import _runner_progress
+from ragmeter.answers.run import runner_progress
 from ragmeter.cli import app
 from ragmeter.cli import progress as prog
 from ragmeter.cli.progress import CallCounter, calls_bar, settings
@@ -82,14 +82,14 @@ def test_answers_pass_the_reply_to_a_bar_that_wants_it():
         seen.append((label, done, total, reply.cached))
 
     wants.wants_reply = True
-    forward = _runner_progress(wants, "answer")
+    forward = runner_progress(wants, "answer")
     forward(1, 2, reply(True))
     forward(2, 2, reply(False))
     assert seen == [("answer", 1, 2, True), ("answer", 2, 2, False)]
     seen.clear()
     with calls_bar() as update:  # the command line's bar takes the reply too
-        _runner_progress(update, "answer")(1, 1, reply(True))
-    plain = _runner_progress(lambda label, done, total: seen.append((label, done, total)), "a")
+        runner_progress(update, "answer")(1, 1, reply(True))
+    plain = runner_progress(lambda label, done, total: seen.append((label, done, total)), "a")
     plain(1, 2, reply(True))
     assert seen == [("a", 1, 2)]
 

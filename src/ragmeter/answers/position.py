@@ -47,11 +47,11 @@ from ragmeter.answers.run import (
     DEFAULT_MAX_TOKENS,
     JudgeRun,
     Progress,
-    _grade_from_reply,
-    _judge_settings,
-    _question_map,
-    _runner_progress,
-    _shared_cache,
+    grade_from_reply,
+    judge_settings,
+    question_map,
+    runner_progress,
+    shared_cache,
 )
 from ragmeter.answers.store import (
     GRADES,
@@ -59,12 +59,12 @@ from ragmeter.answers.store import (
     AnswerSet,
     Grade,
     Key,
-    _build,
-    _jsonl,
-    _read_jsonl,
     answers_dir,
+    jsonl_text,
     load_answer_set,
     read_meta,
+    read_saved_lines,
+    row_from_line,
     update_meta,
 )
 from ragmeter.errors import InputError
@@ -121,8 +121,8 @@ def read_position(folder: Path) -> dict[tuple[str, str, str], Grade]:
     """The position check's grades by ``(judge, system, question)``; a later line wins."""
     path = folder / POSITION
     out: dict[tuple[str, str, str], Grade] = {}
-    for lineno, obj in _read_jsonl(path):
-        g = _build(Grade, path, lineno, obj)
+    for lineno, obj in read_saved_lines(path):
+        g = row_from_line(Grade, path, lineno, obj)
         if g.grade not in (*GRADES, UNSCORED):
             raise InputError(f"{path}:{lineno}: unknown grade {g.grade!r}")
         out[(g.judge, g.system, g.question)] = g
@@ -145,7 +145,7 @@ def _save_position(res: Results, label: str, grades: list[Grade], record: dict) 
             kept.values(),
             key=lambda g: (g.judge, order.get(g.system, 0), qorder.get(g.question, 0)),
         )
-        atomic_write_text(folder / POSITION, _jsonl(rows))
+        atomic_write_text(folder / POSITION, jsonl_text(rows))
         update_meta(folder, position_check=record)
 
 
@@ -168,7 +168,7 @@ def position_check(
     res = as_results(results)
     check_position_size(n)
     seed = res.summary.seed if seed is None else seed
-    settings = _judge_settings(res, judges, call)
+    settings = judge_settings(res, judges, call)
     aset = load_answer_set(res)
     keys = [k for k in aset.ordered_keys() if aset.answers[k].ok]
     if not keys:
@@ -178,14 +178,14 @@ def position_check(
         )
     sample = [aset.answers[k] for k in position_sample(keys, n, seed)]
     reruns = Reruns.from_meta(aset.meta.get("grade_reruns")) or Reruns()
-    questions = _question_map(res)
+    questions = question_map(res)
     refs = {a.question: reversed_reference(res, a.question) for a in sample}
     record = {"n": n, "seed": seed, "sampled": len(sample), "order": SWAPPED_ORDER}
     out = []
     with contextlib.ExitStack() as stack:
         opened: dict[Any, ReplyCache] = {}
         for judge in settings:
-            judge = _shared_cache(judge, opened, stack)
+            judge = shared_cache(judge, opened, stack)
             tokens = judge.tokens(DEFAULT_MAX_TOKENS)
             requests = [
                 reruns.request(
@@ -207,10 +207,10 @@ def _run(judge: CallSettings, sample: Iterable, requests: list, progress: Any) -
     """Send one judge the reordered requests; its grades of ``sample``."""
     started = time.perf_counter()
     with open_backend(judge) as calls:
-        runner = calls.runner(_runner_progress(progress, f"{judge.label} (order)"))
+        runner = calls.runner(runner_progress(progress, f"{judge.label} (order)"))
         replies = runner.run(requests)
     seconds = time.perf_counter() - started
-    grades = [_grade_from_reply(judge.label, a, r) for a, r in zip(sample, replies, strict=True)]
+    grades = [grade_from_reply(judge.label, a, r) for a, r in zip(sample, replies, strict=True)]
     return JudgeRun(judge.label, grades, runner.stats, seconds)
 
 

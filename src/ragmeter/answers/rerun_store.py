@@ -30,10 +30,10 @@ from ragmeter.answers.store import (
     UNSCORED,
     Answer,
     Grade,
-    _build,
-    _jsonl,
-    _read_jsonl,
     answers_dir,
+    jsonl_text,
+    read_saved_lines,
+    row_from_line,
     update_meta,
 )
 from ragmeter.errors import InputError
@@ -92,8 +92,8 @@ def read_answer_reruns(folder: Path) -> dict[RerunKey, AnswerRerun]:
     """The reader's reruns by ``(system, question, rerun)``; a later line wins."""
     path = folder / READER_RERUNS
     out: dict[RerunKey, AnswerRerun] = {}
-    for lineno, obj in _read_jsonl(path):
-        a = _build(AnswerRerun, path, lineno, obj)
+    for lineno, obj in read_saved_lines(path):
+        a = row_from_line(AnswerRerun, path, lineno, obj)
         if a.rerun < 1:
             raise InputError(f"{path}:{lineno}: rerun must be 1 or more, got {a.rerun}")
         out[a.rerun_key] = a
@@ -101,15 +101,15 @@ def read_answer_reruns(folder: Path) -> dict[RerunKey, AnswerRerun]:
 
 
 def write_answer_reruns(folder: Path, answers: Iterable[AnswerRerun]) -> None:
-    atomic_write_text(folder / READER_RERUNS, _jsonl(answers))
+    atomic_write_text(folder / READER_RERUNS, jsonl_text(answers))
 
 
 def read_grade_reruns(folder: Path) -> dict[tuple[str, str, str, int], GradeRerun]:
     """Grades of reruns by ``(judge, system, question, rerun)``; a later line wins."""
     path = folder / GRADE_RERUNS
     out: dict[tuple[str, str, str, int], GradeRerun] = {}
-    for lineno, obj in _read_jsonl(path):
-        g = _build(GradeRerun, path, lineno, obj)
+    for lineno, obj in read_saved_lines(path):
+        g = row_from_line(GradeRerun, path, lineno, obj)
         if g.grade not in (*GRADES, UNSCORED):
             raise InputError(f"{path}:{lineno}: unknown grade {g.grade!r}")
         if g.rerun < 1:
@@ -119,7 +119,7 @@ def read_grade_reruns(folder: Path) -> dict[tuple[str, str, str, int], GradeReru
 
 
 def write_grade_reruns(folder: Path, grades: Iterable[GradeRerun]) -> None:
-    atomic_write_text(folder / GRADE_RERUNS, _jsonl(grades))
+    atomic_write_text(folder / GRADE_RERUNS, jsonl_text(grades))
 
 
 # --- merging a run's reruns into the files ----------------------------------------------

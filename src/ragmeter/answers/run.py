@@ -69,8 +69,13 @@ __all__ = [
     "backend_label",
     "declined",
     "grade_answers",
+    "grade_from_reply",
+    "judge_settings",
     "parse_options",
+    "question_map",
     "reference_text",
+    "runner_progress",
+    "shared_cache",
     "top_passages",
 ]
 
@@ -126,7 +131,8 @@ def top_passages(results: Results, system: str, question: str, k: int) -> list[s
     return [item.text for item in results.runs[system][question][:k]]
 
 
-def _question_map(results: Results) -> dict[str, Any]:
+def question_map(results: Results) -> dict[str, Any]:
+    """The results' questions by id."""
     return {q.id: q for q in results.questions}
 
 
@@ -143,9 +149,10 @@ def _stats_dict(stats: RunStats, seconds: float) -> dict[str, Any]:
     }
 
 
-def _runner_progress(
+def runner_progress(
     progress: Progress | None, label: str
 ) -> Callable[[int, int, ChatReply], None] | None:
+    """The runner's per-reply callback that reports ``label``'s progress to ``progress``."""
     if progress is None:
         return None
     if getattr(progress, "wants_reply", False):  # e.g. a bar that counts cached replies
@@ -255,7 +262,7 @@ def answer_questions(
     label = settings.label
     wanted = _systems(res, systems)
     qids = _questions(res, limit)
-    questions = _question_map(res)
+    questions = question_map(res)
     keys: list[Key] = [(s, q) for s in wanted for q in qids]
     base = [
         reader_request(questions[q].text, top_passages(res, s, q, k), max_tokens) for s, q in keys
@@ -265,7 +272,7 @@ def answer_questions(
     folder = answers_dir(res)
     started = time.perf_counter()
     with _no_empty_folder(folder), open_backend(settings) as calls:
-        runner = calls.runner(_runner_progress(progress, "answer"))
+        runner = calls.runner(runner_progress(progress, "answer"))
         replies = runner.run(requests)
     seconds = time.perf_counter() - started
     made = [_answer(key, reply, label, k) for key, reply in zip(keys * count, replies, strict=True)]
@@ -357,7 +364,8 @@ class GradeRun:
     settings: Reruns = field(default_factory=Reruns)
 
 
-def _grade_from_reply(judge: str, answer: Answer, reply: ChatReply) -> Grade:
+def grade_from_reply(judge: str, answer: Answer, reply: ChatReply) -> Grade:
+    """``judge``'s grade of ``answer`` read from its reply (unscored when unreadable)."""
     parsed = reply.parsed if reply.ok else None
     grade = parsed.get("grade") if isinstance(parsed, dict) else None
     cost = (reply.tokens_in, reply.tokens_out, reply.latency_s, reply.cached)
@@ -431,7 +439,7 @@ def grade_answers(
     error before any call.
     """
     res = as_results(results)
-    settings = _judge_settings(res, judges, call)
+    settings = judge_settings(res, judges, call)
     labels = [s.label for s in settings]
     folder = answers_dir(res)
     _check_accuracy_judge(res, labels, accuracy_judge)
@@ -439,7 +447,7 @@ def grade_answers(
         reruns = rerun_settings(res, recorded=read_meta(folder).get("answer_reruns"))
     todo = _answers_to_grade(res, systems, limit)
     later = reruns_to_grade(res, todo, reruns)
-    questions = _question_map(res)
+    questions = question_map(res)
     refs = {q: reference_text(res, q) for q in {a.question for a in todo}}
     prompts = [
         (r, questions[a.question].text, refs[a.question], a)
@@ -452,7 +460,7 @@ def grade_answers(
     with contextlib.ExitStack() as stack:
         opened: dict[Any, ReplyCache] = {}  # one connection per cache file for all judges
         for judge, label in zip(settings, labels, strict=True):
-            judge = _shared_cache(judge, opened, stack)
+            judge = shared_cache(judge, opened, stack)
             run = _run_judge(judge, label, prompts, [todo, *later], reruns, progress)
             done.append(label)
             tokens = judge.tokens(DEFAULT_MAX_TOKENS)
@@ -482,7 +490,7 @@ def _run_judge(
     ]
     started = time.perf_counter()
     with open_backend(judge) as calls:
-        runner = calls.runner(_runner_progress(progress, label))
+        runner = calls.runner(runner_progress(progress, label))
         replies = runner.run(requests) if requests else []
     seconds = time.perf_counter() - started
     by_rerun: list[tuple[list[Answer], list[ChatReply]]] = [([], []) for _ in batches]
@@ -502,7 +510,7 @@ def _run_judge(
     return JudgeRun(label, grades, runner.stats, seconds, again)
 
 
-def _judge_settings(
+def judge_settings(
     res: Results,
     judges: str | Backend | CallSettings | Sequence[str | Backend | CallSettings],
     call: dict[str, Any],
@@ -543,7 +551,7 @@ def _answers_to_grade(
     return todo
 
 
-def _shared_cache(
+def shared_cache(
     judge: CallSettings, opened: dict[Any, ReplyCache], stack: contextlib.ExitStack
 ) -> CallSettings:
     """``judge`` with its reply cache file opened once for all judges that share it."""
@@ -561,7 +569,7 @@ def _grades(
 ) -> list[Grade]:
     """One grade per answer of ``todo``: read from the judge's reply to it, or ``unscored``
     for an answer the reader never produced (it was not asked)."""
-    by_key = {a.key: _grade_from_reply(label, a, r) for a, r in zip(asked, replies, strict=True)}
+    by_key = {a.key: grade_from_reply(label, a, r) for a, r in zip(asked, replies, strict=True)}
     return [
         by_key.get(a.key)
         or Grade(label, a.system, a.question, UNSCORED, "", "", f"no answer: {a.error}", a.sha)

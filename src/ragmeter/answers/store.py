@@ -55,6 +55,7 @@ __all__ = [
     "graded_answers",
     "HAND_BUILT",
     "hand_stamp",
+    "jsonl_text",
     "stale_hand_files",
     "answers_or_refuse",
     "load_answers",
@@ -64,7 +65,9 @@ __all__ = [
     "read_grades",
     "read_hand",
     "read_meta",
+    "read_saved_lines",
     "reader_k_of",
+    "row_from_line",
     "update_meta",
     "write_answers",
     "write_grades",
@@ -167,7 +170,8 @@ class HandGrade:
 # --- reading and writing -----------------------------------------------------------------
 
 
-def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def read_saved_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """A saved JSONL file's lines as (line number, object); none when it is absent."""
     if not path.is_file():
         return []
     # a last line cut off by a crash mid-write was never saved: skip it
@@ -177,7 +181,7 @@ def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
 _ADAPTERS: dict[type, Any] = {}
 
 
-def _build(cls: type, path: Path, lineno: int, obj: dict[str, Any]):
+def row_from_line(cls: type, path: Path, lineno: int, obj: dict[str, Any]):
     """``cls`` from one line's fields, each type-checked (a wrong type names the line)."""
     import typing
 
@@ -203,7 +207,8 @@ def _build(cls: type, path: Path, lineno: int, obj: dict[str, Any]):
     return cls(**{name: getattr(checked, name) for name in names})
 
 
-def _jsonl(rows: Iterable[Any]) -> str:
+def jsonl_text(rows: Iterable[Any]) -> str:
+    """``rows`` (dataclasses or dicts) as JSONL text, keys sorted."""
     return "".join(
         json.dumps(
             dataclasses.asdict(r) if dataclasses.is_dataclass(r) else r,
@@ -218,22 +223,22 @@ def _jsonl(rows: Iterable[Any]) -> str:
 def read_answers(folder: Path) -> dict[Key, Answer]:
     path = folder / "reader.jsonl"
     out: dict[Key, Answer] = {}
-    for lineno, obj in _read_jsonl(path):
-        a = _build(Answer, path, lineno, obj)
+    for lineno, obj in read_saved_lines(path):
+        a = row_from_line(Answer, path, lineno, obj)
         out[a.key] = a
     return out
 
 
 def write_answers(folder: Path, answers: Iterable[Answer]) -> None:
-    atomic_write_text(folder / "reader.jsonl", _jsonl(answers))
+    atomic_write_text(folder / "reader.jsonl", jsonl_text(answers))
 
 
 def read_grades(folder: Path) -> dict[tuple[str, str, str], Grade]:
     """Grades by ``(judge, system, question)``; a later line wins."""
     path = folder / "grades.jsonl"
     out: dict[tuple[str, str, str], Grade] = {}
-    for lineno, obj in _read_jsonl(path):
-        g = _build(Grade, path, lineno, obj)
+    for lineno, obj in read_saved_lines(path):
+        g = row_from_line(Grade, path, lineno, obj)
         if g.grade not in (*GRADES, UNSCORED):
             raise InputError(f"{path}:{lineno}: unknown grade {g.grade!r}")
         out[(g.judge, g.system, g.question)] = g
@@ -241,15 +246,15 @@ def read_grades(folder: Path) -> dict[tuple[str, str, str], Grade]:
 
 
 def write_grades(folder: Path, grades: Iterable[Grade]) -> None:
-    atomic_write_text(folder / "grades.jsonl", _jsonl(grades))
+    atomic_write_text(folder / "grades.jsonl", jsonl_text(grades))
 
 
 def read_hand(folder: Path) -> list[HandGrade]:
     """Every hand-grade line, in the order typed."""
     path = folder / "hand.jsonl"
     out = []
-    for lineno, obj in _read_jsonl(path):
-        h = _build(HandGrade, path, lineno, obj)
+    for lineno, obj in read_saved_lines(path):
+        h = row_from_line(HandGrade, path, lineno, obj)
         if h.hand not in HAND_LABELS:
             raise InputError(f"{path}:{lineno}: unknown hand grade {h.hand!r}")
         out.append(h)
@@ -573,5 +578,5 @@ def write_merged(results: Results | str | Path) -> Path:
     with results_lock(base):
         aset = load_answer_set(results)
         path = aset.folder / "answers.jsonl"
-        write_output(path, _jsonl(merged_rows(aset)), "merged answers file", flag=None)
+        write_output(path, jsonl_text(merged_rows(aset)), "merged answers file", flag=None)
     return path
