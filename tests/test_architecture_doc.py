@@ -90,6 +90,14 @@ COPIES = (
         "stats.format_interval / comparison.formatting.format_difference",
         ("stats/bootstrap.py", "comparison/formatting.py"),
     ),
+    # a half-width printed by hand at the row's digits (a narrow one then prints as 0):
+    # in Python ``f"{r.half_width * scale:.{d}f}"``, in the page's script
+    # ``fmtDiff(m, row.half_width)``
+    (
+        r"(?<![A-Za-z])half_width\b[^}\n]*\*[^}\n]*:\.|(diffNum|fmtDiff|toFixed)\([^)\n]*half_width",
+        "comparison.formatting.format_half_width",
+        ("comparison/formatting.py",),
+    ),
     # a level written into a header or footnote: the intervals' own level names it
     (
         r"\[95% (CI|interval)\]|95% percentile bootstrap",
@@ -514,6 +522,24 @@ def test_an_interval_printed_by_hand_is_a_copy(tmp_path):
     )
     found = copies_of_rules(tmp_path)
     assert [x.split(": ")[0] for x in found] == ["view.py:1", "view.py:2", "view.py:3"]
+
+
+def test_a_half_width_printed_by_hand_is_a_copy(tmp_path):
+    (tmp_path / "view.py").write_text(
+        'cell = f"{shown_half_width(r) * scale:.{d}f}"\n'
+        'cell = f"{row.half_width * 100:.1f}"\n'
+        'cell = format_half_width(shown_half_width(r), metric)\n'
+        'target = f"± {found.half_width * scale:g}"  # a target the user typed\n'
+    )
+    (tmp_path / "page.js").write_text(
+        '" carries ± " + fmtDiff(m, first.half_width) + " on "\n'
+        '{ text: by[n] === undefined ? "" : by[n], cls: "num" }\n'
+    )
+    found = copies_of_rules(tmp_path)
+    homes = "comparison.formatting.format_half_width"
+    assert sorted(x.split(": ")[0] for x in found if homes in x) == [
+        "page.js:1", "view.py:1", "view.py:2"
+    ]  # fmt: skip
 
 
 def test_a_verdict_reached_beside_the_one_comparison_is_a_copy(tmp_path):

@@ -48,13 +48,13 @@ def test_every_view_prints_the_same_text(a, b, c, metric):
 
 def test_terminal_rank_table_cells_are_the_formatter_s():
     est = stats.Estimate(0.61234, 0.55, 0.67, 10, 200, 1, "percentile", "mulberry32")
-    words = stats.Estimate(885.0, 0.55, 0.67, 10, 200, 1, "percentile", "mulberry32")
+    words = stats.Estimate(885.0, 842.2, 930.4, 10, 200, 1, "percentile", "mulberry32")
     summary = Summary(estimates={"bm25": {"mrr@10": est, "words@5": words}})
     console = Console(file=io.StringIO(), width=200)
     console.print(terminal.rank_table(summary, ("mrr@10", "words@5")))
     out = console.file.getvalue()
     assert format_estimate(est, "mrr@10") in out
-    assert "885 [1, 1]" in out  # words: whole numbers, as in the report and the notebook
+    assert "885 [842, 930]" in out  # words: whole numbers, as in the report and the notebook
 
 
 def test_a_metric_carries_its_family_and_whether_it_is_a_share():
@@ -103,6 +103,39 @@ def test_interval_ends_never_round_onto_zero():
     assert f.fmt_end(-0.00004, scale=1, digits=3) == "-0.00004"
     assert f.fmt_end(0.0006) == "+0.1"  # rounds away from 0: one digit is enough
     assert f.fmt_end(1e-16) == "+1.0e-14"  # past 12 digits: scientific, never "+0.0"
+
+
+def test_an_interval_too_narrow_for_its_digits_prints_with_more():
+    tiny = {"mean": 0.01234, "low": 0.01190, "high": 0.01271}  # a MAP over many questions
+    assert format_estimate(tiny, "map") == "0.0123 [0.0119, 0.0127]"  # not [0.012, 0.013]
+    assert format_estimate({"mean": 0.80712, "low": 0.7409, "high": 0.8741}, "map") == (
+        "0.807 [0.741, 0.874]"  # a width that shows at the row's digits prints as before
+    )
+    assert stats.format_ends(0.01190, 0.01271, 1, 3) == "[0.0119, 0.0127]"
+    assert f.format_half_width(0.0004, "map") == "0.0004"  # not "0.000"
+    assert f.format_half_width(0.0004, "recall@5") == "0.04"  # points for a share
+    assert f.format_half_width(0.04, "recall@5") == "4.0"
+    assert f.format_half_width(0.0, "map") == "0.000"
+
+
+@given(
+    half=st.floats(min_value=1e-6, max_value=1.0, allow_nan=False),
+    mean=unit,
+    metric=st.sampled_from(METRICS),
+)
+def test_a_nonzero_half_width_never_prints_as_zero(half, mean, metric):
+    assert float(f.format_half_width(half, metric)) != 0.0
+    est = {"mean": mean, "low": mean - half, "high": mean + half}
+    low, high = format_estimate(est, metric).split(" [")[1].rstrip("]").split(", ")
+    assert float(high) > float(low)  # the printed interval has a width
+
+
+def test_the_sample_size_tables_print_a_narrow_half_width_with_its_digits():
+    row = stats.SizeRow(5000, 0.01234, 0.0119, 0.0127, 0.0004, 10_000, 1, "mulberry32")
+    grid = terminal.size_grid([row], "map", "bm25")
+    assert grid.rows[0][1:] == ["0.0123", "[0.0119, 0.0127]", "0.0004"]
+    both = terminal.sample_sizes_grid({"bm25": [row]}, "map")
+    assert both.rows[0] == ["bm25", "0.0004"]
 
 
 def test_p_values_never_round_across_the_level():

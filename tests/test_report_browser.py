@@ -408,6 +408,7 @@ def test_the_page_prints_differences_at_the_scale_the_data_gives(
     cells = driver.find_elements(By.CSS_SELECTOR, "#size-table tbody tr td")
     shown = {c.text for c in cells}
     assert {f"{row['half_width'] * scale:.{digits}f}" for row in first["rows"]} <= shown
+    assert {row["half_width_text"] for row in first["rows"]} <= shown  # the terminal's text
     compare = driver.find_element(By.CSS_SELECTOR, "#compare-table th:nth-child(3)").text
     assert compare.startswith("A − B (points)" if unit else "A − B [")
 

@@ -126,3 +126,20 @@ def test_two_pairs_against_a_baseline_on_mrr_are_costed_in_mrr_units(tmp_path):
     # a difference of 0.05 in MRR (not in points) over the table's two pairs
     assert family.startswith("Separating a difference of 0.05 at power 0.8")
     assert "table of 2 pairs" in family
+
+
+def test_the_page_s_half_widths_are_the_terminal_s_text(example_results):
+    """The sample-size table's ± cells come printed with the data
+    (``comparison.formatting.format_half_width``, as the terminal's), so a half-width too
+    narrow for the metric's digits gets its digits on the page too."""
+    from ragmeter.comparison.formatting import format_half_width
+
+    data = report_data(Results(example_results))
+    ss = data["sample_size"]
+    rows = [row for system in ss["systems"] for row in system["rows"]]
+    assert rows
+    for row in rows:
+        assert row["half_width_text"] == format_half_width(row["half_width"], data["metric"])
+    for system in ss["systems"]:
+        observed = next((r for r in system["rows"] if r["n"] == system["n"]), None)
+        assert system["half_width_text"] == (observed["half_width_text"] if observed else None)

@@ -13,8 +13,8 @@ from rich.console import Console
 
 from ragmeter.answers.cost import AnswerPlan, PlanOption, plan_answers
 from ragmeter.cli.layout import Grid, print_grids, render
+from ragmeter.comparison.formatting import format_half_width
 from ragmeter.defaults import DEFAULTS
-from ragmeter.scoring.names import difference_scale
 
 __all__ = ["answer_plan_command", "options_grid", "plan_lines"]
 
@@ -27,8 +27,7 @@ LABELS = {
 
 def _points(x: float) -> str:
     """A half-width of the accuracy (``correct``) in points, as its row prints one."""
-    scale, digits = difference_scale("correct")
-    return f"{x * scale:.{digits}f}"
+    return format_half_width(x, "correct")
 
 
 def _tokens(x: float) -> str:

@@ -30,6 +30,7 @@ from ragmeter.comparison.formatting import (
     decided_note,
     exact_note,
     format_estimate,
+    format_half_width,
     shown_difference,
     shown_half_width,
     shown_interval,
@@ -49,6 +50,7 @@ from ragmeter.scoring.names import (
     shown_cutoffs,
 )
 from ragmeter.stats import SizeRow, format_ends, format_interval
+from ragmeter.stats.bootstrap import spread_digits
 
 RANK_METRICS = ("mrr@10", "ndcg@10", "precision@5", "coverage@5")
 #: A comparison table longer than this lists its decisive rows and counts the rest.
@@ -461,12 +463,13 @@ def size_grid(rows: list[SizeRow], metric: str, system: str) -> Grid:
     for r in rows:
         low, high, which = shown_interval(r)  # exact for 0/1 scores where the estimate is
         mark = f" {EXACT_MARK}" if which == EXACT else ""
+        digits = spread_digits(shown_half_width(r), scale, d)
         grid.rows.append(
             [
                 str(r.n),
-                f"{r.mean * scale:.{d}f}",
-                f"{format_ends(low, high, scale, d)}{mark}",
-                f"{shown_half_width(r) * scale:.{d}f}",
+                f"{r.mean * scale:.{digits}f}",
+                f"{format_ends(low, high, scale, digits)}{mark}",
+                format_half_width(shown_half_width(r), metric),
             ]
         )
     return grid
@@ -484,7 +487,6 @@ def sample_sizes_grid(
 ) -> Grid:
     """Every system's ± half-width at n, 2n, 4n and 8n questions in one table (one row
     a system), with ``last`` = (header, cell per system) as a final column."""
-    scale, d = _scale(metric)
     first = next(iter(sizes.values()), [])
     header = ["system", *(f"± at {r.n}" for r in first), *([last[0]] if last else [])]
     grid = Grid(
@@ -496,7 +498,7 @@ def sample_sizes_grid(
     )
     for system, rows in sizes.items():
         cells = [
-            f"{shown_half_width(r) * scale:.{d}f}"
+            format_half_width(shown_half_width(r), metric)
             + (f" {EXACT_MARK}" if shown_interval(r)[2] == EXACT else "")
             for r in rows
         ]

@@ -17,7 +17,7 @@ from typing import Any
 
 from ragmeter.defaults import DEFAULTS, EARLIER
 from ragmeter.scoring.names import difference_scale, metric_scale
-from ragmeter.stats.bootstrap import format_interval
+from ragmeter.stats.bootstrap import format_interval, spread_digits
 from ragmeter.stats.paired_tests import rounds_for_level
 from ragmeter.stats.validate import alpha_of
 
@@ -35,6 +35,7 @@ __all__ = [
     "fmt_p",
     "format_difference",
     "format_estimate",
+    "format_half_width",
     "format_interval",
     "level_label",
     "shown_difference",
@@ -114,6 +115,14 @@ def shown_half_width(est: Any) -> float:
     if which == BOOTSTRAP and stored is not None:
         return stored
     return (high - low) / 2.0
+
+
+def format_half_width(half_width: float, metric: Any = "") -> str:
+    """A half-width (``±``) as the sample-size tables print it, at the scale and digits
+    of a difference of ``metric`` (points for a share), with more digits where it would
+    print as 0 (:func:`ragmeter.stats.bootstrap.spread_digits`)."""
+    scale, digits = difference_scale(metric)
+    return f"{half_width * scale:.{spread_digits(half_width, scale, digits)}f}"
 
 
 def format_estimate(est: Any, metric: Any = "") -> str:

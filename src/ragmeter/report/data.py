@@ -21,6 +21,7 @@ from ragmeter import __version__
 from ragmeter.comparison.families import grid_views, kind_of, short_verdict
 from ragmeter.comparison.formatting import (
     decided_note,
+    format_half_width,
     shown_difference,
     shown_half_width,
     shown_interval,
@@ -428,6 +429,7 @@ def _sample_size(results: Results, summary: Summary, metric: str, target: float)
                 "low": _r(shown_interval(r)[0]),  # exact for 0/1 scores where shown
                 "high": _r(shown_interval(r)[1]),
                 "half_width": _r(shown_half_width(r)),
+                "half_width_text": format_half_width(shown_half_width(r), metric),
             }
             for r in rows_by_system.get(s, [])
             if sd > 0 or r.exact is not None  # no spread and no exact interval: no ± 0
@@ -439,6 +441,7 @@ def _sample_size(results: Results, summary: Summary, metric: str, target: float)
                 "n": n,
                 "sd": _r(sd),
                 "half_width": observed["half_width"] if observed else None,
+                "half_width_text": observed["half_width_text"] if observed else None,
                 "needed": needed,
                 "rows": rows,
             }

@@ -239,14 +239,28 @@ def format_interval(
 
     :func:`ragmeter.comparison.formatting.format_estimate` picks ``scale`` and ``digits``
     from the metric (percent for shares); :meth:`Estimate.format` takes them as given.
+    An interval too narrow to show at ``digits`` prints with more (:func:`spread_digits`).
     """
+    digits = spread_digits((high - low) / 2, scale, digits)
     return f"{mean * scale:.{digits}f} {format_ends(low, high, scale, digits)}"
 
 
 def format_ends(low: float, high: float, scale: float = 100, digits: int = 1) -> str:
     """``"[77.5, 92.5]"``: an interval's ends as :func:`format_interval` prints them, for a
     table that shows the mean in a column of its own."""
+    digits = spread_digits((high - low) / 2, scale, digits)
     return f"[{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
+
+
+def spread_digits(half_width: float, scale: float = 100, digits: int = 1) -> int:
+    """``digits``, or as many more (at most six) as a nonzero ``half_width`` needs not to
+    print as 0: a MAP of ``0.0123 [0.0119, 0.0127]`` never reads ``0.012 [0.012, 0.013]``
+    with ``± 0.000``. Widths that show at ``digits`` print as before."""
+    half = abs(half_width) * scale
+    wanted = digits
+    while half > 0 and float(f"{half:.{wanted}f}") == 0.0 and wanted < digits + 6:
+        wanted += 1
+    return wanted
 
 
 def _tails(confidence: float) -> tuple[float, float]:

@@ -578,7 +578,7 @@
     lead.textContent = text;
     if (first) {
       append(lead, [" On " + first.n + " questions, ", el("span", { text: first.system }),
-        " carries ± " + fmtDiff(m, first.half_width) + " on " + m + "; ± " +
+        " carries ± " + first.half_width_text + (diffUnit(m) ? " " + diffUnit(m) : "") + " on " + m + "; ± " +
         target + " would take about " + int(first.needed || 0) + "."]);
     }
     if (ss.family) append(lead, [" " + ss.family]);
@@ -590,9 +590,9 @@
       .concat([{ text: "questions for ± " + target, num: true }]);
     table("size-table", head, ss.systems.map((r) => {
       const by = {};
-      r.rows.forEach((row) => { by[row.n] = row.half_width; });
+      r.rows.forEach((row) => { by[row.n] = row.half_width_text; });
       return [{ text: r.system, cls: "name" }, { text: r.sd.toFixed(3), cls: "num" }]
-        .concat(sizes.map((n) => ({ text: by[n] === undefined ? "" : diffNum(m, by[n]), cls: "num" })))
+        .concat(sizes.map((n) => ({ text: by[n] === undefined ? "" : by[n], cls: "num" })))
         .concat([{ text: r.needed ? int(r.needed) : "–", cls: "num best" }]);
     }));
   }
