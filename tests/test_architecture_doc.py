@@ -528,7 +528,7 @@ def test_a_half_width_printed_by_hand_is_a_copy(tmp_path):
     (tmp_path / "view.py").write_text(
         'cell = f"{shown_half_width(r) * scale:.{d}f}"\n'
         'cell = f"{row.half_width * 100:.1f}"\n'
-        'cell = format_half_width(shown_half_width(r), metric)\n'
+        "cell = format_half_width(shown_half_width(r), metric)\n"
         'target = f"± {found.half_width * scale:g}"  # a target the user typed\n'
     )
     (tmp_path / "page.js").write_text(

@@ -1,6 +1,9 @@
 """The command line as a newcomer meets it: chunk reads the config, plan warns, --version,
 plurals, metavars, units, the export command."""
 
+import subprocess
+import sys
+
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
@@ -198,3 +201,20 @@ def test_comparison_titles_say_points_only_for_shares():
     console.print(terminal.comparison_table([], "recall@5", 1, 1000))
     text = console.export_text()
     assert "on mrr@10 (A - B; seed 1" in text and "on recall@5 (A - B, points; seed 1" in text
+
+
+def test_python_dash_m_ragmeter_is_the_command():
+    import ragmeter
+
+    for module in ("ragmeter", "ragmeter.cli"):
+        done = subprocess.run(
+            [sys.executable, "-m", module, "--version"], capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        assert ragmeter.__version__ in done.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "ragmeter", "evaluate", "--qrels", "no-such-qrels.txt", "x.run"],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and "no-such-qrels.txt" in bad.stdout + bad.stderr

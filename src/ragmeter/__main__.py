@@ -1,0 +1,5 @@
+"""``python -m ragmeter``: the ``ragmeter`` command."""
+
+from ragmeter.cli import main
+
+main()
