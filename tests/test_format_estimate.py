@@ -116,6 +116,12 @@ def test_an_interval_too_narrow_for_its_digits_prints_with_more():
     assert f.format_half_width(0.0004, "recall@5") == "0.04"  # points for a share
     assert f.format_half_width(0.04, "recall@5") == "4.0"
     assert f.format_half_width(0.0, "map") == "0.000"
+    # the half-width decides, not the whole width: 0.0006 shows at three digits
+    assert format_estimate({"mean": 0.0123, "low": 0.0117, "high": 0.0129}, "map") == (
+        "0.012 [0.012, 0.013]"
+    )
+    assert f.format_half_width(2e-9, "map") == "0.000000002"  # six digits more at most
+    assert f.format_half_width(2e-10, "map") == "0.000000000"
 
 
 @given(
