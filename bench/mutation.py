@@ -96,6 +96,8 @@ TARGETS: dict[str, list[str]] = {
     "stats/bootstrap.py": [
         "tests/test_stats.py",
         "tests/test_stats_contract.py",
+        "tests/test_stats_resample.py",  # the exact sums, every path against the reference
+        "tests/test_stats_exact.py",
         "tests/test_format_estimate.py",  # how an interval prints (spread_digits)
     ],
     "stats/paired.py": [

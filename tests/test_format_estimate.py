@@ -112,6 +112,8 @@ def test_an_interval_too_narrow_for_its_digits_prints_with_more():
         "0.807 [0.741, 0.874]"  # a width that shows at the row's digits prints as before
     )
     assert stats.format_ends(0.01190, 0.01271, 1, 3) == "[0.0119, 0.0127]"
+    assert stats.format_ends(0.7409, 0.8741) == "[74.1, 87.4]"  # percent, one decimal
+    assert stats.format_ends(0.7409, 0.74098) == "[74.090, 74.098]"
     assert f.format_half_width(0.0004, "map") == "0.0004"  # not "0.000"
     assert f.format_half_width(0.0004, "recall@5") == "0.04"  # points for a share
     assert f.format_half_width(0.04, "recall@5") == "4.0"

@@ -25,6 +25,7 @@ from ragmeter.files.outputs import (
     lock_path,
     new_temporary,
     results_lock,
+    write_output,
 )
 from ragmeter.inputs.config import Config
 from ragmeter.runs.pipeline import run_search
@@ -893,3 +894,19 @@ def test_a_handwritten_manifest_beside_a_users_file_never_licenses_overwriting_i
         result = runner.invoke(app, ["report", str(out), "--out", str(mine)])
         assert result.exit_code == 0, result.output
     assert notes.read_text() == "<p>my notes</p>"
+
+
+def test_write_output_refuses_a_users_file_and_replaces_only_its_own(tmp_path):
+    mine = tmp_path / "notes.md"
+    mine.write_text("the user's notes")
+    with pytest.raises(InputError, match=r"notes\.md"):
+        write_output(mine, "a table", "table")
+    assert mine.read_text() == "the user's notes"
+    table = write_output(tmp_path / "table.md", "a table", "table")  # a free name
+    assert table.read_text() == "a table" and is_recorded(table)
+    write_output(table, "a new table", "table")  # ragmeter's own, as it wrote it
+    assert table.read_text() == "a new table"
+    table.write_text("edited by hand")  # no longer as recorded: the user's now
+    with pytest.raises(InputError, match=r"table\.md"):
+        write_output(table, "a third table", "table")
+    assert table.read_text() == "edited by hand"

@@ -120,3 +120,24 @@ def test_a_busy_directory_still_refuses_what_a_writer_never_changes(saved, tmp_p
         with pytest.raises(InputError, match="does not hold ragmeter results"):
             check_results_target(mine)
     assert (mine / "thesis.tex").read_text() == "keep"
+
+
+def test_a_second_writer_waits_for_the_lock_and_takes_it_when_freed(tmp_path):
+    results = tmp_path / "r"
+    taken, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with results_lock(results):
+            taken.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert taken.wait(10)
+    with pytest.raises(ResultsInUse, match="in use by"):  # told at once when not waiting
+        with results_lock(results, wait_s=0):
+            pass
+    threading.Timer(0.3, release.set).start()
+    with results_lock(results, wait_s=30):  # waits for the holder, then holds it itself
+        assert release.is_set()
+    holder.join(10)

@@ -252,7 +252,7 @@ def format_ends(low: float, high: float, scale: float = 100, digits: int = 1) ->
     return f"[{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
 
 
-def spread_digits(half_width: float, scale: float = 100, digits: int = 1) -> int:
+def spread_digits(half_width: float, scale: float, digits: int) -> int:
     """``digits``, or as many more (at most six) as a nonzero ``half_width`` needs not to
     print as 0: a MAP of ``0.0123 [0.0119, 0.0127]`` never reads ``0.012 [0.012, 0.013]``
     with ``± 0.000``. Widths that show at ``digits`` print as before."""
