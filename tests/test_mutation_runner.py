@@ -47,3 +47,14 @@ def test_every_test_file_the_runner_names_exists():
     runner = _runner()
     named = {f for files in runner.TARGETS.values() for f in files}
     assert sorted(f for f in named if not (ROOT / f).is_file()) == []
+
+
+def test_no_module_names_a_test_file_twice():
+    # a test file folded into another left the other named twice, and the module one file
+    # short of its tests: each list names each file once
+    twice = {
+        module: sorted({f for f in files if files.count(f) > 1})
+        for module, files in _runner().TARGETS.items()
+        if len(set(files)) != len(files)
+    }
+    assert twice == {}
