@@ -630,6 +630,26 @@ _KTH = "kth = np.take_along_axis(scores, part, axis=1).min(axis=1, keepdims=True
 # Mutants argued equivalent (no input can tell them from the original) in
 # docs/testing.md: (module, stripped source line, column in it, mutation[, occurrence]).
 EQUIVALENT: set[tuple] = {
+    # comparison/formatting.py decided_end / shown_difference: an end set by the decision
+    # is 0 or the smallest double (never exactly 1e-300), on the side of a nonzero mean
+    (
+        "comparison/formatting.py",
+        "return bool((mean > 0 and abs(low) < _AT_ZERO) or (mean < 0 and abs(high) < _AT_ZERO))",
+        26,
+        "`<` -> `<=`",
+    ),
+    (
+        "comparison/formatting.py",
+        "return bool((mean > 0 and abs(low) < _AT_ZERO) or (mean < 0 and abs(high) < _AT_ZERO))",
+        58,
+        "0 -> -1",
+    ),
+    (
+        "comparison/formatting.py",
+        "low, high = (low + DECIDED_MARK, high) if d.mean > 0 else (low, high + DECIDED_MARK)",
+        42,
+        "`>` -> `>=`",
+    ),
     # retrieval/base.py top_k: the partition only picks the candidates for an exact
     # lexsort; each of these gives a superset of the true candidates or the same set
     ("retrieval/base.py", _PARTITION, 23, "drop unary `-`"),

@@ -296,3 +296,43 @@ def test_every_rule_of_a_family_comes_from_its_row():
             assert names.Metric.parse(r.trec_cut.format(k=7)) == names.Metric(r.name, 7)
         m = names.Metric(r.name) if r.cutoff == "never" else names.Metric(r.name, 3)
         assert f.metric_scale(m) == (r.scale, r.digits) and m.share == r.share
+
+
+def test_a_header_names_the_level_the_estimates_share():
+    assert f.level_label([None, {"confidence": 0.9}]) == "90%"  # a missing estimate skipped
+    assert f.level_label([{"mean": 0.5}]) == "95%"  # saved without a level: made at 95%
+    assert f.level_label([{"confidence": 0.9}, {"confidence": 0.95}]) == ""  # they differ
+    assert f.level_label([]) == ""
+
+
+def test_the_exact_footnote_names_the_cluster_aware_interval_when_it_is_one():
+    exact = {"mean": 0.5, "low": 0.4, "high": 0.6, "exact": (0.3, 0.7)}
+    assert f.exact_note([exact]) == f.EXACT_NOTE
+    assert f.exact_note([{**exact, "method": "cluster-percentile"}]) == f.EXACT_CLUSTER_NOTE
+    assert f.exact_note([{"mean": 0.5, "low": 0.4, "high": 0.6}]) is None
+
+
+def test_a_bootstrap_half_width_is_the_recorded_one():
+    # the sample-size rows record half the bootstrap's width; an exact interval's is its own
+    assert f.shown_half_width({"mean": 0.5, "low": 0.4, "high": 0.7, "half_width": 0.1}) == 0.1
+    exact = {"mean": 0.5, "low": 0.4, "high": 0.7, "half_width": 0.1, "exact": (0.2, 0.8)}
+    assert f.shown_half_width(exact) == pytest.approx(0.3)
+
+
+def test_printing_caps_end_at_twelve_digits_and_p_values_at_seventeen():
+    assert f.fmt_end(3e-12, 1, 1) == "+0.000000000003"
+    assert f.fmt_end(3e-13, 1, 1) == "+3.0e-13"  # past twelve digits: scientific
+    just_under = 0.049999999999999996  # the double below 0.05: 17 digits tell it apart
+    assert f.fmt_p(just_under, 0.05) == "0.049999999999999996"
+
+
+def test_the_unresolved_note_says_it_for_one_interval_and_them_for_more():
+    rule = S(adjust="maxt", interval="sign-flip", rounds=999, alpha=0.05, pairs=3)
+    fine, coarse = S(level=0.05, identical=False), S(level=0.0001, identical=False)
+    one = f.unresolved_note([fine, coarse], rule)
+    assert one.startswith("1 of these intervals span") and "gave it (down to" in one
+    assert "gives it ends" in one
+    two = f.unresolved_note([coarse, coarse], rule)
+    assert two.startswith("2 of these") and "gives them ends" in two
+    assert f.unresolved_note([fine], rule) is None
+    assert f.unresolved_note([coarse], S(**{**vars(rule), "adjust": "none"})) is None
