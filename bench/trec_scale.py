@@ -15,9 +15,10 @@ then times, each tool in its own process:
 - ranx: ``Qrels.from_file`` once, then ``Run.from_file`` + ``evaluate`` per run (numba
   compiled on a tiny input first).
 
-All compute MAP, nDCG@10, P@10, recall@100 and MRR in trec_eval's mode. Peak memory is
-each process's own (VmHWM), and for ``--workers`` also the largest worker's; it is
-shown beside the bound ``2 x the largest run file + the qrels``.
+All compute MAP, nDCG@10, P@10, recall@100 and MRR in trec_eval's mode; ragmeter's
+score cache is off (``RAGMETER_SCORE_CACHE=off``), so every repetition scores every run.
+Peak memory is each process's own (VmHWM), and for ``--workers`` also the largest
+worker's; it is shown beside the bound ``2 x the largest run file + the qrels``.
 
 ``--growth 3,10,30`` also runs ``ragmeter evaluate`` on the first 3, 10 and 30 runs and
 prints how its time and peak grow with the runs: time per run, and the peak above the
@@ -159,6 +160,9 @@ def run_tool(
 
 
 def main() -> int:
+    # every tool scores every run each time: ragmeter's score cache would make a repetition
+    # read the runs it scored before (children inherit this)
+    os.environ["RAGMETER_SCORE_CACHE"] = "off"
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--queries", type=int, default=10_000)
     p.add_argument("--depth", type=int, default=100, help="documents per query in each run")

@@ -244,6 +244,8 @@ settings.load_profile("ci" if require_all() else os.environ.get("HYPOTHESIS_PROF
 # Runs under test keep no segmentation cache in the user's home (and so segment every time,
 # testing what they test); tests of the cache name a folder of their own.
 os.environ.setdefault("RAGMETER_SEGMENT_CACHE", "off")
+# nor a score cache: every evaluate under test scores its runs
+os.environ.setdefault("RAGMETER_SCORE_CACHE", "off")
 
 # The key that seals manifest entries lives in a state folder of the test session's own,
 # never in the user's home (subprocesses of a test inherit it, so their writes are ours).

@@ -244,6 +244,11 @@ def test_ray_map_keeps_task_order_steps_progress_and_runs_meanwhile(monkeypatch)
     )
     assert out == [10, 20, 30]
     assert steps == [(1, 3), (2, 3), (3, 3)] and meanwhile == [True]
+    arrived = []
+    assert eng.map(lambda x: x + 1, [7, 8], on_result=lambda i, r: arrived.append((i, r))) == [
+        8, 9
+    ]  # fmt: skip
+    assert sorted(arrived) == [(0, 8), (1, 9)]
     assert sorted(eng.map_unordered(lambda x: -x, [4, 5, 6])) == [(0, -4), (1, -5), (2, -6)]
     assert fake.waits[-3:] == [1, 1, 1]  # each result as it finishes
 
@@ -287,3 +292,16 @@ def test_the_encoder_actor_moves_only_an_encoder_with_a_device():
     assert enc.device == "cuda:1"
     index, vectors = actor.encode(7, ("ab",))
     assert index == 7 and vectors.dtype == np.float32 and vectors.tolist() == [[2.0, 1.0]]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_each_result_is_handed_on_as_it_comes_back_with_its_task_index(workers):
+    arrived, steps = [], []
+    out = engine.LocalEngine(workers).map(
+        abs,
+        [-3, 4, -5],
+        progress=lambda d, t: steps.append(d),
+        on_result=lambda i, r: arrived.append((i, r, len(steps))),
+    )
+    assert out == [3, 4, 5]
+    assert arrived == [(0, 3, 0), (1, 4, 1), (2, 5, 2)]  # each before its progress step

@@ -69,7 +69,7 @@ class _Elsewhere:
 
     name, workers = "elsewhere", 2
 
-    def map(self, fn, tasks, progress=None, meanwhile=None):
+    def map(self, fn, tasks, progress=None, meanwhile=None, on_result=None):
         tasks = [pickle.loads(pickle.dumps(t)) for t in tasks]
         assert all(t[2] is not None for t in tasks)  # the qrels travel with each task
         saved = dict(ev._SHARED)

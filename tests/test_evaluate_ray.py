@@ -38,3 +38,26 @@ def test_evaluate_on_ray_saves_and_prints_what_the_local_engine_does(
     local = _cli(root, runs, tmp_path / "local")
     on_ray = _cli(root, runs, tmp_path / "ray", "--engine", "ray", "--engine-address", "")
     assert on_ray == local
+
+
+def test_ray_tasks_fill_the_score_cache_here_and_a_second_run_scores_none(
+    files,  # noqa: F811
+    ray_engine,  # noqa: F811
+    tmp_path,
+    monkeypatch,
+):
+    from ragmeter.runs import evaluate as ev
+    from ragmeter.runs.score_cache import ENV, ScoreCache
+
+    root, runs = files
+    monkeypatch.setenv(ENV, str(tmp_path / "cache.sqlite3"))
+    first = evaluate_files(root / "qrels.txt", runs, MEASURES, rounds=200, engine=ray_engine)
+    with ScoreCache(tmp_path / "cache.sqlite3") as cache:
+        assert cache.count() == len(runs)  # stored by this process as each task came back
+
+    def never(task):
+        raise AssertionError(f"{task[0]} scored again")
+
+    monkeypatch.setattr(ev, "score_file", never)
+    again = evaluate_files(root / "qrels.txt", runs, MEASURES, rounds=200, engine=ray_engine)
+    assert _bytes(again) == _bytes(first)

@@ -49,9 +49,12 @@ class Engine(Protocol):
         tasks: Sequence[T],
         progress: Progress | None = None,
         meanwhile: Callable[[], None] | None = None,
+        on_result: Callable[[int, R], None] | None = None,
     ) -> list[R]:
         """``[fn(t) for t in tasks]``; ``meanwhile()`` runs in this process while the
-        workers work (once the tasks are sent), so the caller's own work overlaps theirs."""
+        workers work (once the tasks are sent), so the caller's own work overlaps theirs;
+        ``on_result(i, result)`` runs in this process as each task's result comes back
+        (to store it before the others finish)."""
         ...
 
     def describe(self) -> dict[str, Any]: ...
@@ -142,16 +145,23 @@ class LocalEngine:
         tasks: Sequence[T],
         progress: Progress | None = None,
         meanwhile: Callable[[], None] | None = None,
+        on_result: Callable[[int, R], None] | None = None,
     ) -> list[R]:
         tasks = list(tasks)
         results: list[R] = []
+
+        def arrived(result: R) -> None:
+            results.append(result)
+            if on_result is not None:
+                on_result(len(results) - 1, result)
+            if progress is not None:
+                progress(len(results), len(tasks))
+
         if self.workers <= 1 or len(tasks) <= 1:
             if meanwhile is not None:
                 meanwhile()
             for task in tasks:
-                results.append(fn(task))
-                if progress is not None:
-                    progress(len(results), len(tasks))
+                arrived(fn(task))
             return results
         ctx = multiprocessing.get_context(_start_method())
         with ProcessPoolExecutor(min(self.workers, len(tasks)), mp_context=ctx) as pool:
@@ -159,9 +169,7 @@ class LocalEngine:
             if meanwhile is not None:
                 meanwhile()
             for result in found:
-                results.append(result)
-                if progress is not None:
-                    progress(len(results), len(tasks))
+                arrived(result)
         return results
 
     @property
@@ -249,6 +257,7 @@ class RayEngine:
         tasks: Sequence[T],
         progress: Progress | None = None,
         meanwhile: Callable[[], None] | None = None,
+        on_result: Callable[[int, R], None] | None = None,
         num_gpus: float = 0,
     ) -> list[R]:
         ray = self._ray
@@ -264,6 +273,8 @@ class RayEngine:
             ready, pending = ray.wait(pending, num_returns=1)
             for ref in ready:
                 results[position[ref]] = ray.get(ref)
+                if on_result is not None:
+                    on_result(position[ref], results[position[ref]])
                 done += 1
             if progress is not None:
                 progress(done, len(refs))

@@ -30,6 +30,7 @@ from ragmeter.comparison.verdicts import parse_pairs
 from ragmeter.defaults import DEFAULTS
 from ragmeter.files.outputs import check_results_target, results_lock
 from ragmeter.inputs.config import Config
+from ragmeter.runs.score_cache import ENV as SCORE_CACHE_ENV
 from ragmeter.scoring.names import family
 from ragmeter.scoring.trec import COMPAT_MEASURES
 from ragmeter.scoring.trec_bytes import give_back_freed_memory
@@ -213,6 +214,11 @@ def _print_queries(result, level: int) -> None:
             "no relevant document "
             f"(grade >= {level}); they stay in and score 0, as in trec_eval: "
             f"{_listed(result.no_relevant)}[/]"
+        )
+    if result.from_cache:
+        err.print(
+            f"[dim]{result.from_cache} of {len(run.systems)} runs read from the score cache "
+            f"({escape(result.cache)}), not scored again; {SCORE_CACHE_ENV}=off scores every run[/]"
         )
     for e in result.evaluations:
         if e.missing:

@@ -8,6 +8,7 @@ The drill-down keeps each query's top 5 documents (ids, scores, grades; no text)
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from ragmeter.inputs.config import Config
 from ragmeter.inputs.corpus import Document
 from ragmeter.inputs.testset import Question, TestSet
 from ragmeter.runs.reading import RankedItem, SystemRun
+from ragmeter.runs.score_cache import ScoreCache, open_cache, run_key
 from ragmeter.runs.search_run import SearchRun
 from ragmeter.scoring import metrics
 from ragmeter.scoring.trec import (
@@ -49,6 +51,8 @@ class EvaluateRun:
     evaluations: list[Evaluation]
     measures: list[str]
     no_relevant: list[str] = field(default_factory=list)  # judged queries with R = 0
+    from_cache: int = 0  # runs read from the score cache, not scored
+    cache: str = ""  # the score cache's file ("" when off)
 
 
 def _unique_names(names: list[str]) -> list[str]:
@@ -96,7 +100,13 @@ def evaluate_files(
         raise InputError(f"{qrels_path}: holds no judgments; give qrels with at least one line")
     wanted = _wanted(measures)
     how = Scoring(tuple(wanted), level, gain, ideal, trec_eval_compat)
-    evaluations = score_runs(qrels, run_paths, how, engine, progress)
+    with contextlib.ExitStack() as stack:
+        store = open_cache()
+        if store is not None:
+            stack.enter_context(store)
+        cache = (store, qrels_path) if store is not None else None
+        evaluations = score_runs(qrels, run_paths, how, engine, progress, cache)
+        from_cache = (store.hits, str(store.path)) if store is not None else (0, "")
     names = _unique_names([e.name for e in evaluations])
     for e, n in zip(evaluations, names, strict=True):
         e.name = n
@@ -134,7 +144,7 @@ def evaluate_files(
     doc_ids = {it.doc for s in systems for row in s.items for it in row}
     documents = [Document(d, "") for d in sorted(doc_ids)]
     run = SearchRun(config, documents, TestSet(questions, source=str(qrels_path)), systems)
-    return EvaluateRun(run, evaluations, out_names, no_relevant)
+    return EvaluateRun(run, evaluations, out_names, no_relevant, *from_cache)
 
 
 @dataclass(frozen=True)
@@ -146,6 +156,11 @@ class Scoring:
     gain: str | None = None
     ideal: str = "judged"
     trec_eval_compat: bool = False
+
+    def settings(self) -> list:
+        """Every setting a score depends on, as plain values (the score cache's key)."""
+        names = [str(m) for m in self.wanted]
+        return [names, self.level, self.gain, self.ideal, self.trec_eval_compat, TOP]
 
 
 _SHARED: dict[str, Qrels] = {}
@@ -177,36 +192,52 @@ def score_runs(
     how: Scoring,
     engine: Engine | None = None,
     progress: Progress | None = None,
+    cache: tuple[ScoreCache, str | Path] | None = None,
 ) -> list[Evaluation]:
     """Every run file's :class:`Evaluation`, in the order of ``run_paths``.
 
     Each task is one run file, so a worker holds one run (and the qrels) at a time. Workers
     forked from this process read the qrels from the memory they share with it; spawned
     workers and Ray tasks get them with each task (Ray: the run files must be readable at
-    the same paths on the cluster's machines).
+    the same paths on the cluster's machines). ``cache``: a :class:`ScoreCache` and the
+    qrels file's path; a run found there is not scored, and each run scored is stored
+    there as its result comes back (:mod:`ragmeter.runs.score_cache`).
     """
     engine = engine or LocalEngine(1)
-    names = [Path(p).name for p in run_paths]
-    here = isinstance(engine, LocalEngine) and (engine.workers <= 1 or len(run_paths) <= 1)
+    store, qrels_path = cache if cache is not None else (None, "")
+    keys = [run_key(p, qrels_path, how.settings()) if store else None for p in run_paths]
+    out: list[Evaluation | None] = [store.get(k) if store else None for k in keys]
+    todo = [i for i, e in enumerate(out) if e is None]
+    names = [Path(run_paths[i]).name for i in todo]
+    here = isinstance(engine, LocalEngine) and (engine.workers <= 1 or len(todo) <= 1)
     shared = here or (isinstance(engine, LocalEngine) and engine.shares_memory)
-    tasks = [(str(p), how, None if shared else qrels) for p in run_paths]
+    tasks = [(str(run_paths[i]), how, None if shared else qrels) for i in todo]
+
+    def keep(j: int, e: Evaluation) -> None:  # stored as it comes back: a kill loses none
+        if store is not None:
+            store.put(keys[todo[j]], e)
+
     _SHARED["qrels"] = qrels
     try:
         if here:  # one after another in this process, each named as it is read
-            out = []
-            for i, task in enumerate(tasks):
+            scored = []
+            for j, task in enumerate(tasks):
                 if progress:
-                    progress(f"read {names[i]}", i, len(tasks))
-                out.append(score_file(task))
-            return out
+                    progress(f"read {names[j]}", j, len(tasks))
+                scored.append(score_file(task))
+                keep(j, scored[-1])
+        else:
 
-        def step(done: int, total: int) -> None:
-            if progress:
-                progress(f"scored {names[done - 1]}", done, total)
+            def step(done: int, total: int) -> None:
+                if progress:
+                    progress(f"scored {names[done - 1]}", done, total)
 
-        return engine.map(score_file, tasks, progress=step)
+            scored = engine.map(score_file, tasks, progress=step, on_result=keep)
     finally:
         _SHARED.clear()
+    for i, e in zip(todo, scored, strict=True):
+        out[i] = e
+    return [e for e in out if e is not None]
 
 
 def scoring_engine(
