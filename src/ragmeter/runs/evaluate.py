@@ -8,7 +8,6 @@ The drill-down keeps each query's top 5 documents (ids, scores, grades; no text)
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,13 +99,7 @@ def evaluate_files(
         raise InputError(f"{qrels_path}: holds no judgments; give qrels with at least one line")
     wanted = _wanted(measures)
     how = Scoring(tuple(wanted), level, gain, ideal, trec_eval_compat)
-    with contextlib.ExitStack() as stack:
-        store = open_cache()
-        if store is not None:
-            stack.enter_context(store)
-        cache = (store, qrels_path) if store is not None else None
-        evaluations = score_runs(qrels, run_paths, how, engine, progress, cache)
-        from_cache = (store.hits, str(store.path)) if store is not None else (0, "")
+    evaluations, from_cache = _score_with_cache(qrels, qrels_path, run_paths, how, engine, progress)
     names = _unique_names([e.name for e in evaluations])
     for e, n in zip(evaluations, names, strict=True):
         e.name = n
@@ -145,6 +138,24 @@ def evaluate_files(
     documents = [Document(d, "") for d in sorted(doc_ids)]
     run = SearchRun(config, documents, TestSet(questions, source=str(qrels_path)), systems)
     return EvaluateRun(run, evaluations, out_names, no_relevant, *from_cache)
+
+
+def _score_with_cache(
+    qrels: Qrels,
+    qrels_path: str | Path,
+    run_paths: Sequence[str | Path],
+    how: Scoring,
+    engine: Engine | None,
+    progress: Progress | None,
+) -> tuple[list[Evaluation], tuple[int, str]]:
+    """:func:`score_runs` through the configured score cache, and (runs read from the
+    cache, the cache's file); ``(0, "")`` when the cache is off."""
+    store = open_cache()
+    if store is None:
+        return score_runs(qrels, run_paths, how, engine, progress), (0, "")
+    with store:
+        evaluations = score_runs(qrels, run_paths, how, engine, progress, (store, qrels_path))
+        return evaluations, (store.hits, str(store.path))
 
 
 @dataclass(frozen=True)
