@@ -98,6 +98,13 @@ COPIES = (
         "comparison.formatting.format_half_width",
         ("comparison/formatting.py",),
     ),
+    # a cache's place worked out again: the named-file suffixes or the "off" words (the
+    # history's own folder rule, .sqlite or .db only, is another rule)
+    (
+        r'suffix in \([^)]*"\.sqlite3"|\("off", "0", "false", "no", "none"\)',
+        "files.sqlite.cache_file / files.sqlite.names_file",
+        ("files/sqlite.py",),
+    ),
     # a level written into a header or footnote: the intervals' own level names it
     (
         r"\[95% (CI|interval)\]|95% percentile bootstrap",
@@ -522,6 +529,17 @@ def test_an_interval_printed_by_hand_is_a_copy(tmp_path):
     )
     found = copies_of_rules(tmp_path)
     assert [x.split(": ")[0] for x in found] == ["view.py:1", "view.py:2", "view.py:3"]
+
+
+def test_a_cache_place_worked_out_again_is_a_copy(tmp_path):
+    (tmp_path / "cache.py").write_text(
+        '_OFF = ("off", "0", "false", "no", "none")\n'
+        'if p.suffix in (".sqlite3", ".sqlite", ".db"):\n'
+        'path = p if p.suffix in (".db", ".sqlite3") else p / DB_NAME\n'
+        'return cache_file(ENV, "scores", DB_NAME)\n'
+    )
+    found = [x for x in copies_of_rules(tmp_path) if "files.sqlite.cache_file" in x]
+    assert sorted(x.split(": ")[0] for x in found) == ["cache.py:1", "cache.py:2", "cache.py:3"]
 
 
 def test_a_half_width_printed_by_hand_is_a_copy(tmp_path):

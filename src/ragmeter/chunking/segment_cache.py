@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from ragmeter.errors import CacheError, InputError
-from ragmeter.files.sqlite import SQLiteStore
+from ragmeter.files.sqlite import SQLiteStore, cache_file
 
 __all__ = [
     "DB_NAME",
@@ -57,7 +57,6 @@ DB_NAME = "segments.sqlite3"
 # Bump when what ragmeter stores, or how it reads paragraphs and sentences from a segmenter
 # (``_segment``: lone carriage returns, ICU's line ends, blingfire's offsets, trimming), changes.
 FORMAT = 1
-_OFF = ("off", "0", "false", "no", "none")
 _LOOKUP_CHUNK = 500  # bound parameters per statement, well under SQLite's limits
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS sentence_starts ("
@@ -73,22 +72,8 @@ _SCHEMA = (
 
 def configured_path() -> tuple[Path | None, bool]:
     """The cache file and whether the user named it: ``(None, True)`` when
-    ``$RAGMETER_SEGMENT_CACHE`` turns the cache off."""
-    env = os.environ.get(ENV, "").strip()
-    if env.lower() in _OFF:
-        return None, True
-    if env:
-        p = Path(env).expanduser()
-        if p.suffix in (".sqlite3", ".sqlite", ".db"):
-            return p, True
-        if p.exists() and not p.is_dir():
-            raise InputError(
-                f"${ENV} points at a file ({p}), not a folder: name a folder for the cache "
-                f"(it keeps {DB_NAME} there), a file ending in .sqlite3, or {ENV}=off"
-            )
-        return p / DB_NAME, True
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return root / "ragmeter" / "segments" / DB_NAME, False
+    ``$RAGMETER_SEGMENT_CACHE`` turns the cache off (:func:`ragmeter.files.sqlite.cache_file`)."""
+    return cache_file(ENV, "segments", DB_NAME)
 
 
 _VERSIONS: dict[str, str] = {}

@@ -33,7 +33,7 @@ T = TypeVar("T")
 
 _TABLE = re.compile(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`]?(\w+)", re.IGNORECASE)
 
-__all__ = ["SQLiteStore"]
+__all__ = ["SQLiteStore", "cache_file", "names_file"]
 
 _NOT_A_DATABASE = 26  # SQLITE_NOTADB
 _NOT_OURS = frozenset({_NOT_A_DATABASE, 11})  # and SQLITE_CORRUPT: the file is something else
@@ -225,3 +225,35 @@ def _retry_locked(step: Callable[[], T], timeout_s: float) -> T:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
+
+
+_OFF = ("off", "0", "false", "no", "none")
+
+
+def names_file(path: Path) -> bool:
+    """Whether a cache path names the SQLite file itself (``.sqlite3``, ``.sqlite`` or
+    ``.db``) rather than a folder to keep it in."""
+    return path.suffix in (".sqlite3", ".sqlite", ".db")
+
+
+def cache_file(env: str, folder: str, db_name: str) -> tuple[Path | None, bool]:
+    """Where a cache's SQLite file lives, and whether the user named it: ``$env`` (a
+    folder, or a file ending in ``.sqlite3``, ``.sqlite`` or ``.db``; ``off`` turns the
+    cache off: ``(None, True)``), else ``$XDG_CACHE_HOME/ragmeter/<folder>`` (default
+    ``~/.cache/ragmeter/<folder>``), file ``db_name``. ``$env`` naming a file of another
+    kind is an :class:`InputError`."""
+    value = os.environ.get(env, "").strip()
+    if value.lower() in _OFF:
+        return None, True
+    if value:
+        p = Path(value).expanduser()
+        if names_file(p):
+            return p, True
+        if p.exists() and not p.is_dir():
+            raise InputError(
+                f"${env} points at a file ({p}), not a folder: name a folder for the cache "
+                f"(it keeps {db_name} there), a file ending in .sqlite3, or {env}=off"
+            )
+        return p / db_name, True
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return root / "ragmeter" / folder / db_name, False

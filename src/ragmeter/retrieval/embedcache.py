@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ragmeter.errors import CacheError, RagmeterError  # noqa: F401  (CacheError: old home)
-from ragmeter.files.sqlite import SQLiteStore
+from ragmeter.files.sqlite import SQLiteStore, names_file
 
 DB_NAME = "embeddings.sqlite3"
 _SCHEMA_VERSION = 1
@@ -58,7 +58,7 @@ class EmbeddingCache:
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         p = Path(path).expanduser() if path is not None else default_cache_dir()
-        self.path = p if p.suffix in (".sqlite3", ".db", ".sqlite") else p / DB_NAME
+        self.path = p if names_file(p) else p / DB_NAME
         self._store = SQLiteStore(
             self.path,
             [

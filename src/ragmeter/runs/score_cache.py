@@ -39,7 +39,7 @@ import numpy as np
 
 from ragmeter import __version__
 from ragmeter.errors import CacheError, InputError
-from ragmeter.files.sqlite import SQLiteStore
+from ragmeter.files.sqlite import SQLiteStore, cache_file
 from ragmeter.scoring.trec import Evaluation, Matrix
 
 __all__ = ["DB_NAME", "ENV", "FORMAT", "ScoreCache", "configured_path", "open_cache", "run_key"]
@@ -47,7 +47,6 @@ __all__ = ["DB_NAME", "ENV", "FORMAT", "ScoreCache", "configured_path", "open_ca
 ENV = "RAGMETER_SCORE_CACHE"
 DB_NAME = "scores.sqlite3"
 FORMAT = 1  # bump when what an entry holds, or how a run is scored, changes
-_OFF = ("off", "0", "false", "no", "none")
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS run_scores (key BLOB PRIMARY KEY, evaluation BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS score_cache_meta (name TEXT PRIMARY KEY, value TEXT)",
@@ -57,22 +56,8 @@ _SCHEMA = (
 
 def configured_path() -> tuple[Path | None, bool]:
     """The cache file and whether the user named it: ``(None, True)`` when
-    ``$RAGMETER_SCORE_CACHE`` turns the cache off."""
-    env = os.environ.get(ENV, "").strip()
-    if env.lower() in _OFF:
-        return None, True
-    if env:
-        p = Path(env).expanduser()
-        if p.suffix in (".sqlite3", ".sqlite", ".db"):
-            return p, True
-        if p.exists() and not p.is_dir():
-            raise InputError(
-                f"${ENV} points at a file ({p}), not a folder: name a folder for the cache "
-                f"(it keeps {DB_NAME} there), a file ending in .sqlite3, or {ENV}=off"
-            )
-        return p / DB_NAME, True
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return root / "ragmeter" / "scores" / DB_NAME, False
+    ``$RAGMETER_SCORE_CACHE`` turns the cache off (:func:`ragmeter.files.sqlite.cache_file`)."""
+    return cache_file(ENV, "scores", DB_NAME)
 
 
 def _file_identity(path: str | Path) -> list[Any]:
